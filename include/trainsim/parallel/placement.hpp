@@ -1,0 +1,43 @@
+// Where the ranks of each communication group sit. Rank order is TP innermost, then CP, then DP,
+// then PP (Megatron's order), so rank = t + tp*(c + cp*(d + dp*p)); nodes hold consecutive
+// ranks. A group's shape (ranks, nodes spanned, ranks per node) is all the collective model
+// needs to price it.
+#pragma once
+
+#include <cstdint>
+
+#include "trainsim/parallel/scenario.hpp"
+
+namespace trainsim::parallel {
+
+enum class GroupKind { Tp, Cp, Dp, Pp };
+
+struct GroupShape {
+  std::int64_t ranks = 1;
+  std::int64_t nodes = 1;           // distinct nodes the group's ranks span
+  std::int64_t ranks_per_node = 1;  // ranks of the group that share one node (the largest count)
+};
+
+struct Placement {
+  GroupShape tp;
+  GroupShape cp;
+  GroupShape dp;
+  GroupShape pp;
+  // FSDP's sharding group: dp for full/grad-op sharding, the shard group for hybrid_shard.
+  GroupShape shard;
+  // hybrid_shard's replica group (ranks holding the same shard), 1 rank otherwise.
+  GroupShape replicate;
+
+  [[nodiscard]] const GroupShape& of(GroupKind kind) const;
+};
+
+// The shape of the group of `size` ranks whose members are `stride` ranks apart (the product
+// of the degrees inside it), starting at rank 0, with `gpus_per_node` ranks per node.
+// Requires: size, stride, gpus_per_node >= 1.
+[[nodiscard]] GroupShape group_shape(std::int64_t size, std::int64_t stride,
+                                     std::int64_t gpus_per_node);
+
+// Placement of every group of a scenario whose plan has dp filled in.
+[[nodiscard]] Placement place(const Scenario& scenario);
+
+}  // namespace trainsim::parallel

@@ -1,0 +1,21 @@
+// Checks a scenario for plans that cannot run. A sweep turns problems into rows; the command
+// line turns the first into one error line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trainsim/parallel/scenario.hpp"
+
+namespace trainsim::parallel {
+
+struct Problem {
+  std::string key;      // scenario key at fault, as a JSON pointer: "/parallel/tp"
+  std::string message;  // "tp 3 does not divide heads 32; expected a divisor of 32"
+};
+
+// Every problem of `scenario` (empty when it can run). Fills nothing in: dp must already be
+// derived (io/scenario_loader does it). Memory fit is a separate, simulated check.
+[[nodiscard]] std::vector<Problem> validate(const Scenario& scenario);
+
+}  // namespace trainsim::parallel

@@ -1,0 +1,11 @@
+// The subcommands of the trainsim executable. Each registers itself on the CLI11 app; its
+// callback does the work and leaves the process exit code in `exit_code`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace trainsim::cli {
+
+void register_describe(CLI::App& app, int& exit_code);
+
+}  // namespace trainsim::cli

@@ -1,0 +1,24 @@
+// The hardware profiles and models compiled into the executable (cmake/embed_files.cmake).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainsim::io {
+
+struct BuiltinFile {
+  std::string_view path;     // as in the source tree: "hardware_profiles/h100-dgx.json"
+  std::string_view content;
+};
+
+std::span<const BuiltinFile> builtin_files();
+
+// The content of built-in `<folder>/<id>.json`, if there is one.
+std::optional<std::string_view> builtin_file(std::string_view folder, std::string_view id);
+// Ids of every built-in file in `folder`, sorted.
+std::vector<std::string> builtin_ids(std::string_view folder);
+
+}  // namespace trainsim::io

@@ -1,0 +1,225 @@
+#include "sim/io/json_reader.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "sim/io/spellcheck.hpp"
+
+namespace trainsim::io {
+namespace {
+
+// JSON pointer escaping (RFC 6901): "~" -> "~0", "/" -> "~1".
+std::string escape_pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+const char* type_name(const nlohmann::json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+}  // namespace
+
+std::string describe_json(const nlohmann::json& value) {
+  std::string text = value.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  if (value.is_object() || value.is_array()) return std::string(type_name(value)) + " " + text;
+  return text;
+}
+
+nlohmann::json parse_json(const std::string& text, const std::string& source) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann reports a byte offset; turn it into line and column for humans.
+    std::size_t line = 1;
+    std::size_t column = 1;
+    const std::size_t stop = std::min<std::size_t>(e.byte, text.size());
+    for (std::size_t i = 0; i + 1 < stop; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    throw ConfigError(source, "",
+                      "invalid JSON at line " + std::to_string(line) + ", column " +
+                          std::to_string(column) + "; expected a JSON document");
+  }
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", "cannot open file; expected a readable JSON file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_json(text.str(), path);
+}
+
+ObjectReader::ObjectReader(const nlohmann::json& json, std::string source, std::string pointer)
+    : json_(json), source_(std::move(source)), pointer_(std::move(pointer)) {
+  if (!json_.is_object()) {
+    throw ConfigError(source_, pointer_.empty() ? "/" : pointer_,
+                      std::string("expected an object, got ") + describe_json(json_));
+  }
+}
+
+bool ObjectReader::has(const std::string& key) const {
+  // Asking for a key makes it a known one, so an optional key's misspelling still gets a
+  // suggestion from finish().
+  read_.insert(key);
+  return json_.contains(key);
+}
+
+std::string ObjectReader::pointer_of(const std::string& key) const {
+  return pointer_ + "/" + escape_pointer_token(key);
+}
+
+ConfigError ObjectReader::error(const std::string& key, const std::string& problem) const {
+  return ConfigError(source_, pointer_of(key), problem);
+}
+
+const nlohmann::json& ObjectReader::at(const std::string& key) {
+  auto it = json_.find(key);
+  if (it == json_.end()) {
+    throw ConfigError(source_, pointer_of(key), "missing required key");
+  }
+  read_.insert(key);
+  return *it;
+}
+
+const nlohmann::json& ObjectReader::raw(const std::string& key) { return at(key); }
+
+std::string ObjectReader::string(const std::string& key) {
+  const auto& v = at(key);
+  if (!v.is_string()) throw error(key, "expected a string, got " + describe_json(v));
+  return v.get<std::string>();
+}
+
+std::string ObjectReader::string_or(const std::string& key, const std::string& fallback) {
+  return has(key) ? string(key) : fallback;
+}
+
+std::string ObjectReader::choice(const std::string& key, const std::vector<std::string>& choices) {
+  const std::string v = string(key);
+  for (const auto& c : choices) {
+    if (c == v) return v;
+  }
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  throw error(key, "unknown value '" + v + "'" + did_you_mean(v, choices) + "; expected one of " +
+                       list);
+}
+
+std::string ObjectReader::choice_or(const std::string& key, const std::vector<std::string>& choices,
+                                    const std::string& fallback) {
+  return has(key) ? choice(key, choices) : fallback;
+}
+
+bool ObjectReader::boolean(const std::string& key) {
+  const auto& v = at(key);
+  if (!v.is_boolean()) throw error(key, "expected true or false, got " + describe_json(v));
+  return v.get<bool>();
+}
+
+bool ObjectReader::boolean_or(const std::string& key, bool fallback) {
+  return has(key) ? boolean(key) : fallback;
+}
+
+double ObjectReader::number(const std::string& key) {
+  const auto& v = at(key);
+  if (v.is_string()) {
+    throw error(key, "expected a plain number (this key has no unit), got " + describe_json(v));
+  }
+  if (!v.is_number()) throw error(key, "expected a number, got " + describe_json(v));
+  return v.get<double>();
+}
+
+double ObjectReader::number_or(const std::string& key, double fallback) {
+  return has(key) ? number(key) : fallback;
+}
+
+double ObjectReader::fraction(const std::string& key) {
+  const double v = number(key);
+  if (!(v > 0.0 && v <= 1.0)) {
+    throw error(key, "expected a fraction in (0, 1], got " + describe_json(json_.at(key)));
+  }
+  return v;
+}
+
+std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_value) {
+  const auto& v = at(key);
+  if (!v.is_number_integer()) {
+    const bool whole = v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
+                       std::fabs(v.get<double>()) < 9.0e15;
+    if (!whole) throw error(key, "expected an integer, got " + describe_json(v));
+  }
+  const auto value = static_cast<std::int64_t>(v.get<double>());
+  if (value < min_value) {
+    throw error(key, "expected an integer >= " + std::to_string(min_value) + ", got " +
+                         describe_json(v));
+  }
+  return value;
+}
+
+std::int64_t ObjectReader::integer_or(const std::string& key, std::int64_t min_value,
+                                      std::int64_t fallback) {
+  return has(key) ? integer(key, min_value) : fallback;
+}
+
+double ObjectReader::unit(const std::string& key, UnitKind kind, bool allow_zero) {
+  const auto& v = at(key);
+  if (!v.is_string()) {
+    throw error(key, "expected " + unit_noun(kind) + " with a unit like " + unit_example(kind) +
+                         ", got " + describe_json(v));
+  }
+  double si = 0.0;
+  try {
+    si = parse_unit(v.get<std::string>(), kind);
+  } catch (const ConfigError& e) {
+    throw e.located(source_, pointer_of(key));
+  }
+  if (si < 0.0 || (si == 0.0 && !allow_zero)) {
+    throw error(key, "expected " + unit_noun(kind) + (allow_zero ? " >= 0" : " > 0") + ", got " +
+                         describe_json(v));
+  }
+  return si;
+}
+
+ObjectReader ObjectReader::object(const std::string& key) {
+  return ObjectReader(at(key), source_, pointer_of(key));
+}
+
+const nlohmann::json& ObjectReader::array(const std::string& key) {
+  const auto& v = at(key);
+  if (!v.is_array()) throw error(key, "expected an array, got " + describe_json(v));
+  return v;
+}
+
+void ObjectReader::finish() const {
+  const std::vector<std::string> known(read_.begin(), read_.end());
+  for (const auto& [key, value] : json_.items()) {
+    if (read_.count(key) != 0U) continue;
+    // Keys documenting the data ("source", "notes", "_comment") are allowed everywhere.
+    if (key == "source" || key == "notes" || key == "sources" || key.rfind("_", 0) == 0) continue;
+    throw error(key, "unknown key" + did_you_mean(key, known));
+  }
+}
+
+}  // namespace trainsim::io

@@ -1,0 +1,96 @@
+// The strict JSON reader every input goes through: it requires keys unless a default is given,
+// rejects unknown keys with "did you mean", checks types, units and ranges, and reports every
+// problem as a ConfigError naming the file and the JSON pointer. nlohmann stays private to io/.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/io/unit_parse.hpp"
+#include "trainsim/error.hpp"
+
+namespace trainsim::io {
+
+// Reads a whole file as JSON. Throws ConfigError naming the file for an unreadable file or
+// malformed JSON (with line and column).
+nlohmann::json read_json_file(const std::string& path);
+// Parses `text` as JSON; `source` names it in errors.
+nlohmann::json parse_json(const std::string& text, const std::string& source);
+
+// A view of one JSON object with its location. Every accessor marks its key as read; finish()
+// then rejects any key nobody read. Holds a reference to the json: it must outlive the reader.
+class ObjectReader {
+ public:
+  // Throws ConfigError if `json` is not an object.
+  ObjectReader(const nlohmann::json& json, std::string source, std::string pointer);
+
+  [[nodiscard]] bool has(const std::string& key) const;
+  [[nodiscard]] const std::string& source() const { return source_; }
+  [[nodiscard]] const std::string& pointer() const { return pointer_; }
+  [[nodiscard]] std::string pointer_of(const std::string& key) const;
+  // The raw value of a key (marks it read); for callers that branch on the JSON type.
+  [[nodiscard]] const nlohmann::json& raw(const std::string& key);
+
+  [[nodiscard]] std::string string(const std::string& key);
+  [[nodiscard]] std::string string_or(const std::string& key, const std::string& fallback);
+  // One of `choices`; an unknown value gets "did you mean".
+  [[nodiscard]] std::string choice(const std::string& key, const std::vector<std::string>& choices);
+  [[nodiscard]] std::string choice_or(const std::string& key,
+                                      const std::vector<std::string>& choices,
+                                      const std::string& fallback);
+  [[nodiscard]] bool boolean(const std::string& key);
+  [[nodiscard]] bool boolean_or(const std::string& key, bool fallback);
+  // A plain number (no unit): fractions, ratios.
+  [[nodiscard]] double number(const std::string& key);
+  [[nodiscard]] double number_or(const std::string& key, double fallback);
+  // A number in (0, 1], named *_efficiency or *_fraction in the specs.
+  [[nodiscard]] double fraction(const std::string& key);
+  // An integer >= min_value.
+  [[nodiscard]] std::int64_t integer(const std::string& key, std::int64_t min_value);
+  [[nodiscard]] std::int64_t integer_or(const std::string& key, std::int64_t min_value,
+                                        std::int64_t fallback);
+  // A string with a unit; a bare number is rejected with the expected form. The value must be
+  // > 0, or >= 0 when `allow_zero`.
+  [[nodiscard]] double unit(const std::string& key, UnitKind kind, bool allow_zero = false);
+  [[nodiscard]] Seconds seconds(const std::string& key, bool allow_zero = false) {
+    return Seconds(unit(key, UnitKind::Time, allow_zero));
+  }
+  [[nodiscard]] Bytes bytes(const std::string& key) { return Bytes(unit(key, UnitKind::Data)); }
+  [[nodiscard]] BytesPerSecond bandwidth(const std::string& key) {
+    return BytesPerSecond(unit(key, UnitKind::DataRate));
+  }
+  [[nodiscard]] FlopsPerSecond flop_rate(const std::string& key) {
+    return FlopsPerSecond(unit(key, UnitKind::WorkRate));
+  }
+  [[nodiscard]] Watts watts(const std::string& key) { return Watts(unit(key, UnitKind::Power)); }
+
+  [[nodiscard]] ObjectReader object(const std::string& key);
+  // Array of the key, checked to be an array (maybe empty).
+  [[nodiscard]] const nlohmann::json& array(const std::string& key);
+
+  // A ConfigError at this object's key.
+  [[nodiscard]] ConfigError error(const std::string& key, const std::string& problem) const;
+
+  // Throws ConfigError for the first key (in key order) that no accessor asked for.
+  void finish() const;
+
+ private:
+  const nlohmann::json& at(const std::string& key);
+
+  const nlohmann::json& json_;
+  std::string source_;
+  std::string pointer_;
+  // Keys asked for, present or not (mutable: has() is a query that still records the key).
+  mutable std::set<std::string> read_;
+};
+
+// A short rendering of a JSON value for "got ..." in messages (strings quoted, long ones cut).
+std::string describe_json(const nlohmann::json& value);
+
+}  // namespace trainsim::io

@@ -1,0 +1,189 @@
+#include "sim/io/unit_parse.hpp"
+
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "trainsim/error.hpp"
+
+namespace trainsim::io {
+namespace {
+
+struct PrefixEntry {
+  std::string_view name;
+  double factor;
+};
+
+// Decimal prefixes are exact powers of ten, binary ones powers of 1024 (IEC 80000-13). "K" is
+// accepted for kilo as spec sheets write "KB"; "Ki" is always binary.
+constexpr std::array<PrefixEntry, 11> kDataPrefixes = {{{"", 1.0},
+                                                        {"k", 1e3},
+                                                        {"K", 1e3},
+                                                        {"M", 1e6},
+                                                        {"G", 1e9},
+                                                        {"T", 1e12},
+                                                        {"P", 1e15},
+                                                        {"Ki", 1024.0},
+                                                        {"Mi", 1048576.0},
+                                                        {"Gi", 1073741824.0},
+                                                        {"Ti", 1099511627776.0}}};
+constexpr std::array<PrefixEntry, 7> kDecimalPrefixes = {
+    {{"", 1.0}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}}};
+constexpr std::array<PrefixEntry, 5> kTimeUnits = {
+    {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"\xC2\xB5s", 1e-6}, {"ns", 1e-9}}};
+
+// Matches `unit` as <prefix><base> for one of the prefixes; returns the factor.
+template <std::size_t N>
+std::optional<double> match_prefixed(std::string_view unit, std::string_view base,
+                                     const std::array<PrefixEntry, N>& prefixes) {
+  if (unit.size() < base.size() || unit.substr(unit.size() - base.size()) != base) {
+    return std::nullopt;
+  }
+  const std::string_view prefix = unit.substr(0, unit.size() - base.size());
+  for (const auto& p : prefixes) {
+    if (p.name == prefix) return p.factor;
+  }
+  return std::nullopt;
+}
+
+// Data unit in bytes: "GB" -> 1e9, "Gb" -> 1e9/8, "GiB" -> 2^30.
+std::optional<double> data_factor(std::string_view unit) {
+  if (auto f = match_prefixed(unit, "B", kDataPrefixes)) return *f;
+  if (auto f = match_prefixed(unit, "b", kDataPrefixes)) return *f / 8.0;
+  return std::nullopt;
+}
+
+std::optional<double> time_factor(std::string_view unit) {
+  for (const auto& u : kTimeUnits) {
+    if (u.name == unit) return u.factor;
+  }
+  if (unit == "min") return 60.0;
+  if (unit == "h") return 3600.0;
+  return std::nullopt;
+}
+
+std::optional<double> unit_factor(std::string_view unit, UnitKind kind) {
+  switch (kind) {
+    case UnitKind::Time:
+      return time_factor(unit);
+    case UnitKind::Data:
+      return data_factor(unit);
+    case UnitKind::DataRate:
+      if (unit.size() > 2 && unit.substr(unit.size() - 2) == "/s") {
+        return data_factor(unit.substr(0, unit.size() - 2));
+      }
+      return std::nullopt;
+    case UnitKind::Work:
+      return match_prefixed(unit, "FLOP", kDecimalPrefixes);
+    case UnitKind::WorkRate:
+      return match_prefixed(unit, "FLOP/s", kDecimalPrefixes);
+    case UnitKind::Power:
+      return match_prefixed(unit, "W", kDecimalPrefixes);
+    case UnitKind::Energy:
+      if (auto f = match_prefixed(unit, "Wh", kDecimalPrefixes)) return *f * 3600.0;
+      return match_prefixed(unit, "J", kDecimalPrefixes);
+    case UnitKind::Price:
+      if (unit == "USD/h") return 1.0;
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// Which kind a unit belongs to, if any, for a "wrong kind of unit" message.
+std::optional<UnitKind> kind_of(std::string_view unit) {
+  for (UnitKind k : {UnitKind::Time, UnitKind::Data, UnitKind::DataRate, UnitKind::Work,
+                     UnitKind::WorkRate, UnitKind::Power, UnitKind::Energy, UnitKind::Price}) {
+    if (unit_factor(unit, k)) return k;
+  }
+  return std::nullopt;
+}
+
+// Appends rather than `"\"" + s`, which trips g++ 12's false -Wrestrict at -O3.
+std::string quoted(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('"');
+  out.append(s);
+  out.push_back('"');
+  return out;
+}
+
+}  // namespace
+
+std::string unit_example(UnitKind kind) {
+  switch (kind) {
+    case UnitKind::Time:
+      return "\"5 us\"";
+    case UnitKind::Data:
+      return "\"80 GiB\"";
+    case UnitKind::DataRate:
+      return "\"450 GB/s\"";
+    case UnitKind::Work:
+      return "\"3.5 TFLOP\"";
+    case UnitKind::WorkRate:
+      return "\"989 TFLOP/s\"";
+    case UnitKind::Power:
+      return "\"700 W\"";
+    case UnitKind::Energy:
+      return "\"4.2 kJ\"";
+    case UnitKind::Price:
+      return "\"2.50 USD/h\"";
+  }
+  return "";
+}
+
+std::string unit_noun(UnitKind kind) {
+  switch (kind) {
+    case UnitKind::Time:
+      return "a time";
+    case UnitKind::Data:
+      return "a size";
+    case UnitKind::DataRate:
+      return "a bandwidth";
+    case UnitKind::Work:
+      return "a FLOP count";
+    case UnitKind::WorkRate:
+      return "a FLOP rate";
+    case UnitKind::Power:
+      return "a power";
+    case UnitKind::Energy:
+      return "an energy";
+    case UnitKind::Price:
+      return "a price per hour";
+  }
+  return "";
+}
+
+double parse_unit(std::string_view text, UnitKind kind) {
+  const std::string expected = "expected " + unit_noun(kind) + " like " + unit_example(kind);
+  const std::string s(text);
+  const char* begin = s.c_str();
+  char* end = nullptr;
+  const double number = std::strtod(begin, &end);
+  if (end == begin) {
+    throw ConfigError(expected + ", got " + quoted(text));
+  }
+  if (!std::isfinite(number)) {
+    throw ConfigError(expected + " with a finite number, got " + quoted(text));
+  }
+  std::string_view unit(end);
+  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front())) != 0) {
+    unit.remove_prefix(1);
+  }
+  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.back())) != 0) {
+    unit.remove_suffix(1);
+  }
+  if (unit.empty()) {
+    throw ConfigError(expected + ", got " + quoted(text) + " (no unit)");
+  }
+  if (auto f = unit_factor(unit, kind)) return number * *f;
+  if (auto other = kind_of(unit)) {
+    throw ConfigError(expected + ", got " + quoted(text) + ", which is " + unit_noun(*other));
+  }
+  throw ConfigError(expected + ", got " + quoted(text) + " (unknown unit " + quoted(unit) + ")");
+}
+
+}  // namespace trainsim::io

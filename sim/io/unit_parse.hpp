@@ -1,0 +1,47 @@
+// Parsing of spec-sheet unit strings ("3.35 TB/s", "400 Gb/s", "80 GiB", "989 TFLOP/s", "700 W",
+// "5 us") into SI values. One prefix table for the whole project, as in SimGrid's
+// xbt_parse_units.cpp: decimal (k, M, G, T, P) and binary (Ki, Mi, Gi, Ti) prefixes, bits (b)
+// and bytes (B) kept apart.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "trainsim/units.hpp"
+
+namespace trainsim::io {
+
+enum class UnitKind {
+  Time,       // s, ms, us (or µs), ns, min, h
+  Data,       // B, kB, MB, GB, TB, PB, KiB, MiB, GiB, TiB; bits: b, kb, Mb, Gb, Tb
+  DataRate,   // a data unit per second: "450 GB/s", "400 Gb/s" (= 50e9 B/s)
+  Work,       // FLOP, GFLOP, TFLOP, PFLOP (a count)
+  WorkRate,   // FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s
+  Power,      // W, kW, MW
+  Energy,     // J, kJ, MJ, Wh, kWh
+  Price,      // USD/h: US dollars per hour (returned in USD/h, not SI)
+};
+
+// An example of a well-formed string of this kind, for error messages: "\"450 GB/s\"".
+std::string unit_example(UnitKind kind);
+// A name for the kind, for error messages: "a bandwidth".
+std::string unit_noun(UnitKind kind);
+
+// Parses `text` as a number followed by a unit of `kind`; returns the SI value (USD/h for
+// Price). Throws ConfigError (problem text only; the caller adds file and pointer) for a missing
+// number or unit, an unknown unit, a unit of another kind, or a non-finite number.
+double parse_unit(std::string_view text, UnitKind kind);
+
+inline Seconds parse_seconds(std::string_view t) { return Seconds(parse_unit(t, UnitKind::Time)); }
+inline Bytes parse_bytes(std::string_view t) { return Bytes(parse_unit(t, UnitKind::Data)); }
+inline BytesPerSecond parse_bandwidth(std::string_view t) {
+  return BytesPerSecond(parse_unit(t, UnitKind::DataRate));
+}
+inline Flops parse_flops(std::string_view t) { return Flops(parse_unit(t, UnitKind::Work)); }
+inline FlopsPerSecond parse_flop_rate(std::string_view t) {
+  return FlopsPerSecond(parse_unit(t, UnitKind::WorkRate));
+}
+inline Watts parse_watts(std::string_view t) { return Watts(parse_unit(t, UnitKind::Power)); }
+inline Joules parse_joules(std::string_view t) { return Joules(parse_unit(t, UnitKind::Energy)); }
+
+}  // namespace trainsim::io

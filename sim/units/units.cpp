@@ -1,0 +1,56 @@
+#include "trainsim/units.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+namespace trainsim {
+namespace {
+
+struct Prefix {
+  double factor;
+  const char* name;
+};
+
+// Picks the largest prefix not above |v| and prints three significant digits, so a column of
+// numbers reads alike whatever their size.
+template <std::size_t N>
+std::string scaled(double v, const std::array<Prefix, N>& prefixes, const char* unit) {
+  const double mag = std::fabs(v);
+  std::size_t pick = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (mag >= prefixes[i].factor) pick = i;
+  }
+  const double x = v / prefixes[pick].factor;
+  const double ax = std::fabs(x);
+  const int decimals = ax >= 100.0 ? 0 : (ax >= 10.0 ? 1 : 2);
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.*f %s%s", decimals, x, prefixes[pick].name, unit);
+  return buf.data();
+}
+
+constexpr std::array<Prefix, 4> kTime = {{{1e-9, "n"}, {1e-6, "u"}, {1e-3, "m"}, {1.0, ""}}};
+constexpr std::array<Prefix, 6> kDecimal = {
+    {{1.0, ""}, {1e3, "k"}, {1e6, "M"}, {1e9, "G"}, {1e12, "T"}, {1e15, "P"}}};
+constexpr std::array<Prefix, 6> kDecimalUpper = {
+    {{1.0, ""}, {1e3, "K"}, {1e6, "M"}, {1e9, "G"}, {1e12, "T"}, {1e15, "P"}}};
+constexpr std::array<Prefix, 5> kBinary = {{{1.0, ""},
+                                             {1024.0, "Ki"},
+                                             {1048576.0, "Mi"},
+                                             {1073741824.0, "Gi"},
+                                             {1099511627776.0, "Ti"}}};
+
+}  // namespace
+
+std::string to_string(Seconds t) {
+  return scaled(t.value(), kTime, "s");
+}
+std::string to_string(Bytes b) { return scaled(b.value(), kBinary, "B"); }
+std::string to_string(Flops f) { return scaled(f.value(), kDecimalUpper, "FLOP"); }
+std::string to_string(BytesPerSecond r) { return scaled(r.value(), kDecimalUpper, "B/s"); }
+std::string to_string(FlopsPerSecond r) { return scaled(r.value(), kDecimalUpper, "FLOP/s"); }
+std::string to_string(Watts w) { return scaled(w.value(), kDecimal, "W"); }
+std::string to_string(Joules e) { return scaled(e.value(), kDecimal, "J"); }
+
+}  // namespace trainsim

@@ -1,0 +1,71 @@
+#include <catch2/catch.hpp>
+
+#include "sim/io/json_reader.hpp"
+#include "sim/io/spellcheck.hpp"
+
+using namespace trainsim;
+using namespace trainsim::io;
+
+TEST_CASE("json_reader: values are read with their units and ranges", "[io]") {
+  const auto json = parse_json(R"({"bw": "450 GB/s", "n": 8, "f": 0.5, "name": "x"})", "t.json");
+  ObjectReader r(json, "t.json", "");
+  REQUIRE(r.bandwidth("bw").value() == Approx(450e9).epsilon(1e-12));
+  REQUIRE(r.integer("n", 1) == 8);
+  REQUIRE(r.fraction("f") == Approx(0.5).epsilon(1e-12));
+  REQUIRE(r.string("name") == "x");
+  REQUIRE(r.integer_or("absent", 1, 7) == 7);
+  REQUIRE_NOTHROW(r.finish());
+}
+
+TEST_CASE("json_reader: each bad-input kind names file, pointer and expectation", "[io]") {
+  const auto json = parse_json(
+      R"({"node": {"bw": 450, "gpus": 2.5, "lat": "-1 us", "eff": 1.5, "bandwith": "1 GB/s"}})",
+      "hw.json");
+  ObjectReader top(json, "hw.json", "");
+  auto node = top.object("node");
+  SECTION("number without a unit") {
+    REQUIRE_THROWS_AS(node.bandwidth("bw"), ConfigError);
+    REQUIRE_THROWS_WITH(node.bandwidth("bw"),
+                        "hw.json: /node/bw: expected a bandwidth with a unit like \"450 GB/s\", "
+                        "got 450");
+  }
+  SECTION("missing key") {
+    REQUIRE_THROWS_WITH(node.seconds("latency"), "hw.json: /node/latency: missing required key");
+  }
+  SECTION("wrong type") {
+    REQUIRE_THROWS_WITH(node.integer("gpus", 1),
+                        "hw.json: /node/gpus: expected an integer, got 2.5");
+  }
+  SECTION("negative value") {
+    REQUIRE_THROWS_WITH(node.seconds("lat"), Catch::Contains("/node/lat: expected a time > 0"));
+  }
+  SECTION("fraction out of range") {
+    REQUIRE_THROWS_WITH(node.fraction("eff"), Catch::Contains("expected a fraction in (0, 1]"));
+  }
+  SECTION("unknown key gets a suggestion") {
+    (void)node.has("bandwidth");
+    REQUIRE_THROWS_WITH(node.finish(), Catch::Contains("/node/bandwith: unknown key; did you mean "
+                                                       "'bandwidth'?"));
+  }
+  SECTION("unknown choice gets a suggestion") {
+    const auto j = parse_json(R"({"sharding": "shard_grad"})", "s.json");
+    ObjectReader s(j, "s.json", "");
+    REQUIRE_THROWS_WITH(s.choice("sharding", {"none", "shard_grad_op", "full_shard"}),
+                        Catch::Contains("did you mean 'shard_grad_op'?"));
+  }
+}
+
+TEST_CASE("json_reader: malformed JSON reports line and column", "[io]") {
+  REQUIRE_THROWS_AS(parse_json("{\n  \"a\": 1,\n  oops\n}", "bad.json"), ConfigError);
+  REQUIRE_THROWS_WITH(parse_json("{\n  \"a\": 1,\n  oops\n}", "bad.json"),
+                      Catch::StartsWith("bad.json: invalid JSON at line 3"));
+  REQUIRE_THROWS_WITH(read_json_file("/nonexistent/trainsim.json"),
+                      Catch::Contains("cannot open file"));
+}
+
+TEST_CASE("spellcheck: closest candidate within a third of the word", "[io]") {
+  // "shard_grad" -> "shard_grad_op" is 3 insertions; the limit for 10 letters is max(2, 3) = 3.
+  REQUIRE(closest("shard_grad", {"none", "shard_grad_op"}) == std::optional<std::string>("shard_grad_op"));
+  REQUIRE_FALSE(closest("xyz", {"shard_grad_op"}).has_value());
+  REQUIRE(edit_distance("kitten", "sitting") == 3);
+}

@@ -1,0 +1,48 @@
+#include <catch2/catch.hpp>
+
+#include "sim/io/unit_parse.hpp"
+#include "trainsim/error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::io;
+
+TEST_CASE("unit_parse: spec-sheet strings become SI values", "[io][units]") {
+  // Decimal prefixes are powers of ten: 3.35 TB/s = 3.35e12 B/s.
+  REQUIRE(parse_bandwidth("3.35 TB/s").value() == Approx(3.35e12).epsilon(1e-12));
+  // Bits are an eighth of a byte: 400 Gb/s = 400e9 / 8 = 50e9 B/s.
+  REQUIRE(parse_bandwidth("400 Gb/s").value() == Approx(50e9).epsilon(1e-12));
+  // Binary prefixes are powers of 1024: 80 GiB = 80 * 2^30 B.
+  REQUIRE(parse_bytes("80 GiB").value() == Approx(85899345920.0).epsilon(1e-12));
+  REQUIRE(parse_bytes("80 GB").value() == Approx(80e9).epsilon(1e-12));
+  REQUIRE(parse_flop_rate("989 TFLOP/s").value() == Approx(989e12).epsilon(1e-12));
+  REQUIRE(parse_watts("700 W").value() == Approx(700.0).epsilon(1e-12));
+  REQUIRE(parse_seconds("5 us").value() == Approx(5e-6).epsilon(1e-12));
+  REQUIRE(parse_seconds("5us").value() == Approx(5e-6).epsilon(1e-12));
+  REQUIRE(parse_seconds("1.5e-3 s").value() == Approx(1.5e-3).epsilon(1e-12));
+  REQUIRE(parse_joules("1 kWh").value() == Approx(3.6e6).epsilon(1e-12));
+  REQUIRE(parse_unit("2.5 USD/h", UnitKind::Price) == Approx(2.5).epsilon(1e-12));
+}
+
+TEST_CASE("unit_parse: bad strings are rejected with the expected form", "[io][units]") {
+  SECTION("no unit") {
+    REQUIRE_THROWS_AS(parse_bandwidth("450"), ConfigError);
+    REQUIRE_THROWS_WITH(parse_bandwidth("450"),
+                        Catch::Contains("expected a bandwidth like \"450 GB/s\"") &&
+                            Catch::Contains("(no unit)"));
+  }
+  SECTION("no number") {
+    REQUIRE_THROWS_WITH(parse_bytes("GiB"), Catch::Contains("expected a size like \"80 GiB\""));
+  }
+  SECTION("a unit of another kind") {
+    REQUIRE_THROWS_WITH(parse_bandwidth("450 GB"), Catch::Contains("which is a size"));
+    REQUIRE_THROWS_WITH(parse_flop_rate("989 TFLOP"), Catch::Contains("which is a FLOP count"));
+  }
+  SECTION("an unknown unit") {
+    REQUIRE_THROWS_WITH(parse_watts("700 horsepower"),
+                        Catch::Contains("unknown unit \"horsepower\""));
+  }
+  SECTION("not finite") {
+    REQUIRE_THROWS_WITH(parse_seconds("inf s"), Catch::Contains("finite"));
+    REQUIRE_THROWS_WITH(parse_seconds("nan s"), Catch::Contains("finite"));
+  }
+}

@@ -1,0 +1,47 @@
+#include <catch2/catch.hpp>
+
+#include "trainsim/units.hpp"
+
+using namespace trainsim;
+using namespace trainsim::literals;
+
+TEST_CASE("units: literals hold SI values", "[units]") {
+  REQUIRE((1_ms).value() == Approx(1e-3).epsilon(1e-12));
+  REQUIRE((5_us).value() == Approx(5e-6).epsilon(1e-12));
+  REQUIRE((80_GiB).value() == Approx(80.0 * 1073741824.0).epsilon(1e-12));
+  REQUIRE((80_GB).value() == Approx(80e9).epsilon(1e-12));
+  REQUIRE((1_KiB).value() == Approx(1024.0).epsilon(1e-12));
+  REQUIRE((700_W).value() == Approx(700.0).epsilon(1e-12));
+}
+
+TEST_CASE("units: cross-dimension arithmetic follows physics", "[units]") {
+  // 900 GB over 450 GB/s takes 2 s.
+  const BytesPerSecond link = 450_GB / 1_s;
+  REQUIRE((900_GB / link).value() == Approx(2.0).epsilon(1e-12));
+  // 989 TFLOP at 989 TFLOP/s takes 1 s.
+  REQUIRE((Flops(989e12) / tflop_per_s(989)).value() == Approx(1.0).epsilon(1e-12));
+  // 700 W for 2 s is 1400 J; back to watts over 2 s gives 700 W.
+  const Joules e = 700_W * 2_s;
+  REQUIRE(e.value() == Approx(1400.0).epsilon(1e-12));
+  REQUIRE((e / 2_s).value() == Approx(700.0).epsilon(1e-12));
+  // Same over same is a plain ratio.
+  const double ratio = 3_ms / 1_ms;
+  REQUIRE(ratio == Approx(3.0).epsilon(1e-12));
+}
+
+TEST_CASE("units: SimTime is a point, Seconds a duration", "[units]") {
+  const SimTime t0 = SimTime::zero();
+  const SimTime t1 = t0 + 3_ms;
+  REQUIRE((t1 - t0).value() == Approx(3e-3).epsilon(1e-12));
+  REQUIRE(t1 > t0);
+  REQUIRE(t1.since_start() == 3_ms);
+}
+
+TEST_CASE("units: to_string scales to a readable prefix", "[units]") {
+  REQUIRE(to_string(Seconds(1.234e-3)) == "1.23 ms");
+  REQUIRE(to_string(Seconds(56e-6)) == "56.0 us");
+  REQUIRE(to_string(80_GiB) == "80.0 GiB");
+  REQUIRE(to_string(BytesPerSecond(3.35e12)) == "3.35 TB/s");
+  REQUIRE(to_string(tflop_per_s(989)) == "989 TFLOP/s");
+  REQUIRE(to_string(Watts(612.5)) == "612 W");
+}
