@@ -37,6 +37,10 @@ struct Placement {
 [[nodiscard]] GroupShape group_shape(std::int64_t size, std::int64_t stride,
                                      std::int64_t gpus_per_node);
 
+// Ranks per hybrid_shard shard group: parallel.shard_group, or when 0 the data-parallel ranks of
+// one node (at least 1, at most dp).
+[[nodiscard]] std::int64_t hybrid_shard_size(const Scenario& scenario);
+
 // Placement of every group of a scenario whose plan has dp filled in.
 [[nodiscard]] Placement place(const Scenario& scenario);
 

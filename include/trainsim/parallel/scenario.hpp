@@ -64,4 +64,11 @@ struct Scenario {
   }
 };
 
+// Names as they appear in scenario files, flags and reports ("shard_grad_op", "1f1b", ...).
+const char* to_string(Sharding s);
+const char* to_string(Recompute r);
+const char* to_string(PipelineSchedule s);
+const char* to_string(Optimizer o);
+const char* to_string(hardware::Dtype d);
+
 }  // namespace trainsim::parallel

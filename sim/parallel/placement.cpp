@@ -1,0 +1,75 @@
+#include "trainsim/parallel/placement.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace trainsim::parallel {
+
+GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node) {
+  const std::int64_t g = gpus_per_node;
+  if (size <= 1) return GroupShape{.ranks = 1, .nodes = 1, .ranks_per_node = 1};
+  // Members are ranks j*stride, j < size; node of rank r is r / g.
+  if (stride >= g) {
+    // Consecutive members are at least a node apart: one member per node.
+    return GroupShape{.ranks = size, .nodes = size, .ranks_per_node = 1};
+  }
+  if (g % stride == 0) {
+    // Each node holds g/stride members (fewer if the group is smaller than a node).
+    const std::int64_t per_node = std::min(size, g / stride);
+    return GroupShape{.ranks = size, .nodes = (size + per_node - 1) / per_node,
+                      .ranks_per_node = per_node};
+  }
+  // Strides that do not divide the node size: count members per node directly. Happens only
+  // for odd degrees (tp 3, cp 5, ...) and is bounded by the group size.
+  std::map<std::int64_t, std::int64_t> per_node;
+  for (std::int64_t j = 0; j < size; ++j) ++per_node[j * stride / g];
+  std::int64_t most = 0;
+  for (const auto& [node, count] : per_node) most = std::max(most, count);
+  return GroupShape{.ranks = size, .nodes = static_cast<std::int64_t>(per_node.size()),
+                    .ranks_per_node = most};
+}
+
+std::int64_t hybrid_shard_size(const Scenario& s) {
+  const ParallelPlan& p = s.parallel;
+  if (p.shard_group > 0) return p.shard_group;
+  // Default: the data-parallel ranks of one node (PyTorch HYBRID_SHARD's usual setting).
+  const std::int64_t inner = p.tp * p.cp;
+  return std::max<std::int64_t>(1, std::min(p.dp, s.hardware.node.gpus_per_node / inner));
+}
+
+Placement place(const Scenario& s) {
+  const ParallelPlan& p = s.parallel;
+  // A cluster smaller than one node packs its GPUs into that node.
+  const std::int64_t g = std::min<std::int64_t>(s.hardware.node.gpus_per_node, s.gpus);
+  Placement out;
+  // Strides follow the rank order TP (innermost), CP, DP, PP.
+  out.tp = group_shape(p.tp, 1, g);
+  out.cp = group_shape(p.cp, p.tp, g);
+  out.dp = group_shape(p.dp, p.tp * p.cp, g);
+  out.pp = group_shape(p.pp, p.tp * p.cp * p.dp, g);
+  if (p.sharding == Sharding::HybridShard) {
+    const std::int64_t shard = hybrid_shard_size(s);
+    out.shard = group_shape(shard, p.tp * p.cp, g);
+    out.replicate = group_shape(p.dp / shard, p.tp * p.cp * shard, g);
+  } else {
+    out.shard = out.dp;
+    out.replicate = GroupShape{};
+  }
+  return out;
+}
+
+const GroupShape& Placement::of(GroupKind kind) const {
+  switch (kind) {
+    case GroupKind::Tp:
+      return tp;
+    case GroupKind::Cp:
+      return cp;
+    case GroupKind::Dp:
+      return dp;
+    case GroupKind::Pp:
+      return pp;
+  }
+  return tp;
+}
+
+}  // namespace trainsim::parallel

@@ -1,0 +1,104 @@
+#include "trainsim/parallel/validate.hpp"
+
+#include "trainsim/parallel/placement.hpp"
+
+namespace trainsim::parallel {
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+std::vector<Problem> validate(const Scenario& s) {
+  std::vector<Problem> out;
+  auto problem = [&out](std::string key, std::string message) {
+    out.push_back(Problem{.key = std::move(key), .message = std::move(message)});
+  };
+  const ParallelPlan& p = s.parallel;
+  const model::ModelSpec& m = s.model;
+  const TrainingSpec& t = s.training;
+  const std::int64_t g = s.hardware.node.gpus_per_node;
+
+  if (s.gpus > g && s.gpus % g != 0) {
+    problem("/cluster/gpus", "gpus " + str(s.gpus) + " is not a whole number of " + str(g) +
+                                 "-GPU nodes; expected a multiple of " + str(g));
+  }
+  const std::int64_t model_parallel = p.tp * p.pp * p.cp;
+  if (s.gpus % model_parallel != 0) {
+    problem("/parallel", "gpus " + str(s.gpus) + " do not split into tp x pp x cp = " +
+                             str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) + " = " +
+                             str(model_parallel) + "; expected gpus divisible by " +
+                             str(model_parallel));
+    return out;  // dp is meaningless below
+  }
+  // Megatron-LM splits attention heads and query groups evenly over TP ranks
+  // (megatron/core/transformer/attention.py asserts num_query_groups % tp == 0); trainsim does
+  // not model replicating key/value heads across TP ranks.
+  if (m.num_heads % p.tp != 0) {
+    problem("/parallel/tp", "tp " + str(p.tp) + " does not divide heads " + str(m.num_heads) +
+                                "; expected a divisor of " + str(m.num_heads));
+  } else if (m.num_kv_heads % p.tp != 0) {
+    problem("/parallel/tp", "tp " + str(p.tp) + " does not divide kv_heads " +
+                                str(m.num_kv_heads) +
+                                " (grouped-query attention heads are split, not replicated, "
+                                "across TP ranks); expected a divisor of " +
+                                str(m.num_kv_heads));
+  }
+  if (m.ffn_hidden % p.tp != 0) {
+    problem("/parallel/tp", "tp " + str(p.tp) + " does not divide ffn_hidden " +
+                                str(m.ffn_hidden) + "; expected a divisor of " +
+                                str(m.ffn_hidden));
+  }
+  // Stages may hold unequal layer counts (Megatron's uneven first/last stage), but each model
+  // chunk needs at least one layer.
+  if (p.pp * p.virtual_stages > m.num_layers) {
+    problem("/parallel/pp", "pp x virtual_stages = " + str(p.pp * p.virtual_stages) +
+                                " exceeds the model's " + str(m.num_layers) +
+                                " layers; expected at most one chunk per layer");
+  }
+  if (p.virtual_stages > 1 && p.schedule != PipelineSchedule::Interleaved) {
+    problem("/parallel/virtual_stages",
+            "virtual_stages " + str(p.virtual_stages) +
+                " needs pipeline_schedule \"interleaved\"; expected 1 for gpipe and 1f1b");
+  }
+  if (p.schedule == PipelineSchedule::Interleaved && p.pp < 2) {
+    problem("/parallel/pipeline_schedule",
+            "the interleaved schedule needs pp >= 2; expected pp > 1 or schedule \"1f1b\"");
+  }
+  if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
+    // Load-balanced causal context parallelism cuts the sequence into 2*cp chunks
+    // (Megatron-LM context_parallel docs).
+    problem("/training/seq_len", "seq_len " + str(t.seq_len) + " does not split into 2 x cp = " +
+                                     str(2 * p.cp) + " chunks; expected a multiple of " +
+                                     str(2 * p.cp));
+  }
+  const std::int64_t per_step = p.dp * t.micro_batch;
+  if (t.global_batch % per_step != 0) {
+    problem("/training/global_batch",
+            "global_batch " + str(t.global_batch) + " is not divisible by dp x micro_batch = " +
+                str(p.dp) + " x " + str(t.micro_batch) + " = " + str(per_step) +
+                "; expected a multiple of " + str(per_step));
+  } else if (p.schedule == PipelineSchedule::Interleaved && p.pp > 1 &&
+             (t.global_batch / per_step) % p.pp != 0) {
+    // Megatron-LM's interleaved schedule needs the micro-batch count divisible by pp.
+    problem("/training/global_batch",
+            "the interleaved schedule needs micro-batches (" + str(t.global_batch / per_step) +
+                ") divisible by pp " + str(p.pp) + "; expected global_batch a multiple of " +
+                str(per_step * p.pp));
+  }
+  if (p.sharding == Sharding::HybridShard) {
+    const std::int64_t shard = hybrid_shard_size(s);
+    if (p.dp % shard != 0) {
+      problem("/parallel/shard_group", "shard_group " + str(shard) + " does not divide dp " +
+                                           str(p.dp) + "; expected a divisor of " + str(p.dp));
+    }
+  }
+  if (s.hardware.peak(t.precision).value() <= 0.0) {
+    problem("/training/precision", std::string("hardware '") + s.hardware.id + "' has no " +
+                                       to_string(t.precision) +
+                                       " tensor cores; expected a precision it supports");
+  }
+  return out;
+}
+
+}  // namespace trainsim::parallel

@@ -1,0 +1,96 @@
+#include <catch2/catch.hpp>
+
+#include "trainsim/parallel/placement.hpp"
+
+using namespace trainsim::parallel;
+
+namespace {
+
+Scenario scenario(std::int64_t gpus, std::int64_t tp, std::int64_t pp, std::int64_t cp) {
+  Scenario s;
+  s.hardware.node.gpus_per_node = 8;
+  s.gpus = gpus;
+  s.parallel.tp = tp;
+  s.parallel.pp = pp;
+  s.parallel.cp = cp;
+  s.parallel.dp = gpus / (tp * pp * cp);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("placement: pure data parallelism puts 8 ranks of the DP group on each node",
+          "[parallel]") {
+  // 128 GPUs, tp = pp = cp = 1: DP stride 1, 128 ranks over 16 nodes of 8.
+  const Placement p = place(scenario(128, 1, 1, 1));
+  REQUIRE(p.dp.ranks == 128);
+  REQUIRE(p.dp.nodes == 16);
+  REQUIRE(p.dp.ranks_per_node == 8);
+  REQUIRE(p.tp.ranks == 1);
+  REQUIRE(p.tp.nodes == 1);
+}
+
+TEST_CASE("placement: TP innermost stays in a node and thins the DP group per node",
+          "[parallel]") {
+  // 256 GPUs, tp 2: TP ranks {0,1} share a node; DP stride 2, 128 ranks, 8/2 = 4 per node,
+  // 128/4 = 32 nodes.
+  const Placement p = place(scenario(256, 2, 1, 1));
+  REQUIRE(p.tp.ranks == 2);
+  REQUIRE(p.tp.nodes == 1);
+  REQUIRE(p.tp.ranks_per_node == 2);
+  REQUIRE(p.dp.ranks == 128);
+  REQUIRE(p.dp.ranks_per_node == 4);
+  REQUIRE(p.dp.nodes == 32);
+}
+
+TEST_CASE("placement: a group with stride of a node or more has one rank per node",
+          "[parallel]") {
+  // 256 GPUs, tp 8, pp 4: dp = 8 with stride 8 -> 8 nodes, 1 per node; pp stride 64 -> 4 nodes.
+  const Placement p = place(scenario(256, 8, 4, 1));
+  REQUIRE(p.dp.ranks == 8);
+  REQUIRE(p.dp.nodes == 8);
+  REQUIRE(p.dp.ranks_per_node == 1);
+  REQUIRE(p.pp.ranks == 4);
+  REQUIRE(p.pp.nodes == 4);
+  // TP 16 spans two nodes of 8.
+  const Placement q = place(scenario(256, 16, 1, 1));
+  REQUIRE(q.tp.nodes == 2);
+  REQUIRE(q.tp.ranks_per_node == 8);
+}
+
+TEST_CASE("placement: CP sits between TP and DP", "[parallel]") {
+  // tp 2, cp 2 on 64 GPUs: CP stride 2 -> ranks {0,2}: one node, 2 per node;
+  // DP stride 4, 16 ranks, 2 per node, 8 nodes.
+  const Placement p = place(scenario(64, 2, 1, 2));
+  REQUIRE(p.cp.ranks == 2);
+  REQUIRE(p.cp.nodes == 1);
+  REQUIRE(p.dp.ranks == 16);
+  REQUIRE(p.dp.ranks_per_node == 2);
+  REQUIRE(p.dp.nodes == 8);
+}
+
+TEST_CASE("placement: a cluster smaller than a node packs into one node", "[parallel]") {
+  const Placement p = place(scenario(4, 1, 1, 1));
+  REQUIRE(p.dp.ranks == 4);
+  REQUIRE(p.dp.nodes == 1);
+  REQUIRE(p.dp.ranks_per_node == 4);
+}
+
+TEST_CASE("placement: strides that do not divide the node are counted exactly", "[parallel]") {
+  // 6 ranks 3 apart on 8-GPU nodes: ranks 0,3,6 | 9,12,15 -> nodes 0,0,0,1,1,1: 2 nodes, 3 each.
+  const GroupShape g = group_shape(6, 3, 8);
+  REQUIRE(g.nodes == 2);
+  REQUIRE(g.ranks_per_node == 3);
+}
+
+TEST_CASE("placement: hybrid_shard shards within a node and replicates across", "[parallel]") {
+  Scenario s = scenario(64, 1, 1, 1);
+  s.parallel.sharding = Sharding::HybridShard;
+  // Default shard group: the 8 DP ranks of a node; replicas: 64 / 8 = 8, one per node.
+  const Placement p = place(s);
+  REQUIRE(p.shard.ranks == 8);
+  REQUIRE(p.shard.nodes == 1);
+  REQUIRE(p.replicate.ranks == 8);
+  REQUIRE(p.replicate.nodes == 8);
+  REQUIRE(p.replicate.ranks_per_node == 1);
+}

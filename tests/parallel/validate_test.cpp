@@ -1,0 +1,86 @@
+#include <catch2/catch.hpp>
+
+#include "trainsim/parallel/validate.hpp"
+#include "trainsim/units.hpp"
+
+using namespace trainsim;
+using namespace trainsim::parallel;
+
+namespace {
+
+// A Llama-2-7B-shaped scenario on 8-GPU nodes with bf16 support.
+Scenario llama7b(std::int64_t gpus, std::int64_t tp, std::int64_t pp) {
+  Scenario s;
+  s.hardware.id = "test-hw";
+  s.hardware.node.gpus_per_node = 8;
+  s.hardware.gpu.peak_dense[static_cast<std::size_t>(hardware::Dtype::Bf16)] = tflop_per_s(989);
+  s.model.num_layers = 32;
+  s.model.hidden = 4096;
+  s.model.num_heads = 32;
+  s.model.num_kv_heads = 32;
+  s.model.ffn_hidden = 11008;
+  s.gpus = gpus;
+  s.parallel.tp = tp;
+  s.parallel.pp = pp;
+  s.parallel.dp = gpus / (tp * pp);
+  s.training.seq_len = 4096;
+  s.training.micro_batch = 2;
+  s.training.global_batch = 2 * s.parallel.dp;
+  return s;
+}
+
+bool has_problem(const std::vector<Problem>& ps, const std::string& key, const std::string& text) {
+  for (const auto& p : ps) {
+    if (p.key == key && p.message.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("validate: the paper's plan has no problems", "[parallel]") {
+  REQUIRE(validate(llama7b(128, 1, 1)).empty());
+  REQUIRE(validate(llama7b(256, 2, 4)).empty());
+}
+
+TEST_CASE("validate: each impossible plan gets one clear problem", "[parallel]") {
+  SECTION("tp does not divide heads") {
+    // 32 heads over tp 3: 3 does not divide 32 (and 3 x 1 divides 96 GPUs).
+    auto ps = validate(llama7b(96, 3, 1));
+    REQUIRE(has_problem(ps, "/parallel/tp", "tp 3 does not divide heads 32"));
+  }
+  SECTION("tp does not divide kv heads") {
+    Scenario s = llama7b(128, 8, 1);
+    s.model.num_kv_heads = 4;  // GQA with 4 groups over tp 8
+    REQUIRE(has_problem(validate(s), "/parallel/tp", "does not divide kv_heads 4"));
+  }
+  SECTION("pp larger than the layer count") {
+    Scenario s = llama7b(512, 1, 64);
+    REQUIRE(has_problem(validate(s), "/parallel/pp", "exceeds the model's 32 layers"));
+  }
+  SECTION("gpus not divisible by tp x pp x cp") {
+    Scenario s = llama7b(128, 1, 1);
+    s.parallel.pp = 3;
+    REQUIRE(has_problem(validate(s), "/parallel", "do not split into tp x pp x cp"));
+  }
+  SECTION("global batch not divisible by dp x micro-batch") {
+    Scenario s = llama7b(128, 1, 1);
+    s.training.global_batch = 300;  // dp 128 x mb 2 = 256 does not divide 300
+    REQUIRE(has_problem(validate(s), "/training/global_batch", "not divisible by dp x micro_batch"));
+  }
+  SECTION("virtual stages without the interleaved schedule") {
+    Scenario s = llama7b(128, 1, 4);
+    s.parallel.virtual_stages = 2;
+    REQUIRE(has_problem(validate(s), "/parallel/virtual_stages", "needs pipeline_schedule"));
+  }
+  SECTION("a precision the GPU lacks") {
+    Scenario s = llama7b(128, 1, 1);
+    s.training.precision = hardware::Dtype::Fp8;
+    REQUIRE(has_problem(validate(s), "/training/precision", "has no fp8 tensor cores"));
+  }
+  SECTION("a partial node") {
+    Scenario s = llama7b(12, 1, 1);
+    s.training.global_batch = 24;
+    REQUIRE(has_problem(validate(s), "/cluster/gpus", "not a whole number of 8-GPU nodes"));
+  }
+}
