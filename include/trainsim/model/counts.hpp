@@ -1,0 +1,87 @@
+// Exact parameter counts and model FLOPs of a ModelSpec: the numbers MFU, memory and the
+// per-kernel workload are built on. Pure functions of the architecture.
+#pragma once
+
+#include <cstdint>
+
+#include "trainsim/model/model_spec.hpp"
+#include "trainsim/units.hpp"
+
+namespace trainsim::model {
+
+// Parameters of one transformer layer, by part. Attention: Q, K, V and output projections
+// (Q and O are hidden x heads*head_dim, K and V hidden x kv_heads*head_dim). MLP: gate, up and
+// down (SwiGLU, 3 matrices) or up and down (GELU, 2 matrices). Norms: two per layer
+// (pre-attention, pre-MLP), a weight of `hidden` each for RMSNorm, weight and bias for LayerNorm.
+struct LayerParameterCounts {
+  std::int64_t attention_weights = 0;
+  std::int64_t attention_biases = 0;  // Q, K, V and O biases with linear_bias
+  std::int64_t mlp_weights = 0;
+  std::int64_t mlp_biases = 0;        // up (and gate) and down biases with linear_bias
+  std::int64_t norms = 0;
+
+  [[nodiscard]] std::int64_t total() const {
+    return attention_weights + attention_biases + mlp_weights + mlp_biases + norms;
+  }
+  // Weights of the layer's matrix multiplies (each costs 2 FLOPs per weight per token forward).
+  [[nodiscard]] std::int64_t matmul_weights() const { return attention_weights + mlp_weights; }
+};
+
+// Width of all query heads together (heads * head_dim); equals hidden for every built-in model.
+[[nodiscard]] std::int64_t query_width(const ModelSpec& m);
+// Width of all key (or value) heads together (kv_heads * head_dim).
+[[nodiscard]] std::int64_t kv_width(const ModelSpec& m);
+// Parameters of one norm (RMSNorm: hidden; LayerNorm: 2 * hidden).
+[[nodiscard]] std::int64_t norm_parameters(const ModelSpec& m);
+
+[[nodiscard]] LayerParameterCounts layer_parameter_counts(const ModelSpec& m);
+[[nodiscard]] std::int64_t layer_parameters(const ModelSpec& m);
+// Input-side tables: token embedding vocab * hidden plus learned positions max_positions * hidden.
+[[nodiscard]] std::int64_t embedding_parameters(const ModelSpec& m);
+// Separate LM-head weights: vocab * hidden, or 0 when tied to the token embedding.
+[[nodiscard]] std::int64_t lm_head_parameters(const ModelSpec& m);
+// The final norm before the LM head.
+[[nodiscard]] std::int64_t final_norm_parameters(const ModelSpec& m);
+// Every trainable parameter, each shared tensor once.
+[[nodiscard]] std::int64_t num_parameters(const ModelSpec& m);
+
+// N of the model-FLOPs formula (DESIGN.md "Metrics"): every parameter except the input-side
+// tables (token and learned-position embeddings), with the LM head's vocab * hidden counted even
+// when tied, since the LM head is still a matmul. Norm and bias parameters are included, as in
+// Kaplan et al. 2020 §2.1 and the worked example (llama2-7b: 6,607,343,616).
+[[nodiscard]] std::int64_t matmul_parameters(const ModelSpec& m);
+
+// Model FLOPs of one trained token (forward + backward) at sequence length `seq_len`:
+//   6 * N + 12 * layers * heads * head_dim * seq_len
+// PaLM (Chowdhery et al. 2022, Appendix B): 6N for the weights (2 forward, 4 backward) and the
+// attention QK^T and AV products without the causal discount. heads * head_dim is `hidden` in
+// DESIGN.md's form; they are equal for every built-in model. Requires seq_len >= 1.
+[[nodiscard]] Flops model_flops_per_token(const ModelSpec& m, std::int64_t seq_len);
+
+// FLOPs of one iteration of `batch` sequences by Narayanan et al. 2021 (Megatron-LM PTD-P, §5.1,
+// eq. 3): F = 96 * B * s * l * h^2 * (1 + s / 6h + V / 16lh). It counts GEMMs only (ffn = 4h,
+// multi-head attention), includes the extra forward pass of full activation recomputation in
+// the layers (factor 4 instead of 3) but not in the LM head. Used to compare with that paper.
+[[nodiscard]] Flops megatron_flops_per_iteration(const ModelSpec& m, std::int64_t batch,
+                                                 std::int64_t seq_len);
+
+// Ceiling of a / b for positive counts: the share of the largest tensor-parallel rank.
+[[nodiscard]] constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// Parameters one tensor-parallel rank holds, split as Megatron-LM does (Shoeybi et al. 2019
+// §3): Q, K, V, gate and up column-parallel (weights and biases / tp, KV heads replicated when
+// tp > kv_heads); output and down projections row-parallel (weights / tp, biases replicated);
+// norms replicated. Embedding and LM head are vocab-parallel (vocab / tp rows); learned
+// positions are replicated. Requires tp >= 1.
+[[nodiscard]] std::int64_t layer_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp);
+[[nodiscard]] std::int64_t embedding_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp);
+// The LM head's weights on a TP rank of the last stage: vocab-parallel. With tied embeddings
+// and more than one pipeline stage Megatron keeps a copy of the embedding on the last stage
+// (LmHeadCopy::Separate); on a single stage the tied weights are the embedding's (no extra).
+enum class LmHeadCopy { SharedWithEmbedding, Separate };
+[[nodiscard]] std::int64_t lm_head_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp,
+                                                          LmHeadCopy copy);
+
+}  // namespace trainsim::model
