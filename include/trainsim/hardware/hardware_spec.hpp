@@ -30,16 +30,16 @@ struct EfficiencyCurve {
 };
 
 struct GpuSpec {
-  std::string name;                  // "NVIDIA H100 SXM5 80GB"
+  std::string name;  // "NVIDIA H100 SXM5 80GB"
   GpuArch arch = GpuArch::Hopper;
   // Dense tensor-core peak per dtype; zero where the GPU lacks the dtype (V100 has no bf16).
   std::array<FlopsPerSecond, kNumDtypes> peak_dense{};
-  Bytes hbm_capacity;                // usable HBM per GPU
-  BytesPerSecond hbm_bandwidth;      // spec-sheet HBM bandwidth
-  EfficiencyCurve gemm;              // matrix multiplies (cuBLAS)
-  EfficiencyCurve attention;         // fused flash attention, x = sequence length
-  double memory_efficiency = 1.0;    // achieved fraction of hbm_bandwidth for streaming kernels
-  Seconds kernel_launch_overhead;    // added to every kernel
+  Bytes hbm_capacity;              // usable HBM per GPU
+  BytesPerSecond hbm_bandwidth;    // spec-sheet HBM bandwidth
+  EfficiencyCurve gemm;            // matrix multiplies (cuBLAS)
+  EfficiencyCurve attention;       // fused flash attention, x = sequence length
+  double memory_efficiency = 1.0;  // achieved fraction of hbm_bandwidth for streaming kernels
+  Seconds kernel_launch_overhead;  // added to every kernel
   // Fraction by which compute kernels slow while a communication kernel runs beside them
   // (NCCL kernels take SMs and HBM bandwidth): compute runs at 1 / (1 + contention).
   double comm_compute_contention = 0.0;
@@ -61,10 +61,14 @@ enum class FabricTopology { FatTree, RailOptimized };
 
 struct FabricSpec {
   int nics_per_node = 8;
-  BytesPerSecond nic_bandwidth;   // one NIC, one direction ("400 Gb/s" = 50e9 B/s)
-  Seconds latency;                // one network hop, end to end
+  BytesPerSecond nic_bandwidth;  // one NIC, one direction ("400 Gb/s" = 50e9 B/s)
+  Seconds latency;               // one network hop, end to end
   FabricTopology topology = FabricTopology::RailOptimized;
   double oversubscription = 1.0;  // >= 1; 2 means the upper tiers carry half the edge bandwidth
+  // Nodes under one leaf switch (fat tree) or one rail switch per rail (rail-optimized, e.g. a
+  // DGX SuperPOD scalable unit of 32 nodes). A group spanning more nodes crosses the upper
+  // tiers, whose bandwidth is divided by `oversubscription`.
+  int nodes_per_leaf = 32;
   // Fraction of the fabric bandwidth a collective keeps at scale: bw * efficiency^log2(nodes).
   // 1 means no loss; calibration fits it against measured AllGather at scale.
   double efficiency_at_scale = 1.0;
@@ -79,7 +83,8 @@ struct PowerSpec {
 };
 
 struct HardwareSpec {
-  std::string id;  // "h100-dgx"
+  std::string id;    // "h100-dgx"
+  std::string name;  // "NVIDIA DGX H100 (8x H100 SXM5 80GB, 8x NDR 400 Gb/s)"
   GpuSpec gpu;
   NodeSpec node;
   FabricSpec fabric;

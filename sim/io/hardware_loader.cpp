@@ -1,0 +1,390 @@
+#include "sim/io/hardware_loader.hpp"
+
+#include <array>
+#include <filesystem>
+#include <string_view>
+
+#include "trainsim/error.hpp"
+
+#include "sim/io/builtin_data.hpp"
+#include "sim/io/json_reader.hpp"
+#include "sim/io/spellcheck.hpp"
+
+namespace trainsim::io {
+namespace {
+
+using hardware::AlgorithmGraphs;
+using hardware::ChannelGraph;
+using hardware::CollectiveLibrarySpec;
+using hardware::GpuArch;
+using hardware::PerNodeClass;
+using hardware::PerProtocol;
+
+constexpr std::string_view kProfileFolder = "hardware_profiles";
+constexpr std::string_view kNcclFolder = "hardware_profiles/nccl";
+
+// JSON key names in the order of the enums they index (Algorithm, Protocol, LinkClass, node
+// classes 1 / 2 / 3+ nodes).
+constexpr std::array<const char*, hardware::kNumTunedAlgorithms> kAlgorithmKeys = {
+    "tree", "ring", "nvls", "nvls_tree", "pat"};
+constexpr std::array<const char*, hardware::kNumProtocols> kProtocolKeys = {"LL", "LL128",
+                                                                            "Simple"};
+constexpr std::array<const char*, hardware::kNumLinkClasses> kLinkKeys = {"nvlink", "pci", "net"};
+constexpr std::array<const char*, hardware::kNumNodeClasses> kNodeClassKeys = {"1", "2", "3+"};
+
+const std::vector<std::string> kArchNames = {"volta", "ampere", "hopper", "blackwell"};
+const std::vector<std::string> kHostCpus = {"intel", "amd"};
+
+std::string arch_key(GpuArch arch) { return kArchNames[static_cast<std::size_t>(arch)]; }
+
+PerProtocol<Seconds> read_per_protocol(ObjectReader r) {
+  PerProtocol<Seconds> out{};
+  for (std::size_t p = 0; p < kProtocolKeys.size(); ++p) {
+    out[p] = r.seconds(kProtocolKeys[p], /*allow_zero=*/true);
+  }
+  r.finish();
+  return out;
+}
+
+PerNodeClass<BytesPerSecond> read_per_node_class(ObjectReader r) {
+  PerNodeClass<BytesPerSecond> out{};
+  for (std::size_t c = 0; c < kNodeClassKeys.size(); ++c) {
+    out[c] = BytesPerSecond(r.unit(kNodeClassKeys[c], UnitKind::DataRate, /*allow_zero=*/true));
+  }
+  r.finish();
+  return out;
+}
+
+// A number in [lo, hi].
+double number_in(ObjectReader& r, const std::string& key, double lo, double hi) {
+  const double v = r.number(key);
+  if (!(v >= lo && v <= hi)) {
+    throw r.error(key, "expected a number in [" + describe_json(lo) + ", " + describe_json(hi) +
+                           "], got " + describe_json(v));
+  }
+  return v;
+}
+
+// An array of fractions in (0, 1].
+std::vector<double> read_fractions(ObjectReader& r, const std::string& key) {
+  const nlohmann::json& array = r.array(key);
+  std::vector<double> out;
+  out.reserve(array.size());
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const auto& v = array[i];
+    const double x = v.is_number() ? v.get<double>() : -1.0;
+    if (!v.is_number() || !(x > 0.0 && x <= 1.0)) {
+      throw ConfigError(r.source(), r.pointer_of(key) + "/" + std::to_string(i),
+                        "expected a fraction in (0, 1], got " + describe_json(v));
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
+// The NCCL constants of one version (a built-in nccl-<v>.json or an inline object), resolved
+// for the GPU architecture and host CPU of the profile.
+void read_nccl_constants(ObjectReader v, GpuArch arch, const std::string& host_cpu,
+                         CollectiveLibrarySpec& out) {
+  out.version = v.string("nccl_version");
+  {
+    auto base = v.object("base_latency");
+    for (std::size_t a = 0; a < kAlgorithmKeys.size(); ++a) {
+      out.base_latency[a] = read_per_protocol(base.object(kAlgorithmKeys[a]));
+    }
+    base.finish();
+  }
+  {
+    auto hw = v.object("hw_latency");
+    for (std::size_t l = 0; l < kLinkKeys.size(); ++l) {
+      auto link = hw.object(kLinkKeys[l]);
+      for (std::size_t a = 0; a < kAlgorithmKeys.size(); ++a) {
+        out.hw_latency[l][a] = read_per_protocol(link.object(kAlgorithmKeys[a]));
+      }
+      link.finish();
+    }
+    hw.finish();
+  }
+  {
+    auto overhead = v.object("net_overhead");
+    for (const auto& cpu : kHostCpus) {
+      const Seconds s = overhead.seconds(cpu, /*allow_zero=*/true);
+      if (cpu == host_cpu) out.net_overhead = s;
+    }
+    overhead.finish();
+  }
+  out.simple_net_overhead_factor = number_in(v, "simple_net_overhead_factor", 1.0, 100.0);
+  out.net_plugin_latency = v.seconds("net_plugin_latency", /*allow_zero=*/true);
+  out.one_ppn_uses_tree_net_latency = v.boolean("one_ppn_uses_tree_net_latency");
+  out.ring_ll_factor = v.fraction("ring_ll_factor");
+  out.ring_ll128_low_ppn_factor = v.fraction("ring_ll128_low_ppn_factor");
+  out.pat_enabled = v.boolean("pat_enabled");
+  out.pat_factor = v.fraction("pat_factor");
+  {
+    auto ll = v.object("ll_max_bw_multi_node");
+    for (const auto& cpu : kHostCpus) {
+      auto row = ll.object(cpu);
+      const BytesPerSecond two = row.bandwidth("2");
+      const BytesPerSecond many = row.bandwidth("3+");
+      row.finish();
+      if (cpu == host_cpu) {
+        out.ll_max_bw[1] = two;
+        out.ll_max_bw[2] = many;
+      }
+    }
+    ll.finish();
+  }
+  {
+    auto tc = v.object("tree_correction");
+    for (std::size_t p = 0; p < kProtocolKeys.size(); ++p) {
+      out.tree_correction[p] = read_fractions(tc, kProtocolKeys[p]);
+    }
+    tc.finish();
+  }
+  {
+    auto per_arch = v.object("per_arch");
+    for (const auto& name : kArchNames) {
+      auto row = per_arch.object(name);
+      const double plateau = number_in(row, "ring_plateau_factor", 1.0, 10.0);
+      const double nvls = number_in(row, "nvls_efficiency", 0.0, 1.0);
+      const BytesPerSecond ll_single = row.bandwidth("ll_max_bw_single_node");
+      const auto ring_ll128 = read_per_node_class(row.object("per_channel_max_ring_ll128_bw"));
+      const auto tree_ll128 = read_per_node_class(row.object("per_channel_max_tree_ll128_bw"));
+      const auto tree = read_per_node_class(row.object("per_channel_max_tree_bw"));
+      const auto nvls_tree = read_per_node_class(row.object("per_channel_max_nvls_tree_bw"));
+      row.finish();
+      if (name != arch_key(arch)) continue;
+      out.ring_plateau_factor = plateau;
+      out.nvls_efficiency = nvls;
+      out.ll_max_bw[0] = ll_single;
+      out.per_channel_max_ring_ll128_bw = ring_ll128;
+      out.per_channel_max_tree_ll128_bw = tree_ll128;
+      out.per_channel_max_tree_bw = tree;
+      out.per_channel_max_nvls_tree_bw = nvls_tree;
+    }
+    per_arch.finish();
+  }
+  v.finish();
+}
+
+ChannelGraph read_graph(ObjectReader r) {
+  ChannelGraph g;
+  g.channels = static_cast<int>(r.integer("channels", 0));
+  if (g.channels > 64) throw r.error("channels", "expected at most 64 channels (NCCL's maximum)");
+  // A graph with no channels has no bandwidth; one with channels needs both speeds.
+  const bool none = g.channels == 0;
+  g.bw_intra = BytesPerSecond(r.unit("bw_intra", UnitKind::DataRate, none));
+  g.bw_inter = BytesPerSecond(r.unit("bw_inter", UnitKind::DataRate, none));
+  r.finish();
+  return g;
+}
+
+AlgorithmGraphs read_graphs(ObjectReader r) {
+  AlgorithmGraphs g;
+  g.single_node = read_graph(r.object("single_node"));
+  g.multi_node = read_graph(r.object("multi_node"));
+  r.finish();
+  return g;
+}
+
+void read_collective(ObjectReader c, GpuArch arch, hardware::NodeSpec& node,
+                     CollectiveLibrarySpec& out) {
+  const std::string host_cpu = c.choice("host_cpu", kHostCpus);
+  const std::string link = c.choice("intra_link", {"nvlink", "pci"});
+  out.intra_link = link == "nvlink" ? hardware::LinkClass::NvLink : hardware::LinkClass::Pci;
+  out.ll128_enabled = c.boolean("ll128_enabled");
+  out.ib_sharp = c.boolean("ib_sharp");
+
+  const nlohmann::json& version = c.raw("nccl");
+  if (version.is_string()) {
+    const std::string id = "nccl-" + version.get<std::string>();
+    const auto text = builtin_file(kNcclFolder, id);
+    if (!text) {
+      std::vector<std::string> known;
+      for (const auto& v : builtin_ids(kNcclFolder)) known.push_back(v.substr(5));
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw c.error("nccl", "unknown NCCL version '" + version.get<std::string>() + "'" +
+                                did_you_mean(version.get<std::string>(), known) +
+                                "; expected one of " + list + " or an object of constants");
+    }
+    const std::string source = std::string(kNcclFolder) + "/" + id + ".json";
+    const nlohmann::json constants = parse_json(std::string(*text), source);
+    read_nccl_constants(ObjectReader(constants, source, ""), arch, host_cpu, out);
+  } else {
+    read_nccl_constants(c.object("nccl"), arch, host_cpu, out);
+  }
+
+  auto graphs = c.object("graphs");
+  out.ring = read_graphs(graphs.object("ring"));
+  out.tree = read_graphs(graphs.object("tree"));
+  out.nvls = read_graphs(graphs.object("nvls"));
+  graphs.finish();
+  if (out.ring.single_node.channels == 0 || out.ring.multi_node.channels == 0) {
+    throw ConfigError(c.source(), c.pointer_of("graphs") + "/ring",
+                      "expected ring graphs with at least one channel; every node has a ring");
+  }
+  if (out.nvls.single_node.channels > 0 && !node.nvswitch_sharp) {
+    throw ConfigError(c.source(), c.pointer_of("graphs") + "/nvls/single_node/channels",
+                      "expected 0 channels: NVLS needs /node/nvswitch_sharp true");
+  }
+  c.finish();
+}
+
+hardware::EfficiencyCurve read_curve(ObjectReader r) {
+  hardware::EfficiencyCurve e;
+  e.max_efficiency = r.fraction("max_efficiency");
+  e.half_size = number_in(r, "half_size", 0.0, 1e9);
+  r.finish();
+  return e;
+}
+
+}  // namespace
+
+hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std::string& source,
+                                          const std::string& pointer) {
+  using hardware::Dtype;
+  ObjectReader top(json, source, pointer);
+  hardware::HardwareSpec hw;
+  hw.id = top.string("id");
+  if (hw.id.empty()) throw top.error("id", "expected a non-empty id like \"h100-dgx\"");
+  hw.name = top.string("name");
+
+  {
+    auto g = top.object("gpu");
+    hw.gpu.name = g.string("name");
+    const std::string arch = g.choice("arch", kArchNames);
+    for (std::size_t i = 0; i < kArchNames.size(); ++i) {
+      if (kArchNames[i] == arch) hw.gpu.arch = static_cast<GpuArch>(i);
+    }
+    {
+      auto peak = g.object("peak_dense");
+      // Zero marks a dtype the GPU lacks (V100: no bf16); fp32 and a 16-bit format must exist.
+      const std::array<std::pair<const char*, Dtype>, hardware::kNumDtypes> keys = {
+          {{"fp32", Dtype::Fp32},
+           {"tf32", Dtype::Tf32},
+           {"fp16", Dtype::Fp16},
+           {"bf16", Dtype::Bf16},
+           {"fp8", Dtype::Fp8}}};
+      for (const auto& [key, dtype] : keys) {
+        hw.gpu.peak_dense[static_cast<std::size_t>(dtype)] =
+            FlopsPerSecond(peak.unit(key, UnitKind::WorkRate, /*allow_zero=*/true));
+      }
+      if (hw.peak(Dtype::Fp32).value() <= 0.0) {
+        throw peak.error("fp32", "expected a FLOP rate > 0, got 0");
+      }
+      if (hw.peak(Dtype::Fp16).value() <= 0.0 && hw.peak(Dtype::Bf16).value() <= 0.0) {
+        throw peak.error("fp16", "expected fp16 or bf16 to be > 0; the GPU needs a 16-bit format");
+      }
+      peak.finish();
+    }
+    hw.gpu.hbm_capacity = g.bytes("hbm_capacity");
+    hw.gpu.hbm_bandwidth = g.bandwidth("hbm_bandwidth");
+    hw.gpu.gemm = read_curve(g.object("gemm"));
+    hw.gpu.attention = read_curve(g.object("attention"));
+    hw.gpu.memory_efficiency = g.fraction("memory_efficiency");
+    hw.gpu.kernel_launch_overhead = g.seconds("kernel_launch_overhead", /*allow_zero=*/true);
+    hw.gpu.comm_compute_contention = number_in(g, "comm_compute_contention", 0.0, 10.0);
+    g.finish();
+  }
+  {
+    auto n = top.object("node");
+    hw.node.gpus_per_node = static_cast<int>(n.integer("gpus_per_node", 1));
+    if (hw.node.gpus_per_node > 1024) {
+      throw n.error("gpus_per_node", "expected at most 1024 GPUs per node");
+    }
+    const std::string intra = n.choice("intra", {"nvswitch", "cube_mesh"});
+    hw.node.intra =
+        intra == "nvswitch" ? hardware::IntraNodeKind::NvSwitch : hardware::IntraNodeKind::CubeMesh;
+    hw.node.nvlink_bandwidth_per_direction = n.bandwidth("nvlink_bandwidth_per_direction");
+    hw.node.nvlink_latency = n.seconds("nvlink_latency");
+    hw.node.nvswitch_sharp = n.boolean("nvswitch_sharp");
+    if (hw.node.nvswitch_sharp && hw.node.intra != hardware::IntraNodeKind::NvSwitch) {
+      throw n.error("nvswitch_sharp",
+                    "expected false: in-switch reductions need \"intra\": "
+                    "\"nvswitch\"");
+    }
+    n.finish();
+  }
+  {
+    auto f = top.object("fabric");
+    hw.fabric.nics_per_node = static_cast<int>(f.integer("nics_per_node", 1));
+    hw.fabric.nic_bandwidth = f.bandwidth("nic_bandwidth");
+    hw.fabric.latency = f.seconds("latency");
+    const std::string topo = f.choice("topology", {"fat_tree", "rail_optimized"});
+    hw.fabric.topology = topo == "fat_tree" ? hardware::FabricTopology::FatTree
+                                            : hardware::FabricTopology::RailOptimized;
+    hw.fabric.oversubscription = number_in(f, "oversubscription", 1.0, 1000.0);
+    hw.fabric.nodes_per_leaf = static_cast<int>(f.integer("nodes_per_leaf", 1));
+    hw.fabric.efficiency_at_scale = f.fraction("efficiency_at_scale");
+    f.finish();
+  }
+  {
+    auto p = top.object("power");
+    hw.power.idle = p.watts("idle");
+    hw.power.compute = p.watts("compute");
+    hw.power.communication = p.watts("communication");
+    hw.power.tdp = p.watts("tdp");
+    if (hw.power.compute > hw.power.tdp) {
+      throw p.error("compute", "expected at most the tdp (" + to_string(hw.power.tdp) + "), got " +
+                                   to_string(hw.power.compute));
+    }
+    if (hw.power.communication > hw.power.tdp) {
+      throw p.error("communication", "expected at most the tdp (" + to_string(hw.power.tdp) +
+                                         "), got " + to_string(hw.power.communication));
+    }
+    if (hw.power.idle > hw.power.communication || hw.power.idle > hw.power.compute) {
+      throw p.error("idle", "expected at most the compute and communication draw, got " +
+                                to_string(hw.power.idle));
+    }
+    p.finish();
+  }
+  hw.usd_per_gpu_hour = top.unit("price_per_gpu_hour", UnitKind::Price, /*allow_zero=*/true);
+  read_collective(top.object("collective"), hw.gpu.arch, hw.node, hw.collective);
+  top.finish();
+  return hw;
+}
+
+hardware::HardwareSpec load_hardware_from_string(const std::string& text,
+                                                 const std::string& source) {
+  return hardware_from_json(parse_json(text, source), source, "");
+}
+
+std::vector<std::string> builtin_hardware_ids() {
+  std::vector<std::string> ids;
+  for (auto& id : builtin_ids(kProfileFolder)) {
+    // The nccl/ subfolder holds library constants, not profiles.
+    if (id.find('/') == std::string::npos) ids.push_back(std::move(id));
+  }
+  return ids;
+}
+
+hardware::HardwareSpec load_hardware(const std::string& name_or_path) {
+  if (name_or_path.find('/') == std::string::npos) {
+    if (const auto text = builtin_file(kProfileFolder, name_or_path)) {
+      const std::string source = std::string(kProfileFolder) + "/" + name_or_path + ".json";
+      return load_hardware_from_string(std::string(*text), source);
+    }
+  }
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(name_or_path, ec)) {
+    return hardware_from_json(read_json_file(name_or_path), name_or_path, "");
+  }
+  const auto ids = builtin_hardware_ids();
+  std::string list;
+  for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+  // Edit distance misses a bare GPU name ("h100" is 4 edits from "h100-dgx"): suggest the
+  // built-in it begins, else the closest one.
+  std::string suggestion;
+  for (const auto& id : ids) {
+    if (!name_or_path.empty() && id.rfind(name_or_path, 0) == 0) {
+      suggestion = "; did you mean '" + id + "'?";
+      break;
+    }
+  }
+  if (suggestion.empty()) suggestion = did_you_mean(name_or_path, ids);
+  throw ConfigError("unknown hardware profile '" + name_or_path + "'" + suggestion +
+                    " (built-in profiles: " + list + "; or give a path to a JSON file)");
+}
+
+}  // namespace trainsim::io

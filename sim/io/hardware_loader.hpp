@@ -1,0 +1,35 @@
+// Loading of hardware profiles (hardware_profiles/*.json, a file, or an inline JSON object in a
+// scenario) into a validated hardware::HardwareSpec. The profile names the NCCL version whose
+// constants it mimics; those come from a built-in hardware_profiles/nccl/nccl-<version>.json or
+// an inline object. Every problem is a ConfigError naming the source and the JSON pointer.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "trainsim/hardware/hardware_spec.hpp"
+
+namespace trainsim::io {
+
+// The profile named by a built-in id ("h100-dgx") or, failing that, read from a file path.
+// Throws ConfigError for an unknown name that is not a file ("unknown hardware profile 'h100';
+// did you mean 'h100-dgx'?" with the list of built-ins), or for any problem in the profile.
+[[nodiscard]] hardware::HardwareSpec load_hardware(const std::string& name_or_path);
+
+// The profile in `json`; `source` (a file name) and `pointer` (where the object sits in it, ""
+// for the whole document) locate errors. Strict: every key required, unknown keys rejected,
+// dimensional values need units, values range-checked. Throws ConfigError.
+[[nodiscard]] hardware::HardwareSpec hardware_from_json(const nlohmann::json& json,
+                                                        const std::string& source,
+                                                        const std::string& pointer);
+
+// Parses `text` as a profile (tests and tools). Throws ConfigError.
+[[nodiscard]] hardware::HardwareSpec load_hardware_from_string(const std::string& text,
+                                                               const std::string& source);
+
+// Ids of the built-in hardware profiles, sorted.
+[[nodiscard]] std::vector<std::string> builtin_hardware_ids();
+
+}  // namespace trainsim::io

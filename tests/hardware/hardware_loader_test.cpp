@@ -1,0 +1,231 @@
+#include "sim/io/hardware_loader.hpp"
+
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "trainsim/error.hpp"
+
+#include "sim/io/json_reader.hpp"
+
+using namespace trainsim;
+using trainsim::hardware::Algorithm;
+using trainsim::hardware::Dtype;
+using trainsim::hardware::HardwareSpec;
+using trainsim::hardware::Protocol;
+
+namespace {
+
+constexpr auto kRing = static_cast<std::size_t>(Algorithm::Ring);
+constexpr auto kTree = static_cast<std::size_t>(Algorithm::Tree);
+constexpr auto kSimple = static_cast<std::size_t>(Protocol::Simple);
+constexpr auto kLl = static_cast<std::size_t>(Protocol::Ll);
+constexpr auto kNet = static_cast<std::size_t>(hardware::LinkClass::Net);
+
+// A minimal valid profile, inline NCCL constants, that the bad-input tests mutate.
+nlohmann::json small_profile() {
+  return io::parse_json(R"({
+    "id": "test-node", "name": "test",
+    "gpu": {"name": "g", "arch": "hopper",
+            "peak_dense": {"fp32": "67 TFLOP/s", "tf32": "0 TFLOP/s", "fp16": "989 TFLOP/s",
+                           "bf16": "989 TFLOP/s", "fp8": "0 TFLOP/s"},
+            "hbm_capacity": "80 GiB", "hbm_bandwidth": "3.35 TB/s",
+            "gemm": {"max_efficiency": 0.8, "half_size": 128},
+            "attention": {"max_efficiency": 0.35, "half_size": 512},
+            "memory_efficiency": 0.88, "kernel_launch_overhead": "4 us",
+            "comm_compute_contention": 0.1},
+    "node": {"gpus_per_node": 8, "intra": "nvswitch", "nvlink_bandwidth_per_direction": "450 GB/s",
+             "nvlink_latency": "0.6 us", "nvswitch_sharp": true},
+    "fabric": {"nics_per_node": 8, "nic_bandwidth": "400 Gb/s", "latency": "2.7 us",
+               "topology": "rail_optimized", "oversubscription": 1, "nodes_per_leaf": 32,
+               "efficiency_at_scale": 1.0},
+    "power": {"idle": "100 W", "compute": "670 W", "communication": "555 W", "tdp": "700 W"},
+    "price_per_gpu_hour": "2.99 USD/h",
+    "collective": {"nccl": "2.20", "host_cpu": "intel", "intra_link": "nvlink",
+                   "ll128_enabled": true, "ib_sharp": false,
+                   "graphs": {
+                     "ring": {"single_node": {"channels": 12, "bw_intra": "30 GB/s", "bw_inter": "30 GB/s"},
+                              "multi_node": {"channels": 8, "bw_intra": "48 GB/s", "bw_inter": "48 GB/s"}},
+                     "tree": {"single_node": {"channels": 12, "bw_intra": "30 GB/s", "bw_inter": "30 GB/s"},
+                              "multi_node": {"channels": 8, "bw_intra": "48 GB/s", "bw_inter": "48 GB/s"}},
+                     "nvls": {"single_node": {"channels": 8, "bw_intra": "40 GB/s", "bw_inter": "40 GB/s"},
+                              "multi_node": {"channels": 8, "bw_intra": "40 GB/s", "bw_inter": "48 GB/s"}}}}
+  })",
+                        "mem.json");
+}
+
+HardwareSpec load(const nlohmann::json& j) { return io::hardware_from_json(j, "mem.json", ""); }
+
+}  // namespace
+
+TEST_CASE("hardware_loader: every built-in profile loads", "[hardware][io]") {
+  const auto ids = io::builtin_hardware_ids();
+  // The five DGX generations; the nccl/ constants files are not profiles.
+  REQUIRE(ids ==
+          std::vector<std::string>{"a100-dgx", "b200-dgx", "h100-dgx", "h200-dgx", "v100-dgx"});
+  for (const auto& id : ids) {
+    const HardwareSpec hw = io::load_hardware(id);
+    REQUIRE(hw.id == id);
+    REQUIRE(hw.node.gpus_per_node == 8);
+    REQUIRE(hw.collective.ring.single_node.channels > 0);
+    REQUIRE(hw.usd_per_gpu_hour > 0.0);
+    REQUIRE(hw.power.compute <= hw.power.tdp);
+  }
+}
+
+TEST_CASE("hardware_loader: built-ins match the paper's Table 1 (P13)",
+          "[hardware][validation][paper]") {
+  // seed_claims.md P13: V100/A100/H100 bf16 (V100: fp16) dense 125/312/989 TFLOP/s; HBM
+  // 0.9/2.0/3.35 TB/s; NVLink 300/600/900 GB/s per GPU bidirectional; inter-node 100/200/400
+  // GB/s per node.
+  const HardwareSpec v100 = io::load_hardware("v100-dgx");
+  const HardwareSpec a100 = io::load_hardware("a100-dgx");
+  const HardwareSpec h100 = io::load_hardware("h100-dgx");
+
+  REQUIRE(v100.peak(Dtype::Fp16).value() == Approx(125e12).epsilon(1e-12));
+  REQUIRE(v100.peak(Dtype::Bf16).value() == 0.0);  // Volta has no bf16
+  REQUIRE(a100.peak(Dtype::Bf16).value() == Approx(312e12).epsilon(1e-12));
+  REQUIRE(h100.peak(Dtype::Bf16).value() == Approx(989e12).epsilon(1e-12));
+
+  REQUIRE(v100.gpu.hbm_bandwidth.value() == Approx(0.9e12).epsilon(1e-12));
+  // The A100 profile keeps the spec sheet's 2.039 TB/s; the paper rounds it to 2.0.
+  REQUIRE(std::round(a100.gpu.hbm_bandwidth.value() / 1e11) / 10.0 == 2.0);
+  REQUIRE(a100.gpu.hbm_bandwidth.value() == Approx(2.039e12).epsilon(1e-12));
+  REQUIRE(h100.gpu.hbm_bandwidth.value() == Approx(3.35e12).epsilon(1e-12));
+
+  // Bidirectional = 2 x per direction: 2 x 150, 2 x 300, 2 x 450 GB/s.
+  REQUIRE(2.0 * v100.node.nvlink_bandwidth_per_direction.value() == Approx(300e9).epsilon(1e-12));
+  REQUIRE(2.0 * a100.node.nvlink_bandwidth_per_direction.value() == Approx(600e9).epsilon(1e-12));
+  REQUIRE(2.0 * h100.node.nvlink_bandwidth_per_direction.value() == Approx(900e9).epsilon(1e-12));
+
+  // Per node, per direction: A100 8 x 200 Gb/s = 8 x 25e9 = 200e9 B/s; H100 8 x 400 Gb/s =
+  // 400e9 B/s. V100 is a DGX-1: 4 x 100 Gb/s = 50e9 B/s per direction, which is the paper's
+  // 100 GB/s counted in both directions (the profile's sources say so).
+  const auto per_node = [](const HardwareSpec& hw) {
+    return hw.fabric.nics_per_node * hw.fabric.nic_bandwidth.value();
+  };
+  REQUIRE(per_node(a100) == Approx(200e9).epsilon(1e-12));
+  REQUIRE(per_node(h100) == Approx(400e9).epsilon(1e-12));
+  REQUIRE(2.0 * per_node(v100) == Approx(100e9).epsilon(1e-12));
+
+  // The paper's stack bundles NCCL 2.20: no PAT.
+  REQUIRE(a100.collective.version == "2.20");
+  REQUIRE(h100.collective.version == "2.20");
+  REQUIRE_FALSE(h100.collective.pat_enabled);
+}
+
+TEST_CASE("hardware_loader: NCCL constants resolve by version, arch and host", "[hardware][io]") {
+  const HardwareSpec h100 = io::load_hardware("h100-dgx");
+  const auto& c = h100.collective;
+  // nccl-2.20.json: Ring Simple base 8.4 us, Tree Simple NET hwLat 28 us (2.19-2.22).
+  REQUIRE(c.base_latency[kRing][kSimple].value() == Approx(8.4e-6).epsilon(1e-12));
+  REQUIRE(c.hw_latency[kNet][kTree][kSimple].value() == Approx(28e-6).epsilon(1e-12));
+  // Hopper row: tree cap 36 GB/s per channel at 3+ nodes; Intel host: LL cap 20.4 GB/s.
+  REQUIRE(c.per_channel_max_tree_bw[2].value() == Approx(36e9).epsilon(1e-12));
+  REQUIRE(c.ll_max_bw[2].value() == Approx(20.4e9).epsilon(1e-12));
+  REQUIRE(c.ll_max_bw[0].value() == Approx(141e9).epsilon(1e-12));
+  REQUIRE(c.nvls_efficiency == Approx(0.85).epsilon(1e-12));
+  REQUIRE(c.tree_correction[kLl].size() == 23);
+  // DGX A100 has AMD hosts: net overhead 2 us, LL cap 19 GB/s at 3+ nodes.
+  const HardwareSpec a100 = io::load_hardware("a100-dgx");
+  REQUIRE(a100.collective.net_overhead.value() == Approx(2e-6).epsilon(1e-12));
+  REQUIRE(a100.collective.ll_max_bw[2].value() == Approx(19e9).epsilon(1e-12));
+  // h200-dgx mimics current NCCL: PAT on.
+  REQUIRE(io::load_hardware("h200-dgx").collective.pat_enabled);
+}
+
+TEST_CASE("hardware_loader: a profile in memory loads", "[hardware][io]") {
+  const HardwareSpec hw = load(small_profile());
+  REQUIRE(hw.id == "test-node");
+  // "400 Gb/s" = 400e9 / 8 = 50e9 B/s.
+  REQUIRE(hw.fabric.nic_bandwidth.value() == Approx(50e9).epsilon(1e-12));
+  REQUIRE(hw.usd_per_gpu_hour == Approx(2.99).epsilon(1e-12));
+  REQUIRE(hw.collective.nvls.multi_node.bw_inter.value() == Approx(48e9).epsilon(1e-12));
+}
+
+TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and problem",
+          "[hardware][io]") {
+  auto j = small_profile();
+  SECTION("missing key") {
+    j["node"].erase("gpus_per_node");
+    REQUIRE_THROWS_AS(load(j), ConfigError);
+    REQUIRE_THROWS_WITH(load(j), "mem.json: /node/gpus_per_node: missing required key");
+  }
+  SECTION("unknown key with a suggestion") {
+    j["fabric"]["nic_bandwith"] = "400 Gb/s";
+    REQUIRE_THROWS_AS(load(j), ConfigError);
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /fabric/nic_bandwith: unknown key; did you mean "
+                        "'nic_bandwidth'?");
+  }
+  SECTION("bare number for a dimensional value") {
+    j["gpu"]["hbm_bandwidth"] = 3.35;
+    REQUIRE_THROWS_AS(load(j), ConfigError);
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /gpu/hbm_bandwidth: expected a bandwidth with a unit "
+                        "like \"450 GB/s\", got 3.35");
+  }
+  SECTION("wrong type") {
+    j["node"]["nvswitch_sharp"] = "yes";
+    REQUIRE_THROWS_AS(load(j), ConfigError);
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /node/nvswitch_sharp: expected true or false, got \"yes\"");
+  }
+  SECTION("zero value") {
+    j["fabric"]["nic_bandwidth"] = "0 Gb/s";
+    REQUIRE_THROWS_AS(load(j), ConfigError);
+    REQUIRE_THROWS_WITH(load(j),
+                        Catch::Contains("/fabric/nic_bandwidth: expected a bandwidth > 0"));
+  }
+  SECTION("negative value") {
+    j["power"]["idle"] = "-5 W";
+    REQUIRE_THROWS_AS(load(j), ConfigError);
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/power/idle: expected a power > 0"));
+  }
+  SECTION("zero count") {
+    j["fabric"]["nics_per_node"] = 0;
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /fabric/nics_per_node: expected an integer >= 1, got 0");
+  }
+  SECTION("fraction out of range") {
+    j["gpu"]["gemm"]["max_efficiency"] = 1.5;
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/gpu/gemm/max_efficiency: expected a fraction "
+                                                 "in (0, 1]"));
+  }
+  SECTION("power above the TDP") {
+    j["power"]["compute"] = "800 W";
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/power/compute: expected at most the tdp"));
+  }
+  SECTION("unknown NCCL version with a suggestion") {
+    j["collective"]["nccl"] = "2.2";
+    REQUIRE_THROWS_AS(load(j), ConfigError);
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/collective/nccl: unknown NCCL version '2.2'; "
+                                                 "did you mean '2.20'?"));
+  }
+  SECTION("NVLS graph without in-switch reductions") {
+    j["node"]["nvswitch_sharp"] = false;
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/collective/graphs/nvls/single_node/channels"));
+  }
+  SECTION("unknown choice") {
+    j["gpu"]["arch"] = "hoper";
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/gpu/arch: unknown value 'hoper'; did you mean "
+                                                 "'hopper'?"));
+  }
+}
+
+TEST_CASE("hardware_loader: an unknown profile name suggests a built-in", "[hardware][io]") {
+  REQUIRE_THROWS_AS(io::load_hardware("h100"), ConfigError);
+  REQUIRE_THROWS_WITH(io::load_hardware("h100"),
+                      "unknown hardware profile 'h100'; did you mean 'h100-dgx'? (built-in "
+                      "profiles: a100-dgx, b200-dgx, h100-dgx, h200-dgx, v100-dgx; or give a path "
+                      "to a JSON file)");
+  REQUIRE_THROWS_WITH(io::load_hardware("h100-dxg"),
+                      Catch::StartsWith("unknown hardware profile 'h100-dxg'; did you mean "
+                                        "'h100-dgx'?"));
+}
+
+TEST_CASE("hardware_loader: malformed JSON text names the source", "[hardware][io]") {
+  REQUIRE_THROWS_WITH(io::load_hardware_from_string("{\"id\": ", "bad.json"),
+                      Catch::StartsWith("bad.json: invalid JSON"));
+}
