@@ -1,0 +1,107 @@
+// The kernels of one training iteration, described per tensor-parallel rank and per
+// micro-batch: FLOPs, HBM bytes and GEMM shapes of every kernel of a transformer layer, of the
+// embedding, of the LM head and loss, and of the optimizer step. The workload builder turns
+// these descriptions into timed ops; the compute model turns FLOPs and bytes into durations.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainsim/model/model_spec.hpp"
+#include "trainsim/units.hpp"
+
+namespace trainsim::model {
+
+enum class KernelKind {
+  Gemm,         // a matrix multiply; time from FLOPs and the GEMM efficiency curve
+  Attention,    // a fused flash-attention kernel (FlashAttention-2)
+  MemoryBound,  // elementwise or reduction kernels: norms, activations, residuals, loss, optimizer
+};
+
+// Forward shape of a GEMM on one TP rank: C[m x n] = A[m x k] * B[k x n], m = tokens.
+// The backward pass runs two GEMMs of the same size (dgrad m x k = [m x n][n x k], wgrad
+// k x n = [k x m][m x n]).
+struct GemmShape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+};
+
+// One kernel of one micro-batch on one TP rank (one CP rank).
+struct KernelSpec {
+  std::string name;  // "qkv_proj", "attn_core", ...: unique within its list
+  KernelKind kind = KernelKind::MemoryBound;
+  Flops forward_flops;   // executed by this rank (causal discount applied when causal_discount)
+  Flops backward_flops;  // GEMMs 2x forward (dgrad + wgrad); flash attention 2.5x forward
+  Bytes forward_bytes;   // HBM read + written, at the training dtype's element size
+  Bytes backward_bytes;
+  GemmShape gemm;        // Gemm only; zeros otherwise
+  // Attention only: the FLOPs above are those a causal flash-attention kernel executes, half of
+  // the full QK^T and AV products (it skips the masked blocks; Dao 2023, FlashAttention-2 §3.1).
+  // Model FLOPs (DESIGN.md "Metrics", PaLM) do not take this discount.
+  bool causal_discount = false;
+  // Recomputed in the backward pass under selective recomputation (Korthikanti et al. 2022 §5:
+  // the attention core, whose activations are large and cheap to recompute).
+  bool selective_recompute = false;
+};
+
+// What a rank of a layer sees of one micro-batch.
+struct LayerShape {
+  std::int64_t micro_batch = 1;          // sequences
+  std::int64_t seq_len = 0;              // full sequence length (before the CP split)
+  std::int64_t tp = 1;                   // tensor-parallel degree
+  std::int64_t cp = 1;                   // context-parallel degree: each rank holds seq_len / cp
+  bool sequence_parallel = false;        // Megatron SP: norms, residuals split over TP too
+  std::int64_t element_bytes = 2;        // bytes of one activation or weight element (bf16: 2)
+  // Causal attention run by a kernel that skips the masked half (FlashAttention-2). false gives
+  // the full, model-FLOPs convention count.
+  bool causal = true;
+};
+
+// Tokens one rank processes per micro-batch: micro_batch * seq_len / cp.
+[[nodiscard]] std::int64_t local_tokens(const LayerShape& shape);
+
+// The kernels of one transformer layer in forward order, split as Megatron-LM does
+// (Shoeybi et al. 2019 §3; Korthikanti et al. 2022 §4.2.2): column-parallel QKV and
+// gate/up, row-parallel output and down projections (FLOPs / tp), attention heads / tp; norms,
+// residual adds (and RoPE) on every TP rank unless sequence parallelism splits them (/ tp).
+// CP divides the queries of each rank; its keys span the whole sequence.
+// Names: attn_norm, qkv_proj, rope (RoPE models), attn_core, attn_out_proj, attn_residual_add,
+// mlp_norm, mlp_up_gate (SwiGLU) or mlp_up (GELU), mlp_act, mlp_down, mlp_residual_add.
+// Requires a valid model and shape (tp, cp, micro_batch, seq_len >= 1).
+[[nodiscard]] std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& shape);
+
+// The first stage's kernels: the token-embedding lookup (vocab-parallel, then summed over TP),
+// plus the learned-position add for models that have one. Name: "embedding".
+[[nodiscard]] std::vector<KernelSpec> embedding_kernels(const ModelSpec& m,
+                                                        const LayerShape& shape);
+
+// The last stage's kernels: final_norm, lm_head (vocab-parallel GEMM, vocab / tp columns) and
+// cross_entropy (Megatron's vocab-parallel loss, computed in fp32).
+[[nodiscard]] std::vector<KernelSpec> head_kernels(const ModelSpec& m, const LayerShape& shape);
+
+// Mixed-precision AdamW step over `num_params` parameters held by this rank (after any
+// sharding), memory-bound. Bytes per parameter: reads gradient (element_bytes), fp32 master
+// weight, m and v (12); writes master, m, v (12) and the element_bytes working copy of the
+// weight: 24 + 2 * element_bytes = 28 B with bf16. With fp32 training (element_bytes 4) the
+// master is the weight: reads g, p, m, v (16), writes p, m, v (12): also 28 B.
+// State layout from Rajbhandari et al. 2020 (ZeRO) §3.1; update from Loshchilov & Hutter 2019
+// Algorithm 2. Name: "optimizer_step"; the backward fields are zero.
+[[nodiscard]] KernelSpec adamw_step_kernel(std::int64_t num_params, std::int64_t element_bytes);
+// SGD with momentum: reads g, master, momentum; writes master, momentum, working copy
+// (fp32: reads g, p, momentum; writes p, momentum).
+[[nodiscard]] KernelSpec sgd_step_kernel(std::int64_t num_params, std::int64_t element_bytes);
+
+// Extra forward FLOPs that activation recomputation adds to one layer's backward, for HFU:
+// selective recomputes the kernels marked selective_recompute (the attention core;
+// Korthikanti et al. 2022 §5), full recomputes the whole forward of the layer (Chen et al. 2016;
+// Korthikanti et al. 2022 §4.3). `layer` is layer_kernels()'s result.
+[[nodiscard]] Flops selective_recompute_flops(const std::vector<KernelSpec>& layer);
+[[nodiscard]] Flops full_recompute_flops(const std::vector<KernelSpec>& layer);
+
+// Sums over a list of kernels.
+[[nodiscard]] Flops total_forward_flops(const std::vector<KernelSpec>& kernels);
+[[nodiscard]] Flops total_backward_flops(const std::vector<KernelSpec>& kernels);
+
+}  // namespace trainsim::model

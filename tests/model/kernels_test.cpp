@@ -1,0 +1,178 @@
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+#include "trainsim/model/counts.hpp"
+#include "trainsim/model/kernels.hpp"
+
+#include "sim/io/model_loader.hpp"
+
+using namespace trainsim;
+using namespace trainsim::model;
+
+namespace {
+
+const KernelSpec& find(const std::vector<KernelSpec>& ks, const std::string& name) {
+  const auto it =
+      std::find_if(ks.begin(), ks.end(), [&](const KernelSpec& k) { return k.name == name; });
+  REQUIRE(it != ks.end());
+  return *it;
+}
+
+// The worked example's micro-batch: 2 sequences of 4096 tokens on one rank.
+LayerShape paper_shape() { return LayerShape{.micro_batch = 2, .seq_len = 4096}; }
+
+}  // namespace
+
+TEST_CASE("kernels: a llama layer has the expected kernels in forward order", "[model]") {
+  const auto ks = layer_kernels(io::load_model("llama2-7b"), paper_shape());
+  std::vector<std::string> names;
+  for (const auto& k : ks) names.push_back(k.name);
+  REQUIRE(names == std::vector<std::string>{"attn_norm", "qkv_proj", "rope", "attn_core",
+                                            "attn_out_proj", "attn_residual_add", "mlp_norm",
+                                            "mlp_up_gate", "mlp_act", "mlp_down",
+                                            "mlp_residual_add"});
+  const auto gpt = layer_kernels(io::load_model("gpt3-175b"), paper_shape());
+  REQUIRE(std::none_of(gpt.begin(), gpt.end(), [](const auto& k) { return k.name == "rope"; }));
+  REQUIRE(find(gpt, "mlp_up").gemm.n == 49152);
+}
+
+TEST_CASE("kernels: GEMM and attention FLOPs sum to the model FLOPs", "[model]") {
+  const auto m = io::load_model("llama2-7b");
+  auto shape = paper_shape();
+  shape.causal = false;  // the model-FLOPs convention: no causal discount
+  const auto layer = layer_kernels(m, shape);
+  const auto head = head_kernels(m, shape);
+  const double tokens = 2.0 * 4096.0;
+
+  SECTION("one layer forward = the worked example's 3.865e12 per iteration") {
+    // (2 (4h^2 + 3 h ffn) + 4 h s) per token = 2 * 202,375,168 + 4 * 4096 * 4096
+    // = 404,750,336 + 67,108,864 = 471,859,200; x 8192 tokens = 3,865,470,566,400.
+    double matmul = 0.0;
+    for (const auto& k : layer) {
+      if (k.kind != KernelKind::MemoryBound) matmul += k.forward_flops.value();
+    }
+    REQUIRE(matmul == Approx(471'859'200.0 * tokens).epsilon(1e-12));
+  }
+  SECTION("forward + backward = 3x forward for the model-FLOPs kernels") {
+    // Model FLOPs per token = 6N + 12 L h s, N = matmul weights + norm weights + LM head.
+    // The GEMMs and attention give 2 (L * matmul weights + V h) + 4 L h s per token forward;
+    // times 3 that is the model FLOPs less 6 * (L * 2h + h) for the RMSNorm weights, which are
+    // in N but are no matmul.
+    double forward = 0.0;
+    for (const auto& k : layer) {
+      if (k.kind != KernelKind::MemoryBound) forward += k.forward_flops.value();
+    }
+    forward *= static_cast<double>(m.num_layers);
+    forward += find(head, "lm_head").forward_flops.value();
+    const double norms = 6.0 * (32.0 * 2.0 * 4096.0 + 4096.0);
+    REQUIRE(3.0 * forward ==
+            Approx((model_flops_per_token(m, 4096).value() - norms) * tokens).epsilon(1e-12));
+  }
+  SECTION("backward: GEMMs 2x forward, flash attention 2.5x") {
+    for (const auto& k : layer) {
+      CAPTURE(k.name);
+      if (k.kind == KernelKind::Gemm) {
+        REQUIRE(k.backward_flops.value() == Approx(2.0 * k.forward_flops.value()).epsilon(1e-12));
+      } else if (k.kind == KernelKind::Attention) {
+        REQUIRE(k.backward_flops.value() == Approx(2.5 * k.forward_flops.value()).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("kernels: the causal discount halves the attention core only", "[model]") {
+  const auto m = io::load_model("llama2-7b");
+  auto full_shape = paper_shape();
+  full_shape.causal = false;
+  const auto causal = find(layer_kernels(m, paper_shape()), "attn_core");
+  const auto full = find(layer_kernels(m, full_shape), "attn_core");
+  // Full: 4 * tokens * s * h = 4 * 8192 * 4096 * 4096 = 549,755,813,888; causal half.
+  REQUIRE(full.forward_flops.value() == Approx(549'755'813'888.0).epsilon(1e-12));
+  REQUIRE(causal.forward_flops.value() == Approx(549'755'813'888.0 / 2).epsilon(1e-12));
+  REQUIRE(causal.causal_discount);
+  REQUIRE_FALSE(full.causal_discount);
+}
+
+TEST_CASE("kernels: tensor, sequence and context parallelism split as Megatron does",
+          "[model]") {
+  const auto m = io::load_model("llama2-70b");
+  const auto one = layer_kernels(m, paper_shape());
+  auto tp8 = paper_shape();
+  tp8.tp = 8;
+  const auto split = layer_kernels(m, tp8);
+  const double tokens = 8192;
+
+  SECTION("GEMM shapes per rank") {
+    // QKV column-parallel: (64 + 2 * 8) heads * 128 / 8 = 1280 columns, k = h = 8192.
+    const auto qkv = find(split, "qkv_proj").gemm;
+    REQUIRE(qkv.m == 8192);
+    REQUIRE(qkv.n == 1280);
+    REQUIRE(qkv.k == 8192);
+    // Output projection row-parallel: k = 8192 / 8 = 1024, n = h.
+    REQUIRE(find(split, "attn_out_proj").gemm.k == 1024);
+    REQUIRE(find(split, "attn_out_proj").gemm.n == 8192);
+    // SwiGLU gate + up: 2 * 28672 / 8 = 7168 columns; down: k = 3584.
+    REQUIRE(find(split, "mlp_up_gate").gemm.n == 7168);
+    REQUIRE(find(split, "mlp_down").gemm.k == 3584);
+  }
+  SECTION("GEMM and attention FLOPs / tp; norms and residuals replicated without SP") {
+    for (std::size_t i = 0; i < one.size(); ++i) {
+      CAPTURE(one[i].name);
+      if (one[i].kind == KernelKind::MemoryBound && one[i].name != "rope" &&
+          one[i].name != "mlp_act") {
+        REQUIRE(split[i].forward_bytes.value() == Approx(one[i].forward_bytes.value()));
+      } else {
+        REQUIRE(split[i].forward_flops.value() ==
+                Approx(one[i].forward_flops.value() / 8).epsilon(1e-12));
+      }
+    }
+  }
+  SECTION("sequence parallelism splits norms and residuals too") {
+    auto sp = tp8;
+    sp.sequence_parallel = true;
+    const auto ks = layer_kernels(m, sp);
+    // RMSNorm forward: read + write 2 bytes x tokens/8 x h = 4 * 1024 * 8192.
+    REQUIRE(find(ks, "attn_norm").forward_bytes.value() ==
+            Approx(4.0 * tokens / 8 * 8192).epsilon(1e-12));
+    REQUIRE(find(ks, "mlp_residual_add").forward_bytes.value() ==
+            Approx(find(one, "mlp_residual_add").forward_bytes.value() / 8).epsilon(1e-12));
+  }
+  SECTION("context parallelism halves the queries, not the keys") {
+    auto cp2 = paper_shape();
+    cp2.cp = 2;
+    const auto ks = layer_kernels(m, cp2);
+    REQUIRE(find(ks, "qkv_proj").gemm.m == 4096);
+    REQUIRE(find(ks, "attn_core").forward_flops.value() ==
+            Approx(find(one, "attn_core").forward_flops.value() / 2).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("kernels: recomputation adds the attention core or the whole forward", "[model]") {
+  const auto ks = layer_kernels(io::load_model("llama2-7b"), paper_shape());
+  REQUIRE(selective_recompute_flops(ks) == find(ks, "attn_core").forward_flops);
+  REQUIRE(full_recompute_flops(ks) == total_forward_flops(ks));
+  REQUIRE(full_recompute_flops(ks) > selective_recompute_flops(ks));
+}
+
+TEST_CASE("kernels: head, embedding and optimizer step", "[model]") {
+  const auto m = io::load_model("llama2-7b");
+  auto tp2 = paper_shape();
+  tp2.tp = 2;
+  const auto head = head_kernels(m, tp2);
+  // LM head vocab-parallel: 2 * 8192 tokens * 16000 * 4096.
+  REQUIRE(find(head, "lm_head").forward_flops.value() ==
+          Approx(2.0 * 8192 * 16000 * 4096).epsilon(1e-12));
+  // Cross entropy reads bf16 logits and writes the fp32 softmax: (2 + 4) B per local logit.
+  REQUIRE(find(head, "cross_entropy").forward_bytes.value() ==
+          Approx(6.0 * 8192 * 16000).epsilon(1e-12));
+  // Embedding lookup: reads and writes 8192 rows of 4096 bf16 values.
+  REQUIRE(embedding_kernels(m, tp2).front().forward_bytes.value() ==
+          Approx(2.0 * 2.0 * 8192 * 4096).epsilon(1e-12));
+  // AdamW: 28 bytes per parameter with bf16 (reads 2 + 12, writes 12 + 2) and with fp32
+  // (reads 16, writes 12).
+  REQUIRE(adamw_step_kernel(1000, 2).forward_bytes.value() == Approx(28'000.0).epsilon(1e-12));
+  REQUIRE(adamw_step_kernel(1000, 4).forward_bytes.value() == Approx(28'000.0).epsilon(1e-12));
+  REQUIRE(adamw_step_kernel(1000, 2).backward_bytes.value() == 0.0);
+  REQUIRE(sgd_step_kernel(1000, 2).forward_bytes.value() == Approx(20'000.0).epsilon(1e-12));
+}
