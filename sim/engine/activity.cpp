@@ -1,0 +1,88 @@
+#include "trainsim/engine/activity.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "trainsim/error.hpp"
+
+namespace trainsim::engine {
+namespace {
+
+// A change in the number of running ops of each kind at one instant.
+struct Edge {
+  SimTime time;
+  std::int32_t compute_delta;
+  std::int32_t comm_delta;
+};
+
+}  // namespace
+
+DeviceActivity activity(const Graph& graph, const Timeline& timeline,
+                        std::span<const StreamId> streams, SimTime from, SimTime to) {
+  if (timeline.ops.size() != static_cast<std::size_t>(graph.num_ops())) {
+    throw InternalError("engine activity: the timeline has " +
+                        std::to_string(timeline.ops.size()) + " ops but the graph has " +
+                        std::to_string(graph.num_ops()) + "; expected the graph it came from");
+  }
+  if (from > to) {
+    throw InternalError("engine activity: window starts at " + to_string(from.since_start()) +
+                        " after it ends at " + to_string(to.since_start()));
+  }
+
+  DeviceActivity a;
+  std::vector<Edge> edges;
+  for (const StreamId s : streams) {
+    if (s < 0 || s >= graph.num_streams()) {
+      throw InternalError("engine activity: no stream " + std::to_string(s));
+    }
+    const bool compute = graph.stream_kind(s) == OpKind::Compute;
+    Seconds& kernel_sum = compute ? a.compute_kernel_sum : a.communication_kernel_sum;
+    const auto stream_begin = static_cast<std::ptrdiff_t>(edges.size());
+    for (const OpId op : graph.stream_ops(s)) {
+      const OpTiming& t = timeline.ops[static_cast<std::size_t>(op)];
+      const SimTime begin = std::max(t.start, from);
+      const SimTime end = std::min(t.end, to);
+      if (!(begin < end)) continue;  // outside the window, or zero-duration
+      kernel_sum += end - begin;
+      edges.push_back(Edge{begin, compute ? 1 : 0, compute ? 0 : 1});
+      edges.push_back(Edge{end, compute ? -1 : 0, compute ? 0 : -1});
+    }
+    // A stream runs one op at a time, so its edges are already in time order: merging the runs
+    // costs O(n * streams), cheaper than sorting for the handful of streams of a device. Only
+    // the times matter: segments between equal times have zero length, so the order of edges
+    // within one instant does not change any sum.
+    std::inplace_merge(edges.begin(), edges.begin() + stream_begin, edges.end(),
+                       [](const Edge& x, const Edge& y) { return x.time < y.time; });
+  }
+
+  std::int32_t computing = 0;
+  std::int32_t communicating = 0;
+  SimTime prev = from;
+  const auto account = [&](SimTime until) {
+    const Seconds span = until - prev;
+    if (computing > 0) a.compute_busy += span;
+    if (communicating > 0) a.communication_busy += span;
+    if (communicating > 0 && computing == 0) a.exposed_communication += span;
+    if (communicating == 0 && computing == 0) a.idle += span;
+    prev = until;
+  };
+  for (const Edge& e : edges) {
+    account(e.time);
+    computing += e.compute_delta;
+    communicating += e.comm_delta;
+  }
+  account(to);
+  return a;
+}
+
+DeviceActivity activity(const Graph& graph, const Timeline& timeline, DeviceId device,
+                        SimTime from, SimTime to) {
+  if (device < 0 || device >= graph.num_devices()) {
+    throw InternalError("engine activity: no device " + std::to_string(device));
+  }
+  return activity(graph, timeline, graph.device_streams(device), from, to);
+}
+
+}  // namespace trainsim::engine

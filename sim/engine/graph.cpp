@@ -1,0 +1,81 @@
+#include "trainsim/engine/graph.hpp"
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "trainsim/error.hpp"
+
+namespace trainsim::engine {
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw InternalError("engine graph: " + what); }
+
+bool in_range(std::int32_t id, std::size_t size) {
+  return id >= 0 && static_cast<std::size_t>(id) < size;
+}
+
+}  // namespace
+
+void Graph::reserve(std::size_t num_ops, std::size_t num_dependencies) {
+  op_stream_.reserve(num_ops);
+  op_duration_.reserve(num_ops);
+  op_name_.reserve(num_ops);
+  op_tag_.reserve(num_ops);
+  dependencies_.reserve(num_dependencies);
+}
+
+DeviceId Graph::add_device(std::string name) {
+  const auto id = static_cast<DeviceId>(devices_.size());
+  devices_.push_back(Device{std::move(name), {}});
+  return id;
+}
+
+StreamId Graph::add_stream(DeviceId device, std::string name, OpKind kind) {
+  if (!in_range(device, devices_.size())) {
+    fail("add_stream: no device " + std::to_string(device));
+  }
+  const auto id = static_cast<StreamId>(streams_.size());
+  streams_.push_back(Stream{device, std::move(name), kind, {}});
+  devices_[idx(device)].streams.push_back(id);
+  return id;
+}
+
+OpId Graph::add_op(StreamId stream, Seconds duration, NameId name_id, std::int32_t tag) {
+  if (!in_range(stream, streams_.size())) fail("add_op: no stream " + std::to_string(stream));
+  if (!in_range(name_id, names_.size())) fail("add_op: no name " + std::to_string(name_id));
+  // !(d >= 0) also rejects NaN.
+  if (!(duration >= Seconds(0.0)) || !std::isfinite(duration.value())) {
+    fail("add_op: op '" + names_[idx(name_id)] + "' has duration " +
+         std::to_string(duration.value()) + " s; expected a finite value >= 0");
+  }
+  const auto id = static_cast<OpId>(op_stream_.size());
+  op_stream_.push_back(stream);
+  op_duration_.push_back(duration);
+  op_name_.push_back(name_id);
+  op_tag_.push_back(tag);
+  streams_[idx(stream)].ops.push_back(id);
+  return id;
+}
+
+void Graph::add_dependency(OpId before, OpId after) {
+  if (!in_range(before, op_stream_.size()) || !in_range(after, op_stream_.size())) {
+    fail("add_dependency: no op " + std::to_string(in_range(before, op_stream_.size()) ? after
+                                                                                        : before));
+  }
+  if (before == after) {
+    fail("add_dependency: op " + std::to_string(before) + " '" + op_name(before) +
+         "' depends on itself");
+  }
+  dependencies_.push_back(Dependency{before, after});
+}
+
+NameId Graph::intern_name(std::string_view name) {
+  if (const auto it = name_index_.find(name); it != name_index_.end()) return it->second;
+  const auto id = static_cast<NameId>(names_.size());
+  names_.emplace_back(name);
+  name_index_.emplace(std::string(name), id);
+  return id;
+}
+
+}  // namespace trainsim::engine

@@ -1,0 +1,233 @@
+#include "trainsim/engine/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainsim/engine/event_queue.hpp"
+#include "trainsim/error.hpp"
+
+namespace trainsim::engine {
+namespace {
+
+std::size_t idx(std::int32_t i) { return static_cast<std::size_t>(i); }
+
+// The end of an op's run. `version` is the op's reschedule count when the event was pushed; a
+// contention change bumps the op's count and pushes a fresh event, so the old one is recognised
+// as stale when popped (event_queue.hpp, invariant 4).
+struct EndEvent {
+  OpId op;
+  std::uint32_t version;
+};
+
+// Compressed sparse rows: the successors of op i are targets[offsets[i] .. offsets[i + 1]).
+struct Adjacency {
+  std::vector<std::int32_t> offsets;
+  std::vector<OpId> targets;
+};
+
+// Successors of every op: its dependency targets (in insertion order), then the next op on its
+// stream. Stream order is an ordinary edge here, so one counter per op (pending predecessors)
+// covers both start conditions. Built by counting sort: O(ops + dependencies), no per-op
+// allocation.
+Adjacency successors(const Graph& graph) {
+  const auto n = idx(graph.num_ops());
+  Adjacency adj;
+  adj.offsets.assign(n + 1, 0);
+  for (const Dependency& d : graph.dependencies()) ++adj.offsets[idx(d.before) + 1];
+  for (StreamId s = 0; s < graph.num_streams(); ++s) {
+    const auto ops = graph.stream_ops(s);
+    for (std::size_t i = 0; i + 1 < ops.size(); ++i) ++adj.offsets[idx(ops[i]) + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) adj.offsets[i + 1] += adj.offsets[i];
+  adj.targets.resize(idx(adj.offsets[n]));
+  // Fill row i from offsets[i] upwards, using offsets[i] as the cursor; afterwards offsets[i]
+  // holds the end of row i, i.e. the start of row i + 1, so one shift restores the starts.
+  const auto put = [&adj](OpId from, OpId to) { adj.targets[idx(adj.offsets[idx(from)]++)] = to; };
+  for (const Dependency& d : graph.dependencies()) put(d.before, d.after);
+  for (StreamId s = 0; s < graph.num_streams(); ++s) {
+    const auto ops = graph.stream_ops(s);
+    for (std::size_t i = 0; i + 1 < ops.size(); ++i) put(ops[i], ops[i + 1]);
+  }
+  std::copy_backward(adj.offsets.begin(), adj.offsets.end() - 1, adj.offsets.end());
+  adj.offsets[0] = 0;
+  return adj;
+}
+
+std::string describe(const Graph& graph, OpId op) {
+  const StreamId s = graph.op_stream(op);
+  return "op " + std::to_string(op) + " '" + graph.op_name(op) + "' (device '" +
+         graph.device_name(graph.stream_device(s)) + "', stream '" + graph.stream_name(s) + "')";
+}
+
+// Called only when some ops never started. Every such op waits on a predecessor that never
+// started either, so walking "waits on" links from one of them must revisit an op: that loop is a
+// cycle. Returns the error naming it.
+InternalError cycle_error(const Graph& graph, const Adjacency& succ,
+                          const std::vector<std::int32_t>& pending, std::int64_t num_stuck) {
+  const std::int32_t n = graph.num_ops();
+  // Predecessor lists on the error path only: invert the successor rows.
+  Adjacency pred;
+  pred.offsets.assign(idx(n) + 1, 0);
+  for (const OpId t : succ.targets) ++pred.offsets[idx(t) + 1];
+  for (std::size_t i = 0; i < idx(n); ++i) pred.offsets[i + 1] += pred.offsets[i];
+  pred.targets.resize(succ.targets.size());
+  std::vector<std::int32_t> fill(pred.offsets.begin(), pred.offsets.end() - 1);
+  for (OpId op = 0; op < n; ++op) {
+    for (auto k = succ.offsets[idx(op)]; k < succ.offsets[idx(op) + 1]; ++k) {
+      pred.targets[idx(fill[idx(succ.targets[idx(k)])]++)] = op;
+    }
+  }
+
+  OpId cur = 0;
+  while (pending[idx(cur)] == 0) ++cur;  // the first op that never started
+  std::vector<std::int32_t> step(idx(n), -1);
+  std::vector<OpId> path;
+  while (step[idx(cur)] < 0) {
+    step[idx(cur)] = static_cast<std::int32_t>(path.size());
+    path.push_back(cur);
+    OpId next = -1;
+    for (auto k = pred.offsets[idx(cur)]; k < pred.offsets[idx(cur) + 1]; ++k) {
+      if (pending[idx(pred.targets[idx(k)])] > 0) {
+        next = pred.targets[idx(k)];
+        break;
+      }
+    }
+    if (next < 0) break;  // cannot happen: a stuck op always has a stuck predecessor
+    cur = next;
+  }
+  // path[step[cur]] .. path.back() waits on cur in turn; print it in execution order.
+  std::vector<OpId> cycle(path.begin() + step[idx(cur)], path.end());
+  std::reverse(cycle.begin(), cycle.end());
+  // Start at the smallest id, so the same cycle always reads the same.
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+  constexpr std::size_t kMaxShown = 8;
+  std::string text;
+  for (std::size_t i = 0; i < cycle.size() && i < kMaxShown; ++i) {
+    text += describe(graph, cycle[i]) + " -> ";
+  }
+  text += cycle.size() > kMaxShown ? "... -> " + describe(graph, cycle.front())
+                                   : describe(graph, cycle.front());
+  return InternalError("engine: " + std::to_string(num_stuck) + " of " + std::to_string(n) +
+                       " ops can never start: the op graph has a cycle through dependencies and "
+                       "stream order: " +
+                       text);
+}
+
+}  // namespace
+
+Timeline simulate(const Graph& graph, const EngineOptions& options) {
+  const double contention = options.comm_compute_contention;
+  if (!(contention >= 0.0) || !std::isfinite(contention)) {
+    throw InternalError("engine: comm_compute_contention is " + std::to_string(contention) +
+                        "; expected a finite value >= 0");
+  }
+  const bool contended_model = contention > 0.0;
+  // Wall time per unit of full-speed work while communication runs on the device.
+  const double slow_stretch = 1.0 + contention;
+
+  const std::int32_t n = graph.num_ops();
+  const std::int32_t num_streams = graph.num_streams();
+  const std::int32_t num_devices = graph.num_devices();
+
+  // Per-stream facts, flattened so the event loop reads two small arrays.
+  std::vector<std::uint8_t> stream_is_compute(idx(num_streams));
+  std::vector<DeviceId> stream_device(idx(num_streams));
+  for (StreamId s = 0; s < num_streams; ++s) {
+    stream_is_compute[idx(s)] = graph.stream_kind(s) == OpKind::Compute ? 1 : 0;
+    stream_device[idx(s)] = graph.stream_device(s);
+  }
+  // The compute streams of each device (CSR), for rescaling when communication starts or ends.
+  std::vector<std::int32_t> compute_offsets(idx(num_devices) + 1, 0);
+  std::vector<StreamId> compute_streams;
+  for (DeviceId d = 0; d < num_devices; ++d) {
+    for (const StreamId s : graph.device_streams(d)) {
+      if (stream_is_compute[idx(s)] != 0) compute_streams.push_back(s);
+    }
+    compute_offsets[idx(d) + 1] = static_cast<std::int32_t>(compute_streams.size());
+  }
+
+  const Adjacency succ = successors(graph);
+  std::vector<std::int32_t> pending(idx(n), 0);
+  for (const OpId t : succ.targets) ++pending[idx(t)];
+
+  Timeline timeline;
+  timeline.ops.assign(idx(n), OpTiming{});
+  // Reschedule count per op (EndEvent); only compute ops under contention are ever rescheduled.
+  std::vector<std::uint32_t> version(idx(n), 0);
+  std::vector<OpId> running(idx(num_streams), -1);  // the running op of each compute stream
+  std::vector<std::int32_t> comm_running(idx(num_devices), 0);
+
+  EventQueue<EndEvent> queue;
+  queue.reserve(idx(std::max<std::int32_t>(num_streams, 16)));
+
+  // A contention change on `device` at `now`, from `old_stretch` to `new_stretch` (wall time per
+  // unit of full-speed work). A running compute op scheduled to end at E still has
+  // (E - now) / old_stretch of work, which now takes (E - now) * new_stretch / old_stretch: the
+  // scheduled end in the timeline is the whole state, no per-op work counter is needed. Ops due
+  // at `now` are left alone, so they end on time.
+  const auto rescale = [&](DeviceId device, SimTime now, double factor) {
+    for (auto k = compute_offsets[idx(device)]; k < compute_offsets[idx(device) + 1]; ++k) {
+      const OpId op = running[idx(compute_streams[idx(k)])];
+      if (op < 0) continue;
+      OpTiming& t = timeline.ops[idx(op)];
+      if (t.end <= now) continue;
+      t.end = now + (t.end - now) * factor;
+      queue.push(t.end, EndEvent{op, ++version[idx(op)]});
+    }
+  };
+
+  const auto start = [&](OpId op, SimTime now) {
+    const StreamId s = graph.op_stream(op);
+    const DeviceId device = stream_device[idx(s)];
+    const Seconds duration = graph.op_duration(op);
+    OpTiming& t = timeline.ops[idx(op)];
+    t.start = now;
+    if (stream_is_compute[idx(s)] != 0) {
+      running[idx(s)] = op;
+      // Uncontended compute ends at exactly start + duration (no stretch arithmetic).
+      t.end = contended_model && comm_running[idx(device)] > 0 ? now + duration * slow_stretch
+                                                               : now + duration;
+    } else {
+      t.end = now + duration;
+      // Zero-duration communication occupies no time and slows nothing.
+      if (contended_model && duration > Seconds(0.0) && comm_running[idx(device)]++ == 0) {
+        rescale(device, now, slow_stretch);
+      }
+    }
+    queue.push(t.end, EndEvent{op, version[idx(op)]});
+  };
+
+  for (OpId op = 0; op < n; ++op) {
+    if (pending[idx(op)] == 0) start(op, SimTime::zero());
+  }
+
+  std::int32_t num_finished = 0;
+  while (!queue.empty()) {
+    const auto event = queue.pop();
+    ++timeline.num_events;
+    const OpId op = event.payload.op;
+    if (event.payload.version != version[idx(op)]) continue;  // rescheduled: stale
+    const SimTime now = event.time;
+    ++num_finished;
+    timeline.end = std::max(timeline.end, now);
+    const StreamId s = graph.op_stream(op);
+    if (stream_is_compute[idx(s)] != 0) {
+      running[idx(s)] = -1;
+    } else if (contended_model && graph.op_duration(op) > Seconds(0.0)) {
+      const DeviceId device = stream_device[idx(s)];
+      if (--comm_running[idx(device)] == 0) rescale(device, now, 1.0 / slow_stretch);
+    }
+    for (auto k = succ.offsets[idx(op)]; k < succ.offsets[idx(op) + 1]; ++k) {
+      const OpId next = succ.targets[idx(k)];
+      if (--pending[idx(next)] == 0) start(next, now);
+    }
+  }
+
+  if (num_finished != n) throw cycle_error(graph, succ, pending, n - num_finished);
+  return timeline;
+}
+
+}  // namespace trainsim::engine

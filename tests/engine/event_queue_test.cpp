@@ -1,0 +1,55 @@
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "trainsim/engine/event_queue.hpp"
+#include "trainsim/units.hpp"
+
+using namespace trainsim;
+using namespace trainsim::literals;
+using trainsim::engine::EventQueue;
+
+namespace {
+SimTime at(Seconds t) { return SimTime::at(t); }
+}  // namespace
+
+TEST_CASE("engine: event queue pops the earliest event first", "[engine]") {
+  EventQueue<int> q;
+  q.push(at(3_ms), 3);
+  q.push(at(1_ms), 1);
+  q.push(at(2_ms), 2);
+  REQUIRE(q.size() == 3);
+  REQUIRE(q.top().payload == 1);
+  std::vector<int> order;
+  while (!q.empty()) order.push_back(q.pop().payload);
+  REQUIRE(order == std::vector<int>{1, 2, 3});
+}
+
+TEST_CASE("engine: event queue orders equal times by insertion", "[engine]") {
+  // Invariant 2: among events at one time, the one pushed first comes out first, whatever the
+  // payload values and whatever events at other times are interleaved with them.
+  EventQueue<int> q;
+  const std::vector<int> pushed{50, 10, 40, 20, 30};
+  for (const int p : pushed) {
+    q.push(at(5_ms), p);
+    q.push(at(9_ms), -p);
+  }
+  std::vector<int> first_five;
+  for (int i = 0; i < 5; ++i) first_five.push_back(q.pop().payload);
+  REQUIRE(first_five == pushed);
+  REQUIRE(q.pop().payload == -50);
+}
+
+TEST_CASE("engine: event queue sequence numbers never repeat", "[engine]") {
+  // Invariant 1: seqs strictly increase, across clear() too.
+  EventQueue<int> q;
+  const std::uint64_t a = q.push(at(1_ms), 0);
+  const std::uint64_t b = q.push(at(0_ms), 0);
+  q.clear();
+  REQUIRE(q.empty());
+  const std::uint64_t c = q.push(at(0_ms), 0);
+  REQUIRE(a < b);
+  REQUIRE(b < c);
+  REQUIRE(q.pop().seq == c);
+}
