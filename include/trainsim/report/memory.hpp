@@ -1,0 +1,120 @@
+// Memory per GPU of a training scenario: model state (parameters, gradients, optimizer state)
+// under each sharding mode, activations of the in-flight micro-batches under each pipeline
+// schedule and recomputation policy, and buffers (gathered parameters, unsharded gradients,
+// CUDA/NCCL context). Analytical, from the scenario alone; the report shows the stage that needs
+// most (DESIGN.md "Metrics": `memory`).
+#pragma once
+
+#include <cstdint>
+
+#include "trainsim/model/kernels.hpp"
+#include "trainsim/model/model_spec.hpp"
+#include "trainsim/parallel/scenario.hpp"
+#include "trainsim/units.hpp"
+
+namespace trainsim::report {
+
+// Peak memory of one GPU of one pipeline stage, by kind; the JSON report's `memory` object
+// (parameters_bytes ... fits). total = parameters + gradients + optimizer + activations +
+// buffers; fits is total <= capacity.
+struct MemoryBreakdown {
+  std::int64_t stage = 0;  // pipeline stage these figures are for
+  Bytes parameters;        // persistent parameters this GPU owns (its shard when sharded)
+  Bytes gradients;         // persistent gradients (its shard when sharded)
+  Bytes optimizer;         // optimizer state: fp32 master weights and moments
+  Bytes activations;       // saved for backward, all in-flight micro-batches
+  Bytes buffers;           // gathered parameters, unsharded gradients in flight, fixed context
+  Bytes total;
+  Bytes capacity;          // HBM of the GPU (hardware profile)
+  bool fits = false;
+};
+
+// Fixed per-GPU overhead of the framework, an assumption: the CUDA context with its kernel
+// images (about 0.5 GiB for PyTorch with CUDA 12's lazy loading, as nvidia-smi shows for an idle
+// process), cuBLAS/cuDNN workspaces and NCCL communicator buffers (NCCL_BUFFSIZE 4 MiB per
+// channel and peer, per protocol; a few hundred MiB for the TP, DP and PP communicators), and
+// the caching allocator's reserve and fragmentation (about 1 GiB). 2 GiB in all.
+inline constexpr double kFrameworkOverheadBytes = 2.0 * 1024 * 1024 * 1024;
+
+// Bytes of one element in the training dtype: 4 for fp32/tf32, 2 for bf16/fp16, and 2 for
+// fp8, whose weights, activations and gradients are kept in bf16 around fp8 GEMMs.
+[[nodiscard]] std::int64_t element_bytes(hardware::Dtype precision);
+
+// Layers pipeline stage `stage` of `pp` holds: layers / pp, the first layers % pp stages one more.
+// Requires 0 <= stage < pp.
+[[nodiscard]] std::int64_t layers_in_stage(const model::ModelSpec& m, std::int64_t pp,
+                                           std::int64_t stage);
+
+// Ranks that share one copy of the model state (the sharding degree): dp * cp for
+// zero1/shard_grad_op/full_shard (CP ranks hold the same parameters and reduce gradients with
+// the DP ranks, as Megatron-LM's distributed optimizer and torchtitan's FSDP do); for
+// hybrid_shard the DP*CP ranks inside a shard group of shard_group GPUs (0: one node's),
+// shard_group / tp; 1 for none.
+[[nodiscard]] std::int64_t sharding_degree(const parallel::Scenario& s);
+
+// How the activation bytes are counted (Korthikanti et al. 2022 §4 assumptions or a modern
+// Llama-style training).
+struct ActivationOptions {
+  // Fused flash attention keeps Q, K, V, O and an fp32 log-sum-exp per head and token instead
+  // of the softmax and dropout tensors: the 5as/h term becomes 4a / (2h) per token (Dao et al.
+  // 2022, FlashAttention §3.1).
+  bool flash_attention = true;
+  // Dropout after attention and MLP (1-byte masks) and on the attention probabilities. Llama
+  // trains without dropout; GPT-3 and Korthikanti et al. 2022 use it.
+  bool dropout = false;
+};
+
+// Activation bytes one layer saves for backward, for one micro-batch on one GPU.
+// Generalises Korthikanti et al. 2022 §4.1 and Table 2 (per layer, 2-byte activations):
+//   no parallelism       s b h (34 + 5 a s / h)
+//   tensor parallel      s b h (10 + 24 / t + 5 a s / (h t))
+//   TP + sequence par.   s b h / t (34 + 5 a s / h)
+//   selective recompute  drops the 5 a s / h term;  full recompute  2 s b h (/ t with SP)
+// Their terms: norm inputs 4sbh, QKV and MLP inputs 4sbh, dropout masks 2sbh (replicated over
+// TP unless SP); Q, K, V 6sbh, attention output 2sbh, GELU input and output 16sbh (/ t);
+// softmax, dropout mask and dropout output 5as^2b (/ t). Generalised here: K and V are
+// kv_heads/heads of Q (GQA); the MLP saves 2 tensors of ffn (GELU input and output) or 3
+// (SwiGLU's gate, up and product, as a fused kernel does); element size from the shape; no
+// dropout masks without dropout; flash attention as above; CP divides the tokens.
+// With ffn = 4h, MHA, dropout and no flash attention this is exactly Korthikanti's table.
+[[nodiscard]] Bytes activation_bytes_per_layer(const model::ModelSpec& m,
+                                               const model::LayerShape& shape,
+                                               parallel::Recompute recompute,
+                                               const ActivationOptions& options = {});
+
+// Micro-batches whose activations stage `stage` holds at its peak (the first stage of a
+// pipeline holds most): 1F1B min(pp - stage, m) (Narayanan et al. 2021 §2.2.1); GPipe all m
+// (Huang et al. 2019); interleaved 1F1B with v chunks counts chunk passes, each holding
+// layers/(pp v) layers: min(2 (pp - stage - 1) + (v - 1) pp + 1, m v) (Megatron-LM's warm-up
+// count plus the one in steady state; for stage 0 this is Korthikanti et al. 2022 §4.2.3's
+// factor 1 + (pp - 1) / (pp v) of the layers). Returned as layer-equivalents over the stage's
+// layers: a multiple of one micro-batch of all the stage's layers.
+[[nodiscard]] double in_flight_microbatches(const parallel::Scenario& s, std::int64_t stage);
+
+// Memory of one GPU of pipeline stage `stage`. Stage 0 also holds the embedding, the last stage
+// the final norm and the LM head (and, with tied embeddings and pp > 1, a copy of the embedding
+// as Megatron-LM keeps). Model state per parameter (Rajbhandari et al. 2020, ZeRO, §3.1, K = 12
+// for mixed-precision Adam): bf16/fp16 training keeps 2-byte weights and gradients and
+// 12 bytes of AdamW state (fp32 master, m, v); fp32 training 4 + 4 + 8 (m, v). SGD keeps a
+// master copy and momentum (8 B; fp32: momentum, 4 B). Sharding:
+//   none           everything replicated (DDP; gradients in place, no bucket copies)
+//   zero1          optimizer / D
+//   shard_grad_op  parameters, gradients, optimizer / D; the stage's unsharded parameters stay
+//                  gathered from forward to backward (FSDP SHARD_GRAD_OP), plus the unsharded
+//                  gradients of 2 layers (the one computing, the one being reduce-scattered)
+//   full_shard     everything / D; unsharded parameters and gradients of 2 units (current and
+//                  prefetched / being reduce-scattered), a unit being a layer or the embedding
+//                  or the LM head, whichever is largest on the stage
+//   hybrid_shard   as full_shard with D = the shard group's ranks
+// D = sharding_degree(s); with D = 1 nothing is gathered. Activations: activation_bytes_per_layer
+// (flash attention, no dropout) times layers times in-flight micro-batches; with full
+// recompute, plus one layer's full activations during its recomputed backward; the last stage
+// adds the final norm's and the LM head's inputs and the fp32 logits of the loss, 4 b s V / t
+// (Korthikanti et al. 2022 §4.3). Buffers include kFrameworkOverheadBytes.
+// Requires a validated scenario with parallel.dp filled in and 0 <= stage < pp.
+[[nodiscard]] MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage);
+
+// memory_per_gpu of the stage whose total is largest (the first such stage on ties).
+[[nodiscard]] MemoryBreakdown memory_peak(const parallel::Scenario& s);
+
+}  // namespace trainsim::report

@@ -1,0 +1,210 @@
+#include "trainsim/report/memory.hpp"
+
+#include <algorithm>
+
+#include "trainsim/model/counts.hpp"
+
+namespace trainsim::report {
+namespace {
+
+using parallel::PipelineSchedule;
+using parallel::Recompute;
+using parallel::Sharding;
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+// Bytes of optimizer state per parameter (ZeRO §3.1: K = 12 for mixed-precision Adam).
+double optimizer_bytes_per_parameter(parallel::Optimizer optimizer, std::int64_t e) {
+  const bool mixed = e < 4;
+  if (optimizer == parallel::Optimizer::AdamW) return mixed ? 12.0 : 8.0;  // (master,) m, v
+  return mixed ? 8.0 : 4.0;                                                // (master,) momentum
+}
+
+model::LayerShape layer_shape(const parallel::Scenario& s) {
+  return model::LayerShape{.micro_batch = s.training.micro_batch,
+                           .seq_len = s.training.seq_len,
+                           .tp = s.parallel.tp,
+                           .cp = s.parallel.cp,
+                           .sequence_parallel = s.parallel.sequence_parallel,
+                           .element_bytes = element_bytes(s.training.precision)};
+}
+
+// Activations the last stage keeps for the final norm, the LM head and the loss, per
+// micro-batch (Korthikanti et al. 2022 §4.3: 4 s b h / t (1 + v / h) with SP): the inputs of the
+// final norm and of the LM head (/ t with SP) and the fp32 softmax of the vocab-parallel loss.
+double head_activation_bytes(const model::ModelSpec& m, const model::LayerShape& shape) {
+  const double tokens = d(model::local_tokens(shape));
+  const double residual = shape.sequence_parallel ? tokens / d(shape.tp) : tokens;
+  const double e = d(shape.element_bytes);
+  return residual * 2.0 * e * d(m.hidden) + 4.0 * tokens * d(model::ceil_div(m.vocab, shape.tp));
+}
+
+}  // namespace
+
+std::int64_t element_bytes(hardware::Dtype precision) {
+  switch (precision) {
+    case hardware::Dtype::Fp32:
+    case hardware::Dtype::Tf32:
+      return 4;
+    case hardware::Dtype::Fp16:
+    case hardware::Dtype::Bf16:
+    case hardware::Dtype::Fp8:
+      return 2;
+  }
+  return 2;
+}
+
+std::int64_t layers_in_stage(const model::ModelSpec& m, std::int64_t pp, std::int64_t stage) {
+  return m.num_layers / pp + (stage < m.num_layers % pp ? 1 : 0);
+}
+
+std::int64_t sharding_degree(const parallel::Scenario& s) {
+  const std::int64_t replicas = s.parallel.dp * s.parallel.cp;
+  switch (s.parallel.sharding) {
+    case Sharding::None:
+      return 1;
+    case Sharding::Zero1:
+    case Sharding::ShardGradOp:
+    case Sharding::FullShard:
+      return replicas;
+    case Sharding::HybridShard: {
+      const std::int64_t group_gpus =
+          s.parallel.shard_group > 0 ? s.parallel.shard_group : s.hardware.node.gpus_per_node;
+      return std::clamp<std::int64_t>(group_gpus / s.parallel.tp, 1, replicas);
+    }
+  }
+  return 1;
+}
+
+Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerShape& shape,
+                                 Recompute recompute, const ActivationOptions& options) {
+  const double tokens = d(model::local_tokens(shape));
+  const double t = d(shape.tp);
+  const double residual = shape.sequence_parallel ? tokens / t : tokens;
+  const double e = d(shape.element_bytes);
+  const double h = d(m.hidden);
+  if (recompute == Recompute::Full) {
+    // Only the layer's input is kept (Korthikanti et al. 2022 §4.3: 2sbh, / t with SP).
+    return Bytes(residual * e * h);
+  }
+  const double heads_local = d(model::ceil_div(m.num_heads, shape.tp));
+  const double q_local = heads_local * d(m.head_dim);
+  const double kv_local = d(model::ceil_div(m.num_kv_heads, shape.tp) * m.head_dim);
+  const double f_local = d(model::ceil_div(m.ffn_hidden, shape.tp));
+  const double mlp_tensors = m.activation == model::Activation::SwiGlu ? 3.0 : 2.0;
+  // Replicated over TP unless SP: two norm inputs, the QKV and MLP GEMM inputs (4 e h), and the
+  // 1-byte dropout masks after attention and after the MLP (2 h).
+  const double replicated = residual * (4.0 * e * h + (options.dropout ? 2.0 * h : 0.0));
+  // Split over TP: Q, K, V, attention output and the MLP's intermediate tensors.
+  const double split = tokens * e * (2.0 * q_local + 2.0 * kv_local + mlp_tensors * f_local);
+  double scores = 0.0;
+  if (recompute == Recompute::None) {
+    if (options.flash_attention) {
+      scores = tokens * heads_local * 4.0;  // fp32 log-sum-exp per head and query
+    } else {
+      // Softmax output (e), and with dropout its 1-byte mask and output (e): 5 a s^2 b / t.
+      const double per_score = e + (options.dropout ? 1.0 + e : 0.0);
+      scores = tokens * heads_local * d(shape.seq_len) * per_score;
+    }
+  }
+  return Bytes(replicated + split + scores);
+}
+
+double in_flight_microbatches(const parallel::Scenario& s, std::int64_t stage) {
+  const auto m = d(std::max<std::int64_t>(s.num_microbatches(), 1));
+  const auto p = d(s.parallel.pp);
+  const auto i = d(stage);
+  const auto v = d(s.parallel.virtual_stages);
+  switch (s.parallel.schedule) {
+    case PipelineSchedule::GPipe:
+      return m;
+    case PipelineSchedule::Interleaved:
+      if (s.parallel.virtual_stages > 1) {
+        // Megatron-LM get_num_warmup_microbatches: 2 (p - i - 1) + (v - 1) p chunk passes,
+        // plus the one in steady state; each chunk is 1/v of the stage's layers.
+        return std::min(2.0 * (p - i - 1.0) + (v - 1.0) * p + 1.0, m * v) / v;
+      }
+      return std::min(p - i, m);
+    case PipelineSchedule::OneFOneB:
+      return std::min(p - i, m);
+  }
+  return m;
+}
+
+MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) {
+  const auto& m = s.model;
+  const auto& plan = s.parallel;
+  const std::int64_t tp = plan.tp;
+  const bool first = stage == 0;
+  const bool last = stage == plan.pp - 1;
+  const std::int64_t e = element_bytes(s.training.precision);
+
+  // Parameters of this stage on one TP rank.
+  const std::int64_t layer = model::layer_parameters_per_tp_rank(m, tp);
+  const std::int64_t embedding = first ? model::embedding_parameters_per_tp_rank(m, tp) : 0;
+  const auto copy = plan.pp > 1 ? model::LmHeadCopy::Separate
+                                : model::LmHeadCopy::SharedWithEmbedding;
+  const std::int64_t head =
+      last ? model::lm_head_parameters_per_tp_rank(m, tp, copy) + model::final_norm_parameters(m)
+           : 0;
+  const std::int64_t num_layers = layers_in_stage(m, plan.pp, stage);
+  const double params = d(num_layers * layer + embedding + head);
+
+  const double degree = d(sharding_degree(s));
+  const bool shard_state = plan.sharding == Sharding::ShardGradOp ||
+                           plan.sharding == Sharding::FullShard ||
+                           plan.sharding == Sharding::HybridShard;
+  const bool shard_optimizer = shard_state || plan.sharding == Sharding::Zero1;
+
+  MemoryBreakdown out;
+  out.stage = stage;
+  out.parameters = Bytes(d(e) * params / (shard_state ? degree : 1.0));
+  out.gradients = Bytes(d(e) * params / (shard_state ? degree : 1.0));
+  out.optimizer = Bytes(optimizer_bytes_per_parameter(s.training.optimizer, e) * params /
+                        (shard_optimizer ? degree : 1.0));
+
+  double buffers = kFrameworkOverheadBytes;
+  if (shard_state && degree > 1.0) {
+    if (plan.sharding == Sharding::ShardGradOp) {
+      // SHARD_GRAD_OP keeps every unsharded parameter of the stage from its forward AllGather
+      // to the end of backward; gradients of 2 layers are unsharded at a time.
+      buffers += d(e) * params + 2.0 * d(e) * d(layer);
+    } else {
+      // FULL_SHARD frees each unit after use: 2 units gathered (current and prefetched) and
+      // the unsharded gradients of 2 units (computing, reduce-scattering).
+      const double unit = d(std::max({layer, embedding, head}));
+      buffers += 4.0 * d(e) * unit;
+    }
+  }
+  out.buffers = Bytes(buffers);
+
+  const auto shape = layer_shape(s);
+  const double per_layer = activation_bytes_per_layer(m, shape, plan.recompute).value();
+  double activations = per_layer * d(num_layers) * in_flight_microbatches(s, stage);
+  if (plan.recompute == Recompute::Full && num_layers > 0) {
+    // The layer whose forward is recomputed holds its full activations during its backward.
+    activations += activation_bytes_per_layer(m, shape, Recompute::None).value();
+  }
+  if (last) {
+    const double head_in_flight =
+        plan.schedule == PipelineSchedule::GPipe ? in_flight_microbatches(s, stage) : 1.0;
+    activations += head_activation_bytes(m, shape) * head_in_flight;
+  }
+  out.activations = Bytes(activations);
+
+  out.total = out.parameters + out.gradients + out.optimizer + out.activations + out.buffers;
+  out.capacity = s.hardware.gpu.hbm_capacity;
+  out.fits = out.total <= out.capacity;
+  return out;
+}
+
+MemoryBreakdown memory_peak(const parallel::Scenario& s) {
+  MemoryBreakdown peak = memory_per_gpu(s, 0);
+  for (std::int64_t stage = 1; stage < s.parallel.pp; ++stage) {
+    auto candidate = memory_per_gpu(s, stage);
+    if (candidate.total > peak.total) peak = candidate;
+  }
+  return peak;
+}
+
+}  // namespace trainsim::report

@@ -1,0 +1,247 @@
+#include <catch2/catch.hpp>
+
+#include "trainsim/model/counts.hpp"
+#include "trainsim/report/memory.hpp"
+
+#include "sim/io/model_loader.hpp"
+
+using namespace trainsim;
+using namespace trainsim::literals;
+using parallel::PipelineSchedule;
+using parallel::Recompute;
+using parallel::Sharding;
+using report::activation_bytes_per_layer;
+using report::ActivationOptions;
+using report::memory_per_gpu;
+
+namespace {
+
+// The paper's FSDP setting (seed_claims P12): llama2-7b, seq 4096, micro-batch 2, bf16, AdamW,
+// shard_grad_op, TP = PP = 1, one micro-batch per step, on DGX H100 (80 GB HBM3, 8 per node).
+parallel::Scenario paper_scenario(std::int64_t gpus) {
+  parallel::Scenario s;
+  s.model = io::load_model("llama2-7b");
+  s.hardware.gpu.hbm_capacity = 80_GiB;
+  s.hardware.node.gpus_per_node = 8;
+  s.gpus = gpus;
+  s.training = parallel::TrainingSpec{.seq_len = 4096, .global_batch = 2 * gpus, .micro_batch = 2};
+  s.parallel.sharding = Sharding::ShardGradOp;
+  s.parallel.dp = gpus;
+  return s;
+}
+
+double persistent(const report::MemoryBreakdown& m) {
+  return (m.parameters + m.gradients + m.optimizer).value();
+}
+
+}  // namespace
+
+TEST_CASE("memory: Korthikanti et al. 2022 Table 2 for GPT-3 175B", "[report][memory]") {
+  const auto m = io::load_model("gpt3-175b");
+  // Their setting: 2-byte activations, dropout, unfused attention; s = 2048, b = 1, a = 96,
+  // h = 12288, t = 8. 5as/h = 5 * 96 * 2048 / 12288 = 80, the figure of their §4.1.
+  const ActivationOptions korthikanti{.flash_attention = false, .dropout = true};
+  const double s = 2048;
+  const double h = 12288;
+  const double sbh = s * 1 * h;
+  const double score = 5.0 * 96 * s / h;
+  REQUIRE(score == Approx(80.0).epsilon(1e-12));
+  model::LayerShape shape{.micro_batch = 1, .seq_len = 2048};
+
+  SECTION("no parallelism: sbh (34 + 5as/h)") {
+    REQUIRE(activation_bytes_per_layer(m, shape, Recompute::None, korthikanti).value() ==
+            Approx(sbh * (34 + score)).epsilon(1e-12));
+  }
+  shape.tp = 8;
+  SECTION("tensor parallel: sbh (10 + 24/t + 5as/ht)") {
+    REQUIRE(activation_bytes_per_layer(m, shape, Recompute::None, korthikanti).value() ==
+            Approx(sbh * (10 + 24.0 / 8 + score / 8)).epsilon(1e-12));
+  }
+  SECTION("tensor + sequence parallel: sbh/t (34 + 5as/h)") {
+    shape.sequence_parallel = true;
+    REQUIRE(activation_bytes_per_layer(m, shape, Recompute::None, korthikanti).value() ==
+            Approx(sbh / 8 * (34 + score)).epsilon(1e-12));
+    SECTION("selective recompute: sbh/t * 34") {
+      REQUIRE(activation_bytes_per_layer(m, shape, Recompute::Selective, korthikanti).value() ==
+              Approx(sbh / 8 * 34).epsilon(1e-12));
+    }
+    SECTION("full recompute: 2sbh/t") {
+      REQUIRE(activation_bytes_per_layer(m, shape, Recompute::Full, korthikanti).value() ==
+              Approx(2 * sbh / 8).epsilon(1e-12));
+    }
+  }
+  SECTION("selective recompute with TP alone: sbh (10 + 24/t)") {
+    REQUIRE(activation_bytes_per_layer(m, shape, Recompute::Selective, korthikanti).value() ==
+            Approx(sbh * (10 + 24.0 / 8)).epsilon(1e-12));
+  }
+  SECTION("full recompute without SP keeps the whole input: 2sbh") {
+    REQUIRE(activation_bytes_per_layer(m, shape, Recompute::Full, korthikanti).value() ==
+            Approx(2 * sbh).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("memory: SwiGLU, GQA and flash attention generalise the table", "[report][memory]") {
+  const auto m = io::load_model("llama2-70b");
+  const model::LayerShape shape{.micro_batch = 1, .seq_len = 4096, .tp = 8};
+  // Per token, bf16: replicated norm inputs + QKV and MLP inputs 4 * 2 * 8192 = 65,536 B;
+  // split: Q and O 2 * 2 * 1024, K and V 2 * 2 * 128, gate/up/product 3 * 2 * 3584 =
+  // 4096 + 512 + 21,504 = 26,112 B; log-sum-exp 4 B * 8 heads = 32 B. Total 91,680 B per token.
+  REQUIRE(activation_bytes_per_layer(m, shape, Recompute::None).value() ==
+          Approx(4096.0 * 91'680).epsilon(1e-12));
+  // Selective recompute drops the log-sum-exp.
+  REQUIRE(activation_bytes_per_layer(m, shape, Recompute::Selective).value() ==
+          Approx(4096.0 * (91'680 - 32)).epsilon(1e-12));
+  // Context parallelism halves everything (tokens per rank).
+  auto cp2 = shape;
+  cp2.cp = 2;
+  REQUIRE(activation_bytes_per_layer(m, cp2, Recompute::None).value() ==
+          Approx(2048.0 * 91'680).epsilon(1e-12));
+}
+
+TEST_CASE("memory: llama2-7b shard_grad_op, micro-batch 2, seq 4096, 128 H100", "[report][memory]") {
+  const auto s = paper_scenario(128);
+  const auto mem = memory_per_gpu(s, 0);
+  const double params = 6'738'415'616;  // num_parameters, one stage, TP 1
+  // Persistent state / 128: bf16 parameters and gradients 2 B each, AdamW 12 B.
+  REQUIRE(mem.parameters.value() == Approx(2 * params / 128).epsilon(1e-12));
+  REQUIRE(mem.gradients.value() == Approx(2 * params / 128).epsilon(1e-12));
+  REQUIRE(mem.optimizer.value() == Approx(12 * params / 128).epsilon(1e-12));
+  // Buffers: all bf16 parameters gathered (2 B x params), unsharded gradients of 2 layers
+  // (2 x 2 B x 202,383,360) and the 2 GiB framework overhead.
+  REQUIRE(mem.buffers.value() ==
+          Approx(2 * params + 4.0 * 202'383'360 + report::kFrameworkOverheadBytes)
+              .epsilon(1e-12));
+  // Activations per token and layer, bf16, flash attention, no dropout: 4 * 2 * 4096 (norm and
+  // GEMM inputs) + 2 * (4 * 4096) (Q, K, V, O) + 3 * 2 * 11008 (SwiGLU) + 4 * 32 (log-sum-exp)
+  // = 32,768 + 32,768 + 66,048 + 128 = 131,712 B; x 8192 tokens x 32 layers, one micro-batch in
+  // flight. The LM head adds 2 * 2 * 4096 + 4 * 32000 = 144,384 B per token.
+  const double tokens = 8192;
+  REQUIRE(mem.activations.value() ==
+          Approx(tokens * (32 * 131'712.0 + 144'384.0)).epsilon(1e-12));
+  REQUIRE(mem.total.value() == Approx((mem.parameters + mem.gradients + mem.optimizer +
+                                       mem.activations + mem.buffers)
+                                          .value())
+                                   .epsilon(1e-12));
+  // About 53 GB: fits the 80 GB H100 (the paper ran it).
+  REQUIRE(mem.total < 80_GB);
+  REQUIRE(mem.fits);
+  REQUIRE(report::memory_peak(s).total == mem.total);
+}
+
+TEST_CASE("memory: P12, memory per GPU falls with DP, with diminishing returns",
+          "[report][memory][paper]") {
+  // Fernandez et al. 2024 Fig 12: shard_grad_op memory falls as GPUs are added, ever less.
+  std::vector<double> totals;
+  for (std::int64_t gpus = 8; gpus <= 2048; gpus *= 2) {
+    totals.push_back(memory_per_gpu(paper_scenario(gpus), 0).total.value());
+  }
+  for (std::size_t i = 1; i < totals.size(); ++i) REQUIRE(totals[i] < totals[i - 1]);
+  // Only the 16 B / param sharded state changes: 16 Phi (1/8 - 1/16) from 8 to 16 GPUs against
+  // 16 Phi (1/1024 - 1/2048) from 1024 to 2048: Phi against Phi / 128.
+  const double first = totals[0] - totals[1];
+  const double last = totals[totals.size() - 2] - totals.back();
+  REQUIRE(last < first / 4);
+  REQUIRE(last == Approx(first / 128).epsilon(1e-9));
+}
+
+TEST_CASE("memory: sharding modes order the persistent state", "[report][memory]") {
+  auto s = paper_scenario(64);
+  const double params = 6'738'415'616;
+  s.parallel.sharding = Sharding::None;
+  const auto none = memory_per_gpu(s, 0);
+  s.parallel.sharding = Sharding::Zero1;
+  const auto zero1 = memory_per_gpu(s, 0);
+  s.parallel.sharding = Sharding::ShardGradOp;
+  const auto sgo = memory_per_gpu(s, 0);
+  s.parallel.sharding = Sharding::FullShard;
+  const auto full = memory_per_gpu(s, 0);
+  s.parallel.sharding = Sharding::HybridShard;  // shard group 0: one node, 8 GPUs
+  const auto hybrid = memory_per_gpu(s, 0);
+
+  // none 16 Phi; zero1 4 Phi + 12 Phi / 64; shard_grad_op and full_shard 16 Phi / 64.
+  REQUIRE(persistent(none) == Approx(16 * params).epsilon(1e-12));
+  REQUIRE(persistent(zero1) == Approx(4 * params + 12 * params / 64).epsilon(1e-12));
+  REQUIRE(persistent(sgo) == Approx(16 * params / 64).epsilon(1e-12));
+  REQUIRE(persistent(full) == Approx(16 * params / 64).epsilon(1e-12));
+  REQUIRE(persistent(hybrid) == Approx(16 * params / 8).epsilon(1e-12));
+  REQUIRE(persistent(none) >= persistent(zero1));
+  REQUIRE(persistent(zero1) >= persistent(sgo));
+  REQUIRE(persistent(sgo) >= persistent(full));
+  // Totals: shard_grad_op keeps the gathered stage, full_shard two layers of it.
+  REQUIRE(none.total > zero1.total);
+  REQUIRE(zero1.total > sgo.total);
+  REQUIRE(sgo.total > full.total);
+  REQUIRE(hybrid.total > full.total);
+  // full_shard buffers: 2 gathered + 2 unsharded-gradient units of the largest unit, a layer
+  // (202,383,360 parameters; the embedding has 131,072,000).
+  REQUIRE(full.buffers.value() ==
+          Approx(4 * 2.0 * 202'383'360 + report::kFrameworkOverheadBytes).epsilon(1e-12));
+}
+
+TEST_CASE("memory: pipeline schedules hold their in-flight micro-batches",
+          "[report][memory]") {
+  auto s = paper_scenario(32);
+  s.parallel.pp = 4;
+  s.parallel.dp = 8;
+  s.training.global_batch = 128;  // 128 / (8 x 2) = 8 micro-batches
+  REQUIRE(s.num_microbatches() == 8);
+  SECTION("1F1B: stage i of p holds p - i") {
+    REQUIRE(report::in_flight_microbatches(s, 0) == 4.0);
+    REQUIRE(report::in_flight_microbatches(s, 3) == 1.0);
+    // Stage 0: 8 layers x 4 micro-batches; the last: 8 layers x 1 plus the head.
+    const auto first = memory_per_gpu(s, 0);
+    const auto last = memory_per_gpu(s, 3);
+    REQUIRE(first.activations.value() ==
+            Approx(8192.0 * 8 * 4 * 131'712).epsilon(1e-12));
+    REQUIRE(last.activations.value() ==
+            Approx(8192.0 * (8 * 131'712.0 + 144'384)).epsilon(1e-12));
+    REQUIRE(report::memory_peak(s).stage == 0);
+  }
+  SECTION("GPipe: all m") {
+    s.parallel.schedule = PipelineSchedule::GPipe;
+    REQUIRE(report::in_flight_microbatches(s, 0) == 8.0);
+    REQUIRE(report::in_flight_microbatches(s, 3) == 8.0);
+  }
+  SECTION("interleaved, v = 2: p (1 + (p - 1) / (p v)) on the first stage") {
+    s.parallel.schedule = PipelineSchedule::Interleaved;
+    s.parallel.virtual_stages = 2;
+    // 4 (1 + 3 / 8) = 5.5 = (2 * 3 + 1 * 4 + 1) / 2; the last stage (0 + 4 + 1) / 2 = 2.5.
+    REQUIRE(report::in_flight_microbatches(s, 0) == Approx(5.5).epsilon(1e-12));
+    REQUIRE(report::in_flight_microbatches(s, 3) == Approx(2.5).epsilon(1e-12));
+  }
+  SECTION("stages split the layers and own the embedding and head") {
+    s.parallel.sharding = Sharding::None;
+    // Stage 0: 8 layers + embedding 131,072,000; stage 3: 8 layers + LM head + final norm.
+    const double layers = 8.0 * 202'383'360;
+    REQUIRE(memory_per_gpu(s, 0).parameters.value() ==
+            Approx(2 * (layers + 131'072'000)).epsilon(1e-12));
+    REQUIRE(memory_per_gpu(s, 3).parameters.value() ==
+            Approx(2 * (layers + 131'072'000 + 4096)).epsilon(1e-12));
+    REQUIRE(memory_per_gpu(s, 1).parameters.value() == Approx(2 * layers).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("memory: recomputation and parallelism shrink activations; 70B DDP does not fit",
+          "[report][memory]") {
+  auto s = paper_scenario(64);
+  const auto base = memory_per_gpu(s, 0).activations;
+  s.parallel.recompute = Recompute::Selective;
+  const auto selective = memory_per_gpu(s, 0).activations;
+  s.parallel.recompute = Recompute::Full;
+  const auto full = memory_per_gpu(s, 0).activations;
+  REQUIRE(selective < base);
+  REQUIRE(full < selective);
+  s.parallel.recompute = Recompute::None;
+  s.parallel.tp = 2;
+  s.parallel.dp = 32;
+  const auto tp2 = memory_per_gpu(s, 0).activations;
+  s.parallel.sequence_parallel = true;
+  REQUIRE(tp2 < base);
+  REQUIRE(memory_per_gpu(s, 0).activations < tp2);
+
+  auto big = paper_scenario(8);
+  big.model = io::load_model("llama2-70b");
+  big.parallel.sharding = Sharding::None;
+  // 16 B x 69 B parameters is over 1 TB: nowhere near 80 GiB.
+  REQUIRE_FALSE(memory_per_gpu(big, 0).fits);
+}
