@@ -25,19 +25,37 @@ using model::PositionEmbedding;
 // training sequence length (the scenario's seq_len is); sliding_window is modelled as full
 // attention (exact when seq_len <= window, pessimistic beyond).
 constexpr std::array<std::string_view, 24> kHfIgnoredKeys = {
-    "architectures",     "model_type",        "torch_dtype",          "dtype",
-    "transformers_version", "bos_token_id",   "eos_token_id",         "pad_token_id",
-    "initializer_range", "rms_norm_eps",      "use_cache",            "pretraining_tp",
-    "attention_dropout", "mlp_dropout",       "max_position_embeddings", "rope_theta",
-    "rope_scaling",      "rope_parameters",   "sliding_window",       "use_sliding_window",
-    "max_window_layers", "tokenizer_class",   "output_attentions",    "output_hidden_states",
+    "architectures",
+    "model_type",
+    "torch_dtype",
+    "dtype",
+    "transformers_version",
+    "bos_token_id",
+    "eos_token_id",
+    "pad_token_id",
+    "initializer_range",
+    "rms_norm_eps",
+    "use_cache",
+    "pretraining_tp",
+    "attention_dropout",
+    "mlp_dropout",
+    "max_position_embeddings",
+    "rope_theta",
+    "rope_scaling",
+    "rope_parameters",
+    "sliding_window",
+    "use_sliding_window",
+    "max_window_layers",
+    "tokenizer_class",
+    "output_attentions",
+    "output_hidden_states",
 };
 
 // Keys of mixture-of-experts configs (Mixtral, Qwen-MoE, DeepSeek): the dense model would be a
 // wrong answer, so they are rejected rather than ignored.
 constexpr std::array<std::string_view, 7> kHfMoeKeys = {
-    "num_local_experts", "num_experts_per_tok", "num_experts",    "n_routed_experts",
-    "moe_intermediate_size", "n_shared_experts", "first_k_dense_replace",
+    "num_local_experts",     "num_experts_per_tok", "num_experts",           "n_routed_experts",
+    "moe_intermediate_size", "n_shared_experts",    "first_k_dense_replace",
 };
 
 // Hugging Face model types whose MLP is gated (gate_proj, up_proj, down_proj) whatever the
@@ -57,12 +75,14 @@ void check_heads(ObjectReader& r, const ModelSpec& m, const std::string& heads_k
   if (m.num_kv_heads > m.num_heads || m.num_heads % m.num_kv_heads != 0) {
     throw r.error(kv_key, "grouped-query attention needs the KV heads to divide the " + heads_key +
                               " (" + std::to_string(m.num_heads) + "); expected a divisor of " +
-                              std::to_string(m.num_heads) + ", got " + std::to_string(m.num_kv_heads));
+                              std::to_string(m.num_heads) + ", got " +
+                              std::to_string(m.num_kv_heads));
   }
   if (!head_dim_given && m.hidden % m.num_heads != 0) {
     throw r.error(hidden_key, "without " + head_dim_key + " the head size is " + hidden_key +
                                   " / " + heads_key + "; expected a multiple of " +
-                                  std::to_string(m.num_heads) + ", got " + std::to_string(m.hidden));
+                                  std::to_string(m.num_heads) + ", got " +
+                                  std::to_string(m.hidden));
   }
 }
 
@@ -78,9 +98,9 @@ ModelSpec from_trainsim_keys(ObjectReader& r) {
   m.ffn_hidden = r.integer("ffn_hidden", 1);
   m.vocab = r.integer("vocab", 1);
   m.activation = r.choice("activation", {"swiglu", "gelu"}) == "swiglu" ? Activation::SwiGlu
-                                                                         : Activation::Gelu;
-  m.norm = r.choice("norm", {"rmsnorm", "layernorm"}) == "rmsnorm" ? Norm::RmsNorm
-                                                                  : Norm::LayerNorm;
+                                                                        : Activation::Gelu;
+  m.norm =
+      r.choice("norm", {"rmsnorm", "layernorm"}) == "rmsnorm" ? Norm::RmsNorm : Norm::LayerNorm;
   m.tied_embeddings = r.boolean("tied_embeddings");
   const std::string pos = r.choice("position_embedding", {"rope", "learned", "alibi"});
   m.position_embedding = pos == "rope"      ? PositionEmbedding::Rope
@@ -89,9 +109,11 @@ ModelSpec from_trainsim_keys(ObjectReader& r) {
   if (m.position_embedding == PositionEmbedding::Learned) {
     m.max_positions = r.integer("max_positions", 1);
   } else if (r.has("max_positions")) {
-    throw r.error("max_positions", "max_positions is the size of a learned position table; "
-                                   "expected it only with position_embedding \"learned\", got "
-                                   "position_embedding \"" + pos + "\"");
+    throw r.error("max_positions",
+                  "max_positions is the size of a learned position table; "
+                  "expected it only with position_embedding \"learned\", got "
+                  "position_embedding \"" +
+                      pos + "\"");
   }
   m.linear_bias = r.boolean_or("linear_bias", false);
   check_heads(r, m, "heads", "kv_heads", "hidden", head_dim_given, "head_dim");
@@ -125,9 +147,9 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   m.vocab = r.integer("vocab_size", 1);
 
   const std::string model_type = r.string_or("model_type", "llama");
-  const std::string act = r.choice_or(
-      "hidden_act", {"silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh"},
-      "silu");
+  const std::string act =
+      r.choice_or("hidden_act",
+                  {"silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh"}, "silu");
   const bool gated = contains(kHfGatedModelTypes, model_type) || act == "silu" || act == "swish";
   m.activation = gated ? Activation::SwiGlu : Activation::Gelu;
   m.norm = Norm::RmsNorm;  // the Llama layout (LlamaRMSNorm)

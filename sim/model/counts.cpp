@@ -80,8 +80,8 @@ std::int64_t layer_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp) {
   std::int64_t n = h * q_local + 2 * h * kv_local + q_local * h;  // column Q, K, V; row O
   n += (gated ? 3 : 2) * h * f_local;                             // column gate/up; row down
   if (m.linear_bias) {
-    n += q_local + 2 * kv_local + h;          // column biases split; O's bias replicated
-    n += (gated ? 2 : 1) * f_local + h;       // column biases split; down's bias replicated
+    n += q_local + 2 * kv_local + h;     // column biases split; O's bias replicated
+    n += (gated ? 2 : 1) * f_local + h;  // column biases split; down's bias replicated
   }
   return n + 2 * norm_parameters(m);
 }
@@ -92,8 +92,7 @@ std::int64_t embedding_parameters_per_tp_rank(const ModelSpec& m, std::int64_t t
   return ceil_div(m.vocab, tp) * m.hidden + positions;
 }
 
-std::int64_t lm_head_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp,
-                                            LmHeadCopy copy) {
+std::int64_t lm_head_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp, LmHeadCopy copy) {
   if (m.tied_embeddings && copy == LmHeadCopy::SharedWithEmbedding) return 0;
   return ceil_div(m.vocab, tp) * m.hidden;
 }

@@ -84,8 +84,7 @@ std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
   if (m.position_embedding == PositionEmbedding::Rope) {
     // RoPE (Su et al. 2021) on Q and K: x * cos + rotate(x) * sin, 3 FLOPs per element; reads
     // and writes each element (the cos/sin tables are small and cached).
-    k.push_back(elementwise("rope", d(tokens) * d(q_local + kv_local), 3.0, 2.0 * e, 3.0,
-                            2.0 * e));
+    k.push_back(elementwise("rope", d(tokens) * d(q_local + kv_local), 3.0, 2.0 * e, 3.0, 2.0 * e));
   }
   {
     // QK^T and AV: 2 * 2 * tokens * keys * head_dim per head, each local query against all
@@ -162,8 +161,7 @@ std::vector<KernelSpec> head_kernels(const ModelSpec& m, const LayerShape& s) {
   // 5 FLOPs per logit; a fused kernel reads the logits and writes the fp32 softmax it keeps for
   // backward. Backward subtracts the one-hot target and scales (2 FLOPs), reading the fp32
   // softmax and writing the logits' gradient.
-  k.push_back(elementwise("cross_entropy", d(tokens) * d(vocab_local), 5.0, e + 4.0, 2.0,
-                          4.0 + e));
+  k.push_back(elementwise("cross_entropy", d(tokens) * d(vocab_local), 5.0, e + 4.0, 2.0, 4.0 + e));
   return k;
 }
 

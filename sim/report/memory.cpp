@@ -142,8 +142,8 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   // Parameters of this stage on one TP rank.
   const std::int64_t layer = model::layer_parameters_per_tp_rank(m, tp);
   const std::int64_t embedding = first ? model::embedding_parameters_per_tp_rank(m, tp) : 0;
-  const auto copy = plan.pp > 1 ? model::LmHeadCopy::Separate
-                                : model::LmHeadCopy::SharedWithEmbedding;
+  const auto copy =
+      plan.pp > 1 ? model::LmHeadCopy::Separate : model::LmHeadCopy::SharedWithEmbedding;
   const std::int64_t head =
       last ? model::lm_head_parameters_per_tp_rank(m, tp, copy) + model::final_norm_parameters(m)
            : 0;

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "trainsim/model/counts.hpp"
+
+#include <catch2/catch.hpp>
 
 #include "sim/io/model_loader.hpp"
 
@@ -88,7 +88,8 @@ TEST_CASE("counts: GPT-3 175B against Narayanan et al. 2021's formula", "[model]
   // 6 (13 h l + 2 h) B s.
   const double megatron = megatron_flops_per_iteration(m, batch, s).value();
   const double layer_term = (72.0 * l * h * h + 12.0 * l * h * s) * tokens;
-  const double from_megatron = megatron - layer_term / 3.0 + 6.0 * (13.0 * h * l + 2.0 * h) * tokens;
+  const double from_megatron =
+      megatron - layer_term / 3.0 + 6.0 * (13.0 * h * l + 2.0 * h) * tokens;
   REQUIRE(model_flops_per_token(m, s).value() * tokens == Approx(from_megatron).epsilon(1e-12));
   // And the 72-form directly: 72 B s l h^2 (1 + s/6h + V/12lh) + the bias/norm term.
   const double korthikanti = 72.0 * tokens * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h));

@@ -1,9 +1,10 @@
+#include "trainsim/model/kernels.hpp"
+
 #include <algorithm>
 
 #include <catch2/catch.hpp>
 
 #include "trainsim/model/counts.hpp"
-#include "trainsim/model/kernels.hpp"
 
 #include "sim/io/model_loader.hpp"
 
@@ -94,8 +95,7 @@ TEST_CASE("kernels: the causal discount halves the attention core only", "[model
   REQUIRE_FALSE(full.causal_discount);
 }
 
-TEST_CASE("kernels: tensor, sequence and context parallelism split as Megatron does",
-          "[model]") {
+TEST_CASE("kernels: tensor, sequence and context parallelism split as Megatron does", "[model]") {
   const auto m = io::load_model("llama2-70b");
   const auto one = layer_kernels(m, paper_shape());
   auto tp8 = paper_shape();

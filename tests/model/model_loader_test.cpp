@@ -1,10 +1,11 @@
+#include "sim/io/model_loader.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "trainsim/error.hpp"
 #include "trainsim/model/counts.hpp"
 
 #include "sim/io/builtin_data.hpp"
-#include "sim/io/model_loader.hpp"
 
 using namespace trainsim;
 using namespace trainsim::model;
@@ -53,9 +54,8 @@ TEST_CASE("model_loader: trainsim keys", "[model][io]") {
   REQUIRE_FALSE(m.linear_bias);
   REQUIRE(num_parameters(m) == 8'030'261'248);
   SECTION("an explicit head_dim and a name") {
-    const auto named =
-        load_model_from_string(llama3_8b_keys(R"(, "head_dim": 64, "name": "small-heads")"),
-                               "m.json");
+    const auto named = load_model_from_string(
+        llama3_8b_keys(R"(, "head_dim": 64, "name": "small-heads")"), "m.json");
     REQUIRE(named.head_dim == 64);
     REQUIRE(named.id == "small-heads");
   }
@@ -93,8 +93,8 @@ TEST_CASE("model_loader: Hugging Face config.json, both RoPE spellings", "[model
     const std::string base = R"({"hidden_size": 4096, "intermediate_size": 11008,
         "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000)";
     const auto absent = load_model_from_string(base + "}", "config.json");
-    const auto null = load_model_from_string(base + R"(, "num_key_value_heads": null})",
-                                             "config.json");
+    const auto null =
+        load_model_from_string(base + R"(, "num_key_value_heads": null})", "config.json");
     REQUIRE(absent.num_kv_heads == 32);
     REQUIRE(null.num_kv_heads == 32);
     // Llama-2-7B's shape: the worked example's count.
@@ -111,8 +111,7 @@ TEST_CASE("model_loader: Hugging Face config.json, both RoPE spellings", "[model
   }
 }
 
-TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer",
-          "[model][io]") {
+TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer", "[model][io]") {
   SECTION("unknown built-in name suggests the closest") {
     REQUIRE_THROWS_AS(load_model("llama2-7"), ConfigError);
     REQUIRE_THROWS_WITH(load_model("llama2-7"),
@@ -130,13 +129,12 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
                         "m.json: /heads: missing required key");
   }
   SECTION("unknown key with a suggestion") {
-    REQUIRE_THROWS_WITH(load_model_from_string(llama3_8b_keys(R"(, "linear_biass": true)"),
-                                               "m.json"),
-                        "m.json: /linear_biass: unknown key; did you mean 'linear_bias'?");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(llama3_8b_keys(R"(, "linear_biass": true)"), "m.json"),
+        "m.json: /linear_biass: unknown key; did you mean 'linear_bias'?");
   }
   SECTION("wrong type") {
-    REQUIRE_THROWS_WITH(load_model_from_string(llama3_8b_keys(R"(, "head_dim": "128")"),
-                                               "m.json"),
+    REQUIRE_THROWS_WITH(load_model_from_string(llama3_8b_keys(R"(, "head_dim": "128")"), "m.json"),
                         "m.json: /head_dim: expected an integer, got \"128\"");
   }
   SECTION("zero or negative count") {
@@ -170,10 +168,10 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
     learned.replace(learned.find("\"rope\""), 6, "\"learned\"");
     REQUIRE_THROWS_WITH(load_model_from_string(learned, "m.json"),
                         "m.json: /max_positions: missing required key");
-    REQUIRE_THROWS_WITH(load_model_from_string(llama3_8b_keys(R"(, "max_positions": 4096)"),
-                                               "m.json"),
-                        Catch::StartsWith("m.json: /max_positions: max_positions is the size of a "
-                                          "learned position table"));
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(llama3_8b_keys(R"(, "max_positions": 4096)"), "m.json"),
+        Catch::StartsWith("m.json: /max_positions: max_positions is the size of a "
+                          "learned position table"));
   }
   SECTION("inline in a scenario: the pointer is kept") {
     const auto json = nlohmann::json::parse(R"({"layers": -3})");

@@ -1,7 +1,8 @@
+#include "trainsim/report/memory.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "trainsim/model/counts.hpp"
-#include "trainsim/report/memory.hpp"
 
 #include "sim/io/model_loader.hpp"
 
@@ -98,7 +99,8 @@ TEST_CASE("memory: SwiGLU, GQA and flash attention generalise the table", "[repo
           Approx(2048.0 * 91'680).epsilon(1e-12));
 }
 
-TEST_CASE("memory: llama2-7b shard_grad_op, micro-batch 2, seq 4096, 128 H100", "[report][memory]") {
+TEST_CASE("memory: llama2-7b shard_grad_op, micro-batch 2, seq 4096, 128 H100",
+          "[report][memory]") {
   const auto s = paper_scenario(128);
   const auto mem = memory_per_gpu(s, 0);
   const double params = 6'738'415'616;  // num_parameters, one stage, TP 1
@@ -109,19 +111,18 @@ TEST_CASE("memory: llama2-7b shard_grad_op, micro-batch 2, seq 4096, 128 H100", 
   // Buffers: all bf16 parameters gathered (2 B x params), unsharded gradients of 2 layers
   // (2 x 2 B x 202,383,360) and the 2 GiB framework overhead.
   REQUIRE(mem.buffers.value() ==
-          Approx(2 * params + 4.0 * 202'383'360 + report::kFrameworkOverheadBytes)
-              .epsilon(1e-12));
+          Approx(2 * params + 4.0 * 202'383'360 + report::kFrameworkOverheadBytes).epsilon(1e-12));
   // Activations per token and layer, bf16, flash attention, no dropout: 4 * 2 * 4096 (norm and
   // GEMM inputs) + 2 * (4 * 4096) (Q, K, V, O) + 3 * 2 * 11008 (SwiGLU) + 4 * 32 (log-sum-exp)
   // = 32,768 + 32,768 + 66,048 + 128 = 131,712 B; x 8192 tokens x 32 layers, one micro-batch in
   // flight. The LM head adds 2 * 2 * 4096 + 4 * 32000 = 144,384 B per token.
   const double tokens = 8192;
-  REQUIRE(mem.activations.value() ==
-          Approx(tokens * (32 * 131'712.0 + 144'384.0)).epsilon(1e-12));
-  REQUIRE(mem.total.value() == Approx((mem.parameters + mem.gradients + mem.optimizer +
-                                       mem.activations + mem.buffers)
-                                          .value())
-                                   .epsilon(1e-12));
+  REQUIRE(mem.activations.value() == Approx(tokens * (32 * 131'712.0 + 144'384.0)).epsilon(1e-12));
+  REQUIRE(
+      mem.total.value() ==
+      Approx(
+          (mem.parameters + mem.gradients + mem.optimizer + mem.activations + mem.buffers).value())
+          .epsilon(1e-12));
   // About 53 GB: fits the 80 GB H100 (the paper ran it).
   REQUIRE(mem.total < 80_GB);
   REQUIRE(mem.fits);
@@ -178,8 +179,7 @@ TEST_CASE("memory: sharding modes order the persistent state", "[report][memory]
           Approx(4 * 2.0 * 202'383'360 + report::kFrameworkOverheadBytes).epsilon(1e-12));
 }
 
-TEST_CASE("memory: pipeline schedules hold their in-flight micro-batches",
-          "[report][memory]") {
+TEST_CASE("memory: pipeline schedules hold their in-flight micro-batches", "[report][memory]") {
   auto s = paper_scenario(32);
   s.parallel.pp = 4;
   s.parallel.dp = 8;
@@ -191,10 +191,8 @@ TEST_CASE("memory: pipeline schedules hold their in-flight micro-batches",
     // Stage 0: 8 layers x 4 micro-batches; the last: 8 layers x 1 plus the head.
     const auto first = memory_per_gpu(s, 0);
     const auto last = memory_per_gpu(s, 3);
-    REQUIRE(first.activations.value() ==
-            Approx(8192.0 * 8 * 4 * 131'712).epsilon(1e-12));
-    REQUIRE(last.activations.value() ==
-            Approx(8192.0 * (8 * 131'712.0 + 144'384)).epsilon(1e-12));
+    REQUIRE(first.activations.value() == Approx(8192.0 * 8 * 4 * 131'712).epsilon(1e-12));
+    REQUIRE(last.activations.value() == Approx(8192.0 * (8 * 131'712.0 + 144'384)).epsilon(1e-12));
     REQUIRE(report::memory_peak(s).stage == 0);
   }
   SECTION("GPipe: all m") {

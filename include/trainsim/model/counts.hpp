@@ -17,7 +17,7 @@ struct LayerParameterCounts {
   std::int64_t attention_weights = 0;
   std::int64_t attention_biases = 0;  // Q, K, V and O biases with linear_bias
   std::int64_t mlp_weights = 0;
-  std::int64_t mlp_biases = 0;        // up (and gate) and down biases with linear_bias
+  std::int64_t mlp_biases = 0;  // up (and gate) and down biases with linear_bias
   std::int64_t norms = 0;
 
   [[nodiscard]] std::int64_t total() const {

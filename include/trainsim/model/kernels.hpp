@@ -36,7 +36,7 @@ struct KernelSpec {
   Flops backward_flops;  // GEMMs 2x forward (dgrad + wgrad); flash attention 2.5x forward
   Bytes forward_bytes;   // HBM read + written, at the training dtype's element size
   Bytes backward_bytes;
-  GemmShape gemm;        // Gemm only; zeros otherwise
+  GemmShape gemm;  // Gemm only; zeros otherwise
   // Attention only: the FLOPs above are those a causal flash-attention kernel executes, half of
   // the full QK^T and AV products (it skips the masked blocks; Dao 2023, FlashAttention-2 §3.1).
   // Model FLOPs (DESIGN.md "Metrics", PaLM) do not take this discount.
@@ -48,12 +48,12 @@ struct KernelSpec {
 
 // What a rank of a layer sees of one micro-batch.
 struct LayerShape {
-  std::int64_t micro_batch = 1;          // sequences
-  std::int64_t seq_len = 0;              // full sequence length (before the CP split)
-  std::int64_t tp = 1;                   // tensor-parallel degree
-  std::int64_t cp = 1;                   // context-parallel degree: each rank holds seq_len / cp
-  bool sequence_parallel = false;        // Megatron SP: norms, residuals split over TP too
-  std::int64_t element_bytes = 2;        // bytes of one activation or weight element (bf16: 2)
+  std::int64_t micro_batch = 1;    // sequences
+  std::int64_t seq_len = 0;        // full sequence length (before the CP split)
+  std::int64_t tp = 1;             // tensor-parallel degree
+  std::int64_t cp = 1;             // context-parallel degree: each rank holds seq_len / cp
+  bool sequence_parallel = false;  // Megatron SP: norms, residuals split over TP too
+  std::int64_t element_bytes = 2;  // bytes of one activation or weight element (bf16: 2)
   // Causal attention run by a kernel that skips the masked half (FlashAttention-2). false gives
   // the full, model-FLOPs convention count.
   bool causal = true;

@@ -25,7 +25,7 @@ struct MemoryBreakdown {
   Bytes activations;       // saved for backward, all in-flight micro-batches
   Bytes buffers;           // gathered parameters, unsharded gradients in flight, fixed context
   Bytes total;
-  Bytes capacity;          // HBM of the GPU (hardware profile)
+  Bytes capacity;  // HBM of the GPU (hardware profile)
   bool fits = false;
 };
 
