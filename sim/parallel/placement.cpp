@@ -52,7 +52,8 @@ Placement place(const Scenario& s) {
     out.shard = group_shape(shard, p.tp * p.cp, g);
     out.replicate = group_shape(p.dp / shard, p.tp * p.cp * shard, g);
   } else {
-    out.shard = out.dp;
+    // CP ranks hold the same weights as their DP peers and join their gradient reduction.
+    out.shard = group_shape(p.dp * p.cp, p.tp, g);
     out.replicate = GroupShape{};
   }
   return out;

@@ -23,7 +23,8 @@ struct Placement {
   GroupShape cp;
   GroupShape dp;
   GroupShape pp;
-  // FSDP's sharding group: dp for full/grad-op sharding, the shard group for hybrid_shard.
+  // The group that shares one copy of the model state and reduces gradients: the dp x cp ranks
+  // of a TP rank (Megatron-LM's data-parallel-with-context group), or hybrid_shard's group.
   GroupShape shard;
   // hybrid_shard's replica group (ranks holding the same shard), 1 rank otherwise.
   GroupShape replicate;

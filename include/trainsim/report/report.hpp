@@ -1,0 +1,70 @@
+// The result of simulating one training iteration: DESIGN.md's report ("Command line and
+// report", "Metrics") as typed values. io/report_writer turns it into JSON, a table or CSV.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainsim/report/memory.hpp"
+#include "trainsim/units.hpp"
+
+namespace trainsim::report {
+
+// One kind of collective call of the iteration (same op, group and size), on the stage that
+// issues the most of it.
+struct CollectiveSummary {
+  std::string op;         // "all_gather"
+  std::string group;      // "tp", "cp", "dp", "pp", "shard", "replicate"
+  std::int64_t ranks = 0;
+  std::int64_t nodes = 0;
+  Bytes bytes;            // per call, nccl-tests accounting
+  std::int64_t count = 0; // calls per iteration on that stage
+  Seconds time;           // per call
+  std::string algorithm;  // "ring"
+  std::string protocol;   // "Simple"
+};
+
+struct StageSummary {
+  std::int64_t stage = 0;
+  Seconds compute;                 // summed compute kernel time (contention included)
+  Seconds communication;           // summed communication kernel time
+  Seconds exposed_communication;   // communication running while no compute runs
+  Seconds bubble;                  // nothing running
+  Bytes memory_total;
+  double watts_per_gpu = 0.0;
+};
+
+struct PowerSummary {
+  Watts per_gpu;                   // average over the iteration and over stages
+  Watts cluster;                   // per_gpu x gpus
+  Joules energy_per_iteration;     // cluster x iteration time
+  double tokens_per_joule = 0.0;
+};
+
+struct CostSummary {
+  double gpu_hours_per_million_tokens = 0.0;
+  double usd_per_million_tokens = 0.0;
+};
+
+struct Report {
+  Seconds iteration_time;
+  double tokens_per_s = 0.0;
+  double tokens_per_s_per_gpu = 0.0;
+  Flops model_flops_per_token;
+  FlopsPerSecond model_flops_per_gpu;  // achieved model FLOP/s per GPU (tflops_per_gpu x 1e12)
+  double mfu = 0.0;
+  double hfu = 0.0;
+  // Of the critical stage (the one with the most compute plus exposed communication).
+  Seconds compute;
+  Seconds communication;
+  Seconds exposed_communication;
+  Seconds bubble;
+  MemoryBreakdown memory;          // the stage that needs most
+  PowerSummary power;
+  CostSummary cost;
+  std::vector<CollectiveSummary> collectives;
+  std::vector<StageSummary> stages;
+};
+
+}  // namespace trainsim::report

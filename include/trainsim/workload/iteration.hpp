@@ -1,0 +1,59 @@
+// The op graph of one training iteration, one device per pipeline stage, with the payload that
+// says what each op is (kernel, collective, pipeline send). Built from a validated scenario;
+// the engine simulates the graph, the report and the trace writer read the payload.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainsim/engine/graph.hpp"
+#include "trainsim/parallel/placement.hpp"
+#include "trainsim/parallel/scenario.hpp"
+#include "trainsim/units.hpp"
+
+namespace trainsim::collective {
+class CollectiveModel;
+}
+
+namespace trainsim::workload {
+
+// A distinct collective call of the iteration: same op, group and size on one stage.
+struct CollectiveCall {
+  std::string op;         // "all_gather", "reduce_scatter", "all_reduce", "send_recv", ...
+  std::string group;      // "tp", "cp", "dp", "shard", "replicate", "pp"
+  parallel::GroupShape shape;
+  Bytes bytes;            // per call, nccl-tests accounting
+  Seconds time;           // per call
+  std::string algorithm;
+  std::string protocol;
+  std::int64_t stage = 0;
+  std::int64_t count = 0; // calls per iteration on this stage
+};
+
+// What one engine op is; indexed by the op's tag.
+struct OpInfo {
+  std::int32_t stage = 0;
+  std::int32_t microbatch = -1;  // -1 for per-iteration ops (optimizer, gradient sync)
+  std::int32_t layer = -1;       // global layer index, -1 outside the layers
+  bool backward = false;
+  std::int32_t collective = -1;  // index into Iteration::collectives, -1 for compute kernels
+  Flops flops;                   // executed FLOPs of a compute kernel
+};
+
+struct Iteration {
+  engine::Graph graph;
+  std::vector<OpInfo> ops;                    // by op tag (== OpId)
+  std::vector<CollectiveCall> collectives;
+  std::vector<engine::DeviceId> stage_device; // device of each pipeline stage
+  parallel::Placement placement;
+  // Executed FLOPs per GPU of the busiest stage, recomputation included (for HFU).
+  Flops hardware_flops_per_gpu;
+};
+
+// Builds the graph of one iteration of `scenario` (validated, dp derived), pricing kernels with
+// the compute model and collectives with `collectives`.
+[[nodiscard]] Iteration build_iteration(const parallel::Scenario& scenario,
+                                        const collective::CollectiveModel& collectives);
+
+}  // namespace trainsim::workload

@@ -1,0 +1,60 @@
+// `trainsim run`: simulate one iteration of a scenario and print the report (table or JSON),
+// optionally writing a Perfetto/Chrome trace of the timeline.
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/commands.hpp"
+#include "sim/cli/scenario_flags.hpp"
+#include "sim/io/report_writer.hpp"
+#include "sim/io/trace_writer.hpp"
+#include "trainsim/error.hpp"
+#include "trainsim/report/simulate.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+struct RunOptions {
+  ScenarioFlags scenario;
+  std::string format = "table";
+  std::string trace;
+  bool require_fit = false;
+};
+
+int run(const RunOptions& o) {
+  const parallel::Scenario s = io::scenario_from_document(scenario_document(o.scenario));
+  const report::Simulation sim = report::simulate(s);
+  const report::Report& r = sim.report;
+  if (!r.memory.fits && o.require_fit) {
+    throw PlanError("the plan needs " + to_string(r.memory.total) + " per GPU on stage " +
+                    std::to_string(r.memory.stage) + ", more than the " +
+                    to_string(r.memory.capacity) + " of HBM; expected a plan that fits");
+  }
+  if (!o.trace.empty()) io::write_trace_file(o.trace, sim.iteration, sim.timeline);
+  if (o.format == "json") {
+    std::cout << io::report_to_json(s, r).dump(2) << '\n';
+  } else {
+    io::write_report_table(std::cout, s, r);
+  }
+  if (!r.memory.fits) {
+    std::cerr << "warning: the plan does not fit in memory (" << to_string(r.memory.total)
+              << " of " << to_string(r.memory.capacity) << " per GPU)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* c = app.add_subcommand("run", "Simulate one training iteration of a scenario");
+  add_scenario_flags(*c, options->scenario);
+  c->add_option("--format", options->format, "table | json")
+      ->check(CLI::IsMember({"table", "json"}));
+  c->add_option("--trace", options->trace, "Write a Perfetto/Chrome trace of the timeline");
+  c->add_flag("--require-fit", options->require_fit,
+              "Exit with code 3 when the plan does not fit in GPU memory");
+  c->callback([options, &exit_code]() { exit_code = run(*options); });
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,56 @@
+#include "sim/cli/scenario_flags.hpp"
+
+namespace trainsim::cli {
+
+void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
+  c.add_option("scenario", f.file, "Scenario JSON file; flags override its keys");
+  c.add_option("--hardware", f.hardware, "Hardware profile: built-in id (h100-dgx) or JSON file");
+  c.add_option("--model", f.model, "Model: built-in id (llama2-7b), JSON file or HF config.json");
+  c.add_option("--nodes", f.nodes, "Number of nodes");
+  c.add_option("--gpus", f.gpus, "Number of GPUs (instead of --nodes)");
+  c.add_option("--seq-len", f.seq_len, "Sequence length in tokens");
+  c.add_option("--global-batch", f.global_batch,
+               "Sequences per optimizer step (default: dp x micro-batch)");
+  c.add_option("--micro-batch", f.micro_batch, "Sequences per micro-batch per GPU");
+  c.add_option("--precision", f.precision, "bf16 | fp16 | fp32 | fp8");
+  c.add_option("--tp", f.tp, "Tensor parallel degree");
+  c.add_option("--pp", f.pp, "Pipeline parallel degree");
+  c.add_option("--cp", f.cp, "Context parallel degree");
+  c.add_flag("--sequence-parallel", f.sequence_parallel, "Megatron sequence parallelism");
+  c.add_option("--schedule", f.schedule, "Pipeline schedule: gpipe | 1f1b | interleaved");
+  c.add_option("--virtual-stages", f.virtual_stages, "Model chunks per pipeline rank");
+  c.add_option("--sharding", f.sharding,
+               "none | zero1 | shard_grad_op | full_shard | hybrid_shard");
+  c.add_option("--shard-group", f.shard_group, "Ranks per shard group for hybrid_shard");
+  c.add_option("--recompute", f.recompute, "Activation recomputation: none | selective | full");
+}
+
+io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
+  io::ScenarioDocument doc;
+  if (!f.file.empty()) doc = io::read_scenario_file(f.file);
+  auto set = [&doc](const char* path, const auto& value, const char* flag) {
+    if (value) io::set_path(doc, path, *value, std::string("command line (") + flag + ")");
+  };
+  set("hardware", f.hardware, "--hardware");
+  set("model", f.model, "--model");
+  set("cluster.nodes", f.nodes, "--nodes");
+  set("cluster.gpus", f.gpus, "--gpus");
+  set("training.seq_len", f.seq_len, "--seq-len");
+  set("training.global_batch", f.global_batch, "--global-batch");
+  set("training.micro_batch", f.micro_batch, "--micro-batch");
+  set("training.precision", f.precision, "--precision");
+  set("parallel.tp", f.tp, "--tp");
+  set("parallel.pp", f.pp, "--pp");
+  set("parallel.cp", f.cp, "--cp");
+  if (f.sequence_parallel) {
+    io::set_path(doc, "parallel.sequence_parallel", true, "command line (--sequence-parallel)");
+  }
+  set("parallel.pipeline_schedule", f.schedule, "--schedule");
+  set("parallel.virtual_stages", f.virtual_stages, "--virtual-stages");
+  set("parallel.sharding", f.sharding, "--sharding");
+  set("parallel.shard_group", f.shard_group, "--shard-group");
+  set("parallel.recompute", f.recompute, "--recompute");
+  return doc;
+}
+
+}  // namespace trainsim::cli

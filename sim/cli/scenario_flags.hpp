@@ -1,0 +1,28 @@
+// The scenario flags shared by `describe`, `run` and `search`: every scenario key is also a flag,
+// and a flag overrides the scenario file.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/io/scenario_loader.hpp"
+
+namespace trainsim::cli {
+
+struct ScenarioFlags {
+  std::string file;  // optional positional scenario.json
+  std::optional<std::string> hardware, model, precision, schedule, sharding, recompute;
+  std::optional<std::int64_t> nodes, gpus, seq_len, global_batch, micro_batch, tp, pp, cp,
+      virtual_stages, shard_group;
+  bool sequence_parallel = false;
+};
+
+// Adds the flags (and the optional positional file) to `command`.
+void add_scenario_flags(CLI::App& command, ScenarioFlags& flags);
+
+// The scenario document: the file (if any) with the flags applied over it.
+[[nodiscard]] io::ScenarioDocument scenario_document(const ScenarioFlags& flags);
+
+}  // namespace trainsim::cli

@@ -1,0 +1,142 @@
+#include "sim/io/report_writer.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "sim/io/scenario_loader.hpp"
+#include "trainsim/version.hpp"
+
+namespace trainsim::io {
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + " %"; }
+
+}  // namespace
+
+nlohmann::json report_context() {
+  return {{"schema_version", kReportSchemaVersion}, {"trainsim_version", kVersion}};
+}
+
+nlohmann::json memory_to_json(const report::MemoryBreakdown& m) {
+  return {{"parameters_bytes", m.parameters.value()},
+          {"gradients_bytes", m.gradients.value()},
+          {"optimizer_bytes", m.optimizer.value()},
+          {"activations_bytes", m.activations.value()},
+          {"buffers_bytes", m.buffers.value()},
+          {"total_bytes", m.total.value()},
+          {"capacity_bytes", m.capacity.value()},
+          {"fits", m.fits}};
+}
+
+nlohmann::json report_to_json(const parallel::Scenario& scenario, const report::Report& r) {
+  nlohmann::json collectives = nlohmann::json::array();
+  for (const auto& c : r.collectives) {
+    collectives.push_back({{"op", c.op},
+                           {"group", c.group},
+                           {"ranks", c.ranks},
+                           {"nodes", c.nodes},
+                           {"bytes", c.bytes.value()},
+                           {"count", c.count},
+                           {"time_s", c.time.value()},
+                           {"algorithm", c.algorithm},
+                           {"protocol", c.protocol}});
+  }
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : r.stages) {
+    stages.push_back({{"stage", s.stage},
+                      {"compute_s", s.compute.value()},
+                      {"communication_s", s.communication.value()},
+                      {"exposed_communication_s", s.exposed_communication.value()},
+                      {"bubble_s", s.bubble.value()},
+                      {"memory_total_bytes", s.memory_total.value()},
+                      {"watts_per_gpu", s.watts_per_gpu}});
+  }
+  nlohmann::json context = report_context();
+  context["hardware"] = scenario.hardware_name;
+  context["model"] = scenario.model_name;
+  return {{"context", context},
+          {"scenario", scenario_to_json(scenario)},
+          {"iteration_time_s", r.iteration_time.value()},
+          {"tokens_per_s", r.tokens_per_s},
+          {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
+          {"model_flops_per_token", r.model_flops_per_token.value()},
+          {"tflops_per_gpu", r.model_flops_per_gpu.value() / 1e12},
+          {"mfu", r.mfu},
+          {"hfu", r.hfu},
+          {"compute_s", r.compute.value()},
+          {"communication_s", r.communication.value()},
+          {"exposed_communication_s", r.exposed_communication.value()},
+          {"bubble_s", r.bubble.value()},
+          {"memory", memory_to_json(r.memory)},
+          {"power",
+           {{"watts_per_gpu", r.power.per_gpu.value()},
+            {"cluster_watts", r.power.cluster.value()},
+            {"energy_per_iteration_j", r.power.energy_per_iteration.value()},
+            {"tokens_per_joule", r.power.tokens_per_joule}}},
+          {"cost",
+           {{"gpu_hours_per_million_tokens", r.cost.gpu_hours_per_million_tokens},
+            {"usd_per_million_tokens", r.cost.usd_per_million_tokens}}},
+          {"collectives", collectives},
+          {"stages", stages}};
+}
+
+void write_report_table(std::ostream& out, const parallel::Scenario& s, const report::Report& r) {
+  const parallel::ParallelPlan& p = s.parallel;
+  const double t = r.iteration_time.value();
+  auto share = [t](Seconds x) { return t > 0.0 ? percent(x.value() / t) : std::string("-"); };
+  out << "scenario     " << s.model_name << " on " << s.gpus << " x " << s.hardware_name << " ("
+      << s.nodes() << " nodes)\n"
+      << "plan         tp " << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp " << p.dp
+      << ", sharding " << parallel::to_string(p.sharding) << ", schedule " << parallel::to_string(p.schedule)
+      << (p.virtual_stages > 1 ? " x" + std::to_string(p.virtual_stages) : "")
+      << ", recompute " << parallel::to_string(p.recompute) << (p.sequence_parallel ? ", sp" : "") << "\n"
+      << "training     seq " << s.training.seq_len << ", global batch " << s.training.global_batch
+      << ", micro-batch " << s.training.micro_batch << " (" << s.num_microbatches()
+      << " per step), " << parallel::to_string(s.training.precision) << "\n\n";
+  out << "iteration    " << to_string(r.iteration_time) << "\n"
+      << "  compute                 " << to_string(r.compute) << "  (" << share(r.compute) << ")\n"
+      << "  communication           " << to_string(r.communication) << "\n"
+      << "  exposed communication   " << to_string(r.exposed_communication) << "  ("
+      << share(r.exposed_communication) << ")\n"
+      << "  bubble                  " << to_string(r.bubble) << "  (" << share(r.bubble) << ")\n\n";
+  out << "throughput   " << fixed(r.tokens_per_s, 0) << " tokens/s, "
+      << fixed(r.tokens_per_s_per_gpu, 1) << " tokens/s per GPU\n"
+      << "model FLOPs  " << to_string(r.model_flops_per_token) << " per token, "
+      << to_string(r.model_flops_per_gpu) << " per GPU\n"
+      << "MFU          " << percent(r.mfu) << "   HFU " << percent(r.hfu) << "\n\n";
+  const auto& m = r.memory;
+  out << "memory/GPU   " << to_string(m.total) << " of " << to_string(m.capacity)
+      << (m.fits ? "" : "   DOES NOT FIT") << "\n"
+      << "  parameters " << to_string(m.parameters) << ", gradients " << to_string(m.gradients)
+      << ", optimizer " << to_string(m.optimizer) << "\n"
+      << "  activations " << to_string(m.activations) << ", buffers " << to_string(m.buffers)
+      << "\n\n";
+  out << "power        " << to_string(r.power.per_gpu) << " per GPU, " << to_string(r.power.cluster)
+      << " cluster, " << to_string(r.power.energy_per_iteration) << " per iteration, "
+      << fixed(r.power.tokens_per_joule, 2) << " tokens/J\n"
+      << "cost         " << fixed(r.cost.gpu_hours_per_million_tokens, 3)
+      << " GPU-hours and $" << fixed(r.cost.usd_per_million_tokens, 3) << " per million tokens\n";
+  if (!r.collectives.empty()) {
+    out << "\ncollectives (per call)\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-15s %-9s %6s %6s %12s %6s %10s  %s\n", "op", "group",
+                  "ranks", "nodes", "bytes", "count", "time", "algorithm");
+    out << line;
+    for (const auto& c : r.collectives) {
+      std::snprintf(line, sizeof line, "  %-15s %-9s %6lld %6lld %12s %6lld %10s  %s/%s\n",
+                    c.op.c_str(), c.group.c_str(), static_cast<long long>(c.ranks),
+                    static_cast<long long>(c.nodes), to_string(c.bytes).c_str(),
+                    static_cast<long long>(c.count), to_string(c.time).c_str(),
+                    c.algorithm.c_str(), c.protocol.c_str());
+      out << line;
+    }
+  }
+}
+
+}  // namespace trainsim::io

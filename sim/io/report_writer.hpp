@@ -1,0 +1,28 @@
+// The report of one simulated scenario as JSON (DESIGN.md "Command line and report": the keys
+// are a contract) and as a readable table.
+#pragma once
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "trainsim/parallel/scenario.hpp"
+#include "trainsim/report/report.hpp"
+
+namespace trainsim::io {
+
+// The report's JSON object: context, scenario and every metric key.
+[[nodiscard]] nlohmann::json report_to_json(const parallel::Scenario& scenario,
+                                            const report::Report& report);
+
+// The memory object of the report ({"parameters_bytes", ..., "fits"}).
+[[nodiscard]] nlohmann::json memory_to_json(const report::MemoryBreakdown& memory);
+
+// The versioned context block (schema and tool version), as google/benchmark's reporter has.
+[[nodiscard]] nlohmann::json report_context();
+
+// A human-readable table: time breakdown, throughput, MFU, memory, power, cost, collectives.
+void write_report_table(std::ostream& out, const parallel::Scenario& scenario,
+                        const report::Report& report);
+
+}  // namespace trainsim::io

@@ -1,0 +1,242 @@
+#include "sim/io/scenario_loader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "sim/io/hardware_loader.hpp"
+#include "sim/io/json_reader.hpp"
+#include "sim/io/model_loader.hpp"
+#include "sim/io/spellcheck.hpp"
+#include "trainsim/parallel/placement.hpp"
+
+namespace trainsim::io {
+namespace {
+
+using parallel::Optimizer;
+using parallel::PipelineSchedule;
+using parallel::Recompute;
+using parallel::Sharding;
+
+const std::vector<std::string> kShardings = {"none", "zero1", "shard_grad_op", "full_shard",
+                                             "hybrid_shard"};
+const std::vector<std::string> kRecomputes = {"none", "selective", "full"};
+const std::vector<std::string> kSchedules = {"gpipe", "1f1b", "interleaved"};
+const std::vector<std::string> kPrecisions = {"bf16", "fp16", "fp32", "fp8"};
+const std::vector<std::string> kOptimizers = {"adamw", "sgd"};
+
+template <class E>
+E pick(const std::string& name, const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<E>(i);
+  }
+  return static_cast<E>(0);
+}
+
+hardware::Dtype precision_from(const std::string& name) {
+  if (name == "fp16") return hardware::Dtype::Fp16;
+  if (name == "fp32") return hardware::Dtype::Fp32;
+  if (name == "fp8") return hardware::Dtype::Fp8;
+  return hardware::Dtype::Bf16;
+}
+
+// A hardware or model reference: a built-in id or path (string), or inline keys (object).
+std::string resolve_path(const std::string& ref, const std::string& base_dir) {
+  if (!base_dir.empty()) {
+    const std::filesystem::path candidate = std::filesystem::path(base_dir) / ref;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
+  }
+  return ref;
+}
+
+void load_hardware_ref(ObjectReader& r, const ScenarioDocument& doc, parallel::Scenario& s) {
+  const nlohmann::json& v = r.raw("hardware");
+  if (v.is_object()) {
+    s.hardware = hardware_from_json(v, r.source(), r.pointer_of("hardware"));
+    s.hardware_name = s.hardware.id.empty() ? "inline" : s.hardware.id;
+  } else if (v.is_string()) {
+    s.hardware_name = v.get<std::string>();
+    try {
+      s.hardware = load_hardware(resolve_path(s.hardware_name, doc.base_dir));
+    } catch (const ConfigError& e) {
+      // A name that is neither built-in nor a file: say where it was written.
+      if (e.source().empty()) throw e.located(r.source(), r.pointer_of("hardware"));
+      throw;
+    }
+  } else {
+    throw r.error("hardware", "expected a built-in profile name, a file path or an object, got " +
+                                  describe_json(v));
+  }
+}
+
+void load_model_ref(ObjectReader& r, const ScenarioDocument& doc, parallel::Scenario& s) {
+  const nlohmann::json& v = r.raw("model");
+  if (v.is_object()) {
+    s.model = model_from_json(v, r.source(), r.pointer_of("model"));
+    s.model_name = s.model.id.empty() ? "inline" : s.model.id;
+  } else if (v.is_string()) {
+    s.model_name = v.get<std::string>();
+    try {
+      s.model = load_model(resolve_path(s.model_name, doc.base_dir));
+    } catch (const ConfigError& e) {
+      if (e.source().empty()) throw e.located(r.source(), r.pointer_of("model"));
+      throw;
+    }
+  } else {
+    throw r.error("model", "expected a built-in model name, a file path or an object, got " +
+                               describe_json(v));
+  }
+}
+
+parallel::Scenario parse(const ScenarioDocument& doc) {
+  ObjectReader top(doc.json, doc.source, "");
+  parallel::Scenario s;
+  load_hardware_ref(top, doc, s);
+  load_model_ref(top, doc, s);
+
+  ObjectReader cluster = top.object("cluster");
+  const bool has_nodes = cluster.has("nodes");
+  const bool has_gpus = cluster.has("gpus");
+  if (has_nodes == has_gpus) {
+    throw ConfigError(doc.source, "/cluster",
+                      has_nodes ? "both nodes and gpus given; expected one of them"
+                                : "missing nodes or gpus; expected {\"nodes\": N} or {\"gpus\": G}");
+  }
+  s.gpus = has_gpus ? cluster.integer("gpus", 1)
+                    : cluster.integer("nodes", 1) * s.hardware.node.gpus_per_node;
+  cluster.finish();
+
+  ObjectReader training = top.object("training");
+  s.training.seq_len = training.integer("seq_len", 1);
+  s.training.micro_batch = training.integer_or("micro_batch", 1, 1);
+  s.training.precision = precision_from(training.choice_or("precision", kPrecisions, "bf16"));
+  s.training.optimizer =
+      pick<Optimizer>(training.choice_or("optimizer", kOptimizers, "adamw"), kOptimizers);
+  const bool has_global_batch = training.has("global_batch");
+  if (has_global_batch) s.training.global_batch = training.integer("global_batch", 1);
+
+  parallel::ParallelPlan& p = s.parallel;
+  if (top.has("parallel")) {
+    ObjectReader par = top.object("parallel");
+    p.tp = par.integer_or("tp", 1, 1);
+    p.pp = par.integer_or("pp", 1, 1);
+    p.cp = par.integer_or("cp", 1, 1);
+    p.sequence_parallel = par.boolean_or("sequence_parallel", false);
+    p.schedule =
+        pick<PipelineSchedule>(par.choice_or("pipeline_schedule", kSchedules, "1f1b"), kSchedules);
+    p.virtual_stages = par.integer_or("virtual_stages", 1, 1);
+    p.sharding = pick<Sharding>(par.choice_or("sharding", kShardings, "none"), kShardings);
+    p.shard_group = par.integer_or("shard_group", 1, 0);
+    p.recompute = pick<Recompute>(par.choice_or("recompute", kRecomputes, "none"), kRecomputes);
+    par.finish();
+  } else {
+    p.sharding = Sharding::None;
+  }
+  // Megatron-LM turns sequence parallelism off when tp == 1 (arguments.py); so does trainsim.
+  if (p.tp == 1) p.sequence_parallel = false;
+  const std::int64_t model_parallel = p.tp * p.pp * p.cp;
+  p.dp = s.gpus % model_parallel == 0 ? s.gpus / model_parallel : 0;
+  if (!has_global_batch) {
+    s.training.global_batch = std::max<std::int64_t>(1, p.dp) * s.training.micro_batch;
+  }
+  training.finish();
+  top.finish();
+  return s;
+}
+
+}  // namespace
+
+ScenarioDocument read_scenario_file(const std::string& path) {
+  ScenarioDocument doc;
+  doc.json = read_json_file(path);
+  doc.source = path;
+  doc.base_dir = std::filesystem::path(path).parent_path().string();
+  return doc;
+}
+
+const std::vector<std::string>& scenario_paths() {
+  static const std::vector<std::string> kPaths = {
+      "hardware",           "model",
+      "cluster.nodes",      "cluster.gpus",
+      "training.seq_len",   "training.global_batch",
+      "training.micro_batch", "training.precision",
+      "training.optimizer", "parallel.tp",
+      "parallel.pp",        "parallel.cp",
+      "parallel.sequence_parallel", "parallel.pipeline_schedule",
+      "parallel.virtual_stages",    "parallel.sharding",
+      "parallel.shard_group",       "parallel.recompute"};
+  return kPaths;
+}
+
+void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json value,
+              const std::string& origin) {
+  const std::string path(dotted);
+  const auto& known = scenario_paths();
+  if (std::find(known.begin(), known.end(), path) == known.end()) {
+    throw ConfigError(origin, "", "unknown scenario key '" + path + "'" +
+                                      did_you_mean(path, known) + "; expected one of the keys of "
+                                      "a scenario such as parallel.tp or cluster.gpus");
+  }
+  if (!doc.json.is_object()) doc.json = nlohmann::json::object();
+  nlohmann::json* node = &doc.json;
+  std::string pointer;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
+    pointer += "/" + key;
+    if (dot == std::string::npos) {
+      if (path == "cluster.gpus") node->erase("nodes");
+      if (path == "cluster.nodes") node->erase("gpus");
+      (*node)[key] = std::move(value);
+      break;
+    }
+    if (!node->contains(key) || !(*node)[key].is_object()) (*node)[key] = nlohmann::json::object();
+    node = &(*node)[key];
+    start = dot + 1;
+  }
+  doc.overridden[pointer] = origin;
+  if (path == "cluster.gpus") doc.overridden.erase("/cluster/nodes");
+  if (path == "cluster.nodes") doc.overridden.erase("/cluster/gpus");
+}
+
+parallel::Scenario scenario_from_document(const ScenarioDocument& doc) {
+  try {
+    return parse(doc);
+  } catch (const ConfigError& e) {
+    // Blame the flag or axis that set the offending value, not the file.
+    for (const auto& [pointer, origin] : doc.overridden) {
+      if (e.source() == doc.source && e.pointer().rfind(pointer, 0) == 0) {
+        throw ConfigError(origin, e.pointer(), e.problem());
+      }
+    }
+    throw;
+  }
+}
+
+nlohmann::json scenario_to_json(const parallel::Scenario& s) {
+  const parallel::ParallelPlan& p = s.parallel;
+  nlohmann::json parallel = {{"tp", p.tp},
+                             {"pp", p.pp},
+                             {"cp", p.cp},
+                             {"dp", p.dp},
+                             {"sequence_parallel", p.sequence_parallel},
+                             {"pipeline_schedule", parallel::to_string(p.schedule)},
+                             {"virtual_stages", p.virtual_stages},
+                             {"sharding", parallel::to_string(p.sharding)},
+                             {"recompute", parallel::to_string(p.recompute)}};
+  if (p.sharding == Sharding::HybridShard) parallel["shard_group"] = parallel::hybrid_shard_size(s);
+  return nlohmann::json{
+      {"hardware", s.hardware_name},
+      {"model", s.model_name},
+      {"cluster", {{"gpus", s.gpus}, {"nodes", s.nodes()}}},
+      {"training",
+       {{"seq_len", s.training.seq_len},
+        {"global_batch", s.training.global_batch},
+        {"micro_batch", s.training.micro_batch},
+        {"precision", parallel::to_string(s.training.precision)},
+        {"optimizer", parallel::to_string(s.training.optimizer)}}},
+      {"parallel", parallel}};
+}
+
+}  // namespace trainsim::io

@@ -1,0 +1,50 @@
+// Builds a Scenario from a scenario document (a JSON file, inline keys, or nothing) with
+// overrides at dotted paths ("parallel.tp"), which is how command-line flags and sweep axes
+// both change a scenario. Resolves built-in or file hardware and models, derives dp and
+// documents every default it applies.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "trainsim/parallel/scenario.hpp"
+
+namespace trainsim::io {
+
+// A scenario document and where it came from.
+struct ScenarioDocument {
+  nlohmann::json json = nlohmann::json::object();
+  std::string source = "command line";  // file path, or "command line"
+  std::string base_dir;                 // relative hardware/model paths resolve here first
+  // JSON pointer -> what set it ("--tp"), so an error in an overridden value names the flag.
+  std::map<std::string, std::string> overridden;
+};
+
+// Reads a scenario file. Throws ConfigError for an unreadable file or malformed JSON.
+[[nodiscard]] ScenarioDocument read_scenario_file(const std::string& path);
+
+// Sets `value` at a dotted path ("parallel.tp", "cluster.gpus"), creating objects on the way.
+// Setting cluster.gpus removes cluster.nodes and the reverse, since they say the same thing.
+// `origin` ("--tp", "axis parallel.tp") is recorded for error messages.
+void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json value,
+              const std::string& origin);
+
+// The keys a scenario accepts, as dotted paths (for sweep axes and "did you mean").
+[[nodiscard]] const std::vector<std::string>& scenario_paths();
+
+// Resolves and checks the document's keys (types, units, names, ranges) and derives dp.
+// Documented defaults: cluster needs nodes or gpus; training.seq_len is required;
+// global_batch defaults to dp x micro_batch (no accumulation); micro_batch 1; precision bf16;
+// optimizer adamw; tp = pp = cp = 1; sequence_parallel false; pipeline_schedule 1f1b;
+// virtual_stages 1; sharding none; recompute none.
+// Throws ConfigError for bad input. Plan problems (tp not dividing heads, ...) are not checked
+// here: call parallel::validate. A gpus count not divisible by tp*pp*cp leaves dp = 0.
+[[nodiscard]] parallel::Scenario scenario_from_document(const ScenarioDocument& doc);
+
+// The resolved scenario as JSON, dp included: the report's "scenario" object.
+[[nodiscard]] nlohmann::json scenario_to_json(const parallel::Scenario& s);
+
+}  // namespace trainsim::io

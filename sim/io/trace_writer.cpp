@@ -1,0 +1,75 @@
+#include "sim/io/trace_writer.hpp"
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "trainsim/error.hpp"
+
+namespace trainsim::io {
+namespace {
+
+double micros(Seconds t) { return t.value() * 1e6; }
+
+}  // namespace
+
+void write_trace(std::ostream& out, const workload::Iteration& it,
+                 const engine::Timeline& timeline) {
+  const engine::Graph& g = it.graph;
+  nlohmann::json events = nlohmann::json::array();
+  for (engine::DeviceId d = 0; d < g.num_devices(); ++d) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", d}, {"tid", 0},
+                      {"args", {{"name", g.device_name(d)}}}});
+    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", d}, {"tid", 0},
+                      {"args", {{"sort_index", d}}}});
+    int order = 0;
+    for (engine::StreamId s : g.device_streams(d)) {
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", d}, {"tid", s},
+                        {"args", {{"name", g.stream_name(s)}}}});
+      events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", d}, {"tid", s},
+                        {"args", {{"sort_index", order++}}}});
+    }
+  }
+  for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+    const auto& t = timeline.ops[static_cast<std::size_t>(op)];
+    const Seconds dur = t.end - t.start;
+    if (dur.value() <= 0.0) continue;
+    const workload::OpInfo& info = it.ops[static_cast<std::size_t>(g.op_tag(op))];
+    nlohmann::json args = nlohmann::json::object();
+    if (info.microbatch >= 0) args["microbatch"] = info.microbatch;
+    if (info.layer >= 0) args["layer"] = info.layer;
+    args["pass"] = info.backward ? "backward" : "forward";
+    if (info.collective >= 0) {
+      const auto& c = it.collectives[static_cast<std::size_t>(info.collective)];
+      args["op"] = c.op;
+      args["group"] = c.group;
+      args["ranks"] = c.shape.ranks;
+      args["nodes"] = c.shape.nodes;
+      args["bytes"] = c.bytes.value();
+      args["algorithm"] = c.algorithm;
+      args["protocol"] = c.protocol;
+    } else {
+      args["flops"] = info.flops.value();
+    }
+    events.push_back({{"ph", "X"},
+                      {"name", g.op_name(op)},
+                      {"cat", info.collective >= 0 ? "communication" : "compute"},
+                      {"pid", g.op_device(op)},
+                      {"tid", g.op_stream(op)},
+                      {"ts", micros(t.start.since_start())},
+                      {"dur", micros(dur)},
+                      {"args", std::move(args)}});
+  }
+  const nlohmann::json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+  out << doc.dump() << '\n';
+}
+
+void write_trace_file(const std::string& path, const workload::Iteration& iteration,
+                      const engine::Timeline& timeline) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw ConfigError(path, "", "cannot write the trace file; expected a writable path");
+  write_trace(out, iteration, timeline);
+  if (!out) throw ConfigError(path, "", "writing the trace file failed");
+}
+
+}  // namespace trainsim::io

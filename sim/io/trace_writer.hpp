@@ -1,0 +1,22 @@
+// Writes a simulated iteration as a Chrome trace-event JSON file that ui.perfetto.dev and
+// chrome://tracing open: one process per pipeline stage, one thread per stream, one complete
+// ("X") event per op. Format: Trace Event Format (Google, 2016) as Perfetto reads it
+// (reference/formats.md §3): ts and dur in microseconds from the start of the iteration.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "trainsim/engine/simulator.hpp"
+#include "trainsim/workload/iteration.hpp"
+
+namespace trainsim::io {
+
+void write_trace(std::ostream& out, const workload::Iteration& iteration,
+                 const engine::Timeline& timeline);
+
+// Writes the trace to `path`. Throws ConfigError if the file cannot be written.
+void write_trace_file(const std::string& path, const workload::Iteration& iteration,
+                      const engine::Timeline& timeline);
+
+}  // namespace trainsim::io

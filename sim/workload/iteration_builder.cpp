@@ -1,0 +1,640 @@
+// Builds the op graph of one training iteration. One device per pipeline stage, each with a
+// compute stream and one stream per communicator kind. Kernels come from model/kernels
+// (Megatron's TP split), durations from compute/kernel_cost, collectives from the NCCL model.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "trainsim/collective/collective_model.hpp"
+#include "trainsim/compute/kernel_cost.hpp"
+#include "trainsim/error.hpp"
+#include "trainsim/model/counts.hpp"
+#include "trainsim/model/kernels.hpp"
+#include "trainsim/report/memory.hpp"
+#include "trainsim/workload/iteration.hpp"
+#include "trainsim/workload/schedule.hpp"
+
+namespace trainsim::workload {
+namespace {
+
+using collective::Op;
+using engine::OpId;
+using engine::StreamId;
+using parallel::Sharding;
+
+constexpr OpId kNone = -1;
+
+// PyTorch DDP's default gradient bucket (bucket_cap_mb = 25, torch/nn/parallel/distributed.py).
+constexpr double kDdpBucketBytes = 25.0 * 1024.0 * 1024.0;
+
+compute::KernelWork work_of(const model::KernelSpec& k, bool backward, std::int64_t local_seq) {
+  compute::KernelWork w;
+  w.flops = backward ? k.backward_flops : k.forward_flops;
+  w.bytes = backward ? k.backward_bytes : k.forward_bytes;
+  switch (k.kind) {
+    case model::KernelKind::Gemm:
+      w.kind = compute::KernelClass::Gemm;
+      w.size = std::min({k.gemm.m, k.gemm.n, k.gemm.k});
+      break;
+    case model::KernelKind::Attention:
+      w.kind = compute::KernelClass::Attention;
+      w.size = local_seq;
+      break;
+    case model::KernelKind::MemoryBound:
+      w.kind = compute::KernelClass::MemoryBound;
+      break;
+  }
+  return w;
+}
+
+// A kernel priced once, used for every layer and micro-batch.
+struct TimedKernel {
+  std::string name;
+  engine::NameId fwd_name = 0;
+  engine::NameId bwd_name = 0;
+  engine::NameId recompute_name = 0;
+  Seconds fwd;
+  Seconds bwd;
+  Flops fwd_flops;
+  Flops bwd_flops;
+  bool selective = false;
+};
+
+// Where a TP collective sits relative to the layer's kernels (Megatron-LM, Shoeybi et al. 2019
+// §3 and Korthikanti et al. 2022 §4.2.2 for sequence parallelism).
+struct TpComm {
+  std::optional<Op> before;  // issued before this kernel, the kernel waits for it
+  std::optional<Op> after;   // issued after this kernel, the next kernel waits for it
+};
+
+struct StageStreams {
+  StreamId compute = -1;
+  StreamId tp = -1;
+  StreamId cp = -1;
+  StreamId dp = -1;
+  StreamId pp = -1;
+};
+
+class Builder {
+ public:
+  Builder(const parallel::Scenario& s, const collective::CollectiveModel& cm)
+      : s_(s), cm_(cm), m_(s.model), p_(s.parallel) {
+    it_.placement = parallel::place(s);
+    pp_ = p_.pp;
+    chunks_ = p_.virtual_stages;
+    virtual_stages_ = pp_ * chunks_;
+    microbatches_ = s.num_microbatches();
+    elem_ = report::element_bytes(s.training.precision);
+    shape_ = model::LayerShape{.micro_batch = s.training.micro_batch,
+                               .seq_len = s.training.seq_len,
+                               .tp = p_.tp,
+                               .cp = p_.cp,
+                               .sequence_parallel = p_.sequence_parallel,
+                               .element_bytes = elem_,
+                               .causal = true};
+    local_tokens_ = model::local_tokens(shape_);
+    local_seq_ = s.training.seq_len / p_.cp;
+    assign_layers();
+    const auto slots = static_cast<std::size_t>(virtual_stages_ * microbatches_ * 2);
+    pass_recv_.assign(slots, kNone);
+    pass_send_.assign(slots, kNone);
+  }
+
+  Iteration build() {
+    price_kernels();
+    const std::size_t estimate = static_cast<std::size_t>(
+        pp_ * microbatches_ * (2 * (m_.num_layers / pp_ + 1) * (layer_.size() + 4) + 8) + 64);
+    it_.graph.reserve(estimate, 2 * estimate);
+    it_.ops.reserve(estimate);
+    for (std::int64_t stage = 0; stage < pp_; ++stage) add_stage(stage);
+    link_pipeline();
+    return std::move(it_);
+  }
+
+ private:
+  // ---- layout ---------------------------------------------------------------------------
+
+  // Layers of each virtual stage (model chunk): as even as possible, the first chunks taking
+  // the remainder (the last stage also runs the LM head and the loss).
+  void assign_layers() {
+    const std::int64_t base = m_.num_layers / virtual_stages_;
+    const std::int64_t extra = m_.num_layers % virtual_stages_;
+    std::int64_t first = 0;
+    for (std::int64_t v = 0; v < virtual_stages_; ++v) {
+      const std::int64_t n = base + (v < extra ? 1 : 0);
+      chunk_first_layer_.push_back(first);
+      chunk_layers_.push_back(n);
+      first += n;
+    }
+  }
+
+  std::int64_t virtual_stage(std::int64_t stage, std::int64_t chunk) const {
+    return chunk * pp_ + stage;
+  }
+
+  // ---- pricing --------------------------------------------------------------------------
+
+  TimedKernel timed(const model::KernelSpec& k) {
+    TimedKernel t;
+    t.name = k.name;
+    t.fwd_name = it_.graph.intern_name(k.name);
+    t.bwd_name = it_.graph.intern_name(k.name + "_bwd");
+    t.recompute_name = it_.graph.intern_name(k.name + "_recompute");
+    const auto& gpu = s_.hardware.gpu;
+    t.fwd = compute::kernel_cost(gpu, s_.training.precision, work_of(k, false, local_seq_)).time;
+    t.bwd = compute::kernel_cost(gpu, s_.training.precision, work_of(k, true, local_seq_)).time;
+    t.fwd_flops = k.forward_flops;
+    t.bwd_flops = k.backward_flops;
+    t.selective = k.selective_recompute;
+    return t;
+  }
+
+  void price_kernels() {
+    const auto layer = model::layer_kernels(m_, shape_);
+    for (const auto& k : layer) layer_.push_back(timed(k));
+    for (const auto& k : model::embedding_kernels(m_, shape_)) embedding_.push_back(timed(k));
+    for (const auto& k : model::head_kernels(m_, shape_)) head_.push_back(timed(k));
+    tp_comm_.resize(layer_.size());
+    if (p_.tp > 1) {
+      for (std::size_t i = 0; i < layer_.size(); ++i) {
+        const std::string& n = layer_[i].name;
+        if (p_.sequence_parallel) {
+          // SP: AllGather the sequence-split norm output before the column-parallel GEMMs,
+          // ReduceScatter after the row-parallel ones.
+          if (n == "qkv_proj" || n == "mlp_up_gate" || n == "mlp_up") tp_comm_[i].before = Op::AllGather;
+          if (n == "attn_out_proj" || n == "mlp_down") tp_comm_[i].after = Op::ReduceScatter;
+        } else if (n == "attn_out_proj" || n == "mlp_down") {
+          tp_comm_[i].after = Op::AllReduce;  // Megatron's g operator after the row-parallel GEMM
+        }
+      }
+    }
+    // One TP activation buffer: local tokens x hidden (whole buffer, nccl-tests accounting).
+    tp_bytes_ = Bytes(static_cast<double>(local_tokens_ * m_.hidden * elem_));
+    // Pipeline activations between stages: split over TP ranks with SP.
+    pp_bytes_ = Bytes(static_cast<double>(local_tokens_ * m_.hidden * elem_ /
+                                          (p_.sequence_parallel ? p_.tp : 1)));
+    // FSDP/ZeRO moves each layer's weights (bf16) or gradients per TP rank.
+    layer_param_bytes_ =
+        Bytes(static_cast<double>(model::layer_parameters_per_tp_rank(m_, p_.tp) * elem_));
+  }
+
+  // A collective priced by the NCCL model, recorded once per (stage, op, group, bytes).
+  std::int32_t collective(std::int64_t stage, Op op, const std::string& group,
+                          const parallel::GroupShape& shape, Bytes bytes, double repeat = 1.0) {
+    const auto key = std::make_tuple(stage, static_cast<int>(op), group, bytes.value(), repeat);
+    auto found = collective_index_.find(key);
+    if (found != collective_index_.end()) {
+      ++it_.collectives[static_cast<std::size_t>(found->second)].count;
+      return found->second;
+    }
+    const collective::CollectiveCost c = cm_.cost(op, shape, bytes);
+    CollectiveCall call{.op = std::string(collective::to_string(op)),
+                        .group = group,
+                        .shape = shape,
+                        .bytes = bytes,
+                        .time = c.time * repeat,
+                        .algorithm = std::string(collective::to_string(c.algorithm)),
+                        .protocol = std::string(collective::to_string(c.protocol)),
+                        .stage = stage,
+                        .count = 1};
+    it_.collectives.push_back(call);
+    const auto index = static_cast<std::int32_t>(it_.collectives.size() - 1);
+    collective_index_.emplace(key, index);
+    return index;
+  }
+
+  // ---- op emission ----------------------------------------------------------------------
+
+  OpId op(StreamId stream, Seconds duration, engine::NameId name, OpInfo info) {
+    const OpId id = it_.graph.add_op(stream, duration, name, static_cast<std::int32_t>(it_.ops.size()));
+    it_.ops.push_back(info);
+    return id;
+  }
+
+  void dep(OpId before, OpId after) {
+    if (before != kNone && after != kNone) it_.graph.add_dependency(before, after);
+  }
+
+  OpId comm(StreamId stream, std::int32_t call, const char* name, OpInfo info) {
+    info.collective = call;
+    const auto& c = it_.collectives[static_cast<std::size_t>(call)];
+    return op(stream, c.time, it_.graph.intern_name(name), info);
+  }
+
+  // Emits kernel `k` on the compute stream after `wait` (an op the kernel depends on).
+  OpId kernel(const StageStreams& st, const TimedKernel& k, bool backward, bool recompute,
+              OpInfo info, OpId wait) {
+    info.backward = backward;
+    info.flops = backward ? k.bwd_flops : k.fwd_flops;
+    const engine::NameId name = recompute ? k.recompute_name : (backward ? k.bwd_name : k.fwd_name);
+    const OpId id = op(st.compute, backward ? k.bwd : k.fwd, name, info);
+    dep(wait, id);
+    (void)st;
+    return id;
+  }
+
+  // A TP collective between compute ops: waits for `after_op`, the next compute op waits for it.
+  OpId tp_collective(std::int64_t stage, const StageStreams& st, Op o, OpInfo info, OpId after_op) {
+    const auto call = collective(stage, o, "tp", it_.placement.tp, tp_bytes_);
+    const char* name = o == Op::AllReduce ? "tp_all_reduce"
+                       : o == Op::AllGather ? "tp_all_gather"
+                                            : "tp_reduce_scatter";
+    const OpId id = comm(st.tp, call, name, info);
+    dep(after_op, id);
+    return id;
+  }
+
+  // Forward (or recomputed forward) of one layer. Returns the last compute op.
+  OpId layer_forward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId wait,
+                     bool recompute) {
+    OpId pending = wait;  // the op the next kernel must wait for
+    OpId last = kNone;
+    for (std::size_t i = 0; i < layer_.size(); ++i) {
+      const TimedKernel& k = layer_[i];
+      if (tp_comm_[i].before) pending = tp_collective(stage, st, *tp_comm_[i].before, info, last);
+      OpId wait_for = pending;
+      if (k.name == "attn_core" && p_.cp > 1) {
+        // Context parallelism: the ring exchange of K/V blocks (cp - 1 steps) runs beside the
+        // attention kernel, which cannot finish before the last block arrives (Liu et al. 2023,
+        // Ring Attention; Megatron-LM context parallelism).
+        const OpId kv = cp_exchange(stage, st, info, last, false);
+        last = kernel(st, k, false, recompute, info, wait_for);
+        pending = kv;
+        continue;
+      }
+      last = kernel(st, k, false, recompute, info, wait_for);
+      pending = kNone;
+      if (tp_comm_[i].after) pending = tp_collective(stage, st, *tp_comm_[i].after, info, last);
+    }
+    if (pending != kNone) {
+      // The layer's output is only ready when its trailing collective ends: represent that by
+      // a zero-length marker on the compute stream.
+      last = op(st.compute, Seconds(0.0), sync_name_, info);
+      dep(pending, last);
+    }
+    return last;
+  }
+
+  OpId cp_exchange(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
+                   bool backward) {
+    // Each step sends this rank's K and V blocks (backward: their gradients too) to the next
+    // CP rank: 2 x local tokens x kv width / tp elements per step, x2 in backward.
+    const double kv = static_cast<double>(local_tokens_ * model::kv_width(m_) / p_.tp * elem_);
+    const Bytes bytes(2.0 * kv * (backward ? 2.0 : 1.0));
+    const auto call = collective(stage, Op::SendRecv, "cp", it_.placement.cp, bytes,
+                                 static_cast<double>(p_.cp - 1));
+    const OpId id = comm(st.cp, call, backward ? "cp_kv_exchange_bwd" : "cp_kv_exchange", info);
+    dep(after_op, id);
+    return id;
+  }
+
+  // Backward of one layer (kernels in reverse order). Returns the last compute op.
+  OpId layer_backward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId wait) {
+    OpId pending = wait;
+    OpId last = kNone;
+    for (std::size_t r = layer_.size(); r-- > 0;) {
+      const TimedKernel& k = layer_[r];
+      // The gradient of a forward "after" collective comes before this kernel's backward:
+      // AllReduce -> nothing in backward for the row-parallel input (Megatron's g is identity
+      // backward), ReduceScatter -> AllGather.
+      if (tp_comm_[r].after && *tp_comm_[r].after == Op::ReduceScatter) {
+        pending = tp_collective(stage, st, Op::AllGather, info, last);
+      }
+      OpId wait_for = pending;
+      if (k.name == "attn_core" && p_.cp > 1) {
+        const OpId kv = cp_exchange(stage, st, info, last, true);
+        last = kernel(st, k, true, false, info, wait_for);
+        pending = kv;
+        continue;
+      }
+      last = kernel(st, k, true, false, info, wait_for);
+      pending = kNone;
+      // Column-parallel GEMMs: the input gradient is summed over TP ranks (Megatron's f
+      // operator backward: AllReduce; with SP, ReduceScatter).
+      const std::string& n = k.name;
+      if (p_.tp > 1 && (n == "qkv_proj" || n == "mlp_up_gate" || n == "mlp_up")) {
+        pending = tp_collective(stage, st, p_.sequence_parallel ? Op::ReduceScatter : Op::AllReduce,
+                                info, last);
+      }
+    }
+    if (pending != kNone) {
+      last = op(st.compute, Seconds(0.0), sync_name_, info);
+      dep(pending, last);
+    }
+    return last;
+  }
+
+  // ---- data-parallel traffic (FSDP / ZeRO / DDP) ------------------------------------------
+
+  bool gathers_params() const {
+    return p_.sharding == Sharding::ShardGradOp || p_.sharding == Sharding::FullShard ||
+           p_.sharding == Sharding::HybridShard;
+  }
+
+  // The group that shares one copy of the model state and reduces gradients: DP x CP ranks
+  // (CP ranks hold the same weights, as in Megatron-LM's dp-cp group), or the hybrid shard.
+  const parallel::GroupShape& shard_group() const { return it_.placement.shard; }
+
+  // AllGather of one FSDP unit's weights. Waits for `issue_after` (prefetch limit).
+  OpId fsdp_gather(std::int64_t stage, const StageStreams& st, Bytes bytes, OpInfo info,
+                   OpId issue_after, bool backward) {
+    if (shard_group().ranks <= 1) return kNone;
+    info.backward = backward;
+    const auto call = collective(stage, Op::AllGather, "shard", shard_group(), bytes);
+    const OpId id = comm(st.dp, call, backward ? "fsdp_all_gather_bwd" : "fsdp_all_gather", info);
+    dep(issue_after, id);
+    return id;
+  }
+
+  // Gradient synchronization of one unit after its backward. Returns the last op or kNone.
+  OpId grad_sync(std::int64_t stage, const StageStreams& st, Bytes bytes, OpInfo info, OpId after,
+                 bool last_microbatch) {
+    info.backward = true;
+    OpId id = kNone;
+    switch (p_.sharding) {
+      case Sharding::ShardGradOp:
+      case Sharding::FullShard:
+      case Sharding::HybridShard: {
+        // FSDP reduce-scatters gradients after every backward of a unit (no no_sync).
+        if (shard_group().ranks > 1) {
+          const auto call = collective(stage, Op::ReduceScatter, "shard", shard_group(), bytes);
+          id = comm(st.dp, call, "fsdp_reduce_scatter", info);
+          dep(after, id);
+        }
+        if (p_.sharding == Sharding::HybridShard && it_.placement.replicate.ranks > 1) {
+          // HYBRID_SHARD then AllReduces the gradient shard across replicas.
+          const Bytes shard(bytes.value() / static_cast<double>(shard_group().ranks));
+          const auto call = collective(stage, Op::AllReduce, "replicate", it_.placement.replicate, shard);
+          const OpId ar = comm(st.dp, call, "hsdp_all_reduce", info);
+          dep(id == kNone ? after : id, ar);
+          id = ar;
+        }
+        return id;
+      }
+      case Sharding::None:
+      case Sharding::Zero1: {
+        if (!last_microbatch || shard_group().ranks <= 1) return kNone;
+        if (p_.sharding == Sharding::Zero1) {
+          // Megatron's distributed optimizer reduce-scatters gradient buckets as backward runs.
+          const auto call = collective(stage, Op::ReduceScatter, "dp", shard_group(), bytes);
+          id = comm(st.dp, call, "zero1_reduce_scatter", info);
+        } else {
+          // DDP AllReduces 25 MiB buckets as their gradients become ready (Li et al., VLDB 2020).
+          const double buckets = std::max(1.0, std::ceil(bytes.value() / kDdpBucketBytes));
+          const auto call = collective(stage, Op::AllReduce, "dp", shard_group(),
+                                       Bytes(bytes.value() / buckets), buckets);
+          id = comm(st.dp, call, "ddp_all_reduce", info);
+        }
+        dep(after, id);
+        return id;
+      }
+    }
+    return id;
+  }
+
+  // ---- one stage ------------------------------------------------------------------------
+
+  void add_stage(std::int64_t stage) {
+    const engine::DeviceId dev = it_.graph.add_device("stage " + std::to_string(stage));
+    it_.stage_device.push_back(dev);
+    StageStreams st;
+    st.compute = it_.graph.add_stream(dev, "compute", engine::OpKind::Compute);
+    if (p_.tp > 1) st.tp = it_.graph.add_stream(dev, "tp comm", engine::OpKind::Communication);
+    if (p_.cp > 1) st.cp = it_.graph.add_stream(dev, "cp comm", engine::OpKind::Communication);
+    st.dp = it_.graph.add_stream(dev, "dp comm", engine::OpKind::Communication);
+    if (pp_ > 1) st.pp = it_.graph.add_stream(dev, "pp comm", engine::OpKind::Communication);
+    sync_name_ = it_.graph.intern_name("wait_comm");
+    recv_name_ = it_.graph.intern_name("pp_recv_wait");
+
+    const auto steps = pipeline_order(p_.schedule, pp_, stage, microbatches_, chunks_);
+    OpId last_dp = kNone;
+    OpId last_compute = kNone;
+    // Micro-batches each chunk has seen backward, to spot the last one (gradient sync).
+    std::vector<std::int64_t> backward_done(static_cast<std::size_t>(chunks_), 0);
+    for (const PassStep& step : steps) {
+      const std::int64_t vs = virtual_stage(stage, step.chunk);
+      const bool first = vs == 0;
+      const bool last = vs == virtual_stages_ - 1;
+      OpInfo info;
+      info.stage = static_cast<std::int32_t>(stage);
+      info.microbatch = static_cast<std::int32_t>(step.microbatch);
+      const std::size_t slot = pipe_slot(vs, step.microbatch, step.backward);
+      // A pass that consumes another stage's output starts with a zero-length receive marker
+      // on the compute stream; link_pipeline() makes it wait for the matching send.
+      if ((!step.backward && !first) || (step.backward && !last)) {
+        info.backward = step.backward;
+        pass_recv_[slot] = op(st.compute, Seconds(0.0), recv_name_, info);
+        info.backward = false;
+      }
+      const Bytes root = root_bytes(first, last);
+      OpId wait = kNone;  // what the next kernel waits for (besides stream order)
+      if (!step.backward) {
+        if (gathers_params() && root.value() > 0.0) {
+          // Root FSDP unit (embedding / head weights) gathered at the start of the pass.
+          wait = fsdp_gather(stage, st, root, info, kNone, false);
+        }
+        if (first) {
+          for (const auto& k : embedding_) {
+            last_compute = kernel(st, k, false, false, info, wait);
+            wait = kNone;
+          }
+        }
+        const std::int64_t l0 = chunk_first_layer_[static_cast<std::size_t>(vs)];
+        const std::int64_t nl = chunk_layers_[static_cast<std::size_t>(vs)];
+        std::vector<OpId> layer_end;
+        for (std::int64_t l = l0; l < l0 + nl; ++l) {
+          info.layer = static_cast<std::int32_t>(l);
+          if (gathers_params()) {
+            // FSDP prefetch: the gather of layer l is issued when layer l-1 starts, i.e. after
+            // layer l-2 has ended (PyTorch FSDP's rate limiter keeps two in flight).
+            const OpId issue = layer_end.size() >= 2 ? layer_end[layer_end.size() - 2] : kNone;
+            const OpId ag = fsdp_gather(stage, st, layer_param_bytes_, info, issue, false);
+            if (ag != kNone) wait = ag;
+          }
+          last_compute = layer_forward(stage, st, info, wait, false);
+          layer_end.push_back(last_compute);
+          wait = kNone;
+        }
+        info.layer = -1;
+        if (last) {
+          for (const auto& k : head_) {
+            last_compute = kernel(st, k, false, false, info, wait);
+            wait = kNone;
+          }
+        }
+        if (!last) pass_send_[slot] = send(stage, st, info, last_compute, false);
+      } else {
+        if (last) {
+          for (auto k = head_.rbegin(); k != head_.rend(); ++k) {
+            last_compute = kernel(st, *k, true, false, info, kNone);
+          }
+        }
+        const std::int64_t l0 = chunk_first_layer_[static_cast<std::size_t>(vs)];
+        const std::int64_t nl = chunk_layers_[static_cast<std::size_t>(vs)];
+        auto& done = backward_done[static_cast<std::size_t>(step.chunk)];
+        const bool last_mb = ++done == microbatches_;
+        OpId prev_layer_end = kNone;
+        OpId pending_gather = kNone;
+        if (p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard) {
+          // FULL_SHARD resharded after forward: gather the last layer again before backward.
+          info.layer = static_cast<std::int32_t>(l0 + nl - 1);
+          pending_gather = fsdp_gather(stage, st, layer_param_bytes_, info, kNone, true);
+        }
+        for (std::int64_t l = l0 + nl - 1; l >= l0; --l) {
+          info.layer = static_cast<std::int32_t>(l);
+          wait = pending_gather;
+          pending_gather = kNone;
+          if ((p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard) && l > l0) {
+            // BACKWARD_PRE prefetch: the next layer's gather is issued as this one starts.
+            OpInfo next = info;
+            next.layer = static_cast<std::int32_t>(l - 1);
+            pending_gather = fsdp_gather(stage, st, layer_param_bytes_, next, prev_layer_end, true);
+          }
+          if (p_.recompute == parallel::Recompute::Full) {
+            layer_forward(stage, st, info, wait, true);
+            wait = kNone;
+          } else if (p_.recompute == parallel::Recompute::Selective) {
+            for (const auto& k : layer_) {
+              if (k.selective) {
+                kernel(st, k, false, true, info, wait);
+                wait = kNone;
+              }
+            }
+          }
+          last_compute = layer_backward(stage, st, info, wait);
+          prev_layer_end = last_compute;
+          const OpId g = grad_sync(stage, st, layer_param_bytes_, info, last_compute, last_mb);
+          if (g != kNone) last_dp = g;
+        }
+        info.layer = -1;
+        if (first) {
+          for (auto k = embedding_.rbegin(); k != embedding_.rend(); ++k) {
+            last_compute = kernel(st, *k, true, false, info, kNone);
+          }
+        }
+        if (root.value() > 0.0) {
+          const OpId g = grad_sync(stage, st, root, info, last_compute, last_mb);
+          if (g != kNone) last_dp = g;
+        }
+        if (!first) pass_send_[slot] = send(stage, st, info, last_compute, true);
+      }
+    }
+    optimizer(stage, st, last_dp);
+  }
+
+  // Bytes of the stage's non-layer weights (embedding on the first virtual stage, final norm
+  // and LM head on the last) per TP rank.
+  Bytes root_bytes(bool first, bool last) const {
+    std::int64_t params = 0;
+    if (first) params += model::embedding_parameters_per_tp_rank(m_, p_.tp);
+    if (last) {
+      params += model::final_norm_parameters(m_) +
+                model::lm_head_parameters_per_tp_rank(
+                    m_, p_.tp,
+                    pp_ > 1 ? model::LmHeadCopy::Separate : model::LmHeadCopy::SharedWithEmbedding);
+    }
+    return Bytes(static_cast<double>(params * elem_));
+  }
+
+  // Point-to-point send of activations (forward) or their gradients (backward) to the
+  // neighbouring stage, on the sender's pp stream.
+  OpId send(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after, bool backward) {
+    info.backward = backward;
+    const parallel::GroupShape pair{.ranks = 2,
+                                    .nodes = it_.placement.pp.nodes > 1 ? 2 : 1,
+                                    .ranks_per_node = it_.placement.pp.nodes > 1 ? 1 : 2};
+    const auto call = collective(stage, Op::SendRecv, "pp", pair, pp_bytes_);
+    const OpId id = comm(st.pp, call, backward ? "pp_send_grad" : "pp_send_activation", info);
+    dep(after, id);
+    return id;
+  }
+
+  void optimizer(std::int64_t stage, const StageStreams& st, OpId last_dp) {
+    // Parameters this rank updates: the stage's share per TP rank, divided by the sharding.
+    std::int64_t params = 0;
+    for (std::int64_t c = 0; c < chunks_; ++c) {
+      const std::int64_t vs = virtual_stage(stage, c);
+      params += chunk_layers_[static_cast<std::size_t>(vs)] *
+                model::layer_parameters_per_tp_rank(m_, p_.tp);
+      params += static_cast<std::int64_t>(root_bytes(vs == 0, vs == virtual_stages_ - 1).value()) /
+                elem_;
+    }
+    const std::int64_t local = model::ceil_div(params, report::sharding_degree(s_));
+    const model::KernelSpec k = s_.training.optimizer == parallel::Optimizer::AdamW
+                                    ? model::adamw_step_kernel(local, elem_)
+                                    : model::sgd_step_kernel(local, elem_);
+    const TimedKernel t = timed(k);
+    OpInfo info;
+    info.stage = static_cast<std::int32_t>(stage);
+    const OpId opt = kernel(st, t, false, false, info, last_dp);
+    if (p_.sharding == Sharding::Zero1 && shard_group().ranks > 1) {
+      // The distributed optimizer gathers the updated bf16 weights for the next iteration.
+      const auto call = collective(stage, Op::AllGather, "dp", shard_group(),
+                                   Bytes(static_cast<double>(params * elem_)));
+      const OpId ag = comm(st.dp, call, "zero1_all_gather", info);
+      dep(opt, ag);
+    }
+  }
+
+  // ---- pipeline links -------------------------------------------------------------------
+
+  std::size_t pipe_slot(std::int64_t vs, std::int64_t mb, bool backward) const {
+    return static_cast<std::size_t>((vs * microbatches_ + mb) * 2 + (backward ? 1 : 0));
+  }
+
+  // Forward of virtual stage v waits for v-1's send; backward of v waits for v+1's send.
+  void link_pipeline() {
+    for (std::int64_t vs = 0; vs < virtual_stages_; ++vs) {
+      for (std::int64_t mb = 0; mb < microbatches_; ++mb) {
+        if (vs > 0) {
+          dep(pass_send_[pipe_slot(vs - 1, mb, false)], pass_recv_[pipe_slot(vs, mb, false)]);
+        }
+        if (vs + 1 < virtual_stages_) {
+          dep(pass_send_[pipe_slot(vs + 1, mb, true)], pass_recv_[pipe_slot(vs, mb, true)]);
+        }
+      }
+    }
+  }
+
+  const parallel::Scenario& s_;
+  const collective::CollectiveModel& cm_;
+  const model::ModelSpec& m_;
+  const parallel::ParallelPlan& p_;
+  Iteration it_;
+  std::int64_t pp_ = 1;
+  std::int64_t chunks_ = 1;
+  std::int64_t virtual_stages_ = 1;
+  std::int64_t microbatches_ = 1;
+  std::int64_t elem_ = 2;
+  std::int64_t local_tokens_ = 0;
+  std::int64_t local_seq_ = 0;
+  model::LayerShape shape_;
+  std::vector<std::int64_t> chunk_first_layer_;
+  std::vector<std::int64_t> chunk_layers_;
+  std::vector<TimedKernel> layer_;
+  std::vector<TimedKernel> embedding_;
+  std::vector<TimedKernel> head_;
+  std::vector<TpComm> tp_comm_;
+  Bytes tp_bytes_;
+  Bytes pp_bytes_;
+  Bytes layer_param_bytes_;
+  engine::NameId sync_name_ = 0;
+  engine::NameId recv_name_ = 0;
+  std::map<std::tuple<std::int64_t, int, std::string, double, double>, std::int32_t> collective_index_;
+  // By pipe_slot(): the receive marker and the send op of every pass.
+  std::vector<OpId> pass_recv_;
+  std::vector<OpId> pass_send_;
+};
+
+}  // namespace
+
+Iteration build_iteration(const parallel::Scenario& scenario,
+                          const collective::CollectiveModel& collectives) {
+  return Builder(scenario, collectives).build();
+}
+
+}  // namespace trainsim::workload
