@@ -2,11 +2,11 @@
 // stages x ~9,100 ops (TP all-reduces after every GEMM, DP reduce-scatters, point-to-point sends
 // and receives between stages), simulated with contention on. Counters: ops per graph, and
 // time per op ("per_op", seconds; read "25n" as 25 ns).
-#include <benchmark/benchmark.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "trainsim/engine/activity.hpp"
 #include "trainsim/engine/graph.hpp"
@@ -62,7 +62,9 @@ Graph pipeline_graph() {
     g.add_dependency(m, r2);
     return r2;
   };
-  const auto idx = [](int stage, int mb) { return static_cast<std::size_t>(stage * kMicroBatches + mb); };
+  const auto idx = [](int stage, int mb) {
+    return static_cast<std::size_t>(stage) * kMicroBatches + static_cast<std::size_t>(mb);
+  };
   std::vector<OpId> sends(static_cast<std::size_t>(kStages * kMicroBatches), -1);
   for (int s = 0; s < kStages; ++s) {  // forward, first stage first
     const StageStreams& st = stages[static_cast<std::size_t>(s)];
@@ -110,7 +112,7 @@ void set_per_op(benchmark::State& state, const Graph& g) {
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
-void BM_EngineBuildGraph(benchmark::State& state) {
+void engine_build_graph(benchmark::State& state) {
   std::int32_t ops = 0;
   for (auto _ : state) {
     const Graph g = pipeline_graph();
@@ -119,11 +121,12 @@ void BM_EngineBuildGraph(benchmark::State& state) {
   }
   state.counters["ops"] = static_cast<double>(ops);
 }
-BENCHMARK(BM_EngineBuildGraph)->Unit(benchmark::kMillisecond);
+BENCHMARK(engine_build_graph)->Unit(benchmark::kMillisecond);
 
-void BM_EngineSimulate(benchmark::State& state) {
+void engine_simulate(benchmark::State& state) {
   const Graph g = pipeline_graph();
-  const EngineOptions options{.comm_compute_contention = static_cast<double>(state.range(0)) / 100.0};
+  const EngineOptions options{.comm_compute_contention =
+                                  static_cast<double>(state.range(0)) / 100.0};
   std::int64_t events = 0;
   for (auto _ : state) {
     const Timeline t = simulate(g, options);
@@ -134,9 +137,9 @@ void BM_EngineSimulate(benchmark::State& state) {
   state.counters["events"] = static_cast<double>(events);
 }
 // Argument: contention in percent (0: no rescaling; 15: every DP op rescales compute).
-BENCHMARK(BM_EngineSimulate)->Arg(0)->Arg(15)->Unit(benchmark::kMillisecond);
+BENCHMARK(engine_simulate)->Arg(0)->Arg(15)->Unit(benchmark::kMillisecond);
 
-void BM_EngineActivity(benchmark::State& state) {
+void engine_activity(benchmark::State& state) {
   const Graph g = pipeline_graph();
   const Timeline t = simulate(g, EngineOptions{.comm_compute_contention = 0.15});
   for (auto _ : state) {
@@ -148,6 +151,6 @@ void BM_EngineActivity(benchmark::State& state) {
   }
   set_per_op(state, g);
 }
-BENCHMARK(BM_EngineActivity)->Unit(benchmark::kMillisecond);
+BENCHMARK(engine_activity)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -22,9 +22,9 @@ struct Edge {
 DeviceActivity activity(const Graph& graph, const Timeline& timeline,
                         std::span<const StreamId> streams, SimTime from, SimTime to) {
   if (timeline.ops.size() != static_cast<std::size_t>(graph.num_ops())) {
-    throw InternalError("engine activity: the timeline has " +
-                        std::to_string(timeline.ops.size()) + " ops but the graph has " +
-                        std::to_string(graph.num_ops()) + "; expected the graph it came from");
+    throw InternalError("engine activity: the timeline has " + std::to_string(timeline.ops.size()) +
+                        " ops but the graph has " + std::to_string(graph.num_ops()) +
+                        "; expected the graph it came from");
   }
   if (from > to) {
     throw InternalError("engine activity: window starts at " + to_string(from.since_start()) +
@@ -77,8 +77,8 @@ DeviceActivity activity(const Graph& graph, const Timeline& timeline,
   return a;
 }
 
-DeviceActivity activity(const Graph& graph, const Timeline& timeline, DeviceId device,
-                        SimTime from, SimTime to) {
+DeviceActivity activity(const Graph& graph, const Timeline& timeline, DeviceId device, SimTime from,
+                        SimTime to) {
   if (device < 0 || device >= graph.num_devices()) {
     throw InternalError("engine activity: no device " + std::to_string(device));
   }

@@ -60,8 +60,8 @@ OpId Graph::add_op(StreamId stream, Seconds duration, NameId name_id, std::int32
 
 void Graph::add_dependency(OpId before, OpId after) {
   if (!in_range(before, op_stream_.size()) || !in_range(after, op_stream_.size())) {
-    fail("add_dependency: no op " + std::to_string(in_range(before, op_stream_.size()) ? after
-                                                                                        : before));
+    fail("add_dependency: no op " +
+         std::to_string(in_range(before, op_stream_.size()) ? after : before));
   }
   if (before == after) {
     fail("add_dependency: op " + std::to_string(before) + " '" + op_name(before) +

@@ -110,10 +110,10 @@ InternalError cycle_error(const Graph& graph, const Adjacency& succ,
   }
   text += cycle.size() > kMaxShown ? "... -> " + describe(graph, cycle.front())
                                    : describe(graph, cycle.front());
-  return InternalError("engine: " + std::to_string(num_stuck) + " of " + std::to_string(n) +
+  return InternalError{"engine: " + std::to_string(num_stuck) + " of " + std::to_string(n) +
                        " ops can never start: the op graph has a cycle through dependencies and "
                        "stream order: " +
-                       text);
+                       text};
 }
 
 }  // namespace

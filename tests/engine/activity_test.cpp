@@ -1,8 +1,9 @@
-#include <catch2/catch.hpp>
+#include "trainsim/engine/activity.hpp"
 
 #include <vector>
 
-#include "trainsim/engine/activity.hpp"
+#include <catch2/catch.hpp>
+
 #include "trainsim/engine/graph.hpp"
 #include "trainsim/engine/simulator.hpp"
 #include "trainsim/error.hpp"

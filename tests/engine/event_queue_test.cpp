@@ -1,9 +1,10 @@
-#include <catch2/catch.hpp>
+#include "trainsim/engine/event_queue.hpp"
 
 #include <cstdint>
 #include <vector>
 
-#include "trainsim/engine/event_queue.hpp"
+#include <catch2/catch.hpp>
+
 #include "trainsim/units.hpp"
 
 using namespace trainsim;
@@ -36,6 +37,7 @@ TEST_CASE("engine: event queue orders equal times by insertion", "[engine]") {
     q.push(at(9_ms), -p);
   }
   std::vector<int> first_five;
+  first_five.reserve(5);
   for (int i = 0; i < 5; ++i) first_five.push_back(q.pop().payload);
   REQUIRE(first_five == pushed);
   REQUIRE(q.pop().payload == -50);

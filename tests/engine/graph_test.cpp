@@ -1,9 +1,10 @@
-#include <catch2/catch.hpp>
+#include "trainsim/engine/graph.hpp"
 
 #include <limits>
 #include <vector>
 
-#include "trainsim/engine/graph.hpp"
+#include <catch2/catch.hpp>
+
 #include "trainsim/error.hpp"
 #include "trainsim/units.hpp"
 
@@ -36,7 +37,8 @@ TEST_CASE("engine: graph assigns dense ids in creation order", "[engine]") {
   REQUIRE(g.num_dependencies() == 1);
   REQUIRE(g.device_name(d1) == "stage1");
   const auto streams0 = g.device_streams(d0);
-  REQUIRE(std::vector<StreamId>(streams0.begin(), streams0.end()) == std::vector<StreamId>{c0, tp0});
+  REQUIRE(std::vector<StreamId>(streams0.begin(), streams0.end()) ==
+          std::vector<StreamId>{c0, tp0});
   const auto ops0 = g.stream_ops(c0);
   REQUIRE(std::vector<OpId>(ops0.begin(), ops0.end()) == std::vector<OpId>{a, c});
   REQUIRE(g.stream_device(tp0) == d0);
@@ -77,8 +79,8 @@ TEST_CASE("engine: graph rejects malformed construction", "[engine]") {
   SECTION("unknown name") { REQUIRE_THROWS_AS(g.add_op(s, 1_ms, 9), InternalError); }
   SECTION("negative duration") {
     REQUIRE_THROWS_AS(g.add_op(s, -1_ms, n), InternalError);
-    REQUIRE_THROWS_WITH(g.add_op(s, -1_ms, n), Catch::Contains("'op'") &&
-                                                   Catch::Contains("expected a finite value >= 0"));
+    REQUIRE_THROWS_WITH(g.add_op(s, -1_ms, n),
+                        Catch::Contains("'op'") && Catch::Contains("expected a finite value >= 0"));
   }
   SECTION("NaN and infinite durations") {
     REQUIRE_THROWS_AS(g.add_op(s, Seconds(std::numeric_limits<double>::quiet_NaN()), n),

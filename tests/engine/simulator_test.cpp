@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "trainsim/engine/simulator.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "trainsim/engine/graph.hpp"
-#include "trainsim/engine/simulator.hpp"
 #include "trainsim/error.hpp"
 #include "trainsim/units.hpp"
 
@@ -271,9 +272,8 @@ TEST_CASE("engine: simulation is deterministic", "[engine]") {
   bool identical = true;
   for (std::size_t i = 0; i < t1.ops.size(); ++i) {
     // Bit-identical, not approximately equal: that is the property under test.
-    identical = identical && t1.ops[i].start == t2.ops[i].start &&
-                t1.ops[i].end == t2.ops[i].end && t1.ops[i].start == t3.ops[i].start &&
-                t1.ops[i].end == t3.ops[i].end;
+    identical = identical && t1.ops[i].start == t2.ops[i].start && t1.ops[i].end == t2.ops[i].end &&
+                t1.ops[i].start == t3.ops[i].start && t1.ops[i].end == t3.ops[i].end;
   }
   REQUIRE(identical);
   REQUIRE(t1.end == t2.end);
@@ -302,10 +302,12 @@ TEST_CASE("engine: every op ends no earlier than it could", "[engine]") {
   const auto& ops = t.ops;
   const auto at = [&](OpId op) { return ops[static_cast<std::size_t>(op)]; };
   bool ok = true;
-  for (const Dependency& dep : b.g.dependencies()) ok = ok && at(dep.before).end <= at(dep.after).start;
+  for (const Dependency& dep : b.g.dependencies())
+    ok = ok && at(dep.before).end <= at(dep.after).start;
   for (const StreamId s : streams) {
     const auto list = b.g.stream_ops(s);
-    for (std::size_t i = 1; i < list.size(); ++i) ok = ok && at(list[i - 1]).end <= at(list[i]).start;
+    for (std::size_t i = 1; i < list.size(); ++i)
+      ok = ok && at(list[i - 1]).end <= at(list[i]).start;
   }
   for (OpId op = 0; op < b.g.num_ops(); ++op) {
     // Relative slack for rounding in the rescaled end times.
@@ -332,8 +334,7 @@ TEST_CASE("engine: a cycle is reported, not a hang", "[engine]") {
     // All three ops wait forever; the message names the cycle x -> y -> x.
     REQUIRE_THROWS_AS(simulate(b.g, kNoContention), InternalError);
     REQUIRE_THROWS_WITH(simulate(b.g, kNoContention),
-                        Catch::Contains("3 of 3 ops can never start") &&
-                            Catch::Contains("cycle") &&
+                        Catch::Contains("3 of 3 ops can never start") && Catch::Contains("cycle") &&
                             Catch::Contains("op 0 'fwd' (device 'stage0', stream 'compute') -> "
                                             "op 1 'bwd' (device 'stage1', stream 'compute') -> "
                                             "op 0 'fwd'"));
@@ -346,8 +347,8 @@ TEST_CASE("engine: a cycle is reported, not a hang", "[engine]") {
     b.g.add_dependency(second, first);
     REQUIRE(free == 2);
     REQUIRE_THROWS_WITH(simulate(b.g, kNoContention),
-                        Catch::Contains("2 of 3 ops can never start") &&
-                            Catch::Contains("'fwd'") && Catch::Contains("'bwd'"));
+                        Catch::Contains("2 of 3 ops can never start") && Catch::Contains("'fwd'") &&
+                            Catch::Contains("'bwd'"));
   }
 }
 
@@ -355,10 +356,8 @@ TEST_CASE("engine: contention must be finite and non-negative", "[engine]") {
   Builder b;
   const DeviceId d = b.g.add_device("stage0");
   b.op(b.g.add_stream(d, "compute", OpKind::Compute), 1_ms);
-  REQUIRE_THROWS_AS(simulate(b.g, EngineOptions{.comm_compute_contention = -0.1}),
+  REQUIRE_THROWS_AS(simulate(b.g, EngineOptions{.comm_compute_contention = -0.1}), InternalError);
+  REQUIRE_THROWS_AS(simulate(b.g, EngineOptions{.comm_compute_contention =
+                                                    std::numeric_limits<double>::quiet_NaN()}),
                     InternalError);
-  REQUIRE_THROWS_AS(
-      simulate(b.g, EngineOptions{.comm_compute_contention =
-                                      std::numeric_limits<double>::quiet_NaN()}),
-      InternalError);
 }

@@ -37,8 +37,8 @@ struct DeviceActivity {
 // Requires: `timeline` came from simulate(graph, ...); from <= to.
 // Throws: InternalError if the timeline does not match the graph or from > to.
 // Cost: O(n * streams) for the n ops of the device's streams.
-[[nodiscard]] DeviceActivity activity(const Graph& graph, const Timeline& timeline,
-                                      DeviceId device, SimTime from, SimTime to);
+[[nodiscard]] DeviceActivity activity(const Graph& graph, const Timeline& timeline, DeviceId device,
+                                      SimTime from, SimTime to);
 
 // The same over a chosen set of streams, each counted by its own kind; the streams may belong to
 // different devices. Pass a device's compute streams plus its dp stream to get the dp

@@ -67,9 +67,15 @@ class Graph {
   // first-use order, so the same building sequence always yields the same ids.
   NameId intern_name(std::string_view name);
 
-  [[nodiscard]] std::int32_t num_devices() const { return static_cast<std::int32_t>(devices_.size()); }
-  [[nodiscard]] std::int32_t num_streams() const { return static_cast<std::int32_t>(streams_.size()); }
-  [[nodiscard]] std::int32_t num_ops() const { return static_cast<std::int32_t>(op_stream_.size()); }
+  [[nodiscard]] std::int32_t num_devices() const {
+    return static_cast<std::int32_t>(devices_.size());
+  }
+  [[nodiscard]] std::int32_t num_streams() const {
+    return static_cast<std::int32_t>(streams_.size());
+  }
+  [[nodiscard]] std::int32_t num_ops() const {
+    return static_cast<std::int32_t>(op_stream_.size());
+  }
   [[nodiscard]] std::int64_t num_dependencies() const {
     return static_cast<std::int64_t>(dependencies_.size());
   }
