@@ -7,5 +7,6 @@
 namespace trainsim::cli {
 
 void register_describe(CLI::App& app, int& exit_code);
+void register_collective(CLI::App& app, int& exit_code);
 
 }  // namespace trainsim::cli

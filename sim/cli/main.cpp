@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   spdlog::set_level(spdlog::level::warn);
   int exit_code = 0;
+  trainsim::cli::register_collective(app, exit_code);
   (void)exit_code;
   try {
     app.parse(argc, argv);

@@ -1,0 +1,268 @@
+// `trainsim collective`: nccl-tests-style tables (or JSON rows) of the collective model for one
+// op on a hardware profile over a range of sizes and node counts. Columns and number
+// formatting follow nccl-tests (src/util.cu; formats.md §1.3, nccl_and_hardware.md §A.12), with
+// the chosen algorithm and protocol appended to each row.
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "trainsim/collective/collective_model.hpp"
+#include "trainsim/error.hpp"
+
+#include "sim/cli/commands.hpp"
+#include "sim/io/hardware_loader.hpp"
+#include "sim/io/spellcheck.hpp"
+#include "sim/io/unit_parse.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+struct CollectiveOptions {
+  std::string hardware;
+  std::string op;
+  std::string nodes;
+  int gpus_per_node = 0;  // 0: the profile's
+  std::string min_bytes = "8";
+  std::string max_bytes = "8GiB";
+  int step_factor = 2;
+  std::string dtype = "float";
+  std::string format = "table";
+};
+
+struct DtypeInfo {
+  const char* name;
+  std::int64_t size;
+};
+// nccl-tests' type names (src/common.cu).
+const std::vector<DtypeInfo> kDtypes = {{"float", 4}, {"half", 2}, {"bfloat16", 2}};
+
+// A size flag: a bare integer (bytes) or a unit string ("1MiB", "8 GiB").
+std::int64_t parse_size(const std::string& flag, const std::string& text) {
+  double value = 0.0;
+  bool digits = !text.empty();
+  for (const char ch : text) digits = digits && std::isdigit(static_cast<unsigned char>(ch)) != 0;
+  if (digits) {
+    value = std::stod(text);
+  } else {
+    try {
+      value = io::parse_unit(text, io::UnitKind::Data);
+    } catch (const ConfigError& e) {
+      throw ConfigError(flag + ": " + e.problem());
+    }
+  }
+  if (!(value >= 1.0) || value > 9.0e18) {
+    throw ConfigError(flag + ": expected a size of at least 1 byte like 8, 1MiB or 8GiB, got '" +
+                      text + "'");
+  }
+  return static_cast<std::int64_t>(value);
+}
+
+std::vector<std::int64_t> parse_nodes(const std::string& text) {
+  std::vector<std::int64_t> nodes;
+  std::string item;
+  const auto bad = [&text]() {
+    return ConfigError(
+        "--nodes: expected a comma-separated list of positive integers like 4,8,16, "
+        "got '" +
+        text + "'");
+  };
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ',') {
+      if (std::isdigit(static_cast<unsigned char>(text[i])) == 0) throw bad();
+      item += text[i];
+      continue;
+    }
+    if (item.empty() || item.size() > 9) throw bad();
+    const std::int64_t n = std::stoll(item);
+    if (n < 1) throw bad();
+    nodes.push_back(n);
+    item.clear();
+  }
+  return nodes;
+}
+
+// nccl-tests' getFloatStr: the value with 2, then 1, then 0 decimals, then in exponent form,
+// whichever first fits `width`, right-aligned.
+std::string float_str(double value, int width) {
+  std::array<char, 64> buf{};
+  for (int decimals = 2; decimals >= 0; --decimals) {
+    std::snprintf(buf.data(), buf.size(), "%*.*f", width, decimals, value);
+    if (static_cast<int>(std::string(buf.data()).size()) <= width) return buf.data();
+  }
+  for (int decimals = 2; decimals >= 0; --decimals) {
+    std::snprintf(buf.data(), buf.size(), "%*.*e", width, decimals, value);
+    if (static_cast<int>(std::string(buf.data()).size()) <= width) return buf.data();
+  }
+  return buf.data();
+}
+
+struct Row {
+  std::int64_t nodes;
+  std::int64_t ranks;
+  std::int64_t bytes;
+  std::int64_t count;
+  collective::CollectiveCost cost;
+};
+
+int run_collective(const CollectiveOptions& o, std::ostream& out) {
+  const collective::Op op = [&o] {
+    try {
+      return collective::parse_op(o.op);
+    } catch (const ConfigError& e) {
+      throw ConfigError("--op: " + e.problem());
+    }
+  }();
+  const std::vector<std::int64_t> node_counts = parse_nodes(o.nodes);
+  const std::int64_t min_bytes = parse_size("--min-bytes", o.min_bytes);
+  const std::int64_t max_bytes = parse_size("--max-bytes", o.max_bytes);
+  if (min_bytes > max_bytes) {
+    throw ConfigError("--min-bytes: expected at most --max-bytes (" + o.max_bytes + "), got '" +
+                      o.min_bytes + "'");
+  }
+  if (o.step_factor < 2) {
+    throw ConfigError("--step-factor: expected an integer >= 2, got " +
+                      std::to_string(o.step_factor));
+  }
+  const DtypeInfo* dtype = nullptr;
+  std::vector<std::string> dtype_names;
+  for (const auto& d : kDtypes) {
+    dtype_names.emplace_back(d.name);
+    if (o.dtype == d.name) dtype = &d;
+  }
+  if (dtype == nullptr) {
+    throw ConfigError("--dtype: unknown type '" + o.dtype + "'" +
+                      io::did_you_mean(o.dtype, dtype_names) +
+                      "; expected one of float, half, bfloat16");
+  }
+  if (o.format != "table" && o.format != "json") {
+    throw ConfigError("--format: unknown format '" + o.format + "'" +
+                      io::did_you_mean(o.format, {"table", "json"}) + "; expected table or json");
+  }
+
+  const collective::CollectiveModel model(io::load_hardware(o.hardware));
+  const auto& hw = model.hardware();
+  const std::int64_t gpn = o.gpus_per_node == 0 ? hw.node.gpus_per_node : o.gpus_per_node;
+  if (gpn < 1 || gpn > hw.node.gpus_per_node) {
+    throw ConfigError("--gpus-per-node: expected 1 to " + std::to_string(hw.node.gpus_per_node) +
+                      " (the GPUs of a " + hw.id + " node), got " + std::to_string(gpn));
+  }
+
+  // nccl-tests byte accounting (§A.11/A.12): the per-rank count of AllGather, ReduceScatter
+  // and AllToAll is size / (n x element), and the printed size is count x n x element; other
+  // ops count the whole buffer. Sizes whose count rounds to 0 are skipped.
+  const bool per_rank = op == collective::Op::AllGather || op == collective::Op::ReduceScatter ||
+                        op == collective::Op::AllToAll;
+  std::vector<std::vector<Row>> blocks;
+  for (const std::int64_t nodes : node_counts) {
+    const parallel::GroupShape group{
+        .ranks = nodes * gpn, .nodes = nodes, .ranks_per_node = nodes == 1 ? nodes * gpn : gpn};
+    std::vector<Row> rows;
+    for (std::int64_t size = min_bytes; size <= max_bytes; size *= o.step_factor) {
+      const std::int64_t divisor = dtype->size * (per_rank ? group.ranks : 1);
+      const std::int64_t count = size / divisor;
+      if (count > 0) {
+        const std::int64_t bytes = count * divisor;
+        rows.push_back(Row{.nodes = nodes,
+                           .ranks = group.ranks,
+                           .bytes = bytes,
+                           .count = count,
+                           .cost = model.cost(op, group, Bytes(static_cast<double>(bytes)))});
+      }
+      if (size > max_bytes / o.step_factor) break;
+    }
+    blocks.push_back(std::move(rows));
+  }
+
+  if (o.format == "json") {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& block : blocks) {
+      for (const auto& r : block) {
+        rows.push_back({{"op", collective::to_string(op)},
+                        {"nodes", r.nodes},
+                        {"ranks", r.ranks},
+                        {"bytes", r.bytes},
+                        {"time_s", r.cost.time.value()},
+                        {"algbw_bytes_per_s", r.cost.algbw.value()},
+                        {"busbw_bytes_per_s", r.cost.busbw.value()},
+                        {"algorithm", collective::to_string(r.cost.algorithm)},
+                        {"protocol", collective::to_string(r.cost.protocol)}});
+      }
+    }
+    out << nlohmann::ordered_json{{"rows", rows}}.dump(2) << '\n';
+    return 0;
+  }
+
+  const bool no_redop = op == collective::Op::AllGather || op == collective::Op::Broadcast ||
+                        op == collective::Op::AllToAll || op == collective::Op::SendRecv;
+  const bool rooted = op == collective::Op::Broadcast || op == collective::Op::Reduce;
+  out << "# trainsim collective: " << collective::to_string(op) << " on " << hw.id << " ("
+      << hw.name << "), NCCL " << hw.collective.version << " cost model\n";
+  out << "# minBytes " << min_bytes << " maxBytes " << max_bytes << " step: " << o.step_factor
+      << "(factor) type: " << dtype->name << "\n";
+  for (const auto& block : blocks) {
+    const std::int64_t nodes = block.empty() ? 0 : block.front().nodes;
+    out << "#\n";
+    if (!block.empty()) {
+      out << "# nodes " << nodes << ", ranks " << block.front().ranks << " ("
+          << block.front().ranks / nodes << " per node)\n";
+    }
+    out << "#\n";
+    out << "#       size         count      type   redop    root     time   algbw   busbw  "
+           "algorithm  protocol\n";
+    out << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
+    double busbw_sum = 0.0;
+    for (const auto& r : block) {
+      std::array<char, 256> line{};
+      std::snprintf(line.data(), line.size(),
+                    "%12lld  %12lld  %8s  %6s  %6i  %7s  %6s  %6s  %9s  %8s",
+                    static_cast<long long>(r.bytes), static_cast<long long>(r.count), dtype->name,
+                    no_redop ? "none" : "sum", rooted ? 0 : -1,
+                    float_str(r.cost.time.value() * 1e6, 7).c_str(),
+                    float_str(r.cost.algbw.value() / 1e9, 6).c_str(),
+                    float_str(r.cost.busbw.value() / 1e9, 6).c_str(),
+                    std::string(collective::to_string(r.cost.algorithm)).c_str(),
+                    std::string(collective::to_string(r.cost.protocol)).c_str());
+      out << line.data() << '\n';
+      busbw_sum += r.cost.busbw.value() / 1e9;
+    }
+    out << "# Avg bus bandwidth    : "
+        << (block.empty() ? 0.0 : busbw_sum / static_cast<double>(block.size())) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_collective(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<CollectiveOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "collective", "nccl-tests-style tables of the collective cost model (NCCL's tuning model)");
+  cmd->add_option("--hardware", opts->hardware, "built-in profile id or profile JSON file")
+      ->required();
+  cmd->add_option("--op", opts->op,
+                  "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, "
+                  "send_recv")
+      ->required();
+  cmd->add_option("--nodes", opts->nodes, "comma-separated node counts, e.g. 4,8,16")->required();
+  cmd->add_option("--gpus-per-node", opts->gpus_per_node,
+                  "ranks per node (default: every GPU of the profile's node)");
+  cmd->add_option("--min-bytes", opts->min_bytes, "smallest size: bytes or a unit like 1MiB")
+      ->capture_default_str();
+  cmd->add_option("--max-bytes", opts->max_bytes, "largest size: bytes or a unit like 8GiB")
+      ->capture_default_str();
+  cmd->add_option("--step-factor", opts->step_factor, "multiply the size by this each row")
+      ->capture_default_str();
+  cmd->add_option("--dtype", opts->dtype, "float, half or bfloat16 (element size for counts)")
+      ->capture_default_str();
+  cmd->add_option("--format", opts->format, "table or json")->capture_default_str();
+  cmd->callback([opts, &exit_code] { exit_code = run_collective(*opts, std::cout); });
+}
+
+}  // namespace trainsim::cli

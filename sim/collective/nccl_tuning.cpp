@@ -1,0 +1,351 @@
+// NCCL's tuning model (src/graph/tuning.cc: ncclTopoTuneModel, ncclTopoGetAlgoTime), 2.28+
+// formulas with the constants of the profile's NCCL version. Section numbers refer to
+// /work/shared/reference/nccl_and_hardware.md, where the formulas are paraphrased from the
+// sources; no NCCL code was copied.
+#include "sim/collective/nccl_tuning.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "trainsim/error.hpp"
+
+namespace trainsim::collective::detail {
+namespace {
+
+using hardware::ChannelGraph;
+using hardware::HardwareSpec;
+using hardware::LinkClass;
+
+constexpr std::size_t idx(Algorithm a) { return static_cast<std::size_t>(a); }
+constexpr std::size_t idx(Protocol p) { return static_cast<std::size_t>(p); }
+constexpr std::size_t idx(LinkClass l) { return static_cast<std::size_t>(l); }
+
+BytesPerSecond min_bw(BytesPerSecond a, BytesPerSecond b) { return a < b ? a : b; }
+
+// NCCL's log2i: floor(log2(x)) for x >= 1.
+int log2i(std::int64_t x) {
+  int r = 0;
+  while (x > 1) {
+    x >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+bool is_nvls(Algorithm a) { return a == Algorithm::Nvls || a == Algorithm::NvlsTree; }
+
+// nsteps of tuning.cc: 2(n-1) for AllReduce, n-1 for AllGather/ReduceScatter, n for
+// Broadcast/Reduce (§A.4 step 3).
+double nsteps(Op op, std::int64_t n) {
+  switch (op) {
+    case Op::AllReduce:
+      return 2.0 * static_cast<double>(n - 1);
+    case Op::AllGather:
+    case Op::ReduceScatter:
+      return static_cast<double>(n - 1);
+    default:
+      return static_cast<double>(n);
+  }
+}
+
+// The channel graph of `algorithm` for this group (§A.2), adapted from the profile's full-node
+// graphs by our rules:
+// - One node: Ring and Tree keep the full-node graph (on NVSwitch every GPU keeps its whole
+//   NVLink bandwidth whatever the group size; measured ring busbw is flat for 2-8 H100s,
+//   nccl#1455). NVLS has one channel per GPU of the group (single-node NVLS forces nGPUs
+//   channels, §A.2), each at the profile's per-channel speed.
+// - Several nodes: Ring and Tree speeds (both sides: NCCL uses bwIntra at <= 2 nodes) scale
+//   with the group's share of the node's NICs (nic_share) and the fabric factor. NVLS keeps
+//   one channel per local rank (NVLS heads, at most the profile's count), each with its own NIC,
+//   so only the fabric factor applies to its network side.
+ChannelGraph group_graph(const HardwareSpec& hw, Algorithm algorithm, const Geometry& g) {
+  const auto& c = hw.collective;
+  const hardware::AlgorithmGraphs& graphs = algorithm == Algorithm::Tree ? c.tree
+                                            : is_nvls(algorithm)         ? c.nvls
+                                                                         : c.ring;
+  if (g.nodes == 1) {
+    ChannelGraph out = graphs.single_node;
+    if (is_nvls(algorithm)) {
+      out.channels = static_cast<int>(std::min<std::int64_t>(out.channels, g.ppn));
+    }
+    return out;
+  }
+  ChannelGraph out = graphs.multi_node;
+  if (is_nvls(algorithm)) {
+    out.channels = static_cast<int>(std::min<std::int64_t>(out.channels, g.ppn));
+    out.bw_inter *= g.fabric_factor;
+  } else {
+    const double share = g.nic_share * g.fabric_factor;
+    out.bw_intra *= share;
+    out.bw_inter *= share;
+  }
+  return out;
+}
+
+// Whether NCCL could run (algorithm, protocol) for op on this group (§A.6 table and rules).
+bool eligible(const HardwareSpec& hw, Op op, const Geometry& g, Algorithm a, Protocol p) {
+  const auto& c = hw.collective;
+  if (p == Protocol::Ll128 && !c.ll128_enabled) return false;
+  const bool ag_rs = op == Op::AllGather || op == Op::ReduceScatter;
+  switch (a) {
+    case Algorithm::Ring:
+      return true;
+    case Algorithm::Tree:
+      return op == Op::AllReduce;
+    case Algorithm::Nvls:
+    case Algorithm::NvlsTree: {
+      // sm90+ (nvls_efficiency > 0), an NVSwitch with SHARP, >= 2 local ranks and >= 2 graph
+      // channels, Simple only.
+      if (p != Protocol::Simple || c.nvls_efficiency <= 0.0 || !hw.node.nvswitch_sharp) {
+        return false;
+      }
+      if (g.ppn < 2 || std::min<std::int64_t>(c.nvls.single_node.channels, g.ppn) < 2) {
+        return false;
+      }
+      if (a == Algorithm::NvlsTree) return op == Op::AllReduce && g.nodes > 1;
+      if (op != Op::AllReduce && !ag_rs) return false;
+      // Multi-node NVLS needs CollNet (IB SHARP); for AllGather/ReduceScatter also its plugin
+      // collectives, which we take to come with it.
+      return g.nodes == 1 || c.ib_sharp;
+    }
+    case Algorithm::Pat:
+      // AllGather/ReduceScatter, exactly one rank per node, when the version has PAT.
+      return p == Protocol::Simple && c.pat_enabled && ag_rs && g.ppn == 1 && g.nodes > 1;
+    default:
+      return false;
+  }
+}
+
+// NCCL's bus bandwidth of (algorithm, protocol), then converted to algorithm bandwidth
+// (§A.4, steps 1, 1', 2 and 3).
+BytesPerSecond tuned_algbw(const HardwareSpec& hw, Op op, const Geometry& g, Algorithm a,
+                           Protocol p, const ChannelGraph& graph) {
+  const auto& c = hw.collective;
+  const double nch = graph.channels;
+  const std::size_t k = g.node_class;
+  const auto n = static_cast<double>(g.ranks);
+  const auto ppn = static_cast<double>(g.ppn);
+
+  // Step 1: per-channel bwIntra at <= 2 nodes, else bwInter; busBw = nChannels x bw.
+  BytesPerSecond bus = (g.nodes <= 2 ? graph.bw_intra : graph.bw_inter) * nch;
+
+  // Step 1': NVLS and NVLSTree (Simple only).
+  if (is_nvls(a)) {
+    BytesPerSecond intra = graph.bw_intra * (c.nvls_efficiency * (nch - 1.0) / nch);
+    if (op == Op::AllReduce) {
+      intra *= 2.0;  // NVLS pipelines the reduce and the broadcast
+    } else {
+      intra *= (ppn - 1.0) / ppn;
+    }
+    BytesPerSecond bw = intra;
+    if (g.nodes > 1) {
+      const double tree_2n = a == Algorithm::NvlsTree && g.nodes <= 2 ? 2.0 : 1.0;
+      bw = min_bw(bw, graph.bw_inter * tree_2n);
+    }
+    if (a == Algorithm::NvlsTree && c.per_channel_max_nvls_tree_bw[k].value() > 0.0) {
+      bw = min_bw(bw, c.per_channel_max_nvls_tree_bw[k]);
+    }
+    bus = bw * nch;
+  }
+
+  // Step 2: refinements.
+  if (a == Algorithm::Ring && p == Protocol::Ll) {
+    // LL moves 4 B of payload per 8 B store.
+    bus = min_bw(c.ll_max_bw[k], bus * c.ring_ll_factor);
+  }
+  if (a == Algorithm::Ring && p == Protocol::Ll128) {
+    // 120 of 128 bytes are payload; NCCL uses 0.92 (and before 2.23, 0.7 below 2 ranks/node).
+    const double f = g.ppn < 2 ? c.ring_ll128_low_ppn_factor : 0.92;
+    bus = min_bw(bus * f, c.per_channel_max_ring_ll128_bw[k] * nch);
+  }
+  if (a == Algorithm::Tree) {
+    bus = min_bw(bus * 0.92, c.per_channel_max_tree_bw[k] * nch);
+    if (p == Protocol::Ll) bus = min_bw(bus / 3.8, c.ll_max_bw[k]);
+    if (p == Protocol::Ll128) {
+      const double f = g.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+      bus = min_bw(bus * f, c.per_channel_max_tree_ll128_bw[k] * nch);
+    }
+  }
+  if (a == Algorithm::Pat) bus *= c.pat_factor;
+
+  // Step 3: bus -> algorithm bandwidth. Tree: half (data goes up and down). NVLS on
+  // AllGather/ReduceScatter: as is. Ring, NVLS AllReduce, NVLSTree and PAT: x n / nsteps. (§A.4
+  // says PAT is used as is, but the NCCL 2.29.7 log of §A.9 shows PAT AllGather 3.6 GB/s =
+  // ring's 2.4 x 2/1 x 0.75, i.e. converted like Ring; we follow the log.)
+  if (a == Algorithm::Tree) return bus * 0.5;
+  if (a == Algorithm::Nvls && op != Op::AllReduce) return bus;
+  return bus * (n / nsteps(op, g.ranks));
+}
+
+// NCCL's latency of (algorithm, protocol) (§A.3, §A.5).
+Seconds tuned_latency(const HardwareSpec& hw, Op op, const Geometry& g, Algorithm a, Protocol p) {
+  const auto& c = hw.collective;
+  const std::size_t ai = idx(a);
+  const std::size_t pi = idx(p);
+  const Seconds base = c.base_latency[ai][pi];
+  const Seconds intra = c.hw_latency[idx(c.intra_link)][ai][pi];
+  // interLat: the network hop of the algorithm (Tree's when one rank per node, 2.23+), plus
+  // the plugin latency, twice for Simple ("flush").
+  const Algorithm net_algo = g.ppn == 1 && c.one_ppn_uses_tree_net_latency ? Algorithm::Tree : a;
+  Seconds inter = c.hw_latency[idx(LinkClass::Net)][idx(net_algo)][pi] + c.net_plugin_latency;
+  if (p == Protocol::Simple) inter += c.net_plugin_latency;
+  const auto nodes_log = static_cast<double>(log2i(g.nodes));
+  const auto n = g.ranks;
+  const auto big_n = g.nodes;
+
+  switch (a) {
+    case Algorithm::Ring: {
+      if (op == Op::Broadcast || op == Op::Reduce) {
+        // Pipelined along identical ring channels (sameChannels): one hop latency, of the
+        // network class when the ring leaves the node.
+        const LinkClass hw_class = big_n == 1 ? c.intra_link : LinkClass::Net;
+        return base + c.hw_latency[idx(hw_class)][ai][pi];
+      }
+      // base + (nsteps - nInter) x max(intraLat, netOverhead) + nInter x interLat, with
+      // nInter = 2(N-1) for AllReduce, N-1 for AllGather/ReduceScatter; the net overhead
+      // (x3 for Simple) only when the ring spans nodes.
+      const double steps = nsteps(op, n);
+      const double inter_steps =
+          big_n == 1 ? 0.0 : static_cast<double>(op == Op::AllReduce ? 2 * (big_n - 1) : big_n - 1);
+      Seconds hop = intra;
+      if (big_n > 1) {
+        const double f = p == Protocol::Simple ? c.simple_net_overhead_factor : 1.0;
+        hop = max(intra, c.net_overhead * f);
+      }
+      return base + hop * (steps - inter_steps) + inter * inter_steps;
+    }
+    case Algorithm::Tree:
+      // base + 2((ppn-1) intraLat + log2i(N) interLat): log in nodes, linear in GPUs/node.
+      return base + 2.0 * (intra * static_cast<double>(g.ppn - 1) + inter * nodes_log);
+    case Algorithm::Nvls:
+      return big_n > 1 ? base + intra + inter : base + intra;
+    case Algorithm::NvlsTree:
+      return base + intra + inter * (2.0 * nodes_log);
+    case Algorithm::Pat: {
+      // base + log2i(N) interLat / 3.5 + 2.8 us x n (§A.5; tuning.cc 2.23+).
+      constexpr double kPatLogDivisor = 3.5;
+      const Seconds per_rank(2.8e-6);
+      return base + inter * (nodes_log / kPatLogDivisor) + per_rank * static_cast<double>(n);
+    }
+    default:
+      throw InternalError("tuned_latency: not a tuned algorithm");
+  }
+}
+
+}  // namespace
+
+Geometry make_geometry(const HardwareSpec& hw, const parallel::GroupShape& group) {
+  if (group.ranks < 1 || group.nodes < 1 || group.ranks_per_node < 1 ||
+      group.nodes * group.ranks_per_node < group.ranks || group.nodes > group.ranks) {
+    throw InternalError("collective model: inconsistent group shape (ranks " +
+                        std::to_string(group.ranks) + ", nodes " + std::to_string(group.nodes) +
+                        ", ranks per node " + std::to_string(group.ranks_per_node) + ")");
+  }
+  Geometry g;
+  g.ranks = group.ranks;
+  g.nodes = group.nodes;
+  g.ppn = group.nodes == 1 ? group.ranks : group.ranks_per_node;
+  if (g.ppn > hw.node.gpus_per_node) {
+    throw InternalError("collective model: " + std::to_string(g.ppn) + " ranks per node on a " +
+                        std::to_string(hw.node.gpus_per_node) + "-GPU node");
+  }
+  g.node_class = static_cast<std::size_t>(std::min<std::int64_t>(g.nodes, 3) - 1);
+  // The group's ranks on one node reach ceil(ppn x NICs / GPUs) of its NICs (rail-optimized
+  // DGX nodes pair GPU i with NIC i; a DGX-1 shares one NIC between two GPUs).
+  const std::int64_t nics = hw.fabric.nics_per_node;
+  const std::int64_t gpus = hw.node.gpus_per_node;
+  const std::int64_t used = std::min(nics, (g.ppn * nics + gpus - 1) / gpus);
+  g.nic_share = static_cast<double>(used) / static_cast<double>(nics);
+  // Topology rule (ours): a group spanning more nodes than one leaf (fat tree) or one rail
+  // switch (rail-optimized; NCCL's rings are rail-aligned) holds crosses the upper tiers, whose
+  // bandwidth is 1/oversubscription of the edge; and the fabric keeps efficiency_at_scale per
+  // doubling of nodes (FabricSpec), 1 by default as NCCL's model assumes (§A.9: non-blocking).
+  double f = g.nodes > hw.fabric.nodes_per_leaf ? 1.0 / hw.fabric.oversubscription : 1.0;
+  if (g.nodes > 1) {
+    f *= std::pow(hw.fabric.efficiency_at_scale, std::log2(static_cast<double>(g.nodes)));
+  }
+  g.fabric_factor = f;
+  return g;
+}
+
+std::optional<TunedEntry> tuned_entry(const HardwareSpec& hw, Op op, const Geometry& g,
+                                      Algorithm algorithm, Protocol protocol) {
+  if (!eligible(hw, op, g, algorithm, protocol)) return std::nullopt;
+  const ChannelGraph graph = group_graph(hw, algorithm, g);
+  if (graph.channels <= 0) return std::nullopt;
+  const BytesPerSecond algbw = tuned_algbw(hw, op, g, algorithm, protocol, graph);
+  if (!(algbw.value() > 0.0)) return std::nullopt;
+  return TunedEntry{.algbw = algbw,
+                    .latency = tuned_latency(hw, op, g, algorithm, protocol),
+                    .channels = graph.channels};
+}
+
+CallTime call_time(const HardwareSpec& hw, Op op, const Geometry& g, Algorithm algorithm,
+                   Protocol protocol, const TunedEntry& entry, Bytes bytes) {
+  const auto& c = hw.collective;
+  BytesPerSecond bw = entry.algbw;
+  Seconds latency = entry.latency;
+  // Tree AllReduce size correction: entry floor(log2(bytes / 64)) of the table (§A.1 step 2).
+  if (algorithm == Algorithm::Tree && op == Op::AllReduce && bytes.value() >= 64.0) {
+    const auto i = static_cast<std::size_t>(log2i(static_cast<std::int64_t>(bytes.value() / 64.0)));
+    const auto& table = c.tree_correction[idx(protocol)];
+    if (i < table.size()) bw *= table[i];
+  }
+  // Ring plateau: Ring Simple AllReduce across nodes once each rank's share of a channel
+  // reaches 64 B (§A.1 step 3).
+  if (algorithm == Algorithm::Ring && protocol == Protocol::Simple && op == Op::AllReduce &&
+      g.nodes > 1 &&
+      bytes.value() / (static_cast<double>(entry.channels) * static_cast<double>(g.ranks)) >=
+          64.0) {
+    latency *= c.ring_plateau_factor;
+  }
+  return CallTime{.latency = latency, .transfer = bytes / bw};
+}
+
+Traffic tuned_traffic(Op op, const Geometry& g, Algorithm algorithm, Bytes bytes) {
+  const auto n = static_cast<double>(g.ranks);
+  const auto nodes = static_cast<double>(g.nodes);
+  const auto ppn = static_cast<double>(g.ppn);
+  const bool multi = g.nodes > 1;
+  switch (algorithm) {
+    case Algorithm::Tree: {
+      // Reduce up and broadcast down: 2(n-1) sends of the buffer over n ranks; N-1 of the
+      // n-1 tree edges (each used both ways) cross the network.
+      const Bytes sent = bytes * (2.0 * (n - 1.0) / n);
+      const Bytes net = multi ? sent * ((nodes - 1.0) / (n - 1.0)) : Bytes(0.0);
+      return {sent - net, net};
+    }
+    case Algorithm::Nvls:
+    case Algorithm::NvlsTree: {
+      // Each rank streams its buffer through the switch; the head GPU of each channel carries
+      // one extra share: (ppn + 1) / ppn (sjeaugey, nccl-tests#212). AllGather/ReduceScatter
+      // move their (n-1)/n share. Across nodes the node tree sends the buffer up and down
+      // (N-1)/N of the time, spread over the node's ranks.
+      const Bytes nv = op == Op::AllReduce ? bytes * ((ppn + 1.0) / ppn) : bytes * ((n - 1.0) / n);
+      const Bytes net = multi ? bytes * (2.0 * (nodes - 1.0) / nodes / ppn) : Bytes(0.0);
+      return {nv, net};
+    }
+    default: {
+      // Ring and PAT: the bus traffic of the op, (n-1)/n of the buffer per pass (two passes
+      // for AllReduce); N of a ring's n hops cross the network.
+      const double passes = op == Op::AllReduce ? 2.0 : 1.0;
+      const Bytes sent = bytes * (passes * (n - 1.0) / n);
+      const Bytes net = multi ? sent * (nodes / n) : Bytes(0.0);
+      return {sent - net, net};
+    }
+  }
+}
+
+BytesPerSecond network_bw_per_rank(const HardwareSpec& hw, const Geometry& g) {
+  const ChannelGraph& ring = hw.collective.ring.multi_node;
+  return ring.bw_inter * (static_cast<double>(ring.channels) * g.nic_share * g.fabric_factor /
+                          static_cast<double>(g.ppn));
+}
+
+BytesPerSecond nvlink_bw_per_rank(const HardwareSpec& hw) {
+  const ChannelGraph& ring = hw.collective.ring.single_node;
+  return ring.bw_intra * static_cast<double>(ring.channels);
+}
+
+}  // namespace trainsim::collective::detail

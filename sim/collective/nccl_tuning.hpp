@@ -1,0 +1,73 @@
+// Internals of the collective model: the group's geometry on the hardware, NCCL's per-
+// (algorithm, protocol) bandwidth and latency tables (ncclTopoTuneModel), the per-call time
+// (ncclTopoGetAlgoTime), and the point-to-point model of AllToAll and SendRecv.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "trainsim/collective/collective_model.hpp"
+#include "trainsim/hardware/hardware_spec.hpp"
+#include "trainsim/parallel/placement.hpp"
+
+namespace trainsim::collective::detail {
+
+// A group as NCCL's model sees it, plus the network share and fabric penalty of our topology
+// rules (see make_geometry).
+struct Geometry {
+  std::int64_t ranks = 1;
+  std::int64_t nodes = 1;
+  std::int64_t ppn = 1;        // ranks per node
+  std::size_t node_class = 0;  // NCCL's min(nNodes, 3) - 1
+  double nic_share = 1.0;      // share of the node's NICs that the group's ranks on a node use
+  double fabric_factor = 1.0;  // oversubscription and efficiency at scale; 1 inside one leaf
+};
+
+// Throws InternalError when the shape breaks CollectiveModel::cost's requirements.
+[[nodiscard]] Geometry make_geometry(const hardware::HardwareSpec& hw,
+                                     const parallel::GroupShape& group);
+
+// One entry of NCCL's tables for an op and group: the algorithm bandwidth (bandwidths[][][])
+// and latency (latencies[][][]) before the per-call corrections, with the channel count.
+struct TunedEntry {
+  BytesPerSecond algbw;
+  Seconds latency;
+  int channels = 0;
+};
+
+// The entry, or nothing when NCCL would not use (algorithm, protocol) for this op and group.
+// Requires op to be one of AllReduce, AllGather, ReduceScatter, Broadcast, Reduce and
+// algorithm a tuned one.
+[[nodiscard]] std::optional<TunedEntry> tuned_entry(const hardware::HardwareSpec& hw, Op op,
+                                                    const Geometry& g, Algorithm algorithm,
+                                                    Protocol protocol);
+
+// ncclTopoGetAlgoTime: the entry's latency (with the ring plateau) and transfer time (with the
+// tree size correction) for one call of `bytes`.
+struct CallTime {
+  Seconds latency;
+  Seconds transfer;
+};
+[[nodiscard]] CallTime call_time(const hardware::HardwareSpec& hw, Op op, const Geometry& g,
+                                 Algorithm algorithm, Protocol protocol, const TunedEntry& entry,
+                                 Bytes bytes);
+
+// Bytes one rank sends on NVLink and on the network for the algorithm, averaged over ranks.
+struct Traffic {
+  Bytes nvlink;
+  Bytes network;
+};
+[[nodiscard]] Traffic tuned_traffic(Op op, const Geometry& g, Algorithm algorithm, Bytes bytes);
+
+// AllToAll and SendRecv from link bandwidths (see p2p.cpp).
+[[nodiscard]] CollectiveCost p2p_cost(const hardware::HardwareSpec& hw, Op op, const Geometry& g,
+                                      Bytes bytes);
+
+// Bandwidth available to one rank of the group on the network and on NVLink, as NCCL's
+// graphs see it (used by the point-to-point model).
+[[nodiscard]] BytesPerSecond network_bw_per_rank(const hardware::HardwareSpec& hw,
+                                                 const Geometry& g);
+[[nodiscard]] BytesPerSecond nvlink_bw_per_rank(const hardware::HardwareSpec& hw);
+
+}  // namespace trainsim::collective::detail

@@ -1,0 +1,48 @@
+# trainsim collective: nccl-tests-style tables from the collective model. PASS_REGULAR_EXPRESSION
+# ignores the exit code, so each bad-input test has a WILL_FAIL twin checking the exit status.
+add_test(NAME cli.collective.table
+         COMMAND trainsim collective --hardware h100-dgx --op all_reduce --nodes 1,4
+                 --min-bytes 1GiB --max-bytes 1GiB)
+# 8x H100 AllReduce of 1 GiB picks NVLS: bus bandwidth 8 x 40 x 0.85 x 7/8 x 2 = 476 GB/s, algbw
+# 476 x 8/14 = 272 GB/s; time 2^30 / 272e9 = 3947.6 us + 23 us (NCCL 2.20 NVLS latency) =
+# 3970.6 us; busbw 2^30 / 3970.6 us x 14/8 = 473.2 GB/s.
+set_tests_properties(cli.collective.table PROPERTIES PASS_REGULAR_EXPRESSION
+  "1073741824 +268435456 +float +sum +-1 +[0-9.]+ +[0-9.]+ +473\\.2[0-9] +nvls +Simple")
+add_test(NAME cli.collective.all_gather_none_redop
+         COMMAND trainsim collective --hardware a100-dgx --op all_gather --nodes 2 --min-bytes 1MiB
+                 --max-bytes 1MiB --dtype bfloat16)
+# AllGather prints redop none and the per-rank count: 1 MiB / (16 ranks x 2 B) = 32768.
+set_tests_properties(cli.collective.all_gather_none_redop PROPERTIES PASS_REGULAR_EXPRESSION
+  "1048576 +32768 +bfloat16 +none +-1 ")
+add_test(NAME cli.collective.json
+         COMMAND trainsim collective --hardware h100-dgx --op reduce_scatter --nodes 2,4
+                 --min-bytes 8 --max-bytes 1MiB --format json)
+set_tests_properties(cli.collective.json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"op\": \"reduce_scatter\",[^}]*\"nodes\": 4,[^}]*\"busbw_bytes_per_s\"")
+
+# Bad input: one line "error: ..." on stderr and exit code 2 (WILL_FAIL checks non-zero).
+function(trainsim_collective_bad_input name message)
+  add_test(NAME cli.collective.bad.${name} COMMAND trainsim collective ${ARGN})
+  set_tests_properties(cli.collective.bad.${name} PROPERTIES PASS_REGULAR_EXPRESSION
+                       "^error: [^\n]*${message}")
+  add_test(NAME cli.collective.bad.${name}.exit_code COMMAND trainsim collective ${ARGN})
+  set_tests_properties(cli.collective.bad.${name}.exit_code PROPERTIES WILL_FAIL TRUE)
+endfunction()
+trainsim_collective_bad_input(unknown_op "--op: unknown collective op 'all_reduse'; did you mean 'all_reduce'"
+  --hardware h100-dgx --op all_reduse --nodes 4)
+trainsim_collective_bad_input(zero_size "--min-bytes: expected a size of at least 1 byte"
+  --hardware h100-dgx --op all_reduce --nodes 4 --min-bytes 0)
+trainsim_collective_bad_input(negative_size "--max-bytes: "
+  --hardware h100-dgx --op all_reduce --nodes 4 --max-bytes=-1MiB)
+trainsim_collective_bad_input(min_above_max "--min-bytes: expected at most --max-bytes"
+  --hardware h100-dgx --op all_reduce --nodes 4 --min-bytes 2GiB --max-bytes 1GiB)
+trainsim_collective_bad_input(bad_nodes "--nodes: expected a comma-separated list of positive integers"
+  --hardware h100-dgx --op all_reduce --nodes 4,x)
+trainsim_collective_bad_input(zero_nodes "--nodes: expected a comma-separated list of positive integers"
+  --hardware h100-dgx --op all_reduce --nodes 0)
+trainsim_collective_bad_input(too_many_gpus "--gpus-per-node: expected 1 to 8"
+  --hardware h100-dgx --op all_reduce --nodes 4 --gpus-per-node 16)
+trainsim_collective_bad_input(bad_dtype "--dtype: unknown type 'bfloat'; did you mean 'bfloat16'"
+  --hardware h100-dgx --op all_reduce --nodes 4 --dtype bfloat)
+trainsim_collective_bad_input(unknown_hardware "unknown hardware profile 'h100'; did you mean 'h100-dgx'"
+  --hardware h100 --op all_reduce --nodes 4)
