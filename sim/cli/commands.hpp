@@ -7,6 +7,7 @@
 namespace trainsim::cli {
 
 void register_describe(CLI::App& app, int& exit_code);
+void register_run(CLI::App& app, int& exit_code);
 void register_collective(CLI::App& app, int& exit_code);
 
 }  // namespace trainsim::cli

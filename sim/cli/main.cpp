@@ -17,8 +17,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   spdlog::set_level(spdlog::level::warn);
   int exit_code = 0;
+  trainsim::cli::register_describe(app, exit_code);
+  trainsim::cli::register_run(app, exit_code);
   trainsim::cli::register_collective(app, exit_code);
-  (void)exit_code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

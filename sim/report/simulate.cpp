@@ -46,13 +46,13 @@ double recompute_ratio(const parallel::Scenario& s) {
 
 }  // namespace
 
-Simulation simulate(const parallel::Scenario& s) {
+Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& options) {
   const auto problems = parallel::validate(s);
   if (!problems.empty()) throw PlanError(problems.front().key + ": " + problems.front().message);
 
   const collective::CollectiveModel collectives(s.hardware);
   Simulation sim;
-  sim.iteration = workload::build_iteration(s, collectives);
+  sim.iteration = workload::build_iteration(s, collectives, options);
   sim.timeline = engine::simulate(
       sim.iteration.graph,
       engine::EngineOptions{.comm_compute_contention = s.hardware.gpu.comm_compute_contention});

@@ -81,8 +81,9 @@ struct StageStreams {
 
 class Builder {
  public:
-  Builder(const parallel::Scenario& s, const collective::CollectiveModel& cm)
-      : s_(s), cm_(cm), m_(s.model), p_(s.parallel) {
+  Builder(const parallel::Scenario& s, const collective::CollectiveModel& cm,
+          const BuildOptions& options)
+      : s_(s), cm_(cm), m_(s.model), p_(s.parallel), options_(options) {
     it_.placement = parallel::place(s);
     pp_ = p_.pp;
     chunks_ = p_.virtual_stages;
@@ -196,7 +197,7 @@ class Builder {
                         .group = group,
                         .shape = shape,
                         .bytes = bytes,
-                        .time = c.time * repeat,
+                        .time = c.time * (repeat * options_.communication_scale),
                         .algorithm = std::string(collective::to_string(c.algorithm)),
                         .protocol = std::string(collective::to_string(c.protocol)),
                         .stage = stage,
@@ -604,6 +605,7 @@ class Builder {
   const collective::CollectiveModel& cm_;
   const model::ModelSpec& m_;
   const parallel::ParallelPlan& p_;
+  BuildOptions options_;
   Iteration it_;
   std::int64_t pp_ = 1;
   std::int64_t chunks_ = 1;
@@ -633,8 +635,9 @@ class Builder {
 }  // namespace
 
 Iteration build_iteration(const parallel::Scenario& scenario,
-                          const collective::CollectiveModel& collectives) {
-  return Builder(scenario, collectives).build();
+                          const collective::CollectiveModel& collectives,
+                          const BuildOptions& options) {
+  return Builder(scenario, collectives, options).build();
 }
 
 }  // namespace trainsim::workload

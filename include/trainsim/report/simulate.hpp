@@ -19,7 +19,8 @@ struct Simulation {
 
 // Simulates one iteration of `scenario`, which must be valid (parallel::validate empty).
 // Throws PlanError if it is not.
-[[nodiscard]] Simulation simulate(const parallel::Scenario& scenario);
+[[nodiscard]] Simulation simulate(const parallel::Scenario& scenario,
+                                  const workload::BuildOptions& options = {});
 
 // Power of one GPU over a window from its activity: idle time at idle watts, time with compute
 // running at compute watts, time with only communication at communication watts; capped at TDP.

@@ -51,9 +51,17 @@ struct Iteration {
   Flops hardware_flops_per_gpu;
 };
 
+// What-if knobs of the builder.
+struct BuildOptions {
+  // Multiplies every communication time (collectives and pipeline sends). 0 gives the ideal,
+  // communication-free iteration: what compute and the pipeline schedule alone allow.
+  double communication_scale = 1.0;
+};
+
 // Builds the graph of one iteration of `scenario` (validated, dp derived), pricing kernels with
 // the compute model and collectives with `collectives`.
 [[nodiscard]] Iteration build_iteration(const parallel::Scenario& scenario,
-                                        const collective::CollectiveModel& collectives);
+                                        const collective::CollectiveModel& collectives,
+                                        const BuildOptions& options = {});
 
 }  // namespace trainsim::workload

@@ -1,0 +1,128 @@
+// Properties of the simulated iteration (workload builder + engine + report), on built-in
+// profiles and models loaded the way `trainsim run` loads them.
+#include <catch2/catch.hpp>
+
+#include "sim/io/scenario_loader.hpp"
+#include "trainsim/report/simulate.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+// The paper's FSDP setting (seed_claims.md P2) with overrides.
+parallel::Scenario scenario(std::int64_t gpus, const std::string& extra = "{}") {
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 8},
+    "training": {"seq_len": 4096, "micro_batch": 2},
+    "parallel": {"sharding": "shard_grad_op"}})");
+  io::set_path(doc, "cluster.gpus", gpus, "test");
+  const nlohmann::json overrides = nlohmann::json::parse(extra);
+  for (const auto& [key, value] : overrides.items()) {
+    io::set_path(doc, key, value, "test");
+  }
+  return io::scenario_from_document(doc);
+}
+
+// A small model whose embedding, LM head and optimizer are negligible next to its layers, so a
+// pipeline's stages do equal work and textbook bubble formulas apply.
+parallel::Scenario pipeline_scenario(const std::string& schedule, std::int64_t v,
+                                     std::int64_t microbatches) {
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx",
+    "model": {"layers": 16, "hidden": 4096, "heads": 32, "kv_heads": 32, "ffn_hidden": 11008,
+              "vocab": 256, "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false,
+              "position_embedding": "rope"},
+    "cluster": {"gpus": 4},
+    "training": {"seq_len": 4096, "micro_batch": 1},
+    "parallel": {"pp": 4, "sharding": "none"}})");
+  io::set_path(doc, "training.global_batch", microbatches, "test");
+  io::set_path(doc, "parallel.pipeline_schedule", schedule, "test");
+  io::set_path(doc, "parallel.virtual_stages", v, "test");
+  return io::scenario_from_document(doc);
+}
+
+const workload::BuildOptions kFreeCommunication{.communication_scale = 0.0};
+
+}  // namespace
+
+TEST_CASE("iteration: the time breakdown adds up to the iteration time", "[workload][report]") {
+  // compute (one compute stream, so its kernel sum is its busy time) + exposed communication +
+  // bubble covers the whole iteration on every stage (engine/activity.hpp invariant).
+  for (const auto& s : {scenario(128), scenario(256, R"({"parallel.tp": 2, "parallel.pp": 2})")}) {
+    const report::Report r = report::simulate(s).report;
+    for (const auto& st : r.stages) {
+      REQUIRE((st.compute + st.exposed_communication + st.bubble).value() ==
+              Approx(r.iteration_time.value()).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("iteration: without communication nothing is exposed", "[workload][report]") {
+  // One GPU has no collectives at all; any plan with communication priced at zero exposes none.
+  const report::Report one = report::simulate(scenario(1)).report;
+  REQUIRE(one.communication.value() == 0.0);
+  REQUIRE(one.exposed_communication.value() == 0.0);
+  const report::Report free = report::simulate(scenario(128), kFreeCommunication).report;
+  REQUIRE(free.exposed_communication.value() == 0.0);
+}
+
+TEST_CASE("iteration: per-GPU compute does not depend on the GPU count", "[workload][report]") {
+  // Same local batch (micro-batch 2, no accumulation) on 8 and 2048 GPUs: the kernels are the
+  // same, so with contention off the compute time is identical. DDP keeps the optimizer step
+  // the same size too (sharded optimizers shrink it with the GPU count, which is real).
+  auto a = scenario(8, R"({"parallel.sharding": "none"})");
+  auto b = scenario(2048, R"({"parallel.sharding": "none"})");
+  a.hardware.gpu.comm_compute_contention = 0.0;
+  b.hardware.gpu.comm_compute_contention = 0.0;
+  REQUIRE(report::simulate(a).report.compute.value() ==
+          Approx(report::simulate(b).report.compute.value()).epsilon(1e-12));
+}
+
+TEST_CASE("iteration: pipeline bubbles follow the textbook formulas", "[workload][report]") {
+  // With free communication and equal stages, GPipe and 1F1B idle (p - 1) of (m + p - 1)
+  // forward+backward slots (Narayanan et al. 2021 §2.2): p = 4, m = 8 -> 3 / 11. The stages
+  // are only nearly equal (embedding on the first, LM head on the last, an optimizer step on
+  // each), hence 5 %.
+  for (const char* sched : {"gpipe", "1f1b"}) {
+    const report::Report r = report::simulate(pipeline_scenario(sched, 1, 8), kFreeCommunication).report;
+    const double share = r.bubble.value() / r.iteration_time.value();
+    REQUIRE(share == Approx(3.0 / 11.0).epsilon(0.05));
+  }
+  // Interleaving v = 2 chunks divides the bubble time by v (same paper, §2.2.2).
+  const report::Report plain = report::simulate(pipeline_scenario("1f1b", 1, 8), kFreeCommunication).report;
+  const report::Report inter =
+      report::simulate(pipeline_scenario("interleaved", 2, 8), kFreeCommunication).report;
+  REQUIRE(inter.bubble.value() == Approx(plain.bubble.value() / 2.0).epsilon(0.03));
+}
+
+TEST_CASE("iteration: the same scenario gives the same report", "[workload][report]") {
+  const auto s = scenario(256, R"({"parallel.tp": 2})");
+  const report::Report a = report::simulate(s).report;
+  const report::Report b = report::simulate(s).report;
+  REQUIRE(a.iteration_time == b.iteration_time);
+  REQUIRE(a.exposed_communication == b.exposed_communication);
+}
+
+TEST_CASE("iteration: every parallelism builds and runs", "[workload][report]") {
+  const char* plans[] = {
+      R"({"parallel.sharding": "none"})",
+      R"({"parallel.sharding": "zero1"})",
+      R"({"parallel.sharding": "full_shard"})",
+      R"({"parallel.sharding": "hybrid_shard"})",
+      R"({"parallel.tp": 4, "parallel.sequence_parallel": true})",
+      R"({"parallel.tp": 2, "parallel.cp": 2})",
+      R"({"parallel.pp": 4, "parallel.pipeline_schedule": "gpipe", "training.global_batch": 64})",
+      R"({"parallel.pp": 4, "parallel.pipeline_schedule": "interleaved", "parallel.virtual_stages": 2, "training.global_batch": 256})",
+      R"({"parallel.recompute": "full"})",
+      R"({"parallel.recompute": "selective"})"};
+  for (const char* extra : plans) {
+    INFO(extra);
+    const report::Report r = report::simulate(scenario(64, extra)).report;
+    REQUIRE(r.iteration_time.value() > 0.0);
+    REQUIRE(r.mfu > 0.0);
+    REQUIRE(r.mfu < 1.0);
+    REQUIRE(r.hfu >= r.mfu);
+  }
+}
