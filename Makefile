@@ -12,7 +12,7 @@ deps:
 demo: deps
 	cmake --preset release
 	cmake --build --preset release
-	./build/release/trainsim describe $(DEMO_ARGS)
+	./build/release/trainsim run $(DEMO_ARGS)
 
 test: deps
 	cmake --workflow --preset ci
