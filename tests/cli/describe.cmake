@@ -1,0 +1,37 @@
+# `trainsim describe` of the paper's scenario: llama2-7b has 6,738,415,616 parameters
+# (worked_example.md) and 46,086,512,640 model FLOPs per token.
+set(paper_args --hardware h100-dgx --model llama2-7b --gpus 128 --sharding shard_grad_op
+               --micro-batch 2 --seq-len 4096)
+add_test(NAME cli.describe.table COMMAND trainsim describe ${paper_args})
+set_tests_properties(cli.describe.table PROPERTIES
+  PASS_REGULAR_EXPRESSION "6738415616.*46086512640.*total.*fits")
+add_test(NAME cli.describe.json COMMAND trainsim describe ${paper_args} --format json)
+set_tests_properties(cli.describe.json PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"memory\": {.*\"capacity_bytes\".*\"fits\": true.*\"total_bytes\"")
+
+# Bad input: one line naming the problem, exit 2; impossible plans exit 3.
+function(trainsim_expect_exit name code regex)
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=${code}
+           "-DEXPECTED_STDERR=${regex}" "-DCOMMAND=$<TARGET_FILE:trainsim>;${ARGN}"
+           -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+endfunction()
+trainsim_expect_exit(cli.describe.unknown_profile 2
+  "^error: .*unknown hardware profile 'h100'; did you mean 'h100-dgx'"
+  describe --hardware h100 --model llama2-7b --gpus 8 --seq-len 4096)
+trainsim_expect_exit(cli.describe.malformed_profile 2
+  "^error: .*bad_profile.json: invalid JSON at line"
+  describe --hardware ${CMAKE_CURRENT_SOURCE_DIR}/../data/bad_profile.json --model llama2-7b
+  --gpus 8 --seq-len 4096)
+trainsim_expect_exit(cli.describe.unitless_profile 2
+  "^error: .*unitless_profile.json: /gpu/hbm_bandwidth: expected a bandwidth with a unit"
+  describe --hardware ${CMAKE_CURRENT_SOURCE_DIR}/../data/unitless_profile.json
+  --model llama2-7b --gpus 8 --seq-len 4096)
+trainsim_expect_exit(cli.describe.bad_scenario 2
+  "^error: .*bad_scenario.json: /parallel/sharding: unknown value 'shard_grad'; did you mean 'shard_grad_op'"
+  describe ${CMAKE_CURRENT_SOURCE_DIR}/../data/bad_scenario.json)
+trainsim_expect_exit(cli.describe.unknown_model 2
+  "^error: .*unknown model 'llama2-7'; did you mean 'llama2-7b'"
+  describe --hardware h100-dgx --model llama2-7 --gpus 8 --seq-len 4096)
+trainsim_expect_exit(cli.describe.tp_over_heads 3
+  "^error: /parallel/tp: tp 64 does not divide heads 32"
+  describe --hardware h100-dgx --model llama2-7b --gpus 64 --tp 64 --seq-len 4096)

@@ -1,0 +1,26 @@
+# `trainsim run` of the paper's scenario (README's main job) and its trace.
+set(run_args --hardware h100-dgx --model llama2-7b --gpus 128 --sharding shard_grad_op
+             --micro-batch 2 --seq-len 4096)
+add_test(NAME cli.run.table COMMAND trainsim run ${run_args})
+set_tests_properties(cli.run.table PROPERTIES
+  PASS_REGULAR_EXPRESSION "iteration.*exposed communication.*MFU.*power.*collectives")
+add_test(NAME cli.run.json COMMAND trainsim run ${run_args} --format json)
+set_tests_properties(cli.run.json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"bubble_s\".*\"collectives\".*\"communication_s\".*\"compute_s\".*\"context\".*\"cost\".*\"exposed_communication_s\".*\"hfu\".*\"iteration_time_s\".*\"memory\".*\"mfu\".*\"model_flops_per_token\".*\"power\".*\"scenario\".*\"stages\".*\"tflops_per_gpu\".*\"tokens_per_s\".*\"tokens_per_s_per_gpu\"")
+add_test(NAME cli.run.trace COMMAND trainsim run ${run_args} --pp 2 --global-batch 512
+         --trace ${CMAKE_CURRENT_BINARY_DIR}/timeline.json)
+set_tests_properties(cli.run.trace PROPERTIES FIXTURES_SETUP trace)
+add_test(NAME cli.run.trace_content COMMAND ${CMAKE_COMMAND} -E cat
+         ${CMAKE_CURRENT_BINARY_DIR}/timeline.json)
+set_tests_properties(cli.run.trace_content PROPERTIES FIXTURES_REQUIRED trace
+  PASS_REGULAR_EXPRESSION "\"traceEvents\".*\"thread_name\".*\"algorithm\":\"ring\".*\"ph\":\"X\"")
+add_test(NAME cli.run.scenario_file COMMAND trainsim run
+         ${CMAKE_CURRENT_SOURCE_DIR}/../data/scenario_tp2.json --format json)
+set_tests_properties(cli.run.scenario_file PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"tp\": 2")
+# A flag overrides the file; the error then names the flag.
+trainsim_expect_exit(cli.run.flag_error 2 "^error: command line \\(--schedule\\): /parallel/pipeline_schedule: unknown value '1f2b'; did you mean '1f1b'"
+  run ${CMAKE_CURRENT_SOURCE_DIR}/../data/scenario_tp2.json --schedule 1f2b)
+# llama2-70b with plain DDP on 8 H100 needs ~16 B/param of model state: far over 80 GiB.
+trainsim_expect_exit(cli.run.require_fit 3 "^error: the plan needs .* per GPU"
+  run --hardware h100-dgx --model llama2-70b --gpus 8 --sharding none --seq-len 4096 --require-fit)
