@@ -20,7 +20,7 @@ std::string scaled(double v, const std::array<Prefix, N>& prefixes, const char* 
   const double mag = std::fabs(v);
   std::size_t pick = 0;
   for (std::size_t i = 0; i < N; ++i) {
-    if (mag >= prefixes[i].factor) pick = i;
+    if (mag >= prefixes[i].factor || (mag == 0.0 && prefixes[i].factor == 1.0)) pick = i;
   }
   const double x = v / prefixes[pick].factor;
   const double ax = std::fabs(x);

@@ -44,4 +44,6 @@ TEST_CASE("units: to_string scales to a readable prefix", "[units]") {
   REQUIRE(to_string(BytesPerSecond(3.35e12)) == "3.35 TB/s");
   REQUIRE(to_string(tflop_per_s(989)) == "989 TFLOP/s");
   REQUIRE(to_string(Watts(612.5)) == "612 W");
+  // Zero reads without a prefix.
+  REQUIRE(to_string(Seconds(0.0)) == "0.00 s");
 }
