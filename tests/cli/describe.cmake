@@ -35,3 +35,11 @@ trainsim_expect_exit(cli.describe.unknown_model 2
 trainsim_expect_exit(cli.describe.tp_over_heads 3
   "^error: /parallel/tp: tp 64 does not divide heads 32"
   describe --hardware h100-dgx --model llama2-7b --gpus 64 --tp 64 --seq-len 4096)
+trainsim_expect_exit(cli.describe.misspelled_model 2
+  "^error: .*misspelled_model.json: /position_embedding: missing required key"
+  describe --hardware h100-dgx --model ${CMAKE_CURRENT_SOURCE_DIR}/../data/misspelled_model.json
+  --gpus 8 --seq-len 4096)
+# A Hugging Face config.json is read as is: Llama-3-8B has 8,030,261,248 parameters.
+add_test(NAME cli.describe.hf_config COMMAND trainsim describe --hardware h100-dgx --model
+         ${CMAKE_CURRENT_SOURCE_DIR}/../data/hf_llama3_8b_config.json --gpus 8 --seq-len 8192)
+set_tests_properties(cli.describe.hf_config PROPERTIES PASS_REGULAR_EXPRESSION "8030261248")
