@@ -9,5 +9,8 @@ namespace trainsim::cli {
 void register_describe(CLI::App& app, int& exit_code);
 void register_run(CLI::App& app, int& exit_code);
 void register_collective(CLI::App& app, int& exit_code);
+void register_sweep(CLI::App& app, int& exit_code);
+void register_search(CLI::App& app, int& exit_code);
+void register_merge(CLI::App& app, int& exit_code);
 
 }  // namespace trainsim::cli

@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   trainsim::cli::register_describe(app, exit_code);
   trainsim::cli::register_run(app, exit_code);
   trainsim::cli::register_collective(app, exit_code);
+  trainsim::cli::register_sweep(app, exit_code);
+  trainsim::cli::register_search(app, exit_code);
+  trainsim::cli::register_merge(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

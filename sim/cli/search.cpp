@@ -1,0 +1,424 @@
+// `trainsim search`: find the best parallel plan for a model, a cluster and a global batch.
+// Enumerates TP, PP, CP, schedule and virtual stages, sequence parallelism, micro-batch,
+// sharding and recomputation (restrictable by flags), prunes what cannot run or fit before
+// simulating, ranks by the objective and prints the top plans; --explain says why the best
+// plan beats pure data parallelism.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/commands.hpp"
+#include "sim/io/report_writer.hpp"
+#include "sim/io/scenario_loader.hpp"
+#include "sim/io/spellcheck.hpp"
+#include "sim/io/sweep_writer.hpp"
+#include "trainsim/error.hpp"
+#include "trainsim/sweep/search.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+using parallel::PipelineSchedule;
+using parallel::Recompute;
+using parallel::Sharding;
+
+struct SearchOptions {
+  std::string hardware, model, precision;
+  std::optional<std::int64_t> gpus, nodes, global_batch, seq_len;
+  std::string objective = "tokens_per_s";
+  int top = 5;
+  std::string format = "table";
+  bool explain = false;
+  int jobs = 0;
+  std::string shard;
+  std::optional<std::int64_t> shard_count;
+  std::optional<std::string> tp, pp, cp, micro_batch, virtual_stages, sharding, recompute,
+      schedule, sequence_parallel;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(item);
+  if (!text.empty() && text.back() == ',') out.emplace_back();
+  return out;
+}
+
+std::vector<std::int64_t> int_list(const std::string& flag, const std::string& text) {
+  std::vector<std::int64_t> out;
+  for (const std::string& item : split(text)) {
+    std::size_t used = 0;
+    std::int64_t v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || v < 1) {
+      throw ConfigError(flag, "", "not a list of positive integers; expected e.g. 1,2,4,8, got '" +
+                                      text + "'");
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) throw ConfigError(flag, "", "empty list; expected e.g. 1,2,4,8, got ''");
+  return out;
+}
+
+template <class E>
+std::vector<E> enum_list(const std::string& flag, const std::string& text,
+                         std::initializer_list<E> choices) {
+  std::vector<std::string> names;
+  for (const E e : choices) names.emplace_back(parallel::to_string(e));
+  std::string all;
+  for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+  std::vector<E> out;
+  for (const std::string& item : split(text)) {
+    const auto it = std::find(names.begin(), names.end(), item);
+    if (it == names.end()) {
+      throw ConfigError(flag, "", "unknown value '" + item + "'" + io::did_you_mean(item, names) +
+                                      "; expected a comma-separated list of " + all);
+    }
+    out.push_back(*(choices.begin() + (it - names.begin())));
+  }
+  if (out.empty()) throw ConfigError(flag, "", "empty list; expected one or more of " + all);
+  return out;
+}
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+sweep::SearchSpace space_of(const SearchOptions& o) {
+  sweep::SearchSpace space;
+  if (o.tp) space.tp = int_list("--tp", *o.tp);
+  if (o.pp) space.pp = int_list("--pp", *o.pp);
+  if (o.cp) space.cp = int_list("--cp", *o.cp);
+  if (o.micro_batch) space.micro_batch = int_list("--micro-batch", *o.micro_batch);
+  if (o.virtual_stages) space.virtual_stages = int_list("--virtual-stages", *o.virtual_stages);
+  if (o.sharding) {
+    space.sharding = enum_list("--sharding", *o.sharding,
+                               {Sharding::None, Sharding::Zero1, Sharding::ShardGradOp,
+                                Sharding::FullShard, Sharding::HybridShard});
+  }
+  if (o.recompute) {
+    space.recompute = enum_list("--recompute", *o.recompute,
+                                {Recompute::None, Recompute::Selective, Recompute::Full});
+  }
+  if (o.schedule) {
+    space.schedule =
+        enum_list("--schedule", *o.schedule,
+                  {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved});
+  }
+  if (o.sequence_parallel) {
+    space.sequence_parallel.clear();
+    for (const std::string& item : split(*o.sequence_parallel)) {
+      if (item != "true" && item != "false") {
+        throw ConfigError("--sequence-parallel", "",
+                          "not a list of booleans; expected true, false or true,false, got '" +
+                              *o.sequence_parallel + "'");
+      }
+      space.sequence_parallel.push_back(item == "true");
+    }
+  }
+  return space;
+}
+
+parallel::Scenario base_of(const SearchOptions& o) {
+  io::ScenarioDocument doc;
+  auto set = [&doc](const char* path, const auto& value, const char* flag) {
+    io::set_path(doc, path, value, std::string("command line (") + flag + ")");
+  };
+  set("hardware", o.hardware, "--hardware");
+  set("model", o.model, "--model");
+  if (o.gpus.has_value() == o.nodes.has_value()) {
+    throw ConfigError("command line", "", "cluster size; expected one of --gpus or --nodes, got " +
+                                              std::string(o.gpus ? "both" : "neither"));
+  }
+  if (o.gpus) set("cluster.gpus", *o.gpus, "--gpus");
+  if (o.nodes) set("cluster.nodes", *o.nodes, "--nodes");
+  set("training.seq_len", *o.seq_len, "--seq-len");
+  set("training.global_batch", *o.global_batch, "--global-batch");
+  if (!o.precision.empty()) set("training.precision", o.precision, "--precision");
+  return io::scenario_from_document(doc);
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string gib(Bytes b) { return fixed(b.value() / (1024.0 * 1024.0 * 1024.0), 1) + " GiB"; }
+
+std::string plan_text(const parallel::Scenario& s) {
+  const parallel::ParallelPlan& p = s.parallel;
+  std::string out = "tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
+                    " cp=" + std::to_string(p.cp) + " dp=" + std::to_string(p.dp);
+  if (p.pp > 1) {
+    out += " " + std::string(parallel::to_string(p.schedule));
+    if (p.virtual_stages > 1) out += " v=" + std::to_string(p.virtual_stages);
+  }
+  if (p.sequence_parallel) out += " sp";
+  return out + " mb=" + std::to_string(s.training.micro_batch) + " " +
+         parallel::to_string(p.sharding) + " recompute=" + parallel::to_string(p.recompute);
+}
+
+std::string objective_text(const report::Report& r, sweep::Objective objective) {
+  switch (objective) {
+    case sweep::Objective::TokensPerS: return fixed(r.tokens_per_s, 0) + " tokens/s";
+    case sweep::Objective::TokensPerJoule:
+      return fixed(r.power.tokens_per_joule, 3) + " tokens/J";
+    case sweep::Objective::UsdPerMillionTokens:
+      return "$" + fixed(r.cost.usd_per_million_tokens, 4) + " per million tokens";
+  }
+  return "";
+}
+
+void write_table(std::ostream& out, const sweep::SearchResult& result, int top) {
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%4s %3s %3s %3s %5s %-14s %3s %3s %-13s %-9s %12s %9s %6s %9s %9s %9s %9s %9s "
+                "%6s %8s %8s\n",
+                "rank", "tp", "pp", "cp", "dp", "schedule", "sp", "mb", "sharding", "recompute",
+                "tokens/s", "tok/s/GPU", "MFU", "iter_s", "compute_s", "exp_comm", "bubble_s",
+                "mem_GiB", "W/GPU", "tok/J", "$/Mtok");
+  out << line;
+  const auto n = std::min<std::size_t>(static_cast<std::size_t>(std::max(top, 0)),
+                                       result.ranked.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const parallel::Scenario& s = result.ranked[i].scenario;
+    const report::Report& r = *result.ranked[i].evaluation.report;
+    const parallel::ParallelPlan& p = s.parallel;
+    const std::string schedule =
+        p.pp == 1 ? "-"
+                  : std::string(parallel::to_string(p.schedule)) +
+                        (p.virtual_stages > 1 ? " v" + std::to_string(p.virtual_stages) : "");
+    std::snprintf(line, sizeof line,
+                  "%4zu %3lld %3lld %3lld %5lld %-14s %3s %3lld %-13s %-9s %12.0f %9.1f %5.1f%% "
+                  "%9.4f %9.4f %9.4f %9.4f %9.1f %6.0f %8.3f %8.4f\n",
+                  i + 1, static_cast<long long>(p.tp), static_cast<long long>(p.pp),
+                  static_cast<long long>(p.cp), static_cast<long long>(p.dp), schedule.c_str(),
+                  p.sequence_parallel ? "on" : "-", static_cast<long long>(s.training.micro_batch),
+                  parallel::to_string(p.sharding), parallel::to_string(p.recompute),
+                  r.tokens_per_s, r.tokens_per_s_per_gpu, 100.0 * r.mfu,
+                  r.iteration_time.value(), r.compute.value(), r.exposed_communication.value(),
+                  r.bubble.value(), r.memory.total.value() / (1024.0 * 1024.0 * 1024.0),
+                  r.power.per_gpu.value(), r.power.tokens_per_joule,
+                  r.cost.usd_per_million_tokens);
+    out << line;
+  }
+}
+
+// Plain words on why the best plan beats pure data parallelism, with numbers.
+void write_explanation(std::ostream& out, const sweep::SearchResult& result,
+                       sweep::Objective objective) {
+  const sweep::Candidate& best = result.ranked.front();
+  const parallel::Scenario& b = best.scenario;
+  const report::Report& rb = *best.evaluation.report;
+  const parallel::ParallelPlan& bp = b.parallel;
+  out << "\nWhy the best plan (" << plan_text(b) << ", " << objective_text(rb, objective) << "):\n";
+  if (bp.tp == 1 && bp.pp == 1 && bp.cp == 1) {
+    out << "  It is pure data parallelism already: with this cluster and batch no model "
+           "parallelism pays for its own communication or pipeline bubble.\n";
+    return;
+  }
+  // The baseline: the best ranked plan with tp = pp = cp = 1 and the same sharding; else the
+  // best plan with tp = pp = cp = 1 (dp = gpus), whatever it costs.
+  const sweep::Candidate* base = nullptr;
+  for (const sweep::Candidate& c : result.ranked) {
+    const parallel::ParallelPlan& p = c.scenario.parallel;
+    if (p.tp == 1 && p.pp == 1 && p.cp == 1 && p.sharding == bp.sharding) {
+      base = &c;
+      break;
+    }
+  }
+  sweep::Evaluation own;
+  parallel::Scenario dp_only = b;
+  if (base == nullptr) {
+    parallel::ParallelPlan& p = dp_only.parallel;
+    p.tp = p.pp = p.cp = 1;
+    p.virtual_stages = 1;
+    p.schedule = PipelineSchedule::OneFOneB;
+    p.sequence_parallel = false;
+    p.dp = dp_only.gpus;
+    own = sweep::evaluate(dp_only);
+    if (!own.report) {
+      out << "  Pure data parallelism (" << plan_text(dp_only)
+          << ") cannot run: " << own.status_text() << ".\n"
+          << "  Model parallelism is needed to split the model state and activations: the best "
+             "plan needs "
+          << gib(rb.memory.total) << " of " << gib(rb.memory.capacity) << " per GPU.\n";
+      return;
+    }
+  }
+  const parallel::Scenario& d = base ? base->scenario : dp_only;
+  const report::Report& rd = base ? *base->evaluation.report : *own.report;
+  out << "  Against pure data parallelism (" << plan_text(d) << ", "
+      << objective_text(rd, objective) << "): " << fixed(rd.tokens_per_s > 0 ? rb.tokens_per_s / rd.tokens_per_s : 0.0, 2)
+      << "x the tokens/s; iteration " << fixed(rd.iteration_time.value(), 3) << " s -> "
+      << fixed(rb.iteration_time.value(), 3) << " s.\n";
+  const double exposed = rb.exposed_communication.value() - rd.exposed_communication.value();
+  out << "  - Exposed communication: " << fixed(rd.exposed_communication.value(), 3) << " s -> "
+      << fixed(rb.exposed_communication.value(), 3) << " s per iteration ("
+      << (exposed <= 0 ? "" : "+") << fixed(exposed, 3) << " s). ";
+  const std::int64_t groups_d = d.parallel.dp * d.parallel.cp;
+  const std::int64_t groups_b = bp.dp * bp.cp;
+  if (exposed < 0) {
+    out << "The data-parallel group shrinks from " << groups_d << " to " << groups_b
+        << " ranks, so the gradient and parameter collectives run on shorter rings and carry "
+        << (bp.tp * bp.pp > 1 ? "1/" + std::to_string(bp.tp * bp.pp) + " of the state each"
+                              : "less")
+        << "; the TP/PP traffic stays inside fast links or overlaps with compute.\n";
+  } else {
+    out << "More communication is exposed, but the rest of the iteration gains more.\n";
+  }
+  const double bubble = rb.bubble.value() - rd.bubble.value();
+  out << "  - Pipeline bubble: " << fixed(rd.bubble.value(), 3) << " s -> "
+      << fixed(rb.bubble.value(), 3) << " s (" << (bubble < 0 ? "" : "+") << fixed(bubble, 3)
+      << " s)" << (bp.pp > 1 ? ": the cost of filling and draining " + std::to_string(bp.pp) +
+                                   " stages, smaller than the communication saved.\n"
+                             : ".\n");
+  out << "  - Compute: " << fixed(rd.compute.value(), 3) << " s -> " << fixed(rb.compute.value(), 3)
+      << " s per iteration on the busiest GPU (MFU " << fixed(100 * rd.mfu, 1) << "% -> "
+      << fixed(100 * rb.mfu, 1) << "%).\n";
+  out << "  - Memory: " << gib(rd.memory.total) << " -> " << gib(rb.memory.total) << " per GPU of "
+      << gib(rb.memory.capacity) << " (" << (rb.memory.total < rd.memory.total
+                                                 ? "model parallelism splits weights and activations"
+                                                 : "more in-flight activations or gathered buffers")
+      << ").\n";
+}
+
+int run_search(const SearchOptions& o) {
+  const sweep::Shard shard = sweep::shard_from_flags(
+      o.shard, sweep::ShardEnvironment{.slurm_array_task_id = env("SLURM_ARRAY_TASK_ID"),
+                                       .slurm_array_task_count = env("SLURM_ARRAY_TASK_COUNT"),
+                                       .job_completion_index = env("JOB_COMPLETION_INDEX"),
+                                       .shard_count = o.shard_count});
+  if (o.top < 1) throw ConfigError("--top", "", "expected at least 1, got " + std::to_string(o.top));
+  if (o.jobs < 0) throw ConfigError("--jobs", "", "negative; expected 0 (all cores) or more");
+  const sweep::SearchSpace space = space_of(o);
+  const parallel::Scenario base = base_of(o);
+  const sweep::Objective objective =
+      o.objective == "tokens_per_joule"         ? sweep::Objective::TokensPerJoule
+      : o.objective == "usd_per_million_tokens" ? sweep::Objective::UsdPerMillionTokens
+                                                : sweep::Objective::TokensPerS;
+  sweep::Progress progress;
+  const auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  if (isatty(STDERR_FILENO) != 0) {
+    progress = [&](std::int64_t done, std::int64_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (done != total && now - last < std::chrono::milliseconds(100)) return;
+      last = now;
+      std::cerr << io::progress_text(done, total,
+                                     std::chrono::duration<double>(now - start).count())
+                << (done == total ? "\n" : "") << std::flush;
+    };
+  }
+  const sweep::SearchResult result = sweep::search(
+      base, space, objective, o.jobs == 0 ? sweep::default_jobs() : o.jobs, shard, progress);
+  if (o.format == "json") {
+    nlohmann::ordered_json doc;
+    doc["context"] = io::report_context();
+    doc["objective"] = sweep::to_string(objective);
+    doc["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
+    doc["enumerated"] = result.enumerated;
+    doc["evaluated"] = result.in_shard;
+    doc["invalid"] = result.invalid;
+    doc["out_of_memory"] = result.out_of_memory;
+    doc["simulated"] = result.simulated;
+    nlohmann::ordered_json plans = nlohmann::ordered_json::array();
+    for (std::size_t i = 0;
+         i < std::min<std::size_t>(static_cast<std::size_t>(o.top), result.ranked.size()); ++i) {
+      const sweep::Candidate& c = result.ranked[i];
+      nlohmann::ordered_json plan;
+      plan["rank"] = i + 1;
+      plan["index"] = c.index;
+      const nlohmann::json report = io::report_to_json(c.scenario, *c.evaluation.report);
+      for (const auto& [key, value] : report.items()) {
+        if (key != "context") plan[key] = value;
+      }
+      plans.push_back(plan);
+    }
+    doc["plans"] = plans;
+    std::cout << doc.dump(2) << '\n';
+  } else {
+    std::cout << "Plans for " << base.model_name << " on " << base.gpus << " x "
+              << base.hardware_name << " GPUs, global batch " << base.training.global_batch
+              << ", seq " << base.training.seq_len << "; objective " << sweep::to_string(objective)
+              << "\n"
+              << result.enumerated << " plans enumerated";
+    if (shard.count > 1) {
+      std::cout << " (shard " << shard.index << "/" << shard.count << ": " << result.in_shard
+                << ")";
+    }
+    std::cout << "; " << result.invalid << " invalid, " << result.out_of_memory
+              << " out of memory (pruned before simulating), " << result.simulated
+              << " simulated\n\n";
+    if (result.ranked.empty()) {
+      std::cout << "No plan of the search space runs and fits in memory.\n";
+    } else {
+      write_table(std::cout, result, o.top);
+      if (o.explain) write_explanation(std::cout, result, objective);
+    }
+  }
+  if (result.ranked.empty() && shard.count == 1) {
+    throw PlanError("no plan of the search space runs and fits in memory; expected a larger "
+                    "cluster, a smaller global batch or a wider search space");
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_search(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<SearchOptions>();
+  CLI::App* c = app.add_subcommand(
+      "search",
+      "Find the best parallel plan. Default space: tp, pp in {1,2,4,8}; cp 1; micro-batch "
+      "{1,2,4,8}; sharding {zero1, shard_grad_op, full_shard}; recompute {none, selective, "
+      "full}; with pp > 1 the schedules 1f1b and interleaved (2 virtual stages); sequence "
+      "parallelism on when tp > 1. Plans that cannot run or fit are pruned before simulating.");
+  c->add_option("--hardware", o->hardware, "Hardware profile: built-in id or JSON file")
+      ->required();
+  c->add_option("--model", o->model, "Model: built-in id, JSON file or HF config.json")
+      ->required();
+  c->add_option("--gpus", o->gpus, "Number of GPUs");
+  c->add_option("--nodes", o->nodes, "Number of nodes (instead of --gpus)");
+  c->add_option("--global-batch", o->global_batch, "Sequences per optimizer step (held fixed)")
+      ->required();
+  c->add_option("--seq-len", o->seq_len, "Sequence length in tokens")->required();
+  c->add_option("--precision", o->precision, "bf16 | fp16 | fp32 | fp8 (default bf16)");
+  c->add_option("--objective", o->objective,
+                "tokens_per_s (default) | tokens_per_joule | usd_per_million_tokens")
+      ->check(CLI::IsMember({"tokens_per_s", "tokens_per_joule", "usd_per_million_tokens"}));
+  c->add_option("--top", o->top, "Plans to print (default 5)");
+  c->add_option("--format", o->format, "table | json")->check(CLI::IsMember({"table", "json"}));
+  c->add_flag("--explain", o->explain, "Say why the best plan beats pure data parallelism");
+  c->add_option("--jobs,-j", o->jobs, "Threads (default 0: all cores)");
+  c->add_option("--shard", o->shard, "Evaluate only plans with index % N == K (K/N), or auto");
+  c->add_option("--shard-count", o->shard_count, "Number of shards with --shard auto");
+  c->add_option("--tp", o->tp, "TP degrees to try, e.g. 1,2,4,8");
+  c->add_option("--pp", o->pp, "PP degrees to try");
+  c->add_option("--cp", o->cp, "CP degrees to try (default 1)");
+  c->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes to try");
+  c->add_option("--virtual-stages", o->virtual_stages,
+                "Virtual stages tried with the interleaved schedule (default 2)");
+  c->add_option("--sharding", o->sharding, "Sharding modes to try, e.g. shard_grad_op,full_shard");
+  c->add_option("--recompute", o->recompute, "Recomputation policies to try");
+  c->add_option("--schedule", o->schedule, "Pipeline schedules tried when pp > 1");
+  c->add_option("--sequence-parallel", o->sequence_parallel,
+                "Sequence parallelism values tried when tp > 1: true, false or true,false");
+  c->callback([o, &exit_code]() { exit_code = run_search(*o); });
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,129 @@
+// `trainsim sweep spec.json`: expand a sweep spec, evaluate its scenarios on all cores (or the
+// shard of them this machine runs) and write one CSV row or JSON line per scenario, in the
+// spec's order. `--list` prints the scenarios' axis values without simulating.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+
+#include "sim/cli/commands.hpp"
+#include "sim/io/sweep_writer.hpp"
+#include "sim/sweep/sweep_run.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+#include "trainsim/error.hpp"
+#include "trainsim/sweep/shard.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+struct SweepOptions {
+  std::string spec;
+  int jobs = 0;
+  std::string shard;
+  std::optional<std::int64_t> shard_count;
+  std::string format = "csv";
+  std::string output;
+  bool list = false;
+};
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+sweep::Shard shard_of(const std::string& shard, std::optional<std::int64_t> count) {
+  return sweep::shard_from_flags(
+      shard, sweep::ShardEnvironment{.slurm_array_task_id = env("SLURM_ARRAY_TASK_ID"),
+                                     .slurm_array_task_count = env("SLURM_ARRAY_TASK_COUNT"),
+                                     .job_completion_index = env("JOB_COMPLETION_INDEX"),
+                                     .shard_count = count});
+}
+
+void write_output(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw ConfigError(path, "", "cannot write the file; expected a writable path");
+}
+
+// "index,<axis keys>" then one line per scenario of the shard, values as compact JSON.
+std::string list_text(const sweep::SweepSpec& spec, const sweep::Shard& shard) {
+  std::string out = "index";
+  for (const std::string& key : spec.keys) {
+    out += ',';
+    out += key;
+  }
+  out += "\n";
+  const std::int64_t n = shard.size_of(spec.size());
+  for (std::int64_t k = 0; k < n; ++k) {
+    const std::int64_t index = shard.index + k * shard.count;
+    out += std::to_string(index);
+    for (const nlohmann::json& v : spec.point(index)) {
+      out += ',';
+      out += v.is_string() ? v.get<std::string>() : v.dump();
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+int run_sweep_command(const SweepOptions& o) {
+  const sweep::Shard shard = shard_of(o.shard, o.shard_count);
+  if (o.jobs < 0) throw ConfigError("--jobs", "", "negative; expected 0 (all cores) or more");
+  const sweep::SweepSpec spec = sweep::read_sweep_spec(o.spec);
+  if (o.list) {
+    write_output(o.output, list_text(spec, shard));
+    return 0;
+  }
+  sweep::SweepRunOptions run;
+  run.shard = shard;
+  run.jobs = o.jobs == 0 ? sweep::default_jobs() : o.jobs;
+  run.format = o.format == "json" ? io::SweepFormat::JsonLines : io::SweepFormat::Csv;
+  const bool show_progress = isatty(STDERR_FILENO) != 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  if (show_progress) {
+    run.progress = [&](std::int64_t done, std::int64_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (done != total && now - last < std::chrono::milliseconds(100)) return;
+      last = now;
+      std::cerr << io::progress_text(done, total,
+                                     std::chrono::duration<double>(now - start).count())
+                << (done == total ? "\n" : "") << std::flush;
+    };
+  }
+  write_output(o.output, sweep::run_sweep(spec, run));
+  return 0;
+}
+
+}  // namespace
+
+void register_sweep(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<SweepOptions>();
+  CLI::App* c = app.add_subcommand(
+      "sweep",
+      "Evaluate every scenario of a sweep spec; one CSV row (or JSON line) per scenario, in the "
+      "spec's order (first axis slowest). See docs/sweep.md for the spec format.");
+  c->add_option("spec", o->spec, "Sweep spec JSON: {\"base\": ..., \"axes\": ..., \"zip\": ...}")
+      ->required();
+  c->add_option("--jobs,-j", o->jobs, "Threads (default 0: all cores)");
+  c->add_option("--shard", o->shard,
+                "Evaluate only slice K of N (0-based, scenarios with index % N == K), or 'auto' "
+                "to read SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX");
+  c->add_option("--shard-count", o->shard_count,
+                "Number of shards with --shard auto (needed with JOB_COMPLETION_INDEX)");
+  c->add_option("--format", o->format, "csv | json (JSON lines)")
+      ->check(CLI::IsMember({"csv", "json"}));
+  c->add_option("-o,--output", o->output, "Write to this file instead of stdout");
+  c->add_flag("--list", o->list, "List the scenarios (index and axis values) without simulating");
+  c->callback([o, &exit_code]() { exit_code = run_sweep_command(*o); });
+}
+
+}  // namespace trainsim::cli

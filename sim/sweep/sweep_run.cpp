@@ -1,0 +1,195 @@
+#include "sim/sweep/sweep_run.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "trainsim/error.hpp"
+
+namespace trainsim::sweep {
+namespace {
+
+using nlohmann::json;
+
+// Fast-path reads: nullopt when the value is not what the loader would accept without
+// question, so the caller falls back to the loader.
+std::optional<std::int64_t> int_at(const json& obj, const char* key, std::int64_t min_value,
+                                   std::int64_t fallback, bool required = false) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) {
+    if (required) return std::nullopt;
+    return fallback;
+  }
+  if (!it->is_number_integer()) return std::nullopt;
+  const auto v = it->get<std::int64_t>();
+  if (v < min_value) return std::nullopt;
+  return v;
+}
+
+template <class E>
+std::optional<E> enum_at(const json& obj, const char* key, E fallback,
+                         std::initializer_list<E> choices) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) return fallback;
+  if (!it->is_string()) return std::nullopt;
+  const std::string& name = it->get_ref<const std::string&>();
+  for (const E e : choices) {
+    if (name == parallel::to_string(e)) return e;
+  }
+  return std::nullopt;
+}
+
+bool only_keys(const json& obj, std::initializer_list<const char*> keys) {
+  if (!obj.is_object()) return false;
+  for (const auto& [key, value] : obj.items()) {
+    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The loader's parse of the scalar keys, on cached specs (see sim/io/scenario_loader.cpp:
+// defaults, nodes -> gpus, sequence parallelism off at tp 1, dp and the default global batch).
+std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::HardwareSpec& hw,
+                                             const model::ModelSpec& m) {
+  using parallel::PipelineSchedule;
+  using parallel::Recompute;
+  using parallel::Sharding;
+  if (!only_keys(j, {"hardware", "model", "cluster", "training", "parallel"})) return std::nullopt;
+  if (!j.contains("cluster") || !j.contains("training")) return std::nullopt;
+  const json& cluster = j["cluster"];
+  const json& training = j["training"];
+  if (!only_keys(cluster, {"nodes", "gpus"}) ||
+      !only_keys(training,
+                 {"seq_len", "global_batch", "micro_batch", "precision", "optimizer"})) {
+    return std::nullopt;
+  }
+  parallel::Scenario s;
+  s.hardware = hw;
+  s.model = m;
+  if (cluster.contains("nodes") == cluster.contains("gpus")) return std::nullopt;
+  const auto count = int_at(cluster, cluster.contains("gpus") ? "gpus" : "nodes", 1, 1, true);
+  if (!count) return std::nullopt;
+  s.gpus = cluster.contains("gpus") ? *count : *count * hw.node.gpus_per_node;
+
+  const auto seq_len = int_at(training, "seq_len", 1, 1, true);
+  const auto micro_batch = int_at(training, "micro_batch", 1, 1);
+  const auto precision =
+      enum_at(training, "precision", hardware::Dtype::Bf16,
+              {hardware::Dtype::Bf16, hardware::Dtype::Fp16, hardware::Dtype::Fp32,
+               hardware::Dtype::Fp8});
+  const auto optimizer = enum_at(training, "optimizer", parallel::Optimizer::AdamW,
+                                 {parallel::Optimizer::AdamW, parallel::Optimizer::Sgd});
+  const bool has_global_batch = training.contains("global_batch");
+  const auto global_batch = int_at(training, "global_batch", 1, 1);
+  if (!seq_len || !micro_batch || !precision || !optimizer || !global_batch) return std::nullopt;
+  s.training.seq_len = *seq_len;
+  s.training.micro_batch = *micro_batch;
+  s.training.precision = *precision;
+  s.training.optimizer = *optimizer;
+
+  parallel::ParallelPlan& p = s.parallel;
+  if (j.contains("parallel")) {
+    const json& par = j["parallel"];
+    if (!only_keys(par, {"tp", "pp", "cp", "sequence_parallel", "pipeline_schedule",
+                         "virtual_stages", "sharding", "shard_group", "recompute"})) {
+      return std::nullopt;
+    }
+    const auto tp = int_at(par, "tp", 1, 1);
+    const auto pp = int_at(par, "pp", 1, 1);
+    const auto cp = int_at(par, "cp", 1, 1);
+    const auto v = int_at(par, "virtual_stages", 1, 1);
+    const auto shard_group = int_at(par, "shard_group", 1, 0);
+    const auto schedule =
+        enum_at(par, "pipeline_schedule", PipelineSchedule::OneFOneB,
+                {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved});
+    const auto sharding = enum_at(par, "sharding", Sharding::None,
+                                  {Sharding::None, Sharding::Zero1, Sharding::ShardGradOp,
+                                   Sharding::FullShard, Sharding::HybridShard});
+    const auto recompute = enum_at(par, "recompute", Recompute::None,
+                                   {Recompute::None, Recompute::Selective, Recompute::Full});
+    const auto sp = par.find("sequence_parallel");
+    if (sp != par.end() && !sp->is_boolean()) return std::nullopt;
+    if (!tp || !pp || !cp || !v || !shard_group || !schedule || !sharding || !recompute) {
+      return std::nullopt;
+    }
+    p.tp = *tp;
+    p.pp = *pp;
+    p.cp = *cp;
+    p.virtual_stages = *v;
+    p.shard_group = *shard_group;
+    p.schedule = *schedule;
+    p.sharding = *sharding;
+    p.recompute = *recompute;
+    p.sequence_parallel = sp != par.end() && sp->get<bool>();
+  } else {
+    p.sharding = Sharding::None;
+  }
+  if (p.tp == 1) p.sequence_parallel = false;
+  const std::int64_t model_parallel = p.tp * p.pp * p.cp;
+  p.dp = s.gpus % model_parallel == 0 ? s.gpus / model_parallel : 0;
+  s.training.global_batch =
+      has_global_batch ? *global_batch : std::max<std::int64_t>(1, p.dp) * s.training.micro_batch;
+  return s;
+}
+
+}  // namespace
+
+parallel::Scenario ScenarioResolver::resolve(const io::ScenarioDocument& doc) {
+  const json& j = doc.json;
+  if (!j.is_object() || !j.contains("hardware") || !j.contains("model")) {
+    return io::scenario_from_document(doc);
+  }
+  const std::string key = j["hardware"].dump() + '\n' + j["model"].dump() + '\n' + doc.base_dir;
+  References refs;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = cache_.find(key);
+    if (it != cache_.end()) refs = it->second;
+  }
+  if (refs.hardware) {
+    std::optional<parallel::Scenario> s = fast_parse(j, *refs.hardware, *refs.model);
+    if (s) {
+      s->hardware_name = refs.hardware_name;
+      s->model_name = refs.model_name;
+      return *std::move(s);
+    }
+    return io::scenario_from_document(doc);
+  }
+  parallel::Scenario s = io::scenario_from_document(doc);
+  refs.hardware_name = s.hardware_name;
+  refs.model_name = s.model_name;
+  refs.hardware = std::make_shared<const hardware::HardwareSpec>(s.hardware);
+  refs.model = std::make_shared<const model::ModelSpec>(s.model);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  cache_.emplace(key, std::move(refs));
+  return s;
+}
+
+std::size_t ScenarioResolver::loads() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return cache_.size();
+}
+
+std::string run_sweep(const SweepSpec& spec, const SweepRunOptions& options) {
+  const std::int64_t total = spec.size();
+  const std::int64_t n = options.shard.size_of(total);
+  std::vector<std::string> lines(static_cast<std::size_t>(n));
+  ScenarioResolver resolver;
+  parallel_for(
+      n, options.jobs,
+      [&](std::int64_t k) {
+        const std::int64_t index = options.shard.index + k * options.shard.count;
+        const parallel::Scenario s = resolver.resolve(spec.document(index));
+        const Evaluation e = evaluate(s);
+        lines[static_cast<std::size_t>(k)] = options.format == io::SweepFormat::Csv
+                                                  ? io::csv_row(index, s, e)
+                                                  : io::json_line(index, s, e);
+      },
+      options.progress);
+  std::string out = options.format == io::SweepFormat::Csv ? io::csv_header() : "";
+  for (const std::string& line : lines) out += line;
+  return out;
+}
+
+}  // namespace trainsim::sweep

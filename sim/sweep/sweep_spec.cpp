@@ -1,0 +1,360 @@
+#include "sim/sweep/sweep_spec.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "sim/io/json_reader.hpp"
+#include "sim/io/spellcheck.hpp"
+#include "trainsim/error.hpp"
+
+namespace trainsim::sweep {
+namespace {
+
+using nlohmann::ordered_json;
+
+const std::vector<std::string> kSpecKeys = {"base", "axes", "zip", "description"};
+
+std::string pointer_key(const std::string& key) {
+  // JSON pointer escaping (RFC 6901): "~" -> "~0", "/" -> "~1".
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return "/" + out;
+}
+
+std::string describe(const ordered_json& v) { return io::describe_json(nlohmann::json(v)); }
+
+std::int64_t range_integer(const ordered_json& range, const std::string& key,
+                           const std::string& source, const std::string& pointer) {
+  const auto it = range.find(key);
+  if (it == range.end()) {
+    throw ConfigError(source, pointer, "range without \"" + key +
+                                           "\"; expected {\"from\": a, \"to\": b, \"step\": s} "
+                                           "or {\"from\": a, \"to\": b, \"times\": t}, got " +
+                                           describe(range));
+  }
+  if (!it->is_number_integer()) {
+    throw ConfigError(source, pointer + "/" + key,
+                      "range bound not an integer; expected an integer, got " + describe(*it));
+  }
+  return it->get<std::int64_t>();
+}
+
+// Expands a range object into its values. Ranges are capped at 1,000,000 values.
+void expand_range(const ordered_json& range, const std::string& source, const std::string& pointer,
+                  std::vector<nlohmann::json>& out) {
+  for (const auto& [key, value] : range.items()) {
+    if (key != "from" && key != "to" && key != "step" && key != "times") {
+      throw ConfigError(source, pointer + pointer_key(key),
+                        "unknown range key '" + key + "'" +
+                            io::did_you_mean(key, {"from", "to", "step", "times"}) +
+                            "; expected from, to and one of step or times");
+    }
+  }
+  const bool has_step = range.contains("step");
+  const bool has_times = range.contains("times");
+  if (has_step == has_times) {
+    throw ConfigError(source, pointer,
+                      "range needs exactly one of step and times; expected {\"from\": a, \"to\": "
+                      "b, \"step\": s} or {\"from\": a, \"to\": b, \"times\": t}, got " +
+                          describe(range));
+  }
+  const std::int64_t from = range_integer(range, "from", source, pointer);
+  const std::int64_t to = range_integer(range, "to", source, pointer);
+  if (to < from) {
+    throw ConfigError(source, pointer + "/to",
+                      "range ends before it starts; expected to >= from (" + std::to_string(from) +
+                          "), got " + std::to_string(to));
+  }
+  constexpr std::size_t kMaxRange = 1'000'000;
+  if (has_step) {
+    const std::int64_t step = range_integer(range, "step", source, pointer);
+    if (step < 1) {
+      throw ConfigError(source, pointer + "/step",
+                        "range step not positive; expected an integer >= 1, got " +
+                            std::to_string(step));
+    }
+    if ((to - from) / step >= static_cast<std::int64_t>(kMaxRange)) {
+      throw ConfigError(source, pointer, "range too long; expected at most 1000000 values");
+    }
+    for (std::int64_t v = from; v <= to; v += step) {
+      out.emplace_back(v);
+      if (v > std::numeric_limits<std::int64_t>::max() - step) break;
+    }
+  } else {
+    const std::int64_t times = range_integer(range, "times", source, pointer);
+    if (times < 2) {
+      throw ConfigError(source, pointer + "/times",
+                        "range factor too small; expected an integer >= 2, got " +
+                            std::to_string(times));
+    }
+    if (from < 1) {
+      throw ConfigError(source, pointer + "/from",
+                        "geometric range must start above 0; expected from >= 1, got " +
+                            std::to_string(from));
+    }
+    for (std::int64_t v = from; v <= to; v *= times) {
+      out.emplace_back(v);
+      if (v > std::numeric_limits<std::int64_t>::max() / times) break;
+    }
+  }
+}
+
+bool is_reference_key(const std::string& key) { return key == "hardware" || key == "model"; }
+
+std::vector<nlohmann::json> axis_values(const std::string& key, const ordered_json& axis,
+                                        const std::string& source, const std::string& pointer) {
+  std::vector<nlohmann::json> values;
+  auto add = [&](const ordered_json& v, const std::string& at) {
+    if (v.is_object() && !is_reference_key(key)) {
+      expand_range(v, source, at, values);
+    } else if (v.is_array() || v.is_null()) {
+      throw ConfigError(source, at,
+                        "axis value not a scalar; expected a number, string, boolean or range "
+                        "object, got " + describe(v));
+    } else {
+      values.emplace_back(nlohmann::json(v));
+    }
+  };
+  if (axis.is_array()) {
+    for (std::size_t j = 0; j < axis.size(); ++j) add(axis[j], pointer + "/" + std::to_string(j));
+  } else if (axis.is_object() && !is_reference_key(key)) {
+    add(axis, pointer);
+  } else {
+    throw ConfigError(source, pointer,
+                      "axis is not a list or a range; expected a list of values or {\"from\": a, "
+                      "\"to\": b, \"step\"|\"times\": n}, got " + describe(axis));
+  }
+  if (values.empty()) {
+    throw ConfigError(source, pointer, "empty axis; expected at least one value, got []");
+  }
+  return values;
+}
+
+// Resolves a scenario document; an error inside an inline base is located under /base.
+parallel::Scenario resolve(const io::ScenarioDocument& doc, const std::string& source,
+                           bool inline_base) {
+  try {
+    return io::scenario_from_document(doc);
+  } catch (const ConfigError& e) {
+    if (inline_base && e.source() == doc.source) throw e.located(source, "/base");
+    throw;
+  }
+}
+
+}  // namespace
+
+std::int64_t SweepSpec::size() const {
+  std::int64_t n = 1;
+  for (const AxisGroup& g : groups) n *= g.size();
+  return n;
+}
+
+std::vector<nlohmann::json> SweepSpec::point(std::int64_t index) const {
+  // Mixed radix with the last group as the lowest digit: the first group varies slowest.
+  std::vector<std::int64_t> digit(groups.size());
+  for (std::size_t g = groups.size(); g-- > 0;) {
+    digit[g] = index % groups[g].size();
+    index /= groups[g].size();
+  }
+  std::vector<nlohmann::json> out;
+  out.reserve(keys.size());
+  for (const std::string& key : keys) {
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const auto& gk = groups[g].keys;
+      const auto it = std::find(gk.begin(), gk.end(), key);
+      if (it != gk.end()) {
+        out.push_back(groups[g].values[static_cast<std::size_t>(it - gk.begin())]
+                                      [static_cast<std::size_t>(digit[g])]);
+      }
+    }
+  }
+  return out;
+}
+
+io::ScenarioDocument SweepSpec::document(std::int64_t index) const {
+  io::ScenarioDocument doc = base;
+  const std::vector<nlohmann::json> values = point(index);
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    io::set_path(doc, keys[k], values[k], base.source + " (axis " + keys[k] + ")");
+  }
+  return doc;
+}
+
+SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
+                           const std::string& base_dir) {
+  (void)io::parse_json(text, source);  // the project's message for malformed JSON
+  const ordered_json spec = ordered_json::parse(text);
+  if (!spec.is_object()) {
+    throw ConfigError(source, "", "sweep spec not an object; expected {\"base\": ..., \"axes\": "
+                                  "...}, got " + describe(spec));
+  }
+  for (const auto& [key, value] : spec.items()) {
+    if (std::find(kSpecKeys.begin(), kSpecKeys.end(), key) == kSpecKeys.end()) {
+      throw ConfigError(source, pointer_key(key),
+                        "unknown key '" + key + "'" + io::did_you_mean(key, kSpecKeys) +
+                            "; expected base, axes, zip or description");
+    }
+  }
+  if (spec.contains("description") && !spec["description"].is_string()) {
+    throw ConfigError(source, "/description",
+                      "not a string; expected text, got " + describe(spec["description"]));
+  }
+
+  SweepSpec out;
+  // The base scenario: inline or a file next to the spec.
+  if (!spec.contains("base")) {
+    throw ConfigError(source, "/base", "missing key; expected a scenario object or file path");
+  }
+  const ordered_json& base = spec["base"];
+  const bool inline_base = base.is_object();
+  if (inline_base) {
+    out.base.json = nlohmann::json(base);
+    out.base.source = source;
+    out.base.base_dir = base_dir;
+  } else if (base.is_string()) {
+    const std::filesystem::path p = std::filesystem::path(base_dir) / base.get<std::string>();
+    out.base = io::read_scenario_file(base_dir.empty() ? base.get<std::string>() : p.string());
+  } else {
+    throw ConfigError(source, "/base",
+                      "base not a scenario; expected a scenario object or a file path, got " +
+                          describe(base));
+  }
+
+  // Axes in written order.
+  if (!spec.contains("axes")) {
+    throw ConfigError(source, "/axes", "missing key; expected an object of dotted scenario keys "
+                                       "to value lists, such as {\"parallel.tp\": [1, 2, 4]}");
+  }
+  const ordered_json& axes = spec["axes"];
+  if (!axes.is_object()) {
+    throw ConfigError(source, "/axes", "axes not an object; expected {\"parallel.tp\": [1, 2]}, "
+                                       "got " + describe(axes));
+  }
+  const std::vector<std::string>& known = io::scenario_paths();
+  std::vector<std::vector<nlohmann::json>> lists;
+  for (const auto& [key, axis] : axes.items()) {
+    const std::string pointer = "/axes" + pointer_key(key);
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string all;
+      for (const std::string& k : known) all += (all.empty() ? "" : ", ") + k;
+      throw ConfigError(source, pointer,
+                        "unknown scenario key '" + key + "'" + io::did_you_mean(key, known) +
+                            "; expected one of " + all);
+    }
+    if ((key == "cluster.gpus" && axes.contains("cluster.nodes")) ||
+        (key == "cluster.nodes" && axes.contains("cluster.gpus"))) {
+      throw ConfigError(source, pointer, "both cluster.gpus and cluster.nodes are axes; expected "
+                                         "one of them");
+    }
+    out.keys.push_back(key);
+    lists.push_back(axis_values(key, axis, source, pointer));
+  }
+
+  // Zip groups: each key at most once, all in "axes", equal lengths.
+  std::vector<int> group_of(out.keys.size(), -1);
+  std::vector<std::vector<std::size_t>> zips;
+  if (spec.contains("zip")) {
+    const ordered_json& zip = spec["zip"];
+    if (!zip.is_array()) {
+      throw ConfigError(source, "/zip", "zip not a list; expected a list of key lists such as "
+                                        "[[\"cluster.gpus\", \"training.global_batch\"]], got " +
+                                            describe(zip));
+    }
+    for (std::size_t z = 0; z < zip.size(); ++z) {
+      const std::string zp = "/zip/" + std::to_string(z);
+      if (!zip[z].is_array() || zip[z].size() < 2) {
+        throw ConfigError(source, zp, "zip group not a list of keys; expected two or more axis "
+                                      "keys, got " + describe(zip[z]));
+      }
+      std::vector<std::size_t> members;
+      for (std::size_t m = 0; m < zip[z].size(); ++m) {
+        const std::string mp = zp + "/" + std::to_string(m);
+        if (!zip[z][m].is_string()) {
+          throw ConfigError(source, mp,
+                            "zip key not a string; expected an axis key, got " + describe(zip[z][m]));
+        }
+        const std::string key = zip[z][m].get<std::string>();
+        const auto it = std::find(out.keys.begin(), out.keys.end(), key);
+        if (it == out.keys.end()) {
+          throw ConfigError(source, mp, "zip key '" + key + "' is not an axis" +
+                                            io::did_you_mean(key, out.keys) +
+                                            "; expected a key of \"axes\"");
+        }
+        const auto k = static_cast<std::size_t>(it - out.keys.begin());
+        if (group_of[k] != -1) {
+          throw ConfigError(source, mp, "axis '" + key + "' zipped twice; expected each axis in "
+                                        "at most one zip group");
+        }
+        group_of[k] = static_cast<int>(z);
+        if (lists[k].size() != lists[members.empty() ? k : members.front()].size()) {
+          const std::string first = out.keys[members.front()];
+          throw ConfigError(source, mp,
+                            "zipped axes of different lengths; expected " +
+                                std::to_string(lists[members.front()].size()) + " values as '" +
+                                first + "' has, got " + std::to_string(lists[k].size()) +
+                                " for '" + key + "'");
+        }
+        members.push_back(k);
+      }
+      zips.push_back(members);
+    }
+  }
+
+  // Groups in the order of their first key in "axes".
+  std::vector<bool> placed(out.keys.size(), false);
+  for (std::size_t k = 0; k < out.keys.size(); ++k) {
+    if (placed[k]) continue;
+    AxisGroup g;
+    const std::vector<std::size_t> members =
+        group_of[k] == -1 ? std::vector<std::size_t>{k}
+                          : zips[static_cast<std::size_t>(group_of[k])];
+    for (const std::size_t m : members) {
+      placed[m] = true;
+      g.keys.push_back(out.keys[m]);
+      g.values.push_back(lists[m]);
+    }
+    out.groups.push_back(std::move(g));
+  }
+  // Sorted keys: out.keys stays in written order; groups hold zipped keys in zip order.
+  double total = 1;
+  for (const AxisGroup& g : out.groups) total *= static_cast<double>(g.size());
+  if (total > static_cast<double>(kMaxSweepSize)) {
+    throw ConfigError(source, "/axes",
+                      "sweep too large; expected at most " + std::to_string(kMaxSweepSize) +
+                          " scenarios, got " + std::to_string(static_cast<std::int64_t>(total)));
+  }
+
+  // Check every axis value once against the first scenario (types, units, names), so bad input
+  // fails before anything is simulated and whatever the shard.
+  (void)resolve(out.document(0), source, inline_base);
+  for (std::size_t g = 0; g < out.groups.size(); ++g) {
+    std::int64_t stride = 1;
+    for (std::size_t h = g + 1; h < out.groups.size(); ++h) stride *= out.groups[h].size();
+    for (std::int64_t j = 1; j < out.groups[g].size(); ++j) {
+      (void)resolve(out.document(j * stride), source, inline_base);
+    }
+  }
+  return out;
+}
+
+SweepSpec read_sweep_spec(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", "cannot read the file; expected a readable sweep spec");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_sweep_spec(text.str(), path, std::filesystem::path(path).parent_path().string());
+}
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,170 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "sim/io/scenario_loader.hpp"
+#include "trainsim/parallel/validate.hpp"
+#include "trainsim/report/simulate.hpp"
+#include "trainsim/sweep/search.hpp"
+
+using namespace trainsim;
+using namespace trainsim::sweep;
+using parallel::Recompute;
+using parallel::Sharding;
+
+namespace {
+
+parallel::Scenario base(const std::string& model, std::int64_t gpus, std::int64_t global_batch,
+                        std::int64_t seq_len) {
+  io::ScenarioDocument doc;
+  io::set_path(doc, "hardware", "h100-dgx", "test");
+  io::set_path(doc, "model", model, "test");
+  io::set_path(doc, "cluster.gpus", gpus, "test");
+  io::set_path(doc, "training.seq_len", seq_len, "test");
+  io::set_path(doc, "training.global_batch", global_batch, "test");
+  return io::scenario_from_document(doc);
+}
+
+// A small space with plans of every fate: invalid (tp 4 x pp 4 x ... not dividing), out of
+// memory (DDP of a 7B model on 80 GB: 16 B/param = 108 GB), and fitting.
+SearchSpace small_space() {
+  SearchSpace space;
+  space.tp = {1, 2, 4};
+  space.pp = {1, 2, 3};
+  space.micro_batch = {1, 2, 4};
+  space.sharding = {Sharding::None, Sharding::ShardGradOp};
+  space.recompute = {Recompute::None, Recompute::Full};
+  return space;
+}
+
+}  // namespace
+
+TEST_CASE("search: pruning never drops a plan that fits, and the best equals brute force",
+          "[sweep][search]") {
+  const parallel::Scenario b = base("llama2-7b", 16, 32, 2048);
+  const SearchSpace space = small_space();
+  const std::vector<parallel::Scenario> plans = enumerate_plans(b, space);
+  const SearchResult result = search(b, space, Objective::TokensPerS, 2);
+  REQUIRE(result.enumerated == static_cast<std::int64_t>(plans.size()));
+
+  // Brute force: simulate every valid plan without the memory pruning.
+  std::int64_t fitting = 0;
+  std::int64_t best = -1;
+  double best_tokens = 0;
+  std::int64_t valid = 0;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (!parallel::validate(plans[i]).empty()) continue;
+    ++valid;
+    const report::Report r = report::simulate(plans[i]).report;
+    if (!r.memory.fits) continue;
+    ++fitting;
+    if (best < 0 || r.tokens_per_s > best_tokens) {
+      best = static_cast<std::int64_t>(i);
+      best_tokens = r.tokens_per_s;
+    }
+  }
+  // Every fitting plan survives pruning; every pruned one really does not fit or run.
+  CHECK(static_cast<std::int64_t>(result.ranked.size()) == fitting);
+  CHECK(result.invalid == result.enumerated - valid);
+  CHECK(result.out_of_memory + result.simulated == valid);
+  // The space holds all three fates.
+  CHECK(result.invalid > 0);
+  CHECK(result.out_of_memory > 0);
+  REQUIRE(fitting > 0);
+  REQUIRE(best >= 0);
+  CHECK(result.ranked.front().index == best);
+  CHECK(result.ranked.front().evaluation.report->tokens_per_s == best_tokens);
+  // Ranked best first, for every objective.
+  for (std::size_t i = 1; i < result.ranked.size(); ++i) {
+    CHECK(result.ranked[i - 1].evaluation.report->tokens_per_s >=
+          result.ranked[i].evaluation.report->tokens_per_s);
+  }
+}
+
+TEST_CASE("search: same ranking whatever the threads; shards cover the space", "[sweep][search]") {
+  const parallel::Scenario b = base("llama2-7b", 16, 32, 2048);
+  SearchSpace space = small_space();
+  space.recompute = {Recompute::None};
+  const SearchResult one = search(b, space, Objective::UsdPerMillionTokens, 1);
+  const SearchResult two = search(b, space, Objective::UsdPerMillionTokens, 2);
+  REQUIRE(one.ranked.size() == two.ranked.size());
+  for (std::size_t i = 0; i < one.ranked.size(); ++i) {
+    CHECK(one.ranked[i].index == two.ranked[i].index);
+  }
+  std::int64_t covered = 0;
+  std::int64_t ranked = 0;
+  for (std::int64_t k = 0; k < 3; ++k) {
+    const SearchResult s = search(b, space, Objective::UsdPerMillionTokens, 2, {k, 3});
+    covered += s.in_shard;
+    ranked += static_cast<std::int64_t>(s.ranked.size());
+  }
+  CHECK(covered == one.enumerated);
+  CHECK(ranked == static_cast<std::int64_t>(one.ranked.size()));
+}
+
+TEST_CASE("search: enumeration skips combinations that cannot differ", "[sweep][search]") {
+  const parallel::Scenario b = base("llama2-7b", 16, 32, 2048);
+  SearchSpace space;
+  space.tp = {1, 2};
+  space.pp = {1, 2};
+  space.micro_batch = {1};
+  space.sharding = {Sharding::ShardGradOp};
+  space.recompute = {Recompute::None};
+  space.sequence_parallel = {false, true};
+  // pp 1: one schedule; pp 2: 1f1b and interleaved v2. tp 1: sp off only; tp 2: off and on.
+  // (1 + 2) schedules x (1 + 2) sp settings = 9 plans.
+  CHECK(enumerate_plans(b, space).size() == 9);
+}
+
+// Claim P5 (seed_claims.md; Fernandez et al. 2024, Fig. 5): llama2-7b on 256 H100 (32 DGX
+// nodes), global batch 512, seq 4096, shard_grad_op, TP, PP and micro-batch in {1, 2, 4, 8}:
+// the best plan has 2 <= TP x PP <= 8, at least 1.05x the tokens/s of the best TP = PP = 1
+// plan, less exposed communication, and across the sweep exposed communication and throughput
+// correlate negatively (Pearson r <= -0.5).
+TEST_CASE("search: P5, small model parallelism beats pure FSDP at 256 GPUs",
+          "[validation][paper][!mayfail]") {
+  const parallel::Scenario b = base("llama2-7b", 256, 512, 4096);
+  SearchSpace space;
+  space.sharding = {Sharding::ShardGradOp};
+  space.recompute = {Recompute::None};
+  space.schedule = {parallel::PipelineSchedule::OneFOneB};
+  const SearchResult result = search(b, space, Objective::TokensPerS, 2);
+  REQUIRE(!result.ranked.empty());
+  const Candidate& best = result.ranked.front();
+  const Candidate* dp_only = nullptr;
+  for (const Candidate& c : result.ranked) {
+    if (c.scenario.parallel.tp == 1 && c.scenario.parallel.pp == 1) {
+      dp_only = &c;
+      break;
+    }
+  }
+  REQUIRE(dp_only != nullptr);
+  const report::Report& rb = *best.evaluation.report;
+  const report::Report& rd = *dp_only->evaluation.report;
+  const std::int64_t mp = best.scenario.parallel.tp * best.scenario.parallel.pp;
+  INFO("best tp " << best.scenario.parallel.tp << " pp " << best.scenario.parallel.pp << " mb "
+                  << best.scenario.training.micro_batch << ": " << rb.tokens_per_s
+                  << " tokens/s, exposed " << rb.exposed_communication.value()
+                  << " s; tp=pp=1 mb " << dp_only->scenario.training.micro_batch << ": "
+                  << rd.tokens_per_s << " tokens/s, exposed "
+                  << rd.exposed_communication.value() << " s");
+  CHECK(mp >= 2);
+  CHECK(mp <= 8);
+  CHECK(rb.tokens_per_s >= 1.05 * rd.tokens_per_s);
+  CHECK(rb.exposed_communication < rd.exposed_communication);
+  // Pearson r over the fitting plans.
+  double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  const auto n = static_cast<double>(result.ranked.size());
+  for (const Candidate& c : result.ranked) {
+    const double x = c.evaluation.report->exposed_communication.value();
+    const double y = c.evaluation.report->tokens_per_s;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    syy += y * y;
+    sxy += x * y;
+  }
+  const double r = (n * sxy - sx * sy) / std::sqrt((n * sxx - sx * sx) * (n * syy - sy * sy));
+  INFO("Pearson r " << r << " over " << result.ranked.size() << " plans");
+  CHECK(r <= -0.5);
+}

@@ -1,0 +1,66 @@
+#include <catch2/catch.hpp>
+
+#include "trainsim/error.hpp"
+#include "trainsim/sweep/shard.hpp"
+
+using namespace trainsim;
+using namespace trainsim::sweep;
+
+TEST_CASE("shard: K/N selects indices round robin, every index exactly once", "[sweep]") {
+  const Shard s = parse_shard("1/3", "--shard");
+  CHECK(s.index == 1);
+  CHECK(s.count == 3);
+  // Of 0..9, shard 1/3 takes 1, 4, 7: 3 indices; shards 0/3 and 2/3 take 4 and 3.
+  CHECK(s.size_of(10) == 3);
+  CHECK(parse_shard("0/3", "--shard").size_of(10) == 4);
+  CHECK(parse_shard("2/3", "--shard").size_of(10) == 3);
+  CHECK(parse_shard("4/5", "--shard").size_of(3) == 0);
+  for (std::int64_t i = 0; i < 10; ++i) {
+    int owners = 0;
+    for (std::int64_t k = 0; k < 3; ++k) owners += Shard{.index = k, .count = 3}.selects(i) ? 1 : 0;
+    CHECK(owners == 1);
+  }
+}
+
+TEST_CASE("shard: bad --shard values are ConfigErrors with one clear line", "[sweep]") {
+  REQUIRE_THROWS_AS(parse_shard("3/2", "--shard"), ConfigError);
+  REQUIRE_THROWS_WITH(parse_shard("3/2", "--shard"),
+                      "--shard: shard index out of range; expected K/N with 0 <= K < N, got '3/2'");
+  REQUIRE_THROWS_WITH(parse_shard("0/0", "--shard"),
+                      "--shard: shard index out of range; expected K/N with 0 <= K < N, got '0/0'");
+  for (const char* bad : {"x", "1", "1/", "/2", "-1/2", "1/2/3", "a/b", "1 /2"}) {
+    REQUIRE_THROWS_WITH(parse_shard(bad, "--shard"),
+                        Catch::StartsWith("--shard: malformed shard; expected K/N"));
+  }
+}
+
+TEST_CASE("shard: auto reads Slurm, then Kubernetes, else fails", "[sweep]") {
+  SECTION("Slurm job array") {
+    const Shard s = shard_from_environment(
+        {.slurm_array_task_id = "2", .slurm_array_task_count = "8", .job_completion_index = "5"});
+    CHECK(s.index == 2);
+    CHECK(s.count == 8);
+  }
+  SECTION("Kubernetes indexed job with --shard-count") {
+    const Shard s = shard_from_environment({.job_completion_index = "5", .shard_count = 6});
+    CHECK(s.index == 5);
+    CHECK(s.count == 6);
+  }
+  SECTION("missing or bad values") {
+    REQUIRE_THROWS_WITH(shard_from_environment({}),
+                        Catch::Contains("no shard in the environment"));
+    REQUIRE_THROWS_WITH(shard_from_environment({.job_completion_index = "5"}),
+                        Catch::Contains("expected --shard-count N"));
+    REQUIRE_THROWS_WITH(shard_from_environment({.job_completion_index = "6", .shard_count = 6}),
+                        Catch::Contains("shard index out of range"));
+    REQUIRE_THROWS_WITH(
+        shard_from_environment({.slurm_array_task_id = "x", .slurm_array_task_count = "4"}),
+        Catch::Contains("malformed shard"));
+  }
+  SECTION("flags") {
+    CHECK(shard_from_flags("", {}).count == 1);
+    CHECK(shard_from_flags("1/4", {}).index == 1);
+    REQUIRE_THROWS_WITH(shard_from_flags("1/4", {.shard_count = 4}),
+                        Catch::Contains("--shard-count: only used with --shard auto"));
+  }
+}

@@ -1,0 +1,94 @@
+#include <catch2/catch.hpp>
+
+#include "sim/io/scenario_loader.hpp"
+#include "sim/io/sweep_writer.hpp"
+#include "sim/sweep/sweep_run.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+
+using namespace trainsim;
+using namespace trainsim::sweep;
+
+namespace {
+
+// 3 tp x 2 pp x 2 gpus = 12 scenarios, with invalid ones (tp 3) and plans of every kind.
+SweepSpec small_spec() {
+  return parse_sweep_spec(
+      R"({"base": {"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 16},
+                  "training": {"seq_len": 2048, "micro_batch": 1, "global_batch": 32},
+                  "parallel": {"sharding": "shard_grad_op"}},
+         "axes": {"parallel.tp": [1, 2, 3], "parallel.pp": [1, 2], "cluster.gpus": [16, 32]}})",
+      "spec.json", "");
+}
+
+std::string run(const SweepSpec& spec, int jobs, Shard shard = {},
+                io::SweepFormat format = io::SweepFormat::Csv) {
+  return run_sweep(spec, SweepRunOptions{.shard = shard, .jobs = jobs, .format = format,
+                                         .progress = {}});
+}
+
+std::size_t count_lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace
+
+TEST_CASE("sweep run: one row per scenario in spec order, invalid plans as rows", "[sweep]") {
+  const SweepSpec spec = small_spec();
+  const std::string csv = run(spec, 2);
+  // Header plus 12 rows.
+  REQUIRE(count_lines(csv) == 13);
+  CHECK(csv.rfind(io::csv_header(), 0) == 0);
+  // Scenario 4 is tp 2 (the slowest axis at its second value), pp 1, 16 GPUs (index
+  // 4 = 1 x 4 + 0 x 2 + 0): the row starts with its index and scenario columns.
+  CHECK(csv.find("\n4,h100-dgx,llama2-7b,16,2,2,1,1,8,1,32,2048,") != std::string::npos);
+  // tp 3 divides neither 16 nor 32 GPUs: rows 8..11 are invalid, not errors.
+  CHECK(csv.find("\n8,h100-dgx,llama2-7b,16,2,3,1,1,0,") != std::string::npos);
+  CHECK(csv.find(",invalid: /parallel: gpus 16 do not split") != std::string::npos);
+  CHECK(csv.find(",ok\n") != std::string::npos);
+}
+
+TEST_CASE("sweep run: output is byte-identical whatever the jobs and the sharding",
+          "[sweep]") {
+  const SweepSpec spec = small_spec();
+  for (const io::SweepFormat format : {io::SweepFormat::Csv, io::SweepFormat::JsonLines}) {
+    const std::string one = run(spec, 1, {}, format);
+    CHECK(run(spec, 2, {}, format) == one);
+    CHECK(run(spec, 3, {}, format) == one);
+    // Three shards, written in any order, merge back into the unsharded output.
+    std::vector<io::SweepOutput> parts;
+    for (std::int64_t k = 2; k >= 0; --k) {
+      parts.push_back({"shard" + std::to_string(k), run(spec, 2, Shard{.index = k, .count = 3}, format)});
+    }
+    CHECK(io::merge_outputs(parts, spec.size()) == one);
+  }
+}
+
+TEST_CASE("sweep run: the resolver's cached fast path equals the loader on every key",
+          "[sweep]") {
+  // Every scalar key the fast path reads, including nodes (converted with the cached profile's
+  // gpus per node) and defaults (no global batch: dp x micro-batch).
+  const SweepSpec spec = parse_sweep_spec(
+      R"({"base": {"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"nodes": 2},
+                  "training": {"seq_len": 1024}},
+         "axes": {"cluster.nodes": [1, 4], "parallel.tp": [1, 2],
+                  "parallel.sequence_parallel": [true, false],
+                  "parallel.pipeline_schedule": ["1f1b", "interleaved"],
+                  "parallel.virtual_stages": [1, 2], "parallel.pp": [2],
+                  "parallel.sharding": ["none", "hybrid_shard"], "parallel.shard_group": [8],
+                  "parallel.recompute": ["selective"], "training.precision": ["fp16"],
+                  "training.optimizer": ["sgd"], "training.micro_batch": [1, 3]}})",
+      "spec.json", "");
+  ScenarioResolver resolver;
+  for (std::int64_t i = 0; i < spec.size(); ++i) {
+    const io::ScenarioDocument doc = spec.document(i);
+    const parallel::Scenario fast = resolver.resolve(doc);
+    const parallel::Scenario slow = io::scenario_from_document(doc);
+    INFO("scenario " << i);
+    CHECK(io::scenario_to_json(fast) == io::scenario_to_json(slow));
+    CHECK(fast.parallel.shard_group == slow.parallel.shard_group);
+    CHECK(fast.hardware.id == slow.hardware.id);
+    CHECK(fast.model.num_layers == slow.model.num_layers);
+  }
+  // One hardware/model pair: loaded once.
+  CHECK(resolver.loads() == 1);
+}

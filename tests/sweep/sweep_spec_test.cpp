@@ -1,0 +1,142 @@
+#include <catch2/catch.hpp>
+
+#include "sim/sweep/sweep_spec.hpp"
+#include "trainsim/error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::sweep;
+
+namespace {
+
+// A complete base scenario; axes change it.
+const std::string kBase =
+    R"("base": {"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 64},
+                "training": {"seq_len": 4096, "micro_batch": 2},
+                "parallel": {"sharding": "shard_grad_op"}})";
+
+SweepSpec parse(const std::string& rest) {
+  return parse_sweep_spec("{" + kBase + ", " + rest + "}", "spec.json", "");
+}
+
+std::vector<std::int64_t> ints(const std::vector<nlohmann::json>& values) {
+  std::vector<std::int64_t> out;
+  for (const auto& v : values) out.push_back(v.get<std::int64_t>());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sweep spec: the product runs in written order, the first axis slowest", "[sweep]") {
+  // Written order pp then tp (not alphabetical): pp varies slowest.
+  const SweepSpec spec = parse(R"("axes": {"parallel.pp": [1, 2], "parallel.tp": [1, 2, 4]})");
+  // 2 x 3 = 6 scenarios.
+  REQUIRE(spec.size() == 6);
+  REQUIRE(spec.keys == std::vector<std::string>{"parallel.pp", "parallel.tp"});
+  const std::vector<std::vector<std::int64_t>> expected = {{1, 1}, {1, 2}, {1, 4},
+                                                           {2, 1}, {2, 2}, {2, 4}};
+  for (std::int64_t i = 0; i < spec.size(); ++i) {
+    CHECK(ints(spec.point(i)) == expected[static_cast<std::size_t>(i)]);
+  }
+  // The document carries the values at their dotted paths, over the base.
+  const io::ScenarioDocument doc = spec.document(4);  // pp 2, tp 2
+  CHECK(doc.json["parallel"]["pp"] == 2);
+  CHECK(doc.json["parallel"]["tp"] == 2);
+  CHECK(doc.json["parallel"]["sharding"] == "shard_grad_op");
+  CHECK(doc.overridden.at("/parallel/tp") == "spec.json (axis parallel.tp)");
+}
+
+TEST_CASE("sweep spec: zipped axes advance together at the place of their first key",
+          "[sweep]") {
+  const SweepSpec spec = parse(
+      R"("axes": {"training.seq_len": [1024, 2048], "parallel.tp": [1, 2],
+                  "training.global_batch": [64, 32]},
+         "zip": [["training.seq_len", "training.global_batch"]])");
+  // (seq_len, global_batch) zipped: 2 pairs x 2 tp = 4; the pair varies slowest since
+  // seq_len is written first. Points are given in the written key order.
+  REQUIRE(spec.size() == 4);
+  REQUIRE(spec.groups.size() == 2);
+  CHECK(ints(spec.point(0)) == std::vector<std::int64_t>{1024, 1, 64});
+  CHECK(ints(spec.point(1)) == std::vector<std::int64_t>{1024, 2, 64});
+  CHECK(ints(spec.point(2)) == std::vector<std::int64_t>{2048, 1, 32});
+  CHECK(ints(spec.point(3)) == std::vector<std::int64_t>{2048, 2, 32});
+}
+
+TEST_CASE("sweep spec: ranges", "[sweep]") {
+  SECTION("geometric: from, to inclusive, times") {
+    const SweepSpec spec = parse(R"("axes": {"cluster.gpus": {"from": 8, "to": 2048, "times": 2}})");
+    // 8, 16, ..., 2048: 2^3 .. 2^11, 9 values.
+    REQUIRE(spec.size() == 9);
+    CHECK(spec.point(0)[0] == 8);
+    CHECK(spec.point(8)[0] == 2048);
+  }
+  SECTION("arithmetic: to is kept only when reached") {
+    const SweepSpec spec = parse(R"("axes": {"training.micro_batch": {"from": 1, "to": 8, "step": 3}})");
+    // 1, 4, 7 (10 > 8).
+    REQUIRE(spec.size() == 3);
+    CHECK(ints({spec.point(0)[0], spec.point(1)[0], spec.point(2)[0]}) ==
+          std::vector<std::int64_t>{1, 4, 7});
+  }
+  SECTION("a list mixing values and ranges is expanded in place") {
+    const SweepSpec spec =
+        parse(R"("axes": {"cluster.gpus": [8, {"from": 32, "to": 128, "times": 2}, 512]})");
+    // 8, then 32, 64, 128, then 512.
+    REQUIRE(spec.size() == 5);
+    std::vector<std::int64_t> got;
+    for (std::int64_t i = 0; i < spec.size(); ++i) got.push_back(spec.point(i)[0].get<std::int64_t>());
+    CHECK(got == std::vector<std::int64_t>{8, 32, 64, 128, 512});
+  }
+  SECTION("string axes and no axes") {
+    CHECK(parse(R"("axes": {"parallel.sharding": ["full_shard", "zero1"]})").size() == 2);
+    // No axes: the base alone.
+    CHECK(parse(R"("axes": {})").size() == 1);
+  }
+}
+
+TEST_CASE("sweep spec: bad input names the file, the key and the fix", "[sweep]") {
+  using Catch::Contains;
+  SECTION("malformed JSON") {
+    REQUIRE_THROWS_WITH(parse_sweep_spec("{\"base\": ", "spec.json", ""),
+                        Contains("spec.json: invalid JSON at line 1"));
+  }
+  SECTION("unknown axis key with a suggestion") {
+    REQUIRE_THROWS_AS(parse(R"("axes": {"parallel.tpp": [1]})"), ConfigError);
+    REQUIRE_THROWS_WITH(parse(R"("axes": {"parallel.tpp": [1]})"),
+                        Contains("spec.json: /axes/parallel.tpp: unknown scenario key "
+                                 "'parallel.tpp'; did you mean 'parallel.tp'?"));
+  }
+  SECTION("empty axis") {
+    REQUIRE_THROWS_WITH(parse(R"("axes": {"parallel.tp": []})"),
+                        "spec.json: /axes/parallel.tp: empty axis; expected at least one value, "
+                        "got []");
+  }
+  SECTION("zip of unequal lengths") {
+    REQUIRE_THROWS_WITH(
+        parse(R"("axes": {"cluster.gpus": [8, 16], "training.global_batch": [16]},
+                 "zip": [["cluster.gpus", "training.global_batch"]])"),
+        "spec.json: /zip/0/1: zipped axes of different lengths; expected 2 values as "
+        "'cluster.gpus' has, got 1 for 'training.global_batch'");
+  }
+  SECTION("zip of a key that is not an axis") {
+    REQUIRE_THROWS_WITH(parse(R"("axes": {"cluster.gpus": [8]},
+                                 "zip": [["cluster.gpus", "parallel.tp"]])"),
+                        Contains("/zip/0/1: zip key 'parallel.tp' is not an axis"));
+  }
+  SECTION("unknown top-level key") {
+    REQUIRE_THROWS_WITH(parse(R"("axis": {})"),
+                        Contains("spec.json: /axis: unknown key 'axis'; did you mean 'axes'?"));
+  }
+  SECTION("range with both step and times, or going down") {
+    REQUIRE_THROWS_WITH(parse(R"("axes": {"parallel.tp": {"from": 1, "to": 8, "step": 1, "times": 2}})"),
+                        Contains("range needs exactly one of step and times"));
+    REQUIRE_THROWS_WITH(parse(R"("axes": {"parallel.tp": {"from": 8, "to": 1, "step": 1}})"),
+                        Contains("/axes/parallel.tp/to: range ends before it starts"));
+  }
+  SECTION("a value of the wrong type fails before anything runs, naming the axis") {
+    REQUIRE_THROWS_WITH(parse(R"("axes": {"parallel.tp": [1, "two"]})"),
+                        Contains("spec.json (axis parallel.tp): /parallel/tp"));
+  }
+  SECTION("missing base") {
+    REQUIRE_THROWS_WITH(parse_sweep_spec(R"({"axes": {}})", "spec.json", ""),
+                        Contains("spec.json: /base: missing key"));
+  }
+}
