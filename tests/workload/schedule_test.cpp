@@ -11,11 +11,17 @@ using parallel::PipelineSchedule;
 namespace {
 
 std::string render(const std::vector<PassStep>& steps) {
+  // Appends piece by piece: `"B" + std::to_string(...)` trips g++ 12's false
+  // -Wstringop-overflow at -O3.
   std::string s;
   for (const auto& p : steps) {
-    s += (p.backward ? "B" : "F") + std::to_string(p.microbatch);
-    if (p.chunk != 0) s += "c" + std::to_string(p.chunk);
-    s += " ";
+    s.push_back(p.backward ? 'B' : 'F');
+    s.append(std::to_string(p.microbatch));
+    if (p.chunk != 0) {
+      s.push_back('c');
+      s.append(std::to_string(p.chunk));
+    }
+    s.push_back(' ');
   }
   return s;
 }
