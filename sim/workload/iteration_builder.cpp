@@ -234,7 +234,6 @@ class Builder {
     const engine::NameId name = recompute ? k.recompute_name : (backward ? k.bwd_name : k.fwd_name);
     const OpId id = op(st.compute, backward ? k.bwd : k.fwd, name, info);
     dep(wait, id);
-    (void)st;
     return id;
   }
 

@@ -47,8 +47,6 @@ struct Iteration {
   std::vector<CollectiveCall> collectives;
   std::vector<engine::DeviceId> stage_device; // device of each pipeline stage
   parallel::Placement placement;
-  // Executed FLOPs per GPU of the busiest stage, recomputation included (for HFU).
-  Flops hardware_flops_per_gpu;
 };
 
 // What-if knobs of the builder.
