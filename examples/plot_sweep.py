@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Plot one metric of a `trainsim sweep` CSV against one of its columns, one line per series.
+
+    trainsim sweep examples/fig4_scaling.json -o fig4.csv
+    python3 examples/plot_sweep.py fig4.csv --x gpus --y tokens_per_s --ideal -o fig4.png
+    python3 examples/plot_sweep.py fig5.csv --x tp --y tokens_per_s --series pp -o fig5.png
+
+Only rows whose status is "ok" are drawn. When several rows share a series and an x value (a
+sweep over micro-batches, say), --agg picks one: max (default, the best plan, as the paper's
+figures show), min or mean. --ideal adds, per series, the line of perfect linear scaling from the
+series' smallest x. Needs matplotlib (Debian: apt install python3-matplotlib).
+"""
+import argparse
+import csv
+import sys
+from collections import defaultdict
+
+
+def number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("csv", help="trainsim sweep CSV output")
+    p.add_argument("--x", required=True, help="column for the x axis, e.g. gpus")
+    p.add_argument("--y", required=True, help="metric column, e.g. tokens_per_s")
+    p.add_argument("--series", help="column whose values each get a line, e.g. tp")
+    p.add_argument("--agg", choices=["max", "min", "mean"], default="max",
+                   help="how to combine rows sharing a series and an x value (default max)")
+    p.add_argument("--ideal", action="store_true",
+                   help="add ideal linear scaling from each series' smallest x")
+    p.add_argument("--logx", action="store_true", help="log2 x axis (default when x doubles)")
+    p.add_argument("--logy", action="store_true",
+                   help="log y axis (with --ideal, linear scaling is then a straight line)")
+    p.add_argument("--title", help="plot title")
+    p.add_argument("-o", "--output", required=True, help="image file to write (.png, .svg, .pdf)")
+    args = p.parse_args(argv)
+
+    with open(args.csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for column in filter(None, [args.x, args.y, args.series]):
+        if rows and column not in rows[0]:
+            sys.exit(f"error: {args.csv}: no column '{column}'; expected one of "
+                     f"{', '.join(rows[0].keys())}")
+    points = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        if row.get("status", "ok") != "ok":
+            continue
+        x, y = number(row[args.x]), number(row[args.y])
+        if x is None or y is None:
+            continue
+        points[row[args.series] if args.series else ""][x].append(y)
+    if not points:
+        sys.exit(f"error: {args.csv}: no simulated rows to plot; expected rows with status ok")
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    combine = {"max": max, "min": min, "mean": lambda v: sum(v) / len(v)}[args.agg]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+
+    def series_key(name):
+        value = number(name)
+        return (0, value, "") if value is not None else (1, 0.0, name)
+
+    all_x = set()
+    for name in sorted(points, key=series_key):
+        xs = sorted(points[name])
+        ys = [combine(points[name][x]) for x in xs]
+        all_x.update(xs)
+        label = f"{args.series} = {name}" if args.series else args.y
+        line, = ax.plot(xs, ys, marker="o", label=label)
+        if args.ideal and xs:
+            ax.plot(xs, [ys[0] * x / xs[0] for x in xs], linestyle="--", color=line.get_color(),
+                    alpha=0.6, label=f"ideal ({label})" if args.series else "ideal linear scaling")
+    xs = sorted(all_x)
+    doubling = len(xs) > 2 and all(b == 2 * a for a, b in zip(xs, xs[1:]))
+    if args.logx or doubling:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([f"{x:g}" for x in xs])
+    if args.logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(args.x)
+    ax.set_ylabel(args.y)
+    if args.title:
+        ax.set_title(args.title)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+# trainsim search: table, JSON, --explain and bad restrictions.
+set(search_small --hardware h100-dgx --model llama2-7b --gpus 16 --global-batch 32 --seq-len 2048
+    --tp 1,2 --pp 1,2 --micro-batch 1,2 --sharding shard_grad_op --recompute none --jobs 2)
+add_test(NAME cli.search.table COMMAND trainsim search ${search_small} --top 3)
+# tp 2 x pp 3 schedules (pp 1: one; pp 2: 1f1b, interleaved v2) x 2 micro-batches = 12 plans.
+set_tests_properties(cli.search.table PROPERTIES PASS_REGULAR_EXPRESSION
+  "12 plans enumerated;.*\nrank +tp +pp[^\n]*\n +1 +[12] +[12] +1 ")
+add_test(NAME cli.search.json COMMAND trainsim search ${search_small} --format json --top 2)
+set_tests_properties(cli.search.json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"plans\": \\[\n +\\{\n +\"rank\": 1,.*\"scenario\": \\{.*\"tokens_per_s\": [0-9].*\"rank\": 2,")
+# llama2-70b on 64 GPUs cannot train with pure data parallelism (the gathered bf16 weights
+# alone are 138 GB): --explain says so with the numbers.
+add_test(NAME cli.search.explain
+         COMMAND trainsim search --hardware h100-dgx --model llama2-70b --gpus 64 --global-batch 64
+                 --seq-len 4096 --tp 1,8 --pp 1,4 --micro-batch 1 --sharding shard_grad_op
+                 --recompute none --schedule 1f1b --explain --jobs 2)
+set_tests_properties(cli.search.explain PROPERTIES PASS_REGULAR_EXPRESSION
+  "Why the best plan \\(tp=[48][^\n]*\n +Pure data parallelism \\(tp=1 pp=1 cp=1 dp=64[^\n]*cannot run: out_of_memory: needs [0-9.]+ GiB")
+
+function(trainsim_search_bad_input name message)
+  add_test(NAME cli.search.bad.${name} COMMAND trainsim search ${ARGN})
+  set_tests_properties(cli.search.bad.${name} PROPERTIES PASS_REGULAR_EXPRESSION "^error: [^\n]*${message}")
+  add_test(NAME cli.search.bad.${name}.exit_code COMMAND trainsim search ${ARGN})
+  set_tests_properties(cli.search.bad.${name}.exit_code PROPERTIES WILL_FAIL TRUE)
+endfunction()
+set(search_base --hardware h100-dgx --model llama2-7b --global-batch 32 --seq-len 2048)
+trainsim_search_bad_input(tp_list "--tp: not a list of positive integers; expected e.g. 1,2,4,8, got '1,x'"
+  ${search_base} --gpus 16 --tp 1,x)
+trainsim_search_bad_input(sharding "--sharding: unknown value 'shard_grad'; did you mean 'shard_grad_op'\\?"
+  ${search_base} --gpus 16 --sharding shard_grad)
+trainsim_search_bad_input(no_cluster "expected one of --gpus or --nodes, got neither" ${search_base})
+trainsim_search_bad_input(shard "--shard: shard index out of range" ${search_base} --gpus 16 --shard 3/2)

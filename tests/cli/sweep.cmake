@@ -1,0 +1,68 @@
+# trainsim sweep: spec expansion (--list), CSV and JSON lines, sharding flags, bad input, and
+# every examples/*.json sweep spec (listed here, not globbed) on a small shard so CI stays fast.
+set(TRAINSIM_EXAMPLES ${PROJECT_SOURCE_DIR}/examples)
+set(TRAINSIM_SWEEP_DATA ${PROJECT_SOURCE_DIR}/tests/sweep/data)
+
+# Figure 4: GPUs zipped with the global batch, 8..2048 x 2 = 9 scenarios, in written order.
+add_test(NAME cli.sweep.list COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/fig4_scaling.json --list)
+set_tests_properties(cli.sweep.list PROPERTIES PASS_REGULAR_EXPRESSION
+  "^index,cluster.gpus,training.global_batch\n0,8,16\n1,16,32\n.*\n8,2048,4096\n$")
+
+# Figure 9, shard 0 of 5: only scenario 0 (seq 1024), with its scenario columns and status ok.
+add_test(NAME cli.sweep.csv COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/fig9_seq_len.json --shard 0/5)
+set_tests_properties(cli.sweep.csv PROPERTIES PASS_REGULAR_EXPRESSION
+  "^index,hardware,model,gpus,nodes,tp,pp,cp,dp,[^\n]*,status\n0,h100-dgx,llama2-7b,256,32,1,1,1,256,1,256,1024,bf16,adamw,shard_grad_op,,1f1b,1,none,false,[0-9.e+-]+,[^\n]*,ok\n$")
+add_test(NAME cli.sweep.json COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/fig9_seq_len.json --shard 1/5 --format json)
+set_tests_properties(cli.sweep.json PROPERTIES PASS_REGULAR_EXPRESSION
+  "^\\{\"index\":1,\"scenario\":\\{[^\n]*\"seq_len\":2048[^\n]*\"status\":\"ok\"[^\n]*\"tokens_per_s\":[^\n]*\\}\n$")
+# --shard auto from a Kubernetes indexed job: JOB_COMPLETION_INDEX 3 of --shard-count 5.
+add_test(NAME cli.sweep.shard_auto_kubernetes
+         COMMAND ${CMAKE_COMMAND} -E env --unset=SLURM_ARRAY_TASK_ID JOB_COMPLETION_INDEX=3
+                 $<TARGET_FILE:trainsim> sweep ${TRAINSIM_EXAMPLES}/fig9_seq_len.json --shard auto
+                 --shard-count 5 --list)
+set_tests_properties(cli.sweep.shard_auto_kubernetes PROPERTIES PASS_REGULAR_EXPRESSION
+  "^index,training.seq_len\n3,8192\n$")
+add_test(NAME cli.sweep.shard_auto_slurm
+         COMMAND ${CMAKE_COMMAND} -E env SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2
+                 $<TARGET_FILE:trainsim> sweep ${TRAINSIM_EXAMPLES}/fig9_seq_len.json --shard auto --list)
+set_tests_properties(cli.sweep.shard_auto_slurm PROPERTIES PASS_REGULAR_EXPRESSION
+  "^index,training.seq_len\n1,2048\n3,8192\n$")
+
+# Every example sweep spec parses (--list) and runs on a small shard.
+foreach(spec fig4_scaling fig5_tp_pp fig7_fixed_batch fig9_seq_len)
+  add_test(NAME cli.examples.${spec}.list COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/${spec}.json --list)
+  set_tests_properties(cli.examples.${spec}.list PROPERTIES PASS_REGULAR_EXPRESSION "^index,")
+  add_test(NAME cli.examples.${spec}.shard
+           COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/${spec}.json --shard 0/64)
+  set_tests_properties(cli.examples.${spec}.shard PROPERTIES PASS_REGULAR_EXPRESSION "\n0,h100-dgx,llama2-7b,[^\n]*,ok\n")
+endforeach()
+add_test(NAME cli.examples.paper_fsdp_128 COMMAND trainsim run ${TRAINSIM_EXAMPLES}/paper_fsdp_128.json --format json)
+set_tests_properties(cli.examples.paper_fsdp_128 PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"gpus\": 128[^}]*\"nodes\": 16.*\"tokens_per_s\": [0-9]")
+
+# Bad input: one line "error: ..." and exit code 2 (the WILL_FAIL twin checks non-zero).
+function(trainsim_sweep_bad_input name message)
+  add_test(NAME cli.sweep.bad.${name} COMMAND ${ARGN})
+  set_tests_properties(cli.sweep.bad.${name} PROPERTIES PASS_REGULAR_EXPRESSION "^error: [^\n]*${message}")
+  add_test(NAME cli.sweep.bad.${name}.exit_code COMMAND ${ARGN})
+  set_tests_properties(cli.sweep.bad.${name}.exit_code PROPERTIES WILL_FAIL TRUE)
+endfunction()
+set(fig9 ${TRAINSIM_EXAMPLES}/fig9_seq_len.json)
+trainsim_sweep_bad_input(shard_out_of_range
+  "--shard: shard index out of range; expected K/N with 0 <= K < N, got '3/2'"
+  trainsim sweep ${fig9} --shard 3/2)
+trainsim_sweep_bad_input(shard_zero "shard index out of range; expected K/N with 0 <= K < N, got '0/0'"
+  trainsim sweep ${fig9} --shard 0/0)
+trainsim_sweep_bad_input(shard_garbage "--shard: malformed shard; expected K/N"
+  trainsim sweep ${fig9} --shard half)
+trainsim_sweep_bad_input(shard_auto_no_env "no shard in the environment"
+  ${CMAKE_COMMAND} -E env --unset=SLURM_ARRAY_TASK_ID --unset=JOB_COMPLETION_INDEX
+  $<TARGET_FILE:trainsim> sweep ${fig9} --shard auto)
+trainsim_sweep_bad_input(unknown_axis "/axes/parallel.tpp: unknown scenario key 'parallel.tpp'; did you mean 'parallel.tp'\\?"
+  trainsim sweep ${TRAINSIM_SWEEP_DATA}/bad_axis.json)
+trainsim_sweep_bad_input(zip_mismatch "/zip/0/1: zipped axes of different lengths"
+  trainsim sweep ${TRAINSIM_SWEEP_DATA}/zip_mismatch.json)
+trainsim_sweep_bad_input(malformed "malformed.json: invalid JSON at line 1"
+  trainsim sweep ${TRAINSIM_SWEEP_DATA}/malformed.json)
+trainsim_sweep_bad_input(missing_file "cannot read the file"
+  trainsim sweep ${TRAINSIM_SWEEP_DATA}/no_such_spec.json)
