@@ -81,7 +81,7 @@ TEST_CASE("search: pruning never drops a plan that fits, and the best equals bru
   }
 }
 
-TEST_CASE("search: same ranking whatever the threads; shards cover the space", "[sweep][search]") {
+TEST_CASE("search: same ranking whatever the threads, and shards cover the space", "[sweep][search]") {
   const parallel::Scenario b = base("llama2-7b", 16, 32, 2048);
   SearchSpace space = small_space();
   space.recompute = {Recompute::None};
