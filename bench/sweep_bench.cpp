@@ -9,6 +9,10 @@
 
 #include <benchmark/benchmark.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "sim/io/scenario_loader.hpp"
 #include "sim/sweep/sweep_run.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -31,7 +35,17 @@ const char* const kSweep10k = R"({
            "parallel.recompute": ["none", "selective"]},
   "zip": [["cluster.gpus", "training.global_batch"]]})";
 
+// As `trainsim sweep` and `trainsim search` do (sim/cli/sweep.cpp): keep freed graph buffers
+// in the heap instead of returning them to the kernel after every scenario.
+void keep_freed_memory() {
+#ifdef __GLIBC__
+  (void)mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+  (void)mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
+#endif
+}
+
 void sweep_10k_7b(benchmark::State& state) {
+  keep_freed_memory();
   const sweep::SweepSpec spec = sweep::parse_sweep_spec(kSweep10k, "bench", "");
   std::size_t bytes = 0;
   for (auto _ : state) {
@@ -47,6 +61,7 @@ void sweep_10k_7b(benchmark::State& state) {
 BENCHMARK(sweep_10k_7b)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 void search_70b_1024(benchmark::State& state) {
+  keep_freed_memory();
   io::ScenarioDocument doc;
   io::set_path(doc, "hardware", "h100-dgx", "bench");
   io::set_path(doc, "model", "llama3-70b", "bench");

@@ -5,6 +5,10 @@
 // plan beats pure data parallelism.
 #include <unistd.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +27,17 @@
 
 namespace trainsim::cli {
 namespace {
+
+// Each simulation allocates and frees op graphs and timelines of several MiB. glibc returns such
+// blocks to the kernel (mmap above 128 KiB, heap trimming), and every scenario then page-faults
+// them back in, zeroed: a quarter of a sweep's time went to the kernel. Keeping them in the heap
+// makes a 10,000-scenario sweep about 30% faster.
+void keep_freed_memory() {
+#ifdef __GLIBC__
+  (void)mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);  // glibc's maximum on 64-bit
+  (void)mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
+#endif
+}
 
 using parallel::PipelineSchedule;
 using parallel::Recompute;
@@ -314,6 +329,7 @@ int run_search(const SearchOptions& o) {
                                        .shard_count = o.shard_count});
   if (o.top < 1) throw ConfigError("--top", "", "expected at least 1, got " + std::to_string(o.top));
   if (o.jobs < 0) throw ConfigError("--jobs", "", "negative; expected 0 (all cores) or more");
+  keep_freed_memory();
   const sweep::SearchSpace space = space_of(o);
   const parallel::Scenario base = base_of(o);
   const sweep::Objective objective =

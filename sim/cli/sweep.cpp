@@ -3,6 +3,10 @@
 // spec's order. `--list` prints the scenarios' axis values without simulating.
 #include <unistd.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -18,6 +22,17 @@
 
 namespace trainsim::cli {
 namespace {
+
+// Each simulation allocates and frees op graphs and timelines of several MiB. glibc returns such
+// blocks to the kernel (mmap above 128 KiB, heap trimming), and every scenario then page-faults
+// them back in, zeroed: a quarter of a sweep's time went to the kernel. Keeping them in the heap
+// makes a 10,000-scenario sweep about 30% faster.
+void keep_freed_memory() {
+#ifdef __GLIBC__
+  (void)mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);  // glibc's maximum on 64-bit
+  (void)mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
+#endif
+}
 
 struct SweepOptions {
   std::string spec;
@@ -77,6 +92,7 @@ std::string list_text(const sweep::SweepSpec& spec, const sweep::Shard& shard) {
 int run_sweep_command(const SweepOptions& o) {
   const sweep::Shard shard = shard_of(o.shard, o.shard_count);
   if (o.jobs < 0) throw ConfigError("--jobs", "", "negative; expected 0 (all cores) or more");
+  keep_freed_memory();
   const sweep::SweepSpec spec = sweep::read_sweep_spec(o.spec);
   if (o.list) {
     write_output(o.output, list_text(spec, shard));
