@@ -5,10 +5,6 @@
 // plan beats pure data parallelism.
 #include <unistd.h>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/cli/allocator.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/io/report_writer.hpp"
 #include "sim/io/scenario_loader.hpp"
@@ -27,17 +24,6 @@
 
 namespace trainsim::cli {
 namespace {
-
-// Each simulation allocates and frees op graphs and timelines of several MiB. glibc returns such
-// blocks to the kernel (mmap above 128 KiB, heap trimming), and every scenario then page-faults
-// them back in, zeroed: a quarter of a sweep's time went to the kernel. Keeping them in the heap
-// makes a 10,000-scenario sweep about 30% faster.
-void keep_freed_memory() {
-#ifdef __GLIBC__
-  (void)mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);  // glibc's maximum on 64-bit
-  (void)mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
-#endif
-}
 
 using parallel::PipelineSchedule;
 using parallel::Recompute;

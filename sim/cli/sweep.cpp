@@ -3,16 +3,13 @@
 // spec's order. `--list` prints the scenarios' axis values without simulating.
 #include <unistd.h>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <mutex>
 
+#include "sim/cli/allocator.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/io/sweep_writer.hpp"
 #include "sim/sweep/sweep_run.hpp"
@@ -22,17 +19,6 @@
 
 namespace trainsim::cli {
 namespace {
-
-// Each simulation allocates and frees op graphs and timelines of several MiB. glibc returns such
-// blocks to the kernel (mmap above 128 KiB, heap trimming), and every scenario then page-faults
-// them back in, zeroed: a quarter of a sweep's time went to the kernel. Keeping them in the heap
-// makes a 10,000-scenario sweep about 30% faster.
-void keep_freed_memory() {
-#ifdef __GLIBC__
-  (void)mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);  // glibc's maximum on 64-bit
-  (void)mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
-#endif
-}
 
 struct SweepOptions {
   std::string spec;

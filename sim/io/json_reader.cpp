@@ -35,6 +35,8 @@ const char* type_name(const nlohmann::json& v) {
 
 }  // namespace
 
+std::string pointer_token(const std::string& key) { return "/" + escape_pointer_token(key); }
+
 std::string describe_json(const nlohmann::json& value) {
   std::string text = value.dump();
   if (text.size() > 60) text = text.substr(0, 57) + "...";

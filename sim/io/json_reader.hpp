@@ -90,6 +90,9 @@ class ObjectReader {
   mutable std::set<std::string> read_;
 };
 
+// "/" + key escaped as a JSON pointer token (RFC 6901: "~" -> "~0", "/" -> "~1").
+std::string pointer_token(const std::string& key);
+
 // A short rendering of a JSON value for "got ..." in messages (strings quoted, long ones cut).
 std::string describe_json(const nlohmann::json& value);
 

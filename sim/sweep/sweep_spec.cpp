@@ -18,21 +18,6 @@ using nlohmann::ordered_json;
 
 const std::vector<std::string> kSpecKeys = {"base", "axes", "zip", "description"};
 
-std::string pointer_key(const std::string& key) {
-  // JSON pointer escaping (RFC 6901): "~" -> "~0", "/" -> "~1".
-  std::string out;
-  for (const char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return "/" + out;
-}
-
 std::string describe(const ordered_json& v) { return io::describe_json(nlohmann::json(v)); }
 
 std::int64_t range_integer(const ordered_json& range, const std::string& key,
@@ -56,7 +41,7 @@ void expand_range(const ordered_json& range, const std::string& source, const st
                   std::vector<nlohmann::json>& out) {
   for (const auto& [key, value] : range.items()) {
     if (key != "from" && key != "to" && key != "step" && key != "times") {
-      throw ConfigError(source, pointer + pointer_key(key),
+      throw ConfigError(source, pointer + io::pointer_token(key),
                         "unknown range key '" + key + "'" +
                             io::did_you_mean(key, {"from", "to", "step", "times"}) +
                             "; expected from, to and one of step or times");
@@ -202,7 +187,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   }
   for (const auto& [key, value] : spec.items()) {
     if (std::find(kSpecKeys.begin(), kSpecKeys.end(), key) == kSpecKeys.end()) {
-      throw ConfigError(source, pointer_key(key),
+      throw ConfigError(source, io::pointer_token(key),
                         "unknown key '" + key + "'" + io::did_you_mean(key, kSpecKeys) +
                             "; expected base, axes, zip or description");
     }
@@ -245,7 +230,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   const std::vector<std::string>& known = io::scenario_paths();
   std::vector<std::vector<nlohmann::json>> lists;
   for (const auto& [key, axis] : axes.items()) {
-    const std::string pointer = "/axes" + pointer_key(key);
+    const std::string pointer = "/axes" + io::pointer_token(key);
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string all;
       for (const std::string& k : known) all += (all.empty() ? "" : ", ") + k;
