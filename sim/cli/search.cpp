@@ -3,9 +3,7 @@
 // sharding and recomputation (restrictable by flags), prunes what cannot run or fit before
 // simulating, ranks by the objective and prints the top plans; --explain says why the best
 // plan beats pure data parallelism.
-#include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -13,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/cli/allocator.hpp"
+#include "sim/cli/batch.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/io/report_writer.hpp"
 #include "sim/io/scenario_loader.hpp"
@@ -322,19 +320,7 @@ int run_search(const SearchOptions& o) {
       o.objective == "tokens_per_joule"         ? sweep::Objective::TokensPerJoule
       : o.objective == "usd_per_million_tokens" ? sweep::Objective::UsdPerMillionTokens
                                                 : sweep::Objective::TokensPerS;
-  sweep::Progress progress;
-  const auto start = std::chrono::steady_clock::now();
-  auto last = start;
-  if (isatty(STDERR_FILENO) != 0) {
-    progress = [&](std::int64_t done, std::int64_t total) {
-      const auto now = std::chrono::steady_clock::now();
-      if (done != total && now - last < std::chrono::milliseconds(100)) return;
-      last = now;
-      std::cerr << io::progress_text(done, total,
-                                     std::chrono::duration<double>(now - start).count())
-                << (done == total ? "\n" : "") << std::flush;
-    };
-  }
+  const sweep::Progress progress = terminal_progress();
   const sweep::SearchResult result = sweep::search(
       base, space, objective, o.jobs == 0 ? sweep::default_jobs() : o.jobs, shard, progress);
   if (o.format == "json") {

@@ -1,15 +1,13 @@
 // `trainsim sweep spec.json`: expand a sweep spec, evaluate its scenarios on all cores (or the
 // shard of them this machine runs) and write one CSV row or JSON line per scenario, in the
 // spec's order. `--list` prints the scenarios' axis values without simulating.
-#include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <mutex>
 
-#include "sim/cli/allocator.hpp"
+#include "sim/cli/batch.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/io/sweep_writer.hpp"
 #include "sim/sweep/sweep_run.hpp"
@@ -88,19 +86,7 @@ int run_sweep_command(const SweepOptions& o) {
   run.shard = shard;
   run.jobs = o.jobs == 0 ? sweep::default_jobs() : o.jobs;
   run.format = o.format == "json" ? io::SweepFormat::JsonLines : io::SweepFormat::Csv;
-  const bool show_progress = isatty(STDERR_FILENO) != 0;
-  const auto start = std::chrono::steady_clock::now();
-  auto last = start;
-  if (show_progress) {
-    run.progress = [&](std::int64_t done, std::int64_t total) {
-      const auto now = std::chrono::steady_clock::now();
-      if (done != total && now - last < std::chrono::milliseconds(100)) return;
-      last = now;
-      std::cerr << io::progress_text(done, total,
-                                     std::chrono::duration<double>(now - start).count())
-                << (done == total ? "\n" : "") << std::flush;
-    };
-  }
+  run.progress = terminal_progress();
   write_output(o.output, sweep::run_sweep(spec, run));
   return 0;
 }

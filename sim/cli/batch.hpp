@@ -1,5 +1,7 @@
-// Allocator settings for the commands that simulate thousands of scenarios in a row.
+// Helpers of the commands that simulate thousands of scenarios in a row (sweep, search).
 #pragma once
+
+#include "trainsim/sweep/evaluate.hpp"
 
 namespace trainsim::cli {
 
@@ -8,5 +10,9 @@ namespace trainsim::cli {
 // them back in, zeroed: a quarter of a sweep's time went to the kernel. Keeping them in the heap
 // makes a 10,000-scenario sweep about 30% faster. No effect outside glibc.
 void keep_freed_memory();
+
+// A progress bar with ETA on stderr, redrawn at most every 100 ms, when stderr is a terminal;
+// an empty callback (silence) otherwise.
+[[nodiscard]] sweep::Progress terminal_progress();
 
 }  // namespace trainsim::cli
