@@ -166,14 +166,16 @@ double ObjectReader::fraction(const std::string& key) {
 }
 
 std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_value) {
+  // Counts above 2^53 are not exact as JSON doubles and far beyond any cluster or batch.
+  constexpr double kMax = 9007199254740992.0;
   const auto& v = at(key);
-  if (!v.is_number_integer()) {
-    const bool whole = v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
-                       std::fabs(v.get<double>()) < 9.0e15;
-    if (!whole) throw error(key, "expected an integer, got " + describe_json(v));
-  }
-  const auto value = static_cast<std::int64_t>(v.get<double>());
-  if (value < min_value) {
+  const bool whole = v.is_number_integer() ||
+                     (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+  if (!whole) throw error(key, "expected an integer, got " + describe_json(v));
+  const double d = v.get<double>();
+  if (d > kMax) throw error(key, "expected an integer <= 2^53, got " + describe_json(v));
+  const auto value = v.is_number_integer() ? v.get<std::int64_t>() : static_cast<std::int64_t>(d);
+  if (d < static_cast<double>(min_value) || value < min_value) {
     throw error(key, "expected an integer >= " + std::to_string(min_value) + ", got " +
                          describe_json(v));
   }

@@ -36,6 +36,12 @@ TEST_CASE("json_reader: each bad-input kind names file, pointer and expectation"
     REQUIRE_THROWS_WITH(node.integer("gpus", 1),
                         "hw.json: /node/gpus: expected an integer, got 2.5");
   }
+  SECTION("an integer too large to be a count") {
+    const auto j = parse_json(R"({"gpus": 9223372036854775807, "big": 1e30})", "c.json");
+    ObjectReader c(j, "c.json", "");
+    REQUIRE_THROWS_WITH(c.integer("gpus", 1), Catch::Contains("/gpus: expected an integer <= 2^53"));
+    REQUIRE_THROWS_WITH(c.integer("big", 1), Catch::Contains("/big: expected an integer <= 2^53"));
+  }
   SECTION("negative value") {
     REQUIRE_THROWS_WITH(node.seconds("lat"), Catch::Contains("/node/lat: expected a time > 0"));
   }
