@@ -1,5 +1,6 @@
 #include "sim/io/report_writer.hpp"
 
+#include <array>
 #include <cstdio>
 #include <string>
 
@@ -10,9 +11,9 @@ namespace trainsim::io {
 namespace {
 
 std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.*f", decimals, v);
+  return buf.data();
 }
 
 std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + " %"; }
@@ -124,17 +125,17 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
       << " GPU-hours and $" << fixed(r.cost.usd_per_million_tokens, 3) << " per million tokens\n";
   if (!r.collectives.empty()) {
     out << "\ncollectives (per call)\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "  %-15s %-9s %6s %6s %12s %6s %10s  %s\n", "op", "group",
+    std::array<char, 256> line{};
+    std::snprintf(line.data(), line.size(), "  %-15s %-9s %6s %6s %12s %6s %10s  %s\n", "op", "group",
                   "ranks", "nodes", "bytes", "count", "time", "algorithm");
-    out << line;
+    out << line.data();
     for (const auto& c : r.collectives) {
-      std::snprintf(line, sizeof line, "  %-15s %-9s %6lld %6lld %12s %6lld %10s  %s/%s\n",
+      std::snprintf(line.data(), line.size(), "  %-15s %-9s %6lld %6lld %12s %6lld %10s  %s/%s\n",
                     c.op.c_str(), c.group.c_str(), static_cast<long long>(c.ranks),
                     static_cast<long long>(c.nodes), to_string(c.bytes).c_str(),
                     static_cast<long long>(c.count), to_string(c.time).c_str(),
                     c.algorithm.c_str(), c.protocol.c_str());
-      out << line;
+      out << line.data();
     }
   }
 }

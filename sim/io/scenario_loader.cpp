@@ -155,7 +155,7 @@ ScenarioDocument read_scenario_file(const std::string& path) {
 }
 
 const std::vector<std::string>& scenario_paths() {
-  static const std::vector<std::string> kPaths = {
+  static const std::vector<std::string> paths = {
       "hardware",           "model",
       "cluster.nodes",      "cluster.gpus",
       "training.seq_len",   "training.global_batch",
@@ -165,7 +165,7 @@ const std::vector<std::string>& scenario_paths() {
       "parallel.sequence_parallel", "parallel.pipeline_schedule",
       "parallel.virtual_stages",    "parallel.sharding",
       "parallel.shard_group",       "parallel.recompute"};
-  return kPaths;
+  return paths;
 }
 
 void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json value,

@@ -107,8 +107,9 @@ class Builder {
 
   Iteration build() {
     price_kernels();
-    const std::size_t estimate = static_cast<std::size_t>(
-        pp_ * microbatches_ * (2 * (m_.num_layers / pp_ + 1) * (layer_.size() + 4) + 8) + 64);
+    const auto kernels = static_cast<std::int64_t>(layer_.size());
+    const auto estimate = static_cast<std::size_t>(
+        pp_ * microbatches_ * (2 * (m_.num_layers / pp_ + 1) * (kernels + 4) + 8) + 64);
     it_.graph.reserve(estimate, 2 * estimate);
     it_.ops.reserve(estimate);
     for (std::int64_t stage = 0; stage < pp_; ++stage) add_stage(stage);
@@ -176,8 +177,8 @@ class Builder {
     // One TP activation buffer: local tokens x hidden (whole buffer, nccl-tests accounting).
     tp_bytes_ = Bytes(static_cast<double>(local_tokens_ * m_.hidden * elem_));
     // Pipeline activations between stages: split over TP ranks with SP.
-    pp_bytes_ = Bytes(static_cast<double>(local_tokens_ * m_.hidden * elem_ /
-                                          (p_.sequence_parallel ? p_.tp : 1)));
+    pp_bytes_ = Bytes(static_cast<double>(local_tokens_ * m_.hidden * elem_) /
+                      static_cast<double>(p_.sequence_parallel ? p_.tp : 1));
     // FSDP/ZeRO moves each layer's weights (bf16) or gradients per TP rank.
     layer_param_bytes_ =
         Bytes(static_cast<double>(model::layer_parameters_per_tp_rank(m_, p_.tp) * elem_));
@@ -283,7 +284,8 @@ class Builder {
                    bool backward) {
     // Each step sends this rank's K and V blocks (backward: their gradients too) to the next
     // CP rank: 2 x local tokens x kv width / tp elements per step, x2 in backward.
-    const double kv = static_cast<double>(local_tokens_ * model::kv_width(m_) / p_.tp * elem_);
+    const double kv = static_cast<double>(local_tokens_ * model::kv_width(m_) * elem_) /
+                      static_cast<double>(p_.tp);
     const Bytes bytes(2.0 * kv * (backward ? 2.0 : 1.0));
     const auto call = collective(stage, Op::SendRecv, "cp", it_.placement.cp, bytes,
                                  static_cast<double>(p_.cp - 1));
