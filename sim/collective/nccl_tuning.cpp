@@ -76,7 +76,8 @@ ChannelGraph group_graph(const HardwareSpec& hw, Algorithm algorithm, const Geom
     out.channels = static_cast<int>(std::min<std::int64_t>(out.channels, g.ppn));
     out.bw_inter *= g.fabric_factor;
   } else {
-    const double share = g.nic_share * g.fabric_factor;
+    const bool flat_ring = algorithm == Algorithm::Ring || algorithm == Algorithm::Pat;
+    const double share = g.nic_share * g.fabric_factor * (flat_ring ? g.ring_efficiency : 1.0);
     out.bw_intra *= share;
     out.bw_inter *= share;
   }
@@ -259,13 +260,17 @@ Geometry make_geometry(const HardwareSpec& hw, const parallel::GroupShape& group
   g.nic_share = static_cast<double>(used) / static_cast<double>(nics);
   // Topology rule (ours): a group spanning more nodes than one leaf (fat tree) or one rail
   // switch (rail-optimized; NCCL's rings are rail-aligned) holds crosses the upper tiers, whose
-  // bandwidth is 1/oversubscription of the edge; and the fabric keeps efficiency_at_scale per
-  // doubling of nodes (FabricSpec), 1 by default as NCCL's model assumes (§A.9: non-blocking).
-  double f = g.nodes > hw.fabric.nodes_per_leaf ? 1.0 / hw.fabric.oversubscription : 1.0;
+  // bandwidth is 1/oversubscription of the edge (§A.9: NCCL's model assumes non-blocking).
+  g.fabric_factor = g.nodes > hw.fabric.nodes_per_leaf ? 1.0 / hw.fabric.oversubscription : 1.0;
+  // A flat ring across N nodes moves at the pace of its slowest link at every step, so link
+  // speed variation (congestion, adaptive routing) costs it more as N grows: efficiency_at_scale
+  // per doubling of nodes (FabricSpec), for Ring and PAT only. Trees and NVLS trees cross
+  // log2(N) levels and keep NCCL's bandwidth: measured 4-node NVLSTree AllReduce matches the
+  // formula (nccl-tests#309) while 32-node ring AllGather runs ~0.6x of it (nccl#1218).
   if (g.nodes > 1) {
-    f *= std::pow(hw.fabric.efficiency_at_scale, std::log2(static_cast<double>(g.nodes)));
+    g.ring_efficiency =
+        std::pow(hw.fabric.efficiency_at_scale, std::log2(static_cast<double>(g.nodes)));
   }
-  g.fabric_factor = f;
   return g;
 }
 

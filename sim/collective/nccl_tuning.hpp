@@ -21,7 +21,8 @@ struct Geometry {
   std::int64_t ppn = 1;        // ranks per node
   std::size_t node_class = 0;  // NCCL's min(nNodes, 3) - 1
   double nic_share = 1.0;      // share of the node's NICs that the group's ranks on a node use
-  double fabric_factor = 1.0;  // oversubscription and efficiency at scale; 1 inside one leaf
+  double fabric_factor = 1.0;    // oversubscription; 1 inside one leaf
+  double ring_efficiency = 1.0;  // efficiency_at_scale^log2(nodes), for flat rings (Ring, PAT)
 };
 
 // Throws InternalError when the shape breaks CollectiveModel::cost's requirements.

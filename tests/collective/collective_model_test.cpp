@@ -20,13 +20,19 @@ using parallel::GroupShape;
 
 namespace {
 
+// A built-in profile with NCCL's formula as is: the fitted flat-ring efficiency at scale
+// (FabricSpec::efficiency_at_scale) reset to 1, since these tests check NCCL's own numbers.
 nlohmann::json builtin_json(const std::string& id) {
-  return io::parse_json(std::string(*io::builtin_file("hardware_profiles", id)), id);
+  auto j = io::parse_json(std::string(*io::builtin_file("hardware_profiles", id)), id);
+  j["fabric"]["efficiency_at_scale"] = 1.0;
+  return j;
 }
 
 hardware::HardwareSpec from_json(const nlohmann::json& j) {
   return io::hardware_from_json(j, "mem.json", "");
 }
+
+hardware::HardwareSpec nccl_formula(const std::string& id) { return from_json(builtin_json(id)); }
 
 // The setting of the NCCL 2.29.7 TUNING log of §A.9 (eunomia-bpf/nccl-eBPF): 2 ranks on 2
 // hosts, one GPU each, socket transport (so no LL128), Intel hosts, current constants, and a
@@ -102,7 +108,7 @@ TEST_CASE("collective: NCCL 2.29.7 log bandwidths reproduced exactly (§A.9)", "
 TEST_CASE("collective: §A.5 worked latency table (Hopper, IB, Intel, current constants)",
           "[collective]") {
   // h200-dgx: Hopper, Intel hosts, nccl 2.28 constants: the setting of the §A.5 table.
-  const CollectiveModel m(io::load_hardware("h200-dgx"));
+  const CollectiveModel m(nccl_formula("h200-dgx"));
   const Bytes tiny(64.0);  // below every plateau threshold
   const auto lat_us = [&](const GroupShape& g, Algorithm a, Protocol p) {
     const auto c = m.cost_with(Op::AllReduce, g, tiny, a, p);
@@ -150,7 +156,7 @@ TEST_CASE("collective: §A.5 worked latency table (Hopper, IB, Intel, current co
 }
 
 TEST_CASE("collective: the fastest eligible (algorithm, protocol) is chosen", "[collective]") {
-  const CollectiveModel m(io::load_hardware("h100-dgx"));
+  const CollectiveModel m(nccl_formula("h100-dgx"));
   const GroupShape node{.ranks = 8, .nodes = 1, .ranks_per_node = 8};
   for (const double bytes : {8.0, 4096.0, 1048576.0, 1073741824.0}) {
     const CollectiveCost best = m.cost(Op::AllReduce, node, Bytes(bytes));
@@ -171,7 +177,7 @@ TEST_CASE("collective: the fastest eligible (algorithm, protocol) is chosen", "[
 }
 
 TEST_CASE("collective: one rank or zero bytes cost nothing", "[collective]") {
-  const CollectiveModel m(io::load_hardware("h100-dgx"));
+  const CollectiveModel m(nccl_formula("h100-dgx"));
   const GroupShape one{.ranks = 1, .nodes = 1, .ranks_per_node = 1};
   for (const Op op : {Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::Broadcast, Op::Reduce,
                       Op::AllToAll, Op::SendRecv}) {
@@ -187,7 +193,7 @@ TEST_CASE("collective: one rank or zero bytes cost nothing", "[collective]") {
 
 TEST_CASE("collective: time never decreases with bytes", "[collective]") {
   for (const char* id : {"v100-dgx", "a100-dgx", "h100-dgx", "h200-dgx", "b200-dgx"}) {
-    const CollectiveModel m(io::load_hardware(id));
+    const CollectiveModel m(nccl_formula(id));
     for (const GroupShape g : {GroupShape{8, 1, 8}, GroupShape{4, 1, 4}, GroupShape{16, 2, 8},
                                GroupShape{256, 32, 8}, GroupShape{64, 64, 1}}) {
       for (const Op op : {Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::Broadcast,
@@ -234,7 +240,7 @@ TEST_CASE("collective: ring bus bandwidth never exceeds the physical link rate",
   // assumes ring traffic) may exceed it. Ring-only ops stay under NVLink per direction on one
   // node and under the node's NIC bandwidth across nodes.
   for (const char* id : {"v100-dgx", "a100-dgx", "h100-dgx", "b200-dgx"}) {
-    const auto hw = io::load_hardware(id);
+    const auto hw = nccl_formula(id);
     const CollectiveModel m(hw);
     const double nvlink = hw.node.nvlink_bandwidth_per_direction.value();
     const double nics = hw.fabric.nics_per_node * hw.fabric.nic_bandwidth.value();
@@ -254,7 +260,7 @@ TEST_CASE("collective: ring bus bandwidth never exceeds the physical link rate",
 }
 
 TEST_CASE("collective: groups with fewer ranks per node than GPUs", "[collective]") {
-  const CollectiveModel m(io::load_hardware("h100-dgx"));
+  const CollectiveModel m(nccl_formula("h100-dgx"));
   // A DP group of stride 8: one rank per node on 16 nodes. Its rank uses one of the node's 8
   // NICs: ring graph 8 channels x 48 GB/s x 1/8 = 48 GB/s of bus bandwidth. AllGather of 1 GiB,
   // Ring Simple (NCCL 2.20: no PAT): algBw = 48 x 16/15; transfer = 2^30 x 15/16 / 48e9.
@@ -274,7 +280,7 @@ TEST_CASE("collective: groups with fewer ranks per node than GPUs", "[collective
 }
 
 TEST_CASE("collective: AllToAll and SendRecv from link bandwidths", "[collective]") {
-  const CollectiveModel m(io::load_hardware("h100-dgx"));
+  const CollectiveModel m(nccl_formula("h100-dgx"));
   const double bytes = 1 << 30;
   // Latency: ring Simple base 8.4 + one hop (NVLink 3.4 on a node, NET 14 across nodes).
   SECTION("AllToAll on one node: 7/8 of the buffer over NVLink at the ring's 12 x 30 GB/s") {
@@ -305,7 +311,7 @@ TEST_CASE("collective: fabric oversubscription and efficiency at scale slow larg
   j["fabric"]["oversubscription"] = 2.0;
   j["fabric"]["nodes_per_leaf"] = 32;
   const CollectiveModel over(from_json(j));
-  const CollectiveModel plain(io::load_hardware("h100-dgx"));
+  const CollectiveModel plain(nccl_formula("h100-dgx"));
   const double bytes = 1 << 30;
   // Inside one leaf (32 nodes) nothing changes; beyond it the network side runs at half speed.
   const GroupShape in_leaf{256, 32, 8};
@@ -346,7 +352,7 @@ TEST_CASE("collective: names print and parse", "[collective]") {
 }
 
 TEST_CASE("collective: an inconsistent group shape is an internal error", "[collective]") {
-  const CollectiveModel m(io::load_hardware("h100-dgx"));
+  const CollectiveModel m(nccl_formula("h100-dgx"));
   REQUIRE_THROWS_AS(m.cost(Op::AllReduce, GroupShape{16, 1, 16}, Bytes(1e6)), InternalError);
   REQUIRE_THROWS_AS(m.cost(Op::AllReduce, GroupShape{16, 2, 4}, Bytes(1e6)), InternalError);
   REQUIRE_THROWS_AS(m.cost(Op::AllReduce, GroupShape{0, 1, 1}, Bytes(1e6)), InternalError);

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "trainsim/collective/collective_model.hpp"
 
 #include "sim/io/hardware_loader.hpp"
@@ -92,8 +94,11 @@ TEST_CASE("collective: worked example, per-layer AllGather of Llama-2-7B on DGX 
   // worked_example.md: 404,766,720 bytes, Ring Simple, 8 channels x 48 GB/s = 384 GB/s for
   // N >= 3 nodes. latency = 8.4 + ((n-1) - (N-1)) x 3.4 + (N-1) x 14 us; transfer = bytes x
   // (n-1)/n / 384e9. The NCCL 2.20 constants of h100-dgx give the same Ring Simple formula
-  // (base 8.4, NVLink hop 3.4 > 3 x the 1 us Intel net overhead, NET 14).
-  const CollectiveModel m(io::load_hardware("h100-dgx"));
+  // (base 8.4, NVLink hop 3.4 > 3 x the 1 us Intel net overhead, NET 14). The worked example
+  // is NCCL's formula as is, so the profile's fitted flat-ring efficiency is set to 1 here.
+  hardware::HardwareSpec hw = io::load_hardware("h100-dgx");
+  hw.fabric.efficiency_at_scale = 1.0;
+  const CollectiveModel m(hw);
   const double bytes = 404766720.0;
   const auto ring_simple = [&](std::int64_t nodes) {
     return m
@@ -117,4 +122,14 @@ TEST_CASE("collective: worked example, per-layer AllGather of Llama-2-7B on DGX 
   REQUIRE(chosen256.protocol == Protocol::Ll128);
   REQUIRE(chosen256.time.value() ==
           Approx(4438.8e-6 + bytes * 2047.0 / 2048.0 / 293.6e9).epsilon(1e-9));
+  // With the built-in profile's flat-ring efficiency 0.9 per doubling of nodes, the ring's
+  // bus bandwidth at 256 nodes is 384 x 0.9^8 = 165.3 GB/s; LL128 keeps min(0.92 x 165.3,
+  // 293.6) = 152.1 GB/s: 4438.8 + 404766720 x 2047/2048 / 152.1e9 = 7099 us. Simple would take
+  // 9671.2 + 2448 = 12119 us, so LL128 stays.
+  const CollectiveModel fitted(io::load_hardware("h100-dgx"));
+  const auto fitted256 = fitted.cost(Op::AllGather, nodes_of_8(256), Bytes(bytes));
+  REQUIRE(fitted256.protocol == Protocol::Ll128);
+  REQUIRE(fitted256.time.value() ==
+          Approx(4438.8e-6 + bytes * 2047.0 / 2048.0 / (0.92 * 384e9 * std::pow(0.9, 8)))
+              .epsilon(1e-9));
 }
