@@ -62,13 +62,16 @@ struct TimedKernel {
   Flops fwd_flops;
   Flops bwd_flops;
   bool selective = false;
+  bool cp_exchange = false;  // the attention core: CP's K/V ring exchange runs beside it
 };
 
 // Where a TP collective sits relative to the layer's kernels (Megatron-LM, Shoeybi et al. 2019
 // §3 and Korthikanti et al. 2022 §4.2.2 for sequence parallelism).
 struct TpComm {
-  std::optional<Op> before;  // issued before this kernel, the kernel waits for it
-  std::optional<Op> after;   // issued after this kernel, the next kernel waits for it
+  std::optional<Op> before;           // forward: issued before this kernel, which waits for it
+  std::optional<Op> after;            // forward: issued after it, the next kernel waits for it
+  std::optional<Op> backward_before;  // backward: before this kernel's backward
+  std::optional<Op> backward_after;   // backward: after this kernel's backward
 };
 
 struct StageStreams {
@@ -152,6 +155,7 @@ class Builder {
     t.fwd_flops = k.forward_flops;
     t.bwd_flops = k.backward_flops;
     t.selective = k.selective_recompute;
+    t.cp_exchange = k.kind == model::KernelKind::Attention && p_.cp > 1;
     return t;
   }
 
@@ -164,13 +168,27 @@ class Builder {
     if (p_.tp > 1) {
       for (std::size_t i = 0; i < layer_.size(); ++i) {
         const std::string& n = layer_[i].name;
+        const bool column_parallel = n == "qkv_proj" || n == "mlp_up_gate" || n == "mlp_up";
+        const bool row_parallel = n == "attn_out_proj" || n == "mlp_down";
+        TpComm& c = tp_comm_[i];
         if (p_.sequence_parallel) {
           // SP: AllGather the sequence-split norm output before the column-parallel GEMMs,
-          // ReduceScatter after the row-parallel ones.
-          if (n == "qkv_proj" || n == "mlp_up_gate" || n == "mlp_up") tp_comm_[i].before = Op::AllGather;
-          if (n == "attn_out_proj" || n == "mlp_down") tp_comm_[i].after = Op::ReduceScatter;
-        } else if (n == "attn_out_proj" || n == "mlp_down") {
-          tp_comm_[i].after = Op::AllReduce;  // Megatron's g operator after the row-parallel GEMM
+          // ReduceScatter after the row-parallel ones; backward mirrors them (the gradient of
+          // a ReduceScatter is an AllGather and the reverse).
+          if (column_parallel) {
+            c.before = Op::AllGather;
+            c.backward_after = Op::ReduceScatter;
+          }
+          if (row_parallel) {
+            c.after = Op::ReduceScatter;
+            c.backward_before = Op::AllGather;
+          }
+        } else {
+          // Megatron's g (AllReduce forward, identity backward) after the row-parallel GEMMs
+          // and f (identity forward, AllReduce of the input gradient backward) before the
+          // column-parallel ones.
+          if (row_parallel) c.after = Op::AllReduce;
+          if (column_parallel) c.backward_after = Op::AllReduce;
         }
       }
     }
@@ -258,7 +276,7 @@ class Builder {
       const TimedKernel& k = layer_[i];
       if (tp_comm_[i].before) pending = tp_collective(stage, st, *tp_comm_[i].before, info, last);
       OpId wait_for = pending;
-      if (k.name == "attn_core" && p_.cp > 1) {
+      if (k.cp_exchange) {
         // Context parallelism: the ring exchange of K/V blocks (cp - 1 steps) runs beside the
         // attention kernel, which cannot finish before the last block arrives (Liu et al. 2023,
         // Ring Attention; Megatron-LM context parallelism).
@@ -271,13 +289,16 @@ class Builder {
       pending = kNone;
       if (tp_comm_[i].after) pending = tp_collective(stage, st, *tp_comm_[i].after, info, last);
     }
-    if (pending != kNone) {
-      // The layer's output is only ready when its trailing collective ends: represent that by
-      // a zero-length marker on the compute stream.
-      last = op(st.compute, Seconds(0.0), sync_name_, info);
-      dep(pending, last);
-    }
-    return last;
+    return close_layer(st, pending, last, info);
+  }
+
+  // The layer's output is only ready when its trailing collective ends: represented by a
+  // zero-length marker on the compute stream that waits for it. Returns the last compute op.
+  OpId close_layer(const StageStreams& st, OpId pending, OpId last, const OpInfo& info) {
+    if (pending == kNone) return last;
+    const OpId marker = op(st.compute, Seconds(0.0), sync_name_, info);
+    dep(pending, marker);
+    return marker;
   }
 
   OpId cp_exchange(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
@@ -300,14 +321,11 @@ class Builder {
     OpId last = kNone;
     for (std::size_t r = layer_.size(); r-- > 0;) {
       const TimedKernel& k = layer_[r];
-      // The gradient of a forward "after" collective comes before this kernel's backward:
-      // AllReduce -> nothing in backward for the row-parallel input (Megatron's g is identity
-      // backward), ReduceScatter -> AllGather.
-      if (tp_comm_[r].after && *tp_comm_[r].after == Op::ReduceScatter) {
-        pending = tp_collective(stage, st, Op::AllGather, info, last);
+      if (tp_comm_[r].backward_before) {
+        pending = tp_collective(stage, st, *tp_comm_[r].backward_before, info, last);
       }
       OpId wait_for = pending;
-      if (k.name == "attn_core" && p_.cp > 1) {
+      if (k.cp_exchange) {
         const OpId kv = cp_exchange(stage, st, info, last, true);
         last = kernel(st, k, true, false, info, wait_for);
         pending = kv;
@@ -315,19 +333,11 @@ class Builder {
       }
       last = kernel(st, k, true, false, info, wait_for);
       pending = kNone;
-      // Column-parallel GEMMs: the input gradient is summed over TP ranks (Megatron's f
-      // operator backward: AllReduce; with SP, ReduceScatter).
-      const std::string& n = k.name;
-      if (p_.tp > 1 && (n == "qkv_proj" || n == "mlp_up_gate" || n == "mlp_up")) {
-        pending = tp_collective(stage, st, p_.sequence_parallel ? Op::ReduceScatter : Op::AllReduce,
-                                info, last);
+      if (tp_comm_[r].backward_after) {
+        pending = tp_collective(stage, st, *tp_comm_[r].backward_after, info, last);
       }
     }
-    if (pending != kNone) {
-      last = op(st.compute, Seconds(0.0), sync_name_, info);
-      dep(pending, last);
-    }
-    return last;
+    return close_layer(st, pending, last, info);
   }
 
   // ---- data-parallel traffic (FSDP / ZeRO / DDP) ------------------------------------------
