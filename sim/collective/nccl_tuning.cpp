@@ -1,6 +1,6 @@
 // NCCL's tuning model (src/graph/tuning.cc: ncclTopoTuneModel, ncclTopoGetAlgoTime), 2.28+
 // formulas with the constants of the profile's NCCL version. Section numbers refer to
-// /work/shared/reference/nccl_and_hardware.md, where the formulas are paraphrased from the
+// shared/reference/nccl_and_hardware.md, where the formulas are paraphrased from the
 // sources; no NCCL code was copied.
 #include "sim/collective/nccl_tuning.hpp"
 
