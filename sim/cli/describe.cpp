@@ -26,7 +26,7 @@ nlohmann::json group_json(const parallel::GroupShape& g) {
 }
 
 int describe(const DescribeOptions& o) {
-  const parallel::Scenario s = io::scenario_from_document(scenario_document(o.scenario));
+  const parallel::Scenario s = load_scenario(o.scenario);
   const auto problems = parallel::validate(s);
   if (!problems.empty()) throw PlanError(problems.front().key + ": " + problems.front().message);
   const model::ModelSpec& m = s.model;

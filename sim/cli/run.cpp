@@ -22,7 +22,7 @@ struct RunOptions {
 };
 
 int run(const RunOptions& o) {
-  const parallel::Scenario s = io::scenario_from_document(scenario_document(o.scenario));
+  const parallel::Scenario s = load_scenario(o.scenario);
   const report::Simulation sim = report::simulate(s);
   const report::Report& r = sim.report;
   if (!r.memory.fits && o.require_fit) {

@@ -1,5 +1,9 @@
 #include "sim/cli/scenario_flags.hpp"
 
+#include <map>
+
+#include "trainsim/error.hpp"
+
 namespace trainsim::cli {
 
 void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
@@ -51,6 +55,24 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
   set("parallel.shard_group", f.shard_group, "--shard-group");
   set("parallel.recompute", f.recompute, "--recompute");
   return doc;
+}
+
+parallel::Scenario load_scenario(const ScenarioFlags& f) {
+  const io::ScenarioDocument doc = scenario_document(f);
+  try {
+    return io::scenario_from_document(doc);
+  } catch (const ConfigError& e) {
+    // The flag that would have set a missing key, for users who write no scenario file.
+    static const std::map<std::string, std::string> kFlags = {
+        {"/hardware", "--hardware"},          {"/model", "--model"},
+        {"/cluster", "--gpus or --nodes"},    {"/training", "--seq-len"},
+        {"/training/seq_len", "--seq-len"}};
+    const auto flag = kFlags.find(e.pointer());
+    if (e.problem() != "missing required key" || flag == kFlags.end()) throw;
+    throw ConfigError(e.source(), e.pointer(),
+                      e.problem() + "; expected " + flag->second +
+                          (f.file.empty() ? "" : " or the key in the scenario file"));
+  }
 }
 
 }  // namespace trainsim::cli

@@ -25,4 +25,8 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags);
 // The scenario document: the file (if any) with the flags applied over it.
 [[nodiscard]] io::ScenarioDocument scenario_document(const ScenarioFlags& flags);
 
+// The resolved scenario of the flags and file. A missing key names the flag that sets it.
+// Throws ConfigError.
+[[nodiscard]] parallel::Scenario load_scenario(const ScenarioFlags& flags);
+
 }  // namespace trainsim::cli

@@ -229,6 +229,11 @@ std::string merge_outputs(const std::vector<SweepOutput>& outputs,
       }
     }
   }
+  if (!format) {
+    throw ConfigError("merge", "",
+                      "every input is empty; expected the CSV or JSON-lines output of trainsim "
+                      "sweep");
+  }
   const std::int64_t count = expected.value_or(rows.empty() ? 0 : rows.rbegin()->first + 1);
   std::int64_t next = 0;
   for (const auto& [index, row] : rows) {

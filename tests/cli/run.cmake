@@ -24,3 +24,7 @@ trainsim_expect_exit(cli.run.flag_error 2 "^error: command line \\(--schedule\\)
 # llama2-70b with plain DDP on 8 H100 needs ~16 B/param of model state: far over 80 GiB.
 trainsim_expect_exit(cli.run.require_fit 3 "^error: the plan needs .* per GPU"
   run --hardware h100-dgx --model llama2-70b --gpus 8 --sharding none --seq-len 4096 --require-fit)
+# Without a scenario file, a missing key names the flag that sets it.
+trainsim_expect_exit(cli.run.missing_flag 2
+  "^error: command line: /training: missing required key; expected --seq-len"
+  run --hardware h100-dgx --model llama2-7b --gpus 8)

@@ -36,6 +36,9 @@ TEST_CASE("merge: duplicates, gaps and mismatched headers are errors", "[sweep][
                       Contains("b.json: format differs from the other inputs"));
   REQUIRE_THROWS_WITH(merge_outputs({{"a.csv", "index,x\nzero,a\n"}}, std::nullopt),
                       Contains("a.csv: line 2: row without an index"));
+  // Nothing to merge at all is garbage, not an empty sweep.
+  REQUIRE_THROWS_WITH(merge_outputs({{"a.csv", ""}, {"b.csv", ""}}, std::nullopt),
+                      Contains("every input is empty"));
 }
 
 TEST_CASE("format_number: shortest round trip, locale-independent", "[sweep][io]") {
