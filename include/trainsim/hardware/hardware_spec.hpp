@@ -63,6 +63,10 @@ struct FabricSpec {
   int nics_per_node = 8;
   BytesPerSecond nic_bandwidth;  // one NIC, one direction ("400 Gb/s" = 50e9 B/s)
   Seconds latency;               // one network hop, end to end
+  // Recorded for reports and calibration. The collective model prices both alike: NCCL's ring
+  // and tree channels are rail-aligned (NIC i of every node) and PXN moves cross-rail point-to-
+  // point traffic onto NVLink first, so a group leaves its leaf or rail switch only beyond
+  // nodes_per_leaf nodes in either topology, where `oversubscription` applies.
   FabricTopology topology = FabricTopology::RailOptimized;
   double oversubscription = 1.0;  // >= 1; 2 means the upper tiers carry half the edge bandwidth
   // Nodes under one leaf switch (fat tree) or one rail switch per rail (rail-optimized, e.g. a
