@@ -7,7 +7,6 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/scenario_flags.hpp"
 #include "sim/io/report_writer.hpp"
-#include "trainsim/error.hpp"
 #include "trainsim/model/counts.hpp"
 #include "trainsim/parallel/placement.hpp"
 #include "trainsim/parallel/validate.hpp"
@@ -27,8 +26,7 @@ nlohmann::json group_json(const parallel::GroupShape& g) {
 
 int describe(const DescribeOptions& o) {
   const parallel::Scenario s = load_scenario(o.scenario);
-  const auto problems = parallel::validate(s);
-  if (!problems.empty()) throw PlanError(problems.front().key + ": " + problems.front().message);
+  parallel::require_valid(s);
   const model::ModelSpec& m = s.model;
   const auto params = model::num_parameters(m);
   const auto matmul = model::matmul_parameters(m);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
+#include <utility>
 
 #include "sim/io/hardware_loader.hpp"
 #include "sim/io/json_reader.hpp"
@@ -49,50 +51,39 @@ std::string resolve_path(const std::string& ref, const std::string& base_dir) {
   return ref;
 }
 
-void load_hardware_ref(ObjectReader& r, const ScenarioDocument& doc, parallel::Scenario& s) {
-  const nlohmann::json& v = r.raw("hardware");
+// Resolves the `key` reference (hardware or model): inline keys through `from_json`, a
+// built-in id or path through `load`. Returns the spec and the name the report shows.
+template <class Spec, class FromJson, class Load>
+std::pair<Spec, std::string> load_ref(ObjectReader& r, const ScenarioDocument& doc,
+                                      const std::string& key, const std::string& noun,
+                                      FromJson from_json, Load load) {
+  const nlohmann::json& v = r.raw(key);
   if (v.is_object()) {
-    s.hardware = hardware_from_json(v, r.source(), r.pointer_of("hardware"));
-    s.hardware_name = s.hardware.id.empty() ? "inline" : s.hardware.id;
-  } else if (v.is_string()) {
-    s.hardware_name = v.get<std::string>();
-    try {
-      s.hardware = load_hardware(resolve_path(s.hardware_name, doc.base_dir));
-    } catch (const ConfigError& e) {
-      // A name that is neither built-in nor a file: say where it was written.
-      if (e.source().empty()) throw e.located(r.source(), r.pointer_of("hardware"));
-      throw;
-    }
-  } else {
-    throw r.error("hardware", "expected a built-in profile name, a file path or an object, got " +
-                                  describe_json(v));
+    Spec spec = from_json(v, r.source(), r.pointer_of(key));
+    std::string name = spec.id.empty() ? "inline" : spec.id;
+    return {std::move(spec), std::move(name)};
   }
-}
-
-void load_model_ref(ObjectReader& r, const ScenarioDocument& doc, parallel::Scenario& s) {
-  const nlohmann::json& v = r.raw("model");
-  if (v.is_object()) {
-    s.model = model_from_json(v, r.source(), r.pointer_of("model"));
-    s.model_name = s.model.id.empty() ? "inline" : s.model.id;
-  } else if (v.is_string()) {
-    s.model_name = v.get<std::string>();
-    try {
-      s.model = load_model(resolve_path(s.model_name, doc.base_dir));
-    } catch (const ConfigError& e) {
-      if (e.source().empty()) throw e.located(r.source(), r.pointer_of("model"));
-      throw;
-    }
-  } else {
-    throw r.error("model", "expected a built-in model name, a file path or an object, got " +
-                               describe_json(v));
+  if (!v.is_string()) {
+    throw r.error(key, "expected a built-in " + noun + " name, a file path or an object, got " +
+                           describe_json(v));
+  }
+  std::string name = v.get<std::string>();
+  try {
+    return {load(resolve_path(name, doc.base_dir)), name};
+  } catch (const ConfigError& e) {
+    // A name that is neither built-in nor a file: say where it was written.
+    if (e.source().empty()) throw e.located(r.source(), r.pointer_of(key));
+    throw;
   }
 }
 
 parallel::Scenario parse(const ScenarioDocument& doc) {
   ObjectReader top(doc.json, doc.source, "");
   parallel::Scenario s;
-  load_hardware_ref(top, doc, s);
-  load_model_ref(top, doc, s);
+  std::tie(s.hardware, s.hardware_name) = load_ref<hardware::HardwareSpec>(
+      top, doc, "hardware", "profile", hardware_from_json, load_hardware);
+  std::tie(s.model, s.model_name) =
+      load_ref<model::ModelSpec>(top, doc, "model", "model", model_from_json, load_model);
 
   ObjectReader cluster = top.object("cluster");
   const bool has_nodes = cluster.has("nodes");

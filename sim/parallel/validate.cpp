@@ -1,5 +1,6 @@
 #include "trainsim/parallel/validate.hpp"
 
+#include "trainsim/error.hpp"
 #include "trainsim/parallel/placement.hpp"
 
 namespace trainsim::parallel {
@@ -99,6 +100,11 @@ std::vector<Problem> validate(const Scenario& s) {
                                        " tensor cores; expected a precision it supports");
   }
   return out;
+}
+
+void require_valid(const Scenario& scenario) {
+  const auto problems = validate(scenario);
+  if (!problems.empty()) throw PlanError(problems.front().key + ": " + problems.front().message);
 }
 
 }  // namespace trainsim::parallel

@@ -4,7 +4,6 @@
 
 #include "trainsim/collective/collective_model.hpp"
 #include "trainsim/engine/activity.hpp"
-#include "trainsim/error.hpp"
 #include "trainsim/model/counts.hpp"
 #include "trainsim/model/kernels.hpp"
 #include "trainsim/parallel/validate.hpp"
@@ -47,8 +46,7 @@ double recompute_ratio(const parallel::Scenario& s) {
 }  // namespace
 
 Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& options) {
-  const auto problems = parallel::validate(s);
-  if (!problems.empty()) throw PlanError(problems.front().key + ": " + problems.front().message);
+  parallel::require_valid(s);
 
   const collective::CollectiveModel collectives(s.hardware);
   Simulation sim;

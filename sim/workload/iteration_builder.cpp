@@ -275,18 +275,12 @@ class Builder {
     for (std::size_t i = 0; i < layer_.size(); ++i) {
       const TimedKernel& k = layer_[i];
       if (tp_comm_[i].before) pending = tp_collective(stage, st, *tp_comm_[i].before, info, last);
-      OpId wait_for = pending;
-      if (k.cp_exchange) {
-        // Context parallelism: the ring exchange of K/V blocks (cp - 1 steps) runs beside the
-        // attention kernel, which cannot finish before the last block arrives (Liu et al. 2023,
-        // Ring Attention; Megatron-LM context parallelism).
-        const OpId kv = cp_exchange(stage, st, info, last, false);
-        last = kernel(st, k, false, recompute, info, wait_for);
-        pending = kv;
-        continue;
-      }
-      last = kernel(st, k, false, recompute, info, wait_for);
-      pending = kNone;
+      // Context parallelism: the ring exchange of K/V blocks (cp - 1 steps) runs beside the
+      // attention kernel, and the next kernel cannot start before the last block has arrived
+      // (Liu et al. 2023, Ring Attention; Megatron-LM context parallelism).
+      const OpId kv = k.cp_exchange ? cp_exchange(stage, st, info, last, false) : kNone;
+      last = kernel(st, k, false, recompute, info, pending);
+      pending = kv;
       if (tp_comm_[i].after) pending = tp_collective(stage, st, *tp_comm_[i].after, info, last);
     }
     return close_layer(st, pending, last, info);
@@ -324,15 +318,9 @@ class Builder {
       if (tp_comm_[r].backward_before) {
         pending = tp_collective(stage, st, *tp_comm_[r].backward_before, info, last);
       }
-      OpId wait_for = pending;
-      if (k.cp_exchange) {
-        const OpId kv = cp_exchange(stage, st, info, last, true);
-        last = kernel(st, k, true, false, info, wait_for);
-        pending = kv;
-        continue;
-      }
-      last = kernel(st, k, true, false, info, wait_for);
-      pending = kNone;
+      const OpId kv = k.cp_exchange ? cp_exchange(stage, st, info, last, true) : kNone;
+      last = kernel(st, k, true, false, info, pending);
+      pending = kv;
       if (tp_comm_[r].backward_after) {
         pending = tp_collective(stage, st, *tp_comm_[r].backward_after, info, last);
       }

@@ -18,4 +18,7 @@ struct Problem {
 // derived (io/scenario_loader does it). Memory fit is a separate, simulated check.
 [[nodiscard]] std::vector<Problem> validate(const Scenario& scenario);
 
+// Throws PlanError with the first problem ("<key>: <message>") when there is one.
+void require_valid(const Scenario& scenario);
+
 }  // namespace trainsim::parallel
