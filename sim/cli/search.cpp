@@ -4,6 +4,7 @@
 // simulating, ranks by the objective and prints the top plans; --explain says why the best
 // plan beats pure data parallelism.
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -217,7 +218,77 @@ void write_table(std::ostream& out, const sweep::SearchResult& result, int top) 
   }
 }
 
-// Plain words on why the best plan beats pure data parallelism, with numbers.
+// Summed time of one iteration's collective calls (count x time per call, on the stage that
+// issues most of each kind): the data-parallel ones (FSDP/ZeRO/DDP groups) or the
+// model-parallel ones (TP, CP, PP).
+double collective_seconds(const report::Report& r, bool data_parallel) {
+  double total = 0.0;
+  for (const report::CollectiveSummary& c : r.collectives) {
+    const bool dp = c.group == "dp" || c.group == "shard" || c.group == "replicate";
+    if (dp == data_parallel) total += static_cast<double>(c.count) * c.time.value();
+  }
+  return total;
+}
+
+// What changes from pure data parallelism `d` to the model-parallel plan `b`, line by line.
+// `b_wins` says which of the two the objective prefers.
+void write_differences(std::ostream& out, const parallel::Scenario& d, const report::Report& rd,
+                       const parallel::Scenario& b, const report::Report& rb, bool b_wins) {
+  const parallel::ParallelPlan& bp = b.parallel;
+  const std::int64_t groups_d = d.parallel.dp * d.parallel.cp;
+  const std::int64_t groups_b = bp.dp * bp.cp;
+  const double dp_d = collective_seconds(rd, true);
+  const double dp_b = collective_seconds(rb, true);
+  const double mp_b = collective_seconds(rb, false);
+  out << "  - Collective time per iteration (overlapped or not): data-parallel "
+      << fixed(dp_d, 3) << " s on " << groups_d << " ranks -> " << fixed(dp_b, 3) << " s on "
+      << groups_b << " ranks (" << (dp_b <= dp_d ? "" : "+") << fixed(dp_b - dp_d, 3)
+      << " s); tensor/context/pipeline " << fixed(collective_seconds(rd, false), 3) << " s -> "
+      << fixed(mp_b, 3) << " s.\n";
+  const double exposed = rb.exposed_communication.value() - rd.exposed_communication.value();
+  out << "  - Exposed communication: " << fixed(rd.exposed_communication.value(), 3) << " s -> "
+      << fixed(rb.exposed_communication.value(), 3) << " s per iteration ("
+      << (exposed <= 0 ? "" : "+") << fixed(exposed, 3) << " s). ";
+  if (exposed < 0) {
+    out << "The data-parallel group shrinks from " << groups_d << " to " << groups_b
+        << " ranks, so the gradient and parameter collectives run on shorter rings and carry "
+        << (bp.tp * bp.pp > 1 ? "1/" + std::to_string(bp.tp * bp.pp) + " of the state each"
+                              : "less")
+        << "; the TP/PP traffic stays inside fast links or overlaps with compute.\n";
+  } else if (b_wins) {
+    out << "More communication is exposed, but the rest of the iteration gains more.\n";
+  } else {
+    const double saved = std::max(0.0, dp_d - dp_b);
+    out << "The " << fixed(saved, 3) << " s of data-parallel collective time saved "
+        << (saved < mp_b ? "is less than" : "was mostly hidden behind compute anyway, unlike")
+        << " the " << fixed(mp_b, 3)
+        << " s of model-parallel communication added, which the compute stream waits for.\n";
+  }
+  const double bubble = rb.bubble.value() - rd.bubble.value();
+  out << "  - Pipeline bubble: " << fixed(rd.bubble.value(), 3) << " s -> "
+      << fixed(rb.bubble.value(), 3) << " s (" << (bubble < 0 ? "" : "+") << fixed(bubble, 3)
+      << " s)";
+  if (bp.pp > 1) {
+    out << ": the cost of filling and draining " << bp.pp << " stages, "
+        << (b_wins ? "smaller" : "not smaller") << " than the communication saved";
+  }
+  out << ".\n";
+  out << "  - Compute: " << fixed(rd.compute.value(), 3) << " s -> " << fixed(rb.compute.value(), 3)
+      << " s per iteration on the busiest GPU (MFU " << fixed(100 * rd.mfu, 1) << "% -> "
+      << fixed(100 * rb.mfu, 1) << "%).\n";
+  out << "  - Memory: " << gib(rd.memory.total) << " -> " << gib(rb.memory.total) << " per GPU of "
+      << gib(rb.memory.capacity) << " (" << (rb.memory.total < rd.memory.total
+                                                 ? "model parallelism splits weights and activations"
+                                                 : "more in-flight activations or gathered buffers")
+      << ").\n";
+}
+
+bool pure_data_parallel(const parallel::ParallelPlan& p) {
+  return p.tp == 1 && p.pp == 1 && p.cp == 1;
+}
+
+// Plain words on why the best plan beats pure data parallelism, or, when the best plan is pure
+// data parallelism, why the best model-parallel plan of the space does not; with numbers.
 void write_explanation(std::ostream& out, const sweep::SearchResult& result,
                        sweep::Objective objective) {
   const sweep::Candidate& best = result.ranked.front();
@@ -225,9 +296,24 @@ void write_explanation(std::ostream& out, const sweep::SearchResult& result,
   const report::Report& rb = *best.evaluation.report;
   const parallel::ParallelPlan& bp = b.parallel;
   out << "\nWhy the best plan (" << plan_text(b) << ", " << objective_text(rb, objective) << "):\n";
-  if (bp.tp == 1 && bp.pp == 1 && bp.cp == 1) {
-    out << "  It is pure data parallelism already: with this cluster and batch no model "
-           "parallelism pays for its own communication or pipeline bubble.\n";
+  if (pure_data_parallel(bp)) {
+    out << "  It is pure data parallelism: with this cluster and batch no model parallelism of "
+           "the searched space pays for its own communication or pipeline bubble.\n";
+    const auto mp = std::find_if(result.ranked.begin(), result.ranked.end(),
+                                 [](const sweep::Candidate& c) {
+                                   return !pure_data_parallel(c.scenario.parallel);
+                                 });
+    if (mp == result.ranked.end()) {
+      out << "  No model-parallel plan of the searched space runs and fits.\n";
+      return;
+    }
+    const report::Report& rm = *mp->evaluation.report;
+    out << "  The best model-parallel plan (" << plan_text(mp->scenario) << ", "
+        << objective_text(rm, objective) << ") reaches "
+        << fixed(rb.tokens_per_s > 0 ? rm.tokens_per_s / rb.tokens_per_s : 0.0, 2)
+        << "x the tokens/s; iteration " << fixed(rb.iteration_time.value(), 3) << " s -> "
+        << fixed(rm.iteration_time.value(), 3) << " s:\n";
+    write_differences(out, b, rb, mp->scenario, rm, false);
     return;
   }
   // The baseline: the best ranked plan with tp = pp = cp = 1 and the same sharding; else the
@@ -236,9 +322,8 @@ void write_explanation(std::ostream& out, const sweep::SearchResult& result,
   const sweep::Candidate* base = nullptr;
   for (const bool same_sharding : {true, false}) {
     for (const sweep::Candidate& c : result.ranked) {
-      const parallel::ParallelPlan& p = c.scenario.parallel;
-      if (base == nullptr && p.tp == 1 && p.pp == 1 && p.cp == 1 &&
-          (!same_sharding || p.sharding == bp.sharding)) {
+      if (base == nullptr && pure_data_parallel(c.scenario.parallel) &&
+          (!same_sharding || c.scenario.parallel.sharding == bp.sharding)) {
         base = &c;
       }
     }
@@ -265,7 +350,8 @@ void write_explanation(std::ostream& out, const sweep::SearchResult& result,
   const parallel::Scenario& d = base ? base->scenario : dp_only;
   const report::Report& rd = base ? *base->evaluation.report : *own.report;
   out << "  Against pure data parallelism (" << plan_text(d) << ", "
-      << objective_text(rd, objective) << "): " << fixed(rd.tokens_per_s > 0 ? rb.tokens_per_s / rd.tokens_per_s : 0.0, 2)
+      << objective_text(rd, objective) << "): "
+      << fixed(rd.tokens_per_s > 0 ? rb.tokens_per_s / rd.tokens_per_s : 0.0, 2)
       << "x the tokens/s; iteration " << fixed(rd.iteration_time.value(), 3) << " s -> "
       << fixed(rb.iteration_time.value(), 3) << " s.\n";
   const bool faster = sweep::score(rb, objective) > sweep::score(rd, objective);
@@ -273,36 +359,7 @@ void write_explanation(std::ostream& out, const sweep::SearchResult& result,
     out << "  The best plan of the searched space does not beat pure data parallelism, which "
            "is outside the space or ranked lower by the objective; the differences:\n";
   }
-  const double exposed = rb.exposed_communication.value() - rd.exposed_communication.value();
-  out << "  - Exposed communication: " << fixed(rd.exposed_communication.value(), 3) << " s -> "
-      << fixed(rb.exposed_communication.value(), 3) << " s per iteration ("
-      << (exposed <= 0 ? "" : "+") << fixed(exposed, 3) << " s). ";
-  const std::int64_t groups_d = d.parallel.dp * d.parallel.cp;
-  const std::int64_t groups_b = bp.dp * bp.cp;
-  if (exposed < 0) {
-    out << "The data-parallel group shrinks from " << groups_d << " to " << groups_b
-        << " ranks, so the gradient and parameter collectives run on shorter rings and carry "
-        << (bp.tp * bp.pp > 1 ? "1/" + std::to_string(bp.tp * bp.pp) + " of the state each"
-                              : "less")
-        << "; the TP/PP traffic stays inside fast links or overlaps with compute.\n";
-  } else {
-    out << (faster ? "More communication is exposed, but the rest of the iteration gains more.\n"
-                   : "Model parallelism adds TP/PP communication that does not overlap.\n");
-  }
-  const double bubble = rb.bubble.value() - rd.bubble.value();
-  out << "  - Pipeline bubble: " << fixed(rd.bubble.value(), 3) << " s -> "
-      << fixed(rb.bubble.value(), 3) << " s (" << (bubble < 0 ? "" : "+") << fixed(bubble, 3)
-      << " s)" << (bp.pp > 1 ? ": the cost of filling and draining " + std::to_string(bp.pp) +
-                                   " stages, smaller than the communication saved.\n"
-                             : ".\n");
-  out << "  - Compute: " << fixed(rd.compute.value(), 3) << " s -> " << fixed(rb.compute.value(), 3)
-      << " s per iteration on the busiest GPU (MFU " << fixed(100 * rd.mfu, 1) << "% -> "
-      << fixed(100 * rb.mfu, 1) << "%).\n";
-  out << "  - Memory: " << gib(rd.memory.total) << " -> " << gib(rb.memory.total) << " per GPU of "
-      << gib(rb.memory.capacity) << " (" << (rb.memory.total < rd.memory.total
-                                                 ? "model parallelism splits weights and activations"
-                                                 : "more in-flight activations or gathered buffers")
-      << ").\n";
+  write_differences(out, d, rd, b, rb, faster);
 }
 
 int run_search(const SearchOptions& o) {

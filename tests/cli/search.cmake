@@ -17,6 +17,16 @@ add_test(NAME cli.search.explain
 set_tests_properties(cli.search.explain PROPERTIES PASS_REGULAR_EXPRESSION
   "Why the best plan \\(tp=[48][^\n]*\n +Pure data parallelism \\(tp=1 pp=1 cp=1 dp=64[^\n]*cannot run: out_of_memory: needs [0-9.]+ GiB")
 
+# When pure data parallelism wins, --explain compares it with the best model-parallel plan:
+# TP = 2 halves the data-parallel group of 16 GPUs (placement: dp = gpus / tp = 8) and adds
+# tensor-parallel collectives, so that line must show 16 -> 8 ranks and a non-zero TP time.
+add_test(NAME cli.search.explain_data_parallel_wins
+         COMMAND trainsim search --hardware h100-dgx --model llama2-7b --gpus 16 --global-batch 32
+                 --seq-len 2048 --tp 1,2 --pp 1 --micro-batch 2,4 --sharding shard_grad_op
+                 --recompute none --explain --jobs 2)
+set_tests_properties(cli.search.explain_data_parallel_wins PROPERTIES PASS_REGULAR_EXPRESSION
+  "It is pure data parallelism[^\n]*\n +The best model-parallel plan \\(tp=2 [^\n]*x the tokens/s[^\n]*\n +- Collective time per iteration[^\n]*data-parallel [0-9.]+ s on 16 ranks -> [0-9.]+ s on 8 ranks[^\n]*tensor/context/pipeline 0\\.000 s -> 0\\.0*[1-9]")
+
 function(trainsim_search_bad_input name message)
   add_test(NAME cli.search.bad.${name} COMMAND trainsim search ${ARGN})
   set_tests_properties(cli.search.bad.${name} PROPERTIES PASS_REGULAR_EXPRESSION "^error: [^\n]*${message}")
