@@ -1,11 +1,13 @@
-// `trainsim merge a.csv b.csv ...`: join the outputs of a sharded sweep into exactly the file an
-// unsharded run writes, checking for duplicate and missing rows and mismatched headers. Sweep
-// outputs only (CSV or JSON lines); search outputs are rankings, not rows, and are not merged.
+// `trainsim merge a.csv b.csv ...`: join the outputs of a sharded sweep (CSV or JSON lines) or
+// of a sharded search (`--format json`) into exactly the file an unsharded run writes, checking
+// for duplicate and missing rows or shards and for outputs of different runs.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "sim/cli/commands.hpp"
+#include "sim/io/search_merge.hpp"
 #include "sim/io/sweep_writer.hpp"
 #include "trainsim/error.hpp"
 
@@ -22,7 +24,7 @@ int merge(const MergeOptions& o) {
   std::vector<io::SweepOutput> outputs;
   for (const std::string& path : o.inputs) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(path, "", "cannot read the file; expected a sweep output");
+    if (!in) throw ConfigError(path, "", "cannot read the file; expected a sweep or search output");
     std::ostringstream text;
     text << in.rdbuf();
     outputs.push_back({path, text.str()});
@@ -30,13 +32,43 @@ int merge(const MergeOptions& o) {
   if (o.expect && *o.expect < 0) {
     throw ConfigError("--expect", "", "negative; expected a number of rows >= 0");
   }
-  const std::string merged = io::merge_outputs(outputs, o.expect);
+  const auto search = std::count_if(outputs.begin(), outputs.end(), [](const io::SweepOutput& f) {
+    return io::is_search_output(f.text);
+  });
+  if (search > 0 && search < static_cast<std::ptrdiff_t>(outputs.size())) {
+    const auto sweep = std::find_if(outputs.begin(), outputs.end(), [](const io::SweepOutput& f) {
+      return !io::is_search_output(f.text);
+    });
+    const auto found = std::find_if(outputs.begin(), outputs.end(), [](const io::SweepOutput& f) {
+      return io::is_search_output(f.text);
+    });
+    throw ConfigError(sweep->source, "",
+                      "a sweep output, but " + found->source +
+                          " is a search output; expected the outputs of one sharded run");
+  }
+  if (search > 0 && o.expect) {
+    throw ConfigError("--expect", "", "applies to sweep outputs; a search output counts its plans");
+  }
+  std::string merged;
+  bool no_plan = false;
+  if (search > 0) {
+    io::MergedSearch m = io::merge_search_outputs(outputs);
+    merged = std::move(m.text);
+    no_plan = m.plans == 0;
+  } else {
+    merged = io::merge_outputs(outputs, o.expect);
+  }
   if (o.output.empty() || o.output == "-") {
     std::cout << merged;
   } else {
     std::ofstream out(o.output, std::ios::binary);
     out << merged;
     if (!out) throw ConfigError(o.output, "", "cannot write the file; expected a writable path");
+  }
+  if (no_plan) {
+    // As the unsharded search: the document is written, and the run fails.
+    throw PlanError("no plan of the search space runs and fits in memory; expected a larger "
+                    "cluster, a smaller global batch or a wider search space");
   }
   return 0;
 }
@@ -47,7 +79,8 @@ void register_merge(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<MergeOptions>();
   CLI::App* c = app.add_subcommand(
       "merge",
-      "Join sharded sweep outputs (CSV or JSON lines) into the file an unsharded run writes");
+      "Join sharded sweep outputs (CSV or JSON lines) or sharded search outputs (--format json) "
+      "into the file an unsharded run writes");
   c->add_option("inputs", o->inputs, "Shard outputs, in any order")->required();
   c->add_option("-o,--output", o->output, "Write to this file instead of stdout");
   c->add_option("--expect", o->expect,

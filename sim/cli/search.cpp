@@ -385,6 +385,7 @@ int run_search(const SearchOptions& o) {
     doc["context"] = io::report_context();
     doc["objective"] = sweep::to_string(objective);
     doc["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
+    doc["top"] = o.top;  // each shard keeps its best `top`: trainsim merge needs to know it
     doc["enumerated"] = result.enumerated;
     doc["evaluated"] = result.in_shard;
     doc["invalid"] = result.invalid;

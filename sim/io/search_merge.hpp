@@ -1,0 +1,32 @@
+// `trainsim merge` for sharded plan searches: the JSON documents of `trainsim search --format
+// json --shard K/N` joined into exactly the document one unsharded search writes.
+//
+// Each shard ranks only its own plans and keeps its best `top`, so the union of the shards'
+// lists holds the overall best `top`; merging re-ranks them by the objective (ties by plan
+// index, as the search does), sums the counts and checks that every shard is there once.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/io/sweep_writer.hpp"
+
+namespace trainsim::io {
+
+// Whether `text` is a search document rather than sweep rows: `trainsim search --format json`
+// writes one indented object whose first line is "{" (JSON lines start with `{"index":`).
+[[nodiscard]] bool is_search_output(std::string_view text);
+
+struct MergedSearch {
+  std::string text;       // the unsharded search's document, with its final newline
+  std::size_t plans = 0;  // plans it lists (0: nothing of the space runs and fits)
+};
+
+// Joins the shards' documents. Throws ConfigError naming the file and key for: text that is not
+// a search document, a missing key, a different trainsim version, objective, top or space size,
+// a shard given twice or missing, and a plan index that appears twice.
+[[nodiscard]] MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs);
+
+}  // namespace trainsim::io
