@@ -6,10 +6,11 @@
 #include <iostream>
 #include <sstream>
 
+#include "trainsim/error.hpp"
+
 #include "sim/cli/commands.hpp"
 #include "sim/io/search_merge.hpp"
 #include "sim/io/sweep_writer.hpp"
-#include "trainsim/error.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -67,8 +68,9 @@ int merge(const MergeOptions& o) {
   }
   if (no_plan) {
     // As the unsharded search: the document is written, and the run fails.
-    throw PlanError("no plan of the search space runs and fits in memory; expected a larger "
-                    "cluster, a smaller global batch or a wider search space");
+    throw PlanError(
+        "no plan of the search space runs and fits in memory; expected a larger "
+        "cluster, a smaller global batch or a wider search space");
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <utility>
@@ -20,7 +21,7 @@ constexpr const char* kExpected = "expected the JSON output of trainsim search -
 
 struct Shard {
   const SweepOutput* source = nullptr;
-  Json doc;
+  const Json* doc = nullptr;  // owned by merge_search_outputs' `docs`
   std::int64_t index = 0;
   std::int64_t count = 1;
 };
@@ -55,8 +56,8 @@ std::pair<std::int64_t, std::int64_t> parse_shard(const Json& v, const std::stri
     const char* end = begin + text.size();
     const auto rk = std::from_chars(begin, mid, k);
     const auto rn = std::from_chars(mid + 1, end, n);
-    ok = rk.ec == std::errc() && rk.ptr == mid && rn.ec == std::errc() && rn.ptr == end &&
-         n >= 1 && k >= 0 && k < n;
+    ok = rk.ec == std::errc() && rk.ptr == mid && rn.ec == std::errc() && rn.ptr == end && n >= 1 &&
+         k >= 0 && k < n;
   }
   if (!ok) throw ConfigError(source, "/shard", "expected 'K/N' with 0 <= K < N, got " + v.dump());
   return {k, n};
@@ -79,33 +80,14 @@ double score(const Json& plan, const std::string& objective, const std::string& 
   return sign * v->get<double>();
 }
 
-}  // namespace
-
-bool is_search_output(std::string_view text) {
-  return text.substr(0, 2) == "{\n" || text.substr(0, 3) == "{\r\n";
-}
-
-MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
-  std::vector<Shard> shards;
-  for (const SweepOutput& o : outputs) {
-    Shard s;
-    s.source = &o;
-    try {
-      s.doc = Json::parse(o.text);
-    } catch (const Json::parse_error& e) {
-      throw ConfigError(o.source, "", std::string("not valid JSON (") + e.what() + "); " + kExpected);
-    }
-    if (!s.doc.is_object()) throw ConfigError(o.source, "", std::string("not an object; ") + kExpected);
-    std::tie(s.index, s.count) = parse_shard(require(s.doc, "shard", o.source), o.source);
-    shards.push_back(std::move(s));
-  }
-  if (shards.empty()) throw ConfigError("merge", "", "no inputs; expected one or more files");
-
-  // Everything but the shard's own counts and plans must agree with the first input.
+// The shards are those of one search run, each there once: everything but their own counts and
+// plans agrees with the first input's.
+void check_one_split(const std::vector<Shard>& shards) {
   const Shard& first = shards.front();
   for (const Shard& s : shards) {
     for (const char* key : {"context", "objective", "top", "enumerated"}) {
-      if (require(s.doc, key, s.source->source) != require(first.doc, key, first.source->source)) {
+      if (require(*s.doc, key, s.source->source) !=
+          require(*first.doc, key, first.source->source)) {
         throw ConfigError(s.source->source, std::string("/") + key,
                           "differs from " + first.source->source +
                               "'s; expected shards of one search run by one trainsim version");
@@ -135,19 +117,49 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
                             "; expected every shard from 0 to " + std::to_string(count - 1));
     }
   }
+}
 
-  const std::string objective = require(first.doc, "objective", first.source->source).is_string()
-                                    ? first.doc["objective"].get<std::string>()
+}  // namespace
+
+bool is_search_output(std::string_view text) {
+  return text.substr(0, 2) == "{\n" || text.substr(0, 3) == "{\r\n";
+}
+
+MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
+  std::deque<Json> docs;  // never moved once parsed: shards point into it
+  std::vector<Shard> shards;
+  for (const SweepOutput& o : outputs) {
+    Json& doc = docs.emplace_back();
+    try {
+      doc = Json::parse(o.text);
+    } catch (const Json::parse_error& e) {
+      throw ConfigError(o.source, "",
+                        std::string("not valid JSON (") + e.what() + "); " + kExpected);
+    }
+    if (!doc.is_object()) {
+      throw ConfigError(o.source, "", std::string("not an object; ") + kExpected);
+    }
+    const auto [index, count] = parse_shard(require(doc, "shard", o.source), o.source);
+    shards.push_back({&o, &doc, index, count});
+  }
+  if (shards.empty()) throw ConfigError("merge", "", "no inputs; expected one or more files");
+
+  check_one_split(shards);
+  const Shard& first = shards.front();
+
+  const std::string objective = require(*first.doc, "objective", first.source->source).is_string()
+                                    ? (*first.doc)["objective"].get<std::string>()
                                     : "";
   if (objective != "tokens_per_s" && objective != "tokens_per_joule" &&
       objective != "usd_per_million_tokens") {
     throw ConfigError(first.source->source, "/objective",
-                      "unknown objective " + first.doc["objective"].dump() +
+                      "unknown objective " + (*first.doc)["objective"].dump() +
                           "; expected tokens_per_s, tokens_per_joule or usd_per_million_tokens");
   }
-  const Json& top_value = require(first.doc, "top", first.source->source);
+  const Json& top_value = require(*first.doc, "top", first.source->source);
   if (!top_value.is_number_integer() || top_value.get<std::int64_t>() < 1) {
-    throw ConfigError(first.source->source, "/top", "expected a count >= 1, got " + top_value.dump());
+    throw ConfigError(first.source->source, "/top",
+                      "expected a count >= 1, got " + top_value.dump());
   }
   const auto top = static_cast<std::size_t>(top_value.get<std::int64_t>());
 
@@ -166,9 +178,9 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
   for (const Shard& s : shards) {
     const std::string& src = s.source->source;
     for (const char* key : {"evaluated", "invalid", "out_of_memory", "simulated"}) {
-      sums[key] = sums[key].get<std::int64_t>() + require_count(s.doc, key, src);
+      sums[key] = sums[key].get<std::int64_t>() + require_count(*s.doc, key, src);
     }
-    const Json& plans = require(s.doc, "plans", src);
+    const Json& plans = require(*s.doc, "plans", src);
     if (!plans.is_array()) throw ConfigError(src, "/plans", "expected an array of plans");
     for (std::size_t i = 0; i < plans.size(); ++i) {
       const std::string at = "/plans/" + std::to_string(i);
@@ -197,10 +209,10 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
       ranked.push_back({score(plans[i], objective, src, at), index.get<std::int64_t>(), &plans[i]});
     }
   }
-  if (sums["evaluated"] != first.doc["enumerated"]) {
+  if (sums["evaluated"] != (*first.doc)["enumerated"]) {
     throw ConfigError("merge", "",
                       "the shards evaluated " + sums["evaluated"].dump() + " plans of " +
-                          first.doc["enumerated"].dump() +
+                          (*first.doc)["enumerated"].dump() +
                           "; expected the shards of one search to cover its space exactly");
   }
   std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
@@ -209,7 +221,7 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
   });
 
   // The first document gives the key order; its shard, counts and plans are replaced.
-  Json merged = first.doc;
+  Json merged = *first.doc;
   merged["shard"] = "0/1";
   for (const auto& [key, value] : sums.items()) merged[key] = value;
   Json plans = Json::array();
