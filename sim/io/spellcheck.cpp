@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 namespace trainsim::io {
 
@@ -25,11 +26,15 @@ std::optional<std::string> closest(std::string_view word,
                                    const std::vector<std::string>& candidates) {
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   std::optional<std::string> best;
-  std::size_t best_distance = limit + 1;
+  // Ranked by (not a truncation, edit distance): a word of three or more letters that begins a
+  // candidate is a truncated name ('bfloat' for 'bfloat16', 'h100' for 'h100-dgx') and beats
+  // any misspelling; the shortest completion wins among truncations.
+  std::pair<bool, std::size_t> best_rank{true, limit + 1};
   for (const auto& c : candidates) {
-    const std::size_t d = edit_distance(word, c);
-    if (d < best_distance) {
-      best_distance = d;
+    const bool truncated = word.size() >= 3 && c.size() > word.size() && c.starts_with(word);
+    const std::pair<bool, std::size_t> rank{!truncated, edit_distance(word, c)};
+    if (rank < best_rank) {
+      best_rank = rank;
       best = c;
     }
   }

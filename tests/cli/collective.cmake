@@ -20,29 +20,21 @@ add_test(NAME cli.collective.json
 set_tests_properties(cli.collective.json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"op\": \"reduce_scatter\",[^}]*\"nodes\": 4,[^}]*\"busbw_bytes_per_s\"")
 
-# Bad input: one line "error: ..." on stderr and exit code 2 (WILL_FAIL checks non-zero).
-function(trainsim_collective_bad_input name message)
-  add_test(NAME cli.collective.bad.${name} COMMAND trainsim collective ${ARGN})
-  set_tests_properties(cli.collective.bad.${name} PROPERTIES PASS_REGULAR_EXPRESSION
-                       "^error: [^\n]*${message}")
-  add_test(NAME cli.collective.bad.${name}.exit_code COMMAND trainsim collective ${ARGN})
-  set_tests_properties(cli.collective.bad.${name}.exit_code PROPERTIES WILL_FAIL TRUE)
-endfunction()
-trainsim_collective_bad_input(unknown_op "--op: unknown collective op 'all_reduse'; did you mean 'all_reduce'"
+trainsim_bad_input(collective unknown_op "--op: unknown collective op 'all_reduse'; did you mean 'all_reduce'"
   --hardware h100-dgx --op all_reduse --nodes 4)
-trainsim_collective_bad_input(zero_size "--min-bytes: expected a size of at least 1 byte"
+trainsim_bad_input(collective zero_size "--min-bytes: expected a size of at least 1 byte"
   --hardware h100-dgx --op all_reduce --nodes 4 --min-bytes 0)
-trainsim_collective_bad_input(negative_size "--max-bytes: "
+trainsim_bad_input(collective negative_size "--max-bytes: "
   --hardware h100-dgx --op all_reduce --nodes 4 --max-bytes=-1MiB)
-trainsim_collective_bad_input(min_above_max "--min-bytes: expected at most --max-bytes"
+trainsim_bad_input(collective min_above_max "--min-bytes: expected at most --max-bytes"
   --hardware h100-dgx --op all_reduce --nodes 4 --min-bytes 2GiB --max-bytes 1GiB)
-trainsim_collective_bad_input(bad_nodes "--nodes: expected a comma-separated list of positive integers"
+trainsim_bad_input(collective bad_nodes "--nodes: expected a comma-separated list of positive integers"
   --hardware h100-dgx --op all_reduce --nodes 4,x)
-trainsim_collective_bad_input(zero_nodes "--nodes: expected a comma-separated list of positive integers"
+trainsim_bad_input(collective zero_nodes "--nodes: expected a comma-separated list of positive integers"
   --hardware h100-dgx --op all_reduce --nodes 0)
-trainsim_collective_bad_input(too_many_gpus "--gpus-per-node: expected 1 to 8"
+trainsim_bad_input(collective too_many_gpus "--gpus-per-node: expected 1 to 8"
   --hardware h100-dgx --op all_reduce --nodes 4 --gpus-per-node 16)
-trainsim_collective_bad_input(bad_dtype "--dtype: unknown type 'bfloat'; did you mean 'bfloat16'"
+trainsim_bad_input(collective bad_dtype "--dtype: unknown type 'bfloat'; did you mean 'bfloat16'"
   --hardware h100-dgx --op all_reduce --nodes 4 --dtype bfloat)
-trainsim_collective_bad_input(unknown_hardware "unknown hardware profile 'h100'; did you mean 'h100-dgx'"
+trainsim_bad_input(collective unknown_hardware "unknown hardware profile 'h100'; did you mean 'h100-dgx'"
   --hardware h100 --op all_reduce --nodes 4)

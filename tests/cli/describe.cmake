@@ -10,11 +10,6 @@ set_tests_properties(cli.describe.json PROPERTIES
   PASS_REGULAR_EXPRESSION "\"memory\": {.*\"capacity_bytes\".*\"fits\": true.*\"total_bytes\"")
 
 # Bad input: one line naming the problem, exit 2; impossible plans exit 3.
-function(trainsim_expect_exit name code regex)
-  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=${code}
-           "-DEXPECTED_STDERR=${regex}" "-DCOMMAND=$<TARGET_FILE:trainsim>;${ARGN}"
-           -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
-endfunction()
 trainsim_expect_exit(cli.describe.unknown_profile 2
   "^error: .*unknown hardware profile 'h100'; did you mean 'h100-dgx'"
   describe --hardware h100 --model llama2-7b --gpus 8 --seq-len 4096)

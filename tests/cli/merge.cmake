@@ -20,25 +20,19 @@ add_test(NAME cli.merge.search_roundtrip_usd
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_search_roundtrip_usd
                  -P ${PROJECT_SOURCE_DIR}/tests/sweep/merge_roundtrip.cmake)
 
-function(trainsim_merge_bad_input name message)
-  add_test(NAME cli.merge.bad.${name} COMMAND trainsim merge ${ARGN})
-  set_tests_properties(cli.merge.bad.${name} PROPERTIES PASS_REGULAR_EXPRESSION "^error: [^\n]*${message}")
-  add_test(NAME cli.merge.bad.${name}.exit_code COMMAND trainsim merge ${ARGN})
-  set_tests_properties(cli.merge.bad.${name}.exit_code PROPERTIES WILL_FAIL TRUE)
-endfunction()
 set(data ${PROJECT_SOURCE_DIR}/tests/sweep/data)
-trainsim_merge_bad_input(duplicate "header_a.csv: line 2: duplicate row 0, also in [^\n]*header_a.csv"
+trainsim_bad_input(merge duplicate "header_a.csv: line 2: duplicate row 0, also in [^\n]*header_a.csv"
   ${data}/header_a.csv ${data}/header_a.csv)
-trainsim_merge_bad_input(header "header_b.csv: line 1: CSV header differs"
+trainsim_bad_input(merge header "header_b.csv: line 1: CSV header differs"
   ${data}/header_a.csv ${data}/header_b.csv)
-trainsim_merge_bad_input(missing "missing row 1; expected every index from 0 to 2"
+trainsim_bad_input(merge missing "missing row 1; expected every index from 0 to 2"
   ${data}/header_a.csv --expect 3)
-trainsim_merge_bad_input(no_file "cannot read the file" ${data}/no_such.csv)
-trainsim_merge_bad_input(search_missing_shard "missing shard 1/2; expected every shard from 0 to 1"
+trainsim_bad_input(merge no_file "cannot read the file" ${data}/no_such.csv)
+trainsim_bad_input(merge search_missing_shard "missing shard 1/2; expected every shard from 0 to 1"
   ${data}/search_0of2.json)
-trainsim_merge_bad_input(search_duplicate_shard "search_0of2.json: /shard: shard 0/2 given twice"
+trainsim_bad_input(merge search_duplicate_shard "search_0of2.json: /shard: shard 0/2 given twice"
   ${data}/search_0of2.json ${data}/search_0of2.json)
-trainsim_merge_bad_input(search_top "search_1of2_top2.json: /top: differs from [^\n]*search_0of2.json's"
+trainsim_bad_input(merge search_top "search_1of2_top2.json: /top: differs from [^\n]*search_0of2.json's"
   ${data}/search_0of2.json ${data}/search_1of2_top2.json)
-trainsim_merge_bad_input(search_and_sweep "header_a.csv: a sweep output, but [^\n]*search_0of2.json is a search output"
+trainsim_bad_input(merge search_and_sweep "header_a.csv: a sweep output, but [^\n]*search_0of2.json is a search output"
   ${data}/header_a.csv ${data}/search_0of2.json)

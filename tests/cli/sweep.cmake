@@ -40,29 +40,26 @@ add_test(NAME cli.examples.paper_fsdp_128 COMMAND trainsim run ${TRAINSIM_EXAMPL
 set_tests_properties(cli.examples.paper_fsdp_128 PROPERTIES PASS_REGULAR_EXPRESSION
   "\"gpus\": 128[^}]*\"nodes\": 16.*\"tokens_per_s\": [0-9]")
 
-# Bad input: one line "error: ..." and exit code 2 (the WILL_FAIL twin checks non-zero).
-function(trainsim_sweep_bad_input name message)
-  add_test(NAME cli.sweep.bad.${name} COMMAND ${ARGN})
-  set_tests_properties(cli.sweep.bad.${name} PROPERTIES PASS_REGULAR_EXPRESSION "^error: [^\n]*${message}")
-  add_test(NAME cli.sweep.bad.${name}.exit_code COMMAND ${ARGN})
-  set_tests_properties(cli.sweep.bad.${name}.exit_code PROPERTIES WILL_FAIL TRUE)
-endfunction()
+# Bad input: one line "error: ..." and exit code 2.
 set(fig9 ${TRAINSIM_EXAMPLES}/fig9_seq_len.json)
-trainsim_sweep_bad_input(shard_out_of_range
+trainsim_bad_input(sweep shard_out_of_range
   "--shard: shard index out of range; expected K/N with 0 <= K < N, got '3/2'"
-  trainsim sweep ${fig9} --shard 3/2)
-trainsim_sweep_bad_input(shard_zero "shard index out of range; expected K/N with 0 <= K < N, got '0/0'"
-  trainsim sweep ${fig9} --shard 0/0)
-trainsim_sweep_bad_input(shard_garbage "--shard: malformed shard; expected K/N"
-  trainsim sweep ${fig9} --shard half)
-trainsim_sweep_bad_input(shard_auto_no_env "no shard in the environment"
-  ${CMAKE_COMMAND} -E env --unset=SLURM_ARRAY_TASK_ID --unset=JOB_COMPLETION_INDEX
-  $<TARGET_FILE:trainsim> sweep ${fig9} --shard auto)
-trainsim_sweep_bad_input(unknown_axis "/axes/parallel.tpp: unknown scenario key 'parallel.tpp'; did you mean 'parallel.tp'\\?"
-  trainsim sweep ${TRAINSIM_SWEEP_DATA}/bad_axis.json)
-trainsim_sweep_bad_input(zip_mismatch "/zip/0/1: zipped axes of different lengths"
-  trainsim sweep ${TRAINSIM_SWEEP_DATA}/zip_mismatch.json)
-trainsim_sweep_bad_input(malformed "malformed.json: invalid JSON at line 1"
-  trainsim sweep ${TRAINSIM_SWEEP_DATA}/malformed.json)
-trainsim_sweep_bad_input(missing_file "cannot read the file"
-  trainsim sweep ${TRAINSIM_SWEEP_DATA}/no_such_spec.json)
+  ${fig9} --shard 3/2)
+trainsim_bad_input(sweep shard_zero "shard index out of range; expected K/N with 0 <= K < N, got '0/0'"
+  ${fig9} --shard 0/0)
+trainsim_bad_input(sweep shard_garbage "--shard: malformed shard; expected K/N"
+  ${fig9} --shard half)
+add_test(NAME cli.sweep.bad.shard_auto_no_env
+         COMMAND ${CMAKE_COMMAND} -E env --unset=SLURM_ARRAY_TASK_ID --unset=JOB_COMPLETION_INDEX
+                 ${CMAKE_COMMAND} -DEXPECTED_EXIT=2
+                 "-DEXPECTED_STDERR=^error: [^\n]*no shard in the environment"
+                 "-DCOMMAND=$<TARGET_FILE:trainsim>;sweep;${fig9};--shard;auto"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+trainsim_bad_input(sweep unknown_axis "/axes/parallel.tpp: unknown scenario key 'parallel.tpp'; did you mean 'parallel.tp'\\?"
+  ${TRAINSIM_SWEEP_DATA}/bad_axis.json)
+trainsim_bad_input(sweep zip_mismatch "/zip/0/1: zipped axes of different lengths"
+  ${TRAINSIM_SWEEP_DATA}/zip_mismatch.json)
+trainsim_bad_input(sweep malformed "malformed.json: invalid JSON at line 1"
+  ${TRAINSIM_SWEEP_DATA}/malformed.json)
+trainsim_bad_input(sweep missing_file "cannot read the file"
+  ${TRAINSIM_SWEEP_DATA}/no_such_spec.json)

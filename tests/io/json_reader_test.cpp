@@ -73,5 +73,11 @@ TEST_CASE("spellcheck: closest candidate within a third of the word", "[io]") {
   // "shard_grad" -> "shard_grad_op" is 3 insertions; the limit for 10 letters is max(2, 3) = 3.
   REQUIRE(closest("shard_grad", {"none", "shard_grad_op"}) == std::optional<std::string>("shard_grad_op"));
   REQUIRE_FALSE(closest("xyz", {"shard_grad_op"}).has_value());
+  // 'bfloat' is one edit from 'float' but a truncated 'bfloat16': the truncation wins.
+  REQUIRE(closest("bfloat", {"float", "half", "bfloat16"}) == std::optional<std::string>("bfloat16"));
+  // Too short to count as a truncation: plain edit distance ('fp' -> 'fp8' is one edit).
+  REQUIRE(closest("fp", {"fp16", "fp8"}) == std::optional<std::string>("fp8"));
+  // Among truncations the shortest completion: 'llama2-7' is one letter short of 'llama2-7b'.
+  REQUIRE(closest("llama2-7", {"llama2-70b", "llama2-7b"}) == std::optional<std::string>("llama2-7b"));
   REQUIRE(edit_distance("kitten", "sitting") == 3);
 }
