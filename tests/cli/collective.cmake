@@ -1,5 +1,4 @@
-# trainsim collective: nccl-tests-style tables from the collective model. PASS_REGULAR_EXPRESSION
-# ignores the exit code, so each bad-input test has a WILL_FAIL twin checking the exit status.
+# trainsim collective: nccl-tests-style tables from the collective model, and bad input.
 add_test(NAME cli.collective.table
          COMMAND trainsim collective --hardware h100-dgx --op all_reduce --nodes 1,4
                  --min-bytes 1GiB --max-bytes 1GiB)
