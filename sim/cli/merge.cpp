@@ -33,26 +33,21 @@ int merge(const MergeOptions& o) {
   if (o.expect && *o.expect < 0) {
     throw ConfigError("--expect", "", "negative; expected a number of rows >= 0");
   }
-  const auto search = std::count_if(outputs.begin(), outputs.end(), [](const io::SweepOutput& f) {
-    return io::is_search_output(f.text);
-  });
-  if (search > 0 && search < static_cast<std::ptrdiff_t>(outputs.size())) {
-    const auto sweep = std::find_if(outputs.begin(), outputs.end(), [](const io::SweepOutput& f) {
-      return !io::is_search_output(f.text);
-    });
-    const auto found = std::find_if(outputs.begin(), outputs.end(), [](const io::SweepOutput& f) {
-      return io::is_search_output(f.text);
-    });
-    throw ConfigError(sweep->source, "",
-                      "a sweep output, but " + found->source +
+  const auto is_search = [](const io::SweepOutput& f) { return io::is_search_output(f.text); };
+  const auto a_search = std::find_if(outputs.begin(), outputs.end(), is_search);
+  const auto a_sweep = std::find_if_not(outputs.begin(), outputs.end(), is_search);
+  const bool search = a_search != outputs.end();
+  if (search && a_sweep != outputs.end()) {
+    throw ConfigError(a_sweep->source, "",
+                      "a sweep output, but " + a_search->source +
                           " is a search output; expected the outputs of one sharded run");
   }
-  if (search > 0 && o.expect) {
+  if (search && o.expect) {
     throw ConfigError("--expect", "", "applies to sweep outputs; a search output counts its plans");
   }
   std::string merged;
   bool no_plan = false;
-  if (search > 0) {
+  if (search) {
     io::MergedSearch m = io::merge_search_outputs(outputs);
     merged = std::move(m.text);
     no_plan = m.plans == 0;
