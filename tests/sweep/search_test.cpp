@@ -129,8 +129,8 @@ TEST_CASE("search: enumeration skips combinations that cannot differ", "[sweep][
 // micro-batch 4, sequence parallel, at 0.94x. Why, by the numbers of the collective model:
 // - The per-layer FSDP AllGather (405 MB) takes 2.5 ms on 256 ranks (32 nodes) and 2.25 ms on
 //   the 128 ranks left by TP = 2 (half the bytes per rank, half the NICs per group: every node
-//   still moves the same bytes, so only ring latency is saved): 64 calls save at most 16 ms,
-//   and they hide behind 8.7 ms of forward and 17 ms of backward compute per layer anyway.
+//   still moves the same bytes, so only ring latency is saved): the 64 calls save about 17 ms,
+//   and they hide behind 7.9 ms of forward and 15.8 ms of backward compute per layer anyway.
 // - TP = 2 adds 8 blocking 134 MB collectives per layer over NVLink, about 50 ms per iteration.
 // Even with every FSDP collective serialized with compute (tried by hand, not an option of the
 // model), TP = 1 stays ahead: 0.921 s against 0.957 s per iteration. The claim needs a mechanism
