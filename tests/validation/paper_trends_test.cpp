@@ -6,25 +6,17 @@
 
 #include <vector>
 
-#include "sim/io/scenario_loader.hpp"
+#include "tests/paper_scenario.hpp"
 #include "trainsim/report/simulate.hpp"
 
 using namespace trainsim;
 
 namespace {
 
-// P2/P3/P4/P12: h100-dgx, llama2-7b, shard_grad_op, TP = PP = 1, micro-batch 2, seq 4096,
-// no gradient accumulation (global batch = 2 x GPUs).
+// P2/P3/P4/P12: the paper's FSDP setting with another micro-batch or sequence length.
 parallel::Scenario fsdp(std::int64_t gpus, std::int64_t micro_batch = 2, std::int64_t seq = 4096) {
-  io::ScenarioDocument doc;
-  doc.json = nlohmann::json::parse(R"({
-    "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 8},
-    "training": {"seq_len": 4096, "micro_batch": 2},
-    "parallel": {"sharding": "shard_grad_op"}})");
-  io::set_path(doc, "cluster.gpus", gpus, "test");
-  io::set_path(doc, "training.micro_batch", micro_batch, "test");
-  io::set_path(doc, "training.seq_len", seq, "test");
-  return io::scenario_from_document(doc);
+  return testing::paper_fsdp(gpus,
+                             {{"training.micro_batch", micro_batch}, {"training.seq_len", seq}});
 }
 
 }  // namespace

@@ -3,25 +3,16 @@
 #include <catch2/catch.hpp>
 
 #include "sim/io/scenario_loader.hpp"
+#include "tests/paper_scenario.hpp"
 #include "trainsim/report/simulate.hpp"
 
 using namespace trainsim;
 
 namespace {
 
-// The paper's FSDP setting (seed_claims.md P2) with overrides.
+// The paper's FSDP setting (seed_claims.md P2) with overrides written as a JSON object.
 parallel::Scenario scenario(std::int64_t gpus, const std::string& extra = "{}") {
-  io::ScenarioDocument doc;
-  doc.json = nlohmann::json::parse(R"({
-    "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 8},
-    "training": {"seq_len": 4096, "micro_batch": 2},
-    "parallel": {"sharding": "shard_grad_op"}})");
-  io::set_path(doc, "cluster.gpus", gpus, "test");
-  const nlohmann::json overrides = nlohmann::json::parse(extra);
-  for (const auto& [key, value] : overrides.items()) {
-    io::set_path(doc, key, value, "test");
-  }
-  return io::scenario_from_document(doc);
+  return testing::paper_fsdp(gpus, nlohmann::json::parse(extra));
 }
 
 // A small model whose embedding, LM head and optimizer are negligible next to its layers, so a
