@@ -173,12 +173,11 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
   // What every plan of one search shares: hardware, model, cluster and training but the
   // micro-batch, which the search varies.
   std::optional<std::pair<Json, std::string>> common;
-  Json sums = Json::object();
-  for (const char* key : {"evaluated", "invalid", "out_of_memory", "simulated"}) sums[key] = 0;
+  std::map<std::string, std::int64_t> sums;  // the shards' counts, added up
   for (const Shard& s : shards) {
     const std::string& src = s.source->source;
     for (const char* key : {"evaluated", "invalid", "out_of_memory", "simulated"}) {
-      sums[key] = sums[key].get<std::int64_t>() + require_count(*s.doc, key, src);
+      sums[key] += require_count(*s.doc, key, src);
     }
     const Json& plans = require(*s.doc, "plans", src);
     if (!plans.is_array()) throw ConfigError(src, "/plans", "expected an array of plans");
@@ -209,10 +208,11 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
       ranked.push_back({score(plans[i], objective, src, at), index.get<std::int64_t>(), &plans[i]});
     }
   }
-  if (sums["evaluated"] != (*first.doc)["enumerated"]) {
+  const std::int64_t enumerated = require_count(*first.doc, "enumerated", first.source->source);
+  if (sums["evaluated"] != enumerated) {
     throw ConfigError("merge", "",
-                      "the shards evaluated " + sums["evaluated"].dump() + " plans of " +
-                          (*first.doc)["enumerated"].dump() +
+                      "the shards evaluated " + std::to_string(sums["evaluated"]) + " plans of " +
+                          std::to_string(enumerated) +
                           "; expected the shards of one search to cover its space exactly");
   }
   std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
@@ -223,7 +223,7 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
   // The first document gives the key order; its shard, counts and plans are replaced.
   Json merged = *first.doc;
   merged["shard"] = "0/1";
-  for (const auto& [key, value] : sums.items()) merged[key] = value;
+  for (const auto& [key, value] : sums) merged[key] = value;
   Json plans = Json::array();
   for (std::size_t i = 0; i < std::min(top, ranked.size()); ++i) {
     Json plan = *ranked[i].plan;
