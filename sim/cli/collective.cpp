@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct CollectiveOptions {
   int step_factor = 2;
   std::string dtype = "float";
   std::string format = "table";
+  std::string algo;   // NCCL_ALGO: "" lets the model choose
+  std::string proto;  // NCCL_PROTO
 };
 
 struct DtypeInfo {
@@ -111,6 +114,34 @@ struct Row {
   collective::CollectiveCost cost;
 };
 
+// NCCL_ALGO / NCCL_PROTO spellings, case-insensitive as NCCL reads them ("Ring", "NVLSTree").
+std::optional<collective::Algorithm> parse_algo_flag(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::string lower;
+  for (const char ch : text)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == "nvlstree") lower = "nvls_tree";
+  const std::vector<std::string> names = {"ring", "tree", "nvls", "nvls_tree", "pat"};
+  for (const auto& n : names) {
+    if (lower == n) return collective::parse_algorithm(n);
+  }
+  throw ConfigError("--algo: unknown algorithm '" + text + "'" + io::did_you_mean(lower, names) +
+                    "; expected one of ring, tree, nvls, nvls_tree, pat");
+}
+
+std::optional<collective::Protocol> parse_proto_flag(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::string lower;
+  for (const char ch : text)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == "ll") return collective::Protocol::Ll;
+  if (lower == "ll128") return collective::Protocol::Ll128;
+  if (lower == "simple") return collective::Protocol::Simple;
+  throw ConfigError("--proto: unknown protocol '" + text + "'" +
+                    io::did_you_mean(lower, {"ll", "ll128", "simple"}) +
+                    "; expected one of ll, ll128, simple");
+}
+
 int run_collective(const CollectiveOptions& o, std::ostream& out) {
   const collective::Op op = [&o] {
     try {
@@ -146,6 +177,8 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
                       io::did_you_mean(o.format, {"table", "json"}) + "; expected table or json");
   }
 
+  const auto algo = parse_algo_flag(o.algo);
+  const auto proto = parse_proto_flag(o.proto);
   const collective::CollectiveModel model(io::load_hardware(o.hardware));
   const auto& hw = model.hardware();
   const std::int64_t gpn = o.gpus_per_node == 0 ? hw.node.gpus_per_node : o.gpus_per_node;
@@ -169,11 +202,18 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
       const std::int64_t count = size / divisor;
       if (count > 0) {
         const std::int64_t bytes = count * divisor;
-        rows.push_back(Row{.nodes = nodes,
-                           .ranks = group.ranks,
-                           .bytes = bytes,
-                           .count = count,
-                           .cost = model.cost(op, group, Bytes(static_cast<double>(bytes)))});
+        const auto cost =
+            model.cost_restricted(op, group, Bytes(static_cast<double>(bytes)), algo, proto);
+        if (!cost) {
+          throw ConfigError(
+              std::string(algo ? "--algo" : "--proto") + ": NCCL cannot run " +
+              std::string(collective::to_string(op)) + " with" +
+              (algo ? " NCCL_ALGO=" + o.algo : "") + (proto ? " NCCL_PROTO=" + o.proto : "") +
+              " on " + std::to_string(group.ranks) + " ranks over " + std::to_string(nodes) +
+              " nodes of " + hw.id + "; expected an algorithm and protocol eligible there");
+        }
+        rows.push_back(Row{
+            .nodes = nodes, .ranks = group.ranks, .bytes = bytes, .count = count, .cost = *cost});
       }
       if (size > max_bytes / o.step_factor) break;
     }
@@ -262,6 +302,10 @@ void register_collective(CLI::App& app, int& exit_code) {
   cmd->add_option("--dtype", opts->dtype, "float, half or bfloat16 (element size for counts)")
       ->capture_default_str();
   cmd->add_option("--format", opts->format, "table or json")->capture_default_str();
+  cmd->add_option("--algo", opts->algo,
+                  "force the algorithm as NCCL_ALGO does: ring, tree, nvls, nvls_tree, pat");
+  cmd->add_option("--proto", opts->proto,
+                  "force the protocol as NCCL_PROTO does: ll, ll128, simple");
   cmd->callback([opts, &exit_code] { exit_code = run_collective(*opts, std::cout); });
 }
 

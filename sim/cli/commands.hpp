@@ -12,5 +12,6 @@ void register_collective(CLI::App& app, int& exit_code);
 void register_sweep(CLI::App& app, int& exit_code);
 void register_search(CLI::App& app, int& exit_code);
 void register_merge(CLI::App& app, int& exit_code);
+void register_calibrate(CLI::App& app, int& exit_code);
 
 }  // namespace trainsim::cli

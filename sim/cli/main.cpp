@@ -7,9 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
-#include "sim/cli/commands.hpp"
 #include "trainsim/error.hpp"
 #include "trainsim/version.hpp"
+
+#include "sim/cli/commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"trainsim: performance simulator for distributed LLM training"};
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   trainsim::cli::register_sweep(app, exit_code);
   trainsim::cli::register_search(app, exit_code);
   trainsim::cli::register_merge(app, exit_code);
+  trainsim::cli::register_calibrate(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -25,7 +25,22 @@ void fill_bandwidths(Op op, std::int64_t ranks, Bytes bytes, CollectiveCost& cos
 
 CollectiveCost tuned_cost(const hardware::HardwareSpec& hw, Op op, const detail::Geometry& g,
                           Bytes bytes, Algorithm a, Protocol p, const detail::TunedEntry& entry) {
-  const detail::CallTime t = detail::call_time(hw, op, g, a, p, entry, bytes);
+  detail::CallTime t =
+      detail::measured_time(hw, g, a, p, detail::call_time(hw, op, g, a, p, entry, bytes), bytes);
+  // LL and LL128 carry less payload per line than Simple over the same links (NCCL's own
+  // factors: 1/2 and 120/128 ~ 0.92 of Simple's bus bandwidth, tuning.cc, §A.4), so a measured
+  // LL or LL128 call is never faster per byte than the measured Simple call of the same
+  // algorithm and group divided by that factor. This keeps protocol terms fitted on a few node
+  // counts from overtaking Simple where they extrapolate.
+  if (p != Protocol::Simple) {
+    if (const auto simple = detail::tuned_entry(hw, op, g, a, Protocol::Simple)) {
+      const detail::CallTime ts = detail::measured_time(
+          hw, g, a, Protocol::Simple,
+          detail::call_time(hw, op, g, a, Protocol::Simple, *simple, bytes), bytes);
+      const double payload = p == Protocol::Ll128 ? 0.92 : hw.collective.ring_ll_factor;
+      t.transfer = max(t.transfer, ts.transfer / payload);
+    }
+  }
   const detail::Traffic traffic = detail::tuned_traffic(op, g, a, bytes);
   CollectiveCost cost;
   cost.latency = t.latency;
@@ -63,28 +78,47 @@ CollectiveModel::CollectiveModel(hardware::HardwareSpec hardware) : hw_(std::mov
   }
 }
 
-CollectiveCost CollectiveModel::cost(Op op, const parallel::GroupShape& group, Bytes bytes) const {
-  const detail::Geometry g = detail::make_geometry(hw_, group);
-  if (g.ranks == 1 || !(bytes.value() > 0.0)) return CollectiveCost{};
+std::optional<CollectiveCost> restricted_cost(const hardware::HardwareSpec& hw, Op op,
+                                              const parallel::GroupShape& group, Bytes bytes,
+                                              std::optional<Algorithm> algorithm,
+                                              std::optional<Protocol> protocol) {
+  const detail::Geometry g = detail::make_geometry(hw, group);
+  if (g.ranks == 1 || !(bytes.value() > 0.0)) {
+    if (algorithm && *algorithm != Algorithm::None) return std::nullopt;
+    return CollectiveCost{};
+  }
   if (is_p2p(op)) {
-    CollectiveCost cost = detail::p2p_cost(hw_, op, g, bytes);
+    if (algorithm && *algorithm != Algorithm::P2p) return std::nullopt;
+    if (protocol && *protocol != Protocol::Simple) return std::nullopt;
+    CollectiveCost cost = detail::p2p_cost(hw, op, g, bytes);
     fill_bandwidths(op, g.ranks, bytes, cost);
     return cost;
   }
   // argmin over the eligible (algorithm, protocol) of ncclTopoGetAlgoTime (enqueue.cc
-  // topoGetAlgoInfo, §A.1 step 7). Ring is always eligible, so a choice exists.
+  // topoGetAlgoInfo, §A.1 step 7), within what NCCL_ALGO / NCCL_PROTO leave. NCCL chooses by
+  // its own estimate; the cost is then what the profile says such a call measures.
   std::optional<CollectiveCost> best;
+  Seconds best_estimate;
   for (const Algorithm a : kTunedAlgorithms) {
+    if (algorithm && *algorithm != a) continue;
     for (const Protocol p : kProtocols) {
-      const auto entry = detail::tuned_entry(hw_, op, g, a, p);
+      if (protocol && *protocol != p) continue;
+      const auto entry = detail::tuned_entry(hw, op, g, a, p);
       if (!entry) continue;
-      const detail::CallTime t = detail::call_time(hw_, op, g, a, p, *entry, bytes);
-      const Seconds time = t.latency + t.transfer;
-      if (!best || time < best->time) {
-        best = tuned_cost(hw_, op, g, bytes, a, p, *entry);
+      const detail::CallTime t = detail::call_time(hw, op, g, a, p, *entry, bytes);
+      const Seconds estimate = t.latency + t.transfer;
+      if (!best || estimate < best_estimate) {
+        best = tuned_cost(hw, op, g, bytes, a, p, *entry);
+        best_estimate = estimate;
       }
     }
   }
+  return best;
+}
+
+CollectiveCost CollectiveModel::cost(Op op, const parallel::GroupShape& group, Bytes bytes) const {
+  // Ring is always eligible, so an unrestricted choice exists.
+  auto best = restricted_cost(hw_, op, group, bytes, std::nullopt, std::nullopt);
   if (!best)
     throw InternalError("collective model: no algorithm for " + std::string(to_string(op)));
   return *best;
@@ -93,21 +127,13 @@ CollectiveCost CollectiveModel::cost(Op op, const parallel::GroupShape& group, B
 std::optional<CollectiveCost> CollectiveModel::cost_with(Op op, const parallel::GroupShape& group,
                                                          Bytes bytes, Algorithm algorithm,
                                                          Protocol protocol) const {
-  const detail::Geometry g = detail::make_geometry(hw_, group);
-  if (g.ranks == 1 || !(bytes.value() > 0.0)) {
-    return algorithm == Algorithm::None ? std::optional<CollectiveCost>(CollectiveCost{})
-                                        : std::nullopt;
-  }
-  if (is_p2p(op)) {
-    if (algorithm != Algorithm::P2p || protocol != Protocol::Simple) return std::nullopt;
-    CollectiveCost cost = detail::p2p_cost(hw_, op, g, bytes);
-    fill_bandwidths(op, g.ranks, bytes, cost);
-    return cost;
-  }
-  if (static_cast<std::size_t>(algorithm) >= hardware::kNumTunedAlgorithms) return std::nullopt;
-  const auto entry = detail::tuned_entry(hw_, op, g, algorithm, protocol);
-  if (!entry) return std::nullopt;
-  return tuned_cost(hw_, op, g, bytes, algorithm, protocol, *entry);
+  return restricted_cost(hw_, op, group, bytes, algorithm, protocol);
+}
+
+std::optional<CollectiveCost> CollectiveModel::cost_restricted(
+    Op op, const parallel::GroupShape& group, Bytes bytes, std::optional<Algorithm> algorithm,
+    std::optional<Protocol> protocol) const {
+  return restricted_cost(hw_, op, group, bytes, algorithm, protocol);
 }
 
 }  // namespace trainsim::collective

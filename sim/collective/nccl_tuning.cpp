@@ -76,8 +76,7 @@ ChannelGraph group_graph(const HardwareSpec& hw, Algorithm algorithm, const Geom
     out.channels = static_cast<int>(std::min<std::int64_t>(out.channels, g.ppn));
     out.bw_inter *= g.fabric_factor;
   } else {
-    const bool flat_ring = algorithm == Algorithm::Ring || algorithm == Algorithm::Pat;
-    const double share = g.nic_share * g.fabric_factor * (flat_ring ? g.ring_efficiency : 1.0);
+    const double share = g.nic_share * g.fabric_factor;
     out.bw_intra *= share;
     out.bw_inter *= share;
   }
@@ -262,15 +261,6 @@ Geometry make_geometry(const HardwareSpec& hw, const parallel::GroupShape& group
   // switch (rail-optimized; NCCL's rings are rail-aligned) holds crosses the upper tiers, whose
   // bandwidth is 1/oversubscription of the edge (§A.9: NCCL's model assumes non-blocking).
   g.fabric_factor = g.nodes > hw.fabric.nodes_per_leaf ? 1.0 / hw.fabric.oversubscription : 1.0;
-  // A flat ring across N nodes moves at the pace of its slowest link at every step, so link
-  // speed variation (congestion, adaptive routing) costs it more as N grows: efficiency_at_scale
-  // per doubling of nodes (FabricSpec), for Ring and PAT only. Trees and NVLS trees cross
-  // log2(N) levels and keep NCCL's bandwidth: measured 4-node NVLSTree AllReduce matches the
-  // formula (nccl-tests#309) while 32-node ring AllGather runs ~0.6x of it (nccl#1218).
-  if (g.nodes > 1) {
-    g.ring_efficiency =
-        std::pow(hw.fabric.efficiency_at_scale, std::log2(static_cast<double>(g.nodes)));
-  }
   return g;
 }
 
@@ -306,6 +296,30 @@ CallTime call_time(const HardwareSpec& hw, Op op, const Geometry& g, Algorithm a
     latency *= c.ring_plateau_factor;
   }
   return CallTime{.latency = latency, .transfer = bytes / bw};
+}
+
+CallTime measured_time(const HardwareSpec& hw, const Geometry& g, Algorithm algorithm,
+                       Protocol protocol, const CallTime& nccl, Bytes bytes) {
+  const auto& per_protocol = hw.collective.measured[idx(algorithm)];
+  const hardware::MeasuredTerms& m = per_protocol[idx(protocol)];
+  const hardware::MeasuredTerms& simple = per_protocol[idx(Protocol::Simple)];
+  const bool own = protocol == Protocol::Simple;
+  const double per_doubling = own || !m.inherits_efficiency_per_doubling
+                                  ? m.efficiency_per_doubling
+                                  : simple.efficiency_per_doubling;
+  const double latency_scale =
+      own || !m.inherits_latency_scale ? m.latency_scale : simple.latency_scale;
+  double bw_factor = g.nodes == 1 ? m.bandwidth_factor_single_node : m.bandwidth_factor_multi_node;
+  if (g.nodes > 1) {
+    bw_factor *= std::pow(per_doubling, std::log2(static_cast<double>(g.nodes)));
+  }
+  // transfer = bytes / bw, so the corrected transfer of the whole message and of the fill are
+  // NCCL's transfer time scaled by their share of the bytes over the bandwidth factor.
+  const double fill_bytes = m.fill_fraction * std::min(bytes.value(), m.fill_saturation.value());
+  const double transfer_scale = (1.0 + fill_bytes / bytes.value()) / bw_factor;
+  // A negative offset may not make the latency negative.
+  const Seconds latency = max(Seconds(0.0), nccl.latency * latency_scale + m.latency_offset);
+  return CallTime{.latency = latency, .transfer = nccl.transfer * transfer_scale};
 }
 
 Traffic tuned_traffic(Op op, const Geometry& g, Algorithm algorithm, Bytes bytes) {

@@ -21,8 +21,7 @@ struct Geometry {
   std::int64_t ppn = 1;        // ranks per node
   std::size_t node_class = 0;  // NCCL's min(nNodes, 3) - 1
   double nic_share = 1.0;      // share of the node's NICs that the group's ranks on a node use
-  double fabric_factor = 1.0;    // oversubscription; 1 inside one leaf
-  double ring_efficiency = 1.0;  // efficiency_at_scale^log2(nodes), for flat rings (Ring, PAT)
+  double fabric_factor = 1.0;  // oversubscription; 1 inside one leaf
 };
 
 // Throws InternalError when the shape breaks CollectiveModel::cost's requirements.
@@ -53,6 +52,13 @@ struct CallTime {
 [[nodiscard]] CallTime call_time(const hardware::HardwareSpec& hw, Op op, const Geometry& g,
                                  Algorithm algorithm, Protocol protocol, const TunedEntry& entry,
                                  Bytes bytes);
+
+// The time a measured call takes once NCCL has chosen (algorithm, protocol): NCCL's own
+// estimate `nccl` corrected by the profile's MeasuredTerms of the algorithm and protocol (see
+// hardware::MeasuredTerms for the formula). With the default terms it is `nccl` unchanged.
+[[nodiscard]] CallTime measured_time(const hardware::HardwareSpec& hw, const Geometry& g,
+                                     Algorithm algorithm, Protocol protocol, const CallTime& nccl,
+                                     Bytes bytes);
 
 // Bytes one rank sends on NVLink and on the network for the algorithm, averaged over ranks.
 struct Traffic {

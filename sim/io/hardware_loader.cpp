@@ -2,8 +2,11 @@
 
 #include <array>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 
+#include "trainsim/calibrate/parameters.hpp"
 #include "trainsim/error.hpp"
 
 #include "sim/io/builtin_data.hpp"
@@ -187,9 +190,86 @@ AlgorithmGraphs read_graphs(ObjectReader r) {
   return g;
 }
 
+// A value of a calibration parameter (calibrate/parameters.hpp), range-checked against the
+// parameter's bounds. `pointer` is the parameter's profile pointer; absent keys keep `fallback`.
+double read_parameter(ObjectReader& r, const std::string& key, const std::string& pointer,
+                      double fallback) {
+  const calibrate::Parameter* p = calibrate::find_parameter(pointer);
+  if (p == nullptr) throw InternalError("hardware loader: no calibration parameter " + pointer);
+  if (!r.has(key)) return fallback;
+  double v = 0.0;
+  switch (p->unit) {
+    case calibrate::ParameterUnit::Number:
+      v = r.number(key);
+      break;
+    case calibrate::ParameterUnit::Seconds: {
+      // A signed time where the bounds allow one ("-20 us"): the unit reader takes magnitudes.
+      const nlohmann::json& raw = r.raw(key);
+      if (p->lower < 0.0 && raw.is_string() && raw.get<std::string>().rfind('-', 0) == 0) {
+        try {
+          v = -parse_unit(raw.get<std::string>().substr(1), UnitKind::Time);
+        } catch (const ConfigError& e) {
+          throw r.error(key, e.problem());
+        }
+      } else {
+        v = r.unit(key, UnitKind::Time, /*allow_zero=*/true);
+      }
+      break;
+    }
+    case calibrate::ParameterUnit::Bytes:
+      v = r.unit(key, UnitKind::Data);
+      break;
+    case calibrate::ParameterUnit::Watts:
+      v = r.unit(key, UnitKind::Power);
+      break;
+  }
+  if (!(v >= p->lower && v <= p->upper)) {
+    throw r.error(key, "expected a value in [" + describe_json(p->lower) + ", " +
+                           describe_json(p->upper) + "] (SI units), got " + describe_json(v));
+  }
+  return v;
+}
+
+// collective.measured: per tuned algorithm and protocol ("ring": {"Simple": {...}}), how
+// measured calls differ from NCCL's estimate
+// (hardware::MeasuredTerms). Every block and key is optional; the documented default of each
+// is NCCL's model unchanged.
+void read_measured(ObjectReader m, CollectiveLibrarySpec& out) {
+  for (std::size_t a = 0; a < kAlgorithmKeys.size(); ++a) {
+    if (!m.has(kAlgorithmKeys[a])) continue;
+    auto per_algorithm = m.object(kAlgorithmKeys[a]);
+    for (std::size_t p = 0; p < kProtocolKeys.size(); ++p) {
+      if (!per_algorithm.has(kProtocolKeys[p])) continue;
+      auto r = per_algorithm.object(kProtocolKeys[p]);
+      const auto algorithm = static_cast<hardware::Algorithm>(a);
+      const auto protocol = static_cast<hardware::Protocol>(p);
+      auto& t = out.measured[a][p];
+      auto field = [&](const char* key, double fallback) {
+        return read_parameter(r, key, calibrate::measured_pointer(algorithm, protocol, key),
+                              fallback);
+      };
+      t.bandwidth_factor_single_node =
+          field("bandwidth_factor_single_node", t.bandwidth_factor_single_node);
+      t.bandwidth_factor_multi_node =
+          field("bandwidth_factor_multi_node", t.bandwidth_factor_multi_node);
+      t.inherits_efficiency_per_doubling = !r.has("efficiency_per_doubling");
+      t.efficiency_per_doubling = field("efficiency_per_doubling", t.efficiency_per_doubling);
+      t.inherits_latency_scale = !r.has("latency_scale");
+      t.latency_scale = field("latency_scale", t.latency_scale);
+      t.latency_offset = Seconds(field("latency_offset", t.latency_offset.value()));
+      t.fill_fraction = field("fill_fraction", t.fill_fraction);
+      t.fill_saturation = Bytes(field("fill_saturation", t.fill_saturation.value()));
+      r.finish();
+    }
+    per_algorithm.finish();
+  }
+  m.finish();
+}
+
 void read_collective(ObjectReader c, GpuArch arch, hardware::NodeSpec& node,
                      CollectiveLibrarySpec& out) {
   const std::string host_cpu = c.choice("host_cpu", kHostCpus);
+  out.host_cpu = host_cpu;
   const std::string link = c.choice("intra_link", {"nvlink", "pci"});
   out.intra_link = link == "nvlink" ? hardware::LinkClass::NvLink : hardware::LinkClass::Pci;
   out.ll128_enabled = c.boolean("ll128_enabled");
@@ -215,6 +295,8 @@ void read_collective(ObjectReader c, GpuArch arch, hardware::NodeSpec& node,
     read_nccl_constants(c.object("nccl"), arch, host_cpu, out);
   }
 
+  if (c.has("measured")) read_measured(c.object("measured"), out);
+
   auto graphs = c.object("graphs");
   out.ring = read_graphs(graphs.object("ring"));
   out.tree = read_graphs(graphs.object("tree"));
@@ -229,6 +311,48 @@ void read_collective(ObjectReader c, GpuArch arch, hardware::NodeSpec& node,
                       "expected 0 channels: NVLS needs /node/nvswitch_sharp true");
   }
   c.finish();
+}
+
+// The record `trainsim calibrate` leaves in a profile it writes: what each fitted value was
+// fitted to and how well. The simulator does not use it; the loader checks its shape and that
+// every key names a calibration parameter.
+void check_calibration_record(ObjectReader r) {
+  (void)r.string("tool");
+  const nlohmann::json& inputs = r.array("inputs");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].is_string()) {
+      throw ConfigError(r.source(), r.pointer_of("inputs") + "/" + std::to_string(i),
+                        "expected a string naming an input, got " + describe_json(inputs[i]));
+    }
+  }
+  const nlohmann::json& fitted = r.raw("fitted");
+  if (!fitted.is_object()) throw r.error("fitted", "expected an object keyed by parameter pointer");
+  for (const auto& [pointer, record] : fitted.items()) {
+    const std::string at = r.pointer_of("fitted") + pointer_token(pointer);
+    if (calibrate::find_parameter(pointer) == nullptr) {
+      throw ConfigError(r.source(), at,
+                        "expected the JSON pointer of a calibration parameter "
+                        "(docs/calibration.md), got \"" +
+                            pointer + "\"");
+    }
+    ObjectReader f(record, r.source(), at);
+    (void)f.number("value");
+    (void)f.number("sigma");
+    (void)f.integer("points", 1);
+    (void)f.number("rms_error");
+    (void)f.number("max_error");
+    (void)f.boolean("at_bound");
+    const nlohmann::json& to = f.array("fitted_to");
+    for (std::size_t i = 0; i < to.size(); ++i) {
+      if (!to[i].is_string()) {
+        throw ConfigError(
+            r.source(), at + "/fitted_to/" + std::to_string(i),
+            "expected a string naming a measurement set, got " + describe_json(to[i]));
+      }
+    }
+    f.finish();
+  }
+  r.finish();
 }
 
 hardware::EfficiencyCurve read_curve(ObjectReader r) {
@@ -316,7 +440,11 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
                                             : hardware::FabricTopology::RailOptimized;
     hw.fabric.oversubscription = number_in(f, "oversubscription", 1.0, 1000.0);
     hw.fabric.nodes_per_leaf = static_cast<int>(f.integer("nodes_per_leaf", 1));
-    hw.fabric.efficiency_at_scale = f.fraction("efficiency_at_scale");
+    if (f.has("efficiency_at_scale")) {
+      throw f.error("efficiency_at_scale",
+                    "moved: per-doubling efficiency is now fitted per algorithm at "
+                    "/collective/measured/<algorithm>/<protocol>/efficiency_per_doubling");
+    }
     f.finish();
   }
   {
@@ -341,6 +469,7 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
   }
   hw.usd_per_gpu_hour = top.unit("price_per_gpu_hour", UnitKind::Price, /*allow_zero=*/true);
   read_collective(top.object("collective"), hw.gpu.arch, hw.node, hw.collective);
+  if (top.has("calibration")) check_calibration_record(top.object("calibration"));
   top.finish();
   return hw;
 }
@@ -350,6 +479,22 @@ hardware::HardwareSpec load_hardware_from_string(const std::string& text,
   return hardware_from_json(parse_json(text, source), source, "");
 }
 
+void apply_nccl_version(hardware::HardwareSpec& hw, const std::string& version) {
+  const std::string id = "nccl-" + version;
+  const auto text = builtin_file(kNcclFolder, id);
+  if (!text) throw ConfigError("unknown built-in NCCL version '" + version + "'");
+  const std::string source = std::string(kNcclFolder) + "/" + id + ".json";
+  const nlohmann::json constants = parse_json(std::string(*text), source);
+  read_nccl_constants(ObjectReader(constants, source, ""), hw.gpu.arch, hw.collective.host_cpu,
+                      hw.collective);
+}
+
+std::vector<std::string> builtin_nccl_versions() {
+  std::vector<std::string> out;
+  for (const auto& id : builtin_ids(kNcclFolder)) out.push_back(id.substr(5));
+  return out;
+}
+
 std::vector<std::string> builtin_hardware_ids() {
   std::vector<std::string> ids;
   for (auto& id : builtin_ids(kProfileFolder)) {
@@ -357,6 +502,21 @@ std::vector<std::string> builtin_hardware_ids() {
     if (id.find('/') == std::string::npos) ids.push_back(std::move(id));
   }
   return ids;
+}
+
+HardwareDocument load_hardware_document(const std::string& name_or_path) {
+  // Validate first: the same errors as load_hardware, then the text in file order.
+  (void)load_hardware(name_or_path);
+  if (name_or_path.find('/') == std::string::npos) {
+    if (const auto text = builtin_file(kProfileFolder, name_or_path)) {
+      return {nlohmann::ordered_json::parse(std::string(*text)),
+              std::string(kProfileFolder) + "/" + name_or_path + ".json"};
+    }
+  }
+  std::ifstream in(name_or_path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return {nlohmann::ordered_json::parse(text.str()), name_or_path};
 }
 
 hardware::HardwareSpec load_hardware(const std::string& name_or_path) {

@@ -2,11 +2,12 @@
 add_test(NAME cli.collective.table
          COMMAND trainsim collective --hardware h100-dgx --op all_reduce --nodes 1,4
                  --min-bytes 1GiB --max-bytes 1GiB)
-# 8x H100 AllReduce of 1 GiB picks NVLS: bus bandwidth 8 x 40 x 0.85 x 7/8 x 2 = 476 GB/s, algbw
-# 476 x 8/14 = 272 GB/s; time 2^30 / 272e9 = 3947.6 us + 23 us (NCCL 2.20 NVLS latency) =
-# 3970.6 us; busbw 2^30 / 3970.6 us x 14/8 = 473.2 GB/s.
+# 8x H100 AllReduce of 1 GiB picks NVLS: NCCL's bus bandwidth 8 x 40 x 0.85 x 7/8 x 2 = 476 GB/s,
+# algbw 476 x 8/14 = 272 GB/s. The profile's measured NVLS terms (fitted to nccl-tests#290 by
+# scripts/refit-profiles): bandwidth x 0.9962 = 270.97 GB/s, latency 23 us (NCCL 2.20) + 102.1 us.
+# time 125.1 us + 2^30 / 270.97e9 = 4087.7 us; busbw 2^30 / 4087.7 us x 14/8 = 459.7 GB/s.
 set_tests_properties(cli.collective.table PROPERTIES PASS_REGULAR_EXPRESSION
-  "1073741824 +268435456 +float +sum +-1 +[0-9.]+ +[0-9.]+ +473\\.2[0-9] +nvls +Simple")
+  "1073741824 +268435456 +float +sum +-1 +[0-9.]+ +[0-9.]+ +459\\.[67][0-9] +nvls +Simple")
 add_test(NAME cli.collective.all_gather_none_redop
          COMMAND trainsim collective --hardware a100-dgx --op all_gather --nodes 2 --min-bytes 1MiB
                  --max-bytes 1MiB --dtype bfloat16)
@@ -37,3 +38,17 @@ trainsim_bad_input(collective bad_dtype "--dtype: unknown type 'bfloat'; did you
   --hardware h100-dgx --op all_reduce --nodes 4 --dtype bfloat)
 trainsim_bad_input(collective unknown_hardware "unknown hardware profile 'h100'; did you mean 'h100-dgx'"
   --hardware h100 --op all_reduce --nodes 4)
+
+# NCCL_ALGO / NCCL_PROTO: 2 nodes forced to Ring Simple (nccl-tests#309 ran NCCL_ALGO=Ring).
+add_test(NAME cli.collective.forced_ring
+         COMMAND trainsim collective --hardware h100-dgx --op all_reduce --nodes 2 --algo Ring
+                 --proto simple --min-bytes 1GiB --max-bytes 1GiB)
+set_tests_properties(cli.collective.forced_ring PROPERTIES PASS_REGULAR_EXPRESSION
+  "1073741824 +268435456 +float +sum +-1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +ring +Simple")
+trainsim_bad_input(collective bad_algo "--algo: unknown algorithm 'rign'; did you mean 'ring'"
+  --hardware h100-dgx --op all_reduce --nodes 2 --algo rign)
+trainsim_bad_input(collective bad_proto "--proto: unknown protocol 'll64'; did you mean 'll'"
+  --hardware h100-dgx --op all_reduce --nodes 2 --proto ll64)
+# Multi-node NVLS needs IB SHARP, which h100-dgx does not have.
+trainsim_bad_input(collective ineligible_algo "--algo: NCCL cannot run all_reduce with NCCL_ALGO=nvls on 16 ranks over 2 nodes"
+  --hardware h100-dgx --op all_reduce --nodes 2 --algo nvls)

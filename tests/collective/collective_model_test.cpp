@@ -20,11 +20,12 @@ using parallel::GroupShape;
 
 namespace {
 
-// A built-in profile with NCCL's formula as is: the fitted flat-ring efficiency at scale
-// (FabricSpec::efficiency_at_scale) reset to 1, since these tests check NCCL's own numbers.
+// A built-in profile with NCCL's formula as is: the measured terms fitted by calibration
+// (collective.measured, hardware::MeasuredTerms) dropped, since these tests check NCCL's own
+// numbers.
 nlohmann::json builtin_json(const std::string& id) {
   auto j = io::parse_json(std::string(*io::builtin_file("hardware_profiles", id)), id);
-  j["fabric"]["efficiency_at_scale"] = 1.0;
+  j["collective"].erase("measured");
   return j;
 }
 
@@ -322,9 +323,9 @@ TEST_CASE("collective: fabric oversubscription and efficiency at scale slow larg
   };
   REQUIRE(ring(over, in_leaf) == Approx(ring(plain, in_leaf)).epsilon(1e-12));
   REQUIRE(ring(over, beyond) == Approx(2.0 * ring(plain, beyond)).epsilon(1e-12));
-  // efficiency_at_scale 0.9 on 16 nodes: bandwidth x 0.9^log2(16) = 0.9^4.
+  // Ring Simple efficiency_per_doubling 0.9 on 16 nodes: bandwidth x 0.9^log2(16) = 0.9^4.
   auto k = builtin_json("h100-dgx");
-  k["fabric"]["efficiency_at_scale"] = 0.9;
+  k["collective"]["measured"]["ring"]["Simple"]["efficiency_per_doubling"] = 0.9;
   const CollectiveModel lossy(from_json(k));
   const GroupShape g16{128, 16, 8};
   REQUIRE(ring(lossy, g16) == Approx(ring(plain, g16) / std::pow(0.9, 4)).epsilon(1e-12));
@@ -356,4 +357,45 @@ TEST_CASE("collective: an inconsistent group shape is an internal error", "[coll
   REQUIRE_THROWS_AS(m.cost(Op::AllReduce, GroupShape{16, 1, 16}, Bytes(1e6)), InternalError);
   REQUIRE_THROWS_AS(m.cost(Op::AllReduce, GroupShape{16, 2, 4}, Bytes(1e6)), InternalError);
   REQUIRE_THROWS_AS(m.cost(Op::AllReduce, GroupShape{0, 1, 1}, Bytes(1e6)), InternalError);
+}
+
+TEST_CASE("collective: measured terms correct NCCL's time of the chosen call", "[collective]") {
+  // Forced Ring Simple AllGather of 256 MiB on 4 nodes x 8 (NCCL_ALGO=Ring NCCL_PROTO=Simple).
+  const GroupShape g{32, 4, 8};
+  const Bytes bytes(256.0 * (1 << 20));
+  const CollectiveModel plain(nccl_formula("h100-dgx"));
+  const auto base = plain.cost_with(Op::AllGather, g, bytes, Algorithm::Ring, Protocol::Simple);
+  auto j = builtin_json("h100-dgx");
+  j["collective"]["measured"] = nlohmann::json::parse(R"({"ring": {"Simple": {
+      "bandwidth_factor_multi_node": 1.2, "efficiency_per_doubling": 0.9, "latency_scale": 2,
+      "latency_offset": "-30 us", "fill_fraction": 0.5, "fill_saturation": "64 MiB"}}})");
+  const CollectiveModel m(from_json(j));
+  const auto c = m.cost_with(Op::AllGather, g, bytes, Algorithm::Ring, Protocol::Simple);
+  // hardware::MeasuredTerms: latency 2 x NCCL's - 30 us; transfer NCCL's x (1 + 0.5 x 64/256)
+  // / (1.2 x 0.9^log2(4)) = x 1.125 / 0.972.
+  REQUIRE(c->latency.value() == Approx(2.0 * base->latency.value() - 30e-6).epsilon(1e-12));
+  REQUIRE(c->transfer.value() ==
+          Approx(base->transfer.value() * 1.125 / (1.2 * 0.81)).epsilon(1e-12));
+  // The choice stays NCCL's: an unrestricted call picks what the plain model picks.
+  REQUIRE(m.cost(Op::AllGather, g, bytes).algorithm ==
+          plain.cost(Op::AllGather, g, bytes).algorithm);
+  REQUIRE(m.cost(Op::AllGather, g, bytes).protocol == plain.cost(Op::AllGather, g, bytes).protocol);
+}
+
+TEST_CASE("collective: LL128 is never faster per byte than Simple over the same links",
+          "[collective]") {
+  // Ring LL128 with a bandwidth factor of 2 against Simple at 1: LL128's transfer is held at
+  // Simple's / 0.92 (NCCL's payload factor), and it inherits Simple's growth with nodes.
+  const GroupShape g{64, 8, 8};
+  const Bytes bytes(64.0 * (1 << 20));
+  auto j = builtin_json("h100-dgx");
+  j["collective"]["measured"] = nlohmann::json::parse(R"({"ring": {
+      "LL128": {"bandwidth_factor_multi_node": 2.0},
+      "Simple": {"efficiency_per_doubling": 0.8}}})");
+  const CollectiveModel m(from_json(j));
+  const auto ll = m.cost_with(Op::AllGather, g, bytes, Algorithm::Ring, Protocol::Ll128);
+  const auto simple = m.cost_with(Op::AllGather, g, bytes, Algorithm::Ring, Protocol::Simple);
+  REQUIRE(ll->transfer.value() >= simple->transfer.value() / 0.92 * (1.0 - 1e-12));
+  // Simple: 384 x 0.8^3 bus; LL128 alone would be min(0.92 x 384, 8 x 36.7) x 2 x 0.8^3.
+  REQUIRE(ll->transfer.value() == Approx(simple->transfer.value() / 0.92).epsilon(1e-12));
 }

@@ -38,8 +38,7 @@ nlohmann::json small_profile() {
     "node": {"gpus_per_node": 8, "intra": "nvswitch", "nvlink_bandwidth_per_direction": "450 GB/s",
              "nvlink_latency": "0.6 us", "nvswitch_sharp": true},
     "fabric": {"nics_per_node": 8, "nic_bandwidth": "400 Gb/s", "latency": "2.7 us",
-               "topology": "rail_optimized", "oversubscription": 1, "nodes_per_leaf": 32,
-               "efficiency_at_scale": 1.0},
+               "topology": "rail_optimized", "oversubscription": 1, "nodes_per_leaf": 32},
     "power": {"idle": "100 W", "compute": "670 W", "communication": "555 W", "tdp": "700 W"},
     "price_per_gpu_hour": "2.99 USD/h",
     "collective": {"nccl": "2.20", "host_cpu": "intel", "intra_link": "nvlink",
@@ -228,4 +227,56 @@ TEST_CASE("hardware_loader: an unknown profile name suggests a built-in", "[hard
 TEST_CASE("hardware_loader: malformed JSON text names the source", "[hardware][io]") {
   REQUIRE_THROWS_WITH(io::load_hardware_from_string("{\"id\": ", "bad.json"),
                       Catch::StartsWith("bad.json: invalid JSON"));
+}
+
+TEST_CASE("hardware_loader: measured collective terms load, inherit and are range-checked",
+          "[hardware][io][calibrate]") {
+  // Absent: NCCL's model unchanged (hardware::MeasuredTerms defaults).
+  const HardwareSpec plain = load(small_profile());
+  REQUIRE(plain.collective.measured[kRing][kSimple].bandwidth_factor_multi_node == 1.0);
+  REQUIRE(plain.collective.measured[kRing][kLl].inherits_latency_scale);
+
+  auto j = small_profile();
+  j["collective"]["measured"] = io::parse_json(R"({
+      "ring": {"Simple": {"bandwidth_factor_multi_node": 1.17, "latency_scale": 2.3,
+                          "latency_offset": "-26.8 us", "fill_saturation": "48 MiB"},
+               "LL128": {"latency_offset": "12 us"}}})",
+                                               "mem.json");
+  const HardwareSpec hw = load(j);
+  const auto& simple = hw.collective.measured[kRing][kSimple];
+  REQUIRE(simple.bandwidth_factor_multi_node == Approx(1.17).epsilon(1e-12));
+  // A signed time where the bounds allow one: -26.8 us.
+  REQUIRE(simple.latency_offset.value() == Approx(-26.8e-6).epsilon(1e-12));
+  REQUIRE(simple.fill_saturation.value() == Approx(48.0 * 1024 * 1024).epsilon(1e-12));
+  // LL128 gives its own offset but not its latency scale: it takes Simple's.
+  const auto& ll128 = hw.collective.measured[kRing][static_cast<std::size_t>(Protocol::Ll128)];
+  REQUIRE(ll128.inherits_latency_scale);
+  REQUIRE_FALSE(simple.inherits_latency_scale);
+
+  auto bound = small_profile();
+  bound["collective"]["measured"]["tree"]["Simple"]["bandwidth_factor_multi_node"] = 3.0;
+  REQUIRE_THROWS_WITH(
+      load(bound), Catch::Contains("/collective/measured/tree/Simple/"
+                                   "bandwidth_factor_multi_node: expected a value in [0.3, 2.0]"));
+  auto unknown = small_profile();
+  unknown["collective"]["measured"]["ring"]["Simple"]["bandwidth_factor"] = 1.0;
+  REQUIRE_THROWS_WITH(load(unknown), Catch::Contains("did you mean"));
+  auto moved = small_profile();
+  moved["fabric"]["efficiency_at_scale"] = 0.9;
+  REQUIRE_THROWS_WITH(load(moved), Catch::Contains("/fabric/efficiency_at_scale: moved"));
+}
+
+TEST_CASE("hardware_loader: the calibration record names parameters", "[hardware][io][calibrate]") {
+  auto j = small_profile();
+  j["calibration"] = io::parse_json(R"({"tool": "trainsim calibrate", "inputs": ["a.txt"],
+      "fitted": {"/gpu/gemm/max_efficiency": {"value": 0.7, "sigma": 0.01, "points": 6,
+                 "rms_error": 0.02, "max_error": 0.04, "at_bound": false,
+                 "fitted_to": ["gemm.json"]}}})",
+                                    "mem.json");
+  REQUIRE_NOTHROW(load(j));
+  auto bad = j;
+  bad["calibration"]["fitted"]["/gpu/gemm/maximum"] =
+      bad["calibration"]["fitted"]["/gpu/gemm/max_efficiency"];
+  REQUIRE_THROWS_WITH(load(bad),
+                      Catch::Contains("expected the JSON pointer of a calibration parameter"));
 }

@@ -75,10 +75,24 @@ class CollectiveModel {
                                                         Bytes bytes, Algorithm algorithm,
                                                         Protocol protocol) const;
 
+  // The fastest eligible pair within what NCCL_ALGO / NCCL_PROTO leave (nullopt: no
+  // restriction), or nothing when no eligible pair is left. Same requirements as cost().
+  [[nodiscard]] std::optional<CollectiveCost> cost_restricted(
+      Op op, const parallel::GroupShape& group, Bytes bytes, std::optional<Algorithm> algorithm,
+      std::optional<Protocol> protocol) const;
+
   [[nodiscard]] const hardware::HardwareSpec& hardware() const { return hw_; }
 
  private:
   hardware::HardwareSpec hw_;
 };
+
+// CollectiveModel::cost_restricted on a spec the caller keeps (no copy): for fitting loops that
+// change a spec's parameters between calls. Requires a spec with a ring graph.
+[[nodiscard]] std::optional<CollectiveCost> restricted_cost(const hardware::HardwareSpec& hw, Op op,
+                                                            const parallel::GroupShape& group,
+                                                            Bytes bytes,
+                                                            std::optional<Algorithm> algorithm,
+                                                            std::optional<Protocol> protocol);
 
 }  // namespace trainsim::collective

@@ -53,8 +53,40 @@ struct AlgorithmGraphs {
   ChannelGraph multi_node;
 };
 
+// How measured calls of one algorithm and protocol differ from NCCL's tuning model, which NCCL uses
+// to choose and which its own authors call an estimate (nccl_and_hardware.md A.9: it ignores launch
+// overhead, congestion and pipeline start-up). NCCL still chooses by its model; the time of the
+// chosen call is (collective/collective_model.hpp):
+//   bw   = NCCL's algbw x bandwidth_factor x efficiency_per_doubling^log2(nodes)
+//   time = max(0, latency_scale x NCCL's latency + latency_offset)
+//          + (bytes + fill_fraction x min(bytes, fill_saturation)) / bw
+// The last term is a pipeline filling: a message cut into chunks that flow through D stages
+// takes (chunks + D - 1) chunk times; chunks grow with the message up to NCCL's largest chunk,
+// so the fill grows with the message up to fill_saturation and then stays. The defaults give
+// NCCL's model unchanged. `trainsim calibrate` fits these from measured calls
+// (docs/calibration.md); the bounds are in calibrate/parameters.cpp.
+struct MeasuredTerms {
+  double bandwidth_factor_single_node = 1.0;  // measured / modelled bandwidth inside a node
+  double bandwidth_factor_multi_node = 1.0;   // the same across nodes (network-bound)
+  // Share of the bandwidth kept per doubling of the nodes a group spans (link-speed variation,
+  // congestion and adaptive routing cost a call more the more links it crosses).
+  double efficiency_per_doubling = 1.0;
+  double latency_scale = 1.0;  // multiplies NCCL's latency: the part that grows with the ranks
+  Seconds latency_offset;      // added per call whatever the group (may be negative)
+  double fill_fraction = 0.0;  // pipeline fill, as a share of the bytes up to fill_saturation
+  Bytes fill_saturation = Bytes(64.0 * 1024.0 * 1024.0);  // where the fill stops growing
+  // LL and LL128 take the Simple terms' latency_scale and efficiency_per_doubling while these
+  // are true: how latency and bandwidth change with the nodes belongs to the fabric the
+  // protocols share (NCCL counts the same hops for all three), so a protocol whose own growth
+  // no measurement informs follows Simple's. A profile or a fit that gives the protocol's own
+  // value clears the flag. Ignored for Simple.
+  bool inherits_latency_scale = true;
+  bool inherits_efficiency_per_doubling = true;
+};
+
 struct CollectiveLibrarySpec {
-  std::string version;  // the NCCL version these constants mimic, e.g. "2.20"
+  std::string version;   // the NCCL version these constants mimic, e.g. "2.20"
+  std::string host_cpu;  // "intel" or "amd": picks the host-dependent constants
 
   // --- Latency (NCCL tuning.cc baseLat / hwLat), indexed [algorithm][protocol] for the five
   // tuned algorithms and [link class][algorithm][protocol].
@@ -94,6 +126,10 @@ struct CollectiveLibrarySpec {
   AlgorithmGraphs ring;
   AlgorithmGraphs tree;
   AlgorithmGraphs nvls;  // NVLS and NVLSTree
+
+  // --- Measured behaviour per tuned algorithm and protocol (index: [Algorithm][Protocol]),
+  // fitted by calibration.
+  std::array<PerProtocol<MeasuredTerms>, kNumTunedAlgorithms> measured{};
 };
 
 }  // namespace trainsim::hardware

@@ -73,10 +73,6 @@ struct FabricSpec {
   // DGX SuperPOD scalable unit of 32 nodes). A group spanning more nodes crosses the upper
   // tiers, whose bandwidth is divided by `oversubscription`.
   int nodes_per_leaf = 32;
-  // Fraction of the fabric bandwidth a flat ring (Ring, PAT) keeps per doubling of the nodes it
-  // spans: bw * efficiency^log2(nodes). 1 means no loss (NCCL's model); calibration fits it
-  // against measured AllGather at scale. Trees and NVLS trees are not affected.
-  double efficiency_at_scale = 1.0;
 };
 
 // Power draw of one GPU by activity (board power, what nvidia-smi reports).

@@ -1,0 +1,87 @@
+// The fit of a hardware profile's parameters (calibrate/parameters.hpp) to measured points:
+// robust nonlinear least squares with bounds (Ceres Solver, Levenberg-Marquardt, Huber loss on
+// the log of modelled over measured time), with the parameters' standard errors from the
+// covariance at the optimum. Only the parameters the points inform are fitted; the others keep
+// the base profile's values. Deterministic: one thread, a fixed start, a fixed order.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainsim/calibrate/measurements.hpp"
+#include "trainsim/calibrate/parameters.hpp"
+#include "trainsim/hardware/hardware_spec.hpp"
+
+namespace trainsim::calibrate {
+
+struct FitOptions {
+  // Collective points below this size are not fitted (nor reported): NCCL switches to LL and
+  // LL128 there, and the done criteria of docs/calibration.md start at 1 MiB.
+  Bytes min_collective_bytes = Bytes(1024.0 * 1024.0);
+  // Huber loss scale on log(model / measured): residuals beyond it count linearly.
+  double loss_scale = 0.05;
+  // Parameters never to fit, by pointer, even when the points inform them.
+  std::vector<std::string> frozen;
+  // Replaces a spec's NCCL constants by those of a built-in version ("2.28"), so that each
+  // measured call is priced with the choices of the NCCL that ran it (io::apply_nccl_version).
+  // Empty: every point uses the base profile's constants.
+  std::function<void(hardware::HardwareSpec&, const std::string&)> apply_nccl_version;
+};
+
+// One measured point against the model before and after the fit. `measured`, `before` and
+// `after` are in `unit`: bus bandwidth (GB/s) for collectives, TFLOP/s for GEMM and attention,
+// GB/s for memory, microseconds for launches, watts for power. error = after / measured - 1.
+struct PointResidual {
+  std::string what;       // "all_reduce 2x8 16 MiB", "gemm 4096x4096x4096 bf16"
+  std::string algorithm;  // the algorithm NCCL chose or was forced to ("" for compute points)
+  std::string unit;
+  double measured = 0.0;
+  double before = 0.0;
+  double after = 0.0;
+  Origin origin;
+  [[nodiscard]] double error() const { return after / measured - 1.0; }
+  [[nodiscard]] double error_before() const { return before / measured - 1.0; }
+};
+
+struct FittedValue {
+  const Parameter* parameter = nullptr;
+  double before = 0.0;                 // the base profile's value (SI)
+  double value = 0.0;                  // fitted (SI)
+  std::optional<double> sigma;         // standard error, when the covariance could be computed
+  bool at_bound = false;               // within 0.1% of the bound's span of a bound
+  std::vector<std::string> fitted_to;  // labels of the measurement sets that inform it
+  int points = 0;
+  double rms_error = 0.0;  // over the points that inform it, after the fit (relative)
+  double max_error = 0.0;
+};
+
+struct FitResult {
+  hardware::HardwareSpec fitted;
+  std::vector<FittedValue> values;       // in parameters() order
+  std::vector<PointResidual> residuals;  // in the order of the measurement set
+  int iterations = 0;
+  bool converged = false;
+  std::string solver_report;  // Ceres' one-line summary
+};
+
+// Fits `base` to `points`. Throws ConfigError when a point cannot be modelled on this profile
+// (a forced algorithm NCCL could not run there, a dtype the GPU lacks, a group larger than the
+// node allows) and when the points inform no parameter.
+[[nodiscard]] FitResult fit(const hardware::HardwareSpec& base, const MeasurementSet& points,
+                            const FitOptions& options);
+
+// The points against two profiles without fitting (for leave-one-out predictions).
+[[nodiscard]] std::vector<PointResidual> compare(const hardware::HardwareSpec& before,
+                                                 const hardware::HardwareSpec& after,
+                                                 const MeasurementSet& points,
+                                                 const FitOptions& options);
+
+// The built-in NCCL version whose constants stand for a run's version: "2.20" for 2.18-2.22,
+// "2.28" from 2.23 (the model-relevant changes of nccl_and_hardware.md A.10 land in 2.23: tree
+// latencies, PAT, the ring step count; 2.27-2.28 change only PAT and Blackwell rows), nullopt
+// for an unparsable or pre-2.18 version (the profile's own constants are used).
+[[nodiscard]] std::optional<std::string> nccl_constants_for(const std::string& version);
+
+}  // namespace trainsim::calibrate

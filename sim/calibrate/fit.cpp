@@ -1,0 +1,522 @@
+#include "trainsim/calibrate/fit.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include <ceres/ceres.h>
+
+#include "trainsim/collective/collective_model.hpp"
+#include "trainsim/compute/kernel_cost.hpp"
+#include "trainsim/error.hpp"
+
+namespace trainsim::calibrate {
+namespace {
+
+using collective::Op;
+using hardware::Algorithm;
+using hardware::HardwareSpec;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string size_text(double bytes) {
+  char buf[32];
+  if (bytes >= 1024.0 * kMiB) {
+    std::snprintf(buf, sizeof buf, "%g GiB", bytes / (1024.0 * kMiB));
+  } else if (bytes >= kMiB) {
+    std::snprintf(buf, sizeof buf, "%g MiB", bytes / kMiB);
+  } else {
+    std::snprintf(buf, sizeof buf, "%g KiB", bytes / 1024.0);
+  }
+  return buf;
+}
+
+double element_bytes(hardware::Dtype d) {
+  switch (d) {
+    case hardware::Dtype::Fp32:
+    case hardware::Dtype::Tf32:
+      return 4.0;
+    case hardware::Dtype::Fp8:
+      return 1.0;
+    default:
+      return 2.0;
+  }
+}
+
+const char* dtype_name(hardware::Dtype d) {
+  static constexpr std::array<const char*, hardware::kNumDtypes> kNames = {"fp32", "tf32", "fp16",
+                                                                           "bf16", "fp8"};
+  return kNames[static_cast<std::size_t>(d)];
+}
+
+std::string origin_text(const Origin& o) {
+  return o.line > 0 ? "line " + std::to_string(o.line) : o.label;
+}
+
+// What a point measures and how the model predicts it: `model(spec)` returns the modelled
+// quantity in the point's unit (higher is faster for rates, so the residual is taken on time).
+struct Case {
+  PointResidual row;
+  std::size_t spec = 0;  // index into the evaluator's specs (NCCL version)
+  // Returns the modelled time (s) or power (W) on `hw`; measured_value is the same quantity.
+  std::function<double(const HardwareSpec&)> model;
+  double measured_value = 0.0;
+  // Converts a modelled time or power into the reported unit (busbw, TFLOP/s, ...).
+  std::function<double(double)> report;
+  // Parameters this point informs (indices into parameters()).
+  std::vector<std::size_t> informs;
+};
+
+// The specs points are priced on: the base, and a copy per NCCL version a point ran.
+struct Specs {
+  std::vector<HardwareSpec> specs;
+  std::map<std::string, std::size_t> by_version;
+};
+
+std::size_t spec_for(Specs& s, const std::optional<std::string>& version,
+                     const FitOptions& options) {
+  if (!version || !options.apply_nccl_version) return 0;
+  const auto constants = nccl_constants_for(*version);
+  if (!constants || *constants == s.specs[0].collective.version) return 0;
+  if (const auto it = s.by_version.find(*constants); it != s.by_version.end()) return it->second;
+  HardwareSpec copy = s.specs[0];
+  options.apply_nccl_version(copy, *constants);
+  s.specs.push_back(std::move(copy));
+  s.by_version.emplace(*constants, s.specs.size() - 1);
+  return s.specs.size() - 1;
+}
+
+std::size_t index_of(const std::string& pointer) {
+  const auto& all = parameters();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].pointer == pointer) return i;
+  }
+  throw InternalError("calibrate: no parameter " + pointer);
+}
+
+// The collective cases and, per tuned algorithm, which of its parameters they inform.
+void add_collectives(const MeasurementSet& m, const FitOptions& options, Specs& specs,
+                     std::vector<Case>& cases) {
+  struct Seen {
+    std::set<std::int64_t> multi_node_counts;
+    std::set<std::int64_t> latency_node_counts;
+    std::set<double> sizes;
+    std::vector<std::size_t> cases;
+  };
+  std::map<std::pair<Algorithm, hardware::Protocol>, Seen> seen;
+  for (const CollectivePoint& p : m.collectives) {
+    if (p.bytes < options.min_collective_bytes) continue;
+    Case c;
+    c.spec = spec_for(specs, p.nccl_version, options);
+    const HardwareSpec& hw = specs.specs[c.spec];
+    if (p.group.ranks_per_node > hw.node.gpus_per_node) {
+      throw ConfigError(p.origin.source, origin_text(p.origin),
+                        std::to_string(p.group.ranks_per_node) + " ranks per node on a " +
+                            std::to_string(hw.node.gpus_per_node) + "-GPU node of profile '" +
+                            hw.id + "'; expected at most " + std::to_string(hw.node.gpus_per_node));
+    }
+    const auto nccl =
+        collective::restricted_cost(hw, p.op, p.group, p.bytes, p.algorithm, p.protocol);
+    if (!nccl || nccl->algorithm == Algorithm::None) {
+      throw ConfigError(
+          p.origin.source, origin_text(p.origin),
+          "NCCL could not run " + std::string(collective::to_string(p.op)) + " on " +
+              std::to_string(p.group.ranks) + " ranks over " + std::to_string(p.group.nodes) +
+              " nodes with " +
+              (p.algorithm ? "NCCL_ALGO=" + std::string(collective::to_string(*p.algorithm)) : "") +
+              (p.protocol ? " NCCL_PROTO=" + std::string(collective::to_string(*p.protocol)) : "") +
+              " on profile '" + hw.id + "'; expected an algorithm and protocol it has");
+    }
+    const Algorithm chosen = nccl->algorithm;
+    const hardware::Protocol chosen_protocol = nccl->protocol;
+    const Op op = p.op;
+    const parallel::GroupShape group = p.group;
+    const Bytes bytes = p.bytes;
+    const auto forced_algorithm = p.algorithm;
+    const auto forced_protocol = p.protocol;
+    c.model = [=](const HardwareSpec& h) {
+      return collective::restricted_cost(h, op, group, bytes, forced_algorithm, forced_protocol)
+          ->time.value();
+    };
+    c.measured_value = p.time.value();
+    const double factor = collective::bus_factor(op, group.ranks);
+    c.report = [=](double t) { return bytes.value() / t * factor / 1e9; };
+    c.row.what = std::string(collective::to_string(op)) + " " + std::to_string(group.nodes) + "x" +
+                 std::to_string(group.ranks_per_node) + " " + size_text(bytes.value());
+    c.row.algorithm = std::string(collective::to_string(chosen)) + "/" +
+                      std::string(collective::to_string(nccl->protocol));
+    c.row.unit = "busbw GB/s";
+    c.row.origin = p.origin;
+
+    auto& s = seen[{chosen, chosen_protocol}];
+    const bool multi = group.nodes > 1;
+    c.informs.push_back(index_of(
+        measured_pointer(chosen, chosen_protocol,
+                         multi ? "bandwidth_factor_multi_node" : "bandwidth_factor_single_node")));
+    if (multi) s.multi_node_counts.insert(group.nodes);
+    // The latency terms are informed where NCCL's latency is a fifth of the transfer or more.
+    if (nccl->latency.value() >= 0.2 * nccl->transfer.value()) {
+      s.latency_node_counts.insert(group.nodes);
+    }
+    s.sizes.insert(bytes.value());
+    s.cases.push_back(cases.size());
+    cases.push_back(std::move(c));
+  }
+  for (auto& [key, s] : seen) {
+    const auto [algorithm, protocol] = key;
+    std::vector<std::size_t> extra;
+    if (s.multi_node_counts.size() >= 2) {
+      extra.push_back(index_of(measured_pointer(algorithm, protocol, "efficiency_per_doubling")));
+    }
+    // ... or where the sizes span 8x or more, which separates a constant from a proportional
+    // term even when the constant is small next to NCCL's transfer time.
+    const bool wide = !s.sizes.empty() && *s.sizes.rbegin() >= 8.0 * *s.sizes.begin();
+    if (!s.latency_node_counts.empty() || wide) {
+      extra.push_back(index_of(measured_pointer(algorithm, protocol, "latency_offset")));
+    }
+    if (s.latency_node_counts.size() >= 2) {
+      extra.push_back(index_of(measured_pointer(algorithm, protocol, "latency_scale")));
+    }
+    // The fill needs sizes on both sides of its saturation: six sizes over a factor of 256.
+    if (s.sizes.size() >= 6 && *s.sizes.rbegin() >= 256.0 * *s.sizes.begin()) {
+      extra.push_back(index_of(measured_pointer(algorithm, protocol, "fill_fraction")));
+      extra.push_back(index_of(measured_pointer(algorithm, protocol, "fill_saturation")));
+    }
+    for (const std::size_t i : s.cases) {
+      cases[i].informs.insert(cases[i].informs.end(), extra.begin(), extra.end());
+    }
+  }
+}
+
+// A compute kernel point: time of `work` in `dtype`, reported as TFLOP/s or GB/s.
+Case kernel_case(hardware::Dtype dtype, compute::KernelWork work, Seconds measured,
+                 std::vector<std::size_t> informs) {
+  Case c;
+  c.model = [=](const HardwareSpec& h) {
+    return compute::kernel_cost(h.gpu, dtype, work).time.value();
+  };
+  c.measured_value = measured.value();
+  if (work.kind == compute::KernelClass::MemoryBound) {
+    c.report = [=](double t) { return work.bytes.value() / t / 1e9; };
+    c.row.unit = "GB/s";
+  } else {
+    c.report = [=](double t) { return work.flops.value() / t / 1e12; };
+    c.row.unit = "TFLOP/s";
+  }
+  c.informs = std::move(informs);
+  return c;
+}
+
+void add_compute(const MeasurementSet& m, std::vector<Case>& cases) {
+  // The GEMM and attention curves: max_efficiency from any point, half_size only when the
+  // points' sizes differ by 4x or more (else it is not separable from the maximum).
+  auto curve_params = [](const std::vector<double>& sizes, const std::string& prefix) {
+    std::vector<std::size_t> out{index_of(prefix + "/max_efficiency")};
+    if (!sizes.empty() && *std::max_element(sizes.begin(), sizes.end()) >=
+                              4.0 * *std::min_element(sizes.begin(), sizes.end())) {
+      out.push_back(index_of(prefix + "/half_size"));
+    }
+    return out;
+  };
+  std::vector<double> gemm_sizes;
+  for (const auto& g : m.gemms)
+    gemm_sizes.push_back(static_cast<double>(std::min({g.m, g.n, g.k})));
+  const auto gemm_params = curve_params(gemm_sizes, "/gpu/gemm");
+  for (const auto& g : m.gemms) {
+    const double e = element_bytes(g.dtype);
+    const auto d = [](std::int64_t x) { return static_cast<double>(x); };
+    compute::KernelWork w{.kind = compute::KernelClass::Gemm,
+                          .flops = Flops(2.0 * d(g.m) * d(g.n) * d(g.k)),
+                          .bytes = Bytes(e * (d(g.m) * d(g.k) + d(g.k) * d(g.n) + d(g.m) * d(g.n))),
+                          .size = std::min({g.m, g.n, g.k})};
+    Case c = kernel_case(g.dtype, w, g.time, gemm_params);
+    c.row.what = "gemm " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
+                 std::to_string(g.k) + " " + dtype_name(g.dtype);
+    c.row.origin = g.origin;
+    cases.push_back(std::move(c));
+  }
+  std::vector<double> seqs;
+  for (const auto& a : m.attention) seqs.push_back(static_cast<double>(a.seq_len));
+  const auto attention_params = curve_params(seqs, "/gpu/attention");
+  for (const auto& a : m.attention) {
+    // Forward FLOPs 4 b s^2 h d, halved when causal; bytes read Q, K, V and write O (all
+    // b s h d) plus the fp32 log-sum-exp per head and token (sim/model/kernels.cpp, attn_core).
+    const auto d = [](std::int64_t x) { return static_cast<double>(x); };
+    const double full = 4.0 * d(a.batch) * d(a.seq_len) * d(a.seq_len) * d(a.heads) * d(a.head_dim);
+    const double tokens = d(a.batch) * d(a.seq_len);
+    compute::KernelWork w{
+        .kind = compute::KernelClass::Attention,
+        .flops = Flops(a.causal ? full / 2.0 : full),
+        .bytes = Bytes(element_bytes(a.dtype) * 4.0 * tokens * d(a.heads) * d(a.head_dim) +
+                       4.0 * tokens * d(a.heads)),
+        .size = a.seq_len};
+    Case c = kernel_case(a.dtype, w, a.time, attention_params);
+    c.row.what = "attention b" + std::to_string(a.batch) + " h" + std::to_string(a.heads) + " s" +
+                 std::to_string(a.seq_len) + " d" + std::to_string(a.head_dim) +
+                 (a.causal ? " causal " : " ") + dtype_name(a.dtype);
+    c.row.origin = a.origin;
+    cases.push_back(std::move(c));
+  }
+  for (const auto& p : m.memory) {
+    compute::KernelWork w{.kind = compute::KernelClass::MemoryBound,
+                          .flops = Flops(0.0),
+                          .bytes = p.bytes,
+                          .size = 0};
+    Case c = kernel_case(hardware::Dtype::Bf16, w, p.time, {index_of("/gpu/memory_efficiency")});
+    c.row.what = "memory " + size_text(p.bytes.value());
+    c.row.origin = p.origin;
+    cases.push_back(std::move(c));
+  }
+  for (const auto& p : m.launches) {
+    Case c;
+    c.model = [](const HardwareSpec& h) { return h.gpu.kernel_launch_overhead.value(); };
+    c.measured_value = p.time.value();
+    c.report = [](double t) { return t * 1e6; };
+    c.row.what = "launch";
+    c.row.unit = "us";
+    c.row.origin = p.origin;
+    c.informs = {index_of("/gpu/kernel_launch_overhead")};
+    cases.push_back(std::move(c));
+  }
+  for (const auto& p : m.power) {
+    static constexpr std::array<const char*, 3> kActivity = {"idle", "compute", "communication"};
+    const std::string name = kActivity[static_cast<std::size_t>(p.activity)];
+    const Parameter& param = parameters()[index_of("/power/" + name)];
+    Case c;
+    c.model = [&param](const HardwareSpec& h) { return param.get(h); };
+    c.measured_value = p.power.value();
+    c.report = [](double w) { return w; };
+    c.row.what = "power " + name;
+    c.row.unit = "W";
+    c.row.origin = p.origin;
+    c.informs = {index_of("/power/" + name)};
+    cases.push_back(std::move(c));
+  }
+}
+
+// One point's residual for Ceres: log(model / measured) with the fitted parameters set from
+// their normalized values u in [0, 1] (x = lower + u (upper - lower)), so that seconds, bytes
+// and factors are on one scale for the solver.
+class PointResidualFunctor {
+ public:
+  PointResidualFunctor(const Case& c, HardwareSpec* spec, const std::vector<std::size_t>* fitted)
+      : case_(c), spec_(spec), fitted_(fitted) {}
+
+  bool operator()(double const* const* u, double* residual) const {
+    const auto& all = parameters();
+    for (std::size_t j = 0; j < fitted_->size(); ++j) {
+      const Parameter& p = all[(*fitted_)[j]];
+      p.set(*spec_, p.lower + u[0][j] * (p.upper - p.lower));
+    }
+    const double model = case_.model(*spec_);
+    if (!(model > 0.0) || !std::isfinite(model)) return false;
+    residual[0] = std::log(model / case_.measured_value);
+    return true;
+  }
+
+ private:
+  const Case& case_;
+  HardwareSpec* spec_;
+  const std::vector<std::size_t>* fitted_;
+};
+
+std::vector<Case> build_cases(const HardwareSpec& base, const MeasurementSet& m,
+                              const FitOptions& options, Specs& specs) {
+  specs.specs.push_back(base);
+  std::vector<Case> cases;
+  add_collectives(m, options, specs, cases);
+  add_compute(m, cases);
+  return cases;
+}
+
+// Sets every spec's fitted parameters to `values` (SI).
+void set_all(Specs& specs, const std::vector<std::size_t>& fitted,
+             const std::vector<double>& values) {
+  for (auto& s : specs.specs) {
+    for (std::size_t j = 0; j < fitted.size(); ++j) parameters()[fitted[j]].set(s, values[j]);
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> nccl_constants_for(const std::string& version) {
+  int major = 0;
+  int minor = 0;
+  const char* first = version.data();
+  const char* last = first + version.size();
+  auto r = std::from_chars(first, last, major);
+  if (r.ec != std::errc() || r.ptr == last || *r.ptr != '.') return std::nullopt;
+  r = std::from_chars(r.ptr + 1, last, minor);
+  if (r.ec != std::errc() || major != 2 || minor < 18) return std::nullopt;
+  return minor < 23 ? "2.20" : "2.28";
+}
+
+std::vector<PointResidual> compare(const HardwareSpec& before, const HardwareSpec& after,
+                                   const MeasurementSet& points, const FitOptions& options) {
+  Specs b;
+  Specs a;
+  const std::vector<Case> cb = build_cases(before, points, options, b);
+  const std::vector<Case> ca = build_cases(after, points, options, a);
+  std::vector<PointResidual> out;
+  for (std::size_t i = 0; i < ca.size(); ++i) {
+    PointResidual row = ca[i].row;
+    row.measured = ca[i].report(ca[i].measured_value);
+    row.before = cb[i].report(cb[i].model(b.specs[cb[i].spec]));
+    row.after = ca[i].report(ca[i].model(a.specs[ca[i].spec]));
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitOptions& options) {
+  Specs specs;
+  const std::vector<Case> cases = build_cases(base, points, options, specs);
+  const auto& all = parameters();
+
+  // The fitted parameters: those some point informs, less the frozen ones, in registry order.
+  std::set<std::size_t> informed;
+  for (const Case& c : cases) informed.insert(c.informs.begin(), c.informs.end());
+  std::vector<std::size_t> fitted;
+  for (const std::size_t i : informed) {
+    if (std::find(options.frozen.begin(), options.frozen.end(), all[i].pointer) ==
+        options.frozen.end()) {
+      fitted.push_back(i);
+    }
+  }
+  if (fitted.empty()) {
+    throw ConfigError("calibrate: the measurements inform no parameter of profile '" + base.id +
+                      "'; expected collective calls of 1 MiB or more, GEMM, attention, memory, "
+                      "launch or power points");
+  }
+
+  // Every fit starts from the parameters' documented start values (reproducible refits).
+  const std::size_t n = fitted.size();
+  std::vector<double> u(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const Parameter& p = all[fitted[j]];
+    u[j] = (p.start - p.lower) / (p.upper - p.lower);
+  }
+
+  ceres::Problem::Options problem_options;
+  problem_options.cost_function_ownership = ceres::TAKE_OWNERSHIP;
+  problem_options.loss_function_ownership = ceres::TAKE_OWNERSHIP;
+  ceres::Problem problem(problem_options);
+  std::vector<HardwareSpec> working = specs.specs;  // mutated by the functors
+  for (const Case& c : cases) {
+    auto* cost = new ceres::DynamicNumericDiffCostFunction<PointResidualFunctor, ceres::CENTRAL>(
+        new PointResidualFunctor(c, &working[c.spec], &fitted));
+    cost->AddParameterBlock(static_cast<int>(n));
+    cost->SetNumResiduals(1);
+    problem.AddResidualBlock(cost, new ceres::HuberLoss(options.loss_scale), u.data());
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    problem.SetParameterLowerBound(u.data(), static_cast<int>(j), 0.0);
+    problem.SetParameterUpperBound(u.data(), static_cast<int>(j), 1.0);
+  }
+  ceres::Solver::Options solver;
+  solver.linear_solver_type = ceres::DENSE_QR;
+  solver.num_threads = 1;
+  solver.max_num_iterations = 200;
+  solver.function_tolerance = 1e-12;
+  solver.parameter_tolerance = 1e-12;
+  solver.gradient_tolerance = 1e-14;
+  solver.logging_type = ceres::SILENT;
+  ceres::Solver::Summary summary;
+  ceres::Solve(solver, &problem, &summary);
+
+  // Standard errors: the covariance of u at the optimum scaled by the residual variance
+  // s^2 = sum r^2 / (m - p), then mapped back to SI.
+  std::vector<std::optional<double>> sigma(n);
+  {
+    ceres::Covariance::Options cov_options;
+    cov_options.algorithm_type = ceres::DENSE_SVD;
+    cov_options.null_space_rank = -1;
+    cov_options.num_threads = 1;
+    ceres::Covariance covariance(cov_options);
+    std::vector<std::pair<const double*, const double*>> blocks = {{u.data(), u.data()}};
+    if (covariance.Compute(blocks, &problem)) {
+      std::vector<double> cov(n * n);
+      if (covariance.GetCovarianceBlock(u.data(), u.data(), cov.data())) {
+        double ss = 0.0;
+        std::vector<double> values(n);
+        for (std::size_t j = 0; j < n; ++j) {
+          const Parameter& p = all[fitted[j]];
+          values[j] = p.lower + u[j] * (p.upper - p.lower);
+        }
+        set_all(specs, fitted, values);
+        for (const Case& c : cases) {
+          const double r = std::log(c.model(specs.specs[c.spec]) / c.measured_value);
+          ss += r * r;
+        }
+        const double dof = static_cast<double>(cases.size()) - static_cast<double>(n);
+        if (dof > 0.0) {
+          const double s2 = ss / dof;
+          for (std::size_t j = 0; j < n; ++j) {
+            const double var = cov[j * n + j] * s2;
+            // A zero variance means the points do not move the residuals through this
+            // parameter at the optimum (its column of the Jacobian is null, e.g. an LL128
+            // bandwidth held by the cap at Simple's): undetermined, not exact.
+            if (var > 1e-18 && std::isfinite(var)) {
+              const Parameter& p = all[fitted[j]];
+              sigma[j] = std::sqrt(var) * (p.upper - p.lower);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  FitResult result;
+  result.fitted = base;
+  std::vector<double> values(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const Parameter& p = all[fitted[j]];
+    values[j] = p.lower + u[j] * (p.upper - p.lower);
+    p.set(result.fitted, values[j]);
+  }
+  set_all(specs, fitted, values);
+  Specs before_specs;
+  const std::vector<Case> before_cases = build_cases(base, points, options, before_specs);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    PointResidual row = c.row;
+    row.measured = c.report(c.measured_value);
+    row.before = c.report(before_cases[i].model(before_specs.specs[before_cases[i].spec]));
+    row.after = c.report(c.model(specs.specs[c.spec]));
+    result.residuals.push_back(std::move(row));
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    const Parameter& p = all[fitted[j]];
+    FittedValue v;
+    v.parameter = &p;
+    v.before = p.get(base);
+    v.value = values[j];
+    v.sigma = sigma[j];
+    v.at_bound = u[j] <= 1e-3 || u[j] >= 1.0 - 1e-3;
+    std::set<std::string> labels;
+    double ss = 0.0;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const auto& inf = cases[i].informs;
+      if (std::find(inf.begin(), inf.end(), fitted[j]) == inf.end()) continue;
+      labels.insert(cases[i].row.origin.label);
+      const double e = result.residuals[i].error();
+      ss += e * e;
+      v.max_error = std::max(v.max_error, std::abs(e));
+      ++v.points;
+    }
+    v.fitted_to.assign(labels.begin(), labels.end());
+    v.rms_error = v.points > 0 ? std::sqrt(ss / v.points) : 0.0;
+    result.values.push_back(std::move(v));
+  }
+  result.iterations = static_cast<int>(summary.iterations.size());
+  result.converged = summary.termination_type == ceres::CONVERGENCE;
+  result.solver_report = summary.BriefReport();
+  return result;
+}
+
+}  // namespace trainsim::calibrate

@@ -1,0 +1,194 @@
+#include "trainsim/calibrate/parameters.hpp"
+
+#include <array>
+#include <cstddef>
+
+#include "trainsim/collective/collective_model.hpp"
+
+namespace trainsim::calibrate {
+namespace {
+
+using hardware::Algorithm;
+using hardware::HardwareSpec;
+using hardware::MeasuredTerms;
+using hardware::Protocol;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr auto kSimple = static_cast<std::size_t>(hardware::Protocol::Simple);
+constexpr double kGiB = 1024.0 * kMiB;
+
+// The tuned algorithms in index order.
+constexpr std::array<Algorithm, hardware::kNumTunedAlgorithms> kAlgorithms = {
+    Algorithm::Tree, Algorithm::Ring, Algorithm::Nvls, Algorithm::NvlsTree, Algorithm::Pat};
+constexpr std::array<Protocol, hardware::kNumProtocols> kProtocols = {Protocol::Ll, Protocol::Ll128,
+                                                                      Protocol::Simple};
+
+Parameter number(std::string pointer, double lower, double upper, double start, std::string meaning,
+                 std::function<double(const HardwareSpec&)> get,
+                 std::function<void(HardwareSpec&, double)> set) {
+  return Parameter{.pointer = std::move(pointer),
+                   .unit = ParameterUnit::Number,
+                   .lower = lower,
+                   .upper = upper,
+                   .start = start,
+                   .neutral = start,
+                   .meaning = std::move(meaning),
+                   .get = std::move(get),
+                   .set = std::move(set)};
+}
+
+// The seven measured terms of one algorithm and protocol (hardware::MeasuredTerms). Bounds:
+// bandwidth factors from 0.3 (a fabric at a third of NCCL's estimate is broken, not calibrated) to
+// 2 (NCCL's Hopper LL128 per-channel cap of 36.7 GB/s is below what 2-node rings measure with
+// LL128, nccl-tests#309: 291 GB/s at 64 MiB against a capped 294 before latency);
+// per-doubling efficiency 0.5-1 (a loss, never a gain, with scale); latency scale 0.2-10 and
+// offset -1 ms to 1 ms (measured small-message floors are 12-47 us over NCCL's 6-25 us, B.4;
+// a negative offset with a scale above 1 says the latency grows faster with the nodes than
+// NCCL's model while its fixed part is smaller; the total is never below 0); fill
+// up to 4 chunks-worth per chunk count and saturation between one NCCL buffer and 4 GiB.
+void add_measured(std::vector<Parameter>& out, Algorithm a, Protocol pr) {
+  const std::size_t first = out.size();
+  const auto i = static_cast<std::size_t>(a);
+  const auto k = static_cast<std::size_t>(pr);
+  auto terms = [i, k](HardwareSpec& hw) -> MeasuredTerms& { return hw.collective.measured[i][k]; };
+  auto cterms = [i, k](const HardwareSpec& hw) -> const MeasuredTerms& {
+    return hw.collective.measured[i][k];
+  };
+  out.push_back(number(
+      measured_pointer(a, pr, "bandwidth_factor_single_node"), 0.3, 2.0, 1.0,
+      "measured / NCCL-model bandwidth for a group inside one node",
+      [cterms](const HardwareSpec& hw) { return cterms(hw).bandwidth_factor_single_node; },
+      [terms](HardwareSpec& hw, double v) { terms(hw).bandwidth_factor_single_node = v; }));
+  out.push_back(number(
+      measured_pointer(a, pr, "bandwidth_factor_multi_node"), 0.3, 2.0, 1.0,
+      "measured / NCCL-model bandwidth for a group across nodes",
+      [cterms](const HardwareSpec& hw) { return cterms(hw).bandwidth_factor_multi_node; },
+      [terms](HardwareSpec& hw, double v) { terms(hw).bandwidth_factor_multi_node = v; }));
+  out.push_back(number(
+      measured_pointer(a, pr, "efficiency_per_doubling"), 0.5, 1.0, 0.95,
+      "share of the bandwidth kept per doubling of the nodes a group spans",
+      [cterms, i, k](const HardwareSpec& hw) {
+        const auto& t = cterms(hw);
+        return k == kSimple || !t.inherits_efficiency_per_doubling
+                   ? t.efficiency_per_doubling
+                   : hw.collective.measured[i][kSimple].efficiency_per_doubling;
+      },
+      [terms](HardwareSpec& hw, double v) {
+        terms(hw).efficiency_per_doubling = v;
+        terms(hw).inherits_efficiency_per_doubling = false;
+      }));
+  out.push_back(number(
+      measured_pointer(a, pr, "latency_scale"), 0.2, 10.0, 1.0,
+      "multiplies NCCL's latency (the part that grows with ranks and nodes)",
+      [cterms, i, k](const HardwareSpec& hw) {
+        const auto& t = cterms(hw);
+        return k == kSimple || !t.inherits_latency_scale
+                   ? t.latency_scale
+                   : hw.collective.measured[i][kSimple].latency_scale;
+      },
+      [terms](HardwareSpec& hw, double v) {
+        terms(hw).latency_scale = v;
+        terms(hw).inherits_latency_scale = false;
+      }));
+  Parameter offset = number(
+      measured_pointer(a, pr, "latency_offset"), -1e-3, 1e-3, 0.0,
+      "added to every call whatever the group (launch, synchronization); negative where NCCL's "
+      "fixed latency over-counts",
+      [cterms](const HardwareSpec& hw) { return cterms(hw).latency_offset.value(); },
+      [terms](HardwareSpec& hw, double v) { terms(hw).latency_offset = Seconds(v); });
+  offset.unit = ParameterUnit::Seconds;
+  out.push_back(std::move(offset));
+  out.push_back(number(
+      measured_pointer(a, pr, "fill_fraction"), 0.0, 4.0, 0.5,
+      "pipeline fill: extra bytes-worth of transfer, as a share of the message up to "
+      "fill_saturation",
+      [cterms](const HardwareSpec& hw) { return cterms(hw).fill_fraction; },
+      [terms](HardwareSpec& hw, double v) { terms(hw).fill_fraction = v; }));
+  Parameter saturation = number(
+      measured_pointer(a, pr, "fill_saturation"), 1.0 * kMiB, 4.0 * kGiB, 64.0 * kMiB,
+      "message size from which NCCL's chunks stop growing, so the fill stops growing",
+      [cterms](const HardwareSpec& hw) { return cterms(hw).fill_saturation.value(); },
+      [terms](HardwareSpec& hw, double v) { terms(hw).fill_saturation = Bytes(v); });
+  saturation.unit = ParameterUnit::Bytes;
+  out.push_back(std::move(saturation));
+  // Neutral: the MeasuredTerms defaults, which give NCCL's model unchanged.
+  const HardwareSpec plain;
+  for (std::size_t j = first; j < out.size(); ++j) out[j].neutral = out[j].get(plain);
+}
+
+std::vector<Parameter> make_parameters() {
+  std::vector<Parameter> out;
+  // Compute: the efficiency curves of hardware::EfficiencyCurve and the roofline's memory and
+  // launch terms (compute/kernel_cost). Bounds: an efficiency in [0.05, 1]; half sizes up to
+  // 64k elements (GEMM) and 1M tokens (attention), far past any measured knee.
+  out.push_back(number(
+      "/gpu/gemm/max_efficiency", 0.05, 1.0, 0.7, "GEMM efficiency of a large square GEMM",
+      [](const HardwareSpec& hw) { return hw.gpu.gemm.max_efficiency; },
+      [](HardwareSpec& hw, double v) { hw.gpu.gemm.max_efficiency = v; }));
+  out.push_back(number(
+      "/gpu/gemm/half_size", 0.0, 65536.0, 128.0,
+      "smallest GEMM dimension at which the efficiency is half its maximum",
+      [](const HardwareSpec& hw) { return hw.gpu.gemm.half_size; },
+      [](HardwareSpec& hw, double v) { hw.gpu.gemm.half_size = v; }));
+  out.push_back(number(
+      "/gpu/attention/max_efficiency", 0.05, 1.0, 0.5, "fused attention efficiency, long sequences",
+      [](const HardwareSpec& hw) { return hw.gpu.attention.max_efficiency; },
+      [](HardwareSpec& hw, double v) { hw.gpu.attention.max_efficiency = v; }));
+  out.push_back(number(
+      "/gpu/attention/half_size", 0.0, 1048576.0, 512.0,
+      "sequence length at which attention efficiency is half its maximum",
+      [](const HardwareSpec& hw) { return hw.gpu.attention.half_size; },
+      [](HardwareSpec& hw, double v) { hw.gpu.attention.half_size = v; }));
+  out.push_back(number(
+      "/gpu/memory_efficiency", 0.05, 1.0, 0.85, "achieved share of HBM bandwidth when streaming",
+      [](const HardwareSpec& hw) { return hw.gpu.memory_efficiency; },
+      [](HardwareSpec& hw, double v) { hw.gpu.memory_efficiency = v; }));
+  Parameter launch = number(
+      "/gpu/kernel_launch_overhead", 0.0, 100e-6, 5e-6, "added to every kernel",
+      [](const HardwareSpec& hw) { return hw.gpu.kernel_launch_overhead.value(); },
+      [](HardwareSpec& hw, double v) { hw.gpu.kernel_launch_overhead = Seconds(v); });
+  launch.unit = ParameterUnit::Seconds;
+  out.push_back(std::move(launch));
+  // Power by activity (hardware::PowerSpec); bounds 1 W to 2 kW, the loader then checks them
+  // against each other and the TDP.
+  auto watts = [&out](std::string pointer, std::string meaning, Watts hardware::PowerSpec::*field,
+                      double start) {
+    Parameter p = number(
+        std::move(pointer), 1.0, 2000.0, start, std::move(meaning),
+        [field](const HardwareSpec& hw) { return (hw.power.*field).value(); },
+        [field](HardwareSpec& hw, double v) { hw.power.*field = Watts(v); });
+    p.unit = ParameterUnit::Watts;
+    out.push_back(std::move(p));
+  };
+  watts("/power/idle", "board power with nothing running", &hardware::PowerSpec::idle, 100.0);
+  watts("/power/compute", "board power while compute kernels run", &hardware::PowerSpec::compute,
+        500.0);
+  watts("/power/communication", "board power while only communication runs",
+        &hardware::PowerSpec::communication, 400.0);
+  for (const Algorithm a : kAlgorithms) {
+    for (const Protocol pr : kProtocols) add_measured(out, a, pr);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string measured_pointer(Algorithm algorithm, hardware::Protocol protocol,
+                             std::string_view field) {
+  return "/collective/measured/" + std::string(collective::to_string(algorithm)) + "/" +
+         std::string(collective::to_string(protocol)) + "/" + std::string(field);
+}
+
+const std::vector<Parameter>& parameters() {
+  static const std::vector<Parameter> kParameters = make_parameters();
+  return kParameters;
+}
+
+const Parameter* find_parameter(std::string_view pointer) {
+  for (const auto& p : parameters()) {
+    if (p.pointer == pointer) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace trainsim::calibrate

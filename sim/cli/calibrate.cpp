@@ -1,0 +1,370 @@
+// `trainsim calibrate`: fits a hardware profile's parameters (calibrate/parameters.hpp) to
+// measurement documents and nccl-tests logs, prints each measured point against the model
+// before and after the fit with the fitted values and their standard errors, and writes the
+// fitted profile, which run, sweep and search accept. --leave-one-out refits without each
+// measurement set in turn and predicts it.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "trainsim/calibrate/fit.hpp"
+#include "trainsim/calibrate/parameters.hpp"
+#include "trainsim/error.hpp"
+#include "trainsim/version.hpp"
+
+#include "sim/cli/commands.hpp"
+#include "sim/io/calibration_inputs.hpp"
+#include "sim/io/hardware_loader.hpp"
+#include "sim/io/unit_parse.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+struct CalibrateOptions {
+  std::string base;
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string min_bytes = "1MiB";
+  bool include_problem_logs = false;
+  bool leave_one_out = false;
+  bool reset = false;
+  std::vector<std::string> freeze;
+};
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// A parameter value as a profile writes it: a plain number or a string with a unit, with four
+// significant digits (well inside the fits' standard errors).
+nlohmann::ordered_json profile_value(const calibrate::Parameter& p, double v) {
+  switch (p.unit) {
+    case calibrate::ParameterUnit::Seconds:
+      return fmt("%.4g us", v * 1e6);
+    case calibrate::ParameterUnit::Bytes:
+      return fmt("%.4g MiB", v / (1024.0 * 1024.0));
+    case calibrate::ParameterUnit::Watts:
+      return fmt("%.4g W", v);
+    case calibrate::ParameterUnit::Number:
+      break;
+  }
+  return std::stod(fmt("%.4g", v));
+}
+
+// A value for the console, in the parameter's display unit.
+std::string display(const calibrate::Parameter& p, double v) {
+  switch (p.unit) {
+    case calibrate::ParameterUnit::Seconds:
+      return fmt("%.4g us", v * 1e6);
+    case calibrate::ParameterUnit::Bytes:
+      return fmt("%.4g MiB", v / (1024.0 * 1024.0));
+    case calibrate::ParameterUnit::Watts:
+      return fmt("%.4g W", v);
+    case calibrate::ParameterUnit::Number:
+      break;
+  }
+  return fmt("%.4g", v);
+}
+
+// Sets `value` at the JSON pointer in `doc`, creating objects on the way.
+void set_at(nlohmann::ordered_json& doc, const std::string& pointer, nlohmann::ordered_json value) {
+  nlohmann::ordered_json* node = &doc;
+  std::size_t start = 1;
+  while (start <= pointer.size()) {
+    const std::size_t end = std::min(pointer.find('/', start), pointer.size());
+    const std::string key = pointer.substr(start, end - start);
+    if (end == pointer.size()) {
+      (*node)[key] = std::move(value);
+      return;
+    }
+    if (!node->contains(key) || !(*node)[key].is_object())
+      (*node)[key] = nlohmann::ordered_json::object();
+    node = &(*node)[key];
+    start = end + 1;
+  }
+}
+
+void print_residuals(std::ostream& out, const std::vector<calibrate::PointResidual>& rows,
+                     const char* after_name) {
+  out << "# set                                           line  point                     "
+         "algorithm          measured    before  "
+      << after_name << "   error\n";
+  for (const auto& r : rows) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "  %-44.44s %5d  %-25.25s %-16.16s %9.4g %9.4g %9.4g %+6.1f%%%s",
+                  r.origin.label.c_str(), r.origin.line, r.what.c_str(), r.algorithm.c_str(),
+                  r.measured, r.before, r.after, 100.0 * r.error(),
+                  r.origin.reported_problem ? "  (reported problem)" : "");
+    out << line << "  " << r.unit << '\n';
+  }
+}
+
+// Mean and largest |error| per measurement set, in first-seen order.
+struct SetSummary {
+  std::string label;
+  int points = 0;
+  double mean_before = 0.0;
+  double mean_after = 0.0;
+  double max_after = 0.0;
+  bool problem = false;
+};
+
+std::vector<SetSummary> summarize(const std::vector<calibrate::PointResidual>& rows) {
+  std::vector<SetSummary> out;
+  for (const auto& r : rows) {
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const SetSummary& s) { return s.label == r.origin.label; });
+    if (it == out.end()) {
+      out.push_back(SetSummary{.label = r.origin.label, .problem = r.origin.reported_problem});
+      it = out.end() - 1;
+    }
+    ++it->points;
+    it->mean_before += std::abs(r.error_before());
+    it->mean_after += std::abs(r.error());
+    it->max_after = std::max(it->max_after, std::abs(r.error()));
+  }
+  for (auto& s : out) {
+    s.mean_before /= s.points;
+    s.mean_after /= s.points;
+  }
+  return out;
+}
+
+void print_summary(std::ostream& out, const std::vector<SetSummary>& sets, const char* after) {
+  out << "# set                                           points  mean|err| before  mean|err| "
+      << after << "  max|err| " << after << "\n";
+  for (const auto& s : sets) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-44.44s %7d  %15.1f%%  %14.1f%%  %13.1f%%%s",
+                  s.label.c_str(), s.points, 100.0 * s.mean_before, 100.0 * s.mean_after,
+                  100.0 * s.max_after, s.problem ? "  (reported problem)" : "");
+    out << line << '\n';
+  }
+}
+
+int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.inputs.empty()) {
+    throw ConfigError(
+        "calibrate: expected at least one input: a measurement document (.json) "
+        "or an nccl-tests log");
+  }
+  calibrate::FitOptions options;
+  try {
+    options.min_collective_bytes = Bytes(io::parse_unit(o.min_bytes, io::UnitKind::Data));
+  } catch (const ConfigError& e) {
+    throw ConfigError("--min-bytes: " + e.problem());
+  }
+  for (const auto& f : o.freeze) {
+    if (calibrate::find_parameter(f) == nullptr) {
+      throw ConfigError("--freeze: unknown parameter '" + f +
+                        "'; expected a parameter pointer of docs/calibration.md like "
+                        "/collective/measured/ring/Simple/latency_scale");
+    }
+  }
+  options.frozen = o.freeze;
+  options.apply_nccl_version = [](hardware::HardwareSpec& hw, const std::string& version) {
+    io::apply_nccl_version(hw, version);
+  };
+
+  const io::HardwareDocument doc = io::load_hardware_document(o.base);
+  const hardware::HardwareSpec base = io::load_hardware(o.base);
+  const io::CalibrationInputs in = io::read_calibration_inputs(o.inputs, o.include_problem_logs);
+  for (const auto& s : in.skipped) err << "note: skipped " << s << '\n';
+
+  // --reset: the parameters the inputs inform start from their neutral values, so "before"
+  // is NCCL's model and nothing of an earlier fit stays in the profile.
+  hardware::HardwareSpec start = base;
+  if (o.reset) {
+    for (const auto& v : calibrate::fit(base, in.points, options).values) {
+      v.parameter->set(start, v.parameter->neutral);
+    }
+  }
+  const calibrate::FitResult result = calibrate::fit(start, in.points, options);
+
+  out << "# trainsim calibrate: " << base.id << " (" << base.name << ")\n";
+  out << "# " << result.residuals.size() << " points from " << in.labels.size()
+      << " measurement sets; " << result.values.size() << " parameters fitted in "
+      << result.iterations << " iterations" << (result.converged ? "" : " (not converged)")
+      << "\n#\n";
+  print_residuals(out, result.residuals, "after");
+  out << "#\n";
+  print_summary(out, summarize(result.residuals), "after");
+  out << "#\n# parameter                                                   before       "
+         "fitted      sigma  bounds                 points  rms err\n";
+  for (const auto& v : result.values) {
+    const auto& p = *v.parameter;
+    char line[512];
+    std::snprintf(line, sizeof line, "  %-58.58s %10s %12s %10s  [%s, %s] %6d %7.1f%%%s",
+                  p.pointer.c_str(), display(p, v.before).c_str(), display(p, v.value).c_str(),
+                  v.sigma ? display(p, *v.sigma).c_str() : "n/a", display(p, p.lower).c_str(),
+                  display(p, p.upper).c_str(), v.points, 100.0 * v.rms_error,
+                  v.at_bound ? "  AT BOUND" : "");
+    out << line << '\n';
+  }
+
+  // Reported-problem logs fitted on purpose: say how badly they fit.
+  for (const auto& s : summarize(result.residuals)) {
+    if (!s.problem) continue;
+    err << "warning: " << s.label << " is marked reported_problem: mean |error| "
+        << fmt("%.1f", 100.0 * s.mean_after) << "%, max " << fmt("%.1f", 100.0 * s.max_after)
+        << "% after the fit";
+    std::vector<std::string> bound;
+    for (const auto& v : result.values) {
+      if (v.at_bound &&
+          std::find(v.fitted_to.begin(), v.fitted_to.end(), s.label) != v.fitted_to.end()) {
+        bound.push_back(v.parameter->pointer);
+      }
+    }
+    for (std::size_t i = 0; i < bound.size(); ++i) {
+      err << (i == 0 ? "; at a bound: " : ", ") << bound[i];
+    }
+    err << "; do not use this profile for predictions\n";
+  }
+  for (const auto& v : result.values) {
+    if (!v.sigma) {
+      err << "warning: " << v.parameter->pointer
+          << " is not determined by the points (no standard error); it keeps the value the "
+             "fit ended at\n";
+    }
+    if (v.at_bound) {
+      err << "warning: " << v.parameter->pointer << " = " << display(*v.parameter, v.value)
+          << " is at a bound of [" << display(*v.parameter, v.parameter->lower) << ", "
+          << display(*v.parameter, v.parameter->upper) << "]\n";
+    }
+  }
+
+  if (o.leave_one_out) {
+    out << "#\n# leave one out: each set predicted by a fit to the others, from a prior with\n"
+           "# every parameter of the full fit at its neutral value (NCCL's model); before = "
+           "prior\n#\n";
+    // Parameters the full fit moved start from their neutral value, so that what the held-out
+    // set taught the base profile (a refit of it) does not leak into its prediction.
+    hardware::HardwareSpec prior = start;
+    for (const auto& v : result.values) v.parameter->set(prior, v.parameter->neutral);
+    std::vector<calibrate::PointResidual> predicted;
+    // Every measurement set in first-seen order: a log, or one point of a document.
+    std::vector<std::string> labels;
+    for (const auto& r : result.residuals) {
+      if (std::find(labels.begin(), labels.end(), r.origin.label) == labels.end()) {
+        labels.push_back(r.origin.label);
+      }
+    }
+    for (const auto& label : labels) {
+      calibrate::MeasurementSet rest = in.points;
+      calibrate::MeasurementSet held;
+      auto split = [&](auto& all, auto& kept) {
+        using Vec = std::remove_reference_t<decltype(all)>;
+        Vec others;
+        for (auto& p : all) (p.origin.label == label ? kept : others).push_back(p);
+        all = std::move(others);
+      };
+      split(rest.collectives, held.collectives);
+      split(rest.gemms, held.gemms);
+      split(rest.attention, held.attention);
+      split(rest.memory, held.memory);
+      split(rest.launches, held.launches);
+      split(rest.power, held.power);
+      hardware::HardwareSpec without = prior;
+      try {
+        without = calibrate::fit(prior, rest, options).fitted;
+      } catch (const ConfigError&) {
+        // The others inform nothing: the prediction is the prior's.
+      }
+      auto rows = calibrate::compare(prior, without, held, options);
+      predicted.insert(predicted.end(), rows.begin(), rows.end());
+    }
+    print_residuals(out, predicted, "predicted");
+    out << "#\n";
+    print_summary(out, summarize(predicted), "predicted");
+  }
+
+  if (!o.output.empty()) {
+    nlohmann::ordered_json profile = doc.json;
+    nlohmann::ordered_json fitted = nlohmann::ordered_json::object();
+    bool collective_fitted = false;
+    for (const auto& v : result.values) {
+      const auto& p = *v.parameter;
+      set_at(profile, p.pointer, profile_value(p, v.value));
+      collective_fitted = collective_fitted || p.pointer.rfind("/collective/", 0) == 0;
+      nlohmann::ordered_json record;
+      record["value"] = v.value;
+      record["sigma"] = v.sigma ? *v.sigma : 0.0;
+      record["points"] = v.points;
+      record["rms_error"] = std::stod(fmt("%.4g", v.rms_error));
+      record["max_error"] = std::stod(fmt("%.4g", v.max_error));
+      record["at_bound"] = v.at_bound;
+      record["fitted_to"] = v.fitted_to;
+      fitted[p.pointer] = std::move(record);
+    }
+    if (collective_fitted && !profile["collective"]["measured"].contains("notes")) {
+      profile["collective"]["measured"]["notes"] =
+          "Fitted by trainsim calibrate; /calibration says to what and how well. Terms not "
+          "listed there keep NCCL's model (hardware::MeasuredTerms defaults).";
+    }
+    std::vector<std::string> inputs;
+    for (const auto& i : o.inputs) inputs.push_back(std::filesystem::path(i).filename().string());
+    profile["calibration"] = {{"tool", std::string("trainsim ") + kVersion + " calibrate"},
+                              {"inputs", inputs},
+                              {"fitted", fitted}};
+    // Check that what we write loads, before writing it.
+    (void)io::load_hardware_from_string(profile.dump(), o.output);
+    const std::string tmp = o.output + ".tmp";
+    {
+      std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+      if (!file) throw ConfigError(o.output + ": cannot write the profile");
+      file << profile.dump(2) << '\n';
+      if (!file.flush()) throw ConfigError(o.output + ": cannot write the profile");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, o.output, ec);
+    if (ec) throw ConfigError(o.output + ": cannot write the profile: " + ec.message());
+    err << "wrote " << o.output << '\n';
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_calibrate(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate",
+      "fit a hardware profile to measurement documents and nccl-tests logs, with residuals");
+  cmd->add_option("--base", opts->base, "built-in profile id or profile JSON file to start from")
+      ->required();
+  cmd->add_option("inputs", opts->inputs,
+                  "measurement documents (.json, docs/calibration-measurements.md) and "
+                  "nccl-tests logs");
+  cmd->add_option("-o,--output", opts->output, "write the fitted profile here");
+  cmd->add_option("--min-bytes", opts->min_bytes, "collective sizes below this are not fitted")
+      ->capture_default_str();
+  cmd->add_flag("--include-problem-logs", opts->include_problem_logs,
+                "also fit logs a document marks reported_problem");
+  cmd->add_flag("--leave-one-out", opts->leave_one_out,
+                "predict each measurement set from a fit to the others");
+  cmd->add_flag("--reset", opts->reset,
+                "start the parameters the inputs inform from NCCL's model, not the base's values");
+  cmd->add_option("--freeze", opts->freeze,
+                  "keep this parameter (a pointer like /collective/measured/ring/Simple/"
+                  "latency_scale); repeat for several")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->callback([opts, &exit_code] { exit_code = run_calibrate(*opts, std::cout, std::cerr); });
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,31 @@
+// The inputs of `trainsim calibrate` turned into one MeasurementSet: measurement documents
+// (JSON, docs/calibration-measurements.md) with the nccl-tests logs they name, and nccl-tests
+// logs given directly. A log row becomes one collective point timed by the faster of its
+// out-of-place and in-place runs (noise only ever adds time).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trainsim/calibrate/measurements.hpp"
+
+namespace trainsim::io {
+
+struct CalibrationInputs {
+  calibrate::MeasurementSet points;
+  std::vector<std::string> labels;   // measurement sets, in input order (log file names, ...)
+  std::vector<std::string> skipped;  // one line per log left out (reported problem), for stderr
+};
+
+// Reads every input: a path ending in ".json" is a measurement document, anything else an
+// nccl-tests log. Logs marked "reported_problem" in a document are left out (and listed in
+// `skipped`) unless `include_problem_logs`. Throws ConfigError naming the file (and line) for
+// bad input, and for a log whose ranks or nodes neither it nor its document says.
+[[nodiscard]] CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
+                                                        bool include_problem_logs);
+
+// The points of one parsed log, with what `ref` says over what the log says.
+[[nodiscard]] std::vector<calibrate::CollectivePoint> log_points(
+    const calibrate::NcclTestsLog& log, const calibrate::LogReference& ref);
+
+}  // namespace trainsim::io

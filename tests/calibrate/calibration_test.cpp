@@ -1,0 +1,100 @@
+// The collective fit of the built-in profiles against the nccl-tests logs in calibration/
+// (provenance in calibration/nccl_tests/README.md), checked against the done criteria of
+// docs/calibration.md: every healthy log within 15% per size from 1 MiB and 10% on average.
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "trainsim/calibrate/fit.hpp"
+#include "trainsim/calibrate/parameters.hpp"
+#include "trainsim/error.hpp"
+
+#include "sim/io/calibration_inputs.hpp"
+#include "sim/io/hardware_loader.hpp"
+
+using namespace trainsim;
+using namespace trainsim::calibrate;
+
+namespace {
+
+std::string calibration_file(const std::string& name) {
+  return std::string(TRAINSIM_SOURCE_DIR) + "/calibration/" + name;
+}
+
+FitOptions options() {
+  FitOptions o;
+  o.apply_nccl_version = [](hardware::HardwareSpec& hw, const std::string& v) {
+    io::apply_nccl_version(hw, v);
+  };
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("calibration: h100-dgx fits every healthy H100 log", "[calibrate][validation]") {
+  const auto in = io::read_calibration_inputs({calibration_file("h100-dgx.json")}, false);
+  // The three logs marked reported_problem are left out by default.
+  REQUIRE(in.skipped.size() == 3);
+  const FitResult r = fit(io::load_hardware("h100-dgx"), in.points, options());
+  std::map<std::string, std::pair<double, int>> mean;
+  std::set<std::string> above_15;
+  for (const auto& p : r.residuals) {
+    // The document's two published 32-node points (nccl#1218, approximate) are checked below.
+    if (p.origin.label.rfind("collectives", 0) == 0) {
+      REQUIRE(std::abs(p.error()) <= 0.15);
+      continue;
+    }
+    auto& [sum, n] = mean[p.origin.label];
+    sum += std::abs(p.error());
+    ++n;
+    if (std::abs(p.error()) > 0.15) {
+      above_15.insert(p.origin.label + ":" + std::to_string(p.origin.line));
+    }
+  }
+  REQUIRE(mean.size() == 7);
+  for (const auto& [label, s] : mean) {
+    INFO(label);
+    REQUIRE(s.first / s.second <= 0.10);
+  }
+  // Known gap, kept strict so that it shows when it closes: the one log's two points above
+  // 15% are a 256 MiB row slower than its own 128 MiB row (235.9 against 249.2 GB/s busbw,
+  // line 48) and a 2 MiB row 15% below the other 4-node log's (26.0 against 30.7, line 41),
+  // which no size-monotone model follows.
+  REQUIRE(above_15 == std::set<std::string>{"h100-ndr-4node-all_reduce.txt:41",
+                                            "h100-ndr-4node-all_reduce.txt:48"});
+}
+
+TEST_CASE("calibration: the committed h100-dgx terms are what the logs fit",
+          "[calibrate][validation]") {
+  // scripts/refit-profiles writes the fitted values with four significant digits, so a fit
+  // from the committed profile finds them again within 5e-4 relative (plus the fits' own
+  // convergence tolerance).
+  const auto base = io::load_hardware("h100-dgx");
+  const auto in = io::read_calibration_inputs({calibration_file("h100-dgx.json")}, false);
+  const FitResult r = fit(base, in.points, options());
+  REQUIRE(r.values.size() >= 10);
+  for (const auto& v : r.values) {
+    INFO(v.parameter->pointer);
+    REQUIRE(v.parameter->get(base) == Approx(v.value).epsilon(2e-3).margin(1e-7));
+  }
+}
+
+TEST_CASE("calibration: a reported-problem log fitted on purpose fits badly",
+          "[calibrate][validation]") {
+  // nccl-tests#319: 89 GB/s on 2 nodes where the healthy log of nccl-tests#309 reaches 469.
+  // Fitted together with the healthy logs it cannot pull the shared NVLSTree terms down to it.
+  const auto in = io::read_calibration_inputs({calibration_file("h100-dgx.json")}, true);
+  REQUIRE(in.skipped.empty());
+  const FitResult r = fit(io::load_hardware("h100-dgx"), in.points, options());
+  double worst = 0.0;
+  for (const auto& p : r.residuals) {
+    if (p.origin.label == "h100-ndr-2node-all_reduce-lowbw.txt") {
+      REQUIRE(p.origin.reported_problem);
+      worst = std::max(worst, std::abs(p.error()));
+    }
+  }
+  REQUIRE(worst > 0.5);
+}

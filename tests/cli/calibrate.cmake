@@ -1,0 +1,40 @@
+# trainsim calibrate: fits on the logs of calibration/, residual tables, the fitted profile,
+# determinism, reported-problem logs and bad input.
+set(CALIBRATION_DIR ${PROJECT_SOURCE_DIR}/calibration)
+set(CALIBRATION_TEST_DATA ${CMAKE_CURRENT_SOURCE_DIR}/../data/calibration)
+
+# The H100 document: seven healthy logs fitted, three reported-problem logs skipped with a note.
+add_test(NAME cli.calibrate.h100
+         COMMAND trainsim calibrate --base h100-dgx ${CALIBRATION_DIR}/h100-dgx.json)
+set_tests_properties(cli.calibrate.h100 PROPERTIES PASS_REGULAR_EXPRESSION
+  "h100-ndr-8node-all_reduce.txt +14 +[0-9.]+% +[0-9.]+% +[0-9.]+%")
+# Fitting the reported-problem logs on purpose: the command says how badly they fit.
+add_test(NAME cli.calibrate.problem_logs
+         COMMAND trainsim calibrate --base h100-dgx ${CALIBRATION_DIR}/h100-dgx.json
+                 --include-problem-logs)
+set_tests_properties(cli.calibrate.problem_logs PROPERTIES PASS_REGULAR_EXPRESSION
+  "warning: h100-ndr-2node-all_reduce-lowbw.txt is marked reported_problem: mean \\|error\\| [0-9.]+%")
+# A log given directly, then the written profile used by `run`; two runs write the same bytes.
+add_test(NAME cli.calibrate.writes_profile
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DLOG=${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt
+                 -DOUT=${CMAKE_CURRENT_BINARY_DIR}/calibrated
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/calibrate_roundtrip.cmake)
+set_tests_properties(cli.calibrate.writes_profile PROPERTIES PASS_REGULAR_EXPRESSION
+  "identical profiles; run: [0-9.]+ tokens/s")
+
+trainsim_bad_input(calibrate no_input "calibrate: expected at least one input" --base h100-dgx)
+trainsim_bad_input(calibrate garbage "garbage.txt: line 2: no nccl-tests table rows"
+  --base h100-dgx ${CALIBRATION_TEST_DATA}/garbage.txt)
+trainsim_bad_input(calibrate out_of_order "out_of_order.txt: line 48: sizes out of order"
+  --base h100-dgx ${CALIBRATION_TEST_DATA}/out_of_order.txt)
+trainsim_bad_input(calibrate wrong_op "line 58: the claimed op all_gather does not fit the table"
+  --base h100-dgx ${CALIBRATION_TEST_DATA}/wrong_op.json)
+trainsim_bad_input(calibrate no_ranks "cannot tell the ranks and nodes of the run"
+  --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/h200-ib-2node-all_reduce-partial.txt)
+trainsim_bad_input(calibrate missing_file "cannot open the file"
+  --base h100-dgx ${CALIBRATION_TEST_DATA}/no_such_log.txt)
+trainsim_bad_input(calibrate bad_freeze "--freeze: unknown parameter '/gpu/gemm/max'"
+  --base h100-dgx --freeze /gpu/gemm/max ${CALIBRATION_DIR}/h100-dgx.json)
+trainsim_bad_input(calibrate bad_min_bytes "--min-bytes: "
+  --base h100-dgx --min-bytes 1MB/s ${CALIBRATION_DIR}/h100-dgx.json)
