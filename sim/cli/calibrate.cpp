@@ -48,23 +48,8 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
-// A parameter value as a profile writes it: a plain number or a string with a unit, with four
-// significant digits (well inside the fits' standard errors).
-nlohmann::ordered_json profile_value(const calibrate::Parameter& p, double v) {
-  switch (p.unit) {
-    case calibrate::ParameterUnit::Seconds:
-      return fmt("%.4g us", v * 1e6);
-    case calibrate::ParameterUnit::Bytes:
-      return fmt("%.4g MiB", v / (1024.0 * 1024.0));
-    case calibrate::ParameterUnit::Watts:
-      return fmt("%.4g W", v);
-    case calibrate::ParameterUnit::Number:
-      break;
-  }
-  return std::stod(fmt("%.4g", v));
-}
-
-// A value for the console, in the parameter's display unit.
+// A value in the parameter's unit with four significant digits (well inside the fits'
+// standard errors): "12.34 us", "48.5 MiB", "655.2 W" or a plain "0.9016".
 std::string display(const calibrate::Parameter& p, double v) {
   switch (p.unit) {
     case calibrate::ParameterUnit::Seconds:
@@ -77,6 +62,13 @@ std::string display(const calibrate::Parameter& p, double v) {
       break;
   }
   return fmt("%.4g", v);
+}
+
+// The value as a profile writes it: a string with a unit, or a plain number.
+nlohmann::ordered_json profile_value(const calibrate::Parameter& p, double v) {
+  const std::string text = display(p, v);
+  if (p.unit == calibrate::ParameterUnit::Number) return std::stod(text);
+  return text;
 }
 
 // Sets `value` at the JSON pointer in `doc`, creating objects on the way.
