@@ -1,6 +1,7 @@
 #include "trainsim/calibrate/fit.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -25,15 +26,15 @@ using hardware::HardwareSpec;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 std::string size_text(double bytes) {
-  char buf[32];
+  std::array<char, 32> buf{};
   if (bytes >= 1024.0 * kMiB) {
-    std::snprintf(buf, sizeof buf, "%g GiB", bytes / (1024.0 * kMiB));
+    std::snprintf(buf.data(), buf.size(), "%g GiB", bytes / (1024.0 * kMiB));
   } else if (bytes >= kMiB) {
-    std::snprintf(buf, sizeof buf, "%g MiB", bytes / kMiB);
+    std::snprintf(buf.data(), buf.size(), "%g MiB", bytes / kMiB);
   } else {
-    std::snprintf(buf, sizeof buf, "%g KiB", bytes / 1024.0);
+    std::snprintf(buf.data(), buf.size(), "%g KiB", bytes / 1024.0);
   }
-  return buf;
+  return buf.data();
 }
 
 double element_bytes(hardware::Dtype d) {
@@ -151,6 +152,8 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, Specs& 
     c.row.algorithm = std::string(collective::to_string(chosen)) + "/" +
                       std::string(collective::to_string(nccl->protocol));
     c.row.unit = "busbw GB/s";
+    c.row.si_unit = "bytes_per_s";
+    c.row.si_scale = 1e9;
     c.row.origin = p.origin;
 
     auto& s = seen[{chosen, chosen_protocol}];
@@ -204,9 +207,13 @@ Case kernel_case(hardware::Dtype dtype, compute::KernelWork work, Seconds measur
   if (work.kind == compute::KernelClass::MemoryBound) {
     c.report = [=](double t) { return work.bytes.value() / t / 1e9; };
     c.row.unit = "GB/s";
+    c.row.si_unit = "bytes_per_s";
+    c.row.si_scale = 1e9;
   } else {
     c.report = [=](double t) { return work.flops.value() / t / 1e12; };
     c.row.unit = "TFLOP/s";
+    c.row.si_unit = "flop_per_s";
+    c.row.si_scale = 1e12;
   }
   c.informs = std::move(informs);
   return c;
@@ -279,6 +286,8 @@ void add_compute(const MeasurementSet& m, std::vector<Case>& cases) {
     c.report = [](double t) { return t * 1e6; };
     c.row.what = "launch";
     c.row.unit = "us";
+    c.row.si_unit = "s";
+    c.row.si_scale = 1e-6;
     c.row.origin = p.origin;
     c.informs = {index_of("/gpu/kernel_launch_overhead")};
     cases.push_back(std::move(c));
@@ -293,6 +302,7 @@ void add_compute(const MeasurementSet& m, std::vector<Case>& cases) {
     c.report = [](double w) { return w; };
     c.row.what = "power " + name;
     c.row.unit = "W";
+    c.row.si_unit = "w";
     c.row.origin = p.origin;
     c.informs = {index_of("/power/" + name)};
     cases.push_back(std::move(c));

@@ -180,8 +180,8 @@ std::string measured_pointer(Algorithm algorithm, hardware::Protocol protocol,
 }
 
 const std::vector<Parameter>& parameters() {
-  static const std::vector<Parameter> kParameters = make_parameters();
-  return kParameters;
+  static const std::vector<Parameter> all = make_parameters();
+  return all;
 }
 
 const Parameter* find_parameter(std::string_view pointer) {

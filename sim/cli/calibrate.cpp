@@ -4,6 +4,7 @@
 // fitted profile, which run, sweep and search accept. --leave-one-out refits without each
 // measurement set in turn and predicts it.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -39,13 +41,14 @@ struct CalibrateOptions {
   bool include_problem_logs = false;
   bool leave_one_out = false;
   bool reset = false;
+  std::string format = "table";
   std::vector<std::string> freeze;
 };
 
 std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), format, v);
+  return buf.data();
 }
 
 // A value in the parameter's unit with four significant digits (well inside the fits'
@@ -95,13 +98,13 @@ void print_residuals(std::ostream& out, const std::vector<calibrate::PointResidu
          "algorithm          measured    before  "
       << after_name << "   error\n";
   for (const auto& r : rows) {
-    char line[512];
-    std::snprintf(line, sizeof line,
+    std::array<char, 512> line{};
+    std::snprintf(line.data(), line.size(),
                   "  %-44.44s %5d  %-25.25s %-16.16s %9.4g %9.4g %9.4g %+6.1f%%%s",
                   r.origin.label.c_str(), r.origin.line, r.what.c_str(), r.algorithm.c_str(),
                   r.measured, r.before, r.after, 100.0 * r.error(),
                   r.origin.reported_problem ? "  (reported problem)" : "");
-    out << line << "  " << r.unit << '\n';
+    out << line.data() << "  " << r.unit << '\n';
   }
 }
 
@@ -140,12 +143,43 @@ void print_summary(std::ostream& out, const std::vector<SetSummary>& sets, const
   out << "# set                                           points  mean|err| before  mean|err| "
       << after << "  max|err| " << after << "\n";
   for (const auto& s : sets) {
-    char line[256];
-    std::snprintf(line, sizeof line, "  %-44.44s %7d  %15.1f%%  %14.1f%%  %13.1f%%%s",
+    std::array<char, 256> line{};
+    std::snprintf(line.data(), line.size(), "  %-44.44s %7d  %15.1f%%  %14.1f%%  %13.1f%%%s",
                   s.label.c_str(), s.points, 100.0 * s.mean_before, 100.0 * s.mean_after,
                   100.0 * s.max_after, s.problem ? "  (reported problem)" : "");
-    out << line << '\n';
+    out << line.data() << '\n';
   }
+}
+
+nlohmann::ordered_json points_json(const std::vector<calibrate::PointResidual>& rows) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& r : rows) {
+    out.push_back({{"set", r.origin.label},
+                   {"source", r.origin.source},
+                   {"line", r.origin.line},
+                   {"point", r.what},
+                   {"algorithm", r.algorithm},
+                   {"unit", r.si_unit},
+                   {"measured", r.measured * r.si_scale},
+                   {"before", r.before * r.si_scale},
+                   {"after", r.after * r.si_scale},
+                   {"error", r.error()},
+                   {"reported_problem", r.origin.reported_problem}});
+  }
+  return out;
+}
+
+nlohmann::ordered_json sets_json(const std::vector<SetSummary>& sets) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& s : sets) {
+    out.push_back({{"set", s.label},
+                   {"points", s.points},
+                   {"mean_abs_error_before", s.mean_before},
+                   {"mean_abs_error_after", s.mean_after},
+                   {"max_abs_error_after", s.max_after},
+                   {"reported_problem", s.problem}});
+  }
+  return out;
 }
 
 int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& err) {
@@ -187,25 +221,32 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   }
   const calibrate::FitResult result = calibrate::fit(start, in.points, options);
 
-  out << "# trainsim calibrate: " << base.id << " (" << base.name << ")\n";
-  out << "# " << result.residuals.size() << " points from " << in.labels.size()
-      << " measurement sets; " << result.values.size() << " parameters fitted in "
-      << result.iterations << " iterations" << (result.converged ? "" : " (not converged)")
-      << "\n#\n";
-  print_residuals(out, result.residuals, "after");
-  out << "#\n";
-  print_summary(out, summarize(result.residuals), "after");
-  out << "#\n# parameter                                                   before       "
-         "fitted      sigma  bounds                 points  rms err\n";
+  if (o.format != "table" && o.format != "json") {
+    throw ConfigError("--format: unknown format '" + o.format + "'; expected table or json");
+  }
+  const bool json = o.format == "json";
+  nlohmann::ordered_json report;
+  std::ostringstream table;
+  std::ostream& text = json ? table : out;  // the table goes nowhere with --format json
+  text << "# trainsim calibrate: " << base.id << " (" << base.name << ")\n";
+  text << "# " << result.residuals.size() << " points from " << in.labels.size()
+       << " measurement sets; " << result.values.size() << " parameters fitted in "
+       << result.iterations << " iterations" << (result.converged ? "" : " (not converged)")
+       << "\n#\n";
+  print_residuals(text, result.residuals, "after");
+  text << "#\n";
+  print_summary(text, summarize(result.residuals), "after");
+  text << "#\n# parameter                                                   before       "
+          "fitted      sigma  bounds                 points  rms err\n";
   for (const auto& v : result.values) {
     const auto& p = *v.parameter;
-    char line[512];
-    std::snprintf(line, sizeof line, "  %-58.58s %10s %12s %10s  [%s, %s] %6d %7.1f%%%s",
+    std::array<char, 512> line{};
+    std::snprintf(line.data(), line.size(), "  %-58.58s %10s %12s %10s  [%s, %s] %6d %7.1f%%%s",
                   p.pointer.c_str(), display(p, v.before).c_str(), display(p, v.value).c_str(),
                   v.sigma ? display(p, *v.sigma).c_str() : "n/a", display(p, p.lower).c_str(),
                   display(p, p.upper).c_str(), v.points, 100.0 * v.rms_error,
                   v.at_bound ? "  AT BOUND" : "");
-    out << line << '\n';
+    text << line.data() << '\n';
   }
 
   // Reported-problem logs fitted on purpose: say how badly they fit.
@@ -240,9 +281,9 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   }
 
   if (o.leave_one_out) {
-    out << "#\n# leave one out: each set predicted by a fit to the others, from a prior with\n"
-           "# every parameter of the full fit at its neutral value (NCCL's model); before = "
-           "prior\n#\n";
+    text << "#\n# leave one out: each set predicted by a fit to the others, from a prior with\n"
+            "# every parameter of the full fit at its neutral value (NCCL's model); before = "
+            "prior\n#\n";
     // Parameters the full fit moved start from their neutral value, so that what the held-out
     // set taught the base profile (a refit of it) does not leak into its prediction.
     hardware::HardwareSpec prior = start;
@@ -279,9 +320,38 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       auto rows = calibrate::compare(prior, without, held, options);
       predicted.insert(predicted.end(), rows.begin(), rows.end());
     }
-    print_residuals(out, predicted, "predicted");
-    out << "#\n";
-    print_summary(out, summarize(predicted), "predicted");
+    print_residuals(text, predicted, "predicted");
+    text << "#\n";
+    print_summary(text, summarize(predicted), "predicted");
+    report["leave_one_out"] = {{"points", points_json(predicted)},
+                               {"sets", sets_json(summarize(predicted))}};
+  }
+
+  if (json) {
+    nlohmann::ordered_json params = nlohmann::ordered_json::array();
+    for (const auto& v : result.values) {
+      const auto& p = *v.parameter;
+      params.push_back({{"pointer", p.pointer},
+                        {"before", v.before},
+                        {"value", v.value},
+                        {"sigma", v.sigma ? nlohmann::ordered_json(*v.sigma) : nullptr},
+                        {"lower", p.lower},
+                        {"upper", p.upper},
+                        {"at_bound", v.at_bound},
+                        {"points", v.points},
+                        {"rms_error", v.rms_error},
+                        {"max_error", v.max_error},
+                        {"fitted_to", v.fitted_to}});
+    }
+    nlohmann::ordered_json json_out;
+    json_out["context"] = {
+        {"schema_version", 1}, {"trainsim_version", kVersion},    {"base", base.id},
+        {"inputs", o.inputs},  {"iterations", result.iterations}, {"converged", result.converged}};
+    json_out["points"] = points_json(result.residuals);
+    json_out["sets"] = sets_json(summarize(result.residuals));
+    json_out["parameters"] = params;
+    if (report.contains("leave_one_out")) json_out["leave_one_out"] = report["leave_one_out"];
+    out << json_out.dump(2) << '\n';
   }
 
   if (!o.output.empty()) {
@@ -348,6 +418,7 @@ void register_calibrate(CLI::App& app, int& exit_code) {
                 "also fit logs a document marks reported_problem");
   cmd->add_flag("--leave-one-out", opts->leave_one_out,
                 "predict each measurement set from a fit to the others");
+  cmd->add_option("--format", opts->format, "table or json")->capture_default_str();
   cmd->add_flag("--reset", opts->reset,
                 "start the parameters the inputs inform from NCCL's model, not the base's values");
   cmd->add_option("--freeze", opts->freeze,

@@ -38,3 +38,11 @@ trainsim_bad_input(calibrate bad_freeze "--freeze: unknown parameter '/gpu/gemm/
   --base h100-dgx --freeze /gpu/gemm/max ${CALIBRATION_DIR}/h100-dgx.json)
 trainsim_bad_input(calibrate bad_min_bytes "--min-bytes: "
   --base h100-dgx --min-bytes 1MB/s ${CALIBRATION_DIR}/h100-dgx.json)
+
+# --format json: the same residuals in SI for scripts.
+add_test(NAME cli.calibrate.json
+         COMMAND trainsim calibrate --base a100-dgx ${CALIBRATION_DIR}/a100-dgx.json --format json)
+set_tests_properties(cli.calibrate.json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"set\": \"a100-1node-all_reduce.txt\",[^}]*\"unit\": \"bytes_per_s\",[^}]*\"error\"")
+trainsim_bad_input(calibrate bad_format "--format: unknown format 'xml'; expected table or json"
+  --base h100-dgx --format xml ${CALIBRATION_DIR}/a100-dgx.json)

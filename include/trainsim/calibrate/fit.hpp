@@ -37,6 +37,10 @@ struct PointResidual {
   std::string what;       // "all_reduce 2x8 16 MiB", "gemm 4096x4096x4096 bf16"
   std::string algorithm;  // the algorithm NCCL chose or was forced to ("" for compute points)
   std::string unit;
+  // The same values in SI for JSON: value x si_scale in `si_unit` ("bytes_per_s" for bus or
+  // memory bandwidth, "flop_per_s", "s", "w").
+  std::string si_unit;
+  double si_scale = 1.0;
   double measured = 0.0;
   double before = 0.0;
   double after = 0.0;
