@@ -1,6 +1,6 @@
 // Cost of `trainsim calibrate` (the calibration issue's budget: a calibration on all healthy
 // logs in under 5 s on two cores). calibrate_h100_logs: reading calibration/h100-dgx.json and
-// its seven healthy nccl-tests logs and two published points, then the fit (18 parameters, 85
+// its seven healthy nccl-tests logs and two published points, then the fit (17 parameters, 85
 // points);
 // calibrate_h100_leave_one_out: the same plus one refit per measurement set, as
 // `trainsim calibrate --leave-one-out` does.
@@ -19,9 +19,6 @@ using namespace trainsim;
 
 calibrate::FitOptions options() {
   calibrate::FitOptions o;
-  o.apply_nccl_version = [](hardware::HardwareSpec& hw, const std::string& v) {
-    io::apply_nccl_version(hw, v);
-  };
   return o;
 }
 

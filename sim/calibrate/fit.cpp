@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -11,6 +10,7 @@
 #include <utility>
 
 #include <ceres/ceres.h>
+#include <glog/logging.h>
 
 #include "trainsim/collective/collective_model.hpp"
 #include "trainsim/compute/kernel_cost.hpp"
@@ -63,7 +63,7 @@ std::string origin_text(const Origin& o) {
 // quantity in the point's unit (higher is faster for rates, so the residual is taken on time).
 struct Case {
   PointResidual row;
-  std::size_t spec = 0;  // index into the evaluator's specs (NCCL version)
+  std::size_t spec = 0;  // index into Specs::specs (always 0: one spec)
   // Returns the modelled time (s) or power (W) on `hw`; measured_value is the same quantity.
   std::function<double(const HardwareSpec&)> model;
   double measured_value = 0.0;
@@ -73,24 +73,11 @@ struct Case {
   std::vector<std::size_t> informs;
 };
 
-// The specs points are priced on: the base, and a copy per NCCL version a point ran.
+// The spec points are priced on: the base with the fitted parameters set. A one-element list
+// so that the functors, the covariance and the final evaluation share one way to reach it.
 struct Specs {
   std::vector<HardwareSpec> specs;
-  std::map<std::string, std::size_t> by_version;
 };
-
-std::size_t spec_for(Specs& s, const std::optional<std::string>& version,
-                     const FitOptions& options) {
-  if (!version || !options.apply_nccl_version) return 0;
-  const auto constants = nccl_constants_for(*version);
-  if (!constants || *constants == s.specs[0].collective.version) return 0;
-  if (const auto it = s.by_version.find(*constants); it != s.by_version.end()) return it->second;
-  HardwareSpec copy = s.specs[0];
-  options.apply_nccl_version(copy, *constants);
-  s.specs.push_back(std::move(copy));
-  s.by_version.emplace(*constants, s.specs.size() - 1);
-  return s.specs.size() - 1;
-}
 
 std::size_t index_of(const std::string& pointer) {
   const auto& all = parameters();
@@ -100,21 +87,50 @@ std::size_t index_of(const std::string& pointer) {
   throw InternalError("calibrate: no parameter " + pointer);
 }
 
-// The collective cases and, per tuned algorithm, which of its parameters they inform.
+// A measured time or power the model could reach at all: a time from 1 ns to one day, a board
+// power from 1 W to 5 kW. Anything else is a unit mistake, and fitting it would only push
+// parameters to their bounds.
+void check_measured(const Origin& origin, double value, bool power) {
+  const double lo = power ? 1.0 : 1e-9;
+  const double hi = power ? 5000.0 : 86400.0;
+  if (!(value >= lo && value <= hi)) {
+    throw ConfigError(origin.source, origin_text(origin),
+                      std::string("measured ") + (power ? "power" : "time") + " " +
+                          std::to_string(value) + (power ? " W" : " s") +
+                          (power ? "; expected 1 W to 5 kW" : "; expected 1 ns to one day"));
+  }
+}
+
+// The collective cases and, per (algorithm, protocol) NCCL chose, which terms they inform.
 void add_collectives(const MeasurementSet& m, const FitOptions& options, Specs& specs,
                      std::vector<Case>& cases) {
+  using hardware::Protocol;
   struct Seen {
-    std::set<std::int64_t> multi_node_counts;
-    std::set<std::int64_t> latency_node_counts;
+    std::set<std::int64_t> bandwidth_node_counts;  // multi-node, transfer-dominated points
+    std::set<std::int64_t> latency_node_counts;    // points where NCCL's latency matters
     std::set<double> sizes;
+    std::set<double> single_sizes;
+    std::set<double> multi_sizes;
+    std::vector<std::size_t> single_node_cases;
     std::vector<std::size_t> cases;
+    std::vector<std::size_t> multi_node_cases;
+    std::vector<std::size_t> latency_cases;
   };
-  std::map<std::pair<Algorithm, hardware::Protocol>, Seen> seen;
+  std::map<std::pair<Algorithm, Protocol>, Seen> seen;
+  const HardwareSpec& hw = specs.specs[0];
   for (const CollectivePoint& p : m.collectives) {
     if (p.bytes < options.min_collective_bytes) continue;
     Case c;
-    c.spec = spec_for(specs, p.nccl_version, options);
-    const HardwareSpec& hw = specs.specs[c.spec];
+    if (p.op == Op::AllToAll || p.op == Op::SendRecv) {
+      throw ConfigError(p.origin.source, origin_text(p.origin),
+                        std::string(collective::to_string(p.op)) +
+                            " is priced from link bandwidths, which calibration does not fit; "
+                            "expected all_reduce, all_gather, reduce_scatter, broadcast or reduce");
+    }
+    if (p.group.ranks < 2) {
+      throw ConfigError(p.origin.source, origin_text(p.origin),
+                        "a collective on one rank moves nothing; expected 2 ranks or more");
+    }
     if (p.group.ranks_per_node > hw.node.gpus_per_node) {
       throw ConfigError(p.origin.source, origin_text(p.origin),
                         std::to_string(p.group.ranks_per_node) + " ranks per node on a " +
@@ -124,17 +140,18 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, Specs& 
     const auto nccl =
         collective::restricted_cost(hw, p.op, p.group, p.bytes, p.algorithm, p.protocol);
     if (!nccl || nccl->algorithm == Algorithm::None) {
-      throw ConfigError(
-          p.origin.source, origin_text(p.origin),
-          "NCCL could not run " + std::string(collective::to_string(p.op)) + " on " +
-              std::to_string(p.group.ranks) + " ranks over " + std::to_string(p.group.nodes) +
-              " nodes with " +
-              (p.algorithm ? "NCCL_ALGO=" + std::string(collective::to_string(*p.algorithm)) : "") +
-              (p.protocol ? " NCCL_PROTO=" + std::string(collective::to_string(*p.protocol)) : "") +
-              " on profile '" + hw.id + "'; expected an algorithm and protocol it has");
+      std::string forced;
+      if (p.algorithm) forced += " NCCL_ALGO=" + std::string(collective::to_string(*p.algorithm));
+      if (p.protocol) forced += " NCCL_PROTO=" + std::string(collective::to_string(*p.protocol));
+      throw ConfigError(p.origin.source, origin_text(p.origin),
+                        "NCCL could not run " + std::string(collective::to_string(p.op)) + " on " +
+                            std::to_string(p.group.ranks) + " ranks over " +
+                            std::to_string(p.group.nodes) + " nodes with" + forced +
+                            " on profile '" + hw.id +
+                            "'; expected an algorithm and protocol it has");
     }
     const Algorithm chosen = nccl->algorithm;
-    const hardware::Protocol chosen_protocol = nccl->protocol;
+    const Protocol chosen_protocol = nccl->protocol;
     const Op op = p.op;
     const parallel::GroupShape group = p.group;
     const Bytes bytes = p.bytes;
@@ -150,7 +167,7 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, Specs& 
     c.row.what = std::string(collective::to_string(op)) + " " + std::to_string(group.nodes) + "x" +
                  std::to_string(group.ranks_per_node) + " " + size_text(bytes.value());
     c.row.algorithm = std::string(collective::to_string(chosen)) + "/" +
-                      std::string(collective::to_string(nccl->protocol));
+                      std::string(collective::to_string(chosen_protocol));
     c.row.unit = "busbw GB/s";
     c.row.si_unit = "bytes_per_s";
     c.row.si_scale = 1e9;
@@ -161,37 +178,80 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, Specs& 
     c.informs.push_back(index_of(
         measured_pointer(chosen, chosen_protocol,
                          multi ? "bandwidth_factor_multi_node" : "bandwidth_factor_single_node")));
-    if (multi) s.multi_node_counts.insert(group.nodes);
+    const std::size_t at = cases.size();
+    // A loss of bandwidth with the nodes shows only in calls whose time is mostly transfer;
+    // in latency-bound calls it cannot be told from latency growth.
+    if (multi) {
+      s.multi_node_cases.push_back(at);
+      s.multi_sizes.insert(bytes.value());
+      if (nccl->transfer >= nccl->latency) s.bandwidth_node_counts.insert(group.nodes);
+    } else {
+      s.single_node_cases.push_back(at);
+      s.single_sizes.insert(bytes.value());
+    }
     // The latency terms are informed where NCCL's latency is a fifth of the transfer or more.
     if (nccl->latency.value() >= 0.2 * nccl->transfer.value()) {
       s.latency_node_counts.insert(group.nodes);
+      if (multi) s.latency_cases.push_back(at);
     }
     s.sizes.insert(bytes.value());
-    s.cases.push_back(cases.size());
+    s.cases.push_back(at);
     cases.push_back(std::move(c));
   }
+  auto add = [&cases](const std::vector<std::size_t>& to, std::size_t parameter) {
+    for (const std::size_t i : to) cases[i].informs.push_back(parameter);
+  };
+  // Whether (algorithm, protocol)'s own growth term is informed, so that LL/LL128 points that
+  // inherit Simple's (MeasuredTerms) are credited to Simple's instead.
+  std::set<std::size_t> own_growth;
   for (auto& [key, s] : seen) {
     const auto [algorithm, protocol] = key;
-    std::vector<std::size_t> extra;
-    if (s.multi_node_counts.size() >= 2) {
-      extra.push_back(index_of(measured_pointer(algorithm, protocol, "efficiency_per_doubling")));
+    if (s.bandwidth_node_counts.size() >= 2) {
+      const std::size_t i =
+          index_of(measured_pointer(algorithm, protocol, "efficiency_per_doubling"));
+      add(s.multi_node_cases, i);
+      own_growth.insert(i);
     }
-    // ... or where the sizes span 8x or more, which separates a constant from a proportional
-    // term even when the constant is small next to NCCL's transfer time.
-    const bool wide = !s.sizes.empty() && *s.sizes.rbegin() >= 8.0 * *s.sizes.begin();
-    if (!s.latency_node_counts.empty() || wide) {
-      extra.push_back(index_of(measured_pointer(algorithm, protocol, "latency_offset")));
+    // An offset per node class where NCCL's latency matters there, or where that class's
+    // sizes span 8x or more, which separates a constant from a proportional term even when the
+    // constant is small next to NCCL's transfer time.
+    const auto wide = [](const std::set<double>& sizes) {
+      return !sizes.empty() && *sizes.rbegin() >= 8.0 * *sizes.begin();
+    };
+    const bool latency_single = s.latency_node_counts.count(1) != 0;
+    const bool latency_multi =
+        s.latency_node_counts.size() > (latency_single ? std::size_t{1} : std::size_t{0});
+    if (!s.single_node_cases.empty() && (latency_single || wide(s.single_sizes))) {
+      add(s.single_node_cases,
+          index_of(measured_pointer(algorithm, protocol, "latency_offset_single_node")));
     }
-    if (s.latency_node_counts.size() >= 2) {
-      extra.push_back(index_of(measured_pointer(algorithm, protocol, "latency_scale")));
+    if (!s.multi_node_cases.empty() && (latency_multi || wide(s.multi_sizes))) {
+      add(s.multi_node_cases,
+          index_of(measured_pointer(algorithm, protocol, "latency_offset_multi_node")));
+    }
+    // The scale: multi-node latency-informative points at two node counts or more.
+    std::set<std::int64_t> multi_latency_counts = s.latency_node_counts;
+    multi_latency_counts.erase(1);
+    if (multi_latency_counts.size() >= 2) {
+      const std::size_t i = index_of(measured_pointer(algorithm, protocol, "latency_scale"));
+      add(s.latency_cases, i);
+      own_growth.insert(i);
     }
     // The fill needs sizes on both sides of its saturation: six sizes over a factor of 256.
     if (s.sizes.size() >= 6 && *s.sizes.rbegin() >= 256.0 * *s.sizes.begin()) {
-      extra.push_back(index_of(measured_pointer(algorithm, protocol, "fill_fraction")));
-      extra.push_back(index_of(measured_pointer(algorithm, protocol, "fill_saturation")));
+      add(s.cases, index_of(measured_pointer(algorithm, protocol, "fill_fraction")));
+      add(s.cases, index_of(measured_pointer(algorithm, protocol, "fill_saturation")));
     }
-    for (const std::size_t i : s.cases) {
-      cases[i].informs.insert(cases[i].informs.end(), extra.begin(), extra.end());
+  }
+  for (auto& [key, s] : seen) {
+    const auto [algorithm, protocol] = key;
+    if (protocol == Protocol::Simple) continue;
+    for (const char* field : {"efficiency_per_doubling", "latency_scale"}) {
+      const std::size_t own = index_of(measured_pointer(algorithm, protocol, field));
+      const std::size_t simple = index_of(measured_pointer(algorithm, Protocol::Simple, field));
+      if (own_growth.count(own) == 0 && own_growth.count(simple) != 0) {
+        add(std::string(field) == "latency_scale" ? s.latency_cases : s.multi_node_cases, simple);
+      }
     }
   }
 }
@@ -321,7 +381,10 @@ class PointResidualFunctor {
     const auto& all = parameters();
     for (std::size_t j = 0; j < fitted_->size(); ++j) {
       const Parameter& p = all[(*fitted_)[j]];
-      p.set(*spec_, p.lower + u[0][j] * (p.upper - p.lower));
+      // Numeric differentiation steps past the bounds at a bound; the model only ever sees
+      // values inside them.
+      const double x = std::clamp(u[0][j], 0.0, 1.0);
+      p.set(*spec_, p.lower + x * (p.upper - p.lower));
     }
     const double model = case_.model(*spec_);
     if (!(model > 0.0) || !std::isfinite(model)) return false;
@@ -341,6 +404,7 @@ std::vector<Case> build_cases(const HardwareSpec& base, const MeasurementSet& m,
   std::vector<Case> cases;
   add_collectives(m, options, specs, cases);
   add_compute(m, cases);
+  for (const Case& c : cases) check_measured(c.row.origin, c.measured_value, c.row.si_unit == "w");
   return cases;
 }
 
@@ -353,18 +417,6 @@ void set_all(Specs& specs, const std::vector<std::size_t>& fitted,
 }
 
 }  // namespace
-
-std::optional<std::string> nccl_constants_for(const std::string& version) {
-  int major = 0;
-  int minor = 0;
-  const char* first = version.data();
-  const char* last = first + version.size();
-  auto r = std::from_chars(first, last, major);
-  if (r.ec != std::errc() || r.ptr == last || *r.ptr != '.') return std::nullopt;
-  r = std::from_chars(r.ptr + 1, last, minor);
-  if (r.ec != std::errc() || major != 2 || minor < 18) return std::nullopt;
-  return minor < 23 ? "2.20" : "2.28";
-}
 
 std::vector<PointResidual> compare(const HardwareSpec& before, const HardwareSpec& after,
                                    const MeasurementSet& points, const FitOptions& options) {
@@ -384,6 +436,17 @@ std::vector<PointResidual> compare(const HardwareSpec& before, const HardwareSpe
 }
 
 FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitOptions& options) {
+  // A bound on the work of one fit (each point is a residual block of Ceres): a calibration
+  // suite writes thousands of points, not millions.
+  constexpr std::size_t kMaxPoints = 100000;
+  const std::size_t count = points.collectives.size() + points.gemms.size() +
+                            points.attention.size() + points.memory.size() +
+                            points.launches.size() + points.power.size();
+  if (count > kMaxPoints) {
+    throw ConfigError("calibrate: " + std::to_string(count) +
+                      " measured points; expected at most " + std::to_string(kMaxPoints) +
+                      " (split the measurements or sample their sizes)");
+  }
   Specs specs;
   const std::vector<Case> cases = build_cases(base, points, options, specs);
   const auto& all = parameters();
@@ -400,8 +463,11 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
   }
   if (fitted.empty()) {
     throw ConfigError("calibrate: the measurements inform no parameter of profile '" + base.id +
-                      "'; expected collective calls of 1 MiB or more, GEMM, attention, memory, "
-                      "launch or power points");
+                      "' left free (" + std::to_string(cases.size()) + " points at or above " +
+                      std::to_string(static_cast<long long>(options.min_collective_bytes.value())) +
+                      " bytes for collectives, " + std::to_string(options.frozen.size()) +
+                      " parameters frozen); expected collective calls at or above the minimum "
+                      "size, or GEMM, attention, memory, launch or power points");
   }
 
   // Every fit starts from the parameters' documented start values (reproducible refits).
@@ -411,6 +477,10 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     const Parameter& p = all[fitted[j]];
     u[j] = (p.start - p.lower) / (p.upper - p.lower);
   }
+
+  // Ceres reports through glog on stderr; the library never prints (a failed fit becomes a
+  // ConfigError below), so glog keeps only fatal errors. Process-wide, as glog's flags are.
+  FLAGS_minloglevel = google::GLOG_FATAL;
 
   ceres::Problem::Options problem_options;
   problem_options.cost_function_ownership = ceres::TAKE_OWNERSHIP;
@@ -438,6 +508,10 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
   solver.logging_type = ceres::SILENT;
   ceres::Solver::Summary summary;
   ceres::Solve(solver, &problem, &summary);
+  if (summary.termination_type == ceres::FAILURE || !std::isfinite(summary.final_cost)) {
+    throw ConfigError("calibrate: the fit failed (" + summary.message +
+                      "); expected measurements the model can reach (check their units)");
+  }
 
   // Standard errors: the covariance of u at the optimum scaled by the residual variance
   // s^2 = sum r^2 / (m - p), then mapped back to SI.

@@ -37,7 +37,7 @@ Parameter number(std::string pointer, double lower, double upper, double start, 
                    .set = std::move(set)};
 }
 
-// The seven measured terms of one algorithm and protocol (hardware::MeasuredTerms). Bounds:
+// The eight measured terms of one algorithm and protocol (hardware::MeasuredTerms). Bounds:
 // bandwidth factors from 0.3 (a fabric at a third of NCCL's estimate is broken, not calibrated) to
 // 2 (NCCL's Hopper LL128 per-channel cap of 36.7 GB/s is below what 2-node rings measure with
 // LL128, nccl-tests#309: 291 GB/s at 64 MiB against a capped 294 before latency);
@@ -79,7 +79,7 @@ void add_measured(std::vector<Parameter>& out, Algorithm a, Protocol pr) {
       }));
   out.push_back(number(
       measured_pointer(a, pr, "latency_scale"), 0.2, 10.0, 1.0,
-      "multiplies NCCL's latency (the part that grows with ranks and nodes)",
+      "across nodes, multiplies NCCL's latency (the part that grows with ranks and nodes)",
       [cterms, i, k](const HardwareSpec& hw) {
         const auto& t = cterms(hw);
         return k == kSimple || !t.inherits_latency_scale
@@ -90,14 +90,25 @@ void add_measured(std::vector<Parameter>& out, Algorithm a, Protocol pr) {
         terms(hw).latency_scale = v;
         terms(hw).inherits_latency_scale = false;
       }));
-  Parameter offset = number(
-      measured_pointer(a, pr, "latency_offset"), -1e-3, 1e-3, 0.0,
-      "added to every call whatever the group (launch, synchronization); negative where NCCL's "
-      "fixed latency over-counts",
-      [cterms](const HardwareSpec& hw) { return cterms(hw).latency_offset.value(); },
-      [terms](HardwareSpec& hw, double v) { terms(hw).latency_offset = Seconds(v); });
-  offset.unit = ParameterUnit::Seconds;
-  out.push_back(std::move(offset));
+  for (const bool single : {true, false}) {
+    const char* field = single ? "latency_offset_single_node" : "latency_offset_multi_node";
+    Parameter offset = number(
+        measured_pointer(a, pr, field), -1e-3, 1e-3, 0.0,
+        single ? "added to every call inside a node (launch, synchronization)"
+               : "added to every call across nodes whatever their number; negative where "
+                 "NCCL's fixed latency over-counts",
+        [cterms, single](const HardwareSpec& hw) {
+          return (single ? cterms(hw).latency_offset_single_node
+                         : cterms(hw).latency_offset_multi_node)
+              .value();
+        },
+        [terms, single](HardwareSpec& hw, double v) {
+          (single ? terms(hw).latency_offset_single_node : terms(hw).latency_offset_multi_node) =
+              Seconds(v);
+        });
+    offset.unit = ParameterUnit::Seconds;
+    out.push_back(std::move(offset));
+  }
   out.push_back(number(
       measured_pointer(a, pr, "fill_fraction"), 0.0, 4.0, 0.5,
       "pipeline fill: extra bytes-worth of transfer, as a share of the message up to "

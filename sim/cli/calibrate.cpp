@@ -194,6 +194,10 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   } catch (const ConfigError& e) {
     throw ConfigError("--min-bytes: " + e.problem());
   }
+  if (!(options.min_collective_bytes.value() >= 0.0)) {
+    throw ConfigError("--min-bytes: expected a size of 0 or more like 1MiB, got '" + o.min_bytes +
+                      "'");
+  }
   for (const auto& f : o.freeze) {
     if (calibrate::find_parameter(f) == nullptr) {
       throw ConfigError("--freeze: unknown parameter '" + f +
@@ -202,24 +206,30 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     }
   }
   options.frozen = o.freeze;
-  options.apply_nccl_version = [](hardware::HardwareSpec& hw, const std::string& version) {
-    io::apply_nccl_version(hw, version);
-  };
 
   const io::HardwareDocument doc = io::load_hardware_document(o.base);
   const hardware::HardwareSpec base = io::load_hardware(o.base);
   const io::CalibrationInputs in = io::read_calibration_inputs(o.inputs, o.include_problem_logs);
   for (const auto& s : in.skipped) err << "note: skipped " << s << '\n';
 
-  // --reset: the parameters the inputs inform start from their neutral values, so "before"
-  // is NCCL's model and nothing of an earlier fit stays in the profile.
+  // --reset: every collective term back to NCCL's model and every parameter the inputs inform
+  // to its neutral value, so "before" is the uncalibrated model and nothing of an earlier fit
+  // stays in the profile.
   hardware::HardwareSpec start = base;
   if (o.reset) {
-    for (const auto& v : calibrate::fit(base, in.points, options).values) {
+    start.collective.measured = {};
+    for (const auto& v : calibrate::fit(start, in.points, options).values) {
       v.parameter->set(start, v.parameter->neutral);
     }
   }
   const calibrate::FitResult result = calibrate::fit(start, in.points, options);
+  // Measurement sets in first-seen order: a log, or one point of a document.
+  std::vector<std::string> labels;
+  for (const auto& r : result.residuals) {
+    if (std::find(labels.begin(), labels.end(), r.origin.label) == labels.end()) {
+      labels.push_back(r.origin.label);
+    }
+  }
 
   if (o.format != "table" && o.format != "json") {
     throw ConfigError("--format: unknown format '" + o.format + "'; expected table or json");
@@ -229,7 +239,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   std::ostringstream table;
   std::ostream& text = json ? table : out;  // the table goes nowhere with --format json
   text << "# trainsim calibrate: " << base.id << " (" << base.name << ")\n";
-  text << "# " << result.residuals.size() << " points from " << in.labels.size()
+  text << "# " << result.residuals.size() << " points from " << labels.size()
        << " measurement sets; " << result.values.size() << " parameters fitted in "
        << result.iterations << " iterations" << (result.converged ? "" : " (not converged)")
        << "\n#\n";
@@ -267,8 +277,13 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     }
     err << "; do not use this profile for predictions\n";
   }
+  const bool no_dof = result.residuals.size() <= result.values.size();
+  if (no_dof) {
+    err << "warning: " << result.residuals.size() << " points for " << result.values.size()
+        << " parameters: no degrees of freedom left, so no standard errors\n";
+  }
   for (const auto& v : result.values) {
-    if (!v.sigma) {
+    if (!v.sigma && !no_dof) {
       err << "warning: " << v.parameter->pointer
           << " is not determined by the points (no standard error); it keeps the value the "
              "fit ended at\n";
@@ -282,20 +297,14 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
 
   if (o.leave_one_out) {
     text << "#\n# leave one out: each set predicted by a fit to the others, from a prior with\n"
-            "# every parameter of the full fit at its neutral value (NCCL's model); before = "
-            "prior\n#\n";
-    // Parameters the full fit moved start from their neutral value, so that what the held-out
-    // set taught the base profile (a refit of it) does not leak into its prediction.
+            "# every collective term at NCCL's model and every other fitted parameter at its\n"
+            "# neutral value; before = prior\n#\n";
+    // Nothing the base learned from earlier fits (which may have seen the held-out set) may
+    // reach its prediction: all measured terms go back to NCCL's model.
     hardware::HardwareSpec prior = start;
+    prior.collective.measured = {};
     for (const auto& v : result.values) v.parameter->set(prior, v.parameter->neutral);
     std::vector<calibrate::PointResidual> predicted;
-    // Every measurement set in first-seen order: a log, or one point of a document.
-    std::vector<std::string> labels;
-    for (const auto& r : result.residuals) {
-      if (std::find(labels.begin(), labels.end(), r.origin.label) == labels.end()) {
-        labels.push_back(r.origin.label);
-      }
-    }
     for (const auto& label : labels) {
       calibrate::MeasurementSet rest = in.points;
       calibrate::MeasurementSet held;
@@ -357,6 +366,18 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   if (!o.output.empty()) {
     nlohmann::ordered_json profile = doc.json;
     nlohmann::ordered_json fitted = nlohmann::ordered_json::object();
+    if (o.reset) {
+      // The spec started from NCCL's model: so does the profile's measured block, notes too.
+      profile["collective"].erase("measured");
+    } else if (doc.json.contains("calibration") && doc.json["calibration"].contains("fitted")) {
+      // Values an earlier fit left and this one did not refit stay, with their record.
+      for (const auto& [pointer, record] : doc.json["calibration"]["fitted"].items()) {
+        const bool refitted =
+            std::any_of(result.values.begin(), result.values.end(),
+                        [&](const auto& v) { return v.parameter->pointer == pointer; });
+        if (!refitted) fitted[pointer] = record;
+      }
+    }
     bool collective_fitted = false;
     for (const auto& v : result.values) {
       const auto& p = *v.parameter;
@@ -364,7 +385,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       collective_fitted = collective_fitted || p.pointer.rfind("/collective/", 0) == 0;
       nlohmann::ordered_json record;
       record["value"] = v.value;
-      record["sigma"] = v.sigma ? *v.sigma : 0.0;
+      record["sigma"] = v.sigma ? nlohmann::ordered_json(*v.sigma) : nullptr;
       record["points"] = v.points;
       record["rms_error"] = std::stod(fmt("%.4g", v.rms_error));
       record["max_error"] = std::stod(fmt("%.4g", v.max_error));

@@ -318,7 +318,11 @@ CallTime measured_time(const HardwareSpec& hw, const Geometry& g, Algorithm algo
   const double fill_bytes = m.fill_fraction * std::min(bytes.value(), m.fill_saturation.value());
   const double transfer_scale = (1.0 + fill_bytes / bytes.value()) / bw_factor;
   // A negative offset may not make the latency negative.
-  const Seconds latency = max(Seconds(0.0), nccl.latency * latency_scale + m.latency_offset);
+  // Inside a node nothing grows with the nodes: only the offset applies. A negative offset may
+  // not make the latency negative.
+  const Seconds latency =
+      g.nodes == 1 ? max(Seconds(0.0), nccl.latency + m.latency_offset_single_node)
+                   : max(Seconds(0.0), nccl.latency * latency_scale + m.latency_offset_multi_node);
   return CallTime{.latency = latency, .transfer = nccl.transfer * transfer_scale};
 }
 

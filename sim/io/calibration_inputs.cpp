@@ -69,11 +69,27 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
 CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
                                           bool include_problem_logs) {
   CalibrationInputs in;
+  // A measurement set's label: its file name, or the path as given when two files share a
+  // name, so that summaries and leave-one-out never merge two sets.
+  std::vector<std::pair<std::string, std::string>> seen;  // (path, label)
+  auto label_of = [&seen](const std::string& path) {
+    for (const auto& [p, l] : seen) {
+      if (p == path) return l;
+    }
+    std::string label = file_name(path);
+    for (const auto& [p, l] : seen) {
+      if (l == label) label = path;
+    }
+    seen.emplace_back(path, label);
+    return label;
+  };
   auto add_log = [&](const calibrate::LogReference& ref) {
     const calibrate::NcclTestsLog log = read_nccl_tests_file(ref.path, ref.op);
     auto points = log_points(log, ref);
+    const std::string label = label_of(ref.path);
+    for (auto& p : points) p.origin.label = label;
     in.points.collectives.insert(in.points.collectives.end(), points.begin(), points.end());
-    in.labels.push_back(file_name(ref.path));
+    in.labels.push_back(label);
   };
   for (const auto& path : paths) {
     const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
@@ -84,6 +100,17 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
       continue;
     }
     calibrate::MeasurementDocument doc = read_measurement_document(path);
+    // Points of a document are labelled "<document>:<array>[<i>]".
+    const std::string prefix = label_of(path) + ":";
+    auto relabel = [&prefix](auto& points) {
+      for (auto& p : points) p.origin.label = prefix + p.origin.label;
+    };
+    relabel(doc.points.collectives);
+    relabel(doc.points.gemms);
+    relabel(doc.points.attention);
+    relabel(doc.points.memory);
+    relabel(doc.points.launches);
+    relabel(doc.points.power);
     const bool has_points = !doc.points.collectives.empty() || !doc.points.gemms.empty() ||
                             !doc.points.attention.empty() || !doc.points.memory.empty() ||
                             !doc.points.launches.empty() || !doc.points.power.empty();

@@ -256,7 +256,10 @@ void read_measured(ObjectReader m, CollectiveLibrarySpec& out) {
       t.efficiency_per_doubling = field("efficiency_per_doubling", t.efficiency_per_doubling);
       t.inherits_latency_scale = !r.has("latency_scale");
       t.latency_scale = field("latency_scale", t.latency_scale);
-      t.latency_offset = Seconds(field("latency_offset", t.latency_offset.value()));
+      t.latency_offset_single_node =
+          Seconds(field("latency_offset_single_node", t.latency_offset_single_node.value()));
+      t.latency_offset_multi_node =
+          Seconds(field("latency_offset_multi_node", t.latency_offset_multi_node.value()));
       t.fill_fraction = field("fill_fraction", t.fill_fraction);
       t.fill_saturation = Bytes(field("fill_saturation", t.fill_saturation.value()));
       r.finish();
@@ -337,7 +340,8 @@ void check_calibration_record(ObjectReader r) {
     }
     ObjectReader f(record, r.source(), at);
     (void)f.number("value");
-    (void)f.number("sigma");
+    // null: no standard error (no degrees of freedom, or a parameter the points do not move).
+    if (!f.raw("sigma").is_null()) (void)f.number("sigma");
     (void)f.integer("points", 1);
     (void)f.number("rms_error");
     (void)f.number("max_error");
@@ -477,22 +481,6 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
 hardware::HardwareSpec load_hardware_from_string(const std::string& text,
                                                  const std::string& source) {
   return hardware_from_json(parse_json(text, source), source, "");
-}
-
-void apply_nccl_version(hardware::HardwareSpec& hw, const std::string& version) {
-  const std::string id = "nccl-" + version;
-  const auto text = builtin_file(kNcclFolder, id);
-  if (!text) throw ConfigError("unknown built-in NCCL version '" + version + "'");
-  const std::string source = std::string(kNcclFolder) + "/" + id + ".json";
-  const nlohmann::json constants = parse_json(std::string(*text), source);
-  read_nccl_constants(ObjectReader(constants, source, ""), hw.gpu.arch, hw.collective.host_cpu,
-                      hw.collective);
-}
-
-std::vector<std::string> builtin_nccl_versions() {
-  std::vector<std::string> out;
-  for (const auto& id : builtin_ids(kNcclFolder)) out.push_back(id.substr(5));
-  return out;
 }
 
 std::vector<std::string> builtin_hardware_ids() {

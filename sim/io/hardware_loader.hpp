@@ -29,14 +29,6 @@ namespace trainsim::io {
 [[nodiscard]] hardware::HardwareSpec load_hardware_from_string(const std::string& text,
                                                                const std::string& source);
 
-// Replaces the NCCL constants of `hw` by those of a built-in version ("2.20", "2.28"), for the
-// profile's GPU architecture and host CPU; graphs and measured terms stay. Throws ConfigError
-// for an unknown version.
-void apply_nccl_version(hardware::HardwareSpec& hw, const std::string& version);
-
-// The built-in NCCL versions ("2.20", "2.28"), sorted.
-[[nodiscard]] std::vector<std::string> builtin_nccl_versions();
-
 // The JSON document of a profile named as load_hardware takes it (built-in id or path), with
 // its keys in file order, and the source name errors use. Throws ConfigError as load_hardware.
 struct HardwareDocument {

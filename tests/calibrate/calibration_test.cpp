@@ -26,9 +26,6 @@ std::string calibration_file(const std::string& name) {
 
 FitOptions options() {
   FitOptions o;
-  o.apply_nccl_version = [](hardware::HardwareSpec& hw, const std::string& v) {
-    io::apply_nccl_version(hw, v);
-  };
   return o;
 }
 
@@ -43,7 +40,7 @@ TEST_CASE("calibration: h100-dgx fits every healthy H100 log", "[calibrate][vali
   std::set<std::string> above_15;
   for (const auto& p : r.residuals) {
     // The document's two published 32-node points (nccl#1218, approximate) are checked below.
-    if (p.origin.label.rfind("collectives", 0) == 0) {
+    if (p.origin.label.find(":collectives[") != std::string::npos) {
       REQUIRE(std::abs(p.error()) <= 0.15);
       continue;
     }
@@ -61,9 +58,9 @@ TEST_CASE("calibration: h100-dgx fits every healthy H100 log", "[calibrate][vali
   }
   // Known gap, kept strict so that it shows when it closes: the one log's two points above
   // 15% are a 256 MiB row slower than its own 128 MiB row (235.9 against 249.2 GB/s busbw,
-  // line 48) and a 2 MiB row 15% below the other 4-node log's (26.0 against 30.7, line 41),
-  // which no size-monotone model follows.
-  REQUIRE(above_15 == std::set<std::string>{"h100-ndr-4node-all_reduce.txt:41",
+  // line 48: +25.7%), which no size-monotone model follows, and its 8 MiB row (68.0 GB/s, line
+  // 43: +15.5%), where the 8-node log's 8 MiB row is slow too (+14.8%).
+  REQUIRE(above_15 == std::set<std::string>{"h100-ndr-4node-all_reduce.txt:43",
                                             "h100-ndr-4node-all_reduce.txt:48"});
 }
 

@@ -54,7 +54,7 @@ TEST_CASE("calibrate: the fit recovers the collective terms that generated its p
   t.bandwidth_factor_multi_node = 0.93;
   t.efficiency_per_doubling = 0.95;
   t.latency_scale = 1.6;
-  t.latency_offset = Seconds(40e-6);
+  t.latency_offset_multi_node = Seconds(40e-6);
   t.fill_fraction = 0.8;
   t.fill_saturation = Bytes(48.0 * kMiB);
   const FitResult r = fit(base, nvls_tree_points(truth), FitOptions{});
@@ -147,12 +147,21 @@ TEST_CASE("calibrate: points that inform nothing and impossible points are error
                       Catch::StartsWith("log.txt: line 7: NCCL could not run all_reduce"));
 }
 
-TEST_CASE("calibrate: NCCL versions map to the built-in constants of their era", "[calibrate]") {
-  // nccl_and_hardware.md A.10: tree latencies, PAT and the ring step count change in 2.23.
-  REQUIRE(nccl_constants_for("2.20.5") == "2.20");
-  REQUIRE(nccl_constants_for("2.22.3") == "2.20");
-  REQUIRE(nccl_constants_for("2.23.4") == "2.28");
-  REQUIRE(nccl_constants_for("2.26.2") == "2.28");
-  REQUIRE_FALSE(nccl_constants_for("2.12.1"));
-  REQUIRE_FALSE(nccl_constants_for("garbage"));
+TEST_CASE("calibrate: points the model cannot price are errors, not fits", "[calibrate]") {
+  const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
+  // AllToAll and SendRecv are priced from link bandwidths, which have no fitted terms.
+  MeasurementSet p2p;
+  CollectivePoint p;
+  p.op = Op::AllToAll;
+  p.group = parallel::GroupShape{.ranks = 16, .nodes = 2, .ranks_per_node = 8};
+  p.bytes = Bytes(64.0 * kMiB);
+  p.time = Seconds(500e-6);
+  p.origin = Origin{.source = "doc.json", .line = 0, .label = "/collectives/0"};
+  p2p.collectives.push_back(p);
+  REQUIRE_THROWS_WITH(fit(base, p2p, FitOptions{}),
+                      Catch::Contains("all_to_all is priced from link bandwidths"));
+  // A launch of 1e-300 s is a unit mistake: no bounded parameter reaches it.
+  MeasurementSet launch;
+  launch.launches.push_back(LaunchPoint{.time = Seconds(1e-300), .origin = p.origin});
+  REQUIRE_THROWS_WITH(fit(base, launch, FitOptions{}), Catch::Contains("expected 1 ns to one day"));
 }

@@ -46,3 +46,13 @@ set_tests_properties(cli.calibrate.json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"set\": \"a100-1node-all_reduce.txt\",[^}]*\"unit\": \"bytes_per_s\",[^}]*\"error\"")
 trainsim_bad_input(calibrate bad_format "--format: unknown format 'xml'; expected table or json"
   --base h100-dgx --format xml ${CALIBRATION_DIR}/a100-dgx.json)
+
+# --reset: a refit of the built-in h100-dgx on the one-node log alone keeps none of the
+# multi-node terms the built-in was fitted to, nor their records.
+add_test(NAME cli.calibrate.reset
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DLOG=${CALIBRATION_DIR}/nccl_tests/h100-1node-all_reduce-nvls.txt
+                 -DOUT=${CMAKE_CURRENT_BINARY_DIR}/reset.json
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/calibrate_reset.cmake)
+set_tests_properties(cli.calibrate.reset PROPERTIES PASS_REGULAR_EXPRESSION
+  "reset kept only nvls terms")

@@ -368,7 +368,7 @@ TEST_CASE("collective: measured terms correct NCCL's time of the chosen call", "
   auto j = builtin_json("h100-dgx");
   j["collective"]["measured"] = nlohmann::json::parse(R"({"ring": {"Simple": {
       "bandwidth_factor_multi_node": 1.2, "efficiency_per_doubling": 0.9, "latency_scale": 2,
-      "latency_offset": "-30 us", "fill_fraction": 0.5, "fill_saturation": "64 MiB"}}})");
+      "latency_offset_multi_node": "-30 us", "fill_fraction": 0.5, "fill_saturation": "64 MiB"}}})");
   const CollectiveModel m(from_json(j));
   const auto c = m.cost_with(Op::AllGather, g, bytes, Algorithm::Ring, Protocol::Simple);
   // hardware::MeasuredTerms: latency 2 x NCCL's - 30 us; transfer NCCL's x (1 + 0.5 x 64/256)
@@ -398,4 +398,22 @@ TEST_CASE("collective: LL128 is never faster per byte than Simple over the same 
   REQUIRE(ll->transfer.value() >= simple->transfer.value() / 0.92 * (1.0 - 1e-12));
   // Simple: 384 x 0.8^3 bus; LL128 alone would be min(0.92 x 384, 8 x 36.7) x 2 x 0.8^3.
   REQUIRE(ll->transfer.value() == Approx(simple->transfer.value() / 0.92).epsilon(1e-12));
+}
+
+TEST_CASE("collective: with the fitted terms a larger message never takes less time",
+          "[collective][calibrate]") {
+  // The built-in h100-dgx with its measured terms, 2 to 512 nodes, 1 MiB to 8 GiB: NCCL's
+  // choice changes with size, and the measured time of the chosen call must still grow.
+  const CollectiveModel m(io::load_hardware("h100-dgx"));
+  for (const Op op : {Op::AllReduce, Op::AllGather, Op::ReduceScatter}) {
+    for (std::int64_t nodes = 1; nodes <= 512; nodes *= 2) {
+      double previous = 0.0;
+      for (double bytes = 1 << 20; bytes <= 8.0 * (1 << 30); bytes *= 2.0) {
+        const double t = m.cost(op, GroupShape{nodes * 8, nodes, 8}, Bytes(bytes)).time.value();
+        INFO(to_string(op) << " on " << nodes << " nodes, " << bytes << " B");
+        REQUIRE(t >= previous);
+        previous = t;
+      }
+    }
+  }
 }

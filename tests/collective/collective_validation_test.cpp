@@ -143,7 +143,7 @@ TEST_CASE("collective: worked example, per-layer AllGather of Llama-2-7B on DGX 
       std::pow(term("/collective/measured/ring/Simple/efficiency_per_doubling"), 8);
   const double latency =
       std::max(0.0, 4438.8e-6 * term("/collective/measured/ring/LL128/latency_scale") +
-                        term("/collective/measured/ring/LL128/latency_offset"));
+                        term("/collective/measured/ring/LL128/latency_offset_multi_node"));
   const CollectiveModel fitted(fitted_hw);
   const auto fitted256 = fitted.cost(Op::AllGather, nodes_of_8(256), Bytes(bytes));
   REQUIRE(fitted256.protocol == Protocol::Ll128);

@@ -239,14 +239,14 @@ TEST_CASE("hardware_loader: measured collective terms load, inherit and are rang
   auto j = small_profile();
   j["collective"]["measured"] = io::parse_json(R"({
       "ring": {"Simple": {"bandwidth_factor_multi_node": 1.17, "latency_scale": 2.3,
-                          "latency_offset": "-26.8 us", "fill_saturation": "48 MiB"},
-               "LL128": {"latency_offset": "12 us"}}})",
+                          "latency_offset_multi_node": "-26.8 us", "fill_saturation": "48 MiB"},
+               "LL128": {"latency_offset_single_node": "12 us"}}})",
                                                "mem.json");
   const HardwareSpec hw = load(j);
   const auto& simple = hw.collective.measured[kRing][kSimple];
   REQUIRE(simple.bandwidth_factor_multi_node == Approx(1.17).epsilon(1e-12));
   // A signed time where the bounds allow one: -26.8 us.
-  REQUIRE(simple.latency_offset.value() == Approx(-26.8e-6).epsilon(1e-12));
+  REQUIRE(simple.latency_offset_multi_node.value() == Approx(-26.8e-6).epsilon(1e-12));
   REQUIRE(simple.fill_saturation.value() == Approx(48.0 * 1024 * 1024).epsilon(1e-12));
   // LL128 gives its own offset but not its latency scale: it takes Simple's.
   const auto& ll128 = hw.collective.measured[kRing][static_cast<std::size_t>(Protocol::Ll128)];

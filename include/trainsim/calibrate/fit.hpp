@@ -5,7 +5,6 @@
 // the base profile's values. Deterministic: one thread, a fixed start, a fixed order.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,10 +23,6 @@ struct FitOptions {
   double loss_scale = 0.05;
   // Parameters never to fit, by pointer, even when the points inform them.
   std::vector<std::string> frozen;
-  // Replaces a spec's NCCL constants by those of a built-in version ("2.28"), so that each
-  // measured call is priced with the choices of the NCCL that ran it (io::apply_nccl_version).
-  // Empty: every point uses the base profile's constants.
-  std::function<void(hardware::HardwareSpec&, const std::string&)> apply_nccl_version;
 };
 
 // One measured point against the model before and after the fit. `measured`, `before` and
@@ -81,11 +76,5 @@ struct FitResult {
                                                  const hardware::HardwareSpec& after,
                                                  const MeasurementSet& points,
                                                  const FitOptions& options);
-
-// The built-in NCCL version whose constants stand for a run's version: "2.20" for 2.18-2.22,
-// "2.28" from 2.23 (the model-relevant changes of nccl_and_hardware.md A.10 land in 2.23: tree
-// latencies, PAT, the ring step count; 2.27-2.28 change only PAT and Blackwell rows), nullopt
-// for an unparsable or pre-2.18 version (the profile's own constants are used).
-[[nodiscard]] std::optional<std::string> nccl_constants_for(const std::string& version);
 
 }  // namespace trainsim::calibrate

@@ -58,8 +58,9 @@ struct AlgorithmGraphs {
 // overhead, congestion and pipeline start-up). NCCL still chooses by its model; the time of the
 // chosen call is (collective/collective_model.hpp):
 //   bw   = NCCL's algbw x bandwidth_factor x efficiency_per_doubling^log2(nodes)
-//   time = max(0, latency_scale x NCCL's latency + latency_offset)
-//          + (bytes + fill_fraction x min(bytes, fill_saturation)) / bw
+//   time = max(0, latency) + (bytes + fill_fraction x min(bytes, fill_saturation)) / bw
+//   latency = NCCL's latency + latency_offset_single_node             inside one node
+//           = latency_scale x NCCL's latency + latency_offset_multi_node  across nodes
 // The last term is a pipeline filling: a message cut into chunks that flow through D stages
 // takes (chunks + D - 1) chunk times; chunks grow with the message up to NCCL's largest chunk,
 // so the fill grows with the message up to fill_saturation and then stays. The defaults give
@@ -71,8 +72,10 @@ struct MeasuredTerms {
   // Share of the bandwidth kept per doubling of the nodes a group spans (link-speed variation,
   // congestion and adaptive routing cost a call more the more links it crosses).
   double efficiency_per_doubling = 1.0;
-  double latency_scale = 1.0;  // multiplies NCCL's latency: the part that grows with the ranks
-  Seconds latency_offset;      // added per call whatever the group (may be negative)
+  // Across nodes, multiplies NCCL's latency: the part that grows with the ranks and nodes.
+  double latency_scale = 1.0;
+  Seconds latency_offset_single_node;  // added per call inside a node (may be negative)
+  Seconds latency_offset_multi_node;   // added per call across nodes (may be negative)
   double fill_fraction = 0.0;  // pipeline fill, as a share of the bytes up to fill_saturation
   Bytes fill_saturation = Bytes(64.0 * 1024.0 * 1024.0);  // where the fill stops growing
   // LL and LL128 take the Simple terms' latency_scale and efficiency_per_doubling while these
