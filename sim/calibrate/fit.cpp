@@ -63,7 +63,6 @@ std::string origin_text(const Origin& o) {
 // quantity in the point's unit (higher is faster for rates, so the residual is taken on time).
 struct Case {
   PointResidual row;
-  std::size_t spec = 0;  // index into Specs::specs (always 0: one spec)
   // Returns the modelled time (s) or power (W) on `hw`; measured_value is the same quantity.
   std::function<double(const HardwareSpec&)> model;
   double measured_value = 0.0;
@@ -71,12 +70,6 @@ struct Case {
   std::function<double(double)> report;
   // Parameters this point informs (indices into parameters()).
   std::vector<std::size_t> informs;
-};
-
-// The spec points are priced on: the base with the fitted parameters set. A one-element list
-// so that the functors, the covariance and the final evaluation share one way to reach it.
-struct Specs {
-  std::vector<HardwareSpec> specs;
 };
 
 std::size_t index_of(const std::string& pointer) {
@@ -102,7 +95,7 @@ void check_measured(const Origin& origin, double value, bool power) {
 }
 
 // The collective cases and, per (algorithm, protocol) NCCL chose, which terms they inform.
-void add_collectives(const MeasurementSet& m, const FitOptions& options, Specs& specs,
+void add_collectives(const MeasurementSet& m, const FitOptions& options, const HardwareSpec& hw,
                      std::vector<Case>& cases) {
   using hardware::Protocol;
   struct Seen {
@@ -117,7 +110,6 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, Specs& 
     std::vector<std::size_t> latency_cases;
   };
   std::map<std::pair<Algorithm, Protocol>, Seen> seen;
-  const HardwareSpec& hw = specs.specs[0];
   for (const CollectivePoint& p : m.collectives) {
     if (p.bytes < options.min_collective_bytes) continue;
     Case c;
@@ -398,57 +390,50 @@ class PointResidualFunctor {
   const std::vector<std::size_t>* fitted_;
 };
 
-std::vector<Case> build_cases(const HardwareSpec& base, const MeasurementSet& m,
-                              const FitOptions& options, Specs& specs) {
-  specs.specs.push_back(base);
+// The points as cases. `hw` decides what NCCL chooses for each collective (NCCL's estimate,
+// which no fitted term changes), so the cases price any spec of the same profile.
+std::vector<Case> build_cases(const HardwareSpec& hw, const MeasurementSet& m,
+                              const FitOptions& options) {
   std::vector<Case> cases;
-  add_collectives(m, options, specs, cases);
+  add_collectives(m, options, hw, cases);
   add_compute(m, cases);
   for (const Case& c : cases) check_measured(c.row.origin, c.measured_value, c.row.si_unit == "w");
   return cases;
 }
 
-// Sets every spec's fitted parameters to `values` (SI).
-void set_all(Specs& specs, const std::vector<std::size_t>& fitted,
-             const std::vector<double>& values) {
-  for (auto& s : specs.specs) {
-    for (std::size_t j = 0; j < fitted.size(); ++j) parameters()[fitted[j]].set(s, values[j]);
+// Each case against `before` and `after`.
+std::vector<PointResidual> residuals(const std::vector<Case>& cases, const HardwareSpec& before,
+                                     const HardwareSpec& after) {
+  std::vector<PointResidual> out;
+  for (const Case& c : cases) {
+    PointResidual row = c.row;
+    row.measured = c.report(c.measured_value);
+    row.before = c.report(c.model(before));
+    row.after = c.report(c.model(after));
+    out.push_back(std::move(row));
   }
+  return out;
 }
 
 }  // namespace
 
 std::vector<PointResidual> compare(const HardwareSpec& before, const HardwareSpec& after,
                                    const MeasurementSet& points, const FitOptions& options) {
-  Specs b;
-  Specs a;
-  const std::vector<Case> cb = build_cases(before, points, options, b);
-  const std::vector<Case> ca = build_cases(after, points, options, a);
-  std::vector<PointResidual> out;
-  for (std::size_t i = 0; i < ca.size(); ++i) {
-    PointResidual row = ca[i].row;
-    row.measured = ca[i].report(ca[i].measured_value);
-    row.before = cb[i].report(cb[i].model(b.specs[cb[i].spec]));
-    row.after = ca[i].report(ca[i].model(a.specs[ca[i].spec]));
-    out.push_back(std::move(row));
-  }
-  return out;
+  return residuals(build_cases(before, points, options), before, after);
 }
 
 FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitOptions& options) {
   // A bound on the work of one fit (each point is a residual block of Ceres): a calibration
   // suite writes thousands of points, not millions.
   constexpr std::size_t kMaxPoints = 100000;
-  const std::size_t count = points.collectives.size() + points.gemms.size() +
-                            points.attention.size() + points.memory.size() +
-                            points.launches.size() + points.power.size();
+  std::size_t count = 0;
+  for_each_points([&count](const auto& v) { count += v.size(); }, points);
   if (count > kMaxPoints) {
     throw ConfigError("calibrate: " + std::to_string(count) +
                       " measured points; expected at most " + std::to_string(kMaxPoints) +
                       " (split the measurements or sample their sizes)");
   }
-  Specs specs;
-  const std::vector<Case> cases = build_cases(base, points, options, specs);
+  const std::vector<Case> cases = build_cases(base, points, options);
   const auto& all = parameters();
 
   // The fitted parameters: those some point informs, less the frozen ones, in registry order.
@@ -486,10 +471,10 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
   problem_options.cost_function_ownership = ceres::TAKE_OWNERSHIP;
   problem_options.loss_function_ownership = ceres::TAKE_OWNERSHIP;
   ceres::Problem problem(problem_options);
-  std::vector<HardwareSpec> working = specs.specs;  // mutated by the functors
+  HardwareSpec working = base;  // mutated by the functors
   for (const Case& c : cases) {
     auto* cost = new ceres::DynamicNumericDiffCostFunction<PointResidualFunctor, ceres::CENTRAL>(
-        new PointResidualFunctor(c, &working[c.spec], &fitted));
+        new PointResidualFunctor(c, &working, &fitted));
     cost->AddParameterBlock(static_cast<int>(n));
     cost->SetNumResiduals(1);
     problem.AddResidualBlock(cost, new ceres::HuberLoss(options.loss_scale), u.data());
@@ -513,6 +498,15 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
                       "); expected measurements the model can reach (check their units)");
   }
 
+  FitResult result;
+  result.fitted = base;
+  std::vector<double> values(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const Parameter& p = all[fitted[j]];
+    values[j] = p.lower + u[j] * (p.upper - p.lower);
+    p.set(result.fitted, values[j]);
+  }
+
   // Standard errors: the covariance of u at the optimum scaled by the residual variance
   // s^2 = sum r^2 / (m - p), then mapped back to SI.
   std::vector<std::optional<double>> sigma(n);
@@ -527,14 +521,8 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
       std::vector<double> cov(n * n);
       if (covariance.GetCovarianceBlock(u.data(), u.data(), cov.data())) {
         double ss = 0.0;
-        std::vector<double> values(n);
-        for (std::size_t j = 0; j < n; ++j) {
-          const Parameter& p = all[fitted[j]];
-          values[j] = p.lower + u[j] * (p.upper - p.lower);
-        }
-        set_all(specs, fitted, values);
         for (const Case& c : cases) {
-          const double r = std::log(c.model(specs.specs[c.spec]) / c.measured_value);
+          const double r = std::log(c.model(result.fitted) / c.measured_value);
           ss += r * r;
         }
         const double dof = static_cast<double>(cases.size()) - static_cast<double>(n);
@@ -555,25 +543,7 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     }
   }
 
-  FitResult result;
-  result.fitted = base;
-  std::vector<double> values(n);
-  for (std::size_t j = 0; j < n; ++j) {
-    const Parameter& p = all[fitted[j]];
-    values[j] = p.lower + u[j] * (p.upper - p.lower);
-    p.set(result.fitted, values[j]);
-  }
-  set_all(specs, fitted, values);
-  Specs before_specs;
-  const std::vector<Case> before_cases = build_cases(base, points, options, before_specs);
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    const Case& c = cases[i];
-    PointResidual row = c.row;
-    row.measured = c.report(c.measured_value);
-    row.before = c.report(before_cases[i].model(before_specs.specs[before_cases[i].spec]));
-    row.after = c.report(c.model(specs.specs[c.spec]));
-    result.residuals.push_back(std::move(row));
-  }
+  result.residuals = residuals(cases, base, result.fitted);
   for (std::size_t j = 0; j < n; ++j) {
     const Parameter& p = all[fitted[j]];
     FittedValue v;
@@ -599,7 +569,6 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
   }
   result.iterations = static_cast<int>(summary.iterations.size());
   result.converged = summary.termination_type == ceres::CONVERGENCE;
-  result.solver_report = summary.BriefReport();
   return result;
 }
 

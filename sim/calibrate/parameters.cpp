@@ -54,16 +54,18 @@ void add_measured(std::vector<Parameter>& out, Algorithm a, Protocol pr) {
   auto cterms = [i, k](const HardwareSpec& hw) -> const MeasuredTerms& {
     return hw.collective.measured[i][k];
   };
-  out.push_back(number(
-      measured_pointer(a, pr, "bandwidth_factor_single_node"), 0.3, 2.0, 1.0,
-      "measured / NCCL-model bandwidth for a group inside one node",
-      [cterms](const HardwareSpec& hw) { return cterms(hw).bandwidth_factor_single_node; },
-      [terms](HardwareSpec& hw, double v) { terms(hw).bandwidth_factor_single_node = v; }));
-  out.push_back(number(
-      measured_pointer(a, pr, "bandwidth_factor_multi_node"), 0.3, 2.0, 1.0,
-      "measured / NCCL-model bandwidth for a group across nodes",
-      [cterms](const HardwareSpec& hw) { return cterms(hw).bandwidth_factor_multi_node; },
-      [terms](HardwareSpec& hw, double v) { terms(hw).bandwidth_factor_multi_node = v; }));
+  // A term that is a plain number of MeasuredTerms.
+  auto plain = [&](const char* field, double MeasuredTerms::*member, double lower, double upper,
+                   double start, std::string meaning) {
+    out.push_back(number(
+        measured_pointer(a, pr, field), lower, upper, start, std::move(meaning),
+        [cterms, member](const HardwareSpec& hw) { return cterms(hw).*member; },
+        [terms, member](HardwareSpec& hw, double v) { terms(hw).*member = v; }));
+  };
+  plain("bandwidth_factor_single_node", &MeasuredTerms::bandwidth_factor_single_node, 0.3, 2.0, 1.0,
+        "measured / NCCL-model bandwidth for a group inside one node");
+  plain("bandwidth_factor_multi_node", &MeasuredTerms::bandwidth_factor_multi_node, 0.3, 2.0, 1.0,
+        "measured / NCCL-model bandwidth for a group across nodes");
   out.push_back(number(
       measured_pointer(a, pr, "efficiency_per_doubling"), 0.5, 1.0, 0.95,
       "share of the bandwidth kept per doubling of the nodes a group spans",
@@ -109,12 +111,9 @@ void add_measured(std::vector<Parameter>& out, Algorithm a, Protocol pr) {
     offset.unit = ParameterUnit::Seconds;
     out.push_back(std::move(offset));
   }
-  out.push_back(number(
-      measured_pointer(a, pr, "fill_fraction"), 0.0, 4.0, 0.5,
-      "pipeline fill: extra bytes-worth of transfer, as a share of the message up to "
-      "fill_saturation",
-      [cterms](const HardwareSpec& hw) { return cterms(hw).fill_fraction; },
-      [terms](HardwareSpec& hw, double v) { terms(hw).fill_fraction = v; }));
+  plain("fill_fraction", &MeasuredTerms::fill_fraction, 0.0, 4.0, 0.5,
+        "pipeline fill: extra bytes-worth of transfer, as a share of the message up to "
+        "fill_saturation");
   Parameter saturation = number(
       measured_pointer(a, pr, "fill_saturation"), 1.0 * kMiB, 4.0 * kGiB, 64.0 * kMiB,
       "message size from which NCCL's chunks stop growing, so the fill stops growing",
@@ -123,8 +122,8 @@ void add_measured(std::vector<Parameter>& out, Algorithm a, Protocol pr) {
   saturation.unit = ParameterUnit::Bytes;
   out.push_back(std::move(saturation));
   // Neutral: the MeasuredTerms defaults, which give NCCL's model unchanged.
-  const HardwareSpec plain;
-  for (std::size_t j = first; j < out.size(); ++j) out[j].neutral = out[j].get(plain);
+  const HardwareSpec defaults;
+  for (std::size_t j = first; j < out.size(); ++j) out[j].neutral = out[j].get(defaults);
 }
 
 std::vector<Parameter> make_parameters() {

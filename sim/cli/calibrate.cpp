@@ -308,18 +308,13 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     for (const auto& label : labels) {
       calibrate::MeasurementSet rest = in.points;
       calibrate::MeasurementSet held;
-      auto split = [&](auto& all, auto& kept) {
-        using Vec = std::remove_reference_t<decltype(all)>;
-        Vec others;
-        for (auto& p : all) (p.origin.label == label ? kept : others).push_back(p);
-        all = std::move(others);
-      };
-      split(rest.collectives, held.collectives);
-      split(rest.gemms, held.gemms);
-      split(rest.attention, held.attention);
-      split(rest.memory, held.memory);
-      split(rest.launches, held.launches);
-      split(rest.power, held.power);
+      calibrate::for_each_points(
+          [&label](auto& all, auto& kept) {
+            std::remove_reference_t<decltype(all)> others;
+            for (auto& p : all) (p.origin.label == label ? kept : others).push_back(p);
+            all = std::move(others);
+          },
+          rest, held);
       hardware::HardwareSpec without = prior;
       try {
         without = calibrate::fit(prior, rest, options).fitted;

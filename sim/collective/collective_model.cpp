@@ -97,8 +97,14 @@ std::optional<CollectiveCost> restricted_cost(const hardware::HardwareSpec& hw, 
   // argmin over the eligible (algorithm, protocol) of ncclTopoGetAlgoTime (enqueue.cc
   // topoGetAlgoInfo, §A.1 step 7), within what NCCL_ALGO / NCCL_PROTO leave. NCCL chooses by
   // its own estimate; the cost is then what the profile says such a call measures.
-  std::optional<CollectiveCost> best;
-  Seconds best_estimate;
+  // The measured cost is computed once, for the choice.
+  struct Choice {
+    Algorithm algorithm;
+    Protocol protocol;
+    detail::TunedEntry entry;
+    Seconds estimate;
+  };
+  std::optional<Choice> best;
   for (const Algorithm a : kTunedAlgorithms) {
     if (algorithm && *algorithm != a) continue;
     for (const Protocol p : kProtocols) {
@@ -107,13 +113,11 @@ std::optional<CollectiveCost> restricted_cost(const hardware::HardwareSpec& hw, 
       if (!entry) continue;
       const detail::CallTime t = detail::call_time(hw, op, g, a, p, *entry, bytes);
       const Seconds estimate = t.latency + t.transfer;
-      if (!best || estimate < best_estimate) {
-        best = tuned_cost(hw, op, g, bytes, a, p, *entry);
-        best_estimate = estimate;
-      }
+      if (!best || estimate < best->estimate) best = Choice{a, p, *entry, estimate};
     }
   }
-  return best;
+  if (!best) return std::nullopt;
+  return tuned_cost(hw, op, g, bytes, best->algorithm, best->protocol, best->entry);
 }
 
 CollectiveCost CollectiveModel::cost(Op op, const parallel::GroupShape& group, Bytes bytes) const {

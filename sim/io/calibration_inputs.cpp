@@ -16,15 +16,12 @@ std::string file_name(const std::string& path) {
 }
 
 void append(calibrate::MeasurementSet& to, calibrate::MeasurementSet from) {
-  auto move_all = [](auto& dst, auto& src) {
-    dst.insert(dst.end(), std::make_move_iterator(src.begin()), std::make_move_iterator(src.end()));
-  };
-  move_all(to.collectives, from.collectives);
-  move_all(to.gemms, from.gemms);
-  move_all(to.attention, from.attention);
-  move_all(to.memory, from.memory);
-  move_all(to.launches, from.launches);
-  move_all(to.power, from.power);
+  calibrate::for_each_points(
+      [](auto& dst, auto& src) {
+        dst.insert(dst.end(), std::make_move_iterator(src.begin()),
+                   std::make_move_iterator(src.end()));
+      },
+      to, from);
 }
 
 }  // namespace
@@ -89,7 +86,6 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     const std::string label = label_of(ref.path);
     for (auto& p : points) p.origin.label = label;
     in.points.collectives.insert(in.points.collectives.end(), points.begin(), points.end());
-    in.labels.push_back(label);
   };
   for (const auto& path : paths) {
     const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
@@ -102,27 +98,13 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     calibrate::MeasurementDocument doc = read_measurement_document(path);
     // Points of a document are labelled "<document>:<array>[<i>]".
     const std::string prefix = label_of(path) + ":";
-    auto relabel = [&prefix](auto& points) {
-      for (auto& p : points) p.origin.label = prefix + p.origin.label;
-    };
-    relabel(doc.points.collectives);
-    relabel(doc.points.gemms);
-    relabel(doc.points.attention);
-    relabel(doc.points.memory);
-    relabel(doc.points.launches);
-    relabel(doc.points.power);
-    const bool has_points = !doc.points.collectives.empty() || !doc.points.gemms.empty() ||
-                            !doc.points.attention.empty() || !doc.points.memory.empty() ||
-                            !doc.points.launches.empty() || !doc.points.power.empty();
-    if (has_points) in.labels.push_back(file_name(path));
-    for (auto& p : doc.points.collectives) {
-      if (!p.nccl_version && !doc.environment.nccl.empty()) p.nccl_version = doc.environment.nccl;
-    }
+    calibrate::for_each_points(
+        [&prefix](auto& points) {
+          for (auto& p : points) p.origin.label = prefix + p.origin.label;
+        },
+        doc.points);
     append(in.points, std::move(doc.points));
-    for (auto& ref : doc.logs) {
-      if (!ref.nccl_version && !doc.environment.nccl.empty()) {
-        ref.nccl_version = doc.environment.nccl;
-      }
+    for (const auto& ref : doc.logs) {
       if (ref.status == calibrate::LogStatus::ReportedProblem && !include_problem_logs) {
         in.skipped.push_back(file_name(ref.path) + " (" + path + ref.origin.label +
                              "): marked reported_problem; not fitted (--include-problem-logs "

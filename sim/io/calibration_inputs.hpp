@@ -12,8 +12,7 @@
 namespace trainsim::io {
 
 struct CalibrationInputs {
-  calibrate::MeasurementSet points;
-  std::vector<std::string> labels;   // measurement sets, in input order (log file names, ...)
+  calibrate::MeasurementSet points;  // each point's origin.label names its measurement set
   std::vector<std::string> skipped;  // one line per log left out (reported problem), for stderr
 };
 

@@ -62,7 +62,6 @@ struct FitResult {
   std::vector<PointResidual> residuals;  // in the order of the measurement set
   int iterations = 0;
   bool converged = false;
-  std::string solver_report;  // Ceres' one-line summary
 };
 
 // Fits `base` to `points`. Throws ConfigError when a point cannot be modelled on this profile

@@ -70,7 +70,8 @@ struct CollectivePoint {
   // Forced by the environment (NCCL_ALGO, NCCL_PROTO); nullopt: NCCL chose.
   std::optional<hardware::Algorithm> algorithm;
   std::optional<hardware::Protocol> protocol;
-  // The NCCL version of the run ("2.26.2"), when known: it decides which algorithm NCCL chose.
+  // The NCCL version of the run ("2.26.2"), when known. Recorded only: the fit prices every
+  // point with the NCCL constants of the profile it writes (docs/calibration.md).
   std::optional<std::string> nccl_version;
   Origin origin;
 };
@@ -128,6 +129,18 @@ struct MeasurementSet {
   std::vector<LaunchPoint> launches;
   std::vector<PowerPoint> power;
 };
+
+// Calls f once per kind of point with that kind's vector of each set given, in a fixed order:
+// f(a.collectives, b.collectives, ...), then gemms, attention, memory, launches, power.
+template <class F, class... Sets>
+void for_each_points(F&& f, Sets&... sets) {
+  f(sets.collectives...);
+  f(sets.gemms...);
+  f(sets.attention...);
+  f(sets.memory...);
+  f(sets.launches...);
+  f(sets.power...);
+}
 
 // Whether a log may be fitted (the provenance of ../data/nccl_tests/README.md's "status").
 enum class LogStatus { Healthy, ReportedProblem };
