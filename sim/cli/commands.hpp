@@ -13,5 +13,6 @@ void register_sweep(CLI::App& app, int& exit_code);
 void register_search(CLI::App& app, int& exit_code);
 void register_merge(CLI::App& app, int& exit_code);
 void register_calibrate(CLI::App& app, int& exit_code);
+void register_compare(CLI::App& app, int& exit_code);
 
 }  // namespace trainsim::cli

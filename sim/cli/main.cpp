@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   trainsim::cli::register_search(app, exit_code);
   trainsim::cli::register_merge(app, exit_code);
   trainsim::cli::register_calibrate(app, exit_code);
+  trainsim::cli::register_compare(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

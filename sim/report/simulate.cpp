@@ -88,6 +88,7 @@ Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& o
     const double load = (a.compute_busy + a.exposed_communication).value();
     if (load > best) {
       best = load;
+      r.critical_stage = static_cast<std::int64_t>(stage);
       r.compute = a.compute_kernel_sum;
       r.communication = a.communication_kernel_sum;
       r.exposed_communication = a.exposed_communication;

@@ -63,6 +63,7 @@ struct TimedKernel {
   Flops bwd_flops;
   bool selective = false;
   bool cp_exchange = false;  // the attention core: CP's K/V ring exchange runs beside it
+  model::KernelKind kind = model::KernelKind::MemoryBound;
 };
 
 // Where a TP collective sits relative to the layer's kernels (Megatron-LM, Shoeybi et al. 2019
@@ -156,6 +157,7 @@ class Builder {
     t.bwd_flops = k.backward_flops;
     t.selective = k.selective_recompute;
     t.cp_exchange = k.kind == model::KernelKind::Attention && p_.cp > 1;
+    t.kind = k.kind;
     return t;
   }
 
@@ -250,6 +252,7 @@ class Builder {
               OpInfo info, OpId wait) {
     info.backward = backward;
     info.flops = backward ? k.bwd_flops : k.fwd_flops;
+    info.kernel_kind = k.kind;
     const engine::NameId name = recompute ? k.recompute_name : (backward ? k.bwd_name : k.fwd_name);
     const OpId id = op(st.compute, backward ? k.bwd : k.fwd, name, info);
     dep(wait, id);

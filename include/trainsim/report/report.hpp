@@ -55,7 +55,9 @@ struct Report {
   FlopsPerSecond model_flops_per_gpu;  // achieved model FLOP/s per GPU (tflops_per_gpu x 1e12)
   double mfu = 0.0;
   double hfu = 0.0;
-  // Of the critical stage (the one with the most compute plus exposed communication).
+  // The critical stage: the one with the most compute plus exposed communication.
+  std::int64_t critical_stage = 0;
+  // Of the critical stage.
   Seconds compute;
   Seconds communication;
   Seconds exposed_communication;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "trainsim/engine/graph.hpp"
+#include "trainsim/model/kernels.hpp"
 #include "trainsim/parallel/placement.hpp"
 #include "trainsim/parallel/scenario.hpp"
 #include "trainsim/units.hpp"
@@ -39,6 +40,9 @@ struct OpInfo {
   bool backward = false;
   std::int32_t collective = -1;  // index into Iteration::collectives, -1 for compute kernels
   Flops flops;                   // executed FLOPs of a compute kernel
+  // What a compute kernel is (GEMM, attention, memory-bound); meaningless for collectives and
+  // for the zero-length markers on the compute stream.
+  model::KernelKind kernel_kind = model::KernelKind::MemoryBound;
 };
 
 struct Iteration {

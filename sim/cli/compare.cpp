@@ -1,0 +1,314 @@
+// `trainsim compare`: simulate a scenario exactly as `trainsim run` does and put it beside a
+// PyTorch profiler trace of one rank: iteration time, compute, communication, exposed
+// communication, idle and bubble, busy time per kernel category and per collective op, with
+// the difference. Definitions: report/kernel_breakdown.hpp; reader: io/kineto_reader.hpp;
+// docs/compare.md.
+#include <array>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "trainsim/error.hpp"
+#include "trainsim/report/kernel_breakdown.hpp"
+#include "trainsim/report/simulate.hpp"
+
+#include "sim/cli/commands.hpp"
+#include "sim/cli/scenario_flags.hpp"
+#include "sim/io/kineto_reader.hpp"
+#include "sim/io/report_writer.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+struct CompareOptions {
+  ScenarioFlags scenario;
+  std::string trace;
+  std::string format = "table";
+  std::string steps = "skip-first";
+  std::optional<std::int64_t> stage;
+};
+
+// One line of the comparison. A side is absent when it cannot be measured or is not modelled;
+// `note` says which.
+struct Row {
+  std::string key;    // JSON "metric"
+  std::string label;  // table label
+  std::optional<Seconds> measured;
+  std::optional<Seconds> simulated;
+  std::string note;
+};
+
+Row row(std::string key, std::string label, std::optional<Seconds> measured,
+        std::optional<Seconds> simulated, std::string note = {}) {
+  return Row{.key = std::move(key),
+             .label = std::move(label),
+             .measured = measured,
+             .simulated = simulated,
+             .note = std::move(note)};
+}
+
+std::optional<Seconds> category_busy(const report::StepBreakdown& b, report::KernelCategory c) {
+  const auto it = b.categories.find(c);
+  return it == b.categories.end() ? Seconds(0.0) : it->second.busy;
+}
+
+std::vector<Row> rows_of(const report::StepBreakdown& m, const report::StepBreakdown& s,
+                         const report::Report& r, std::int64_t stage) {
+  const report::StageSummary& st = r.stages[static_cast<std::size_t>(stage)];
+  std::vector<Row> rows;
+  rows.push_back(row("iteration_time", "iteration time", m.cpu_duration, r.iteration_time,
+                     "measured: mean CPU ProfilerStep range"));
+  rows.push_back(
+      row("gpu_span", "GPU span (first to last kernel)", m.span, std::nullopt, "measured only"));
+  rows.push_back(row("compute", "compute (kernel sum)", m.compute_kernel_sum, st.compute));
+  rows.push_back(row("communication", "communication (kernel sum)", m.communication_kernel_sum,
+                     st.communication));
+  rows.push_back(row("exposed_communication", "exposed communication", m.exposed_communication,
+                     st.exposed_communication));
+  rows.push_back(row("overlapped_communication", "overlapped communication",
+                     m.overlapped_communication, s.overlapped_communication));
+  rows.push_back(row("idle", "GPU idle (nothing runs)", m.idle, st.bubble,
+                     "measured: launch gaps, host stalls and waits alike"));
+  rows.push_back(row("bubble", "pipeline bubble", std::nullopt, st.bubble,
+                     "not measurable from one rank's trace"));
+  using report::KernelCategory;
+  const std::array<std::pair<KernelCategory, const char*>, 5> categories = {{
+      {KernelCategory::Gemm, "GEMM"},
+      {KernelCategory::Attention, "attention"},
+      {KernelCategory::MemoryBound, "memory-bound / elementwise"},
+      {KernelCategory::Memcpy, "memcpy"},
+      {KernelCategory::Memset, "memset"},
+  }};
+  for (const auto& [c, label] : categories) {
+    const bool modelled = c != KernelCategory::Memcpy && c != KernelCategory::Memset;
+    rows.push_back(row("category." + std::string(report::to_string(c)), std::string("  ") + label,
+                       category_busy(m, c),
+                       modelled ? category_busy(s, c) : std::optional<Seconds>(),
+                       modelled ? "" : "not modelled"));
+  }
+  rows.push_back(row("category.communication", "  NCCL",
+                     category_busy(m, KernelCategory::Communication),
+                     category_busy(s, KernelCategory::Communication)));
+  std::set<std::string> ops;
+  for (const auto& [op, t] : m.collectives) ops.insert(op);
+  for (const auto& [op, t] : s.collectives) ops.insert(op);
+  for (const auto& op : ops) {
+    auto busy = [&op](const report::StepBreakdown& b) {
+      const auto it = b.collectives.find(op);
+      return it == b.collectives.end() ? Seconds(0.0) : it->second.busy;
+    };
+    auto count = [&op](const report::StepBreakdown& b) {
+      const auto it = b.collectives.find(op);
+      return it == b.collectives.end() ? std::int64_t{0} : it->second.num_kernels;
+    };
+    rows.push_back(row("collective." + op, "  " + op, busy(m), busy(s),
+                       std::to_string(count(m)) + " vs " + std::to_string(count(s)) + " kernels"));
+  }
+  return rows;
+}
+
+std::string fixed(double v, int decimals) {
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.*f", decimals, v);
+  return buf.data();
+}
+
+std::string join(const std::vector<std::int64_t>& v) {
+  std::string out;
+  for (const auto x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
+  return out.empty() ? "none" : out;
+}
+
+std::string rank_text(const io::KinetoTrace& t) {
+  if (!t.rank) return "rank unknown (no distributedInfo)";
+  return "rank " + std::to_string(*t.rank) +
+         (t.world_size ? " of " + std::to_string(*t.world_size) : std::string());
+}
+
+void write_table(std::ostream& out, const parallel::Scenario& s, const io::KinetoTrace& t,
+                 const io::TraceSummary& sum, std::int64_t stage, const report::Report& r,
+                 const std::vector<Row>& rows) {
+  const auto& p = s.parallel;
+  out << "trace        " << t.source << ": " << rank_text(t) << "; one rank's GPU, compared with "
+      << "simulated stage " << stage << (stage == r.critical_stage ? " (the critical one)" : "")
+      << "\n"
+      << "steps        averaged " << join(sum.used) << "; skipped " << join(sum.skipped)
+      << (sum.skipped.empty() ? "" : " (warm-up)") << "\n"
+      << "kernels      " << t.kernels.size() << " on " << t.streams.size()
+      << " streams; to steps by correlation " << t.num_by_correlation << ", by time "
+      << t.num_by_time << ", unassigned " << t.num_unassigned << "\n"
+      << "scenario     " << s.model_name << " on " << s.gpus << " x " << s.hardware_name << ", tp "
+      << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp " << p.dp << "\n\n";
+  std::array<char, 512> line{};
+  std::snprintf(line.data(), line.size(), "%-34s %11s %11s %11s %9s  %s\n", "per iteration",
+                "measured", "simulated", "difference", "diff %", "");
+  out << line.data();
+  bool categories_header = false;
+  bool collectives_header = false;
+  for (const Row& x : rows) {
+    if (x.key.starts_with("category.") && !categories_header) {
+      out << "busy time by kernel category (union over streams)\n";
+      categories_header = true;
+    }
+    if (x.key.starts_with("collective.") && !collectives_header) {
+      out << "busy time by collective op\n";
+      collectives_header = true;
+    }
+    const std::string m = x.measured ? to_string(*x.measured) : "n/a";
+    const std::string sim = x.simulated ? to_string(*x.simulated) : "n/a";
+    std::string diff = "n/a";
+    std::string pct = "n/a";
+    if (x.measured && x.simulated) {
+      const Seconds d = *x.simulated - *x.measured;
+      diff = (d.value() > 0.0 ? "+" : "") + to_string(d);
+      if (x.measured->value() > 0.0) {
+        const double f = d / *x.measured;
+        pct = (f > 0.0 ? "+" : "") + fixed(100.0 * f, 1) + "%";
+      }
+    }
+    std::snprintf(line.data(), line.size(), "%-34s %11s %11s %11s %9s  %s\n", x.label.c_str(),
+                  m.c_str(), sim.c_str(), diff.c_str(), pct.c_str(), x.note.c_str());
+    out << line.data();
+  }
+  out << "\ndifference = simulated - measured; % of measured. Busy times are unions of kernel "
+         "intervals; exposed communication runs while no other kernel does.\n";
+}
+
+nlohmann::json seconds_or_null(const std::optional<Seconds>& v) {
+  return v ? nlohmann::json(v->value()) : nlohmann::json(nullptr);
+}
+
+nlohmann::json breakdown_json(const report::StepBreakdown& b) {
+  auto time = [](const report::CategoryTime& t) {
+    return nlohmann::json{{"busy_s", t.busy.value()},
+                          {"kernel_sum_s", t.kernel_sum.value()},
+                          {"kernels", t.num_kernels}};
+  };
+  nlohmann::json categories = nlohmann::json::object();
+  for (const auto& [c, t] : b.categories) categories[std::string(report::to_string(c))] = time(t);
+  nlohmann::json collectives = nlohmann::json::object();
+  for (const auto& [op, t] : b.collectives) collectives[op] = time(t);
+  return {{"iteration_time_s", b.cpu_duration.value()},
+          {"span_s", b.span.value()},
+          {"kernels", b.num_kernels},
+          {"busy_s", b.busy.value()},
+          {"compute_s", b.compute.value()},
+          {"compute_kernel_sum_s", b.compute_kernel_sum.value()},
+          {"communication_s", b.communication.value()},
+          {"communication_kernel_sum_s", b.communication_kernel_sum.value()},
+          {"overlapped_communication_s", b.overlapped_communication.value()},
+          {"exposed_communication_s", b.exposed_communication.value()},
+          {"idle_s", b.idle.value()},
+          {"categories", categories},
+          {"collectives", collectives}};
+}
+
+nlohmann::json compare_json(const parallel::Scenario& s, const io::KinetoTrace& t,
+                            const io::TraceSummary& sum, std::int64_t stage,
+                            const report::Report& r, const report::StepBreakdown& sim,
+                            const std::vector<Row>& rows) {
+  nlohmann::json context = io::report_context();
+  context["hardware"] = s.hardware_name;
+  context["model"] = s.model_name;
+  nlohmann::json out_rows = nlohmann::json::array();
+  for (const Row& x : rows) {
+    nlohmann::json j = {{"metric", x.key},
+                        {"measured_s", seconds_or_null(x.measured)},
+                        {"simulated_s", seconds_or_null(x.simulated)},
+                        {"difference_s", nullptr},
+                        {"difference_fraction", nullptr}};
+    if (x.measured && x.simulated) {
+      const Seconds d = *x.simulated - *x.measured;
+      j["difference_s"] = d.value();
+      if (x.measured->value() > 0.0) j["difference_fraction"] = d / *x.measured;
+    }
+    if (!x.note.empty()) j["note"] = x.note;
+    out_rows.push_back(std::move(j));
+  }
+  nlohmann::json per_step = nlohmann::json::array();
+  for (const auto& b : t.step_breakdowns) {
+    nlohmann::json j = breakdown_json(b);
+    j["step"] = b.step;
+    per_step.push_back(std::move(j));
+  }
+  return {{"context", context},
+          {"scenario", io::report_to_json(s, r)["scenario"]},
+          {"trace",
+           {{"file", t.source},
+            {"rank", t.rank ? nlohmann::json(*t.rank) : nlohmann::json(nullptr)},
+            {"world_size", t.world_size ? nlohmann::json(*t.world_size) : nlohmann::json(nullptr)},
+            {"note", "one rank's trace"},
+            {"devices", t.devices},
+            {"streams", t.streams},
+            {"kernels", t.kernels.size()},
+            {"kernels_by_correlation", t.num_by_correlation},
+            {"kernels_by_time", t.num_by_time},
+            {"kernels_unassigned", t.num_unassigned},
+            {"steps_used", sum.used},
+            {"steps_skipped", sum.skipped}}},
+          {"stage", stage},
+          {"critical_stage", r.critical_stage},
+          {"rows", out_rows},
+          {"measured", breakdown_json(sum.mean)},
+          {"measured_steps", per_step},
+          {"simulated", breakdown_json(sim)}};
+}
+
+int compare(const CompareOptions& o) {
+  // Checked here rather than by CLI11 so that every bad input is one "error: ..." line.
+  if (o.trace.empty()) {
+    throw ConfigError(
+        "--trace: missing; expected a PyTorch profiler trace of one rank, as in `trainsim "
+        "compare scenario.json --trace rank0.pt.trace.json`");
+  }
+  if (o.format != "table" && o.format != "json") {
+    throw ConfigError("--format: unknown format '" + o.format + "'; expected table or json");
+  }
+  if (o.steps != "skip-first" && o.steps != "all") {
+    throw ConfigError("--steps: unknown value '" + o.steps + "'; expected skip-first or all");
+  }
+  const parallel::Scenario s = load_scenario(o.scenario);
+  const io::KinetoTrace trace = io::read_kineto_trace(o.trace);
+  const io::TraceSummary sum = io::summarize(
+      trace, o.steps == "all" ? io::StepSelection::All : io::StepSelection::SkipFirst);
+  const report::Simulation sim = report::simulate(s);
+  const report::Report& r = sim.report;
+  const auto num_stages = static_cast<std::int64_t>(r.stages.size());
+  const std::int64_t stage = o.stage.value_or(r.critical_stage);
+  if (stage < 0 || stage >= num_stages) {
+    throw ConfigError("command line (--stage)", "",
+                      "no such pipeline stage; expected 0 to " + std::to_string(num_stages - 1) +
+                          ", got " + std::to_string(stage));
+  }
+  const report::StepBreakdown simulated = report::simulated_breakdown(sim, stage);
+  const std::vector<Row> rows = rows_of(sum.mean, simulated, r, stage);
+  if (o.format == "json") {
+    std::cout << compare_json(s, trace, sum, stage, r, simulated, rows).dump(2) << '\n';
+  } else {
+    write_table(std::cout, s, trace, sum, stage, r, rows);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_compare(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<CompareOptions>();
+  CLI::App* c = app.add_subcommand(
+      "compare", "Compare a PyTorch profiler trace of one rank with the simulated scenario");
+  add_scenario_flags(*c, options->scenario);
+  c->add_option("--trace", options->trace,
+                "Chrome-trace JSON of one rank from torch.profiler (export_chrome_trace or "
+                "tensorboard_trace_handler), uncompressed (required)");
+  c->add_option("--format", options->format, "table | json");
+  c->add_option("--steps", options->steps,
+                "Profiler steps to average: skip-first (default: drop the warm-up step) | all");
+  c->add_option("--stage", options->stage,
+                "Pipeline stage the traced rank runs (default: the critical stage)");
+  c->callback([options, &exit_code]() { exit_code = compare(*options); });
+}
+
+}  // namespace trainsim::cli

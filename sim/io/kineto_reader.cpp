@@ -1,0 +1,472 @@
+#include "sim/io/kineto_reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include "trainsim/error.hpp"
+
+#include "sim/io/json_reader.hpp"
+
+namespace trainsim::io {
+namespace {
+
+// The same limits as the measurement reader (measurement_reader.cpp): 64 MiB of text and 64
+// levels of nesting. A Chrome trace nests 3 or 4 levels (document, events, event, args).
+// Traces of long profiling windows can exceed 64 MiB: profile fewer steps (schedule(active=2)).
+constexpr std::size_t kMaxBytes = std::size_t{64} << 20U;
+constexpr int kMaxDepth = 64;
+const std::string kExpectTrace =
+    "expected a PyTorch profiler trace (a JSON file from prof.export_chrome_trace() or "
+    "tensorboard_trace_handler)";
+
+bool is_gzip(std::string_view text) {
+  // RFC 1952 §2.3.1: every gzip member starts with ID1 = 0x1f, ID2 = 0x8b.
+  return text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1fU &&
+         static_cast<unsigned char>(text[1]) == 0x8bU;
+}
+
+ConfigError gzip_error(const std::string& source) {
+  return ConfigError(source, "",
+                     "gzip-compressed data; expected an uncompressed JSON trace (this trainsim "
+                     "is built without zlib): run `gunzip -k " +
+                         source + "` and pass the .json file");
+}
+
+void check_text(const std::string& text, const std::string& source) {
+  if (is_gzip(text)) throw gzip_error(source);
+  if (text.size() > kMaxBytes) {
+    throw ConfigError(source, "",
+                      "file too large; expected a trace of at most 64 MiB, got " +
+                          std::to_string(text.size()) + " bytes");
+  }
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    throw ConfigError(source, "",
+                      "NUL byte at offset " + std::to_string(nul) +
+                          "; expected a JSON text file, got binary data");
+  }
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxDepth) {
+        throw ConfigError(source, "",
+                          "JSON nested too deeply; expected at most " + std::to_string(kMaxDepth) +
+                              " levels of objects and arrays, got more");
+      }
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+nlohmann::json parse_text(const std::string& text, const std::string& source) {
+  check_text(text, source);
+  try {
+    return parse_json(text, source);
+  } catch (const nlohmann::json::exception& e) {
+    std::string what = e.what();
+    if (const auto cut = what.find("] "); cut != std::string::npos) what = what.substr(cut + 2);
+    throw ConfigError(source, "", "invalid JSON (" + what + "); " + kExpectTrace);
+  }
+}
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// An integer from a JSON integer, or from the digits at the end of a string ("stream 7 ").
+std::optional<std::int64_t> integer_of(const nlohmann::json& v) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    std::size_t end = s.size();
+    while (end > 0 && std::isspace(static_cast<unsigned char>(s[end - 1])) != 0) --end;
+    std::size_t begin = end;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(s[begin - 1])) != 0) --begin;
+    std::int64_t out = 0;
+    const auto [ptr, ec] = std::from_chars(s.data() + begin, s.data() + end, out);
+    if (begin < end && ec == std::errc() && ptr == s.data() + end) return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> arg_integer(const nlohmann::json& event, const char* key) {
+  const auto args = event.find("args");
+  if (args == event.end() || !args->is_object()) return std::nullopt;
+  const auto v = args->find(key);
+  if (v == args->end()) return std::nullopt;
+  return integer_of(*v);
+}
+
+std::string arg_string(const nlohmann::json& event, const char* key) {
+  const auto args = event.find("args");
+  if (args == event.end() || !args->is_object()) return {};
+  const auto v = args->find(key);
+  if (v == args->end() || !v->is_string()) return {};
+  return v->get<std::string>();
+}
+
+// "ProfilerStep#12" -> 12.
+std::optional<std::int64_t> step_number(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  const std::string_view digits = name.substr(kPrefix.size());
+  std::int64_t n = 0;
+  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+enum class Kind { Gpu, Launch, Step };
+
+// An X event of interest, with ts and dur checked, in microseconds as in the file.
+struct RawEvent {
+  Kind kind = Kind::Gpu;
+  std::string name;
+  std::string category;
+  double ts_us = 0.0;
+  double dur_us = 0.0;
+  std::int64_t correlation = -1;
+  std::int64_t device = -1;
+  std::int64_t stream = -1;
+  std::string collective_name;
+  std::int64_t step = 0;
+};
+
+class TraceParser {
+ public:
+  explicit TraceParser(std::string source) : source_(std::move(source)) {}
+
+  KinetoTrace parse(const std::string& text) {
+    const nlohmann::json doc = parse_text(text, source_);
+    const nlohmann::json* events = nullptr;
+    std::string prefix;
+    if (doc.is_array()) {
+      events = &doc;  // the JSON Array Format of the Trace Event Format
+    } else if (doc.is_object()) {
+      const auto found = doc.find("traceEvents");
+      if (found == doc.end()) {
+        throw ConfigError(source_, "/",
+                          "not a Chrome trace: no \"traceEvents\" key; " + kExpectTrace +
+                              ", got an object without it");
+      }
+      if (!found->is_array()) {
+        throw ConfigError(source_, "/traceEvents",
+                          "expected an array of trace events, got " + describe_json(*found));
+      }
+      events = &*found;
+      prefix = "/traceEvents";
+      read_distributed_info(doc);
+    } else {
+      throw ConfigError(source_, "/",
+                        "not a Chrome trace; " + kExpectTrace +
+                            " ({\"traceEvents\": [...]} or an array of events), got " +
+                            describe_json(doc));
+    }
+    std::size_t index = 0;
+    for (const auto& e : *events) read_event(e, prefix + "/" + std::to_string(index++));
+    const std::string where = prefix.empty() ? "/" : prefix;
+    if (gpu_.empty()) {
+      throw ConfigError(source_, where,
+                        "no GPU kernels (events with cat \"kernel\"); expected a trace recorded "
+                        "with ProfilerActivity.CUDA, got " +
+                            std::to_string(events->size()) + " events and none on the GPU");
+    }
+    if (steps_.empty()) {
+      throw ConfigError(source_, where,
+                        "no ProfilerStep#N ranges; expected a trace recorded with a "
+                        "torch.profiler schedule and prof.step() called every iteration, got " +
+                            std::to_string(events->size()) + " events and none named so");
+    }
+    return build();
+  }
+
+ private:
+  void read_distributed_info(const nlohmann::json& doc) {
+    const auto info = doc.find("distributedInfo");
+    if (info == doc.end() || !info->is_object()) return;
+    if (const auto rank = info->find("rank"); rank != info->end() && rank->is_number_integer()) {
+      trace_.rank = rank->get<std::int64_t>();
+    }
+    if (const auto ws = info->find("world_size"); ws != info->end() && ws->is_number_integer()) {
+      trace_.world_size = ws->get<std::int64_t>();
+    }
+  }
+
+  // ts or dur of an event of interest: present, a number, finite and >= 0.
+  double time_field(const nlohmann::json& e, const std::string& pointer, const char* key) {
+    const std::string at = pointer + "/" + key;
+    const auto v = e.find(key);
+    const std::string what = std::string(key) == "ts" ? "a timestamp" : "a duration";
+    if (v == e.end()) {
+      throw ConfigError(source_, at,
+                        "missing required key; expected " + what +
+                            " in microseconds on every complete (\"X\") event");
+    }
+    if (!v->is_number()) {
+      throw ConfigError(
+          source_, at,
+          "expected " + what + " in microseconds (a number), got " + describe_json(*v));
+    }
+    const double x = v->get<double>();
+    if (!std::isfinite(x) || x < 0.0) {
+      throw ConfigError(source_, at,
+                        std::string(x < 0.0 ? "negative " : "non-finite ") + key + "; expected " +
+                            what + " in microseconds >= 0, got " + describe_json(*v));
+    }
+    return x;
+  }
+
+  void read_event(const nlohmann::json& e, const std::string& pointer) {
+    if (!e.is_object()) {
+      throw ConfigError(source_, pointer,
+                        "expected a trace event (an object), got " + describe_json(e));
+    }
+    const auto cat_it = e.find("cat");
+    if (cat_it == e.end() || !cat_it->is_string()) return;
+    const std::string cat = lowercase(cat_it->get<std::string>());
+    const auto ph = e.find("ph");
+    // Only complete events: Kineto's flow events (ph s/f, cat ac2g) carry no duration.
+    if (ph != e.end() && (!ph->is_string() || ph->get<std::string>() != "X")) return;
+    // Categories as libkineto ActivityType.cpp writes them, matched ignoring case, plus the
+    // spellings of early Kineto (PyTorch 1.8/1.9: "Kernel", "Memcpy", "Memset", "Runtime",
+    // "Operator"), which kineto's tb_plugin (torch_tb_profiler/profiler/trace.py EventTypeMap)
+    // still reads.
+    Kind kind = Kind::Gpu;
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "memcpy" ||
+        cat == "memset") {
+      kind = Kind::Gpu;
+    } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
+      kind = Kind::Launch;
+    } else if (cat == "user_annotation" || cat == "cpu_op" || cat == "operator") {
+      const auto name = e.find("name");
+      if (name == e.end() || !name->is_string() ||
+          !name->get_ref<const std::string&>().starts_with("ProfilerStep#")) {
+        return;
+      }
+      kind = Kind::Step;
+    } else {
+      return;
+    }
+    RawEvent r;
+    r.kind = kind;
+    r.category = cat;
+    const auto name = e.find("name");
+    if (name == e.end() || !name->is_string()) {
+      throw ConfigError(source_, pointer + "/name",
+                        name == e.end() ? "missing required key; expected the event's name"
+                                        : "expected a string, got " + describe_json(*name));
+    }
+    r.name = name->get<std::string>();
+    r.ts_us = time_field(e, pointer, "ts");
+    r.dur_us = time_field(e, pointer, "dur");
+    r.correlation = arg_integer(e, "correlation").value_or(-1);
+    switch (kind) {
+      case Kind::Gpu: {
+        r.device = arg_integer(e, "device").value_or(-1);
+        if (r.device < 0) {
+          if (const auto pid = e.find("pid"); pid != e.end())
+            r.device = integer_of(*pid).value_or(-1);
+        }
+        r.stream = arg_integer(e, "stream").value_or(-1);
+        if (r.stream < 0) {
+          if (const auto tid = e.find("tid"); tid != e.end())
+            r.stream = integer_of(*tid).value_or(-1);
+        }
+        r.collective_name = arg_string(e, "Collective name");
+        gpu_.push_back(std::move(r));
+        break;
+      }
+      case Kind::Launch:
+        if (r.correlation >= 0) launch_ts_.emplace(r.correlation, r.ts_us);
+        break;
+      case Kind::Step: {
+        const auto n = step_number(r.name);
+        if (!n) {
+          throw ConfigError(
+              source_, pointer + "/name",
+              "bad profiler step name; expected \"ProfilerStep#<N>\", got " + describe_json(*name));
+        }
+        r.step = *n;
+        // PyTorch may record a step both as cpu_op and as user_annotation: keep the first.
+        if (seen_steps_.insert(*n).second) steps_.push_back(std::move(r));
+        break;
+      }
+    }
+  }
+
+  KinetoTrace build() {
+    double origin = std::numeric_limits<double>::infinity();
+    for (const auto& g : gpu_) origin = std::min(origin, g.ts_us);
+    for (const auto& s : steps_) origin = std::min(origin, s.ts_us);
+    for (const auto& [corr, ts] : launch_ts_) origin = std::min(origin, ts);
+    auto since = [origin](double ts_us) { return Seconds((ts_us - origin) * 1e-6); };
+
+    std::stable_sort(steps_.begin(), steps_.end(),
+                     [](const RawEvent& a, const RawEvent& b) { return a.ts_us < b.ts_us; });
+    for (const auto& s : steps_) {
+      trace_.steps.push_back(ProfilerStep{
+          .number = s.step, .start = since(s.ts_us), .duration = Seconds(s.dur_us * 1e-6)});
+    }
+    std::stable_sort(gpu_.begin(), gpu_.end(),
+                     [](const RawEvent& a, const RawEvent& b) { return a.ts_us < b.ts_us; });
+    std::set<std::int64_t> devices;
+    std::set<std::int64_t> streams;
+    for (const auto& g : gpu_) {
+      KinetoKernel k;
+      k.name = g.name;
+      k.trace_category = g.category;
+      k.category = report::classify_kernel(g.name, g.category);
+      if (k.category == report::KernelCategory::Communication) {
+        k.op = report::nccl_op(g.name, g.collective_name);
+      }
+      k.device = g.device;
+      k.stream = g.stream;
+      k.correlation = g.correlation;
+      k.start = since(g.ts_us);
+      k.duration = Seconds(g.dur_us * 1e-6);
+      assign_step(k, g);
+      devices.insert(k.device);
+      streams.insert(k.stream);
+      trace_.kernels.push_back(std::move(k));
+    }
+    trace_.devices.assign(devices.begin(), devices.end());
+    trace_.streams.assign(streams.begin(), streams.end());
+
+    std::vector<std::vector<report::TimedKernel>> per_step(trace_.steps.size());
+    for (const auto& k : trace_.kernels) {
+      if (k.step < 0) continue;
+      per_step[static_cast<std::size_t>(k.step)].push_back(report::TimedKernel{
+          .category = k.category, .op = k.op, .start = k.start, .end = k.start + k.duration});
+    }
+    for (std::size_t i = 0; i < trace_.steps.size(); ++i) {
+      Seconds span{};
+      if (!per_step[i].empty()) {
+        Seconds first = per_step[i].front().start;
+        Seconds last = per_step[i].front().end;
+        for (const auto& k : per_step[i]) {
+          first = std::min(first, k.start);
+          last = std::max(last, k.end);
+        }
+        span = last - first;
+      }
+      trace_.step_breakdowns.push_back(
+          report::breakdown(per_step[i], span, trace_.steps[i].duration, trace_.steps[i].number));
+    }
+    trace_.source = source_;
+    return std::move(trace_);
+  }
+
+  // HTA (hta/common/trace.py) gives GPU events the iteration of their launching CPU event
+  // through the correlation id, since the GPU lags the CPU: a kernel launched late in step N may
+  // run after step N+1 has begun on the CPU. Without a launch event, a kernel belongs to the
+  // step in which it starts, [start of step i, start of step i+1), the last step open-ended.
+  void assign_step(KinetoKernel& k, const RawEvent& g) {
+    const auto launch = g.correlation >= 0 ? launch_ts_.find(g.correlation) : launch_ts_.end();
+    if (launch != launch_ts_.end()) {
+      const double ts = launch->second;
+      for (std::size_t i = 0; i < steps_.size(); ++i) {
+        if (ts >= steps_[i].ts_us && ts <= steps_[i].ts_us + steps_[i].dur_us) {
+          k.step = static_cast<std::int64_t>(i);
+          k.assignment = StepAssignment::Correlation;
+          ++trace_.num_by_correlation;
+          return;
+        }
+      }
+      ++trace_.num_unassigned;
+      return;
+    }
+    for (std::size_t i = steps_.size(); i-- > 0;) {
+      if (g.ts_us >= steps_[i].ts_us) {
+        k.step = static_cast<std::int64_t>(i);
+        k.assignment = StepAssignment::Time;
+        ++trace_.num_by_time;
+        return;
+      }
+    }
+    ++trace_.num_unassigned;
+  }
+
+  std::string source_;
+  KinetoTrace trace_;
+  std::vector<RawEvent> gpu_;
+  std::vector<RawEvent> steps_;
+  std::set<std::int64_t> seen_steps_;
+  std::map<std::int64_t, double> launch_ts_;  // correlation -> launch ts (us)
+};
+
+}  // namespace
+
+KinetoTrace parse_kineto_trace(const std::string& text, const std::string& source) {
+  return TraceParser(source).parse(text);
+}
+
+KinetoTrace read_kineto_trace(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(path, "", "is a directory; " + kExpectTrace);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", "cannot open file; " + kExpectTrace);
+  // Read in chunks so /dev/zero or a huge file is refused after one chunk or 64 MiB.
+  std::string text;
+  std::vector<char> chunk(std::size_t{1} << 20U);
+  for (;;) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0));
+    text.append(chunk.data(), got);
+    if (is_gzip(text)) throw gzip_error(path);
+    if (text.size() > kMaxBytes) {
+      throw ConfigError(path, "",
+                        "file too large; expected a trace of at most 64 MiB, got more (profile "
+                        "fewer steps, e.g. schedule(wait=1, warmup=1, active=2))");
+    }
+    if (!in) break;
+  }
+  if (in.bad()) throw ConfigError(path, "", "read error; " + kExpectTrace);
+  return parse_kineto_trace(text, path);
+}
+
+TraceSummary summarize(const KinetoTrace& trace, StepSelection selection) {
+  TraceSummary s;
+  std::vector<report::StepBreakdown> used;
+  const bool skip_first =
+      selection == StepSelection::SkipFirst && trace.step_breakdowns.size() >= 2;
+  for (std::size_t i = 0; i < trace.step_breakdowns.size(); ++i) {
+    const auto& b = trace.step_breakdowns[i];
+    if (skip_first && i == 0) {
+      s.skipped.push_back(b.step);
+    } else {
+      s.used.push_back(b.step);
+      used.push_back(b);
+    }
+  }
+  if (used.empty()) throw ConfigError(trace.source, "", "no profiler steps to summarize");
+  s.mean = report::mean_breakdown(used);
+  return s;
+}
+
+}  // namespace trainsim::io

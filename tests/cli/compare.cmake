@@ -1,0 +1,46 @@
+# trainsim compare: a hand-written torch.profiler trace (tests/data/traces/tp2_overlap.json, its
+# numbers derived in tests/io/kineto_reader_test.cpp) against a small TP-2 scenario; the
+# simulated side must be exactly what `trainsim run` reports. Bad input: one line, exit 2.
+set(TRACE_DATA ${CMAKE_CURRENT_SOURCE_DIR}/../data/traces)
+
+add_test(NAME cli.compare.table_and_json
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DSCENARIO=${TRACE_DATA}/compare_scenario.json
+                 -DTRACE=${TRACE_DATA}/tp2_overlap.json
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/compare_check.cmake)
+set_tests_properties(cli.compare.table_and_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "compare checks passed")
+
+# A gzip-compressed trace, made at configure time (no binary file in the source tree).
+set(GZIP_TRACE ${CMAKE_CURRENT_BINARY_DIR}/array_time.json.gz)
+file(ARCHIVE_CREATE OUTPUT ${GZIP_TRACE} PATHS ${TRACE_DATA}/array_time.json FORMAT raw
+     COMPRESSION GZip)
+
+set(compare_scenario ${TRACE_DATA}/compare_scenario.json)
+trainsim_bad_input(compare missing_trace "--trace: missing; expected a PyTorch profiler trace"
+  ${compare_scenario})
+trainsim_bad_input(compare no_such_file "no_such_trace.json: cannot open file"
+  ${compare_scenario} --trace ${TRACE_DATA}/no_such_trace.json)
+trainsim_bad_input(compare gzip
+  "array_time.json.gz: gzip-compressed data; expected an uncompressed JSON trace"
+  ${compare_scenario} --trace ${GZIP_TRACE})
+trainsim_bad_input(compare not_json "bad_truncated.json: invalid JSON at line [0-9]+"
+  ${compare_scenario} --trace ${TRACE_DATA}/bad_truncated.json)
+trainsim_bad_input(compare not_a_trace
+  "compare_scenario.json: /: not a Chrome trace: no \"traceEvents\" key"
+  ${compare_scenario} --trace ${compare_scenario})
+trainsim_bad_input(compare no_kernels "bad_no_kernels.json: /traceEvents: no GPU kernels"
+  ${compare_scenario} --trace ${TRACE_DATA}/bad_no_kernels.json)
+trainsim_bad_input(compare no_steps "bad_no_steps.json: /traceEvents: no ProfilerStep#N ranges"
+  ${compare_scenario} --trace ${TRACE_DATA}/bad_no_steps.json)
+trainsim_bad_input(compare negative_dur
+  "bad_negative_dur.json: /traceEvents/1/dur: negative dur; expected a duration in microseconds >= 0, got -3"
+  ${compare_scenario} --trace ${TRACE_DATA}/bad_negative_dur.json)
+trainsim_bad_input(compare bad_steps "--steps: unknown value 'first'; expected skip-first or all"
+  ${compare_scenario} --trace ${TRACE_DATA}/tp2_overlap.json --steps first)
+trainsim_bad_input(compare bad_format "--format: unknown format 'csv'; expected table or json"
+  ${compare_scenario} --trace ${TRACE_DATA}/tp2_overlap.json --format csv)
+trainsim_bad_input(compare bad_stage "--stage\\): no such pipeline stage; expected 0 to 0, got 1"
+  ${compare_scenario} --trace ${TRACE_DATA}/tp2_overlap.json --stage 1)
+trainsim_bad_input(compare bad_scenario "bad_scenario.json: /parallel/sharding: unknown value"
+  ${CMAKE_CURRENT_SOURCE_DIR}/../data/bad_scenario.json --trace ${TRACE_DATA}/tp2_overlap.json)

@@ -1,0 +1,347 @@
+#include "sim/io/kineto_reader.hpp"
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "trainsim/error.hpp"
+
+using Catch::Contains;
+using trainsim::ConfigError;
+using trainsim::Seconds;
+using trainsim::io::parse_kineto_trace;
+using trainsim::io::read_kineto_trace;
+using trainsim::io::StepAssignment;
+using trainsim::io::StepSelection;
+using trainsim::io::summarize;
+using trainsim::report::KernelCategory;
+
+namespace {
+
+const std::string kTraces = std::string(TRAINSIM_TEST_DATA_DIR) + "/traces/";
+
+// Microseconds to Seconds, for expectations written in the fixtures' unit.
+double us(double x) { return x * 1e-6; }
+
+// The fixture's timestamps are near 4.46e12 us, where a double resolves about 0.001 us; every
+// derived time below is exact to well under a nanosecond.
+Approx near(double seconds) { return Approx(seconds).margin(1e-12); }
+
+const std::string kStep =
+    R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+        "ts": 0, "dur": 100})";
+const std::string kKernel =
+    R"({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16", "pid": 0, "tid": 7,
+        "ts": 10, "dur": 20, "args": {"stream": 7, "device": 0}})";
+
+std::string trace_of(const std::string& events) {
+  return "{\"schemaVersion\": 1, \"traceEvents\": [" + events + "]}";
+}
+
+}  // namespace
+
+// tp2_overlap.json: rank 0 of 2, three ProfilerSteps (#4 at T, #5 at T+1000 us, #6 at T+2000 us;
+// CPU durations 1000, 1000, 1100 us). In each step, relative to its start S, launched from the
+// CPU inside the step and linked by "correlation":
+//   GEMM        stream 7   [S+100, S+400)   (step 4: [S+100, S+450), 350 us)
+//   AllReduce   stream 20  [S+300, S+600)
+//   flash fwd   stream 7   [S+450, S+650)
+//   elementwise stream 7   [S+700, S+750)
+//   AllGather   stream 20  [S+800, S+1050)
+//   memcpy      stream 7   [S+1020, S+1040), launched at S+900
+// plus a memset at T-50 launched at T-80, before any step.
+TEST_CASE("kineto_reader: two streams with overlapping NCCL and GEMM, by correlation", "[io]") {
+  const auto t = read_kineto_trace(kTraces + "tp2_overlap.json");
+  REQUIRE(t.rank == 0);
+  REQUIRE(t.world_size == 2);
+  REQUIRE(t.streams == std::vector<std::int64_t>{7, 20});
+  REQUIRE(t.devices == std::vector<std::int64_t>{0});
+  // ProfilerStep#4 appears as user_annotation and as cpu_op: one step; the gpu_user_annotation
+  // copies on the GPU are not steps.
+  REQUIRE(t.steps.size() == 3);
+  CHECK(t.steps[0].number == 4);
+  CHECK(t.steps[2].number == 6);
+  CHECK(t.steps[2].duration.value() == near(us(1100)));
+  // 6 kernels x 3 steps + the early memset.
+  REQUIRE(t.kernels.size() == 19);
+
+  SECTION("classification") {
+    int gemm = 0;
+    int attention = 0;
+    int memory_bound = 0;
+    int memcpy = 0;
+    int memset = 0;
+    int nccl = 0;
+    for (const auto& k : t.kernels) {
+      switch (k.category) {
+        case KernelCategory::Gemm:
+          ++gemm;
+          break;
+        case KernelCategory::Attention:
+          ++attention;
+          break;
+        case KernelCategory::MemoryBound:
+          ++memory_bound;
+          break;
+        case KernelCategory::Memcpy:
+          ++memcpy;
+          break;
+        case KernelCategory::Memset:
+          ++memset;
+          break;
+        case KernelCategory::Communication:
+          ++nccl;
+          CHECK((k.op == "all_reduce" || k.op == "all_gather"));
+          break;
+      }
+    }
+    CHECK(gemm == 3);
+    CHECK(attention == 3);  // "flash_fwd_kernel<... cutlass::bfloat16_t ...>": attention first
+    CHECK(memory_bound == 3);
+    CHECK(memcpy == 3);
+    CHECK(memset == 1);
+    CHECK(nccl == 6);
+  }
+
+  SECTION("steps come from the launch, not from when the kernel ran") {
+    // Every kernel has a launch event; 18 launches lie inside a step, the memset's before all.
+    CHECK(t.num_by_correlation == 18);
+    CHECK(t.num_by_time == 0);
+    CHECK(t.num_unassigned == 1);
+    // The memcpy of step 4 runs at T+1020, after ProfilerStep#5 began on the CPU (T+1000):
+    // by time it would be step 5's, by its launch at T+900 it is step 4's.
+    const auto copy = std::find_if(t.kernels.begin(), t.kernels.end(), [](const auto& k) {
+      return k.category == KernelCategory::Memcpy;
+    });
+    REQUIRE(copy != t.kernels.end());
+    CHECK(copy->step == 0);
+    CHECK(copy->assignment == StepAssignment::Correlation);
+    CHECK(t.step_breakdowns[0].num_kernels == 6);
+  }
+
+  SECTION("a steady step: overlap, exposed communication, idle") {
+    const auto& b = t.step_breakdowns[1];  // ProfilerStep#5
+    CHECK(b.step == 5);
+    CHECK(b.cpu_duration.value() == near(us(1000)));
+    // span: first start S+100, last end S+1050 -> 950 us.
+    CHECK(b.span.value() == near(us(950)));
+    // all: [100,650) u [700,750) u [800,1050) = 550 + 50 + 250 = 850 us; idle = 950 - 850.
+    CHECK(b.busy.value() == near(us(850)));
+    CHECK(b.idle.value() == near(us(100)));
+    // compute (every non-NCCL kernel): 300 + 200 + 50 + 20 = 570 us, on one stream: sum = union.
+    CHECK(b.compute.value() == near(us(570)));
+    CHECK(b.compute_kernel_sum.value() == near(us(570)));
+    // NCCL: 300 + 250 = 550 us, disjoint.
+    CHECK(b.communication.value() == near(us(550)));
+    CHECK(b.communication_kernel_sum.value() == near(us(550)));
+    // AllReduce [300,600) meets GEMM on [300,400) (100) and flash on [450,600) (150); AllGather
+    // [800,1050) meets the memcpy on [1020,1040) (20): 270 us overlapped, 550 - 270 exposed.
+    CHECK(b.overlapped_communication.value() == near(us(270)));
+    CHECK(b.exposed_communication.value() == near(us(280)));
+    // TraceLens' identity: compute + exposed communication + idle = span (570 + 280 + 100).
+    CHECK((b.compute + b.exposed_communication + b.idle).value() == near(b.span.value()));
+    CHECK(b.categories.at(KernelCategory::Gemm).busy.value() == near(us(300)));
+    CHECK(b.categories.at(KernelCategory::Attention).busy.value() == near(us(200)));
+    CHECK(b.categories.at(KernelCategory::MemoryBound).busy.value() == near(us(50)));
+    CHECK(b.categories.at(KernelCategory::Memcpy).busy.value() == near(us(20)));
+    CHECK(b.categories.count(KernelCategory::Memset) == 0);
+    CHECK(b.collectives.at("all_reduce").busy.value() == near(us(300)));
+    CHECK(b.collectives.at("all_reduce").num_kernels == 1);
+    CHECK(b.collectives.at("all_gather").busy.value() == near(us(250)));
+  }
+
+  SECTION("the warm-up step") {
+    const auto& b = t.step_breakdowns[0];  // ProfilerStep#4, GEMM [100,450)
+    // compute: 350 + 200 + 50 + 20 = 620 us. Overlap: AllReduce [300,600) with GEMM [300,450)
+    // and flash [450,600): 300 us; AllGather with memcpy 20 us; 320 overlapped, 550 - 320 = 230
+    // exposed. Union of all unchanged (the GEMM ends where flash starts): 850; idle 100.
+    CHECK(b.compute.value() == near(us(620)));
+    CHECK(b.overlapped_communication.value() == near(us(320)));
+    CHECK(b.exposed_communication.value() == near(us(230)));
+    CHECK(b.idle.value() == near(us(100)));
+  }
+
+  SECTION("summary: skip the first step by default") {
+    const auto s = summarize(t, StepSelection::SkipFirst);
+    CHECK(s.used == std::vector<std::int64_t>{5, 6});
+    CHECK(s.skipped == std::vector<std::int64_t>{4});
+    // Steps 5 and 6 have the same GPU work; CPU: (1000 + 1100) / 2 = 1050 us.
+    CHECK(s.mean.cpu_duration.value() == near(us(1050)));
+    CHECK(s.mean.compute.value() == near(us(570)));
+    CHECK(s.mean.exposed_communication.value() == near(us(280)));
+    CHECK(s.mean.collectives.at("all_gather").num_kernels == 1);
+  }
+
+  SECTION("summary: all steps") {
+    const auto s = summarize(t, StepSelection::All);
+    CHECK(s.used == std::vector<std::int64_t>{4, 5, 6});
+    CHECK(s.skipped.empty());
+    // (620 + 570 + 570) / 3 and (230 + 280 + 280) / 3 us.
+    CHECK(s.mean.compute.value() == near(us(1760.0 / 3.0)));
+    CHECK(s.mean.exposed_communication.value() == near(us(790.0 / 3.0)));
+    // (1000 + 1000 + 1100) / 3 us.
+    CHECK(s.mean.cpu_duration.value() == near(us(3100.0 / 3.0)));
+  }
+}
+
+// array_time.json: the JSON array form, early Kineto spellings ("Operator", "Kernel",
+// "Memset"), integer microseconds, no launch events, streams only in tid.
+//   ProfilerStep#0 [1000, 1500), ProfilerStep#1 [1500, 2100)
+//   GEMM [900, 950) before any step
+//   step 0: GEMM t7 [1100,1300), AllReduce t13 [1250,1450), elementwise t7 [1450,1480)
+//   step 1: memset t7 [1510,1515), GEMM t7 [1600,1900), ReduceScatter t13 [1700,2000),
+//           SendRecv t13 [2000,2050)
+TEST_CASE("kineto_reader: array form, early Kineto names, steps by time", "[io]") {
+  const auto t = read_kineto_trace(kTraces + "array_time.json");
+  CHECK_FALSE(t.rank.has_value());
+  REQUIRE(t.steps.size() == 2);
+  CHECK(t.streams == std::vector<std::int64_t>{7, 13});
+  CHECK(t.num_by_correlation == 0);
+  CHECK(t.num_by_time == 7);
+  CHECK(t.num_unassigned == 1);  // the GEMM at 900 starts before ProfilerStep#0
+
+  const auto& s0 = t.step_breakdowns[0];
+  // span 1480 - 1100 = 380; one busy run [1100,1480): idle 0. compute 200 + 30 = 230;
+  // AllReduce 200, overlapped with the GEMM on [1250,1300): 50; exposed 150.
+  CHECK(s0.span.value() == near(us(380)));
+  CHECK(s0.idle.value() == near(0.0));
+  CHECK(s0.compute.value() == near(us(230)));
+  CHECK(s0.overlapped_communication.value() == near(us(50)));
+  CHECK(s0.exposed_communication.value() == near(us(150)));
+
+  const auto& s1 = t.step_breakdowns[1];
+  // span 2050 - 1510 = 540; busy 5 + [1600,2050) 450 = 455; idle 85. compute 5 + 300 = 305.
+  // NCCL [1700,2000) u [2000,2050) = 350, overlapped with the GEMM on [1700,1900): 200.
+  CHECK(s1.span.value() == near(us(540)));
+  CHECK(s1.idle.value() == near(us(85)));
+  CHECK(s1.compute.value() == near(us(305)));
+  CHECK(s1.communication.value() == near(us(350)));
+  CHECK(s1.exposed_communication.value() == near(us(150)));
+  CHECK(s1.categories.at(KernelCategory::Memset).busy.value() == near(us(5)));
+  CHECK(s1.collectives.at("reduce_scatter").busy.value() == near(us(300)));
+  CHECK(s1.collectives.at("send_recv").busy.value() == near(us(50)));
+  CHECK(s1.cpu_duration.value() == near(us(600)));
+
+  // Two steps: skip-first keeps only ProfilerStep#1.
+  const auto sum = summarize(t, StepSelection::SkipFirst);
+  CHECK(sum.used == std::vector<std::int64_t>{1});
+  CHECK(sum.mean.exposed_communication.value() == near(us(150)));
+}
+
+TEST_CASE("kineto_reader: a launch outside every step leaves its kernel unassigned", "[io]") {
+  // Launch at ts 150 (after ProfilerStep#1 [0,100)), the kernel at 160: by correlation it
+  // belongs to no step, even though by time it would fall in the last, open-ended one.
+  const auto t = parse_kineto_trace(trace_of(kStep + "," + kKernel + R"(,
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 150, "dur": 3, "args": {"correlation": 9}},
+        {"ph": "X", "cat": "kernel", "name": "flash_bwd_kernel", "pid": 0, "tid": 7,
+         "ts": 160, "dur": 5, "args": {"stream": 7, "correlation": 9}})"),
+                                    "mem.json");
+  CHECK(t.num_unassigned == 1);
+  CHECK(t.num_by_time == 1);  // the first kernel has no correlation
+  CHECK(t.step_breakdowns[0].num_kernels == 1);
+  // A single step: skip-first has nothing to skip.
+  CHECK(summarize(t, StepSelection::SkipFirst).used == std::vector<std::int64_t>{1});
+}
+
+TEST_CASE("kineto_reader: bad input", "[io]") {
+  SECTION("not JSON") {
+    REQUIRE_THROWS_WITH(parse_kineto_trace("{\"traceEvents\": [", "t.json"),
+                        Contains("t.json: invalid JSON at line 1"));
+  }
+  SECTION("not a trace") {
+    REQUIRE_THROWS_WITH(parse_kineto_trace(R"({"schemaVersion": 1})", "t.json"),
+                        Contains("t.json: /: not a Chrome trace: no \"traceEvents\" key"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace("42", "t.json"),
+                        Contains("t.json: /: not a Chrome trace; expected a PyTorch profiler "
+                                 "trace") &&
+                            Contains("got 42"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(R"({"traceEvents": {"a": 1}})", "t.json"),
+                        Contains("/traceEvents: expected an array of trace events, got an "
+                                 "object"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(trace_of(kStep + ", 7"), "t.json"),
+                        Contains("/traceEvents/1: expected a trace event (an object), got 7"));
+  }
+  SECTION("no GPU kernels") {
+    REQUIRE_THROWS_WITH(parse_kineto_trace(trace_of(kStep), "t.json"),
+                        Contains("t.json: /traceEvents: no GPU kernels (events with cat "
+                                 "\"kernel\"); expected a trace recorded with "
+                                 "ProfilerActivity.CUDA, got 1 events"));
+  }
+  SECTION("no ProfilerStep") {
+    REQUIRE_THROWS_WITH(parse_kineto_trace(trace_of(kKernel), "t.json"),
+                        Contains("no ProfilerStep#N ranges; expected a trace recorded with a "
+                                 "torch.profiler schedule and prof.step()"));
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(
+            trace_of(kKernel + R"(, {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#x",
+                                     "ts": 0, "dur": 1})"),
+            "t.json"),
+        Contains("/traceEvents/1/name: bad profiler step name; expected \"ProfilerStep#<N>\", "
+                 "got \"ProfilerStep#x\""));
+  }
+  SECTION("ts and dur") {
+    const std::string head = R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, )";
+    REQUIRE_THROWS_WITH(parse_kineto_trace(trace_of(kStep + "," + head + R"("dur": 5})"), "t.json"),
+                        Contains("t.json: /traceEvents/1/ts: missing required key; expected a "
+                                 "timestamp in microseconds"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(trace_of(kStep + "," + head + R"("ts": 5})"), "t.json"),
+                        Contains("/traceEvents/1/dur: missing required key; expected a duration"));
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + "," + head + R"("ts": 5, "dur": -2})"), "t.json"),
+        Contains("/traceEvents/1/dur: negative dur; expected a duration in microseconds >= 0, "
+                 "got -2"));
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + "," + head + R"("ts": -5, "dur": 2})"), "t.json"),
+        Contains("/traceEvents/1/ts: negative ts; expected a timestamp in microseconds >= 0, "
+                 "got -5"));
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + "," + head + R"("ts": "5", "dur": 2})"), "t.json"),
+        Contains("/traceEvents/1/ts: expected a timestamp in microseconds (a number), got \"5\""));
+    // JSON has no infinity: a number too large for a double is refused while parsing.
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + "," + head + R"("ts": 1e400, "dur": 2})"), "t.json"),
+        Contains("t.json: invalid JSON (number overflow"));
+    // The ProfilerStep itself is checked too.
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(
+            trace_of(
+                kKernel +
+                R"(, {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "ts": 1})"),
+            "t.json"),
+        Contains("/traceEvents/1/dur: missing required key"));
+    // Events the reader does not use need no duration (metadata, instants, flows).
+    CHECK_NOTHROW(parse_kineto_trace(
+        trace_of(kStep + "," + kKernel +
+                 R"(, {"ph": "i", "s": "g", "name": "Record Window End", "ts": 5},
+                      {"ph": "s", "id": 1, "cat": "ac2g", "name": "ac2g", "ts": 1})"),
+        "t.json"));
+  }
+  SECTION("a kernel without a name") {
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + R"(, {"ph": "X", "cat": "kernel", "ts": 1, "dur": 1})"),
+                           "t.json"),
+        Contains("/traceEvents/1/name: missing required key"));
+  }
+  SECTION("gzip, binary, huge, deep") {
+    const std::string gzip = std::string("\x1f\x8b\x08\x00", 4) + "rest";
+    REQUIRE_THROWS_WITH(parse_kineto_trace(gzip, "rank0.json.gz"),
+                        Contains("rank0.json.gz: gzip-compressed data; expected an uncompressed "
+                                 "JSON trace") &&
+                            Contains("gunzip -k rank0.json.gz"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(std::string("{\"a\":\0}", 7), "t.json"),
+                        Contains("NUL byte at offset 5"));
+    const std::string huge((std::size_t{64} << 20U) + 1, ' ');
+    REQUIRE_THROWS_WITH(parse_kineto_trace(huge, "t.json"),
+                        Contains("file too large; expected a trace of at most 64 MiB, got 67108865 "
+                                 "bytes"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(std::string(100, '['), "t.json"),
+                        Contains("JSON nested too deeply"));
+  }
+  SECTION("files") {
+    REQUIRE_THROWS_AS(read_kineto_trace(kTraces + "no_such_trace.json"), ConfigError);
+    REQUIRE_THROWS_WITH(read_kineto_trace(kTraces + "no_such_trace.json"),
+                        Contains("no_such_trace.json: cannot open file"));
+    REQUIRE_THROWS_WITH(read_kineto_trace(kTraces), Contains("is a directory"));
+  }
+}
