@@ -216,6 +216,7 @@ Environment environment_of(ObjectReader r, DeviceKey device) {
   env.nccl = text_or_empty(r, "nccl");
   env.host = text_or_empty(r, "host");
   env.timestamp = text_or_empty(r, "timestamp");
+  env.clocks = text_or_empty(r, "clocks");
   r.finish();
   return env;
 }

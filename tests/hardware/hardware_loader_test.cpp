@@ -62,7 +62,7 @@ TEST_CASE("hardware_loader: every built-in profile loads", "[hardware][io]") {
   const auto ids = io::builtin_hardware_ids();
   // The five DGX generations; the nccl/ constants files are not profiles.
   REQUIRE(ids ==
-          std::vector<std::string>{"a100-dgx", "b200-dgx", "h100-dgx", "h200-dgx", "v100-dgx"});
+          std::vector<std::string>{"a100-dgx", "b200-dgx", "h100-dgx", "h200-dgx", "h200-sxm", "v100-dgx"});
   for (const auto& id : ids) {
     const HardwareSpec hw = io::load_hardware(id);
     REQUIRE(hw.id == id);
@@ -217,7 +217,7 @@ TEST_CASE("hardware_loader: an unknown profile name suggests a built-in", "[hard
   REQUIRE_THROWS_AS(io::load_hardware("h100"), ConfigError);
   REQUIRE_THROWS_WITH(io::load_hardware("h100"),
                       "unknown hardware profile 'h100'; did you mean 'h100-dgx'? (built-in "
-                      "profiles: a100-dgx, b200-dgx, h100-dgx, h200-dgx, v100-dgx; or give a path "
+                      "profiles: a100-dgx, b200-dgx, h100-dgx, h200-dgx, h200-sxm, v100-dgx; or give a path "
                       "to a JSON file)");
   REQUIRE_THROWS_WITH(io::load_hardware("h100-dxg"),
                       Catch::StartsWith("unknown hardware profile 'h100-dxg'; did you mean "

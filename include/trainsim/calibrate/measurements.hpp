@@ -167,6 +167,7 @@ struct Environment {
   std::string nccl;       // "2.26.2"; empty when no collective was measured
   std::string host;       // host name or cluster label
   std::string timestamp;  // ISO 8601
+  std::string clocks;     // "sm 1980 MHz, memory 3201 MHz", as the suite read them
 };
 
 // A measurement document (docs/calibration.md): its points and the logs it names.
