@@ -24,6 +24,18 @@ nlohmann::json environment_json(const Environment& e) {
   return j;
 }
 
+nlohmann::json attention_record(const AttentionCase& c, const Summary& time,
+                                const std::string& notes) {
+  return {{"batch", c.batch},
+          {"heads", c.heads},
+          {"seq_len", c.seq_len},
+          {"head_dim", c.head_dim},
+          {"causal", c.causal},
+          {"dtype", dtype_name(c.dtype)},
+          {"time", time_text(time.median)},
+          {"notes", notes}};
+}
+
 std::string format(const char* pattern, double value) {
   std::array<char, 64> buffer{};
   std::snprintf(buffer.data(), buffer.size(), pattern, value);
@@ -68,16 +80,7 @@ void Document::add_gemm(const GemmCase& c, const Summary& time, const Environmen
 
 void Document::add_attention(const AttentionCase& c, const Summary& time, const Environment& at,
                              const std::string& implementation) {
-  add("attention",
-      {{"batch", c.batch},
-       {"heads", c.heads},
-       {"seq_len", c.seq_len},
-       {"head_dim", c.head_dim},
-       {"causal", c.causal},
-       {"dtype", dtype_name(c.dtype)},
-       {"time", time_text(time.median)},
-       {"notes", c.origin + "; " + implementation}},
-      time, at);
+  add("attention", attention_record(c, time, c.origin + "; " + implementation), time, at);
 }
 
 void Document::add_memory(const std::string& kernel, std::int64_t bytes, const Summary& time,
@@ -96,15 +99,8 @@ void Document::add_launch(const Summary& time, const Environment& at) {
 void Document::add_unfused_attention(const AttentionCase& c, const Summary& time,
                                      const Environment& at) {
   add("_unfused_attention",
-      {{"batch", c.batch},
-       {"heads", c.heads},
-       {"seq_len", c.seq_len},
-       {"head_dim", c.head_dim},
-       {"causal", c.causal},
-       {"dtype", dtype_name(c.dtype)},
-       {"time", time_text(time.median)},
-       {"notes", c.origin + "; cuBLAS batched GEMMs around a softmax kernel"}},
-      time, at);
+      attention_record(c, time, c.origin + "; cuBLAS batched GEMMs around a softmax kernel"), time,
+      at);
 }
 
 void Document::add_power(const std::string& activity, double watts, const Summary& samples,

@@ -130,8 +130,8 @@ std::string ObjectReader::choice(const std::string& key, const std::vector<std::
   }
   std::string list;
   for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-  throw error(key, "unknown value '" + v + "'" + did_you_mean(v, choices) + "; expected one of " +
-                       list);
+  throw error(key,
+              "unknown value '" + v + "'" + did_you_mean(v, choices) + "; expected one of " + list);
 }
 
 std::string ObjectReader::choice_or(const std::string& key, const std::vector<std::string>& choices,
@@ -181,8 +181,8 @@ std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_valu
   if (d > kMax) throw error(key, "expected an integer <= 2^53, got " + describe_json(v));
   const auto value = v.is_number_integer() ? v.get<std::int64_t>() : static_cast<std::int64_t>(d);
   if (d < static_cast<double>(min_value) || value < min_value) {
-    throw error(key, "expected an integer >= " + std::to_string(min_value) + ", got " +
-                         describe_json(v));
+    throw error(
+        key, "expected an integer >= " + std::to_string(min_value) + ", got " + describe_json(v));
   }
   return value;
 }
@@ -228,6 +228,48 @@ void ObjectReader::finish() const {
     // Keys documenting the data ("source", "notes", "_comment") are allowed everywhere.
     if (key == "source" || key == "notes" || key == "sources" || key.rfind("_", 0) == 0) continue;
     throw error(key, "unknown key" + did_you_mean(key, known));
+  }
+}
+
+void check_json_text(const std::string& text, const std::string& source, std::size_t max_bytes,
+                     int max_depth, const std::string& what) {
+  if (text.size() > max_bytes) {
+    throw ConfigError(source, "",
+                      "file too large; expected " + what + " of at most " +
+                          std::to_string(max_bytes >> 20U) + " MiB, got " +
+                          std::to_string(text.size()) + " bytes");
+  }
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    throw ConfigError(source, "",
+                      "NUL byte at offset " + std::to_string(nul) +
+                          "; expected a JSON text file, got binary data");
+  }
+  int depth = 0;
+  std::size_t line = 1;
+  bool in_string = false;
+  bool escaped = false;
+  for (const char c : text) {
+    if (c == '\n') ++line;
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > max_depth) {
+        throw ConfigError(source, "",
+                          "JSON nested too deeply at line " + std::to_string(line) +
+                              "; expected at most " + std::to_string(max_depth) +
+                              " levels of objects and arrays, got more");
+      }
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
   }
 }
 

@@ -22,6 +22,12 @@ namespace trainsim::io {
 nlohmann::json read_json_file(const std::string& path);
 // Parses `text` as JSON; `source` names it in errors.
 nlohmann::json parse_json(const std::string& text, const std::string& source);
+// Refuses, before parsing, text that no JSON input of trainsim may be: longer than `max_bytes`
+// ("file too large; expected <what> of at most ..."), holding a NUL byte (binary data), or
+// nesting objects and arrays deeper than `max_depth` (naming the line). Throws ConfigError
+// naming `source`.
+void check_json_text(const std::string& text, const std::string& source, std::size_t max_bytes,
+                     int max_depth, const std::string& what);
 
 // A view of one JSON object with its location. Every accessor marks its key as read; finish()
 // then rejects any key nobody read. Holds a reference to the json: it must outlive the reader.

@@ -42,40 +42,7 @@ ConfigError gzip_error(const std::string& source) {
 
 void check_text(const std::string& text, const std::string& source) {
   if (is_gzip(text)) throw gzip_error(source);
-  if (text.size() > kMaxBytes) {
-    throw ConfigError(source, "",
-                      "file too large; expected a trace of at most 64 MiB, got " +
-                          std::to_string(text.size()) + " bytes");
-  }
-  if (const auto nul = text.find('\0'); nul != std::string::npos) {
-    throw ConfigError(source, "",
-                      "NUL byte at offset " + std::to_string(nul) +
-                          "; expected a JSON text file, got binary data");
-  }
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxDepth) {
-        throw ConfigError(source, "",
-                          "JSON nested too deeply; expected at most " + std::to_string(kMaxDepth) +
-                              " levels of objects and arrays, got more");
-      }
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
-    }
-  }
+  check_json_text(text, source, kMaxBytes, kMaxDepth, "a trace");
 }
 
 nlohmann::json parse_text(const std::string& text, const std::string& source) {

@@ -53,43 +53,7 @@ std::string lowercase(std::string_view s) {
 
 // Size, NUL bytes and nesting depth, checked on the raw text before nlohmann parses it.
 void check_text(const std::string& text, const std::string& source) {
-  if (text.size() > kMaxBytes) {
-    throw ConfigError(source, "",
-                      "file too large; expected a measurement document of at most 64 MiB, got " +
-                          std::to_string(text.size()) + " bytes");
-  }
-  if (const auto nul = text.find('\0'); nul != std::string::npos) {
-    throw ConfigError(source, "",
-                      "NUL byte at offset " + std::to_string(nul) +
-                          "; expected a JSON text file, got binary data");
-  }
-  int depth = 0;
-  std::size_t line = 1;
-  bool in_string = false;
-  bool escaped = false;
-  for (const char c : text) {
-    if (c == '\n') ++line;
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxDepth) {
-        throw ConfigError(source, "",
-                          "JSON nested too deeply at line " + std::to_string(line) +
-                              "; expected at most " + std::to_string(kMaxDepth) +
-                              " levels of objects and arrays, got more");
-      }
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
-    }
-  }
+  check_json_text(text, source, kMaxBytes, kMaxDepth, "a measurement document");
 }
 
 // nlohmann throws more than parse_error (out_of_range for "1e400"); every one becomes a
