@@ -31,7 +31,7 @@ nlohmann::json attention_record(const AttentionCase& c, const Summary& time,
           {"seq_len", c.seq_len},
           {"head_dim", c.head_dim},
           {"causal", c.causal},
-          {"dtype", dtype_name(c.dtype)},
+          {"dtype", parallel::to_string(c.dtype)},
           {"time", time_text(time.median)},
           {"notes", notes}};
 }
@@ -72,7 +72,7 @@ void Document::add_gemm(const GemmCase& c, const Summary& time, const Environmen
       {{"m", c.m},
        {"n", c.n},
        {"k", c.k},
-       {"dtype", dtype_name(c.dtype)},
+       {"dtype", parallel::to_string(c.dtype)},
        {"time", time_text(time.median)},
        {"notes", c.origin}},
       time, at);

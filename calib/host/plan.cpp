@@ -119,20 +119,4 @@ void merge_plans(Plan& into, const Plan& more) {
   merge_cases(into.attention, more.attention, same_attention);
 }
 
-const char* dtype_name(hardware::Dtype d) {
-  switch (d) {
-    case Dtype::Fp32:
-      return "fp32";
-    case Dtype::Tf32:
-      return "tf32";
-    case Dtype::Fp16:
-      return "fp16";
-    case Dtype::Bf16:
-      return "bf16";
-    case Dtype::Fp8:
-      return "fp8";
-  }
-  return "bf16";
-}
-
 }  // namespace trainsim::calib

@@ -54,7 +54,4 @@ struct Plan {
 // "; ") and keeping the first appearance's order, so that each shape is measured once.
 void merge_plans(Plan& into, const Plan& more);
 
-// "bf16", "fp8", ... as the measurement document spells a dtype.
-[[nodiscard]] const char* dtype_name(hardware::Dtype d);
-
 }  // namespace trainsim::calib

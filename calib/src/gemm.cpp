@@ -50,7 +50,7 @@ std::unique_ptr<T, D> own(T* p, D d) {
 
 std::string describe(const GemmCase& c) {
   return "gemm " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
-         " " + dtype_name(c.dtype);
+         " " + parallel::to_string(c.dtype);
 }
 
 void run_one(Bench& bench, cublasLtHandle_t lt, void* workspace, const GemmCase& c) {

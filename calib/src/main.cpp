@@ -183,14 +183,14 @@ int main(int argc, char** argv) {
   if (list) {
     for (const auto& g : plan.gemms) {
       std::printf("gemm %lld x %lld x %lld %s  (%s)\n", static_cast<long long>(g.m),
-                  static_cast<long long>(g.n), static_cast<long long>(g.k), dtype_name(g.dtype),
-                  g.origin.c_str());
+                  static_cast<long long>(g.n), static_cast<long long>(g.k),
+                  trainsim::parallel::to_string(g.dtype), g.origin.c_str());
     }
     for (const auto& a : plan.attention) {
       std::printf("attention b%lld h%lld s%lld d%lld%s %s  (%s)\n", static_cast<long long>(a.batch),
                   static_cast<long long>(a.heads), static_cast<long long>(a.seq_len),
                   static_cast<long long>(a.head_dim), a.causal ? " causal" : "",
-                  dtype_name(a.dtype), a.origin.c_str());
+                  trainsim::parallel::to_string(a.dtype), a.origin.c_str());
     }
     return 0;
   }

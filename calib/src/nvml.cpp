@@ -42,7 +42,7 @@ Nvml::Nvml(const std::string& pci_bus_id) {
     why_ = "libnvidia-ml.so.1 not found (NVML comes with the NVIDIA driver)";
     return;
   }
-  api_ = new Api();
+  api_ = std::make_unique<Api>();
   const bool bound = bind(library_, "nvmlInit_v2", api_->init) &&
                      bind(library_, "nvmlShutdown", api_->shutdown) &&
                      bind(library_, "nvmlDeviceGetHandleByPciBusId_v2", api_->by_pci) &&
@@ -71,7 +71,7 @@ Nvml::Nvml(const std::string& pci_bus_id) {
 
 Nvml::~Nvml() {
   if (device_ != nullptr) api_->shutdown();
-  delete api_;
+  api_.reset();
   if (library_ != nullptr) dlclose(library_);
 }
 

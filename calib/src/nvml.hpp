@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -44,7 +45,7 @@ class Nvml {
  private:
   struct Api;
   void* library_ = nullptr;
-  Api* api_ = nullptr;
+  std::unique_ptr<Api> api_;
   void* device_ = nullptr;
   std::string why_;
 };

@@ -15,6 +15,7 @@
 #include "trainsim/collective/collective_model.hpp"
 #include "trainsim/compute/kernel_cost.hpp"
 #include "trainsim/error.hpp"
+#include "trainsim/parallel/scenario.hpp"
 
 namespace trainsim::calibrate {
 namespace {
@@ -47,12 +48,6 @@ double element_bytes(hardware::Dtype d) {
     default:
       return 2.0;
   }
-}
-
-const char* dtype_name(hardware::Dtype d) {
-  static constexpr std::array<const char*, hardware::kNumDtypes> kNames = {"fp32", "tf32", "fp16",
-                                                                           "bf16", "fp8"};
-  return kNames[static_cast<std::size_t>(d)];
 }
 
 std::string origin_text(const Origin& o) {
@@ -295,7 +290,7 @@ void add_compute(const MeasurementSet& m, std::vector<Case>& cases) {
                           .size = std::min({g.m, g.n, g.k})};
     Case c = kernel_case(g.dtype, w, g.time, gemm_params);
     c.row.what = "gemm " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
-                 std::to_string(g.k) + " " + dtype_name(g.dtype);
+                 std::to_string(g.k) + " " + parallel::to_string(g.dtype);
     c.row.origin = g.origin;
     cases.push_back(std::move(c));
   }
@@ -317,7 +312,7 @@ void add_compute(const MeasurementSet& m, std::vector<Case>& cases) {
     Case c = kernel_case(a.dtype, w, a.time, attention_params);
     c.row.what = "attention b" + std::to_string(a.batch) + " h" + std::to_string(a.heads) + " s" +
                  std::to_string(a.seq_len) + " d" + std::to_string(a.head_dim) +
-                 (a.causal ? " causal " : " ") + dtype_name(a.dtype);
+                 (a.causal ? " causal " : " ") + parallel::to_string(a.dtype);
     c.row.origin = a.origin;
     cases.push_back(std::move(c));
   }

@@ -273,4 +273,20 @@ void check_json_text(const std::string& text, const std::string& source, std::si
   }
 }
 
+nlohmann::json parse_checked_json(const std::string& text, const std::string& source,
+                                  std::size_t max_bytes, int max_depth, const std::string& what,
+                                  const std::string& expected) {
+  check_json_text(text, source, max_bytes, max_depth, what);
+  try {
+    return parse_json(text, source);
+  } catch (const nlohmann::json::exception& e) {
+    std::string message = e.what();
+    // "[json.exception.out_of_range.406] number overflow parsing '1e400'" -> the part after "] ".
+    if (const auto cut = message.find("] "); cut != std::string::npos) {
+      message = message.substr(cut + 2);
+    }
+    throw ConfigError(source, "", "invalid JSON (" + message + "); " + expected);
+  }
+}
+
 }  // namespace trainsim::io

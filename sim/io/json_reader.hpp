@@ -28,6 +28,11 @@ nlohmann::json parse_json(const std::string& text, const std::string& source);
 // naming `source`.
 void check_json_text(const std::string& text, const std::string& source, std::size_t max_bytes,
                      int max_depth, const std::string& what);
+// check_json_text, then parse_json; any other nlohmann exception (out_of_range for "1e400")
+// becomes a ConfigError naming `source`: "invalid JSON (<nlohmann's message>); <expected>".
+nlohmann::json parse_checked_json(const std::string& text, const std::string& source,
+                                  std::size_t max_bytes, int max_depth, const std::string& what,
+                                  const std::string& expected);
 
 // A view of one JSON object with its location. Every accessor marks its key as read; finish()
 // then rejects any key nobody read. Holds a reference to the json: it must outlive the reader.

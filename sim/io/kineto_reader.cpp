@@ -40,20 +40,9 @@ ConfigError gzip_error(const std::string& source) {
                          source + "` and pass the .json file");
 }
 
-void check_text(const std::string& text, const std::string& source) {
-  if (is_gzip(text)) throw gzip_error(source);
-  check_json_text(text, source, kMaxBytes, kMaxDepth, "a trace");
-}
-
 nlohmann::json parse_text(const std::string& text, const std::string& source) {
-  check_text(text, source);
-  try {
-    return parse_json(text, source);
-  } catch (const nlohmann::json::exception& e) {
-    std::string what = e.what();
-    if (const auto cut = what.find("] "); cut != std::string::npos) what = what.substr(cut + 2);
-    throw ConfigError(source, "", "invalid JSON (" + what + "); " + kExpectTrace);
-  }
+  if (is_gzip(text)) throw gzip_error(source);
+  return parse_checked_json(text, source, kMaxBytes, kMaxDepth, "a trace", kExpectTrace);
 }
 
 std::string lowercase(std::string_view s) {

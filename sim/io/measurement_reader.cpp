@@ -51,23 +51,10 @@ std::string lowercase(std::string_view s) {
   return out;
 }
 
-// Size, NUL bytes and nesting depth, checked on the raw text before nlohmann parses it.
-void check_text(const std::string& text, const std::string& source) {
-  check_json_text(text, source, kMaxBytes, kMaxDepth, "a measurement document");
-}
-
-// nlohmann throws more than parse_error (out_of_range for "1e400"); every one becomes a
-// ConfigError naming the file.
+// Size, NUL bytes and nesting depth are checked on the raw text before nlohmann parses it.
 nlohmann::json parse_text(const std::string& text, const std::string& source) {
-  check_text(text, source);
-  try {
-    return parse_json(text, source);
-  } catch (const nlohmann::json::exception& e) {
-    std::string what = e.what();
-    // "[json.exception.out_of_range.406] number overflow parsing '1e400'" -> the part after "] ".
-    if (const auto cut = what.find("] "); cut != std::string::npos) what = what.substr(cut + 2);
-    throw ConfigError(source, "", "invalid JSON (" + what + "); expected a JSON document");
-  }
+  return parse_checked_json(text, source, kMaxBytes, kMaxDepth, "a measurement document",
+                            "expected a JSON document");
 }
 
 // A string without NUL characters ("\u0000" in JSON would cut a path or a label short).
