@@ -10,6 +10,8 @@ void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
   c.add_option("scenario", f.file, "Scenario JSON file; flags override its keys");
   c.add_option("--hardware", f.hardware, "Hardware profile: built-in id (h100-dgx) or JSON file");
   c.add_option("--model", f.model, "Model: built-in id (llama2-7b), JSON file or HF config.json");
+  c.add_option("--stack", f.stack,
+               "Software stack: built-in id (pytorch-2.3-fsdp, megatron-lm, ...) or JSON file");
   c.add_option("--nodes", f.nodes, "Number of nodes");
   c.add_option("--gpus", f.gpus, "Number of GPUs (instead of --nodes)");
   c.add_option("--seq-len", f.seq_len, "Sequence length in tokens");
@@ -37,6 +39,7 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
   };
   set("hardware", f.hardware, "--hardware");
   set("model", f.model, "--model");
+  set("stack", f.stack, "--stack");
   set("cluster.nodes", f.nodes, "--nodes");
   set("cluster.gpus", f.gpus, "--gpus");
   set("training.seq_len", f.seq_len, "--seq-len");

@@ -9,6 +9,7 @@
 #include "sim/io/json_reader.hpp"
 #include "sim/io/model_loader.hpp"
 #include "sim/io/spellcheck.hpp"
+#include "sim/io/stack_loader.hpp"
 #include "trainsim/parallel/placement.hpp"
 
 namespace trainsim::io {
@@ -84,6 +85,13 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
       top, doc, "hardware", "profile", hardware_from_json, load_hardware);
   std::tie(s.model, s.model_name) =
       load_ref<model::ModelSpec>(top, doc, "model", "model", model_from_json, load_model);
+  if (top.has("stack")) {
+    std::tie(s.stack, s.stack_name) =
+        load_ref<stack::StackSpec>(top, doc, "stack", "stack", stack_from_json, load_stack);
+  } else {
+    s.stack = load_stack(kDefaultStack);
+    s.stack_name = kDefaultStack;
+  }
 
   ObjectReader cluster = top.object("cluster");
   const bool has_nodes = cluster.has("nodes");
@@ -148,6 +156,7 @@ ScenarioDocument read_scenario_file(const std::string& path) {
 const std::vector<std::string>& scenario_paths() {
   static const std::vector<std::string> paths = {
       "hardware",           "model",
+      "stack",
       "cluster.nodes",      "cluster.gpus",
       "training.seq_len",   "training.global_batch",
       "training.micro_batch", "training.precision",
@@ -220,6 +229,7 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
   return nlohmann::json{
       {"hardware", s.hardware_name},
       {"model", s.model_name},
+      {"stack", s.stack_name},
       {"cluster", {{"gpus", s.gpus}, {"nodes", s.nodes()}}},
       {"training",
        {{"seq_len", s.training.seq_len},

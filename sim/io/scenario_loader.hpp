@@ -39,7 +39,7 @@ void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json val
 // Documented defaults: cluster needs nodes or gpus; training.seq_len is required;
 // global_batch defaults to dp x micro_batch (no accumulation); micro_batch 1; precision bf16;
 // optimizer adamw; tp = pp = cp = 1; sequence_parallel false; pipeline_schedule 1f1b;
-// virtual_stages 1; sharding none; recompute none.
+// virtual_stages 1; sharding none; recompute none; stack pytorch-2.3-fsdp (kDefaultStack).
 // Throws ConfigError for bad input. Plan problems (tp not dividing heads, ...) are not checked
 // here: call parallel::validate. A gpus count not divisible by tp*pp*cp leaves dp = 0.
 [[nodiscard]] parallel::Scenario scenario_from_document(const ScenarioDocument& doc);

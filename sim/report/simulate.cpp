@@ -56,7 +56,9 @@ Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& o
       engine::EngineOptions{.comm_compute_contention = s.hardware.gpu.comm_compute_contention});
 
   Report& r = sim.report;
-  r.iteration_time = sim.timeline.end.since_start();
+  // The stack's fixed host time per optimizer step runs after the GPU work, with the GPUs idle.
+  const Seconds host_overhead = s.stack.iteration_overhead;
+  r.iteration_time = sim.timeline.end.since_start() + host_overhead;
   const double t = r.iteration_time.value();
   const double tokens = static_cast<double>(s.training.global_batch * s.training.seq_len);
   const auto gpus = static_cast<double>(s.gpus);
@@ -72,9 +74,10 @@ Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& o
   double best = -1.0;
   Watts power_sum{};
   for (std::size_t stage = 0; stage < sim.iteration.stage_device.size(); ++stage) {
-    const engine::DeviceActivity a =
+    engine::DeviceActivity a =
         engine::activity(sim.iteration.graph, sim.timeline, sim.iteration.stage_device[stage],
                          SimTime::zero(), sim.timeline.end);
+    a.idle = a.idle + host_overhead;
     const MemoryBreakdown mem = memory_per_gpu(s, static_cast<std::int64_t>(stage));
     const Watts w = average_power(s.hardware.power, a.compute_busy, a.exposed_communication, a.idle);
     power_sum += w;

@@ -55,7 +55,9 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
   using parallel::PipelineSchedule;
   using parallel::Recompute;
   using parallel::Sharding;
-  if (!only_keys(j, {"hardware", "model", "cluster", "training", "parallel"})) return std::nullopt;
+  if (!only_keys(j, {"hardware", "model", "stack", "cluster", "training", "parallel"})) {
+    return std::nullopt;
+  }
   if (!j.contains("cluster") || !j.contains("training")) return std::nullopt;
   const json& cluster = j["cluster"];
   const json& training = j["training"];
@@ -140,7 +142,9 @@ parallel::Scenario ScenarioResolver::resolve(const io::ScenarioDocument& doc) {
   if (!j.is_object() || !j.contains("hardware") || !j.contains("model")) {
     return io::scenario_from_document(doc);
   }
-  const std::string key = j["hardware"].dump() + '\n' + j["model"].dump() + '\n' + doc.base_dir;
+  const std::string key = j["hardware"].dump() + '\n' + j["model"].dump() + '\n' +
+                          (j.contains("stack") ? j["stack"].dump() : std::string()) + '\n' +
+                          doc.base_dir;
   References refs;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -152,6 +156,8 @@ parallel::Scenario ScenarioResolver::resolve(const io::ScenarioDocument& doc) {
     if (s) {
       s->hardware_name = refs.hardware_name;
       s->model_name = refs.model_name;
+      s->stack_name = refs.stack_name;
+      s->stack = *refs.stack;
       return *std::move(s);
     }
     return io::scenario_from_document(doc);
@@ -159,7 +165,9 @@ parallel::Scenario ScenarioResolver::resolve(const io::ScenarioDocument& doc) {
   parallel::Scenario s = io::scenario_from_document(doc);
   refs.hardware_name = s.hardware_name;
   refs.model_name = s.model_name;
+  refs.stack_name = s.stack_name;
   refs.hardware = std::make_shared<const hardware::HardwareSpec>(s.hardware);
+  refs.stack = std::make_shared<const stack::StackSpec>(s.stack);
   refs.model = std::make_shared<const model::ModelSpec>(s.model);
   const std::lock_guard<std::mutex> lock(mutex_);
   cache_.emplace(key, std::move(refs));

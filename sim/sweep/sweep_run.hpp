@@ -35,11 +35,13 @@ class ScenarioResolver {
   struct References {
     std::string hardware_name;
     std::string model_name;
+    std::string stack_name;
     std::shared_ptr<const hardware::HardwareSpec> hardware;
     std::shared_ptr<const model::ModelSpec> model;
+    std::shared_ptr<const stack::StackSpec> stack;
   };
   mutable std::mutex mutex_;
-  std::map<std::string, References> cache_;  // key: hardware ref, model ref and base dir
+  std::map<std::string, References> cache_;  // key: hardware, model and stack refs, base dir
 };
 
 struct SweepRunOptions {

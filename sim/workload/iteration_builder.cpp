@@ -144,15 +144,26 @@ class Builder {
 
   // ---- pricing --------------------------------------------------------------------------
 
-  TimedKernel timed(const model::KernelSpec& k) {
+  // Wall time of one kernel under the stack: memory-bound kernels move `traffic` times the
+  // fused bytes (the stack's elementwise_traffic for the layers' norms, activations and
+  // residuals; 1 for the optimizer, a fused multi-tensor kernel in every stack we model), and
+  // no kernel is shorter than the host's dispatch time (the CPU cannot issue kernels faster).
+  Seconds price(compute::KernelWork w, double traffic) const {
+    if (w.kind == compute::KernelClass::MemoryBound) w.bytes = w.bytes * traffic;
+    const Seconds t = compute::kernel_cost(s_.hardware.gpu, s_.training.precision, w).time;
+    if (t.value() <= 0.0) return t;  // no work, no kernel
+    return max(t, s_.stack.kernel_dispatch);
+  }
+
+  TimedKernel timed(const model::KernelSpec& k, bool optimizer_step = false) {
+    const double traffic = optimizer_step ? 1.0 : s_.stack.elementwise_traffic;
     TimedKernel t;
     t.name = k.name;
     t.fwd_name = it_.graph.intern_name(k.name);
     t.bwd_name = it_.graph.intern_name(k.name + "_bwd");
     t.recompute_name = it_.graph.intern_name(k.name + "_recompute");
-    const auto& gpu = s_.hardware.gpu;
-    t.fwd = compute::kernel_cost(gpu, s_.training.precision, work_of(k, false, local_seq_)).time;
-    t.bwd = compute::kernel_cost(gpu, s_.training.precision, work_of(k, true, local_seq_)).time;
+    t.fwd = price(work_of(k, false, local_seq_), traffic);
+    t.bwd = price(work_of(k, true, local_seq_), traffic);
     t.fwd_flops = k.forward_flops;
     t.bwd_flops = k.backward_flops;
     t.selective = k.selective_recompute;
@@ -199,9 +210,20 @@ class Builder {
     // Pipeline activations between stages: split over TP ranks with SP.
     pp_bytes_ = Bytes(static_cast<double>(local_tokens_ * m_.hidden * elem_) /
                       static_cast<double>(p_.sequence_parallel ? p_.tp : 1));
-    // FSDP/ZeRO moves each layer's weights (bf16) or gradients per TP rank.
-    layer_param_bytes_ =
-        Bytes(static_cast<double>(model::layer_parameters_per_tp_rank(m_, p_.tp) * elem_));
+    // FSDP/ZeRO moves each layer's weights (training dtype) per TP rank, and its gradients in
+    // the stack's gradient_reduce_dtype.
+    const auto layer_params = static_cast<double>(model::layer_parameters_per_tp_rank(m_, p_.tp));
+    layer_param_bytes_ = Bytes(layer_params * static_cast<double>(elem_));
+    layer_grad_bytes_ = Bytes(layer_params * grad_element_bytes());
+  }
+
+  // Bytes per gradient element in DP reductions: the stack's gradient_reduce_dtype, or the
+  // training precision when the stack reduces in it.
+  double grad_element_bytes() const {
+    const auto precision = s_.training.precision;
+    const auto dtype =
+        s_.stack.gradient_reduce_dtype[static_cast<std::size_t>(precision)].value_or(precision);
+    return static_cast<double>(report::element_bytes(dtype));
   }
 
   // A collective priced by the NCCL model, recorded once per (stage, op, group, bytes).
@@ -270,6 +292,24 @@ class Builder {
     return id;
   }
 
+  // A TP collective issued before a GEMM: blocking, the GEMM waits for it (`pending`); with the
+  // stack's tp_overlap it runs beside the GEMM instead, chunked as Transformer Engine's
+  // userbuffers overlap and PyTorch's async TP do, and the kernel after the GEMM waits for it
+  // (`beside`): the pair takes about max(GEMM, collective) instead of their sum.
+  void tp_before(OpId collective_op, OpId& pending, OpId& beside) const {
+    if (s_.stack.tp_overlap) {
+      beside = collective_op;
+    } else {
+      pending = collective_op;
+    }
+  }
+
+  // What a TP collective after a GEMM waits for: the GEMM, or with tp_overlap the op before it,
+  // so that the collective starts beside the GEMM whose output it streams out in chunks.
+  OpId tp_after_issue(OpId before_gemm, OpId gemm) const {
+    return s_.stack.tp_overlap && before_gemm != kNone ? before_gemm : gemm;
+  }
+
   // Forward (or recomputed forward) of one layer. Returns the last compute op.
   OpId layer_forward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId wait,
                      bool recompute) {
@@ -277,14 +317,21 @@ class Builder {
     OpId last = kNone;
     for (std::size_t i = 0; i < layer_.size(); ++i) {
       const TimedKernel& k = layer_[i];
-      if (tp_comm_[i].before) pending = tp_collective(stage, st, *tp_comm_[i].before, info, last);
+      OpId beside = kNone;
+      if (tp_comm_[i].before) {
+        tp_before(tp_collective(stage, st, *tp_comm_[i].before, info, last), pending, beside);
+      }
       // Context parallelism: the ring exchange of K/V blocks (cp - 1 steps) runs beside the
       // attention kernel, and the next kernel cannot start before the last block has arrived
       // (Liu et al. 2023, Ring Attention; Megatron-LM context parallelism).
       const OpId kv = k.cp_exchange ? cp_exchange(stage, st, info, last, false) : kNone;
+      const OpId previous = last;
       last = kernel(st, k, false, recompute, info, pending);
       pending = kv;
-      if (tp_comm_[i].after) pending = tp_collective(stage, st, *tp_comm_[i].after, info, last);
+      if (tp_comm_[i].after) {
+        pending = tp_collective(stage, st, *tp_comm_[i].after, info, tp_after_issue(previous, last));
+      }
+      if (beside != kNone) pending = beside;  // only column-parallel GEMMs have `before`
     }
     return close_layer(st, pending, last, info);
   }
@@ -318,15 +365,20 @@ class Builder {
     OpId last = kNone;
     for (std::size_t r = layer_.size(); r-- > 0;) {
       const TimedKernel& k = layer_[r];
+      OpId beside = kNone;
       if (tp_comm_[r].backward_before) {
-        pending = tp_collective(stage, st, *tp_comm_[r].backward_before, info, last);
+        tp_before(tp_collective(stage, st, *tp_comm_[r].backward_before, info, last), pending,
+                  beside);
       }
       const OpId kv = k.cp_exchange ? cp_exchange(stage, st, info, last, true) : kNone;
+      const OpId previous = last;
       last = kernel(st, k, true, false, info, pending);
       pending = kv;
       if (tp_comm_[r].backward_after) {
-        pending = tp_collective(stage, st, *tp_comm_[r].backward_after, info, last);
+        pending = tp_collective(stage, st, *tp_comm_[r].backward_after, info,
+                                tp_after_issue(previous, last));
       }
+      if (beside != kNone) pending = beside;  // only row-parallel GEMMs have backward_before
     }
     return close_layer(st, pending, last, info);
   }
@@ -452,9 +504,11 @@ class Builder {
         for (std::int64_t l = l0; l < l0 + nl; ++l) {
           info.layer = static_cast<std::int32_t>(l);
           if (gathers_params()) {
-            // FSDP prefetch: the gather of layer l is issued when layer l-1 starts, i.e. after
-            // layer l-2 has ended (PyTorch FSDP's rate limiter keeps two in flight).
-            const OpId issue = layer_end.size() >= 2 ? layer_end[layer_end.size() - 2] : kNone;
+            // FSDP prefetch: with d = the stack's forward_prefetch gathers in flight, the gather
+            // of layer l is issued when layer l-d has ended (d = 2: as layer l-1 starts, PyTorch
+            // FSDP's rate limiter, limit_all_gathers).
+            const auto depth = static_cast<std::size_t>(s_.stack.fsdp_forward_prefetch);
+            const OpId issue = layer_end.size() >= depth ? layer_end[layer_end.size() - depth] : kNone;
             const OpId ag = fsdp_gather(stage, st, layer_param_bytes_, info, issue, false);
             if (ag != kNone) wait = ag;
           }
@@ -491,10 +545,13 @@ class Builder {
           info.layer = static_cast<std::int32_t>(l);
           wait = pending_gather;
           pending_gather = kNone;
-          if ((p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard) && l > l0) {
+          const bool regather =
+              (p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard) && l > l0;
+          const bool pre = s_.stack.fsdp_backward_prefetch == stack::BackwardPrefetch::Pre;
+          OpInfo next = info;
+          next.layer = static_cast<std::int32_t>(l - 1);
+          if (regather && pre) {
             // BACKWARD_PRE prefetch: the next layer's gather is issued as this one starts.
-            OpInfo next = info;
-            next.layer = static_cast<std::int32_t>(l - 1);
             pending_gather = fsdp_gather(stage, st, layer_param_bytes_, next, prev_layer_end, true);
           }
           if (p_.recompute == parallel::Recompute::Full) {
@@ -510,7 +567,12 @@ class Builder {
           }
           last_compute = layer_backward(stage, st, info, wait);
           prev_layer_end = last_compute;
-          const OpId g = grad_sync(stage, st, layer_param_bytes_, info, last_compute, last_mb);
+          if (regather && !pre) {
+            // BACKWARD_POST: issued once this layer's gradient exists, before its reduction
+            // (FSDP's post-backward hook reshards, prefetches, then reduces).
+            pending_gather = fsdp_gather(stage, st, layer_param_bytes_, next, last_compute, true);
+          }
+          const OpId g = grad_sync(stage, st, layer_grad_bytes_, info, last_compute, last_mb);
           if (g != kNone) last_dp = g;
         }
         info.layer = -1;
@@ -520,7 +582,8 @@ class Builder {
           }
         }
         if (root.value() > 0.0) {
-          const OpId g = grad_sync(stage, st, root, info, last_compute, last_mb);
+          const Bytes root_grads(root.value() / static_cast<double>(elem_) * grad_element_bytes());
+          const OpId g = grad_sync(stage, st, root_grads, info, last_compute, last_mb);
           if (g != kNone) last_dp = g;
         }
         if (!first) pass_send_[slot] = send(stage, st, info, last_compute, true);
@@ -570,7 +633,7 @@ class Builder {
     const model::KernelSpec k = s_.training.optimizer == parallel::Optimizer::AdamW
                                     ? model::adamw_step_kernel(local, elem_)
                                     : model::sgd_step_kernel(local, elem_);
-    const TimedKernel t = timed(k);
+    const TimedKernel t = timed(k, true);
     OpInfo info;
     info.stage = static_cast<std::int32_t>(stage);
     const OpId opt = kernel(st, t, false, false, info, last_dp);
@@ -626,6 +689,7 @@ class Builder {
   Bytes tp_bytes_;
   Bytes pp_bytes_;
   Bytes layer_param_bytes_;
+  Bytes layer_grad_bytes_;
   engine::NameId sync_name_ = 0;
   engine::NameId recv_name_ = 0;
   std::map<std::tuple<std::int64_t, int, std::string, double, double>, std::int32_t> collective_index_;

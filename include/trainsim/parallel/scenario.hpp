@@ -1,4 +1,4 @@
-// A scenario: the hardware, the model, the cluster size, the training configuration and the
+// A scenario: the hardware, the model, the software stack, the cluster size, the training configuration and the
 // parallel plan of one simulated run. io/scenario_loader builds one from JSON and CLI flags;
 // parallel/validate checks it; everything downstream trusts a validated scenario.
 #pragma once
@@ -8,6 +8,7 @@
 
 #include "trainsim/hardware/hardware_spec.hpp"
 #include "trainsim/model/model_spec.hpp"
+#include "trainsim/stack/stack_spec.hpp"
 
 namespace trainsim::parallel {
 
@@ -48,8 +49,10 @@ struct TrainingSpec {
 struct Scenario {
   std::string hardware_name;  // as given: a built-in id, a path or "inline"
   std::string model_name;
+  std::string stack_name;     // as given, or the default stack's id when the scenario names none
   hardware::HardwareSpec hardware;
   model::ModelSpec model;
+  stack::StackSpec stack;
   std::int64_t gpus = 0;
   TrainingSpec training;
   ParallelPlan parallel;

@@ -1,0 +1,95 @@
+#include "sim/io/stack_loader.hpp"
+
+#include <filesystem>
+
+#include "trainsim/error.hpp"
+
+#include "sim/io/builtin_data.hpp"
+#include "sim/io/json_reader.hpp"
+#include "sim/io/spellcheck.hpp"
+
+namespace trainsim::io {
+
+stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& source,
+                                 const std::string& pointer) {
+  ObjectReader r(json, source, pointer);
+  stack::StackSpec s;
+  s.id = r.string("id");
+  s.name = r.string("name");
+
+  ObjectReader fsdp = r.object("fsdp");
+  s.fsdp_forward_prefetch = static_cast<int>(fsdp.integer("forward_prefetch", 1));
+  if (s.fsdp_forward_prefetch > 64) {
+    throw fsdp.error("forward_prefetch", "expected at most 64 AllGathers in flight, got " +
+                                             std::to_string(s.fsdp_forward_prefetch));
+  }
+  s.fsdp_backward_prefetch =
+      fsdp.choice("backward_prefetch", {"backward_pre", "backward_post"}) == "backward_pre"
+          ? stack::BackwardPrefetch::Pre
+          : stack::BackwardPrefetch::Post;
+  fsdp.finish();
+
+  ObjectReader tp = r.object("tensor_parallel");
+  s.tp_overlap = tp.boolean("overlap");
+  tp.finish();
+
+  // A string applies to every training precision; an object gives it per training precision
+  // ({"bf16": "fp32", "fp16": "fp16"}), a precision it does not name reducing in itself.
+  const std::vector<std::string> reduce_names = {"precision", "fp32", "bf16", "fp16"};
+  const std::vector<std::string> precisions = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+  auto reduce_dtype = [](const std::string& name) -> std::optional<hardware::Dtype> {
+    if (name == "fp32") return hardware::Dtype::Fp32;
+    if (name == "bf16") return hardware::Dtype::Bf16;
+    if (name == "fp16") return hardware::Dtype::Fp16;
+    return std::nullopt;
+  };
+  if (r.has("gradient_reduce_dtype") && r.raw("gradient_reduce_dtype").is_object()) {
+    ObjectReader by = r.object("gradient_reduce_dtype");
+    for (std::size_t d = 0; d < precisions.size(); ++d) {
+      if (by.has(precisions[d])) {
+        s.gradient_reduce_dtype[d] = reduce_dtype(by.choice(precisions[d], reduce_names));
+      }
+    }
+    by.finish();
+  } else {
+    const auto dtype = reduce_dtype(r.choice("gradient_reduce_dtype", reduce_names));
+    s.gradient_reduce_dtype.fill(dtype);
+  }
+
+  s.elementwise_traffic = r.number("elementwise_traffic");
+  if (!(s.elementwise_traffic >= 1.0 && s.elementwise_traffic <= 100.0)) {
+    throw r.error("elementwise_traffic", "expected a factor from 1 (fused kernels) to 100, got " +
+                                             describe_json(r.raw("elementwise_traffic")));
+  }
+  s.kernel_dispatch = r.seconds("kernel_dispatch", true);
+  s.iteration_overhead = r.seconds("iteration_overhead", true);
+  if (s.kernel_dispatch.value() > 1e-2) {
+    throw r.error("kernel_dispatch", "expected at most 10 ms per kernel");
+  }
+  if (s.iteration_overhead.value() > 3600.0) {
+    throw r.error("iteration_overhead", "expected at most 1 hour per optimizer step");
+  }
+  r.finish();
+  return s;
+}
+
+stack::StackSpec load_stack(const std::string& name_or_path) {
+  if (const auto builtin = builtin_file("stacks", name_or_path)) {
+    const std::string source = "stacks/" + name_or_path + ".json";
+    return stack_from_json(parse_json(std::string(*builtin), source), source, "");
+  }
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(name_or_path, ec)) {
+    return stack_from_json(read_json_file(name_or_path), name_or_path, "");
+  }
+  const auto ids = builtin_stack_ids();
+  std::string list;
+  for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+  throw ConfigError("unknown software stack '" + name_or_path + "'" +
+                    did_you_mean(name_or_path, ids) + "; expected a built-in stack (" + list +
+                    ") or a path to a stack JSON file");
+}
+
+std::vector<std::string> builtin_stack_ids() { return builtin_ids("stacks"); }
+
+}  // namespace trainsim::io

@@ -1,0 +1,6 @@
+# Built-in software-stack profiles, embedded in the executable (see the top CMakeLists.txt).
+set(TRAINSIM_STACK_FILES
+  stacks/pytorch-2.3-fsdp.json
+  stacks/torchtitan-fsdp2.json
+  stacks/megatron-lm.json
+  stacks/llm-foundry.json)

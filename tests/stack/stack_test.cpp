@@ -1,0 +1,204 @@
+// Software-stack profiles: loading (built-ins, files, errors) and what each parameter does to
+// the simulated iteration, on built-in hardware and models loaded the way `trainsim run` does.
+#include <algorithm>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "trainsim/error.hpp"
+#include "trainsim/report/simulate.hpp"
+
+#include "sim/io/builtin_data.hpp"
+#include "sim/io/scenario_loader.hpp"
+#include "sim/io/stack_loader.hpp"
+
+#include "tests/paper_scenario.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+// The built-in paper stack as JSON, with `changes` merged in (JSON merge patch).
+nlohmann::json stack_json(const nlohmann::json& changes) {
+  nlohmann::json j = nlohmann::json::parse(*io::builtin_file("stacks", "pytorch-2.3-fsdp"));
+  if (changes.is_object()) j.merge_patch(changes);  // `{}` in a call is null: no change
+  return j;
+}
+
+// The paper's FSDP setting (tests/paper_scenario.hpp) on `gpus` GPUs with an inline stack.
+parallel::Scenario paper_with(std::int64_t gpus, const nlohmann::json& changes,
+                              const nlohmann::json& overrides = nlohmann::json::object()) {
+  nlohmann::json o = overrides;
+  o["stack"] = stack_json(changes);
+  return testing::paper_fsdp(gpus, o);
+}
+
+// A two-layer model small enough that every kernel is shorter than a millisecond on an H100.
+parallel::Scenario tiny_with(const nlohmann::json& changes) {
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx",
+    "model": {"layers": 2, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 1024,
+              "vocab": 512, "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false,
+              "position_embedding": "rope"},
+    "cluster": {"gpus": 1},
+    "training": {"seq_len": 512, "micro_batch": 1}})");
+  doc.json["stack"] = stack_json(changes);
+  return io::scenario_from_document(doc);
+}
+
+double iteration_s(const parallel::Scenario& s) {
+  return report::simulate(s).report.iteration_time.value();
+}
+
+std::string load_error(const nlohmann::json& stack) {
+  try {
+    (void)io::stack_from_json(stack, "s.json", "");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("stack: every built-in loads and names itself", "[stack][io]") {
+  const auto ids = io::builtin_stack_ids();
+  REQUIRE(ids == std::vector<std::string>{"llm-foundry", "megatron-lm", "pytorch-2.3-fsdp",
+                                          "torchtitan-fsdp2"});
+  for (const auto& id : ids) REQUIRE(io::load_stack(id).id == id);
+}
+
+TEST_CASE("stack: a scenario without one runs the paper's stack, and the report names it",
+          "[stack][io]") {
+  const parallel::Scenario s = testing::paper_fsdp(8);
+  REQUIRE(s.stack_name == "pytorch-2.3-fsdp");
+  REQUIRE(s.stack.id == "pytorch-2.3-fsdp");
+  REQUIRE(io::scenario_to_json(s)["stack"] == "pytorch-2.3-fsdp");
+  const parallel::Scenario m = testing::paper_fsdp(8, {{"stack", "megatron-lm"}});
+  REQUIRE(m.stack_name == "megatron-lm");
+  REQUIRE(io::scenario_to_json(m)["stack"] == "megatron-lm");
+}
+
+TEST_CASE("stack: bad stacks get one error naming the key", "[stack][io]") {
+  REQUIRE_THAT(load_error(stack_json({{"elementwise_traffic", 0.5}})),
+               Catch::Contains("s.json: /elementwise_traffic") && Catch::Contains("from 1"));
+  REQUIRE_THAT(load_error(stack_json({{"kernel_dispatch", "5"}})),
+               Catch::Contains("/kernel_dispatch"));
+  REQUIRE_THAT(load_error(stack_json({{"fsdp", {{"backward_prefetch", "early"}}}})),
+               Catch::Contains("/fsdp/backward_prefetch"));
+  REQUIRE_THAT(load_error(stack_json({{"fsdp", {{"forward_prefetch", 0}}}})),
+               Catch::Contains("/fsdp/forward_prefetch"));
+  REQUIRE_THAT(load_error(stack_json({{"gradient_reduce_dtype", {{"bf16", "int8"}}}})),
+               Catch::Contains("/gradient_reduce_dtype/bf16"));
+  REQUIRE_THAT(load_error(stack_json({{"tensor_parallel", {{"overlapp", true}}}})),
+               Catch::Contains("overlapp") && Catch::Contains("unknown key"));
+  nlohmann::json missing = stack_json({});
+  missing.erase("iteration_overhead");
+  REQUIRE_THAT(load_error(missing), Catch::Contains("/iteration_overhead"));
+  try {
+    (void)io::load_stack("megatron");
+    FAIL("an unknown stack loaded");
+  } catch (const ConfigError& e) {
+    REQUIRE_THAT(e.what(), Catch::Contains("did you mean 'megatron-lm'"));
+  }
+}
+
+TEST_CASE("stack: iteration_overhead adds host time with the GPUs idle", "[stack][workload]") {
+  const report::Report base = report::simulate(paper_with(64, {})).report;
+  const report::Report slow =
+      report::simulate(paper_with(64, {{"iteration_overhead", "250 ms"}})).report;
+  REQUIRE(slow.iteration_time.value() == Approx(base.iteration_time.value() + 0.25).epsilon(1e-12));
+  REQUIRE(slow.bubble.value() == Approx(base.bubble.value() + 0.25).epsilon(1e-12));
+  REQUIRE(slow.compute.value() == Approx(base.compute.value()).epsilon(1e-12));
+}
+
+TEST_CASE("stack: elementwise_traffic scales memory-bound layer time linearly",
+          "[stack][workload]") {
+  // Memory-bound kernels cost bytes x f / (hbm x efficiency) + launch, so one GPU's compute
+  // time is a + f x b: the step from f = 1 to 2 equals the step from 2 to 3, and is positive.
+  const auto compute = [](double f) {
+    return report::simulate(tiny_with({{"elementwise_traffic", f}})).report.compute.value();
+  };
+  const double c1 = compute(1.0);
+  const double c2 = compute(2.0);
+  const double c3 = compute(3.0);
+  REQUIRE(c2 > c1);
+  REQUIRE(c3 - c2 == Approx(c2 - c1).epsilon(1e-9));
+}
+
+TEST_CASE("stack: no kernel is shorter than the host's dispatch time", "[stack][workload]") {
+  // With a 5 ms dispatch floor, above every kernel of the tiny model, each kernel takes exactly
+  // 5 ms: compute time = 5 ms x the number of kernels with work on the compute stream.
+  const report::Simulation sim = report::simulate(tiny_with({{"kernel_dispatch", "5 ms"}}));
+  const auto& g = sim.iteration.graph;
+  std::int64_t kernels = 0;
+  for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+    if (g.op_kind(op) == engine::OpKind::Compute && g.op_duration(op).value() > 0.0) {
+      ++kernels;
+    }
+  }
+  REQUIRE(kernels > 10);
+  REQUIRE(sim.report.compute.value() == Approx(0.005 * static_cast<double>(kernels)).epsilon(1e-9));
+}
+
+TEST_CASE("stack: deeper FSDP prefetch never slows an iteration", "[stack][workload]") {
+  // forward_prefetch 1 issues each gather only when the previous layer ends: nothing overlaps
+  // the forward gathers, so the paper's 256-GPU setting is strictly slower than with 2.
+  const double one = iteration_s(paper_with(256, {{"fsdp", {{"forward_prefetch", 1}}}}));
+  const double two = iteration_s(paper_with(256, {{"fsdp", {{"forward_prefetch", 2}}}}));
+  const double four = iteration_s(paper_with(256, {{"fsdp", {{"forward_prefetch", 4}}}}));
+  REQUIRE(one > two);
+  REQUIRE(four <= two * (1.0 + 1e-12));
+}
+
+TEST_CASE("stack: BACKWARD_POST gathers later than BACKWARD_PRE", "[stack][workload]") {
+  const nlohmann::json full{{"parallel.sharding", "full_shard"}};
+  const double pre =
+      iteration_s(paper_with(256, {{"fsdp", {{"backward_prefetch", "backward_pre"}}}}, full));
+  const double post =
+      iteration_s(paper_with(256, {{"fsdp", {{"backward_prefetch", "backward_post"}}}}, full));
+  REQUIRE(post > pre);
+}
+
+TEST_CASE("stack: gradients are reduced in the stack's dtype", "[stack][workload]") {
+  // bf16 training: the per-layer ReduceScatter moves 2 bytes per parameter in the training
+  // precision and 4 in fp32; the parameter AllGather stays at 2 bytes either way.
+  const auto bytes = [](const nlohmann::json& dtype, const std::string& op) {
+    const report::Report r =
+        report::simulate(paper_with(64, {{"gradient_reduce_dtype", dtype}})).report;
+    double largest = 0.0;
+    for (const auto& c : r.collectives) {
+      if (c.op == op && c.group == "shard") largest = std::max(largest, c.bytes.value());
+    }
+    return largest;
+  };
+  REQUIRE(bytes("fp32", "reduce_scatter") == Approx(2.0 * bytes("precision", "reduce_scatter")));
+  REQUIRE(bytes({{"bf16", "fp32"}}, "reduce_scatter") ==
+          Approx(2.0 * bytes("precision", "reduce_scatter")));
+  REQUIRE(bytes({{"fp16", "fp32"}}, "reduce_scatter") == bytes("precision", "reduce_scatter"));
+  REQUIRE(bytes("fp32", "all_gather") == bytes("precision", "all_gather"));
+}
+
+TEST_CASE("stack: overlapped TP collectives hide behind their GEMMs", "[stack][workload]") {
+  // tp 8 inside one node: blocking TP AllReduces add to the critical path; overlapped, each
+  // pair costs about max(GEMM, collective), so the iteration is shorter, by at most the TP
+  // communication time. With free communication the two are equal.
+  const nlohmann::json tp8{{"parallel.tp", 8}, {"parallel.sharding", "none"}};
+  const report::Report blocking =
+      report::simulate(paper_with(8, {{"tensor_parallel", {{"overlap", false}}}}, tp8)).report;
+  const report::Report overlapped =
+      report::simulate(paper_with(8, {{"tensor_parallel", {{"overlap", true}}}}, tp8)).report;
+  REQUIRE(overlapped.iteration_time < blocking.iteration_time);
+  REQUIRE(overlapped.exposed_communication < blocking.exposed_communication);
+  REQUIRE((blocking.iteration_time - overlapped.iteration_time).value() <=
+          blocking.communication.value());
+  const workload::BuildOptions free{.communication_scale = 0.0};
+  REQUIRE(
+      report::simulate(paper_with(8, {{"tensor_parallel", {{"overlap", true}}}}, tp8), free)
+          .report.iteration_time.value() ==
+      Approx(report::simulate(paper_with(8, {{"tensor_parallel", {{"overlap", false}}}}, tp8), free)
+                 .report.iteration_time.value())
+          .epsilon(1e-12));
+}
