@@ -266,37 +266,80 @@ Case kernel_case(hardware::Dtype dtype, compute::KernelWork work, Seconds measur
   return c;
 }
 
-void add_compute(const MeasurementSet& m, std::vector<Case>& cases) {
-  // The GEMM and attention curves: max_efficiency from any point, half_size only when the
-  // points' sizes differ by 4x or more (else it is not separable from the maximum).
-  auto curve_params = [](const std::vector<double>& sizes, const std::string& prefix) {
-    std::vector<std::size_t> out{index_of(prefix + "/max_efficiency")};
-    if (!sizes.empty() && *std::max_element(sizes.begin(), sizes.end()) >=
-                              4.0 * *std::min_element(sizes.begin(), sizes.end())) {
-      out.push_back(index_of(prefix + "/half_size"));
+// Which GEMM terms the GEMM points inform (compute/kernel_cost.hpp): a dtype's K-loop maximum
+// from any point of that dtype (fp16 and bf16 share max_efficiency); the fixed time per tile
+// (half_size) when the points' K differ by 4x or more (else it is not separable from the
+// maximum); the reuse knee when a point has fewer output elements than one wave of the largest
+// tiles, so that smaller tiles can be chosen.
+std::vector<std::size_t> gemm_parameters(const MeasurementSet& m, const HardwareSpec& hw) {
+  std::set<std::size_t> out;
+  std::int64_t k_min = 0;
+  std::int64_t k_max = 0;
+  for (const auto& g : m.gemms) {
+    switch (g.dtype) {
+      case hardware::Dtype::Fp32:
+        out.insert(index_of("/gpu/gemm/max_efficiency_by_dtype/fp32"));
+        break;
+      case hardware::Dtype::Tf32:
+        out.insert(index_of("/gpu/gemm/max_efficiency_by_dtype/tf32"));
+        break;
+      case hardware::Dtype::Fp8:
+        out.insert(index_of("/gpu/gemm/max_efficiency_by_dtype/fp8"));
+        break;
+      case hardware::Dtype::Fp16:
+      case hardware::Dtype::Bf16:
+        out.insert(index_of("/gpu/gemm/max_efficiency"));
+        break;
     }
-    return out;
-  };
-  std::vector<double> gemm_sizes;
-  for (const auto& g : m.gemms)
-    gemm_sizes.push_back(static_cast<double>(std::min({g.m, g.n, g.k})));
-  const auto gemm_params = curve_params(gemm_sizes, "/gpu/gemm");
+    k_min = k_min == 0 ? g.k : std::min(k_min, g.k);
+    k_max = std::max(k_max, g.k);
+    const double one_wave =
+        static_cast<double>(hw.gpu.sms) * hw.gpu.gemm.tile_m * hw.gpu.gemm.tile_n;
+    if (static_cast<double>(g.m) * static_cast<double>(g.n) < one_wave) {
+      out.insert(index_of("/gpu/gemm/reuse_knee"));
+    }
+  }
+  if (k_min > 0 && k_max >= 4 * k_min) out.insert(index_of("/gpu/gemm/half_size"));
+  return {out.begin(), out.end()};
+}
+
+// Which attention terms the attention points inform: the maximum from any point; the half size
+// when the keys per query block (s, or s/2 when causal) differ by 4x or more; the head-dimension
+// half when the points have two head dimensions or more.
+std::vector<std::size_t> attention_parameters(const MeasurementSet& m) {
+  if (m.attention.empty()) return {};
+  std::vector<std::size_t> out{index_of("/gpu/attention/max_efficiency")};
+  double lo = 0.0;
+  double hi = 0.0;
+  std::set<std::int64_t> head_dims;
+  for (const auto& a : m.attention) {
+    const double keys = static_cast<double>(a.seq_len) / (a.causal ? 2.0 : 1.0);
+    lo = lo == 0.0 ? keys : std::min(lo, keys);
+    hi = std::max(hi, keys);
+    head_dims.insert(a.head_dim);
+  }
+  if (lo > 0.0 && hi >= 4.0 * lo) out.push_back(index_of("/gpu/attention/half_size"));
+  if (head_dims.size() >= 2) out.push_back(index_of("/gpu/attention/head_dim_half"));
+  return out;
+}
+
+void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Case>& cases) {
+  const auto gemm_params = gemm_parameters(m, hw);
   for (const auto& g : m.gemms) {
     const double e = element_bytes(g.dtype);
     const auto d = [](std::int64_t x) { return static_cast<double>(x); };
     compute::KernelWork w{.kind = compute::KernelClass::Gemm,
                           .flops = Flops(2.0 * d(g.m) * d(g.n) * d(g.k)),
                           .bytes = Bytes(e * (d(g.m) * d(g.k) + d(g.k) * d(g.n) + d(g.m) * d(g.n))),
-                          .size = std::min({g.m, g.n, g.k})};
+                          .gemms = {{.m = g.m, .n = g.n, .k = g.k}},
+                          .attention = {}};
     Case c = kernel_case(g.dtype, w, g.time, gemm_params);
     c.row.what = "gemm " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
                  std::to_string(g.k) + " " + parallel::to_string(g.dtype);
     c.row.origin = g.origin;
     cases.push_back(std::move(c));
   }
-  std::vector<double> seqs;
-  for (const auto& a : m.attention) seqs.push_back(static_cast<double>(a.seq_len));
-  const auto attention_params = curve_params(seqs, "/gpu/attention");
+  const auto attention_params = attention_parameters(m);
   for (const auto& a : m.attention) {
     // Forward FLOPs 4 b s^2 h d, halved when causal; bytes read Q, K, V and write O (all
     // b s h d) plus the fp32 log-sum-exp per head and token (sim/model/kernels.cpp, attn_core).
@@ -308,7 +351,8 @@ void add_compute(const MeasurementSet& m, std::vector<Case>& cases) {
         .flops = Flops(a.causal ? full / 2.0 : full),
         .bytes = Bytes(element_bytes(a.dtype) * 4.0 * tokens * d(a.heads) * d(a.head_dim) +
                        4.0 * tokens * d(a.heads)),
-        .size = a.seq_len};
+        .gemms = {},
+        .attention = {.seq_len = a.seq_len, .head_dim = a.head_dim, .causal = a.causal}};
     Case c = kernel_case(a.dtype, w, a.time, attention_params);
     c.row.what = "attention b" + std::to_string(a.batch) + " h" + std::to_string(a.heads) + " s" +
                  std::to_string(a.seq_len) + " d" + std::to_string(a.head_dim) +
@@ -320,7 +364,8 @@ void add_compute(const MeasurementSet& m, std::vector<Case>& cases) {
     compute::KernelWork w{.kind = compute::KernelClass::MemoryBound,
                           .flops = Flops(0.0),
                           .bytes = p.bytes,
-                          .size = 0};
+                          .gemms = {},
+                          .attention = {}};
     Case c = kernel_case(hardware::Dtype::Bf16, w, p.time, {index_of("/gpu/memory_efficiency")});
     c.row.what = "memory " + size_text(p.bytes.value());
     c.row.origin = p.origin;
@@ -391,7 +436,7 @@ std::vector<Case> build_cases(const HardwareSpec& hw, const MeasurementSet& m,
                               const FitOptions& options) {
   std::vector<Case> cases;
   add_collectives(m, options, hw, cases);
-  add_compute(m, cases);
+  add_compute(m, hw, cases);
   for (const Case& c : cases) check_measured(c.row.origin, c.measured_value, c.row.si_unit == "w");
   return cases;
 }

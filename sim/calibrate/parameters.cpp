@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
+#include <utility>
 
 #include "trainsim/collective/collective_model.hpp"
 
@@ -128,27 +130,53 @@ void add_measured(std::vector<Parameter>& out, Algorithm a, Protocol pr) {
 
 std::vector<Parameter> make_parameters() {
   std::vector<Parameter> out;
-  // Compute: the efficiency curves of hardware::EfficiencyCurve and the roofline's memory and
-  // launch terms (compute/kernel_cost). Bounds: an efficiency in [0.05, 1]; half sizes up to
-  // 64k elements (GEMM) and 1M tokens (attention), far past any measured knee.
+  // Compute: the GEMM and attention efficiency terms of hardware::GemmEfficiency and
+  // hardware::AttentionEfficiency (compute/kernel_cost.hpp; docs/compute-model.md) and the
+  // roofline's memory and launch terms. Bounds: efficiencies in [0.05, 1]; a GEMM tile's fixed
+  // time up to 64k K-steps and attention's half size up to 64k keys, far past any measured
+  // knee; the reuse knee between the reuse of a 32x32 tile (16) and of a 256x256 tile (128)
+  // doubled (256); attention's head-dimension half up to 1024, four times the largest head
+  // dimension in use.
   out.push_back(number(
-      "/gpu/gemm/max_efficiency", 0.05, 1.0, 0.7, "GEMM efficiency of a large square GEMM",
+      "/gpu/gemm/max_efficiency", 0.05, 1.0, 0.7,
+      "fp16/bf16 GEMM efficiency in a tile's K loop (and of dtypes without their own)",
       [](const HardwareSpec& hw) { return hw.gpu.gemm.max_efficiency; },
       [](HardwareSpec& hw, double v) { hw.gpu.gemm.max_efficiency = v; }));
+  for (const auto& [key, dtype] :
+       {std::pair{"fp32", hardware::Dtype::Fp32}, std::pair{"tf32", hardware::Dtype::Tf32},
+        std::pair{"fp8", hardware::Dtype::Fp8}}) {
+    const auto i = static_cast<std::size_t>(dtype);
+    out.push_back(number(
+        std::string("/gpu/gemm/max_efficiency_by_dtype/") + key, 0.05, 1.0, 0.7,
+        std::string(key) + " GEMM efficiency in a tile's K loop (absent: max_efficiency)",
+        [dtype](const HardwareSpec& hw) { return hw.gpu.gemm.max_for(dtype); },
+        [i](HardwareSpec& hw, double v) { hw.gpu.gemm.max_efficiency_by_dtype[i] = v; }));
+  }
   out.push_back(number(
       "/gpu/gemm/half_size", 0.0, 65536.0, 128.0,
-      "smallest GEMM dimension at which the efficiency is half its maximum",
+      "K at which the largest tile's fixed time (fill, epilogue) equals its K loop, 16-bit rate",
       [](const HardwareSpec& hw) { return hw.gpu.gemm.half_size; },
       [](HardwareSpec& hw, double v) { hw.gpu.gemm.half_size = v; }));
   out.push_back(number(
-      "/gpu/attention/max_efficiency", 0.05, 1.0, 0.5, "fused attention efficiency, long sequences",
+      "/gpu/gemm/reuse_knee", 16.0, 256.0, 64.0,
+      "tile operand reuse tm*tn/(tm+tn) below which a tile's K loop slows in proportion",
+      [](const HardwareSpec& hw) { return hw.gpu.gemm.reuse_knee; },
+      [](HardwareSpec& hw, double v) { hw.gpu.gemm.reuse_knee = v; }));
+  out.push_back(number(
+      "/gpu/attention/max_efficiency", 0.05, 1.0, 0.5,
+      "fused attention efficiency, long sequences, head dimension 128",
       [](const HardwareSpec& hw) { return hw.gpu.attention.max_efficiency; },
       [](HardwareSpec& hw, double v) { hw.gpu.attention.max_efficiency = v; }));
   out.push_back(number(
-      "/gpu/attention/half_size", 0.0, 1048576.0, 512.0,
-      "sequence length at which attention efficiency is half its maximum",
+      "/gpu/attention/half_size", 0.0, 65536.0, 512.0,
+      "keys per query block (s, or s/2 when causal) at half the maximum",
       [](const HardwareSpec& hw) { return hw.gpu.attention.half_size; },
       [](HardwareSpec& hw, double v) { hw.gpu.attention.half_size = v; }));
+  out.push_back(number(
+      "/gpu/attention/head_dim_half", 0.0, 1024.0, 32.0,
+      "head dimension at which matmul and per-score softmax work take equal time",
+      [](const HardwareSpec& hw) { return hw.gpu.attention.head_dim_half; },
+      [](HardwareSpec& hw, double v) { hw.gpu.attention.head_dim_half = v; }));
   out.push_back(number(
       "/gpu/memory_efficiency", 0.05, 1.0, 0.85, "achieved share of HBM bandwidth when streaming",
       [](const HardwareSpec& hw) { return hw.gpu.memory_efficiency; },

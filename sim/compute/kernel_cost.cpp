@@ -1,11 +1,71 @@
 #include "trainsim/compute/kernel_cost.hpp"
 
-namespace trainsim::compute {
+#include <algorithm>
+#include <array>
+#include <cstddef>
 
-double curve_efficiency(const hardware::EfficiencyCurve& curve, double size) {
-  if (curve.half_size <= 0.0) return curve.max_efficiency;
-  if (size <= 0.0) return curve.max_efficiency;  // unknown shape: assume large
-  return curve.max_efficiency * size / (size + curve.half_size);
+namespace trainsim::compute {
+namespace {
+
+// The tile sides cuBLAS's kernels use (the guide's §2.3 list: 256x128 and 128x256 down to
+// 64x64); a GPU's candidates are those no larger in area than its largest tile.
+constexpr std::array<std::int64_t, 3> kTileSides = {64, 128, 256};
+
+// The head dimension at which attention's head-dimension factor is 1 (the profiles' maxima are
+// quoted there: FlashAttention-2/3 benchmarks and our H200 measurements at head dim 128).
+constexpr double kReferenceHeadDim = 128.0;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+}  // namespace
+
+double gemm_efficiency(const hardware::GpuSpec& gpu, hardware::Dtype dtype, const GemmCall& call) {
+  const hardware::GemmEfficiency& g = gpu.gemm;
+  const double e_max = g.max_for(dtype);
+  const double peak = gpu.peak_dense[static_cast<std::size_t>(dtype)].value();
+  if (call.m <= 0 || call.n <= 0 || call.k <= 0 || call.batch <= 0 || gpu.sms <= 0 || peak <= 0.0) {
+    return e_max;
+  }
+  const double sms = d(gpu.sms);
+  // The fixed time of one tile (pipeline fill and epilogue): half_size K-steps of the largest
+  // tile at the 16-bit rate, so the same time on every dtype and tile.
+  const double peak16 =
+      std::max(gpu.peak_dense[static_cast<std::size_t>(hardware::Dtype::Fp16)].value(),
+               gpu.peak_dense[static_cast<std::size_t>(hardware::Dtype::Bf16)].value());
+  const double largest = d(g.tile_m) * d(g.tile_n);
+  const double t_fixed =
+      peak16 > 0.0 ? g.half_size * 2.0 * largest / (peak16 / sms * g.max_efficiency) : 0.0;
+  const double per_sm = peak / sms * e_max;  // FLOP/s of one SM in a tile's K loop
+  double best = -1.0;
+  for (const std::int64_t tm : kTileSides) {
+    for (const std::int64_t tn : kTileSides) {
+      if (d(tm) * d(tn) > largest) continue;
+      const double reuse = d(tm) * d(tn) / d(tm + tn);
+      const double e_tile = g.reuse_knee > 0.0 ? std::min(1.0, reuse / g.reuse_knee) : 1.0;
+      const std::int64_t tiles = ceil_div(call.m, tm) * ceil_div(call.n, tn) * call.batch;
+      const double waves = d(ceil_div(tiles, gpu.sms));
+      const double t = waves * (2.0 * d(tm) * d(tn) * d(call.k) / (per_sm * e_tile) + t_fixed);
+      if (best < 0.0 || t < best) best = t;
+    }
+  }
+  if (best <= 0.0) return e_max;  // no candidate fits (a largest tile under 64x64)
+  return 2.0 * d(call.m) * d(call.n) * d(call.k) * d(call.batch) / (peak * best);
+}
+
+double attention_efficiency(const hardware::AttentionEfficiency& a, const AttentionShape& shape) {
+  double eff = a.max_efficiency;
+  if (shape.head_dim > 0 && a.head_dim_half > 0.0) {
+    const double hd = d(shape.head_dim);
+    eff *=
+        hd * (kReferenceHeadDim + a.head_dim_half) / (kReferenceHeadDim * (hd + a.head_dim_half));
+  }
+  if (shape.seq_len > 0 && a.half_size > 0.0) {
+    const double keys = shape.causal ? d(shape.seq_len) / 2.0 : d(shape.seq_len);
+    eff *= keys / (keys + a.half_size);
+  }
+  return std::min(1.0, eff);
 }
 
 KernelCost kernel_cost(const hardware::GpuSpec& gpu, hardware::Dtype dtype,
@@ -15,8 +75,22 @@ KernelCost kernel_cost(const hardware::GpuSpec& gpu, hardware::Dtype dtype,
   double eff = 0.0;
   Seconds math_time{};
   if (work.kind != KernelClass::MemoryBound && work.flops.value() > 0.0) {
-    const auto& curve = work.kind == KernelClass::Gemm ? gpu.gemm : gpu.attention;
-    eff = curve_efficiency(curve, static_cast<double>(work.size));
+    if (work.kind == KernelClass::Attention) {
+      eff = attention_efficiency(gpu.attention, work.attention);
+    } else if (work.gemms.empty()) {
+      eff = gpu.gemm.max_for(dtype);
+    } else {
+      // Calls run one after another: their times add, so the kernel's efficiency is the
+      // FLOP-weighted harmonic mean of theirs.
+      double flops = 0.0;
+      double weighted = 0.0;
+      for (const GemmCall& c : work.gemms) {
+        const double f = 2.0 * d(c.m) * d(c.n) * d(c.k) * d(c.batch);
+        flops += f;
+        weighted += f / gemm_efficiency(gpu, dtype, c);
+      }
+      eff = weighted > 0.0 ? flops / weighted : gpu.gemm.max_for(dtype);
+    }
     math_time = work.flops / (peak * eff);
   }
   const Seconds memory_time = work.bytes / (gpu.hbm_bandwidth * gpu.memory_efficiency);

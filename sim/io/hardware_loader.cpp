@@ -1,5 +1,6 @@
 #include "sim/io/hardware_loader.hpp"
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -359,12 +360,62 @@ void check_calibration_record(ObjectReader r) {
   r.finish();
 }
 
-hardware::EfficiencyCurve read_curve(ObjectReader r) {
-  hardware::EfficiencyCurve e;
-  e.max_efficiency = r.fraction("max_efficiency");
-  e.half_size = number_in(r, "half_size", 0.0, 1e9);
+// gpu.gemm (hardware::GemmEfficiency). The fitted terms are range-checked against their
+// calibration parameters (calibrate/parameters.hpp); the tile is "<m>x<n>" with sides of 64,
+// 128 or 256 (the guide's cuBLAS tiles, compute/kernel_cost.hpp).
+hardware::GemmEfficiency read_gemm(ObjectReader r) {
+  hardware::GemmEfficiency g;
+  g.max_efficiency = r.fraction("max_efficiency");
+  g.half_size = read_parameter(r, "half_size", "/gpu/gemm/half_size", 0.0);
+  if (!r.has("half_size")) (void)r.number("half_size");  // required: the reader's own message
+  {
+    const std::string tile = r.string("tile");
+    const std::vector<std::string> sides = {"64", "128", "256"};
+    const auto x = tile.find('x');
+    const std::string m = x == std::string::npos ? "" : tile.substr(0, x);
+    const std::string n = x == std::string::npos ? "" : tile.substr(x + 1);
+    const bool ok = std::find(sides.begin(), sides.end(), m) != sides.end() &&
+                    std::find(sides.begin(), sides.end(), n) != sides.end();
+    if (!ok) {
+      throw r.error("tile",
+                    "expected the largest cuBLAS tile as \"<m>x<n>\" with sides 64, 128 "
+                    "or 256, like \"256x128\", got \"" +
+                        tile + "\"");
+    }
+    g.tile_m = std::stoi(m);
+    g.tile_n = std::stoi(n);
+  }
+  if (!r.has("reuse_knee")) (void)r.number("reuse_knee");
+  g.reuse_knee = read_parameter(r, "reuse_knee", "/gpu/gemm/reuse_knee", 0.0);
+  if (r.has("max_efficiency_by_dtype")) {
+    auto by = r.object("max_efficiency_by_dtype");
+    const std::array<std::pair<const char*, hardware::Dtype>, hardware::kNumDtypes> keys = {
+        {{"fp32", hardware::Dtype::Fp32},
+         {"tf32", hardware::Dtype::Tf32},
+         {"fp16", hardware::Dtype::Fp16},
+         {"bf16", hardware::Dtype::Bf16},
+         {"fp8", hardware::Dtype::Fp8}}};
+    for (const auto& [key, dtype] : keys) {
+      if (by.has(key))
+        g.max_efficiency_by_dtype[static_cast<std::size_t>(dtype)] = by.fraction(key);
+    }
+    by.finish();
+  }
   r.finish();
-  return e;
+  return g;
+}
+
+// gpu.attention (hardware::AttentionEfficiency); every key required.
+hardware::AttentionEfficiency read_attention(ObjectReader r) {
+  hardware::AttentionEfficiency a;
+  a.max_efficiency = r.fraction("max_efficiency");
+  for (const char* key : {"half_size", "head_dim_half"}) {
+    if (!r.has(key)) (void)r.number(key);  // required: the reader's own message
+  }
+  a.half_size = read_parameter(r, "half_size", "/gpu/attention/half_size", 0.0);
+  a.head_dim_half = read_parameter(r, "head_dim_half", "/gpu/attention/head_dim_half", 0.0);
+  r.finish();
+  return a;
 }
 
 }  // namespace
@@ -408,8 +459,11 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
     }
     hw.gpu.hbm_capacity = g.bytes("hbm_capacity");
     hw.gpu.hbm_bandwidth = g.bandwidth("hbm_bandwidth");
-    hw.gpu.gemm = read_curve(g.object("gemm"));
-    hw.gpu.attention = read_curve(g.object("attention"));
+    // The SM count (datasheet): tiles of a GEMM run in waves of one per SM.
+    hw.gpu.sms = static_cast<int>(g.integer("sms", 1));
+    if (hw.gpu.sms > 100000) throw g.error("sms", "expected at most 100000 SMs");
+    hw.gpu.gemm = read_gemm(g.object("gemm"));
+    hw.gpu.attention = read_attention(g.object("attention"));
     hw.gpu.memory_efficiency = g.fraction("memory_efficiency");
     hw.gpu.kernel_launch_overhead = g.seconds("kernel_launch_overhead", /*allow_zero=*/true);
     hw.gpu.comm_compute_contention = number_in(g, "comm_compute_contention", 0.0, 10.0);

@@ -96,6 +96,7 @@ std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
     a.kind = KernelKind::Attention;
     const double full = 4.0 * d(tokens) * d(s.seq_len) * d(q_local);
     a.causal_discount = s.causal;
+    a.head_dim = m.head_dim;
     a.forward_flops = Flops(s.causal ? full / 2.0 : full);
     a.backward_flops = a.forward_flops * 2.5;
     // Forward reads Q (tokens x q) and this rank's keys and values for the whole sequence

@@ -38,11 +38,17 @@ compute::KernelWork work_of(const model::KernelSpec& k, bool backward, std::int6
   switch (k.kind) {
     case model::KernelKind::Gemm:
       w.kind = compute::KernelClass::Gemm;
-      w.size = std::min({k.gemm.m, k.gemm.n, k.gemm.k});
+      // Backward: dgrad [m x k] = [m x n][n x k] and wgrad [k x n] = [k x m][m x n].
+      if (backward) {
+        w.gemms = {{.m = k.gemm.m, .n = k.gemm.k, .k = k.gemm.n},
+                   {.m = k.gemm.k, .n = k.gemm.n, .k = k.gemm.m}};
+      } else {
+        w.gemms = {{.m = k.gemm.m, .n = k.gemm.n, .k = k.gemm.k}};
+      }
       break;
     case model::KernelKind::Attention:
       w.kind = compute::KernelClass::Attention;
-      w.size = local_seq;
+      w.attention = {.seq_len = local_seq, .head_dim = k.head_dim, .causal = k.causal_discount};
       break;
     case model::KernelKind::MemoryBound:
       w.kind = compute::KernelClass::MemoryBound;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -71,30 +72,48 @@ TEST_CASE("calibrate: the fit recovers the collective terms that generated its p
 TEST_CASE("calibrate: the fit recovers compute and power parameters", "[calibrate]") {
   const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
   hardware::HardwareSpec truth = base;
-  truth.gpu.gemm = hardware::EfficiencyCurve{.max_efficiency = 0.72, .half_size = 300.0};
+  truth.gpu.gemm.max_efficiency = 0.72;
+  truth.gpu.gemm.half_size = 300.0;
+  truth.gpu.gemm.reuse_knee = 50.0;
   truth.gpu.memory_efficiency = 0.91;
   truth.gpu.kernel_launch_overhead = Seconds(6e-6);
   truth.power.idle = Watts(90.0);
   MeasurementSet m;
-  for (const std::int64_t k : {256, 512, 1024, 2048, 4096, 8192}) {
+  // 8192 x 8192 with K from 256 to 8192 (32x: the fixed time per tile is separable from the
+  // maximum), and skinny or small outputs under one wave of 256x128 tiles on 132 SMs, where
+  // smaller tiles win and the reuse knee sets their speed.
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  std::vector<Shape> shapes;
+  for (const std::int64_t k : {256, 512, 1024, 2048, 4096, 8192}) shapes.push_back({8192, 8192, k});
+  for (const Shape s : {Shape{64, 8192, 4096}, Shape{128, 8192, 4096}, Shape{640, 640, 4096}}) {
+    shapes.push_back(s);
+  }
+  for (const Shape& s : shapes) {
     GemmPoint g;
-    g.m = 8192;
-    g.n = 8192;
-    g.k = k;
+    g.m = s.m;
+    g.n = s.n;
+    g.k = s.k;
     g.dtype = hardware::Dtype::Bf16;
-    const double d = static_cast<double>(k);
-    compute::KernelWork w{.kind = compute::KernelClass::Gemm,
-                          .flops = Flops(2.0 * 8192.0 * 8192.0 * d),
-                          .bytes = Bytes(2.0 * (2.0 * 8192.0 * d + 8192.0 * 8192.0)),
-                          .size = k};
+    const auto d = [](std::int64_t x) { return static_cast<double>(x); };
+    compute::KernelWork w{
+        .kind = compute::KernelClass::Gemm,
+        .flops = Flops(2.0 * d(s.m) * d(s.n) * d(s.k)),
+        .bytes = Bytes(2.0 * (d(s.m) * d(s.k) + d(s.k) * d(s.n) + d(s.m) * d(s.n))),
+        .gemms = {{.m = s.m, .n = s.n, .k = s.k}},
+        .attention = {}};
     g.time = compute::kernel_cost(truth.gpu, hardware::Dtype::Bf16, w).time;
     g.origin.label = "gemm";
     m.gemms.push_back(g);
   }
   for (const double gib : {1.0, 4.0}) {
     const Bytes bytes(gib * 1024.0 * kMiB);
-    compute::KernelWork w{
-        .kind = compute::KernelClass::MemoryBound, .flops = Flops(0.0), .bytes = bytes, .size = 0};
+    compute::KernelWork w{.kind = compute::KernelClass::MemoryBound,
+                          .flops = Flops(0.0),
+                          .bytes = bytes,
+                          .gemms = {},
+                          .attention = {}};
     m.memory.push_back(
         MemoryPoint{.bytes = bytes,
                     .time = compute::kernel_cost(truth.gpu, hardware::Dtype::Bf16, w).time,
@@ -104,8 +123,8 @@ TEST_CASE("calibrate: the fit recovers compute and power parameters", "[calibrat
   m.power.push_back(
       PowerPoint{.activity = PowerActivity::Idle, .power = Watts(90.0), .origin = {}});
   const FitResult r = fit(base, m, FitOptions{});
-  // gemm max and half size (sizes 256-8192 differ by 32x), memory efficiency, launch, idle.
-  REQUIRE(r.values.size() == 5);
+  // gemm max, half size and reuse knee, memory efficiency, launch, idle.
+  REQUIRE(r.values.size() == 6);
   for (const auto& v : r.values) {
     INFO(v.parameter->pointer);
     REQUIRE(v.value == Approx(v.parameter->get(truth)).epsilon(0.01));

@@ -30,9 +30,10 @@ nlohmann::json small_profile() {
     "gpu": {"name": "g", "arch": "hopper",
             "peak_dense": {"fp32": "67 TFLOP/s", "tf32": "0 TFLOP/s", "fp16": "989 TFLOP/s",
                            "bf16": "989 TFLOP/s", "fp8": "0 TFLOP/s"},
-            "hbm_capacity": "80 GiB", "hbm_bandwidth": "3.35 TB/s",
-            "gemm": {"max_efficiency": 0.8, "half_size": 128},
-            "attention": {"max_efficiency": 0.35, "half_size": 512},
+            "sms": 132, "hbm_capacity": "80 GiB", "hbm_bandwidth": "3.35 TB/s",
+            "gemm": {"max_efficiency": 0.8, "half_size": 128, "tile": "256x128",
+                     "reuse_knee": 60},
+            "attention": {"max_efficiency": 0.35, "half_size": 512, "head_dim_half": 32},
             "memory_efficiency": 0.88, "kernel_launch_overhead": "4 us",
             "comm_compute_contention": 0.1},
     "node": {"gpus_per_node": 8, "intra": "nvswitch", "nvlink_bandwidth_per_direction": "450 GB/s",
@@ -61,8 +62,8 @@ HardwareSpec load(const nlohmann::json& j) { return io::hardware_from_json(j, "m
 TEST_CASE("hardware_loader: every built-in profile loads", "[hardware][io]") {
   const auto ids = io::builtin_hardware_ids();
   // The five DGX generations; the nccl/ constants files are not profiles.
-  REQUIRE(ids ==
-          std::vector<std::string>{"a100-dgx", "b200-dgx", "h100-dgx", "h200-dgx", "h200-sxm", "v100-dgx"});
+  REQUIRE(ids == std::vector<std::string>{"a100-dgx", "b200-dgx", "h100-dgx", "h200-dgx",
+                                          "h200-sxm", "v100-dgx"});
   for (const auto& id : ids) {
     const HardwareSpec hw = io::load_hardware(id);
     REQUIRE(hw.id == id);
@@ -114,6 +115,17 @@ TEST_CASE("hardware_loader: built-ins match the paper's Table 1 (P13)",
   REQUIRE_FALSE(h100.collective.pat_enabled);
 }
 
+TEST_CASE("hardware_loader: built-in SM counts match the datasheets", "[hardware][io]") {
+  // NVIDIA's architecture whitepapers (nccl_and_hardware.md C.1): V100 SXM2 80, A100 108,
+  // H100 SXM5 132, H200 132 (the same GH100), B200 148 (2 dies x 74).
+  REQUIRE(io::load_hardware("v100-dgx").gpu.sms == 80);
+  REQUIRE(io::load_hardware("a100-dgx").gpu.sms == 108);
+  REQUIRE(io::load_hardware("h100-dgx").gpu.sms == 132);
+  REQUIRE(io::load_hardware("h200-dgx").gpu.sms == 132);
+  REQUIRE(io::load_hardware("h200-sxm").gpu.sms == 132);
+  REQUIRE(io::load_hardware("b200-dgx").gpu.sms == 148);
+}
+
 TEST_CASE("hardware_loader: NCCL constants resolve by version, arch and host", "[hardware][io]") {
   const HardwareSpec h100 = io::load_hardware("h100-dgx");
   const auto& c = h100.collective;
@@ -141,6 +153,69 @@ TEST_CASE("hardware_loader: a profile in memory loads", "[hardware][io]") {
   REQUIRE(hw.fabric.nic_bandwidth.value() == Approx(50e9).epsilon(1e-12));
   REQUIRE(hw.usd_per_gpu_hour == Approx(2.99).epsilon(1e-12));
   REQUIRE(hw.collective.nvls.multi_node.bw_inter.value() == Approx(48e9).epsilon(1e-12));
+}
+
+TEST_CASE("hardware_loader: the GPU's SM count and GEMM and attention terms load",
+          "[hardware][io]") {
+  auto j = small_profile();
+  SECTION("as written") {
+    const HardwareSpec hw = load(j);
+    REQUIRE(hw.gpu.sms == 132);
+    REQUIRE(hw.gpu.gemm.tile_m == 256);
+    REQUIRE(hw.gpu.gemm.tile_n == 128);
+    REQUIRE(hw.gpu.gemm.reuse_knee == Approx(60.0).epsilon(1e-12));
+    REQUIRE(hw.gpu.attention.head_dim_half == Approx(32.0).epsilon(1e-12));
+    // No per-dtype entry: every dtype runs at max_efficiency.
+    REQUIRE(hw.gpu.gemm.max_for(Dtype::Fp8) == Approx(0.8).epsilon(1e-12));
+  }
+  SECTION("a dtype's own maximum") {
+    j["gpu"]["gemm"]["max_efficiency_by_dtype"] = {{"fp8", 0.7}};
+    const HardwareSpec hw = load(j);
+    REQUIRE(hw.gpu.gemm.max_for(Dtype::Fp8) == Approx(0.7).epsilon(1e-12));
+    REQUIRE(hw.gpu.gemm.max_for(Dtype::Bf16) == Approx(0.8).epsilon(1e-12));
+  }
+  SECTION("missing sms") {
+    j["gpu"].erase("sms");
+    REQUIRE_THROWS_AS(load(j), ConfigError);
+    REQUIRE_THROWS_WITH(load(j), "mem.json: /gpu/sms: missing required key");
+  }
+  SECTION("negative or zero sms") {
+    j["gpu"]["sms"] = -8;
+    REQUIRE_THROWS_AS(load(j), ConfigError);
+    REQUIRE_THROWS_WITH(load(j), "mem.json: /gpu/sms: expected an integer >= 1, got -8");
+    j["gpu"]["sms"] = 0;
+    REQUIRE_THROWS_WITH(load(j), "mem.json: /gpu/sms: expected an integer >= 1, got 0");
+  }
+  SECTION("fractional sms") {
+    j["gpu"]["sms"] = 131.5;
+    REQUIRE_THROWS_WITH(load(j), "mem.json: /gpu/sms: expected an integer, got 131.5");
+  }
+  SECTION("a tile cuBLAS does not have") {
+    j["gpu"]["gemm"]["tile"] = "96x128";
+    REQUIRE_THROWS_AS(load(j), ConfigError);
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("mem.json: /gpu/gemm/tile: expected the largest "
+                                                 "cuBLAS tile as \"<m>x<n>\""));
+  }
+  SECTION("missing new keys") {
+    j["gpu"]["gemm"].erase("reuse_knee");
+    REQUIRE_THROWS_WITH(load(j), "mem.json: /gpu/gemm/reuse_knee: missing required key");
+    j = small_profile();
+    j["gpu"]["attention"].erase("head_dim_half");
+    REQUIRE_THROWS_WITH(load(j), "mem.json: /gpu/attention/head_dim_half: missing required key");
+  }
+  SECTION("out of the calibration bounds") {
+    j["gpu"]["gemm"]["reuse_knee"] = 1000;
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/gpu/gemm/reuse_knee: expected a value in "
+                                                 "[16.0, 256.0]"));
+    j = small_profile();
+    j["gpu"]["gemm"]["half_size"] = -1;
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/gpu/gemm/half_size: expected a value in"));
+  }
+  SECTION("an unknown dtype") {
+    j["gpu"]["gemm"]["max_efficiency_by_dtype"] = {{"fp4", 0.7}};
+    REQUIRE_THROWS_WITH(load(j),
+                        Catch::Contains("/gpu/gemm/max_efficiency_by_dtype/fp4: unknown key"));
+  }
 }
 
 TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and problem",
@@ -215,10 +290,11 @@ TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and 
 
 TEST_CASE("hardware_loader: an unknown profile name suggests a built-in", "[hardware][io]") {
   REQUIRE_THROWS_AS(io::load_hardware("h100"), ConfigError);
-  REQUIRE_THROWS_WITH(io::load_hardware("h100"),
-                      "unknown hardware profile 'h100'; did you mean 'h100-dgx'? (built-in "
-                      "profiles: a100-dgx, b200-dgx, h100-dgx, h200-dgx, h200-sxm, v100-dgx; or give a path "
-                      "to a JSON file)");
+  REQUIRE_THROWS_WITH(
+      io::load_hardware("h100"),
+      "unknown hardware profile 'h100'; did you mean 'h100-dgx'? (built-in "
+      "profiles: a100-dgx, b200-dgx, h100-dgx, h200-dgx, h200-sxm, v100-dgx; or give a path "
+      "to a JSON file)");
   REQUIRE_THROWS_WITH(io::load_hardware("h100-dxg"),
                       Catch::StartsWith("unknown hardware profile 'h100-dxg'; did you mean "
                                         "'h100-dgx'?"));

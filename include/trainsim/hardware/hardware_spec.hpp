@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -19,25 +20,60 @@ inline constexpr std::size_t kNumDtypes = 5;
 // GPU generation, as NCCL's tuning tables index it (Volta, Ampere, Hopper, Blackwell).
 enum class GpuArch { Volta, Ampere, Hopper, Blackwell };
 
-// Achievable fraction of peak for a kernel family as a saturating curve of its size:
-//   efficiency(x) = max_efficiency * x / (x + half_size)
-// x is a GEMM's smallest dimension or attention's sequence length. A large, square GEMM
-// approaches max_efficiency; a skinny one (x << half_size) falls toward 0. The curve is the
-// simplest monotone saturating form; its two parameters are fitted by calibration.
-struct EfficiencyCurve {
-  double max_efficiency = 1.0;  // in (0, 1]
-  double half_size = 0.0;       // elements; 0 means flat at max_efficiency
+// How fast tiled GEMMs run (compute/kernel_cost.hpp has the formulas and their sources). A
+// GEMM's output is cut into tiles, one per SM at a time (NVIDIA, "Matrix Multiplication
+// Background User's Guide", DU-09799-001, 2023, §2.3 and §3): tile and wave quantization follow
+// from the shape, the tile and the GPU's SM count; each tile costs a fixed time (pipeline fill
+// and epilogue) on top of its K loop; smaller tiles reuse their operands less and run slower.
+struct GemmEfficiency {
+  // Achieved fraction of the dtype's peak in a tile's K loop, for fp16/bf16 and for any dtype
+  // without its own entry in max_efficiency_by_dtype. In (0, 1].
+  double max_efficiency = 1.0;
+  // Per dtype (Dtype order); 0 means "use max_efficiency". Each in (0, 1] when set.
+  std::array<double, kNumDtypes> max_efficiency_by_dtype{};
+  // K (elements) at which the largest tile, at the 16-bit rate, spends as long in its fixed
+  // per-tile work as in its K loop: the per-tile fixed time is
+  // half_size * 2 * tile_m * tile_n / (peak_16bit / sms * max_efficiency). 0: none.
+  double half_size = 0.0;
+  // The largest (most efficient) output tile, M x N elements; the tile candidates are every
+  // tm x tn with tm, tn in {64, 128, 256} and tm * tn <= tile_m * tile_n (both orientations).
+  int tile_m = 256;
+  int tile_n = 128;
+  // Operand reuse tm * tn / (tm + tn) (elements) below which a tile's K loop is bound by the
+  // bandwidth that feeds it: a tile of reuse r runs at min(1, r / reuse_knee) of the maximum.
+  // 0: every candidate tile runs at the maximum.
+  double reuse_knee = 0.0;
+
+  // The K-loop efficiency of `d`: its own entry, else max_efficiency.
+  [[nodiscard]] double max_for(Dtype d) const {
+    const double own = max_efficiency_by_dtype[static_cast<std::size_t>(d)];
+    return own > 0.0 ? own : max_efficiency;
+  }
+};
+
+// How fast fused (FlashAttention-style) attention runs: a saturating curve in the keys each
+// query block visits, scaled by the share of a score element's time spent in tensor-core
+// matmuls, which grows with the head dimension (compute/kernel_cost.hpp).
+struct AttentionEfficiency {
+  double max_efficiency = 1.0;  // long sequences at head dimension 128; in (0, 1]
+  double half_size = 0.0;       // keys per query block at half the maximum (tokens); 0: flat
+  // Head dimension at which the matmul and the per-score (softmax) work take equal time; 0: no
+  // head-dimension effect.
+  double head_dim_half = 0.0;
 };
 
 struct GpuSpec {
   std::string name;  // "NVIDIA H100 SXM5 80GB"
   GpuArch arch = GpuArch::Hopper;
+  // Streaming multiprocessors (datasheet). 0 only in specs built in code: no tile or wave
+  // quantization then; the loader requires >= 1.
+  int sms = 0;
   // Dense tensor-core peak per dtype; zero where the GPU lacks the dtype (V100 has no bf16).
   std::array<FlopsPerSecond, kNumDtypes> peak_dense{};
   Bytes hbm_capacity;              // usable HBM per GPU
   BytesPerSecond hbm_bandwidth;    // spec-sheet HBM bandwidth
-  EfficiencyCurve gemm;            // matrix multiplies (cuBLAS)
-  EfficiencyCurve attention;       // fused flash attention, x = sequence length
+  GemmEfficiency gemm;             // matrix multiplies (cuBLAS)
+  AttentionEfficiency attention;   // fused flash attention
   double memory_efficiency = 1.0;  // achieved fraction of hbm_bandwidth for streaming kernels
   Seconds kernel_launch_overhead;  // added to every kernel
   // Fraction by which compute kernels slow while a communication kernel runs beside them

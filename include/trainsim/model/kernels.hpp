@@ -41,6 +41,7 @@ struct KernelSpec {
   // the full QK^T and AV products (it skips the masked blocks; Dao 2023, FlashAttention-2 §3.1).
   // Model FLOPs (DESIGN.md "Metrics", PaLM) do not take this discount.
   bool causal_discount = false;
+  std::int64_t head_dim = 0;  // Attention only: per-head dimension (its efficiency depends on it)
   // Recomputed in the backward pass under selective recomputation (Korthikanti et al. 2022 §5:
   // the attention core, whose activations are large and cheap to recompute).
   bool selective_recompute = false;
