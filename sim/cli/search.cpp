@@ -30,6 +30,7 @@ using parallel::Sharding;
 
 struct SearchOptions {
   std::string hardware, model, precision;
+  std::optional<std::string> stack;
   std::optional<std::int64_t> gpus, nodes, global_batch, seq_len;
   std::string objective = "tokens_per_s";
   int top = 5;
@@ -139,6 +140,7 @@ parallel::Scenario base_of(const SearchOptions& o) {
   };
   set("hardware", o.hardware, "--hardware");
   set("model", o.model, "--model");
+  if (o.stack) set("stack", *o.stack, "--stack");
   if (o.gpus.has_value() == o.nodes.has_value()) {
     throw ConfigError("command line", "", "cluster size; expected one of --gpus or --nodes, got " +
                                               std::string(o.gpus ? "both" : "neither"));
@@ -447,6 +449,8 @@ void register_search(CLI::App& app, int& exit_code) {
       ->required();
   c->add_option("--model", o->model, "Model: built-in id, JSON file or HF config.json")
       ->required();
+  c->add_option("--stack", o->stack,
+                "Software stack: built-in id (default pytorch-2.3-fsdp) or JSON file");
   c->add_option("--gpus", o->gpus, "Number of GPUs");
   c->add_option("--nodes", o->nodes, "Number of nodes (instead of --gpus)");
   c->add_option("--global-batch", o->global_batch, "Sequences per optimizer step (held fixed)")

@@ -61,6 +61,7 @@ nlohmann::json report_to_json(const parallel::Scenario& scenario, const report::
   nlohmann::json context = report_context();
   context["hardware"] = scenario.hardware_name;
   context["model"] = scenario.model_name;
+  context["stack"] = scenario.stack_name;
   return {{"context", context},
           {"scenario", scenario_to_json(scenario)},
           {"iteration_time_s", r.iteration_time.value()},
@@ -93,6 +94,7 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
   auto share = [t](Seconds x) { return t > 0.0 ? percent(x.value() / t) : std::string("-"); };
   out << "scenario     " << s.model_name << " on " << s.gpus << " x " << s.hardware_name << " ("
       << s.nodes() << " nodes)\n"
+      << "stack        " << s.stack_name << "\n"
       << "plan         tp " << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp " << p.dp
       << ", sharding " << parallel::to_string(p.sharding) << ", schedule " << parallel::to_string(p.schedule)
       << (p.virtual_stages > 1 ? " x" + std::to_string(p.virtual_stages) : "")

@@ -25,7 +25,9 @@ constexpr const char* kColumns[] = {
     "iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu",
     "compute_s", "communication_s", "exposed_communication_s", "bubble_s", "memory_total_bytes",
     "fits", "watts_per_gpu", "cluster_watts", "energy_per_iteration_j", "tokens_per_joule",
-    "usd_per_million_tokens", "status"};
+    "usd_per_million_tokens", "status",
+    // appended after the first release's columns, so that positions stay as they were
+    "stack"};
 
 // RFC 4180: quote a field holding a comma, a quote or a line break; double inner quotes. Line
 // breaks become spaces so that every row stays one line (merge relies on it).
@@ -149,6 +151,7 @@ std::string csv_row(std::int64_t index, const parallel::Scenario& s,
     for (int i = 0; i < 5; ++i) f.emplace_back();
   }
   f.push_back(csv_field(e.status_text()));
+  f.push_back(csv_field(s.stack_name));
   std::string out;
   for (std::size_t i = 0; i < f.size(); ++i) out += (i == 0 ? "" : ",") + f[i];
   return out + "\n";
