@@ -65,6 +65,7 @@ double attention_efficiency(const hardware::AttentionEfficiency& a, const Attent
     const double keys = shape.causal ? d(shape.seq_len) / 2.0 : d(shape.seq_len);
     eff *= keys / (keys + a.half_size);
   }
+  if (shape.backward) eff *= a.backward_ratio;
   return std::min(1.0, eff);
 }
 

@@ -414,6 +414,7 @@ hardware::AttentionEfficiency read_attention(ObjectReader r) {
   }
   a.half_size = read_parameter(r, "half_size", "/gpu/attention/half_size", 0.0);
   a.head_dim_half = read_parameter(r, "head_dim_half", "/gpu/attention/head_dim_half", 0.0);
+  a.backward_ratio = r.fraction("backward_ratio");
   r.finish();
   return a;
 }

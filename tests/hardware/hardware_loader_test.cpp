@@ -33,7 +33,8 @@ nlohmann::json small_profile() {
             "sms": 132, "hbm_capacity": "80 GiB", "hbm_bandwidth": "3.35 TB/s",
             "gemm": {"max_efficiency": 0.8, "half_size": 128, "tile": "256x128",
                      "reuse_knee": 60},
-            "attention": {"max_efficiency": 0.35, "half_size": 512, "head_dim_half": 32},
+            "attention": {"max_efficiency": 0.35, "half_size": 512, "head_dim_half": 32,
+                          "backward_ratio": 0.9},
             "memory_efficiency": 0.88, "kernel_launch_overhead": "4 us",
             "comm_compute_contention": 0.1},
     "node": {"gpus_per_node": 8, "intra": "nvswitch", "nvlink_bandwidth_per_direction": "450 GB/s",
@@ -164,6 +165,7 @@ TEST_CASE("hardware_loader: the GPU's SM count and GEMM and attention terms load
     REQUIRE(hw.gpu.gemm.tile_m == 256);
     REQUIRE(hw.gpu.gemm.tile_n == 128);
     REQUIRE(hw.gpu.gemm.reuse_knee == Approx(60.0).epsilon(1e-12));
+    REQUIRE(hw.gpu.attention.backward_ratio == Approx(0.9).epsilon(1e-12));
     REQUIRE(hw.gpu.attention.head_dim_half == Approx(32.0).epsilon(1e-12));
     // No per-dtype entry: every dtype runs at max_efficiency.
     REQUIRE(hw.gpu.gemm.max_for(Dtype::Fp8) == Approx(0.8).epsilon(1e-12));

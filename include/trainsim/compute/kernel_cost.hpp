@@ -34,6 +34,7 @@ struct AttentionShape {
   // The kernel skips the masked blocks, so a query block visits half the keys on average. The
   // kernel's FLOPs (KernelWork::flops) already count only the executed half.
   bool causal = false;
+  bool backward = false;  // the backward kernel: AttentionEfficiency::backward_ratio applies
 };
 
 struct KernelWork {

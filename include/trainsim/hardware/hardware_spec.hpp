@@ -60,6 +60,9 @@ struct AttentionEfficiency {
   // Head dimension at which the matmul and the per-score (softmax) work take equal time; 0: no
   // head-dimension effect.
   double head_dim_half = 0.0;
+  // Backward kernel's maximum over the forward's: FlashAttention-2 reaches up to 73% of an
+  // A100's peak forward and 63% backward (Dao 2023, arXiv:2307.08691, section 4.1).
+  double backward_ratio = 1.0;
 };
 
 struct GpuSpec {
