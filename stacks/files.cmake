@@ -3,4 +3,5 @@ set(TRAINSIM_STACK_FILES
   stacks/pytorch-2.3-fsdp.json
   stacks/torchtitan-fsdp2.json
   stacks/megatron-lm.json
+  stacks/megatron-core.json
   stacks/llm-foundry.json)

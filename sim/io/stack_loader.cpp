@@ -61,6 +61,12 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
     throw r.error("elementwise_traffic", "expected a factor from 1 (fused kernels) to 100, got " +
                                              describe_json(r.raw("elementwise_traffic")));
   }
+  s.attention_speed = r.number("attention_speed");
+  if (!(s.attention_speed >= 0.05 && s.attention_speed <= 5.0)) {
+    throw r.error("attention_speed",
+                  "expected a speed relative to FlashAttention-2 from 0.05 to 5, got " +
+                      describe_json(r.raw("attention_speed")));
+  }
   s.kernel_dispatch = r.seconds("kernel_dispatch", true);
   s.iteration_overhead = r.seconds("iteration_overhead", true);
   if (s.kernel_dispatch.value() > 1e-2) {

@@ -48,7 +48,10 @@ compute::KernelWork work_of(const model::KernelSpec& k, bool backward, std::int6
       break;
     case model::KernelKind::Attention:
       w.kind = compute::KernelClass::Attention;
-      w.attention = {.seq_len = local_seq, .head_dim = k.head_dim, .causal = k.causal_discount};
+      w.attention = {.seq_len = local_seq,
+                     .head_dim = k.head_dim,
+                     .causal = k.causal_discount,
+                     .backward = backward};
       break;
     case model::KernelKind::MemoryBound:
       w.kind = compute::KernelClass::MemoryBound;
@@ -156,6 +159,9 @@ class Builder {
   // no kernel is shorter than the host's dispatch time (the CPU cannot issue kernels faster).
   Seconds price(compute::KernelWork w, double traffic) const {
     if (w.kind == compute::KernelClass::MemoryBound) w.bytes = w.bytes * traffic;
+    // A kernel `attention_speed` times as fast as the profile's FlashAttention-2: its time is
+    // that of 1 / attention_speed the FLOPs (the reported FLOPs are the kernel spec's).
+    if (w.kind == compute::KernelClass::Attention) w.flops = w.flops / s_.stack.attention_speed;
     const Seconds t = compute::kernel_cost(s_.hardware.gpu, s_.training.precision, w).time;
     if (t.value() <= 0.0) return t;  // no work, no kernel
     return max(t, s_.stack.kernel_dispatch);

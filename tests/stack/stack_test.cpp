@@ -65,8 +65,8 @@ std::string load_error(const nlohmann::json& stack) {
 
 TEST_CASE("stack: every built-in loads and names itself", "[stack][io]") {
   const auto ids = io::builtin_stack_ids();
-  REQUIRE(ids == std::vector<std::string>{"llm-foundry", "megatron-lm", "pytorch-2.3-fsdp",
-                                          "torchtitan-fsdp2"});
+  REQUIRE(ids == std::vector<std::string>{"llm-foundry", "megatron-core", "megatron-lm",
+                                          "pytorch-2.3-fsdp", "torchtitan-fsdp2"});
   for (const auto& id : ids) REQUIRE(io::load_stack(id).id == id);
 }
 
@@ -84,6 +84,8 @@ TEST_CASE("stack: a scenario without one runs the paper's stack, and the report 
 TEST_CASE("stack: bad stacks get one error naming the key", "[stack][io]") {
   REQUIRE_THAT(load_error(stack_json({{"elementwise_traffic", 0.5}})),
                Catch::Contains("s.json: /elementwise_traffic") && Catch::Contains("from 1"));
+  REQUIRE_THAT(load_error(stack_json({{"attention_speed", 0}})),
+               Catch::Contains("s.json: /attention_speed") && Catch::Contains("FlashAttention-2"));
   REQUIRE_THAT(load_error(stack_json({{"kernel_dispatch", "5"}})),
                Catch::Contains("/kernel_dispatch"));
   REQUIRE_THAT(load_error(stack_json({{"fsdp", {{"backward_prefetch", "early"}}}})),
@@ -126,6 +128,28 @@ TEST_CASE("stack: elementwise_traffic scales memory-bound layer time linearly",
   const double c3 = compute(3.0);
   REQUIRE(c2 > c1);
   REQUIRE(c3 - c2 == Approx(c2 - c1).epsilon(1e-9));
+}
+
+TEST_CASE("stack: attention_speed divides the attention kernels' time", "[stack][workload]") {
+  // Attention is compute-bound here (seq 8192): its time is FLOPs / (peak x eff) + launch, so
+  // at half the speed each attention kernel takes twice its compute time; nothing else moves.
+  const nlohmann::json long_seq{{"training.seq_len", 8192}, {"training.micro_batch", 1}};
+  const report::Simulation fast =
+      report::simulate(paper_with(8, {{"attention_speed", 1.0}}, long_seq));
+  const report::Simulation slow =
+      report::simulate(paper_with(8, {{"attention_speed", 0.5}}, long_seq));
+  const auto attention_time = [](const report::Simulation& sim, double launch) {
+    double total = 0.0;
+    const auto& g = sim.iteration.graph;
+    for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+      if (g.op_name(op).rfind("attn_core", 0) == 0) total += g.op_duration(op).value() - launch;
+    }
+    return total;
+  };
+  const double launch = 4e-6;  // h100-dgx kernel_launch_overhead
+  REQUIRE(attention_time(fast, launch) > 0.0);
+  REQUIRE(attention_time(slow, launch) == Approx(2.0 * attention_time(fast, launch)).epsilon(1e-9));
+  REQUIRE(slow.report.iteration_time > fast.report.iteration_time);
 }
 
 TEST_CASE("stack: no kernel is shorter than the host's dispatch time", "[stack][workload]") {

@@ -37,6 +37,11 @@ struct StackSpec {
   // training dtype); nullopt reduces in the training precision.
   std::array<std::optional<hardware::Dtype>, hardware::kNumDtypes> gradient_reduce_dtype{};
 
+  // Speed of the stack's attention kernel relative to FlashAttention-2, the kernel the hardware
+  // profile's attention curve describes (FlashAttention-2 in Triton, FlashAttention-1, unfused
+  // attention are slower; FlashAttention-3 and cuDNN on Hopper faster).
+  double attention_speed = 1.0;
+
   // HBM bytes of memory-bound kernels relative to the fused kernels the model counts (norm,
   // activation, residual, RoPE): eager frameworks launch several kernels per op and keep
   // fp32 intermediates under autocast. 1 = fused.
