@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   trainsim::cli::register_merge(app, exit_code);
   trainsim::cli::register_calibrate(app, exit_code);
   trainsim::cli::register_compare(app, exit_code);
+  trainsim::cli::register_validate(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,191 @@
+// `trainsim validate [runs.json]`: simulate every published, measured training run (the built-in
+// validation/published_runs.json, or a file of the same schema) and compare each prediction with
+// the measurement in the source's own metric; print a table, JSON or CSV, optionally a plot of
+// predicted against measured drawn by python3 and matplotlib.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "trainsim/error.hpp"
+#include "trainsim/sweep/evaluate.hpp"
+#include "trainsim/validation/validate_runs.hpp"
+
+#include "sim/cli/batch.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/validation/runs_reader.hpp"
+#include "sim/validation/validation_writer.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+struct ValidateOptions {
+  std::string file;  // empty: the built-in runs
+  std::string format = "table";
+  int jobs = 0;
+  std::string source;
+  std::string plot;
+};
+
+// The plot: one log-log panel per compared metric, predicted against measured, the diagonal and
+// +-10 % lines, one colour per source (fixed order: the sources' order in the report). Iteration
+// times are plotted as iterations per second so that above the diagonal always means "the
+// simulator predicts a faster run". No timestamp or software version in the PNG.
+constexpr const char* kPlotScript = R"PY(import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+data_path, out_path = sys.argv[1], sys.argv[2]
+with open(data_path, encoding="utf-8") as f:
+    data = json.load(f)
+rows = [r for r in data["rows"] if r["status"] == "compared"]
+if not rows:
+    sys.exit("no compared rows to plot")
+sources = [s["source"] for s in data["sources"] if s["compared"] > 0]
+cmap = plt.get_cmap("tab20")
+colour = {s: cmap(i % 20) for i, s in enumerate(sources)}
+labels = {
+    "tokens_per_s_per_gpu": "tokens/s per GPU",
+    "iteration_time_s": "iterations/s (1 / iteration time)",
+    "flop_per_s_per_gpu": "TFLOP/s per GPU (source's count)",
+    "mfu": "MFU",
+    "hfu": "HFU",
+}
+metrics = [m for m in labels if any(r["metric"] == m for r in rows)]
+
+
+def value(row, key):
+    v = row[key]
+    if row["metric"] == "iteration_time_s":
+        return 1.0 / v
+    if row["metric"] == "flop_per_s_per_gpu":
+        return v / 1e12
+    return v
+
+
+fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 5.2), squeeze=False)
+for ax, metric in zip(axes[0], metrics):
+    sel = [r for r in rows if r["metric"] == metric]
+    xs = [value(r, "measured") for r in sel]
+    ys = [value(r, "predicted") for r in sel]
+    lo, hi = min(xs + ys) / 1.3, max(xs + ys) * 1.3
+    ax.plot([lo, hi], [lo, hi], color="black", linewidth=1)
+    for f in (0.9, 1.1):
+        ax.plot([lo, hi], [lo * f, hi * f], color="grey", linewidth=0.8, linestyle="--")
+    for s in sources:
+        pts = [(x, y) for x, y, r in zip(xs, ys, sel) if r["source"] == s]
+        if pts:
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=18, color=colour[s], label=s)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_aspect("equal")
+    ax.set_xlabel("measured " + labels[metric])
+    ax.set_ylabel("predicted " + labels[metric])
+    ax.grid(True, which="both", linewidth=0.3)
+handles, names = [], []
+for ax in axes[0]:
+    for h, n in zip(*ax.get_legend_handles_labels()):
+        if n not in names:
+            handles.append(h)
+            names.append(n)
+order = sorted(range(len(names)), key=lambda i: sources.index(names[i]))
+fig.legend([handles[i] for i in order], [names[i] for i in order], loc="lower center",
+           ncol=min(6, len(names)), fontsize=8, frameon=False)
+fig.suptitle("trainsim validate: predicted against measured (dashed: +-10 %)")
+fig.tight_layout(rect=(0, 0.12, 1, 0.95))
+fig.savefig(out_path, dpi=120, metadata={"Software": None})
+)PY";
+
+// A path quoted for /bin/sh.
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Writes the plot of `data` (the JSON report) to `out_path` with python3 and matplotlib.
+// Throws ConfigError when python3 or matplotlib is missing or the script fails.
+void draw_plot(const nlohmann::json& data, const std::string& out_path) {
+  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
+    throw ConfigError("--plot " + out_path, "",
+                      "drawing the plot needs python3 with matplotlib; expected `python3 -c "
+                      "\"import matplotlib\"` to succeed (install python3-matplotlib), got a "
+                      "failure");
+  }
+  std::string dir_template =
+      (std::filesystem::temp_directory_path() / "trainsim-validate-XXXXXX").string();
+  if (mkdtemp(dir_template.data()) == nullptr) {
+    throw ConfigError("--plot " + out_path, "", "cannot create a temporary directory");
+  }
+  const std::filesystem::path dir(dir_template);
+  const std::filesystem::path script = dir / "plot_validation.py";
+  const std::filesystem::path json = dir / "validation.json";
+  std::ofstream(script) << kPlotScript;
+  std::ofstream(json) << data.dump() << '\n';
+  const std::string command = "python3 " + shell_quote(script.string()) + " " +
+                              shell_quote(json.string()) + " " + shell_quote(out_path) +
+                              " >/dev/null 2>&1";
+  const int rc = std::system(command.c_str());
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  if (rc != 0) {
+    throw ConfigError("--plot " + out_path, "",
+                      "python3 could not draw the plot; expected a writable PNG path");
+  }
+}
+
+int run_validate(const ValidateOptions& o) {
+  if (o.jobs < 0) throw ConfigError("--jobs", "", "negative; expected 0 (all cores) or more");
+  const std::string name = o.file.empty() ? validation::kBuiltinRunsName : o.file;
+  const std::string text =
+      o.file.empty() ? validation::builtin_runs_text() : validation::read_runs_file(o.file);
+  const std::vector<validation::PublishedRun> runs = validation::read_published_runs(text, name);
+  keep_freed_memory();
+  const validation::ValidationReport report = validation::validate_runs(
+      runs, {.jobs = o.jobs == 0 ? sweep::default_jobs() : o.jobs, .source_filter = o.source});
+  const validation::RunsInfo info{.runs = name,
+                                  .rows_in_file = static_cast<std::int64_t>(runs.size()),
+                                  .source_filter = o.source};
+  const bool need_json = o.format == "json" || !o.plot.empty();
+  const nlohmann::json json = need_json ? validation::validation_to_json(report, info) : nullptr;
+  if (!o.plot.empty()) draw_plot(json, o.plot);
+  if (o.format == "json") {
+    std::cout << json.dump(2) << '\n';
+  } else if (o.format == "csv") {
+    std::cout << validation::validation_to_csv(report);
+  } else {
+    validation::write_validation_table(std::cout, report, info);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_validate(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ValidateOptions>();
+  CLI::App* c = app.add_subcommand(
+      "validate", "Compare simulated and published measured training runs (docs/validation.md)");
+  c->add_option("runs", o->file,
+                "Published-runs JSON (schema of validation/README.md); default: the built-in "
+                "validation/published_runs.json");
+  c->add_option("--format", o->format, "table | json | csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  c->add_option("--jobs,-j", o->jobs, "Threads (default 0: all cores)");
+  c->add_option("--source", o->source, "Only rows whose source_group contains this text");
+  c->add_option("--plot", o->plot,
+                "Also draw predicted against measured to this PNG (python3 "
+                "and matplotlib)");
+  c->callback([o, &exit_code]() { exit_code = run_validate(*o); });
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,508 @@
+#include "sim/validation/mapping.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+
+#include "sim/io/hardware_loader.hpp"
+
+namespace trainsim::validation {
+namespace {
+
+using parallel::Recompute;
+using parallel::Sharding;
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool contains(std::string_view text, std::string_view word) {
+  return text.find(word) != std::string_view::npos;
+}
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+// Megatron-LM GPT: the GPT-2 architecture (Radford et al. 2019) with Megatron's defaults:
+// pre-LayerNorm, learned absolute positions (--position-embedding-type learned_absolute), biases
+// on every linear layer, LM head tied to the input embedding (untie_embeddings_and_output_weights
+// false). Narayanan et al. 2021's parameter count 12 l h^2 (1 + 13/12h + (V + s)/12lh) counts V
+// once, i.e. tied.
+constexpr ModelStyle kMegatronGpt{.norm = model::Norm::LayerNorm,
+                                  .tied_embeddings = true,
+                                  .positions = model::PositionEmbedding::Learned,
+                                  .linear_bias = true,
+                                  .why = "Megatron-LM GPT defaults"};
+// Megatron-Core GPT of the README 2024 benchmark: as above but untied; the README's model sizes
+// count the 131,072-row vocabulary twice (1.7B = 12 * 24 * 2048^2 + 2 * 131072 * 2048 = 1.74e9;
+// 177B = 12 * 96 * 12288^2 + 2 * 131072 * 12288 = 177.1e9; tied they would be 1.48B and 175.5B).
+constexpr ModelStyle kMegatronGptUntied{.norm = model::Norm::LayerNorm,
+                                        .tied_embeddings = false,
+                                        .positions = model::PositionEmbedding::Learned,
+                                        .linear_bias = true,
+                                        .why = "Megatron-Core GPT, untied (README model sizes)"};
+// MPT (llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml): no_bias true, learned positions
+// (alibi off in the benchmark configs, see the rows' notes), tied embeddings, LayerNorm.
+constexpr ModelStyle kMpt{.norm = model::Norm::LayerNorm,
+                          .tied_embeddings = true,
+                          .positions = model::PositionEmbedding::Learned,
+                          .linear_bias = false,
+                          .why = "MPT yaml: no_bias, learned positions, tied embeddings"};
+// Llama 2/3 (Touvron et al. 2023; torchtitan's llama models): RMSNorm, RoPE, untied, no biases.
+constexpr ModelStyle kLlama{.norm = model::Norm::RmsNorm,
+                            .tied_embeddings = false,
+                            .positions = model::PositionEmbedding::Rope,
+                            .linear_bias = false,
+                            .why = "Llama: RMSNorm, RoPE, untied, no biases"};
+// BLOOM (BigScience 2022, arXiv 2211.05100 §3.2): ALiBi, LayerNorm, biases, tied embeddings.
+constexpr ModelStyle kBloom{.norm = model::Norm::LayerNorm,
+                            .tied_embeddings = true,
+                            .positions = model::PositionEmbedding::Alibi,
+                            .linear_bias = true,
+                            .why = "BLOOM: ALiBi, LayerNorm, biases, tied embeddings"};
+// OPT (Zhang et al. 2022) and minGPT: GPT-2 style (OPT's ReLU MLP has GELU's shapes and FLOPs).
+constexpr ModelStyle kGpt2Style = kMegatronGpt;
+
+constexpr std::string_view kMegatronV1Recompute =
+    "Megatron-LM v1 ran with activation checkpointing (--checkpoint-activations in its GPT-2 "
+    "scripts); the README 2020 TFLOP/s equal Narayanan 2021 eq. 3, which counts the recomputed "
+    "forward (1B on one V100: 8.06e13 FLOPs / 1.121 s = 71.9 TFLOP/s as printed)";
+
+}  // namespace
+
+const std::vector<SourceProfile>& source_profiles() {
+  // The one table of sources. Stacks: Megatron-LM papers, the 2020 README and BLOOM's
+  // Megatron-DeepSpeed -> megatron-lm; the 2024 README (Megatron-Core, TE) -> megatron-core; torchtitan -> torchtitan-fsdp2; llm-foundry ->
+  // llm-foundry; the PyTorch FSDP paper and OPT (metaseq FSDP) -> pytorch-2.3-fsdp.
+  static const std::vector<SourceProfile> table = {
+      {.name = "narayanan21-t1",
+       .group_contains = "Narayanan et al. 2021 (Megatron-LM PTD-P), Table 1",
+       .stack = "megatron-lm",
+       .convention = FlopConvention::Narayanan2021,
+       .style = kMegatronGpt},
+      {.name = "narayanan21-t2",
+       .group_contains = "Narayanan et al. 2021, Table 2",
+       .stack = "megatron-lm",
+       .convention = FlopConvention::Narayanan2021,
+       .style = kMegatronGpt},
+      {.name = "korthikanti22",
+       .group_contains = "Korthikanti",
+       .stack = "megatron-lm",
+       .convention = FlopConvention::Korthikanti2022,
+       .style = kMegatronGpt},
+      {.name = "megatron-readme-2024",
+       .group_contains = "Megatron-LM README 2024",
+       .stack = "megatron-core",
+       .convention = FlopConvention::MegatronCore2024,
+       .style = kMegatronGptUntied,
+       .sequence_parallel_default = true,
+       .sequence_parallel_default_why =
+           "--tp-comm-overlap, among the README's benchmark flags, requires --sequence-parallel "
+           "(Megatron-LM arguments.py)",
+       .ffn_defaults_to_4h = true,
+       .ffn_default_why =
+           "Megatron-LM's --ffn-hidden-size defaults to 4 x hidden (arguments.py); the README's "
+           "model sizes match 4h"},
+      {.name = "megatron-readme-2020",
+       .group_contains = "Megatron-LM README 2020",
+       .stack = "megatron-lm",
+       .convention = FlopConvention::Narayanan2021,
+       .style = kMegatronGpt,
+       .recompute_default = Recompute::Full,
+       .recompute_default_why = kMegatronV1Recompute},
+      {.name = "shoeybi19",
+       .group_contains = "Shoeybi",
+       .stack = "megatron-lm",
+       // Not stated in the paper; the same code base's README 2020 TFLOP/s follow eq. 3 exactly.
+       .convention = FlopConvention::Narayanan2021,
+       .style = kMegatronGpt,
+       .recompute_default = Recompute::Full,
+       .recompute_default_why = kMegatronV1Recompute},
+      {.name = "bloom-176b",
+       .group_contains = "BLOOM",
+       .framework_contains = "Megatron-DeepSpeed",
+       .stack = "megatron-lm",
+       // "Hardware TFLOPs": Megatron-DeepSpeed's 24 * 4 * B s l h^2 (1 + s/6h + V/16lh) with
+       // checkpointing, i.e. eq. 3.
+       .convention = FlopConvention::Narayanan2021,
+       .style = kBloom,
+       .caveat =
+           "BLOOM's embedding LayerNorm is not modelled, and Megatron-DeepSpeed's partition of "
+           "70 layers plus 2 embedding blocks into 12 stages of 6 is modelled as trainsim's split "
+           "of the 70 layers"},
+      {.name = "opt-175b",
+       .group_contains = "OPT-175B",
+       .framework_contains = "metaseq",
+       .stack = "pytorch-2.3-fsdp",
+       .convention = FlopConvention::Unstated,
+       .style = kGpt2Style},
+      {.name = "gpt-neox-20b",
+       .group_contains = "GPT-NeoX",
+       .framework_contains = "GPT-NeoX",
+       .convention = FlopConvention::Unstated,
+       .style = kGpt2Style,
+       .unsupported =
+           "GPT-NeoX-20B computes attention and MLP in parallel from one LayerNorm "
+           "(gpt_j_residual) with rotary embeddings on 25% of the head dims; trainsim models "
+           "sequential blocks"},
+      {.name = "pytorch-fsdp-2023",
+       .group_contains = "PyTorch FSDP paper",
+       .framework_contains = "PyTorch FSDP",
+       .stack = "pytorch-2.3-fsdp",
+       .convention = FlopConvention::Unstated,
+       .style = kGpt2Style},
+      {.name = "torchtitan-2024",
+       .group_contains = "torchtitan",
+       .stack = "torchtitan-fsdp2",
+       .convention = FlopConvention::PalmWithEmbeddings,
+       .style = kLlama},
+      {.name = "llm-foundry",
+       .group_contains = "llm-foundry",
+       .stack = "llm-foundry",
+       .convention = FlopConvention::PalmWithEmbeddings,
+       .style = kMpt},
+  };
+  return table;
+}
+
+const SourceProfile* find_source(const PublishedRun& run) {
+  for (const SourceProfile& s : source_profiles()) {
+    if (!contains(run.source_group, s.group_contains)) continue;
+    if (!s.framework_contains.empty() && !contains(run.framework, s.framework_contains)) continue;
+    return &s;
+  }
+  return nullptr;
+}
+
+std::optional<Sharding> parse_sharding(std::string_view text) {
+  const std::string t = lower(text);
+  // Most specific first: "FSDP FULL_SHARD" must not read as plain FSDP, HYBRID_SHARD not as
+  // FULL_SHARD.
+  if (contains(t, "hybrid")) return Sharding::HybridShard;
+  if (contains(t, "shard_grad_op") || contains(t, "zero-2") || contains(t, "zero2")) {
+    return Sharding::ShardGradOp;
+  }
+  if (contains(t, "full_shard") || contains(t, "full shard") || contains(t, "zero-3") ||
+      contains(t, "zero3") || contains(t, "fsdp")) {
+    // FSDP's default ShardingStrategy is FULL_SHARD (metaseq's "FSDP (full sharding)", FSDP2).
+    return Sharding::FullShard;
+  }
+  if (contains(t, "zero-1") || contains(t, "zero1") || contains(t, "distributed optimizer")) {
+    return Sharding::Zero1;
+  }
+  if (t.rfind("none", 0) == 0 || contains(t, "ddp") || contains(t, "plain dp")) {
+    return Sharding::None;
+  }
+  return std::nullopt;
+}
+
+std::optional<Recompute> parse_recompute(std::string_view text) {
+  const std::string t = lower(text);
+  if (t.rfind("none", 0) == 0) return Recompute::None;
+  if (t.rfind("full", 0) == 0) return Recompute::Full;
+  // torchtitan's op-level SAC saves the matmul and attention outputs and recomputes the cheap
+  // ops: Megatron's selective recompute in kind. Its layer-level SAC checkpoints every other
+  // layer whole, which is none of trainsim's modes.
+  if (t.rfind("selective", 0) == 0 && !contains(t, "layer")) return Recompute::Selective;
+  return std::nullopt;
+}
+
+std::optional<hardware::Dtype> parse_precision(std::string_view text) {
+  const std::string t = lower(text);
+  if (contains(t, "fp8") || contains(t, "float8")) return std::nullopt;
+  if (contains(t, "bf16")) return hardware::Dtype::Bf16;
+  if (contains(t, "fp16")) return hardware::Dtype::Fp16;
+  // Narayanan et al. 2021 say only "mixed precision"; Megatron-LM trained with fp16 then (the
+  // row's own text: "fp16 per paper era"). fp16 and bf16 share the A100's peak.
+  if (contains(t, "mixed precision 16-bit")) return hardware::Dtype::Fp16;
+  return std::nullopt;
+}
+
+std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::string& reason) {
+  const std::string gpu = lower(run.gpu);
+  HardwareChoice choice;
+  if (contains(gpu, "h100")) {
+    choice.id = "h100-dgx";
+  } else if (contains(gpu, "a100")) {
+    choice.id = "a100-dgx";
+    if ((run.memory_gb && *run.memory_gb == 40.0) || contains(gpu, "40gb")) {
+      // A100 SXM4 40GB (NVIDIA A100 datasheet, 2020): 40 GB HBM2 at 1,555 GB/s, against the
+      // profile's 80 GB HBM2e at 2,039 GB/s; compute, NVLink and network are the same.
+      static const nlohmann::json k40gb = [] {
+        nlohmann::json doc =
+            nlohmann::json::parse(io::load_hardware_document("a100-dgx").json.dump());
+        doc["id"] = "a100-dgx-40gb";
+        doc["name"] = "NVIDIA DGX A100 (8x A100 SXM4 40GB, 8x HDR 200 Gb/s)";
+        doc["gpu"]["name"] = "NVIDIA A100 SXM4 40GB";
+        doc["gpu"]["hbm_capacity"] = "40 GiB";
+        doc["gpu"]["hbm_bandwidth"] = "1.555 TB/s";
+        return doc;
+      }();
+      choice.id = "a100-dgx-40gb";
+      choice.document = k40gb;
+      choice.assumptions.push_back(
+          "A100 40GB: a100-dgx with HBM 40 GiB at 1.555 TB/s (A100 datasheet), inline");
+    }
+  } else if (contains(gpu, "v100")) {
+    choice.id = "v100-dgx";
+    if (contains(gpu, "dgx-2") || (run.gpus_per_node && *run.gpus_per_node == 16)) {
+      choice.assumptions.push_back(
+          "measured on DGX-2/DGX-2H (16 V100 per node on NVSwitch, 8 x 100 Gb/s); simulated on "
+          "v100-dgx, a DGX-1 (8 V100 SXM2 per node, 4 x 100 Gb/s): the same 6.25 GB/s of network "
+          "per GPU, NVLink priced as the profile's crossbar");
+    }
+  } else {
+    reason = "no built-in hardware profile for GPU '" + run.gpu +
+             "'; expected an A100, H100 or V100 (a100-dgx, h100-dgx, v100-dgx)";
+    return std::nullopt;
+  }
+  if (choice.document.is_null()) choice.document = choice.id;
+  if (run.gpus_per_node && *run.gpus_per_node != 8 && !contains(gpu, "v100")) {
+    choice.assumptions.push_back("the source's " + str(*run.gpus_per_node) +
+                                 " GPUs per node simulated as " + choice.id + "'s 8");
+  }
+  return choice;
+}
+
+std::vector<std::int64_t> micro_batch_candidates(const PublishedRun& run,
+                                                 std::int64_t per_replica) {
+  if (run.micro_batch) return {*run.micro_batch};
+  std::vector<std::int64_t> out;
+  for (std::int64_t m = 1; m <= per_replica; m *= 2) {
+    if (per_replica % m == 0) out.push_back(m);
+  }
+  out.push_back(per_replica);  // no gradient accumulation
+  if (run.grad_accum && per_replica % *run.grad_accum == 0) {
+    out.push_back(per_replica / *run.grad_accum);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::int64_t> virtual_stage_candidates(std::int64_t layers, std::int64_t pp) {
+  if (pp <= 1 || layers % pp != 0) return {1};
+  // Megatron-LM: --num-layers-per-virtual-pipeline-stage must divide layers / pp.
+  const std::int64_t per_stage = layers / pp;
+  std::vector<std::int64_t> out;
+  for (std::int64_t v = 1; v <= per_stage; ++v) {
+    if (per_stage % v == 0) out.push_back(v);
+  }
+  return out;
+}
+
+std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
+  Mapping m;
+  m.source = find_source(run);
+  if (m.source == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& s : source_profiles()) names.emplace_back(s.group_contains);
+    reason =
+        "source group '" + run.source_group +
+        "' is not in the mapping table; expected a group containing one of: " + join(names, "; ");
+    return std::nullopt;
+  }
+  const SourceProfile& src = *m.source;
+  if (!src.unsupported.empty()) {
+    reason = std::string(src.unsupported);
+    return std::nullopt;
+  }
+
+  // The values every scenario needs.
+  std::vector<std::string> missing;
+  auto need = [&missing](const auto& value, const char* key) {
+    if (!value) missing.emplace_back(key);
+  };
+  need(run.gpus, "gpus");
+  need(run.layers, "n_layers");
+  need(run.hidden, "hidden");
+  need(run.heads, "n_heads");
+  need(run.vocab, "vocab");
+  need(run.seq_len, "seq_len");
+  need(run.global_batch, "global_batch_sequences");
+  need(run.tp, "tp");
+  need(run.pp, "pp");
+  need(run.dp, "dp");
+  if (!src.ffn_defaults_to_4h) need(run.ffn_hidden, "ffn_hidden");
+  need(run.precision, "precision");
+  if (!missing.empty()) {
+    reason = "not stated by the source: " + join(missing, ", ");
+    return std::nullopt;
+  }
+  const auto dtype = parse_precision(*run.precision);
+  if (!dtype) {
+    reason = contains(lower(*run.precision), "8")
+                 ? "fp8 training ('" + *run.precision +
+                       "') is not compared: trainsim's fp8 runs "
+                       "every GEMM in fp8, unlike the sources' recipes"
+                 : "precision '" + *run.precision + "' not recognised; expected bf16 or fp16";
+    return std::nullopt;
+  }
+  std::optional<HardwareChoice> hw = choose_hardware(run, reason);
+  if (!hw) return std::nullopt;
+  m.hardware = hw->id;
+  m.assumptions = hw->assumptions;
+
+  const std::int64_t gpus = *run.gpus, tp = *run.tp, pp = *run.pp, dp = *run.dp;
+  const std::int64_t cp = run.cp.value_or(1);
+  if (tp * pp * cp * dp != gpus) {
+    reason = "tp x pp x cp x dp = " + str(tp) + " x " + str(pp) + " x " + str(cp) + " x " +
+             str(dp) + " differs from gpus " + str(gpus);
+    return std::nullopt;
+  }
+  if (*run.global_batch % dp != 0) {
+    reason = "global batch " + str(*run.global_batch) + " does not split over dp " + str(dp);
+    return std::nullopt;
+  }
+
+  Sharding sharding = Sharding::None;
+  if (run.sharding) {
+    const auto s = parse_sharding(*run.sharding);
+    if (!s) {
+      reason = "sharding '" + *run.sharding + "' not recognised";
+      return std::nullopt;
+    }
+    sharding = *s;
+    if (contains(lower(*run.sharding), "mixed_precision")) {
+      m.assumptions.push_back("'" + *run.sharding +
+                              "': the gradient-reduce dtype is the stack's, whatever the row's");
+    }
+  } else if (dp > 1) {
+    reason = "sharding (zero_stage_or_fsdp) not stated with dp " + str(dp);
+    return std::nullopt;
+  }
+
+  if (run.recompute) {
+    const auto r = parse_recompute(*run.recompute);
+    if (!r) {
+      reason = "activation recompute '" + *run.recompute +
+               "' is not modelled (trainsim recomputes all layers or none: none, selective, full)";
+      return std::nullopt;
+    }
+    m.recomputes = {*r};
+  } else if (src.recompute_default) {
+    m.recomputes = {*src.recompute_default};
+    m.assumptions.push_back("recompute " +
+                            std::string(parallel::to_string(*src.recompute_default)) + ": " +
+                            std::string(src.recompute_default_why));
+  } else {
+    m.recomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
+    m.search_recompute = true;
+  }
+
+  bool sequence_parallel = false;
+  if (run.sequence_parallel) {
+    sequence_parallel = *run.sequence_parallel;
+  } else if (tp > 1) {
+    if (!src.sequence_parallel_default) {
+      reason = "sequence_parallel not stated with tp " + str(tp);
+      return std::nullopt;
+    }
+    sequence_parallel = *src.sequence_parallel_default;
+    m.assumptions.push_back(std::string("sequence parallel ") + (sequence_parallel ? "on" : "off") +
+                            ": " + std::string(src.sequence_parallel_default_why));
+  }
+
+  const std::int64_t hidden = *run.hidden;
+  std::int64_t ffn = 0;
+  if (run.ffn_hidden) {
+    ffn = *run.ffn_hidden;
+  } else {
+    ffn = 4 * hidden;
+    m.assumptions.push_back("ffn_hidden 4 x hidden: " + std::string(src.ffn_default_why));
+  }
+  if (run.pp && *run.pp > 1 && run.virtual_pp) {
+    m.virtual_stages = {*run.virtual_pp};
+  } else {
+    m.virtual_stages = virtual_stage_candidates(*run.layers, pp);
+    m.search_virtual_stages = m.virtual_stages.size() > 1;
+  }
+  m.micro_batches = micro_batch_candidates(run, *run.global_batch / dp);
+  m.search_micro_batch = !run.micro_batch;
+  if (!src.caveat.empty()) m.assumptions.emplace_back(src.caveat);
+  if (!run.derived_fields.empty()) {
+    m.assumptions.push_back("derived by the transcriber, not printed by the source: " +
+                            join(run.derived_fields, ", "));
+  }
+
+  // The measured metric, in order of preference (docs/validation.md, "Metric").
+  const bool convention_known = src.convention != FlopConvention::Unstated;
+  if (run.tokens_per_s_per_gpu) {
+    m.metric = Metric::TokensPerSecondPerGpu;
+    m.measured = *run.tokens_per_s_per_gpu;
+  } else if (run.iteration_time_s) {
+    m.metric = Metric::IterationTime;
+    m.measured = *run.iteration_time_s;
+  } else if (run.tflops_per_gpu && convention_known) {
+    m.metric = Metric::FlopRatePerGpu;
+    m.measured = *run.tflops_per_gpu * 1e12;
+  } else if (run.mfu && convention_known) {
+    m.metric = Metric::Mfu;
+    m.measured = *run.mfu;
+  } else if (run.hfu && convention_known) {
+    m.metric = Metric::Hfu;
+    m.measured = *run.hfu;
+  } else {
+    reason = convention_known
+                 ? "no measured throughput, iteration time, TFLOP/s, MFU or HFU"
+                 : "only TFLOP/s, MFU or HFU measured, and the source does not state how it "
+                   "counts FLOPs";
+    return std::nullopt;
+  }
+
+  const ModelStyle& style = src.style;
+  nlohmann::json model = {
+      {"name", run.id},
+      {"layers", *run.layers},
+      {"hidden", hidden},
+      {"heads", *run.heads},
+      {"kv_heads", run.kv_heads.value_or(*run.heads)},
+      {"ffn_hidden", ffn},
+      {"vocab", *run.vocab},
+      // GPT-2/MPT/BLOOM MLPs are 4h with GELU; Llama's SwiGLU MLP is not 4h (8h/3 rounded).
+      {"activation", ffn == 4 * hidden ? "gelu" : "swiglu"},
+      {"norm", style.norm == model::Norm::RmsNorm ? "rmsnorm" : "layernorm"},
+      {"tied_embeddings", style.tied_embeddings},
+      {"position_embedding", style.positions == model::PositionEmbedding::Rope      ? "rope"
+                             : style.positions == model::PositionEmbedding::Learned ? "learned"
+                                                                                    : "alibi"},
+      {"linear_bias", style.linear_bias}};
+  // A learned table as long as the training sequence (Megatron's --max-position-embeddings
+  // equals --seq-length in these runs; MPT's max_seq_len is the benchmark's sequence length).
+  if (style.positions == model::PositionEmbedding::Learned) model["max_positions"] = *run.seq_len;
+
+  m.base = nlohmann::json::object();
+  m.base["hardware"] = hw->document;
+  if (kScenarioCarriesStack) m.base["stack"] = std::string(src.stack);
+  m.base["model"] = std::move(model);
+  m.base["cluster"] = {{"gpus", gpus}};
+  m.base["training"] = {{"seq_len", *run.seq_len},
+                        {"global_batch", *run.global_batch},
+                        {"precision", parallel::to_string(*dtype)}};
+  m.base["parallel"] = {{"tp", tp},
+                        {"pp", pp},
+                        {"cp", cp},
+                        {"sequence_parallel", sequence_parallel},
+                        {"sharding", parallel::to_string(sharding)}};
+  return m;
+}
+
+nlohmann::json candidate_document(const Mapping& mapping, std::int64_t micro_batch,
+                                  std::int64_t virtual_stages, parallel::Recompute recompute) {
+  nlohmann::json doc = mapping.base;
+  doc["training"]["micro_batch"] = micro_batch;
+  doc["parallel"]["virtual_stages"] = virtual_stages;
+  doc["parallel"]["pipeline_schedule"] = virtual_stages > 1 ? "interleaved" : "1f1b";
+  doc["parallel"]["recompute"] = parallel::to_string(recompute);
+  return doc;
+}
+
+}  // namespace trainsim::validation

@@ -1,0 +1,178 @@
+#include "sim/validation/runs_reader.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "trainsim/error.hpp"
+
+#include "sim/io/builtin_data.hpp"
+#include "sim/io/json_reader.hpp"
+
+namespace trainsim::validation {
+namespace {
+
+// The runs file is a few hundred KiB; 64 MiB and 64 levels leave room for any honest file and
+// refuse binary data or runaway nesting before parsing.
+constexpr std::size_t kMaxRunsBytes = std::size_t{64} << 20;
+constexpr int kMaxRunsDepth = 64;
+
+std::optional<std::int64_t> opt_integer(io::ObjectReader& r, const std::string& key,
+                                        std::int64_t min_value) {
+  if (r.raw(key).is_null()) return std::nullopt;
+  return r.integer(key, min_value);
+}
+
+std::optional<double> opt_number(io::ObjectReader& r, const std::string& key) {
+  if (r.raw(key).is_null()) return std::nullopt;
+  const double v = r.number(key);
+  if (!(v > 0.0)) {
+    throw r.error(key, "expected a positive number or null, got " + io::describe_json(r.raw(key)));
+  }
+  return v;
+}
+
+std::optional<std::string> opt_string(io::ObjectReader& r, const std::string& key) {
+  if (r.raw(key).is_null()) return std::nullopt;
+  return r.string(key);
+}
+
+std::optional<bool> opt_boolean(io::ObjectReader& r, const std::string& key) {
+  if (r.raw(key).is_null()) return std::nullopt;
+  return r.boolean(key);
+}
+
+// hardware: {"gpu", "memory_gb", ...}. Besides gpu and memory_gb the sources give the peak they
+// used under a key starting with "peak_tflops" (a number) and free-text notes (strings).
+void read_hardware(io::ObjectReader& row, PublishedRun& run) {
+  io::ObjectReader hw = row.object("hardware");
+  run.gpu = hw.string("gpu");
+  run.memory_gb = opt_number(hw, "memory_gb");
+  for (const auto& [key, value] : row.raw("hardware").items()) {
+    if (key == "gpu" || key == "memory_gb") continue;
+    if (key.rfind("peak_tflops", 0) == 0) {
+      const auto peak = opt_number(hw, key);
+      if (peak && !run.peak_tflops) run.peak_tflops = peak;
+    } else {
+      (void)opt_string(hw, key);  // free text ("system", "peak_note"): only its type is checked
+    }
+  }
+  hw.finish();
+}
+
+PublishedRun read_row(const nlohmann::json& json, const std::string& source, std::int64_t index) {
+  // A pointer built by appending: `"/" + std::to_string(i)` trips g++ 12's -Wrestrict false
+  // positive at -O3.
+  std::string pointer = "/";
+  pointer += std::to_string(index);
+  io::ObjectReader r(json, source, pointer);
+  PublishedRun run;
+  run.index = index;
+  run.id = r.string("id");
+  run.source_group = r.string("source_group");
+  (void)r.string("source");
+  (void)r.string("source_locator");
+  (void)opt_integer(r, "year", 1900);
+  read_hardware(r, run);
+  run.gpus = opt_integer(r, "gpus", 1);
+  run.gpus_per_node = opt_integer(r, "gpus_per_node", 1);
+  (void)opt_string(r, "intra_node");
+  (void)opt_string(r, "inter_node");
+  run.framework = opt_string(r, "framework").value_or("");
+  run.model = r.string("model");
+  run.layers = opt_integer(r, "n_layers", 1);
+  run.hidden = opt_integer(r, "hidden", 1);
+  run.heads = opt_integer(r, "n_heads", 1);
+  run.kv_heads = opt_integer(r, "n_kv_heads", 1);
+  run.ffn_hidden = opt_integer(r, "ffn_hidden", 1);
+  run.vocab = opt_integer(r, "vocab", 1);
+  run.seq_len = opt_integer(r, "seq_len", 1);
+  run.global_batch = opt_integer(r, "global_batch_sequences", 1);
+  run.micro_batch = opt_integer(r, "micro_batch", 1);
+  run.tp = opt_integer(r, "tp", 1);
+  run.pp = opt_integer(r, "pp", 1);
+  run.dp = opt_integer(r, "dp", 1);
+  run.cp = opt_integer(r, "cp", 1);
+  run.virtual_pp = opt_integer(r, "virtual_pp", 1);
+  run.sequence_parallel = opt_boolean(r, "sequence_parallel");
+  run.sharding = opt_string(r, "zero_stage_or_fsdp");
+  run.recompute = opt_string(r, "activation_recompute");
+  run.precision = opt_string(r, "precision");
+  run.tflops_per_gpu = opt_number(r, "tflops_per_gpu");
+  run.mfu = opt_number(r, "mfu");
+  run.hfu = opt_number(r, "hfu");
+  run.tokens_per_s_per_gpu = opt_number(r, "tokens_per_sec_per_gpu");
+  run.iteration_time_s = opt_number(r, "iteration_time_s");
+  for (const auto& [key, value] : {std::pair{"mfu", run.mfu}, std::pair{"hfu", run.hfu}}) {
+    if (value && *value > 1.0) {
+      throw r.error(
+          key, "expected a fraction in (0, 1] (0.41 = 41 %), got " + io::describe_json(r.raw(key)));
+    }
+  }
+  // extra_metrics: free-form measured extras; only grad_accum is used (a count when given).
+  io::ObjectReader extra = r.object("extra_metrics");
+  if (extra.has("grad_accum")) run.grad_accum = opt_integer(extra, "grad_accum", 1);
+  for (const auto& item : r.array("derived_fields")) {
+    if (!item.is_string()) {
+      throw r.error(
+          "derived_fields",
+          "expected an array of field names (strings), got an element " + io::describe_json(item));
+    }
+    run.derived_fields.push_back(item.get<std::string>());
+  }
+  run.config_complete = r.boolean("config_complete");
+  (void)opt_string(r, "verification");
+  run.notes = opt_string(r, "notes").value_or("");
+  r.finish();
+  return run;
+}
+
+}  // namespace
+
+std::vector<PublishedRun> read_published_runs(const std::string& text, const std::string& source) {
+  const nlohmann::json json =
+      io::parse_checked_json(text, source, kMaxRunsBytes, kMaxRunsDepth, "a published-runs file",
+                             "expected a JSON array of published runs (validation/README.md)");
+  if (!json.is_array()) {
+    throw ConfigError(source, "",
+                      "expected a JSON array of published runs (validation/README.md), got " +
+                          io::describe_json(json));
+  }
+  std::vector<PublishedRun> runs;
+  runs.reserve(json.size());
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    runs.push_back(read_row(json[i], source, static_cast<std::int64_t>(i)));
+  }
+  // Ids name rows in the report and in --source filters' output: they must be unique.
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (runs[i].id == runs[j].id) {
+        throw ConfigError(source, "/" + std::to_string(i) + "/id",
+                          "duplicate id '" + runs[i].id + "' (also row " + std::to_string(j) +
+                              "); expected unique ids");
+      }
+    }
+  }
+  return runs;
+}
+
+std::string read_runs_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(path, "", "is a directory; expected a published-runs JSON file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", "cannot open file; expected a readable published-runs file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string builtin_runs_text() {
+  const auto text = io::builtin_file("validation", "published_runs");
+  if (!text) throw InternalError("validation/published_runs.json is not built in");
+  return std::string(*text);
+}
+
+}  // namespace trainsim::validation

@@ -1,0 +1,266 @@
+#include "trainsim/validation/validate_runs.hpp"
+
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "trainsim/error.hpp"
+#include "trainsim/report/simulate.hpp"
+#include "trainsim/sweep/evaluate.hpp"
+
+#include "sim/io/scenario_loader.hpp"
+#include "sim/validation/mapping.hpp"
+
+namespace trainsim::validation {
+namespace {
+
+// One candidate plan of one row: its scenario document and, after evaluation, the outcome.
+struct Candidate {
+  std::size_t row = 0;  // index into the rows being validated
+  std::int64_t micro_batch = 1;
+  std::int64_t virtual_stages = 1;
+  parallel::Recompute recompute = parallel::Recompute::None;
+  std::optional<parallel::Scenario> scenario{};  // empty when the loader refused the document
+  std::string load_error{};
+  sweep::Evaluation evaluation{};
+};
+
+// The row's metric predicted from a simulated report.
+double predicted_value(const RowResult& row, const Mapping& mapping, const PublishedRun& run,
+                       const report::Report& r) {
+  const parallel::Scenario& s = row.scenario;
+  const double time = r.iteration_time.value();
+  switch (mapping.metric) {
+    case Metric::TokensPerSecondPerGpu:
+      return r.tokens_per_s_per_gpu;
+    case Metric::IterationTime:
+      return time;
+    case Metric::FlopRatePerGpu:
+    case Metric::Mfu:
+    case Metric::Hfu: {
+      const SourceFlops f =
+          source_flops(mapping.source->convention, s.model, s.training.global_batch,
+                       s.training.seq_len, s.parallel.recompute);
+      const double gpus = static_cast<double>(s.gpus);
+      if (mapping.metric == Metric::FlopRatePerGpu) {
+        const Flops counted =
+            tflops_count_hardware_flops(mapping.source->convention) ? f.hardware : f.model;
+        return counted.value() / (time * gpus);
+      }
+      // The source's peak when it states one, else the profile's for the training dtype.
+      const double peak =
+          run.peak_tflops ? *run.peak_tflops * 1e12 : s.hardware.peak(s.training.precision).value();
+      const Flops counted = mapping.metric == Metric::Mfu ? f.model : f.hardware;
+      return counted.value() / (time * gpus * peak);
+    }
+  }
+  return 0.0;
+}
+
+void compare(RowResult& row, const Mapping& mapping, const PublishedRun& run,
+             const report::Report& r) {
+  row.compared = true;
+  row.metric = mapping.metric;
+  row.measured = mapping.measured;
+  row.predicted = predicted_value(row, mapping, run, r);
+  // Throughput terms: a shorter predicted iteration is a faster prediction.
+  row.error = mapping.metric == Metric::IterationTime ? row.measured / row.predicted - 1.0
+                                                      : row.predicted / row.measured - 1.0;
+  row.fits = r.memory.fits;
+}
+
+}  // namespace
+
+const char* to_string(Metric m) {
+  switch (m) {
+    case Metric::TokensPerSecondPerGpu:
+      return "tokens_per_s_per_gpu";
+    case Metric::IterationTime:
+      return "iteration_time_s";
+    case Metric::FlopRatePerGpu:
+      return "flop_per_s_per_gpu";
+    case Metric::Mfu:
+      return "mfu";
+    case Metric::Hfu:
+      return "hfu";
+  }
+  return "tokens_per_s_per_gpu";
+}
+
+ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
+                               const ValidationOptions& options) {
+  std::vector<const PublishedRun*> kept;
+  for (const PublishedRun& run : runs) {
+    if (run.source_group.find(options.source_filter) != std::string::npos) kept.push_back(&run);
+  }
+  std::vector<RowResult> rows(kept.size());
+  std::vector<std::optional<Mapping>> mappings(kept.size());
+  std::vector<Candidate> candidates;
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    const PublishedRun& run = *kept[i];
+    RowResult& row = rows[i];
+    row.index = run.index;
+    row.id = run.id;
+    row.source_group = run.source_group;
+    const SourceProfile* source = find_source(run);
+    row.source = source != nullptr ? std::string(source->name) : "unmapped";
+    mappings[i] = map_run(run, row.skip_reason);
+    if (!mappings[i]) continue;
+    const Mapping& m = *mappings[i];
+    row.convention = m.source->convention;
+    row.metric = m.metric;
+    row.measured = m.measured;
+    row.hardware = m.hardware;
+    row.stack = std::string(m.source->stack);
+    row.assumptions = m.assumptions;
+    for (const auto recompute : m.recomputes) {
+      for (const std::int64_t vs : m.virtual_stages) {
+        for (const std::int64_t mb : m.micro_batches) {
+          candidates.push_back(
+              Candidate{.row = i, .micro_batch = mb, .virtual_stages = vs, .recompute = recompute});
+        }
+      }
+    }
+  }
+
+  // Every candidate of every row through the path of `trainsim run`: the scenario loader, then
+  // parallel::validate, the memory check and the simulation (sweep::evaluate).
+  // Costliest first (pipeline steps: pp x chunks x micro-batches), so that the long
+  // simulations of deep pipelines do not start last and leave the other threads idle. Each
+  // candidate's outcome is independent of the order, so the output is not.
+  std::vector<std::size_t> order(candidates.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  auto cost = [&](const Candidate& c) {
+    const nlohmann::json& par = mappings[c.row]->base["parallel"];
+    const PublishedRun& run = *kept[c.row];
+    const std::int64_t microbatches = *run.global_batch / (*run.dp * c.micro_batch);
+    return par["pp"].get<std::int64_t>() * c.virtual_stages * microbatches;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return cost(candidates[a]) > cost(candidates[b]);
+  });
+  sweep::parallel_for(
+      static_cast<std::int64_t>(candidates.size()), options.jobs, [&](std::int64_t k) {
+        Candidate& c = candidates[order[static_cast<std::size_t>(k)]];
+        const PublishedRun& run = *kept[c.row];
+        io::ScenarioDocument doc;
+        doc.json =
+            candidate_document(*mappings[c.row], c.micro_batch, c.virtual_stages, c.recompute);
+        doc.source = run.id;
+        try {
+          c.scenario = io::scenario_from_document(doc);
+        } catch (const ConfigError& e) {
+          c.load_error = e.what();
+          return;
+        }
+        c.evaluation = sweep::evaluate(*c.scenario);
+      });
+
+  // Per row: the fastest candidate that fits; when none fits, the one needing the least memory
+  // is simulated anyway and flagged, since the source did run it.
+  std::vector<std::size_t> first(rows.size(), candidates.size());
+  std::vector<std::size_t> best(rows.size(), candidates.size());
+  std::vector<std::size_t> smallest(rows.size(), candidates.size());
+  std::vector<std::int64_t> count(rows.size(), 0), fitting(rows.size(), 0);
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    const Candidate& c = candidates[k];
+    const std::size_t i = c.row;
+    if (first[i] == candidates.size()) first[i] = k;
+    ++count[i];
+    if (!c.scenario) continue;
+    const sweep::Evaluation& e = c.evaluation;
+    if (e.status == sweep::Status::Ok) {
+      ++fitting[i];
+      if (best[i] == candidates.size() ||
+          e.report->tokens_per_s > candidates[best[i]].evaluation.report->tokens_per_s) {
+        best[i] = k;
+      }
+    } else if (e.status == sweep::Status::OutOfMemory) {
+      if (smallest[i] == candidates.size() ||
+          e.memory.total < candidates[smallest[i]].evaluation.memory.total) {
+        smallest[i] = k;
+      }
+    }
+  }
+  std::vector<std::size_t> fallback;  // rows whose least-memory candidate must be simulated
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!mappings[i]) continue;
+    if (best[i] == candidates.size() && smallest[i] != candidates.size()) fallback.push_back(i);
+  }
+  std::vector<std::optional<report::Report>> fallback_reports(fallback.size());
+  sweep::parallel_for(static_cast<std::int64_t>(fallback.size()), options.jobs,
+                      [&](std::int64_t k) {
+                        const auto j = static_cast<std::size_t>(k);
+                        const Candidate& c = candidates[smallest[fallback[j]]];
+                        fallback_reports[j] = report::simulate(*c.scenario).report;
+                      });
+
+  std::size_t next_fallback = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!mappings[i]) continue;
+    const Mapping& m = *mappings[i];
+    RowResult& row = rows[i];
+    const bool use_best = best[i] != candidates.size();
+    const bool use_smallest = !use_best && smallest[i] != candidates.size();
+    if (!use_best && !use_smallest) {
+      // Every candidate was refused by the loader or by parallel::validate: say why (the
+      // first candidate's problem).
+      const Candidate& c = candidates[first[i]];
+      row.skip_reason = !c.scenario ? "scenario refused: " + c.load_error
+                                    : "invalid plan: " + c.evaluation.problem;
+      if (count[i] > 1) row.skip_reason += " (and every other searched candidate)";
+      continue;
+    }
+    const Candidate& c = candidates[use_best ? best[i] : smallest[i]];
+    row.scenario = *c.scenario;
+    row.choices.candidates = count[i];
+    row.choices.fitting = fitting[i];
+    if (m.search_micro_batch) row.choices.micro_batch = c.micro_batch;
+    if (m.search_virtual_stages) row.choices.virtual_stages = c.virtual_stages;
+    if (m.search_recompute) row.choices.recompute = c.recompute;
+    if (use_best) {
+      compare(row, m, *kept[i], *c.evaluation.report);
+    } else {
+      compare(row, m, *kept[i], *fallback_reports[next_fallback++]);
+      row.assumptions.push_back(
+          count[i] > 1 ? "no searched plan fits in trainsim's memory model; the one needing the "
+                         "least memory was simulated"
+                       : "the plan does not fit in trainsim's memory model; simulated anyway");
+    }
+  }
+  return summarize(std::move(rows));
+}
+
+ValidationReport summarize(std::vector<RowResult> rows) {
+  ValidationReport out;
+  std::map<std::string, std::size_t> position;
+  auto add = [](Summary& s, const RowResult& row) {
+    if (!row.compared) {
+      ++s.skipped;
+      return;
+    }
+    ++s.compared;
+    s.mape += std::abs(row.error);
+    s.bias += row.error;
+  };
+  out.overall.source = "overall";
+  for (const RowResult& row : rows) {
+    auto [it, inserted] = position.emplace(row.source, out.sources.size());
+    if (inserted) out.sources.push_back(Summary{.source = row.source});
+    add(out.sources[it->second], row);
+    add(out.overall, row);
+  }
+  auto finish = [](Summary& s) {
+    if (s.compared == 0) return;
+    s.mape /= static_cast<double>(s.compared);
+    s.bias /= static_cast<double>(s.compared);
+  };
+  for (Summary& s : out.sources) finish(s);
+  finish(out.overall);
+  out.rows = std::move(rows);
+  return out;
+}
+
+}  // namespace trainsim::validation

@@ -1,0 +1,48 @@
+# trainsim validate: the three formats on a few sources of the built-in runs, a runs file given
+# on the command line, exit codes for bad input, and --plot with and without matplotlib.
+set(TRAINSIM_RUNS ${PROJECT_SOURCE_DIR}/validation/published_runs.json)
+
+# Table: Korthikanti 2022's ten rows compared on iteration time, none skipped.
+add_test(NAME cli.validate.table COMMAND trainsim validate --source Korthikanti --jobs 2)
+set_tests_properties(cli.validate.table PROPERTIES PASS_REGULAR_EXPRESSION
+  "korthikanti22-22B-selective-sp +korthikanti22 +iteration time +[0-9.]+ s +1.100 s +[-+][0-9.]+%.*\noverall +10 +0 +[0-9.]+% +[-+][0-9.]+%\n$")
+# JSON (keys sorted): 6 torchtitan rows compared; the two with layer-level checkpointing are
+# skipped with the reason.
+add_test(NAME cli.validate.json COMMAND trainsim validate --source torchtitan --format json)
+set_tests_properties(cli.validate.json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"overall\": {[^}]*\"compared\": 6,[^}]*\"skipped\": 2.*\"reason\": \"activation recompute 'selective \\(layer\\)' is not modelled")
+# CSV: header, rows, per-source and overall lines.
+add_test(NAME cli.validate.csv COMMAND trainsim validate --source Shoeybi --format csv)
+set_tests_properties(cli.validate.csv PROPERTIES PASS_REGULAR_EXPRESSION
+  "^kind,index,id,source,status,metric,[^\n]*\nrow,56,megatron19-v100-mp-1.2B-1gpu,shoeybi19,compared,flop_per_s_per_gpu,.*\noverall,,,overall,[^\n]*,8,0,[0-9.e-]+,[0-9.e-]+,\n$")
+# A runs file on the command line (here the same rows as the built-in copy).
+add_test(NAME cli.validate.file COMMAND trainsim validate ${TRAINSIM_RUNS} --source BLOOM)
+set_tests_properties(cli.validate.file PROPERTIES PASS_REGULAR_EXPRESSION
+  "in [^\n]*published_runs.json \\(source_group contains \"BLOOM\"\\).*bloom176b-384gpu +bloom-176b +tokens/s/GPU")
+
+# Bad input: one "error:" line naming the file (and the row's JSON pointer), exit 2.
+trainsim_bad_input(validate missing_file "nonexistent.json: cannot open file"
+                   ${CMAKE_CURRENT_BINARY_DIR}/nonexistent.json)
+trainsim_bad_input(validate garbage "README.md: [^\n]*invalid JSON"
+                   ${PROJECT_SOURCE_DIR}/validation/README.md)
+trainsim_bad_input(validate not_an_array "a100-dgx.json: expected a JSON array of published runs"
+                   ${PROJECT_SOURCE_DIR}/hardware_profiles/a100-dgx.json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/validate_bad_row.json "[{\"id\": 7}]\n")
+trainsim_bad_input(validate wrong_type "validate_bad_row.json: /0/id: expected a string, got 7"
+                   ${CMAKE_CURRENT_BINARY_DIR}/validate_bad_row.json)
+# A bad flag value: CLI11's message (two lines) and exit 2.
+add_test(NAME cli.validate.bad.format
+         COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2 "-DCOMMAND=$<TARGET_FILE:trainsim>;validate;--format;yaml"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+# --plot without python3 (nothing on PATH): one clean error line, exit 2.
+add_test(NAME cli.validate.plot_without_python
+         COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2 "-DEXPECTED_STDERR=^error: --plot [^\n]*python3 with matplotlib"
+                 "-DCOMMAND=${CMAKE_COMMAND};-E;env;PATH=/nonexistent;$<TARGET_FILE:trainsim>;validate;--source;Shoeybi;--plot;${CMAKE_CURRENT_BINARY_DIR}/no.png"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+# --plot with python3 and matplotlib, where this machine has them.
+execute_process(COMMAND python3 -c "import matplotlib" RESULT_VARIABLE TRAINSIM_NO_MATPLOTLIB
+                OUTPUT_QUIET ERROR_QUIET)
+if(TRAINSIM_NO_MATPLOTLIB EQUAL 0)
+  add_test(NAME cli.validate.plot
+           COMMAND trainsim validate --source Korthikanti --plot ${CMAKE_CURRENT_BINARY_DIR}/validate.png)
+endif()
