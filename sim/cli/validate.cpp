@@ -2,11 +2,13 @@
 // validation/published_runs.json, or a file of the same schema) and compare each prediction with
 // the measurement in the source's own metric; print a table, JSON or CSV, optionally a plot of
 // predicted against measured drawn by python3 and matplotlib.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -17,6 +19,9 @@
 
 #include "sim/cli/batch.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/io/json_reader.hpp"
+#include "sim/io/spellcheck.hpp"
+#include "sim/io/stack_loader.hpp"
 #include "sim/validation/runs_reader.hpp"
 #include "sim/validation/validation_writer.hpp"
 
@@ -29,6 +34,7 @@ struct ValidateOptions {
   int jobs = 0;
   std::string source;
   std::string plot;
+  std::vector<std::string> stacks;  // "ID=FILE"
 };
 
 // The plot: one log-log panel per compared metric, predicted against measured, the diagonal and
@@ -151,8 +157,31 @@ int run_validate(const ValidateOptions& o) {
       o.file.empty() ? validation::builtin_runs_text() : validation::read_runs_file(o.file);
   const std::vector<validation::PublishedRun> runs = validation::read_published_runs(text, name);
   keep_freed_memory();
-  const validation::ValidationReport report = validation::validate_runs(
-      runs, {.jobs = o.jobs == 0 ? sweep::default_jobs() : o.jobs, .source_filter = o.source});
+  std::map<std::string, nlohmann::json> stacks;
+  for (const std::string& spec : o.stacks) {
+    const auto eq = spec.find('=');
+    const auto ids = io::builtin_stack_ids();
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      throw ConfigError(
+          "command line (--stack)", "",
+          "expected ID=FILE, a built-in stack id and a stack JSON file, got '" + spec + "'");
+    }
+    const std::string id = spec.substr(0, eq);
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
+      throw ConfigError("command line (--stack)", "",
+                        "unknown built-in stack '" + id + "'" + io::did_you_mean(id, ids) +
+                            "; expected the id the validation mapping uses for the rows to "
+                            "re-run");
+    }
+    const std::string file = spec.substr(eq + 1);
+    nlohmann::json j = io::read_json_file(file);
+    (void)io::stack_from_json(j, file, "");  // a bad file fails here, naming itself
+    stacks[id] = std::move(j);
+  }
+  const validation::ValidationReport report =
+      validation::validate_runs(runs, {.jobs = o.jobs == 0 ? sweep::default_jobs() : o.jobs,
+                                       .source_filter = o.source,
+                                       .stacks = std::move(stacks)});
   const validation::RunsInfo info{.runs = name,
                                   .rows_in_file = static_cast<std::int64_t>(runs.size()),
                                   .source_filter = o.source};
@@ -182,6 +211,9 @@ void register_validate(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"table", "json", "csv"}));
   c->add_option("--jobs,-j", o->jobs, "Threads (default 0: all cores)");
   c->add_option("--source", o->source, "Only rows whose source_group contains this text");
+  c->add_option("--stack", o->stacks,
+                "ID=FILE: run the rows mapped to built-in stack ID with the stack in FILE "
+                "instead (repeatable)");
   c->add_option("--plot", o->plot,
                 "Also draw predicted against measured to this PNG (python3 "
                 "and matplotlib)");

@@ -108,6 +108,10 @@ ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
     row.source = source != nullptr ? std::string(source->name) : "unmapped";
     mappings[i] = map_run(run, row.skip_reason);
     if (!mappings[i]) continue;
+    if (const auto other = options.stacks.find(std::string(mappings[i]->source->stack));
+        other != options.stacks.end() && mappings[i]->base.contains("stack")) {
+      mappings[i]->base["stack"] = other->second;
+    }
     const Mapping& m = *mappings[i];
     row.convention = m.source->convention;
     row.metric = m.metric;

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "trainsim/parallel/scenario.hpp"
 #include "trainsim/validation/published_run.hpp"
@@ -83,6 +86,9 @@ struct ValidationReport {
 struct ValidationOptions {
   int jobs = 1;               // threads; the output never depends on it
   std::string source_filter;  // keep rows whose source_group contains this text ("": all)
+  // Stacks to use instead of built-ins: built-in id -> stack JSON (an inline scenario "stack"),
+  // for rows the mapping gives that stack. How a refitted or hand-edited stack is checked.
+  std::map<std::string, nlohmann::json> stacks;
 };
 
 // Maps, simulates and compares `runs`. Never throws for a row that cannot be mapped or
