@@ -158,9 +158,9 @@ int run_validate(const ValidateOptions& o) {
   const std::vector<validation::PublishedRun> runs = validation::read_published_runs(text, name);
   keep_freed_memory();
   std::map<std::string, nlohmann::json> stacks;
+  const auto ids = io::builtin_stack_ids();
   for (const std::string& spec : o.stacks) {
     const auto eq = spec.find('=');
-    const auto ids = io::builtin_stack_ids();
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
       throw ConfigError(
           "command line (--stack)", "",

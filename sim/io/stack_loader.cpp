@@ -19,7 +19,7 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
 
   ObjectReader fsdp = r.object("fsdp");
   s.fsdp_forward_prefetch = static_cast<int>(fsdp.integer("forward_prefetch", 1));
-  if (s.fsdp_forward_prefetch > 64) {
+  if (s.fsdp_forward_prefetch > 64) {  // a sanity bound: PyTorch FSDP keeps 2 in flight
     throw fsdp.error("forward_prefetch", "expected at most 64 AllGathers in flight, got " +
                                              std::to_string(s.fsdp_forward_prefetch));
   }

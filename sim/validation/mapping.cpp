@@ -80,8 +80,9 @@ constexpr std::string_view kMegatronV1Recompute =
 
 const std::vector<SourceProfile>& source_profiles() {
   // The one table of sources. Stacks: Megatron-LM papers, the 2020 README and BLOOM's
-  // Megatron-DeepSpeed -> megatron-lm; the 2024 README (Megatron-Core, TE) -> megatron-core; torchtitan -> torchtitan-fsdp2; llm-foundry ->
-  // llm-foundry; the PyTorch FSDP paper and OPT (metaseq FSDP) -> pytorch-2.3-fsdp.
+  // Megatron-DeepSpeed -> megatron-lm; the 2024 README (Megatron-Core, TE) -> megatron-core;
+  // torchtitan -> torchtitan-fsdp2; llm-foundry -> llm-foundry; the PyTorch FSDP paper and OPT
+  // (metaseq FSDP) -> pytorch-2.3-fsdp.
   static const std::vector<SourceProfile> table = {
       {.name = "narayanan21-t1",
        .group_contains = "Narayanan et al. 2021 (Megatron-LM PTD-P), Table 1",
@@ -481,7 +482,7 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
 
   m.base = nlohmann::json::object();
   m.base["hardware"] = hw->document;
-  if (kScenarioCarriesStack) m.base["stack"] = std::string(src.stack);
+  m.base["stack"] = std::string(src.stack);
   m.base["model"] = std::move(model);
   m.base["cluster"] = {{"gpus", gpus}};
   m.base["training"] = {{"seq_len", *run.seq_len},

@@ -16,10 +16,6 @@
 
 namespace trainsim::validation {
 
-// Whether scenarios carry the "stack" key (a built-in software-stack profile). Set to false to
-// simulate every row with the scenario loader's default stack.
-inline constexpr bool kScenarioCarriesStack = true;
-
 // Model style of a family: what the rows do not say but the family's code does.
 struct ModelStyle {
   model::Norm norm = model::Norm::LayerNorm;

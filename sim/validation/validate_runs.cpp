@@ -109,7 +109,7 @@ ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
     mappings[i] = map_run(run, row.skip_reason);
     if (!mappings[i]) continue;
     if (const auto other = options.stacks.find(std::string(mappings[i]->source->stack));
-        other != options.stacks.end() && mappings[i]->base.contains("stack")) {
+        other != options.stacks.end()) {
       mappings[i]->base["stack"] = other->second;
     }
     const Mapping& m = *mappings[i];
