@@ -8,12 +8,19 @@
 Only rows whose status is "ok" are drawn. When several rows share a series and an x value (a
 sweep over micro-batches, say), --agg picks one: max (default, the best plan, as the paper's
 figures show), min or mean. --ideal adds, per series, the line of perfect linear scaling from the
-series' smallest x. Needs matplotlib (Debian: apt install python3-matplotlib).
+series' smallest x. Needs matplotlib (Debian: apt install python3-matplotlib). Errors (a missing
+file or column, no matplotlib) are one line on stderr and exit status 2.
 """
 import argparse
 import csv
 import sys
 from collections import defaultdict
+
+
+def fail(message):
+    """One line on stderr and exit status 2, as trainsim does for bad input."""
+    print(message, file=sys.stderr)
+    sys.exit(2)
 
 
 def number(text):
@@ -40,11 +47,24 @@ def main(argv=None):
     p.add_argument("-o", "--output", required=True, help="image file to write (.png, .svg, .pdf)")
     args = p.parse_args(argv)
 
-    with open(args.csv, newline="") as f:
-        rows = list(csv.DictReader(f))
+    # Checked before any work so that a missing package is one line, not a traceback.
+    try:
+        import matplotlib
+    except ImportError:
+        fail("error: matplotlib is not installed; expected it to draw the plot "
+                 "(Debian: apt install python3-matplotlib, or pip install matplotlib)")
+    try:
+        with open(args.csv, newline="") as f:
+            # A sharded output ends with a '#' trailer line; it is not a row.
+            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    except OSError as e:
+        fail(f"error: {args.csv}: cannot read the file ({e.strerror}); expected a trainsim "
+                 "sweep CSV")
+    except (csv.Error, UnicodeDecodeError) as e:
+        fail(f"error: {args.csv}: not a CSV file ({e}); expected a trainsim sweep CSV")
     for column in filter(None, [args.x, args.y, args.series]):
         if rows and column not in rows[0]:
-            sys.exit(f"error: {args.csv}: no column '{column}'; expected one of "
+            fail(f"error: {args.csv}: no column '{column}'; expected one of "
                      f"{', '.join(rows[0].keys())}")
     points = defaultdict(lambda: defaultdict(list))
     for row in rows:
@@ -55,9 +75,8 @@ def main(argv=None):
             continue
         points[row[args.series] if args.series else ""][x].append(y)
     if not points:
-        sys.exit(f"error: {args.csv}: no simulated rows to plot; expected rows with status ok")
+        fail(f"error: {args.csv}: no simulated rows to plot; expected rows with status ok")
 
-    import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
