@@ -1,4 +1,4 @@
-// The scaling-trends paper's FSDP setting as a test scenario (seed_claims.md P2): h100-dgx,
+// The scaling-trends paper's FSDP setting as a test scenario (docs/sources.md P2): h100-dgx,
 // llama2-7b, shard_grad_op, TP = PP = 1, micro-batch 2, seq 4096, no gradient accumulation
 // (the global batch defaults to dp x micro-batch). Loaded the way `trainsim run` loads it.
 #pragma once

@@ -1,3 +1,4 @@
+// Section numbers (§A.x) refer to docs/sources.md.
 #include "trainsim/collective/collective_model.hpp"
 
 #include <array>

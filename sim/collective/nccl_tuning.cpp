@@ -1,7 +1,7 @@
 // NCCL's tuning model (src/graph/tuning.cc: ncclTopoTuneModel, ncclTopoGetAlgoTime), 2.28+
-// formulas with the constants of the profile's NCCL version. Section numbers refer to
-// shared/reference/nccl_and_hardware.md, where the formulas are paraphrased from the
-// sources; no NCCL code was copied.
+// formulas with the constants of the profile's NCCL version. Section numbers (§A.x) refer to
+// docs/sources.md, where the formulas are paraphrased from NCCL's sources; no NCCL code was
+// copied.
 #include "sim/collective/nccl_tuning.hpp"
 
 #include <algorithm>

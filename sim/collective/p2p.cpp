@@ -12,7 +12,7 @@
 // ring-graph network bandwidth (nChannels x bwInter x the group's NIC share / ppn) with the
 // fabric factor. The latency is one pipelined ring Simple step, baseLat + hwLat[link] of
 // Ring/Simple (§A.3), since the peers' transfers run concurrently; it ignores NCCL's per-peer
-// scheduling at large n.
+// scheduling at large n. Section numbers (§A.x) refer to docs/sources.md.
 #include <algorithm>
 
 #include "sim/collective/nccl_tuning.hpp"

@@ -40,7 +40,7 @@ struct Rule {
 //    Names: NCCL <= 2.18 `ncclKernel_AllReduce_RING_LL_Sum_float`, NCCL >= 2.19
 //    `ncclDevKernel_AllGather_RING_LL`, NCCL >= 2.27 symmetric kernels `ncclSymkDevKernel_*`
 //    (NVIDIA/nccl src/device/generate.py, src/device/symmetric/generate.py); the "contains"
-//    rows catch demangled forms such as `void ncclKernel_...(...)` (reference/formats.md §2.3).
+//    rows catch demangled forms such as `void ncclKernel_...(...)` (docs/sources.md §2.3).
 //  - Memcpy/memset: Kineto's own categories gpu_memcpy / gpu_memset (libkineto
 //    ActivityType.cpp; "Memcpy"/"Memset" in PyTorch 1.8/1.9 traces) and its names `Memcpy DtoD
 //    (Device -> Device)`, `Memset (Device)`; HTA matches `^Memcpy` / `^Memset` the same way.

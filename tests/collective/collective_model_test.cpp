@@ -1,5 +1,6 @@
-// Unit tests of the collective model against NCCL's own numbers (nccl_and_hardware.md §A.5,
-// §A.9) and the model's properties. Times in the comments are microseconds unless marked.
+// Unit tests of the collective model against NCCL's own numbers (docs/sources.md A.5, A.9;
+// the § numbers below are its sections) and the model's properties. Times in the comments are
+// microseconds unless marked.
 #include "trainsim/collective/collective_model.hpp"
 
 #include <cmath>

@@ -1,6 +1,6 @@
-// The collective model against measured nccl-tests bus bandwidths (nccl_and_hardware.md §B,
-// §A.9), the scaling-trends paper's claim P1 (seed_claims.md) and the worked example
-// (worked_example.md), with the built-in profiles.
+// The collective model against measured nccl-tests bus bandwidths (docs/sources.md B.1, B.2,
+// A.9), the scaling-trends paper's claim P1 (docs/sources.md P1) and the worked example
+// (docs/sources.md W.2), with the built-in profiles.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -70,7 +70,7 @@ TEST_CASE("collective: large-message busbw within 10% of measured nccl-tests",
 
 TEST_CASE("collective: claim P1, AllReduce keeps bandwidth, AllGather loses it with nodes",
           "[collective][validation][paper]") {
-  // seed_claims.md P1 (paper Fig. 3): h100-dgx, 1 GiB, 4, 8, ..., 512 nodes. AllReduce busbw at
+  // sources.md P1 (paper Fig. 3): h100-dgx, 1 GiB, 4, 8, ..., 512 nodes. AllReduce busbw at
   // 512 nodes >= 0.7 x at 4 nodes (a tree keeps bandwidth); AllGather busbw falls monotonically
   // and at 512 nodes is <= 0.5 x at 4 nodes (the ring's latency grows with the ranks).
   const CollectiveModel m(io::load_hardware("h100-dgx"));
@@ -92,7 +92,7 @@ TEST_CASE("collective: claim P1, AllReduce keeps bandwidth, AllGather loses it w
 
 TEST_CASE("collective: worked example, per-layer AllGather of Llama-2-7B on DGX H100",
           "[collective][validation]") {
-  // worked_example.md: 404,766,720 bytes, Ring Simple, 8 channels x 48 GB/s = 384 GB/s for
+  // sources.md W.1, W.2: 404,766,720 bytes, Ring Simple, 8 channels x 48 GB/s = 384 GB/s for
   // N >= 3 nodes. latency = 8.4 + ((n-1) - (N-1)) x 3.4 + (N-1) x 14 us; transfer = bytes x
   // (n-1)/n / 384e9. The NCCL 2.20 constants of h100-dgx give the same Ring Simple formula
   // (base 8.4, NVLink hop 3.4 > 3 x the 1 us Intel net overhead, NET 14). The worked example

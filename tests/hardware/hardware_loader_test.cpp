@@ -77,7 +77,7 @@ TEST_CASE("hardware_loader: every built-in profile loads", "[hardware][io]") {
 
 TEST_CASE("hardware_loader: built-ins match the paper's Table 1 (P13)",
           "[hardware][validation][paper]") {
-  // seed_claims.md P13: V100/A100/H100 bf16 (V100: fp16) dense 125/312/989 TFLOP/s; HBM
+  // sources.md P13: V100/A100/H100 bf16 (V100: fp16) dense 125/312/989 TFLOP/s; HBM
   // 0.9/2.0/3.35 TB/s; NVLink 300/600/900 GB/s per GPU bidirectional; inter-node 100/200/400
   // GB/s per node.
   const HardwareSpec v100 = io::load_hardware("v100-dgx");
@@ -117,7 +117,7 @@ TEST_CASE("hardware_loader: built-ins match the paper's Table 1 (P13)",
 }
 
 TEST_CASE("hardware_loader: built-in SM counts match the datasheets", "[hardware][io]") {
-  // NVIDIA's architecture whitepapers (nccl_and_hardware.md C.1): V100 SXM2 80, A100 108,
+  // NVIDIA's architecture whitepapers (docs/sources.md C.1): V100 SXM2 80, A100 108,
   // H100 SXM5 132, H200 132 (the same GH100), B200 148 (2 dies x 74).
   REQUIRE(io::load_hardware("v100-dgx").gpu.sms == 80);
   REQUIRE(io::load_hardware("a100-dgx").gpu.sms == 108);

@@ -16,7 +16,7 @@ TEST_CASE("counts: llama2-7b matches the worked example exactly", "[model]") {
   REQUIRE(layer_parameter_counts(m).norms == 8'192);
   REQUIRE(layer_parameters(m) == 202'383'360);
   // 32 * 202,383,360 = 6,476,267,520; embedding + LM head 2 * 32000 * 4096 = 262,144,000;
-  // final norm 4,096: 6,738,415,616 (worked_example.md).
+  // final norm 4,096: 6,738,415,616 (docs/sources.md W.1).
   REQUIRE(num_parameters(m) == 6'738'415'616);
   // N drops the input embedding: 6,738,415,616 - 131,072,000 = 6,607,343,616.
   REQUIRE(matmul_parameters(m) == 6'607'343'616);

@@ -17,7 +17,7 @@ using report::memory_per_gpu;
 
 namespace {
 
-// The paper's FSDP setting (seed_claims P12): llama2-7b, seq 4096, micro-batch 2, bf16, AdamW,
+// The paper's FSDP setting (sources.md P12): llama2-7b, seq 4096, micro-batch 2, bf16, AdamW,
 // shard_grad_op, TP = PP = 1, one micro-batch per step, on DGX H100 (80 GB HBM3, 8 per node).
 parallel::Scenario paper_scenario(std::int64_t gpus) {
   parallel::Scenario s;

@@ -116,7 +116,7 @@ TEST_CASE("search: enumeration skips combinations that cannot differ", "[sweep][
   CHECK(enumerate_plans(b, space).size() == 9);
 }
 
-// Claim P5 (seed_claims.md; Fernandez et al. 2024, Fig. 5): llama2-7b on 256 H100 (32 DGX
+// Claim P5 (docs/sources.md P5; Fernandez et al. 2024, Fig. 5): llama2-7b on 256 H100 (32 DGX
 // nodes), global batch 512, seq 4096, shard_grad_op, TP, PP and micro-batch in {1, 2, 4, 8}:
 // the best plan has 2 <= TP x PP <= 8, at least 1.05x the tokens/s of the best TP = PP = 1
 // plan, less exposed communication, and across the sweep exposed communication and throughput

@@ -1,6 +1,6 @@
 // The scaling-trends paper's 13 claims (Fernandez et al. 2024, "Hardware Scaling Trends and
 // Diminishing Returns in Large-Scale Distributed Training"), each with the scenario and the
-// tolerance band of shared/data/seed_claims.md, one TEST_CASE per claim. Scenarios go through
+// tolerance band of docs/sources.md P1-P13, one TEST_CASE per claim. Scenarios go through
 // io::scenario_from_document and report::simulate as in `trainsim run`; "best plan" through
 // sweep::search as in `trainsim search`; P1 through CollectiveModel::cost as in `trainsim
 // collective`; P13 through io::load_hardware. Built-in profiles, and no "stack" key, so every
@@ -38,7 +38,7 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 
-// The paper's FSDP setting (seed_claims.md P2): h100-dgx, llama2-7b, shard_grad_op, TP = PP = 1,
+// The paper's FSDP setting (sources.md P2): h100-dgx, llama2-7b, shard_grad_op, TP = PP = 1,
 // no accumulation, with another micro-batch or sequence length.
 parallel::Scenario fsdp(std::int64_t gpus, std::int64_t micro_batch = 2, std::int64_t seq = 4096) {
   return testing::paper_fsdp(gpus,
@@ -80,7 +80,7 @@ parallel::Scenario search_base(const std::string& hardware, const std::string& m
   return io::scenario_from_document(doc);
 }
 
-// seed_claims.md's "best plan": TP, PP in `degrees` ({1, 2, 4, 8}, 16 where stated),
+// The "best plan" of sources.md P.0: TP, PP in `degrees` ({1, 2, 4, 8}, 16 where stated),
 // micro-batch in {1, 2, 4, 8}, global batch fixed, ranked by tokens/s among the plans that fit.
 // What the claim does not vary stays the paper's or the scenario's: shard_grad_op, no
 // recomputation, 1F1B; sequence parallelism with TP > 1 as `trainsim search` tries it.
@@ -392,7 +392,7 @@ TEST_CASE("paper P10: bigger models expose more communication; model parallelism
   // Fig 8, §4.5: h100-dgx, 256 GPUs, global batch 512, best plan of models 1B, 7B, 13B and
   // 70B. The 1B model is the built-in llama2-1b-32k: llama3.2-1b's shape (16 layers, hidden
   // 2048, 32 heads, 8 KV heads, FFN 8192, tied embeddings) with Llama 2's 32K vocabulary, as
-  // seed_claims.md allows, since no Llama-2 1B exists.
+  // sources.md P10 allows, since no Llama-2 1B exists.
   double previous_exposed = -1.0;
   for (const char* model : {"llama2-1b-32k", "llama2-7b", "llama2-13b", "llama2-70b"}) {
     const SearchResult result = best_plans(search_base("h100-dgx", model, 256, 512));

@@ -1,5 +1,5 @@
 // The scaling-trends paper's claims in direction (Fernandez et al. 2024, as listed in
-// shared/data/seed_claims.md), through the same code path as `trainsim run`, with the built-in
+// docs/sources.md P1-P13), through the same code path as `trainsim run`, with the built-in
 // profiles. Exact bands are the validation work's; these check that the mechanisms point the
 // right way.
 #include <vector>

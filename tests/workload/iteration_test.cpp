@@ -10,7 +10,7 @@ using namespace trainsim;
 
 namespace {
 
-// The paper's FSDP setting (seed_claims.md P2) with overrides written as a JSON object.
+// The paper's FSDP setting (sources.md P2) with overrides written as a JSON object.
 parallel::Scenario scenario(std::int64_t gpus, const std::string& extra = "{}") {
   return testing::paper_fsdp(gpus, nlohmann::json::parse(extra));
 }

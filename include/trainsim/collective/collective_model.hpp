@@ -1,5 +1,5 @@
 // The cost of one collective call on a group of GPUs, after NCCL's own cost model
-// (src/graph/tuning.cc, 2.28+ formulas; nccl_and_hardware.md §A): for every eligible algorithm
+// (src/graph/tuning.cc, 2.28+ formulas; docs/sources.md A.1-A.6): for every eligible algorithm
 // (Ring, Tree, NVLS, NVLSTree, PAT) and protocol (LL, LL128, Simple) the time is latency +
 // bytes / bandwidth, and the fastest is chosen, as NCCL does. The constants come from the
 // hardware profile (hardware::CollectiveLibrarySpec), so a profile mimics one NCCL version.
@@ -33,7 +33,7 @@ using hardware::Protocol;
 [[nodiscard]] Algorithm parse_algorithm(std::string_view name);
 [[nodiscard]] Protocol parse_protocol(std::string_view name);
 
-// nccl-tests' bus-bandwidth factor for `op` on n ranks (doc/PERFORMANCE.md; §A.11):
+// nccl-tests' bus-bandwidth factor for `op` on n ranks (doc/PERFORMANCE.md; sources.md A.11):
 // AllReduce 2(n-1)/n; AllGather, ReduceScatter, AllToAll (n-1)/n; Broadcast, Reduce,
 // SendRecv 1. Zero for one rank, as nccl-tests prints.
 [[nodiscard]] double bus_factor(Op op, std::int64_t ranks);

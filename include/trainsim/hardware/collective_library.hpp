@@ -54,7 +54,7 @@ struct AlgorithmGraphs {
 };
 
 // How measured calls of one algorithm and protocol differ from NCCL's tuning model, which NCCL uses
-// to choose and which its own authors call an estimate (nccl_and_hardware.md A.9: it ignores launch
+// to choose and which its own authors call an estimate (docs/sources.md A.9: it ignores launch
 // overhead, congestion and pipeline start-up). NCCL still chooses by its model; the time of the
 // chosen call is (collective/collective_model.hpp):
 //   bw   = NCCL's algbw x bandwidth_factor x efficiency_per_doubling^log2(nodes)

@@ -2,7 +2,7 @@
 // same way for a measured kernel timeline (a PyTorch profiler trace, read by
 // sim/io/kineto_reader) and for a simulated one (one pipeline stage of a Simulation). This is
 // what `trainsim compare` puts side by side. Definitions follow HTA and TraceLens
-// (reference/formats.md §2.4-2.5): busy time is the union of kernel intervals, so kernels that
+// (docs/sources.md §2.4-§2.5): busy time is the union of kernel intervals, so kernels that
 // run at once on several streams are not counted twice.
 #pragma once
 
