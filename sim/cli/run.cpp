@@ -19,11 +19,17 @@ struct RunOptions {
   std::string format = "table";
   std::string trace;
   bool require_fit = false;
+  bool full_simulation = false;
 };
 
 int run(const RunOptions& o) {
   const parallel::Scenario s = load_scenario(o.scenario);
-  const report::Simulation sim = report::simulate(s);
+  // A trace shows every op of the iteration, so it needs the whole timeline, not the steady
+  // state's extrapolation (report/simulate.hpp).
+  const bool full = o.full_simulation || !o.trace.empty();
+  const report::Simulation sim = report::simulate(
+      s, report::SimulateOptions{.build = {}, .mode = full ? report::SimulationMode::Full
+                                              : report::SimulationMode::Extrapolate});
   const report::Report& r = sim.report;
   if (!r.memory.fits && o.require_fit) {
     throw PlanError("the plan needs " + to_string(r.memory.total) + " per GPU on stage " +
@@ -54,6 +60,9 @@ void register_run(CLI::App& app, int& exit_code) {
   c->add_option("--trace", options->trace, "Write a Perfetto/Chrome trace of the timeline");
   c->add_flag("--require-fit", options->require_fit,
               "Exit with code 3 when the plan does not fit in GPU memory");
+  c->add_flag("--full-simulation", options->full_simulation,
+              "Simulate every micro-batch instead of extrapolating the steady state (same "
+              "figures to 1e-9; slower with many micro-batches)");
   c->callback([options, &exit_code]() { exit_code = run(*options); });
 }
 

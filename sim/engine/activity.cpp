@@ -32,27 +32,45 @@ DeviceActivity activity(const Graph& graph, const Timeline& timeline,
   }
 
   DeviceActivity a;
-  std::vector<Edge> edges;
+  // Kernel sums, stream after stream and op after op: the order of the additions fixes the
+  // rounding.
+  std::size_t num_ops = 0;
   for (const StreamId s : streams) {
     if (s < 0 || s >= graph.num_streams()) {
       throw InternalError("engine activity: no stream " + std::to_string(s));
     }
-    const bool compute = graph.stream_kind(s) == OpKind::Compute;
-    Seconds& kernel_sum = compute ? a.compute_kernel_sum : a.communication_kernel_sum;
-    const auto stream_begin = static_cast<std::ptrdiff_t>(edges.size());
+    Seconds& kernel_sum =
+        graph.stream_kind(s) == OpKind::Compute ? a.compute_kernel_sum : a.communication_kernel_sum;
     for (const OpId op : graph.stream_ops(s)) {
       const OpTiming& t = timeline.ops[static_cast<std::size_t>(op)];
       const SimTime begin = std::max(t.start, from);
       const SimTime end = std::min(t.end, to);
       if (!(begin < end)) continue;  // outside the window, or zero-duration
       kernel_sum += end - begin;
+    }
+    num_ops += graph.stream_ops(s).size();
+  }
+
+  // Start and end edges of every op, in time order. A stream runs one op at a time, so its
+  // edges are already in time order: merging the runs costs O(n * streams), cheaper than
+  // sorting for the handful of streams of a device. The streams are merged last to first, so
+  // that the first, usually the compute stream with most of the ops, is merged once. Only the
+  // times matter: segments between equal times have zero length, so the order of edges within
+  // one instant does not change any sum.
+  std::vector<Edge> edges;
+  edges.reserve(2 * num_ops);
+  for (auto it = streams.rbegin(); it != streams.rend(); ++it) {
+    const StreamId s = *it;
+    const bool compute = graph.stream_kind(s) == OpKind::Compute;
+    const auto stream_begin = static_cast<std::ptrdiff_t>(edges.size());
+    for (const OpId op : graph.stream_ops(s)) {
+      const OpTiming& t = timeline.ops[static_cast<std::size_t>(op)];
+      const SimTime begin = std::max(t.start, from);
+      const SimTime end = std::min(t.end, to);
+      if (!(begin < end)) continue;
       edges.push_back(Edge{begin, compute ? 1 : 0, compute ? 0 : 1});
       edges.push_back(Edge{end, compute ? -1 : 0, compute ? 0 : -1});
     }
-    // A stream runs one op at a time, so its edges are already in time order: merging the runs
-    // costs O(n * streams), cheaper than sorting for the handful of streams of a device. Only
-    // the times matter: segments between equal times have zero length, so the order of edges
-    // within one instant does not change any sum.
     std::inplace_merge(edges.begin(), edges.begin() + stream_begin, edges.end(),
                        [](const Edge& x, const Edge& y) { return x.time < y.time; });
   }

@@ -300,6 +300,11 @@ StepBreakdown simulated_breakdown(const Simulation& sim, std::int64_t stage) {
   if (stage < 0 || stage >= static_cast<std::int64_t>(it.stage_device.size())) {
     throw InternalError("simulated_breakdown: no stage " + std::to_string(stage));
   }
+  if (sim.extrapolated) {
+    throw InternalError(
+        "simulated_breakdown: the simulation was extrapolated from reduced micro-batch counts; "
+        "expected one from report::SimulationMode::Full");
+  }
   const engine::Graph& g = it.graph;
   const engine::DeviceId device = it.stage_device[static_cast<std::size_t>(stage)];
   std::vector<TimedKernel> kernels;

@@ -1,6 +1,12 @@
 #include "trainsim/report/simulate.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <vector>
 
 #include "trainsim/collective/collective_model.hpp"
 #include "trainsim/engine/activity.hpp"
@@ -38,27 +44,48 @@ double recompute_ratio(const parallel::Scenario& s) {
   const Flops per_layer = s.parallel.recompute == parallel::Recompute::Full
                               ? model::full_recompute_flops(layer)
                               : model::selective_recompute_flops(layer);
-  const Flops model_flops =
-      model::model_flops_per_token(s.model, s.training.seq_len) * static_cast<double>(s.training.seq_len);
+  const Flops model_flops = model::model_flops_per_token(s.model, s.training.seq_len) *
+                            static_cast<double>(s.training.seq_len);
   return per_layer.value() * static_cast<double>(s.model.num_layers) / model_flops.value();
 }
 
-}  // namespace
+// What the report is derived from: the makespan, the activity of every stage over the whole
+// iteration and the distinct collective calls with their per-iteration counts. Everything
+// else in the report is a function of these and of the scenario.
+struct Primitives {
+  Seconds makespan;
+  std::vector<engine::DeviceActivity> stages;
+  std::vector<workload::CollectiveCall> collectives;
+};
 
-Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& options) {
-  parallel::require_valid(s);
+// One simulated iteration and its primitives.
+struct Run {
+  workload::Iteration iteration;
+  engine::Timeline timeline;
+  Primitives primitives;
+};
 
-  const collective::CollectiveModel collectives(s.hardware);
-  Simulation sim;
-  sim.iteration = workload::build_iteration(s, collectives, options);
-  sim.timeline = engine::simulate(
-      sim.iteration.graph,
+Run run(const parallel::Scenario& s, const collective::CollectiveModel& collectives,
+        const workload::BuildOptions& options) {
+  Run r;
+  r.iteration = workload::build_iteration(s, collectives, options);
+  r.timeline = engine::simulate(
+      r.iteration.graph,
       engine::EngineOptions{.comm_compute_contention = s.hardware.gpu.comm_compute_contention});
+  r.primitives.makespan = r.timeline.end.since_start();
+  for (const engine::DeviceId device : r.iteration.stage_device) {
+    r.primitives.stages.push_back(
+        engine::activity(r.iteration.graph, r.timeline, device, SimTime::zero(), r.timeline.end));
+  }
+  r.primitives.collectives = r.iteration.collectives;
+  return r;
+}
 
-  Report& r = sim.report;
+Report derive(const parallel::Scenario& s, const Primitives& p) {
+  Report r;
   // The stack's fixed host time per optimizer step runs after the GPU work, with the GPUs idle.
   const Seconds host_overhead = s.stack.iteration_overhead;
-  r.iteration_time = sim.timeline.end.since_start() + host_overhead;
+  r.iteration_time = p.makespan + host_overhead;
   const double t = r.iteration_time.value();
   const double tokens = static_cast<double>(s.training.global_batch * s.training.seq_len);
   const auto gpus = static_cast<double>(s.gpus);
@@ -73,13 +100,12 @@ Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& o
   // Per stage: activity over the whole iteration, memory and power.
   double best = -1.0;
   Watts power_sum{};
-  for (std::size_t stage = 0; stage < sim.iteration.stage_device.size(); ++stage) {
-    engine::DeviceActivity a =
-        engine::activity(sim.iteration.graph, sim.timeline, sim.iteration.stage_device[stage],
-                         SimTime::zero(), sim.timeline.end);
+  for (std::size_t stage = 0; stage < p.stages.size(); ++stage) {
+    engine::DeviceActivity a = p.stages[stage];
     a.idle = a.idle + host_overhead;
     const MemoryBreakdown mem = memory_per_gpu(s, static_cast<std::int64_t>(stage));
-    const Watts w = average_power(s.hardware.power, a.compute_busy, a.exposed_communication, a.idle);
+    const Watts w =
+        average_power(s.hardware.power, a.compute_busy, a.exposed_communication, a.idle);
     power_sum += w;
     r.stages.push_back(StageSummary{.stage = static_cast<std::int64_t>(stage),
                                     .compute = a.compute_kernel_sum,
@@ -109,7 +135,7 @@ Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& o
   r.cost.usd_per_million_tokens = r.cost.gpu_hours_per_million_tokens * s.hardware.usd_per_gpu_hour;
 
   // Collectives: every distinct call, ordered by stage then first use.
-  for (const auto& c : sim.iteration.collectives) {
+  for (const auto& c : p.collectives) {
     r.collectives.push_back(CollectiveSummary{.op = c.op,
                                               .group = c.group,
                                               .ranks = c.shape.ranks,
@@ -120,6 +146,273 @@ Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& o
                                               .algorithm = c.algorithm,
                                               .protocol = c.protocol});
   }
+  return r;
+}
+
+// ---- steady-state extrapolation ----------------------------------------------------------
+//
+// Method. Once a pipeline schedule (GPipe, 1F1B/PipeDream-Flush, Megatron's interleaved 1F1B;
+// Narayanan et al. 2021 §2) is full, adding d micro-batches (d = the schedule's period: pp for
+// the interleaved schedule, whose passes advance in groups of pp micro-batches, 1 otherwise)
+// inserts one more identical period of work on every stream. Without contention the op graph is
+// a max-plus linear system, whose event times grow by a constant per period once the transient
+// has passed (Baccelli, Cohen, Olsder & Quadrat, "Synchronization and Linearity", 1992, §3.7,
+// cyclicity theorem); every quantity the report derives from (makespan, per-stage busy, exposed
+// and idle times and kernel sums, collective counts) is then affine in the micro-batch count m.
+// The steady state may repeat only every c periods (the cyclicity): 1F1B pipelines whose stages
+// differ alternate between two per-micro-batch increments. simulate() therefore tries d, 2d and
+// pp d in turn; for each it runs m1, m1 + d and m1 + 2d micro-batches (runs shared between
+// tries), requires a zero second difference of every such quantity, extrapolates each one
+// linearly to the real m and derives the report from the extrapolated quantities exactly as
+// from simulated ones. Quantities that do not depend on the timeline (memory, FLOPs per token)
+// come from the real scenario. The tries stop while the reduced runs would exceed m / 2
+// micro-batches in all, so a failed attempt costs at most half a full simulation on top of it.
+//
+// Guards, each a necessary condition of the steady state; any failure falls back to full
+// simulation:
+//  - the runs issue the same collective calls (op, group, bytes, time, stage, algorithm);
+//  - no stream gains work per period faster than the makespan grows (else a queue is still
+//    building and a steeper regime follows: the makespan is a maximum of affine functions);
+//  - a fourth run, 2 max(d, pp) micro-batches further, lies on the same line. With
+//    communication slowing compute (EngineOptions::comm_compute_contention) the system is no
+//    longer max-plus linear, and trainsim's pipelines show damped period-2 oscillations and
+//    per-micro-batch increments that hold for a few micro-batches and then jump once per pp
+//    micro-batches; three consecutive points alone can sit in such a window.
+// These conditions do not prove periodicity; full simulation (SimulationMode::Full) remains the
+// reference, and tests/report/extrapolation_test.cpp compares the two.
+
+// Second differences above this fraction of the scale (the makespan, at least) are not
+// rounding: event times are sums of durations, each addition rounding at 2^-53 relative.
+constexpr double kRelativeTolerance = 1e-12;
+
+struct SteadyStatePlan {
+  std::int64_t first = 0;   // m1
+  std::int64_t period = 1;  // d
+  std::int64_t check = 0;   // the fourth run's count, m1 + 2d + 2 max(d, pp)
+};
+
+// The reduced counts for `s` with period `period`, or none when full simulation costs no more:
+// the four reduced runs cost about 3 m1 + 3 d + check micro-batches against m for the full one
+// (simulate() also keeps all tries together within m / 2).
+std::optional<SteadyStatePlan> steady_state_plan(const parallel::Scenario& s, std::int64_t period,
+                                                 std::int64_t requested_first) {
+  const std::int64_t m = s.num_microbatches();
+  const std::int64_t pp = s.parallel.pp;
+  SteadyStatePlan plan;
+  plan.period = period;
+  // Past the fill: 1F1B's warm-up runs pp - stage - 1 forwards, the interleaved schedule's
+  // (pp - stage - 1) * 2 + (chunks - 1) * pp steps of m * chunks; two pipeline depths (and at
+  // least 4 micro-batches, past FSDP's cross-micro-batch prefetch) start the steady state.
+  std::int64_t first = requested_first > 0 ? requested_first : std::max<std::int64_t>(4, 2 * pp);
+  // Same residue as m modulo the period, so that (m - m1) / d is an integer.
+  first += ((m - first) % plan.period + plan.period) % plan.period;
+  plan.first = first;
+  plan.check = first + 2 * plan.period + 2 * std::max(plan.period, pp);
+  if (3 * first + 3 * plan.period + plan.check >= m) return std::nullopt;
+  return plan;
+}
+
+bool same_calls(const std::vector<workload::CollectiveCall>& a,
+                const std::vector<workload::CollectiveCall>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto& x = a[i];
+    const auto& y = b[i];
+    if (x.op != y.op || x.group != y.group || x.stage != y.stage || x.bytes != y.bytes ||
+        x.time != y.time || x.algorithm != y.algorithm || x.protocol != y.protocol ||
+        x.shape.ranks != y.shape.ranks || x.shape.nodes != y.shape.nodes) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Summed running time of every stream of the run's graph.
+std::vector<double> stream_busy(const Run& r) {
+  const engine::Graph& g = r.iteration.graph;
+  std::vector<double> busy(static_cast<std::size_t>(g.num_streams()), 0.0);
+  for (engine::StreamId st = 0; st < g.num_streams(); ++st) {
+    double sum = 0.0;
+    for (const engine::OpId op : g.stream_ops(st)) {
+      const engine::OpTiming& t = r.timeline.ops[static_cast<std::size_t>(op)];
+      sum += (t.end - t.start).value();
+    }
+    busy[static_cast<std::size_t>(st)] = sum;
+  }
+  return busy;
+}
+
+// Affine extrapolation in periods past the third run. x[0..2] are at m1, m1 + d, m1 + 2d and
+// x[3] at `check_steps` periods past x[2]; the result is `steps` periods past x[2], or none when
+// the points are not on one line within the tolerance on `scale` (relative to the distance for
+// the far point, since rounding in the slope grows with it).
+class Extrapolator {
+ public:
+  Extrapolator(double scale, double check_steps, double steps)
+      : scale_(scale), check_steps_(check_steps), steps_(steps) {}
+
+  std::optional<double> operator()(const std::array<double, 4>& x) const {
+    const double size =
+        std::max({scale_, std::abs(x[0]), std::abs(x[1]), std::abs(x[2]), std::abs(x[3])});
+    const double slope = x[2] - x[1];
+    if (!(std::abs(slope - (x[1] - x[0])) <= kRelativeTolerance * size)) return std::nullopt;
+    const double miss = x[3] - (x[2] + check_steps_ * slope);
+    if (!(std::abs(miss) <= kRelativeTolerance * size * (1.0 + check_steps_))) {
+      return std::nullopt;
+    }
+    return x[2] + steps_ * slope;
+  }
+
+  std::optional<Seconds> operator()(Seconds a, Seconds b, Seconds c, Seconds d) const {
+    const auto v = (*this)({a.value(), b.value(), c.value(), d.value()});
+    if (!v) return std::nullopt;
+    return Seconds(*v);
+  }
+
+ private:
+  double scale_;
+  double check_steps_;
+  double steps_;
+};
+
+// The primitives at the real micro-batch count from the reduced runs, or none when they are not
+// in the steady state.
+std::optional<Primitives> extrapolate(const std::array<const Run*, 4>& runs,
+                                      std::int64_t check_steps, std::int64_t steps) {
+  std::array<const Primitives*, 4> p{};
+  for (std::size_t i = 0; i < runs.size(); ++i) p[i] = &runs[i]->primitives;
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    if (!same_calls(p[0]->collectives, p[i]->collectives)) return std::nullopt;
+  }
+  const Extrapolator line(p[3]->makespan.value(), static_cast<double>(check_steps),
+                          static_cast<double>(steps));
+  Primitives out;
+  const auto makespan = line(p[0]->makespan, p[1]->makespan, p[2]->makespan, p[3]->makespan);
+  if (!makespan) return std::nullopt;
+  out.makespan = *makespan;
+
+  // No stream may gain work faster than the makespan grows.
+  const std::vector<double> b1 = stream_busy(*runs[1]);
+  const std::vector<double> b2 = stream_busy(*runs[2]);
+  const double makespan_slope = (p[2]->makespan - p[1]->makespan).value();
+  for (std::size_t st = 0; st < b2.size(); ++st) {
+    if (b2[st] - b1[st] > makespan_slope + kRelativeTolerance * p[3]->makespan.value()) {
+      return std::nullopt;
+    }
+  }
+
+  for (std::size_t stage = 0; stage < p[3]->stages.size(); ++stage) {
+    engine::DeviceActivity a;
+    const auto field = [&](Seconds engine::DeviceActivity::*f) -> bool {
+      const auto v = line(p[0]->stages[stage].*f, p[1]->stages[stage].*f, p[2]->stages[stage].*f,
+                          p[3]->stages[stage].*f);
+      if (!v) return false;
+      a.*f = *v;
+      return true;
+    };
+    if (!field(&engine::DeviceActivity::compute_busy) ||
+        !field(&engine::DeviceActivity::communication_busy) ||
+        !field(&engine::DeviceActivity::exposed_communication) ||
+        !field(&engine::DeviceActivity::idle) ||
+        !field(&engine::DeviceActivity::compute_kernel_sum) ||
+        !field(&engine::DeviceActivity::communication_kernel_sum)) {
+      return std::nullopt;
+    }
+    out.stages.push_back(a);
+  }
+
+  // Counts are integers: exactly affine.
+  out.collectives = p[2]->collectives;
+  for (std::size_t i = 0; i < out.collectives.size(); ++i) {
+    const std::int64_t c0 = p[0]->collectives[i].count;
+    const std::int64_t c1 = p[1]->collectives[i].count;
+    const std::int64_t c2 = p[2]->collectives[i].count;
+    const std::int64_t c3 = p[3]->collectives[i].count;
+    if (c2 - c1 != c1 - c0 || c3 != c2 + check_steps * (c2 - c1)) return std::nullopt;
+    out.collectives[i].count = c2 + steps * (c2 - c1);
+  }
+  return out;
+}
+
+// A copy of `s` with `microbatches` micro-batches per data-parallel rank.
+parallel::Scenario with_microbatches(const parallel::Scenario& s, std::int64_t microbatches) {
+  parallel::Scenario r = s;
+  r.training.global_batch = microbatches * s.parallel.dp * s.training.micro_batch;
+  return r;
+}
+
+}  // namespace
+
+Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& build) {
+  return simulate(s, SimulateOptions{.build = build});
+}
+
+Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options) {
+  parallel::require_valid(s);
+  const collective::CollectiveModel collectives(s.hardware);
+  const std::int64_t m = s.num_microbatches();
+
+  if (options.mode == SimulationMode::Extrapolate) {
+    // The schedule's period, then twice and pp times it: a max-plus system's steady state may
+    // repeat only every c periods (its cyclicity, Baccelli et al. §3.7); 1F1B pipelines whose
+    // stages differ alternate between two per-micro-batch increments, so their makespan is
+    // affine in steps of 2 micro-batches only. Runs are shared between the candidates.
+    const std::int64_t base =
+        s.parallel.schedule == parallel::PipelineSchedule::Interleaved ? s.parallel.pp : 1;
+    std::map<std::int64_t, Run> runs;
+    const auto reduced = [&](std::int64_t count) -> const Run& {
+      auto it = runs.find(count);
+      if (it == runs.end()) {
+        it =
+            runs.emplace(count, run(with_microbatches(s, count), collectives, options.build)).first;
+      }
+      return it->second;
+    };
+    std::vector<std::int64_t> periods = {base, 2 * base};
+    if (s.parallel.pp > 2) periods.push_back(s.parallel.pp * base);
+    // Reduced micro-batches simulated so far: a failed attempt costs them on top of the full
+    // simulation, so the attempts together stay within half of the full one.
+    std::int64_t spent = 0;
+    for (const std::int64_t period : periods) {
+      const auto plan = steady_state_plan(s, period, options.reduced_microbatches);
+      if (!plan) continue;
+      std::int64_t needed = 0;
+      for (const std::int64_t count :
+           {plan->first, plan->first + plan->period, plan->first + 2 * plan->period, plan->check}) {
+        if (runs.count(count) == 0) needed += count;
+      }
+      if (2 * (spent + needed) > m) continue;
+      spent += needed;
+      const std::int64_t d = plan->period;
+      const std::int64_t third = plan->first + 2 * d;
+      // Cheapest first: the three close runs usually decide, the far one only confirms.
+      const Seconds t1 = reduced(plan->first).primitives.makespan;
+      const Seconds t2 = reduced(plan->first + d).primitives.makespan;
+      const Seconds t3 = reduced(third).primitives.makespan;
+      if (!(std::abs(((t3 - t2) - (t2 - t1)).value()) <= kRelativeTolerance * t3.value())) {
+        continue;
+      }
+      const auto p = extrapolate({&reduced(plan->first), &reduced(plan->first + d), &reduced(third),
+                                  &reduced(plan->check)},
+                                 (plan->check - third) / d, (m - third) / d);
+      if (!p) continue;
+      Run& largest = runs.at(plan->check);
+      Simulation sim;
+      sim.report = derive(s, *p);
+      sim.iteration = std::move(largest.iteration);
+      sim.timeline = std::move(largest.timeline);
+      sim.simulated_microbatches = plan->check;
+      sim.extrapolated = true;
+      return sim;
+    }
+  }
+
+  Run r = run(s, collectives, options.build);
+  Simulation sim;
+  sim.report = derive(s, r.primitives);
+  sim.iteration = std::move(r.iteration);
+  sim.timeline = std::move(r.timeline);
+  sim.simulated_microbatches = m;
   return sim;
 }
 

@@ -4,10 +4,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
 #include <optional>
 #include <string>
-#include <tuple>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "trainsim/collective/collective_model.hpp"
 #include "trainsim/compute/kernel_cost.hpp"
@@ -238,14 +239,22 @@ class Builder {
     return static_cast<double>(report::element_bytes(dtype));
   }
 
-  // A collective priced by the NCCL model, recorded once per (stage, op, group, bytes).
-  std::int32_t collective(std::int64_t stage, Op op, const std::string& group,
+  // A collective priced by the NCCL model, recorded once per (stage, op, group, bytes, repeat).
+  // Stages are built one after another, so only the current stage's calls can match: a short
+  // list searched linearly, cheaper than a map keyed by strings for the tens of thousands of
+  // communication ops of a large pipeline.
+  std::int32_t collective(std::int64_t stage, Op op, const char* group,
                           const parallel::GroupShape& shape, Bytes bytes, double repeat = 1.0) {
-    const auto key = std::make_tuple(stage, static_cast<int>(op), group, bytes.value(), repeat);
-    auto found = collective_index_.find(key);
-    if (found != collective_index_.end()) {
-      ++it_.collectives[static_cast<std::size_t>(found->second)].count;
-      return found->second;
+    if (stage != stage_calls_stage_) {
+      stage_calls_.clear();
+      stage_calls_stage_ = stage;
+    }
+    for (const StageCall& k : stage_calls_) {
+      if (k.op == op && k.bytes == bytes.value() && k.repeat == repeat &&
+          (k.group == group || std::string_view(k.group) == group)) {
+        ++it_.collectives[static_cast<std::size_t>(k.index)].count;
+        return k.index;
+      }
     }
     const collective::CollectiveCost c = cm_.cost(op, shape, bytes);
     CollectiveCall call{.op = std::string(collective::to_string(op)),
@@ -259,14 +268,15 @@ class Builder {
                         .count = 1};
     it_.collectives.push_back(call);
     const auto index = static_cast<std::int32_t>(it_.collectives.size() - 1);
-    collective_index_.emplace(key, index);
+    stage_calls_.push_back(StageCall{op, group, bytes.value(), repeat, index});
     return index;
   }
 
   // ---- op emission ----------------------------------------------------------------------
 
   OpId op(StreamId stream, Seconds duration, engine::NameId name, OpInfo info) {
-    const OpId id = it_.graph.add_op(stream, duration, name, static_cast<std::int32_t>(it_.ops.size()));
+    const OpId id =
+        it_.graph.add_op(stream, duration, name, static_cast<std::int32_t>(it_.ops.size()));
     it_.ops.push_back(info);
     return id;
   }
@@ -278,7 +288,19 @@ class Builder {
   OpId comm(StreamId stream, std::int32_t call, const char* name, OpInfo info) {
     info.collective = call;
     const auto& c = it_.collectives[static_cast<std::size_t>(call)];
-    return op(stream, c.time, it_.graph.intern_name(name), info);
+    return op(stream, c.time, comm_name(name), info);
+  }
+
+  // The name id of a communication op, interned on first use as before (so ids keep their
+  // first-use order) and then found by the literal's address among the dozen names in use; a
+  // literal at another address only interns again, which returns the same id.
+  engine::NameId comm_name(const char* name) {
+    for (const auto& [text, id] : comm_names_) {
+      if (text == name) return id;
+    }
+    const engine::NameId id = it_.graph.intern_name(name);
+    comm_names_.emplace_back(name, id);
+    return id;
   }
 
   // Emits kernel `k` on the compute stream after `wait` (an op the kernel depends on).
@@ -296,7 +318,7 @@ class Builder {
   // A TP collective between compute ops: waits for `after_op`, the next compute op waits for it.
   OpId tp_collective(std::int64_t stage, const StageStreams& st, Op o, OpInfo info, OpId after_op) {
     const auto call = collective(stage, o, "tp", it_.placement.tp, tp_bytes_);
-    const char* name = o == Op::AllReduce ? "tp_all_reduce"
+    const char* name = o == Op::AllReduce   ? "tp_all_reduce"
                        : o == Op::AllGather ? "tp_all_gather"
                                             : "tp_reduce_scatter";
     const OpId id = comm(st.tp, call, name, info);
@@ -341,7 +363,8 @@ class Builder {
       last = kernel(st, k, false, recompute, info, pending);
       pending = kv;
       if (tp_comm_[i].after) {
-        pending = tp_collective(stage, st, *tp_comm_[i].after, info, tp_after_issue(previous, last));
+        pending =
+            tp_collective(stage, st, *tp_comm_[i].after, info, tp_after_issue(previous, last));
       }
       if (beside != kNone) pending = beside;  // only column-parallel GEMMs have `before`
     }
@@ -435,7 +458,8 @@ class Builder {
         if (p_.sharding == Sharding::HybridShard && it_.placement.replicate.ranks > 1) {
           // HYBRID_SHARD then AllReduces the gradient shard across replicas.
           const Bytes shard(bytes.value() / static_cast<double>(shard_group().ranks));
-          const auto call = collective(stage, Op::AllReduce, "replicate", it_.placement.replicate, shard);
+          const auto call =
+              collective(stage, Op::AllReduce, "replicate", it_.placement.replicate, shard);
           const OpId ar = comm(st.dp, call, "hsdp_all_reduce", info);
           dep(id == kNone ? after : id, ar);
           id = ar;
@@ -520,7 +544,8 @@ class Builder {
             // of layer l is issued when layer l-d has ended (d = 2: as layer l-1 starts, PyTorch
             // FSDP's rate limiter, limit_all_gathers).
             const auto depth = static_cast<std::size_t>(s_.stack.fsdp_forward_prefetch);
-            const OpId issue = layer_end.size() >= depth ? layer_end[layer_end.size() - depth] : kNone;
+            const OpId issue =
+                layer_end.size() >= depth ? layer_end[layer_end.size() - depth] : kNone;
             const OpId ag = fsdp_gather(stage, st, layer_param_bytes_, info, issue, false);
             if (ag != kNone) wait = ag;
           }
@@ -558,7 +583,8 @@ class Builder {
           wait = pending_gather;
           pending_gather = kNone;
           const bool regather =
-              (p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard) && l > l0;
+              (p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard) &&
+              l > l0;
           const bool pre = s_.stack.fsdp_backward_prefetch == stack::BackwardPrefetch::Pre;
           OpInfo next = info;
           next.layer = static_cast<std::int32_t>(l - 1);
@@ -638,8 +664,8 @@ class Builder {
       const std::int64_t vs = virtual_stage(stage, c);
       params += chunk_layers_[static_cast<std::size_t>(vs)] *
                 model::layer_parameters_per_tp_rank(m_, p_.tp);
-      params += static_cast<std::int64_t>(root_bytes(vs == 0, vs == virtual_stages_ - 1).value()) /
-                elem_;
+      params +=
+          static_cast<std::int64_t>(root_bytes(vs == 0, vs == virtual_stages_ - 1).value()) / elem_;
     }
     const std::int64_t local = model::ceil_div(params, report::sharding_degree(s_));
     const model::KernelSpec k = s_.training.optimizer == parallel::Optimizer::AdamW
@@ -704,7 +730,17 @@ class Builder {
   Bytes layer_grad_bytes_;
   engine::NameId sync_name_ = 0;
   engine::NameId recv_name_ = 0;
-  std::map<std::tuple<std::int64_t, int, std::string, double, double>, std::int32_t> collective_index_;
+  // The distinct collective calls of the stage being built (collective()).
+  struct StageCall {
+    Op op;
+    const char* group;
+    double bytes;
+    double repeat;
+    std::int32_t index;
+  };
+  std::vector<StageCall> stage_calls_;
+  std::int64_t stage_calls_stage_ = -1;
+  std::vector<std::pair<const char*, engine::NameId>> comm_names_;
   // By pipe_slot(): the receive marker and the send op of every pass.
   std::vector<OpId> pass_recv_;
   std::vector<OpId> pass_send_;

@@ -3,6 +3,8 @@
 // `trainsim run`, sweeps and plan search call.
 #pragma once
 
+#include <cstdint>
+
 #include "trainsim/engine/simulator.hpp"
 #include "trainsim/parallel/scenario.hpp"
 #include "trainsim/report/report.hpp"
@@ -10,17 +12,53 @@
 
 namespace trainsim::report {
 
+// How simulate() covers the iteration's micro-batches.
+enum class SimulationMode {
+  // Simulate a few reduced micro-batch counts past the pipeline fill and, when every quantity
+  // the report derives from is affine in the micro-batch count there (the steady state),
+  // extrapolate them to the real count; otherwise simulate every micro-batch (simulate.cpp
+  // gives the method and its guards). The cost stops growing with the number of micro-batches
+  // once it is large. The Simulation's graph and timeline are then those of the largest
+  // reduced run, not of the whole iteration: callers that need the whole timeline (traces,
+  // kernel breakdowns) ask for Full.
+  Extrapolate,
+  // Simulate every micro-batch: the Simulation's graph and timeline are the whole iteration
+  // (what traces and `compare` need). Cost proportional to the number of micro-batches.
+  Full,
+};
+
+struct SimulateOptions {
+  workload::BuildOptions build;
+  SimulationMode mode = SimulationMode::Extrapolate;
+  // The smallest reduced micro-batch count of SimulationMode::Extrapolate; 0 chooses it from
+  // the schedule (simulate.cpp, steady_state_plan). A count inside the pipeline fill only makes
+  // the affinity check fail and the simulation fall back to the full one.
+  std::int64_t reduced_microbatches = 0;
+};
+
 // A report with the graph and timeline it came from (for traces and tests).
 struct Simulation {
   Report report;
+  // The graph and timeline of `simulated_microbatches` micro-batches per data-parallel rank.
   workload::Iteration iteration;
   engine::Timeline timeline;
+  // scenario.num_microbatches() when the whole iteration was simulated; the largest reduced
+  // count when the report was extrapolated from the steady state.
+  std::int64_t simulated_microbatches = 0;
+  // True when the report was extrapolated, so that `iteration` and `timeline` cover fewer
+  // micro-batches than the report.
+  bool extrapolated = false;
 };
 
 // Simulates one iteration of `scenario`, which must be valid (parallel::validate empty).
+// The report of SimulationMode::Extrapolate equals the full one up to floating-point rounding
+// (tests/report/extrapolation_test.cpp checks 1e-9 relative).
 // Throws PlanError if it is not.
 [[nodiscard]] Simulation simulate(const parallel::Scenario& scenario,
-                                  const workload::BuildOptions& options = {});
+                                  const SimulateOptions& options = {});
+// The same with the default mode and these builder options.
+[[nodiscard]] Simulation simulate(const parallel::Scenario& scenario,
+                                  const workload::BuildOptions& build);
 
 // Power of one GPU over a window from its activity: idle time at idle watts, time with compute
 // running at compute watts, time with only communication at communication watts; capped at TDP.

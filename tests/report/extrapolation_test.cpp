@@ -1,0 +1,267 @@
+// Steady-state extrapolation (report::SimulationMode::Extrapolate, sim/report/simulate.cpp)
+// against full simulation: every report number agrees to 1e-9 relative for every pipeline
+// schedule, sharding mode and recompute policy, with TP (sequence parallel) and CP, at
+// micro-batch counts below, at and above the point where extrapolation starts; and a reduced
+// count inside the pipeline fill falls back to full simulation.
+#include <cstdint>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "trainsim/report/simulate.hpp"
+
+#include "sim/io/scenario_loader.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+// An 8-layer model: small enough for hundreds of full simulations in a test, deep enough for
+// 4 pipeline stages of 2 virtual stages each.
+parallel::Scenario scenario(const std::string& schedule, std::int64_t pp, std::int64_t chunks,
+                            const std::string& sharding, const std::string& recompute,
+                            std::int64_t tp, std::int64_t cp, std::int64_t microbatches,
+                            double contention = -1.0) {
+  constexpr std::int64_t kDp = 4;
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx",
+    "model": {"layers": 8, "hidden": 512, "heads": 8, "kv_heads": 8, "ffn_hidden": 1536,
+              "vocab": 1024, "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false,
+              "position_embedding": "rope"},
+    "training": {"seq_len": 1024, "micro_batch": 1}})");
+  doc.json["cluster"] = {{"gpus", tp * cp * pp * kDp}};
+  doc.json["training"]["global_batch"] = microbatches * kDp;
+  doc.json["parallel"] = {{"tp", tp},
+                          {"pp", pp},
+                          {"cp", cp},
+                          {"sequence_parallel", tp > 1},
+                          {"pipeline_schedule", schedule},
+                          {"virtual_stages", chunks},
+                          {"sharding", sharding},
+                          {"recompute", recompute}};
+  if (sharding == "hybrid_shard") doc.json["parallel"]["shard_group"] = 2;
+  parallel::Scenario s = io::scenario_from_document(doc);
+  // A negative `contention` keeps the profile's (h100-dgx: 0.1).
+  if (contention >= 0.0) s.hardware.gpu.comm_compute_contention = contention;
+  return s;
+}
+
+// 1e-9 relative; times also within 1e-12 of the iteration time, for sums that are zero in one
+// run and a rounding residue in the other (bubble_s of a pipeline-free plan).
+void require_agree(const report::Report& x, const report::Report& full) {
+  const double margin = 1e-12 * full.iteration_time.value();
+  const auto near = [](double v) { return Approx(v).epsilon(1e-9); };
+  const auto near_time = [margin](Seconds v) {
+    return Approx(v.value()).epsilon(1e-9).margin(margin);
+  };
+  CHECK(x.iteration_time.value() == near(full.iteration_time.value()));
+  CHECK(x.tokens_per_s == near(full.tokens_per_s));
+  CHECK(x.tokens_per_s_per_gpu == near(full.tokens_per_s_per_gpu));
+  CHECK(x.model_flops_per_token.value() == full.model_flops_per_token.value());
+  CHECK(x.model_flops_per_gpu.value() == near(full.model_flops_per_gpu.value()));
+  CHECK(x.mfu == near(full.mfu));
+  CHECK(x.hfu == near(full.hfu));
+  CHECK(x.critical_stage == full.critical_stage);
+  CHECK(x.compute.value() == near_time(full.compute));
+  CHECK(x.communication.value() == near_time(full.communication));
+  CHECK(x.exposed_communication.value() == near_time(full.exposed_communication));
+  CHECK(x.bubble.value() == near_time(full.bubble));
+  // Memory does not come from the timeline: both modes compute it from the real scenario.
+  CHECK(x.memory.stage == full.memory.stage);
+  CHECK(x.memory.total.value() == full.memory.total.value());
+  CHECK(x.memory.activations.value() == full.memory.activations.value());
+  CHECK(x.memory.fits == full.memory.fits);
+  CHECK(x.power.per_gpu.value() == near(full.power.per_gpu.value()));
+  CHECK(x.power.cluster.value() == near(full.power.cluster.value()));
+  CHECK(x.power.energy_per_iteration.value() == near(full.power.energy_per_iteration.value()));
+  CHECK(x.power.tokens_per_joule == near(full.power.tokens_per_joule));
+  CHECK(x.cost.gpu_hours_per_million_tokens == near(full.cost.gpu_hours_per_million_tokens));
+  CHECK(x.cost.usd_per_million_tokens == near(full.cost.usd_per_million_tokens));
+  REQUIRE(x.collectives.size() == full.collectives.size());
+  for (std::size_t i = 0; i < x.collectives.size(); ++i) {
+    const auto& a = x.collectives[i];
+    const auto& b = full.collectives[i];
+    CHECK(a.op == b.op);
+    CHECK(a.group == b.group);
+    CHECK(a.ranks == b.ranks);
+    CHECK(a.nodes == b.nodes);
+    CHECK(a.bytes.value() == b.bytes.value());
+    CHECK(a.count == b.count);  // integers: exact
+    CHECK(a.time.value() == b.time.value());
+    CHECK(a.algorithm == b.algorithm);
+    CHECK(a.protocol == b.protocol);
+  }
+  REQUIRE(x.stages.size() == full.stages.size());
+  for (std::size_t i = 0; i < x.stages.size(); ++i) {
+    const auto& a = x.stages[i];
+    const auto& b = full.stages[i];
+    CHECK(a.stage == b.stage);
+    CHECK(a.compute.value() == near_time(b.compute));
+    CHECK(a.communication.value() == near_time(b.communication));
+    CHECK(a.exposed_communication.value() == near_time(b.exposed_communication));
+    CHECK(a.bubble.value() == near_time(b.bubble));
+    CHECK(a.memory_total.value() == b.memory_total.value());
+    CHECK(a.watts_per_gpu == near(b.watts_per_gpu));
+  }
+}
+
+struct Schedule {
+  const char* name;
+  std::int64_t pp;
+  std::int64_t chunks;
+  // The smallest micro-batch count that is extrapolated. simulate.cpp first tries runs of m1,
+  // m1 + d and m1 + 2d micro-batches and a check run of c = m1 + 2d + 2 max(d, pp), with
+  // m1 = max(4, 2 pp) (rounded up to m's residue modulo d) and d = pp for the interleaved
+  // schedule, 1 otherwise; it tries only while the reduced runs total at most m / 2.
+  std::int64_t first_extrapolated;
+};
+
+// No PP: m1 = 4, d = 1, c = 6 + 2 = 8: 4 + 5 + 6 + 8 = 23, from m = 46.
+// 1F1B and GPipe on 2 stages: m1 = 4, d = 1, c = 6 + 4 = 10: 4 + 5 + 6 + 10 = 25, from 50.
+// 1F1B on 4 stages: m1 = 8, d = 1, c = 10 + 8 = 18: 8 + 9 + 10 + 18 = 45, from 90.
+// Interleaved, 2 stages x 2 chunks: m1 = 4, d = 2, c = 8 + 4 = 12: 4 + 6 + 8 + 12 = 30, from
+// 60 (m must be even).
+constexpr Schedule kSchedules[] = {
+    {"1f1b", 1, 1, 46},  {"1f1b", 2, 1, 50},        {"1f1b", 4, 1, 90},
+    {"gpipe", 2, 1, 50}, {"interleaved", 2, 2, 60},
+};
+
+}  // namespace
+
+TEST_CASE("extrapolation: agrees with full simulation on every schedule and sharding",
+          "[report][extrapolation]") {
+  const auto sched = GENERATE(from_range(std::begin(kSchedules), std::end(kSchedules)));
+  // With the profile's contention (communication slowing compute, h100-dgx 0.1) and without
+  // it, when the op graph is a max-plus linear system and the steady state is exactly periodic.
+  const double contention = GENERATE(-1.0, 0.0);
+  std::int64_t attempted = 0;
+  std::int64_t extrapolated = 0;
+  std::int64_t extrapolated_far = 0;
+  for (const std::string sharding :
+       {"none", "zero1", "shard_grad_op", "full_shard", "hybrid_shard"}) {
+    for (const std::string recompute : {"none", "selective", "full"}) {
+      // The last step below the threshold (simulated in full), the threshold itself, and a
+      // count four times past it (steps of 2 keep the interleaved count even).
+      const std::int64_t step = sched.chunks > 1 ? 2 : 1;
+      for (const std::int64_t m : {sched.first_extrapolated - step, sched.first_extrapolated,
+                                   4 * sched.first_extrapolated}) {
+        INFO(sched.name << " pp " << sched.pp << " contention " << contention << " " << sharding
+                        << " recompute " << recompute << " m " << m);
+        const auto s =
+            scenario(sched.name, sched.pp, sched.chunks, sharding, recompute, 2, 1, m, contention);
+        REQUIRE(s.num_microbatches() == m);
+        report::SimulateOptions full_options;
+        full_options.mode = report::SimulationMode::Full;
+        const report::Simulation full = report::simulate(s, full_options);
+        const report::Simulation fast = report::simulate(s);
+        REQUIRE(full.simulated_microbatches == m);
+        if (m < sched.first_extrapolated) {
+          REQUIRE_FALSE(fast.extrapolated);
+          REQUIRE(fast.simulated_microbatches == m);
+        } else {
+          ++attempted;
+          // Extrapolated (from runs far below m), or fallen back to full simulation.
+          if (fast.extrapolated) ++extrapolated;
+          if (fast.extrapolated && m > sched.first_extrapolated) ++extrapolated_far;
+          REQUIRE(fast.simulated_microbatches ==
+                  (fast.extrapolated ? fast.simulated_microbatches : m));
+        }
+        require_agree(fast.report, full.report);
+      }
+    }
+  }
+  INFO(sched.name << " pp " << sched.pp << " contention " << contention);
+  CAPTURE(attempted, extrapolated, extrapolated_far);
+  // Every schedule is extrapolated in some cases; without contention (a max-plus linear system,
+  // eventually periodic) in all of them at 4x the threshold, where the doubled and pp-fold
+  // periods (for pipelines whose makespan alternates between two increments) are affordable:
+  // 1F1B on 2 stages adds runs of 8 and 12 for d = 2 (25 + 20 = 45 <= 200 / 2); on 4 stages 12
+  // and 20 for d = 2, then 16 and 24 for d = 4 (45 + 32 + 40 = 117 <= 360 / 2).
+  REQUIRE(extrapolated > 0);
+  if (contention == 0.0) REQUIRE(extrapolated_far == attempted / 2);
+}
+
+TEST_CASE("extrapolation: agrees with full simulation with context parallelism",
+          "[report][extrapolation]") {
+  // CP 2 adds the K/V ring exchange beside attention on its own stream; TP 1, so no TP stream.
+  const std::string sharding = GENERATE("zero1", "full_shard");
+  const std::string schedule = GENERATE("1f1b", "interleaved");
+  const double contention = GENERATE(-1.0, 0.0);
+  const std::int64_t chunks = schedule == "interleaved" ? 2 : 1;
+  const std::int64_t m = 200;
+  CAPTURE(sharding, schedule, contention);
+  const auto s = scenario(schedule, 2, chunks, sharding, "selective", 1, 2, m, contention);
+  report::SimulateOptions full_options;
+  full_options.mode = report::SimulationMode::Full;
+  const report::Simulation full = report::simulate(s, full_options);
+  const report::Simulation fast = report::simulate(s);
+  if (contention == 0.0) {
+    // m1 = 4; the check run has m1 + 2d + 2 max(d, 2) micro-batches: 10 for d = 1, 12 for
+    // d = 2 (the interleaved period, or 1F1B's doubled one), 4 + 8 + 8 = 20 for d = 4.
+    REQUIRE(fast.extrapolated);
+    REQUIRE(fast.simulated_microbatches <= 20);
+  }
+  require_agree(fast.report, full.report);
+}
+
+TEST_CASE("extrapolation: a schedule that is not affine in the tried periods falls back",
+          "[report][extrapolation]") {
+  // 1F1B on 2 stages with DDP: the two stages differ (embedding, LM head), and the makespan
+  // alternates between two per-micro-batch increments (their difference is about 3.5e-5 s, far
+  // above rounding), so its second difference in steps of d = 1 is not zero. The doubled
+  // period d = 2 would bring the reduced runs to 4 + 5 + 6 + 10 + 8 + 12 = 45 micro-batches,
+  // more than half of m = 60: the whole iteration is simulated, and the result is the full
+  // simulation itself.
+  const auto s = scenario("1f1b", 2, 1, "none", "none", 2, 1, 60, 0.0);
+  const report::Simulation fallback = report::simulate(s);
+  REQUIRE_FALSE(fallback.extrapolated);
+  REQUIRE(fallback.simulated_microbatches == 60);
+  REQUIRE(static_cast<std::int64_t>(fallback.timeline.ops.size()) ==
+          fallback.iteration.graph.num_ops());
+  report::SimulateOptions full_options;
+  full_options.mode = report::SimulationMode::Full;
+  const report::Simulation full = report::simulate(s, full_options);
+  // Identical numbers, not merely close ones.
+  REQUIRE(fallback.report.iteration_time.value() == full.report.iteration_time.value());
+  REQUIRE(fallback.report.bubble.value() == full.report.bubble.value());
+}
+
+TEST_CASE("extrapolation: a reduced count inside the pipeline fill never gives a wrong answer",
+          "[report][extrapolation]") {
+  // 1F1B on 4 stages fills the pipeline over its first 3 micro-batches. Forcing m1 = 1 puts the
+  // reduced runs inside the fill: the affinity checks either reject them (full simulation) or
+  // find a period whose runs are already on the steady line; both agree with full simulation.
+  const auto s = scenario("1f1b", 4, 1, "shard_grad_op", "none", 2, 1, 64);
+  report::SimulateOptions forced;
+  forced.reduced_microbatches = 1;
+  report::SimulateOptions full_options;
+  full_options.mode = report::SimulationMode::Full;
+  require_agree(report::simulate(s, forced).report, report::simulate(s, full_options).report);
+}
+
+TEST_CASE("extrapolation: the cost does not grow with the number of micro-batches",
+          "[report][extrapolation]") {
+  // 1F1B on 2 stages, whose per-micro-batch increments alternate between two values (the two
+  // stages differ: embedding on one, LM head on the other), so the steady state repeats every
+  // d = 2 micro-batches: after the failed d = 1 runs (4, 5, 6), runs of 8 and a check run of
+  // 8 + 2 x 2 = 12 micro-batches (4 + 5 + 6 + 10 + 8 + 12 = 45 <= m / 2 from m = 90), whatever
+  // m. The graph simulated is the same size for m = 128 and m = 4096.
+  // Without contention, so that the steady state is exactly periodic (max-plus linear).
+  const auto t = [](std::int64_t m) {
+    return report::simulate(scenario("1f1b", 2, 1, "zero1", "none", 2, 1, m, 0.0));
+  };
+  const auto m128 = t(128);
+  const auto m130 = t(130);
+  const auto m4096 = t(4096);
+  REQUIRE(m128.extrapolated);
+  REQUIRE(m128.simulated_microbatches == 12);
+  REQUIRE(m4096.simulated_microbatches == 12);
+  REQUIRE(m128.iteration.graph.num_ops() == m4096.iteration.graph.num_ops());
+  // In the steady state each pair of micro-batches adds the same time:
+  // T(4096) = T(128) + (4096 - 128) / 2 (T(130) - T(128)) = T(128) + 1984 (T(130) - T(128)).
+  const double slope = (m130.report.iteration_time - m128.report.iteration_time).value();
+  REQUIRE(slope > 0.0);
+  REQUIRE(m4096.report.iteration_time.value() ==
+          Approx(m128.report.iteration_time.value() + 1984.0 * slope).epsilon(1e-9));
+}
