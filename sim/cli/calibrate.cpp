@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -26,6 +25,7 @@
 #include "trainsim/version.hpp"
 
 #include "sim/cli/commands.hpp"
+#include "sim/io/atomic_file.hpp"
 #include "sim/io/calibration_inputs.hpp"
 #include "sim/io/hardware_loader.hpp"
 #include "sim/io/unit_parse.hpp"
@@ -400,16 +400,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
                               {"fitted", fitted}};
     // Check that what we write loads, before writing it.
     (void)io::load_hardware_from_string(profile.dump(), o.output);
-    const std::string tmp = o.output + ".tmp";
-    {
-      std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-      if (!file) throw ConfigError(o.output + ": cannot write the profile");
-      file << profile.dump(2) << '\n';
-      if (!file.flush()) throw ConfigError(o.output + ": cannot write the profile");
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, o.output, ec);
-    if (ec) throw ConfigError(o.output + ": cannot write the profile: " + ec.message());
+    io::write_file_atomically(o.output, profile.dump(2) + "\n");
     err << "wrote " << o.output << '\n';
   }
   return 0;

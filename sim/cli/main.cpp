@@ -3,14 +3,125 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "trainsim/error.hpp"
 #include "trainsim/version.hpp"
 
 #include "sim/cli/commands.hpp"
+#include "sim/io/json_reader.hpp"
+#include "sim/io/spellcheck.hpp"
+
+namespace {
+
+// CLI11's messages may span lines ("...\nRun with --help for more information."); the error
+// contract is one line, so line breaks become "; ".
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\n') {
+      if (!out.empty()) out += "; ";
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+  return out;
+}
+
+// "describe, run, ...": the subcommands in registration order.
+std::string command_list(const CLI::App& app) {
+  std::string list;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    list += (list.empty() ? "" : ", ") + sub->get_name();
+  }
+  return list;
+}
+
+// The first argument that is not an option, if it is not a subcommand: CLI11 would only say
+// "A subcommand is required". Returns the message, or "" when the command line names one.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return "";
+  const std::string first = argv[1];
+  if (first.empty() || first.front() == '-') return "";
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+    if (sub->get_name() == first) return "";
+  }
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  return "unknown command '" + first + "'" + trainsim::io::did_you_mean(first, names) +
+         "; expected one of " + list;
+}
+
+// CLI11's messages in the project's shape "<flag>: <problem>; expected <x>":
+//   "Could not convert: --tp = abc"        -> "--tp: cannot convert 'abc'; expected ..."
+//   "--format: yaml not in {table,json}"   -> "--format: unknown value 'yaml'; expected ..."
+//   "A subcommand is required"             -> "... ; expected one of <commands>"
+std::string cli11_message(const CLI::ParseError& e, const std::string& commands) {
+  const std::string text = one_line(e.what());
+  constexpr std::string_view kConvert = "Could not convert: ";
+  if (text.rfind(kConvert, 0) == 0) {
+    const std::string rest = text.substr(kConvert.size());
+    const auto eq = rest.find(" = ");
+    if (eq != std::string::npos) {
+      return rest.substr(0, eq) + ": cannot convert '" + rest.substr(eq + 3) +
+             "'; expected a value of the option's type and range (see --help)";
+    }
+  }
+  const auto colon = text.find(": ");
+  const auto not_in = text.find(" not in {");
+  if (colon != std::string::npos && not_in != std::string::npos && not_in > colon &&
+      text.back() == '}') {
+    std::string choices = text.substr(not_in + 9, text.size() - not_in - 10);
+    std::string list;
+    for (const char c : choices) list += c == ',' ? std::string(", ") : std::string(1, c);
+    return text.substr(0, colon) + ": unknown value '" +
+           text.substr(colon + 2, not_in - colon - 2) + "'; expected one of " + list;
+  }
+  if (text == "A subcommand is required") {
+    return "a subcommand is required; expected one of " + commands;
+  }
+  return text;
+}
+
+// Names the flag (or the argument) whose value is not UTF-8, as the error contract asks.
+std::string non_utf8_message(int i, char** argv) {
+  const std::string arg = argv[i];
+  const std::string_view tail =
+      "is not valid UTF-8; expected UTF-8 text (names and paths are "
+      "written to JSON reports)";
+  if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
+    return "command line (" + arg.substr(0, arg.find('=')) + "): the value " + std::string(tail);
+  }
+  if (i > 1 && argv[i - 1][0] == '-' && trainsim::io::is_valid_utf8(argv[i - 1])) {
+    return "command line (" + std::string(argv[i - 1]) + "): the value " + std::string(tail);
+  }
+  return arg + ": this command line argument " + std::string(tail);
+}
+
+// "[json.exception.out_of_range.406] number overflow ..." -> "number overflow ...".
+std::string nlohmann_message(const nlohmann::json::exception& e) {
+  const std::string what = e.what();
+  const auto cut = what.find("] ");
+  return cut == std::string::npos ? what : what.substr(cut + 2);
+}
+
+int report(std::string_view prefix, std::string_view message, int code) {
+  std::cerr << prefix << one_line(message) << '\n';
+  return code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"trainsim: performance simulator for distributed LLM training"};
@@ -18,30 +129,97 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   spdlog::set_level(spdlog::level::warn);
   int exit_code = 0;
-  trainsim::cli::register_describe(app, exit_code);
-  trainsim::cli::register_run(app, exit_code);
-  trainsim::cli::register_collective(app, exit_code);
-  trainsim::cli::register_sweep(app, exit_code);
-  trainsim::cli::register_search(app, exit_code);
-  trainsim::cli::register_merge(app, exit_code);
-  trainsim::cli::register_calibrate(app, exit_code);
-  trainsim::cli::register_compare(app, exit_code);
-  trainsim::cli::register_validate(app, exit_code);
   try {
+    trainsim::cli::register_describe(app, exit_code);
+    trainsim::cli::register_run(app, exit_code);
+    trainsim::cli::register_collective(app, exit_code);
+    trainsim::cli::register_sweep(app, exit_code);
+    trainsim::cli::register_search(app, exit_code);
+    trainsim::cli::register_merge(app, exit_code);
+    trainsim::cli::register_calibrate(app, exit_code);
+    trainsim::cli::register_compare(app, exit_code);
+    trainsim::cli::register_validate(app, exit_code);
+    // Arguments become names in reports and JSON strings, which must be UTF-8.
+    for (int i = 1; i < argc; ++i) {
+      if (!trainsim::io::is_valid_utf8(argv[i]))
+        return report("error: ", non_utf8_message(i, argv), 2);
+    }
+    if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
+      return report("error: ", unknown, 2);
+    }
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    // CLI11 uses 0 for --help/--version; every other parse problem is bad input.
-    return code == 0 ? 0 : 2;
+    // CLI11 uses exit code 0 for --help and --version: print them as CLI11 does.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    return report("error: ", cli11_message(e, command_list(app)), 2);
   } catch (const trainsim::ConfigError& e) {
-    std::cerr << "error: " << e.what() << '\n';
-    return 2;
+    return report("error: ", e.what(), 2);
   } catch (const trainsim::PlanError& e) {
-    std::cerr << "error: " << e.what() << '\n';
-    return 3;
+    return report("error: ", e.what(), 3);
+  } catch (const std::bad_alloc&) {
+    // Inputs are bounded where they are read; what remains is a request (a sweep, a search
+    // space, a sequence) whose simulation needs more memory than this machine has.
+    return report("error: ",
+                  "out of memory while running the command; expected inputs whose simulation "
+                  "fits in this machine's memory (fewer scenarios, a smaller search space)",
+                  2);
+  } catch (const nlohmann::json::parse_error& e) {
+    // A reader that parsed input without io::parse_json: still bad input, not a bug.
+    return report(
+        "error: ",
+        "invalid JSON in an input (" + nlohmann_message(e) + "); expected a JSON document", 2);
+  } catch (const nlohmann::json::out_of_range& e) {
+    if (e.id == 406) {  // "number overflow parsing '1e400'": a number beyond double range
+      return report("error: ",
+                    "invalid JSON in an input (" + nlohmann_message(e) +
+                        "); expected numbers within double range",
+                    2);
+    }
+    return report("internal error: ",
+                  std::string(e.what()) +
+                      "; this is a bug in trainsim, please report it with the command line and "
+                      "input files",
+                  1);
+  } catch (const nlohmann::json::type_error& e) {
+    // 316: a string that is not UTF-8 reached a JSON writer; every such string comes from an
+    // input (a log, a path), never from trainsim itself.
+    if (e.id == 316) {
+      return report("error: ",
+                    "input text is not valid UTF-8 and cannot be written as JSON; expected "
+                    "UTF-8 text in the input files",
+                    2);
+    }
+    return report("internal error: ",
+                  std::string(e.what()) +
+                      "; this is a bug in trainsim, please report it with the command line and "
+                      "input files",
+                  1);
+  } catch (const std::out_of_range& e) {
+    // std::stod and friends throw out_of_range named after themselves for a number too large
+    // for its type ("1e400", 30 digits): bad input, not a bug.
+    const std::string_view what = e.what();
+    if (what.rfind("sto", 0) == 0 && what.size() <= 5) {
+      return report("error: ",
+                    "a number in the command line or an input is out of range for its type; "
+                    "expected a smaller number",
+                    2);
+    }
+    return report("internal error: ",
+                  std::string(e.what()) +
+                      "; this is a bug in trainsim, please report it with the command line and "
+                      "input files",
+                  1);
   } catch (const std::exception& e) {
-    std::cerr << "internal error: " << e.what() << '\n';
-    return 1;
+    return report("internal error: ",
+                  std::string(e.what()) +
+                      "; this is a bug in trainsim, please report it with the command line and "
+                      "input files",
+                  1);
+  } catch (...) {
+    return report("internal error: ",
+                  "unknown exception; this is a bug in trainsim, please report it with the "
+                  "command line and input files",
+                  1);
   }
   return exit_code;
 }

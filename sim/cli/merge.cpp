@@ -1,14 +1,15 @@
 // `trainsim merge a.csv b.csv ...`: join the outputs of a sharded sweep (CSV or JSON lines) or
 // of a sharded search (`--format json`) into exactly the file an unsharded run writes, checking
-// for duplicate and missing rows or shards and for outputs of different runs.
-#include <algorithm>
+// from the shards' end records that every shard of one sweep is there, complete, once.
 #include <fstream>
 #include <iostream>
-#include <sstream>
+#include <optional>
+#include <string_view>
 
 #include "trainsim/error.hpp"
 
 #include "sim/cli/commands.hpp"
+#include "sim/io/atomic_file.hpp"
 #include "sim/io/search_merge.hpp"
 #include "sim/io/sweep_writer.hpp"
 
@@ -21,47 +22,51 @@ struct MergeOptions {
   std::optional<std::int64_t> expect;
 };
 
+// Search documents hold a few top plans; anything this large is not one.
+constexpr std::size_t kMaxSearchDocumentBytes = std::size_t{64} << 20;
+
+// Whether the file at `path` starts like a search document (io::is_search_output).
+bool is_search_file(const std::string& path) {
+  std::ifstream in = io::open_output_file(path);
+  char head[3] = {};
+  in.read(head, sizeof head);
+  return io::is_search_output(std::string_view(head, static_cast<std::size_t>(in.gcount())));
+}
+
 int merge(const MergeOptions& o) {
-  std::vector<io::SweepOutput> outputs;
-  for (const std::string& path : o.inputs) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(path, "", "cannot read the file; expected a sweep or search output");
-    std::ostringstream text;
-    text << in.rdbuf();
-    outputs.push_back({path, text.str()});
-  }
   if (o.expect && *o.expect < 0) {
     throw ConfigError("--expect", "", "negative; expected a number of rows >= 0");
   }
-  const auto is_search = [](const io::SweepOutput& f) { return io::is_search_output(f.text); };
-  const auto a_search = std::find_if(outputs.begin(), outputs.end(), is_search);
-  const auto a_sweep = std::find_if_not(outputs.begin(), outputs.end(), is_search);
-  const bool search = a_search != outputs.end();
-  if (search && a_sweep != outputs.end()) {
-    throw ConfigError(a_sweep->source, "",
-                      "a sweep output, but " + a_search->source +
-                          " is a search output; expected the outputs of one sharded run");
+  std::optional<std::string> a_search;
+  std::optional<std::string> a_sweep;
+  for (const std::string& path : o.inputs) {
+    (is_search_file(path) ? a_search : a_sweep) = path;
+    if (a_search && a_sweep) {
+      throw ConfigError(*a_sweep, "",
+                        "a sweep output, but " + *a_search +
+                            " is a search output; expected the outputs of one sharded run");
+    }
   }
-  if (search && o.expect) {
+  if (a_search && o.expect) {
     throw ConfigError("--expect", "", "applies to sweep outputs; a search output counts its plans");
   }
-  std::string merged;
-  bool no_plan = false;
-  if (search) {
-    io::MergedSearch m = io::merge_search_outputs(outputs);
-    merged = std::move(m.text);
-    no_plan = m.plans == 0;
-  } else {
-    merged = io::merge_outputs(outputs, o.expect);
+  if (!a_search) {
+    // Streamed: each shard is checked whole first, so nothing reaches the output unless every
+    // shard is complete; the merge then holds one line per shard, not the files.
+    io::Output out(o.output);
+    io::merge_output_files(o.inputs, o.expect, [&out](std::string_view text) { out.write(text); });
+    out.commit();
+    return 0;
   }
-  if (o.output.empty() || o.output == "-") {
-    std::cout << merged;
-  } else {
-    std::ofstream out(o.output, std::ios::binary);
-    out << merged;
-    if (!out) throw ConfigError(o.output, "", "cannot write the file; expected a writable path");
+  std::vector<io::SweepOutput> outputs;
+  for (const std::string& path : o.inputs) {
+    outputs.push_back({path, io::read_output_file(path, kMaxSearchDocumentBytes)});
   }
-  if (no_plan) {
+  const io::MergedSearch m = io::merge_search_outputs(outputs);
+  io::Output out(o.output);
+  out.write(m.text);
+  out.commit();
+  if (m.plans == 0) {
     // As the unsharded search: the document is written, and the run fails.
     throw PlanError(
         "no plan of the search space runs and fits in memory; expected a larger "
@@ -81,8 +86,8 @@ void register_merge(CLI::App& app, int& exit_code) {
   c->add_option("inputs", o->inputs, "Shard outputs, in any order")->required();
   c->add_option("-o,--output", o->output, "Write to this file instead of stdout");
   c->add_option("--expect", o->expect,
-                "Number of scenarios in the sweep (trainsim sweep --list); without it a loss at "
-                "the end of the last rows cannot be seen");
+                "Number of scenarios in the sweep (trainsim sweep --list), checked against the "
+                "shards' end records");
   c->callback([o, &exit_code]() { exit_code = merge(*o); });
 }
 

@@ -32,6 +32,12 @@ void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
 }
 
 io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
+  // As in a scenario file ("both nodes and gpus given") and in `search`: one of them sets the
+  // cluster size, and silently preferring either would simulate a cluster nobody asked for.
+  if (f.gpus && f.nodes) {
+    throw ConfigError("command line (--gpus, --nodes)", "",
+                      "both --gpus and --nodes given; expected one of them");
+  }
   io::ScenarioDocument doc;
   if (!f.file.empty()) doc = io::read_scenario_file(f.file);
   auto set = [&doc](const char* path, const auto& value, const char* flag) {
@@ -66,10 +72,11 @@ parallel::Scenario load_scenario(const ScenarioFlags& f) {
     return io::scenario_from_document(doc);
   } catch (const ConfigError& e) {
     // The flag that would have set a missing key, for users who write no scenario file.
-    static const std::map<std::string, std::string> kFlags = {
-        {"/hardware", "--hardware"},          {"/model", "--model"},
-        {"/cluster", "--gpus or --nodes"},    {"/training", "--seq-len"},
-        {"/training/seq_len", "--seq-len"}};
+    static const std::map<std::string, std::string> kFlags = {{"/hardware", "--hardware"},
+                                                              {"/model", "--model"},
+                                                              {"/cluster", "--gpus or --nodes"},
+                                                              {"/training", "--seq-len"},
+                                                              {"/training/seq_len", "--seq-len"}};
     const auto flag = kFlags.find(e.pointer());
     if (e.problem() != "missing required key" || flag == kFlags.end()) throw;
     throw ConfigError(e.source(), e.pointer(),

@@ -5,10 +5,13 @@
 // plan beats pure data parallelism.
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +21,7 @@
 #include "sim/io/scenario_loader.hpp"
 #include "sim/io/spellcheck.hpp"
 #include "sim/io/sweep_writer.hpp"
+#include "sim/sweep/sweep_run.hpp"
 #include "trainsim/error.hpp"
 #include "trainsim/sweep/search.hpp"
 
@@ -36,12 +40,17 @@ struct SearchOptions {
   int top = 5;
   std::string format = "table";
   bool explain = false;
-  int jobs = 0;
+  bool full_simulation = false;
+  std::string jobs = "0";
   std::string shard;
   std::optional<std::int64_t> shard_count;
   std::optional<std::string> tp, pp, cp, micro_batch, virtual_stages, sharding, recompute,
       schedule, sequence_parallel;
 };
+
+// Plans `search` may enumerate: each is held in memory with its scenario (a few KiB), and the
+// default space has 1,728.
+constexpr std::int64_t kMaxSearchPlans = 100'000;
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> out;
@@ -52,19 +61,32 @@ std::vector<std::string> split(const std::string& text) {
   return out;
 }
 
-std::vector<std::int64_t> int_list(const std::string& flag, const std::string& text) {
+// Positive integers, each at most `max_value`.
+std::vector<std::int64_t> int_list(const std::string& flag, const std::string& text,
+                                   std::int64_t max_value) {
   std::vector<std::int64_t> out;
   for (const std::string& item : split(text)) {
     std::size_t used = 0;
     std::int64_t v = 0;
     try {
       v = std::stoll(item, &used);
-    } catch (const std::exception&) {
+    } catch (const std::invalid_argument&) {
       used = 0;
+    } catch (const std::out_of_range&) {
+      // All digits, beyond int64: reported as out of range below.
+      const bool digits = !item.empty() && std::all_of(item.begin(), item.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) != 0;
+      });
+      used = digits ? item.size() : 0;
+      v = std::numeric_limits<std::int64_t>::max();
     }
     if (item.empty() || used != item.size() || v < 1) {
       throw ConfigError(flag, "", "not a list of positive integers; expected e.g. 1,2,4,8, got '" +
                                       text + "'");
+    }
+    if (v > max_value) {
+      throw ConfigError(flag, "", item + ": out of range; expected at most " +
+                                      std::to_string(max_value));
     }
     out.push_back(v);
   }
@@ -100,11 +122,20 @@ std::optional<std::string> env(const char* name) {
 
 sweep::SearchSpace space_of(const SearchOptions& o) {
   sweep::SearchSpace space;
-  if (o.tp) space.tp = int_list("--tp", *o.tp);
-  if (o.pp) space.pp = int_list("--pp", *o.pp);
-  if (o.cp) space.cp = int_list("--cp", *o.cp);
-  if (o.micro_batch) space.micro_batch = int_list("--micro-batch", *o.micro_batch);
-  if (o.virtual_stages) space.virtual_stages = int_list("--virtual-stages", *o.virtual_stages);
+  // Degrees are bounded as in a scenario file (io::kMaxDegree), so tp x pp x cp fits an int64.
+  if (o.tp) space.tp = int_list("--tp", *o.tp, io::kMaxDegree);
+  if (o.pp) space.pp = int_list("--pp", *o.pp, io::kMaxDegree);
+  if (o.cp) space.cp = int_list("--cp", *o.cp, io::kMaxDegree);
+  if (o.micro_batch) {
+    // micro_batch x seq_len tokens, as the scenario loader bounds them.
+    const std::int64_t seq_len = std::clamp<std::int64_t>(o.seq_len.value_or(1), 1,
+                                                          parallel::kMaxSeqLen);
+    space.micro_batch =
+        int_list("--micro-batch", *o.micro_batch, parallel::kMaxMicroBatchTokens / seq_len);
+  }
+  if (o.virtual_stages) {
+    space.virtual_stages = int_list("--virtual-stages", *o.virtual_stages, parallel::kMaxGpus);
+  }
   if (o.sharding) {
     space.sharding = enum_list("--sharding", *o.sharding,
                                {Sharding::None, Sharding::Zero1, Sharding::ShardGradOp,
@@ -129,6 +160,19 @@ sweep::SearchSpace space_of(const SearchOptions& o) {
       }
       space.sequence_parallel.push_back(item == "true");
     }
+  }
+  // enumerate_plans holds every plan in memory: bound the space before it does. An upper
+  // estimate (duplicates and pp = 1 folding not subtracted), in double so it cannot overflow.
+  const auto n = [](const auto& list) { return static_cast<double>(list.size()); };
+  const double schedules = n(space.schedule) * n(space.virtual_stages) + 1;
+  const double plans = n(space.tp) * n(space.pp) * schedules * n(space.cp) *
+                       n(space.sequence_parallel) * n(space.micro_batch) * n(space.sharding) *
+                       n(space.recompute);
+  if (plans > static_cast<double>(kMaxSearchPlans)) {
+    throw ConfigError("command line (--tp, --pp, --cp, --micro-batch, ...)", "",
+                      "search space of up to " + std::to_string(static_cast<std::int64_t>(plans)) +
+                          " plans: too large; expected at most " +
+                          std::to_string(kMaxSearchPlans) + " (fewer values per flag)");
   }
   return space;
 }
@@ -364,6 +408,18 @@ void write_explanation(std::ostream& out, const sweep::SearchResult& result,
   write_differences(out, d, rd, b, rb, faster);
 }
 
+// What identifies a sharded search for trainsim merge: a digest of every plan of the space, in
+// enumeration order (sweep::fnv1a64, an identity check rather than security). Shards of
+// searches with different spaces or scenarios then never merge, even with equal plan counts.
+std::string search_digest(const parallel::Scenario& base, const sweep::SearchSpace& space) {
+  std::string text;
+  for (const parallel::Scenario& s : sweep::enumerate_plans(base, space)) {
+    text += io::scenario_to_json(s).dump();
+    text += '\n';
+  }
+  return io::digest_text(sweep::fnv1a64(text));
+}
+
 int run_search(const SearchOptions& o) {
   const sweep::Shard shard = sweep::shard_from_flags(
       o.shard, sweep::ShardEnvironment{.slurm_array_task_id = env("SLURM_ARRAY_TASK_ID"),
@@ -371,7 +427,7 @@ int run_search(const SearchOptions& o) {
                                        .job_completion_index = env("JOB_COMPLETION_INDEX"),
                                        .shard_count = o.shard_count});
   if (o.top < 1) throw ConfigError("--top", "", "expected at least 1, got " + std::to_string(o.top));
-  if (o.jobs < 0) throw ConfigError("--jobs", "", "negative; expected 0 (all cores) or more");
+  const int jobs = sweep::parse_jobs(o.jobs, "--jobs");
   keep_freed_memory();
   const sweep::SearchSpace space = space_of(o);
   const parallel::Scenario base = base_of(o);
@@ -380,13 +436,17 @@ int run_search(const SearchOptions& o) {
       : o.objective == "usd_per_million_tokens" ? sweep::Objective::UsdPerMillionTokens
                                                 : sweep::Objective::TokensPerS;
   const sweep::Progress progress = terminal_progress();
-  const sweep::SearchResult result = sweep::search(
-      base, space, objective, o.jobs == 0 ? sweep::default_jobs() : o.jobs, shard, progress);
+  const sweep::SearchResult result =
+      sweep::search(base, space, objective, jobs, shard, progress,
+                    o.full_simulation ? report::SimulationMode::Full
+                                      : report::SimulationMode::Extrapolate);
   if (o.format == "json") {
     nlohmann::ordered_json doc;
     doc["context"] = io::report_context();
     doc["objective"] = sweep::to_string(objective);
     doc["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
+    // Only with --shard, so that an unsharded document keeps its bytes (merge drops the key).
+    if (!o.shard.empty()) doc["spec"] = search_digest(base, space);
     doc["top"] = o.top;  // each shard keeps its best `top`: trainsim merge needs to know it
     doc["enumerated"] = result.enumerated;
     doc["evaluated"] = result.in_shard;
@@ -463,7 +523,9 @@ void register_search(CLI::App& app, int& exit_code) {
   c->add_option("--top", o->top, "Plans to print (default 5)");
   c->add_option("--format", o->format, "table | json")->check(CLI::IsMember({"table", "json"}));
   c->add_flag("--explain", o->explain, "Say why the best plan beats pure data parallelism");
-  c->add_option("--jobs,-j", o->jobs, "Threads (default 0: all cores)");
+  c->add_flag("--full-simulation", o->full_simulation,
+              "Simulate every micro-batch instead of extrapolating the steady state");
+  c->add_option("--jobs,-j", o->jobs, "Threads, 1 to 1024 (default 0: all cores)");
   c->add_option("--shard", o->shard, "Evaluate only plans with index % N == K (K/N), or auto");
   c->add_option("--shard-count", o->shard_count, "Number of shards with --shard auto");
   c->add_option("--tp", o->tp, "TP degrees to try, e.g. 1,2,4,8");

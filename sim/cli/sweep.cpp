@@ -3,29 +3,32 @@
 // spec's order. `--list` prints the scenarios' axis values without simulating.
 
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <mutex>
+#include <optional>
+#include <string_view>
+
+#include "trainsim/error.hpp"
+#include "trainsim/sweep/shard.hpp"
 
 #include "sim/cli/batch.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/io/atomic_file.hpp"
 #include "sim/io/sweep_writer.hpp"
 #include "sim/sweep/sweep_run.hpp"
 #include "sim/sweep/sweep_spec.hpp"
-#include "trainsim/error.hpp"
-#include "trainsim/sweep/shard.hpp"
 
 namespace trainsim::cli {
 namespace {
 
 struct SweepOptions {
   std::string spec;
-  int jobs = 0;
+  std::string jobs = "0";
   std::string shard;
   std::optional<std::int64_t> shard_count;
   std::string format = "csv";
   std::string output;
   bool list = false;
+  bool full_simulation = false;
 };
 
 std::optional<std::string> env(const char* name) {
@@ -42,52 +45,49 @@ sweep::Shard shard_of(const std::string& shard, std::optional<std::int64_t> coun
                                      .shard_count = count});
 }
 
-void write_output(const std::string& path, const std::string& text) {
-  if (path.empty() || path == "-") {
-    std::cout << text;
-    return;
-  }
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw ConfigError(path, "", "cannot write the file; expected a writable path");
-}
-
 // "index,<axis keys>" then one line per scenario of the shard, values as compact JSON.
-std::string list_text(const sweep::SweepSpec& spec, const sweep::Shard& shard) {
-  std::string out = "index";
+void write_list(const sweep::SweepSpec& spec, const sweep::Shard& shard, io::Output& out) {
+  std::string line = "index";
   for (const std::string& key : spec.keys) {
-    out += ',';
-    out += key;
+    line += ',';
+    line += key;
   }
-  out += "\n";
+  out.write(line + "\n");
   const std::int64_t n = shard.size_of(spec.size());
   for (std::int64_t k = 0; k < n; ++k) {
     const std::int64_t index = shard.index + k * shard.count;
-    out += std::to_string(index);
+    line = std::to_string(index);
     for (const nlohmann::json& v : spec.point(index)) {
-      out += ',';
-      out += v.is_string() ? v.get<std::string>() : v.dump();
+      line += ',';
+      line += v.is_string() ? v.get<std::string>() : v.dump();
     }
-    out += "\n";
+    line += "\n";
+    out.write(line);
   }
-  return out;
 }
 
 int run_sweep_command(const SweepOptions& o) {
   const sweep::Shard shard = shard_of(o.shard, o.shard_count);
-  if (o.jobs < 0) throw ConfigError("--jobs", "", "negative; expected 0 (all cores) or more");
+  const int jobs = sweep::parse_jobs(o.jobs, "--jobs");
   keep_freed_memory();
   const sweep::SweepSpec spec = sweep::read_sweep_spec(o.spec);
+  io::Output out(o.output);
   if (o.list) {
-    write_output(o.output, list_text(spec, shard));
+    write_list(spec, shard, out);
+    out.commit();
     return 0;
   }
   sweep::SweepRunOptions run;
   run.shard = shard;
-  run.jobs = o.jobs == 0 ? sweep::default_jobs() : o.jobs;
+  run.jobs = jobs;
   run.format = o.format == "json" ? io::SweepFormat::JsonLines : io::SweepFormat::Csv;
   run.progress = terminal_progress();
-  write_output(o.output, sweep::run_sweep(spec, run));
+  if (o.full_simulation) run.mode = report::SimulationMode::Full;
+  // Any --shard (even 0/1) marks the output for trainsim merge; without it the bytes are the
+  // plain rows, as before end records existed.
+  run.end_record = o.shard.empty() ? sweep::EndRecord::None : sweep::EndRecord::Shard;
+  sweep::write_sweep(spec, run, [&out](std::string_view text) { out.write(text); });
+  out.commit();
   return 0;
 }
 
@@ -101,7 +101,7 @@ void register_sweep(CLI::App& app, int& exit_code) {
       "spec's order (first axis slowest). See docs/sweep.md for the spec format.");
   c->add_option("spec", o->spec, "Sweep spec JSON: {\"base\": ..., \"axes\": ..., \"zip\": ...}")
       ->required();
-  c->add_option("--jobs,-j", o->jobs, "Threads (default 0: all cores)");
+  c->add_option("--jobs,-j", o->jobs, "Threads, 1 to 1024 (default 0: all cores)");
   c->add_option("--shard", o->shard,
                 "Evaluate only slice K of N (0-based, scenarios with index % N == K), or 'auto' "
                 "to read SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX");
@@ -111,6 +111,8 @@ void register_sweep(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"csv", "json"}));
   c->add_option("-o,--output", o->output, "Write to this file instead of stdout");
   c->add_flag("--list", o->list, "List the scenarios (index and axis values) without simulating");
+  c->add_flag("--full-simulation", o->full_simulation,
+              "Simulate every micro-batch instead of extrapolating the steady state");
   c->callback([o, &exit_code]() { exit_code = run_sweep_command(*o); });
 }
 

@@ -3,6 +3,7 @@
 // the measurement in the source's own metric; print a table, JSON or CSV, optionally a plot of
 // predicted against measured drawn by python3 and matplotlib.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +20,7 @@
 
 #include "sim/cli/batch.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/io/atomic_file.hpp"
 #include "sim/io/json_reader.hpp"
 #include "sim/io/spellcheck.hpp"
 #include "sim/io/stack_loader.hpp"
@@ -31,7 +33,7 @@ namespace {
 struct ValidateOptions {
   std::string file;  // empty: the built-in runs
   std::string format = "table";
-  int jobs = 0;
+  std::string jobs = "0";
   std::string source;
   std::string plot;
   std::vector<std::string> stacks;  // "ID=FILE"
@@ -50,6 +52,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 data_path, out_path = sys.argv[1], sys.argv[2]
+# The image goes to a temporary name first, so the format comes from the final name.
+out_format = sys.argv[3] if len(sys.argv) > 3 else None
 with open(data_path, encoding="utf-8") as f:
     data = json.load(f)
 rows = [r for r in data["rows"] if r["status"] == "compared"]
@@ -109,7 +113,7 @@ fig.legend([handles[i] for i in order], [names[i] for i in order], loc="lower ce
            ncol=min(6, len(names)), fontsize=8, frameon=False)
 fig.suptitle("trainsim validate: predicted against measured (dashed: +-10 %)")
 fig.tight_layout(rect=(0, 0.12, 1, 0.95))
-fig.savefig(out_path, dpi=120, metadata={"Software": None})
+fig.savefig(out_path, format=out_format, dpi=120, metadata={"Software": None})
 )PY";
 
 // A path quoted for /bin/sh.
@@ -136,22 +140,46 @@ void draw_plot(const nlohmann::json& data, const std::string& out_path) {
   const std::filesystem::path dir(dir_template);
   const std::filesystem::path script = dir / "plot_validation.py";
   const std::filesystem::path json = dir / "validation.json";
-  std::ofstream(script) << kPlotScript;
-  std::ofstream(json) << data.dump() << '\n';
+  // The side files live in a private temporary folder, removed whatever happens.
+  struct RemoveFolder {
+    std::filesystem::path path;
+    ~RemoveFolder() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } const remove_folder{dir};
+  const auto write_side_file = [&](const std::filesystem::path& path, const std::string& text) {
+    std::ofstream file(path, std::ios::binary);
+    file << text;
+    file.flush();
+    if (!file) {
+      throw ConfigError("--plot " + out_path, "",
+                        "cannot write the side file " + path.string() +
+                            "; expected a writable temporary folder with free space");
+    }
+  };
+  write_side_file(script, kPlotScript);
+  write_side_file(json, data.dump() + "\n");
+  // python3 draws into a temporary file beside the target, renamed onto it only once drawn:
+  // a failed or interrupted plot leaves no partial PNG.
+  io::AtomicFile image(out_path);
+  std::string format = std::filesystem::path(out_path).extension().string();
+  format = format.empty() ? "png" : format.substr(1);
+  std::transform(format.begin(), format.end(), format.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const std::string command = "python3 " + shell_quote(script.string()) + " " +
-                              shell_quote(json.string()) + " " + shell_quote(out_path) +
+                              shell_quote(json.string()) + " " +
+                              shell_quote(image.temporary_path()) + " " + shell_quote(format) +
                               " >/dev/null 2>&1";
-  const int rc = std::system(command.c_str());
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  if (rc != 0) {
+  if (std::system(command.c_str()) != 0) {
     throw ConfigError("--plot " + out_path, "",
                       "python3 could not draw the plot; expected a writable PNG path");
   }
+  image.commit();
 }
 
 int run_validate(const ValidateOptions& o) {
-  if (o.jobs < 0) throw ConfigError("--jobs", "", "negative; expected 0 (all cores) or more");
+  const int jobs = sweep::parse_jobs(o.jobs, "--jobs");
   const std::string name = o.file.empty() ? validation::kBuiltinRunsName : o.file;
   const std::string text =
       o.file.empty() ? validation::builtin_runs_text() : validation::read_runs_file(o.file);
@@ -179,7 +207,7 @@ int run_validate(const ValidateOptions& o) {
     stacks[id] = std::move(j);
   }
   const validation::ValidationReport report =
-      validation::validate_runs(runs, {.jobs = o.jobs == 0 ? sweep::default_jobs() : o.jobs,
+      validation::validate_runs(runs, {.jobs = jobs,
                                        .source_filter = o.source,
                                        .stacks = std::move(stacks)});
   const validation::RunsInfo info{.runs = name,
@@ -209,7 +237,7 @@ void register_validate(CLI::App& app, int& exit_code) {
                 "validation/published_runs.json");
   c->add_option("--format", o->format, "table | json | csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  c->add_option("--jobs,-j", o->jobs, "Threads (default 0: all cores)");
+  c->add_option("--jobs,-j", o->jobs, "Threads, 1 to 1024 (default 0: all cores)");
   c->add_option("--source", o->source, "Only rows whose source_group contains this text");
   c->add_option("--stack", o->stacks,
                 "ID=FILE: run the rows mapped to built-in stack ID with the stack in FILE "

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 
 #include "trainsim/calibrate/parameters.hpp"
@@ -16,6 +14,10 @@
 
 namespace trainsim::io {
 namespace {
+
+// Counts stored as int (channels, SMs, GPUs or NICs per node): far above any hardware, and
+// checked so that a value from a file is never truncated.
+constexpr std::int64_t kMaxSmallCount = std::int64_t{1} << 16U;
 
 using hardware::AlgorithmGraphs;
 using hardware::ChannelGraph;
@@ -173,7 +175,7 @@ void read_nccl_constants(ObjectReader v, GpuArch arch, const std::string& host_c
 
 ChannelGraph read_graph(ObjectReader r) {
   ChannelGraph g;
-  g.channels = static_cast<int>(r.integer("channels", 0));
+  g.channels = static_cast<int>(r.integer("channels", 0, kMaxSmallCount));
   if (g.channels > 64) throw r.error("channels", "expected at most 64 channels (NCCL's maximum)");
   // A graph with no channels has no bandwidth; one with channels needs both speeds.
   const bool none = g.channels == 0;
@@ -461,7 +463,7 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
     hw.gpu.hbm_capacity = g.bytes("hbm_capacity");
     hw.gpu.hbm_bandwidth = g.bandwidth("hbm_bandwidth");
     // The SM count (datasheet): tiles of a GEMM run in waves of one per SM.
-    hw.gpu.sms = static_cast<int>(g.integer("sms", 1));
+    hw.gpu.sms = static_cast<int>(g.integer("sms", 1, kMaxSmallCount));
     if (hw.gpu.sms > 100000) throw g.error("sms", "expected at most 100000 SMs");
     hw.gpu.gemm = read_gemm(g.object("gemm"));
     hw.gpu.attention = read_attention(g.object("attention"));
@@ -472,7 +474,7 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
   }
   {
     auto n = top.object("node");
-    hw.node.gpus_per_node = static_cast<int>(n.integer("gpus_per_node", 1));
+    hw.node.gpus_per_node = static_cast<int>(n.integer("gpus_per_node", 1, kMaxSmallCount));
     if (hw.node.gpus_per_node > 1024) {
       throw n.error("gpus_per_node", "expected at most 1024 GPUs per node");
     }
@@ -491,14 +493,14 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
   }
   {
     auto f = top.object("fabric");
-    hw.fabric.nics_per_node = static_cast<int>(f.integer("nics_per_node", 1));
+    hw.fabric.nics_per_node = static_cast<int>(f.integer("nics_per_node", 1, kMaxSmallCount));
     hw.fabric.nic_bandwidth = f.bandwidth("nic_bandwidth");
     hw.fabric.latency = f.seconds("latency");
     const std::string topo = f.choice("topology", {"fat_tree", "rail_optimized"});
     hw.fabric.topology = topo == "fat_tree" ? hardware::FabricTopology::FatTree
                                             : hardware::FabricTopology::RailOptimized;
     hw.fabric.oversubscription = number_in(f, "oversubscription", 1.0, 1000.0);
-    hw.fabric.nodes_per_leaf = static_cast<int>(f.integer("nodes_per_leaf", 1));
+    hw.fabric.nodes_per_leaf = static_cast<int>(f.integer("nodes_per_leaf", 1, kMaxSmallCount));
     if (f.has("efficiency_at_scale")) {
       throw f.error("efficiency_at_scale",
                     "moved: per-doubling efficiency is now fitted per algorithm at "
@@ -556,10 +558,15 @@ HardwareDocument load_hardware_document(const std::string& name_or_path) {
               std::string(kProfileFolder) + "/" + name_or_path + ".json"};
     }
   }
-  std::ifstream in(name_or_path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return {nlohmann::ordered_json::parse(text.str()), name_or_path};
+  // The file passed load_hardware's checks; read it bounded again for its key order.
+  const std::string text = read_text_file(name_or_path, kMaxJsonBytes, "a hardware profile");
+  try {
+    return {nlohmann::ordered_json::parse(text), name_or_path};
+  } catch (const nlohmann::json::exception&) {
+    // Changed between the two reads: parse it again for the project's message.
+    (void)parse_json(text, name_or_path);
+    throw;
+  }
 }
 
 hardware::HardwareSpec load_hardware(const std::string& name_or_path) {
@@ -570,6 +577,9 @@ hardware::HardwareSpec load_hardware(const std::string& name_or_path) {
     }
   }
   std::error_code ec;
+  if (std::filesystem::is_directory(name_or_path, ec)) {
+    throw ConfigError(name_or_path, "", "is a directory; expected a hardware profile JSON file");
+  }
   if (std::filesystem::is_regular_file(name_or_path, ec)) {
     return hardware_from_json(read_json_file(name_or_path), name_or_path, "");
   }

@@ -1,8 +1,14 @@
 #include "sim/io/json_reader.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <cstdint>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim/io/spellcheck.hpp"
 
@@ -43,13 +49,26 @@ std::string pointer_token(const std::string& key) {
 }
 
 std::string describe_json(const nlohmann::json& value) {
-  std::string text = value.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  // Replacement characters for invalid UTF-8 (a string set from the command line): a message
+  // must not throw.
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() > 60) {
+    // Cut before a UTF-8 continuation byte never: back up to the start of a character.
+    std::size_t cut = 57;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) --cut;
+    text = text.substr(0, cut) + "...";
+  }
   if (value.is_object() || value.is_array()) return std::string(type_name(value)) + " " + text;
   return text;
 }
 
-nlohmann::json parse_json(const std::string& text, const std::string& source) {
+namespace {
+
+// nlohmann's parse of text already checked by check_json_text. Every nlohmann exception becomes
+// a ConfigError naming `source`: a syntax error with its line and column, out_of_range
+// ("number overflow parsing '1e400'") with nlohmann's words.
+nlohmann::json parse_unchecked(const std::string& text, const std::string& source,
+                               const std::string& expected) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
@@ -67,16 +86,130 @@ nlohmann::json parse_json(const std::string& text, const std::string& source) {
     }
     throw ConfigError(source, "",
                       "invalid JSON at line " + std::to_string(line) + ", column " +
-                          std::to_string(column) + "; expected a JSON document");
+                          std::to_string(column) + "; " + expected);
+  } catch (const nlohmann::json::exception& e) {
+    std::string message = e.what();
+    // "[json.exception.out_of_range.406] number overflow parsing '1e400'" -> the part after "] ".
+    if (const auto cut = message.find("] "); cut != std::string::npos) {
+      message = message.substr(cut + 2);
+    }
+    throw ConfigError(source, "", "invalid JSON (" + message + "); " + expected);
   }
 }
 
+}  // namespace
+
+nlohmann::json parse_json(const std::string& text, const std::string& source) {
+  return parse_checked_json(text, source, kMaxJsonBytes, kMaxJsonDepth, "a JSON document",
+                            "expected a JSON document");
+}
+
+namespace {
+
+// "a readable measurement document" from "a measurement document".
+std::string readable(const std::string& what) {
+  if (what.rfind("a ", 0) == 0) return "a readable " + what.substr(2);
+  if (what.rfind("an ", 0) == 0) return "a readable " + what.substr(3);
+  return "a readable file with " + what;
+}
+
+// Closes a file descriptor on scope exit.
+struct FileDescriptor {
+  int fd = -1;
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  explicit FileDescriptor(int f) : fd(f) {}
+  ~FileDescriptor() {
+    if (fd >= 0) (void)::close(fd);
+  }
+};
+
+}  // namespace
+
+std::string read_text_file(
+    const std::string& path, std::size_t max_bytes, const std::string& what,
+    const std::function<void(std::string_view chunk, std::size_t offset)>& inspect) {
+  const auto too_large = [&](const std::string& got) {
+    return ConfigError(path, "",
+                       "file too large; expected " + what + " of at most " +
+                           std::to_string(max_bytes >> 20U) + " MiB, got " + got);
+  };
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    throw ConfigError(path, "", "cannot open file; expected " + readable(what));
+  }
+  if (S_ISDIR(info.st_mode)) throw ConfigError(path, "", "is a directory; expected " + what);
+  if (S_ISREG(info.st_mode) && static_cast<std::uintmax_t>(info.st_size) > max_bytes) {
+    throw too_large(std::to_string(info.st_size) + " bytes");
+  }
+  // O_NONBLOCK: opening a named pipe waits for a writer otherwise. Reads block again after.
+  const FileDescriptor file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (file.fd < 0) throw ConfigError(path, "", "cannot open file; expected " + readable(what));
+  const int flags = ::fcntl(file.fd, F_GETFL);
+  if (flags >= 0) (void)::fcntl(file.fd, F_SETFL, flags & ~O_NONBLOCK);
+  // Chunks of at most 1 MiB, and never more than max_bytes + 1 bytes in all: /dev/zero, a pipe
+  // that never ends or a file that grows is refused after reading just past the limit.
+  std::string text;
+  std::vector<char> chunk(std::size_t{1} << 20U);
+  for (;;) {
+    const std::size_t want = std::min(chunk.size(), max_bytes + 1 - text.size());
+    const ::ssize_t got = ::read(file.fd, chunk.data(), want);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw ConfigError(path, "", "read error; expected " + readable(what));
+    }
+    if (got == 0) break;
+    const std::string_view part(chunk.data(), static_cast<std::size_t>(got));
+    if (inspect) inspect(part, text.size());
+    text.append(part);
+    if (text.size() > max_bytes) throw too_large("more");
+  }
+  if (text.empty() && S_ISFIFO(info.st_mode)) {
+    throw ConfigError(path, "", "empty input from a pipe nobody writes to; expected " + what);
+  }
+  return text;
+}
+
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot open file; expected a readable JSON file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_json(text.str(), path);
+  return parse_checked_json(read_text_file(path, kMaxJsonBytes, "a JSON document"), path,
+                            kMaxJsonBytes, kMaxJsonDepth, "a JSON document",
+                            "expected a JSON document");
+}
+
+bool is_valid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t extra = 0;
+    unsigned lo = 0x80;  // bounds of the second byte (RFC 3629 §4)
+    unsigned hi = 0xBF;
+    if (c < 0x80U) {
+      ++i;
+      continue;
+    }
+    if (c >= 0xC2U && c <= 0xDFU) {
+      extra = 1;
+    } else if (c >= 0xE0U && c <= 0xEFU) {
+      extra = 2;
+      if (c == 0xE0U) lo = 0xA0;  // no overlong forms
+      if (c == 0xEDU) hi = 0x9F;  // no surrogates
+    } else if (c >= 0xF0U && c <= 0xF4U) {
+      extra = 3;
+      if (c == 0xF0U) lo = 0x90;  // no overlong forms
+      if (c == 0xF4U) hi = 0x8F;  // nothing above U+10FFFF
+    } else {
+      return false;
+    }
+    if (extra >= text.size() - i) return false;  // truncated sequence
+    for (std::size_t k = 1; k <= extra; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      const unsigned low = k == 1 ? lo : 0x80U;
+      const unsigned high = k == 1 ? hi : 0xBFU;
+      if (b < low || b > high) return false;
+    }
+    i += extra + 1;
+  }
+  return true;
 }
 
 ObjectReader::ObjectReader(const nlohmann::json& json, std::string source, std::string pointer)
@@ -172,17 +305,34 @@ double ObjectReader::fraction(const std::string& key) {
 
 std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_value) {
   // Counts above 2^53 are not exact as JSON doubles and far beyond any cluster or batch.
-  constexpr double kMax = 9007199254740992.0;
+  return integer(key, min_value, std::int64_t{1} << 53U);
+}
+
+std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_value,
+                                   std::int64_t max_value) {
   const auto& v = at(key);
-  const bool whole = v.is_number_integer() ||
-                     (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+  const bool whole =
+      v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                std::floor(v.get<double>()) == v.get<double>());
   if (!whole) throw error(key, "expected an integer, got " + describe_json(v));
+  // Compared as doubles first: 1e30 or -1e30 do not fit an int64 at all.
   const double d = v.get<double>();
-  if (d > kMax) throw error(key, "expected an integer <= 2^53, got " + describe_json(v));
-  const auto value = v.is_number_integer() ? v.get<std::int64_t>() : static_cast<std::int64_t>(d);
-  if (d < static_cast<double>(min_value) || value < min_value) {
+  if (d > static_cast<double>(max_value) ||
+      (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max_value))) {
+    if (max_value == std::int64_t{1} << 53U) {
+      throw error(key, "expected an integer <= 2^53, got " + describe_json(v));
+    }
+    throw error(key,
+                describe_json(v) + ": out of range; expected at most " + std::to_string(max_value));
+  }
+  if (d < static_cast<double>(min_value)) {
     throw error(
         key, "expected an integer >= " + std::to_string(min_value) + ", got " + describe_json(v));
+  }
+  const auto value = v.is_number_integer() ? v.get<std::int64_t>() : static_cast<std::int64_t>(d);
+  if (value < min_value || value > max_value) {
+    throw error(key, "expected an integer in [" + std::to_string(min_value) + ", " +
+                         std::to_string(max_value) + "], got " + describe_json(v));
   }
   return value;
 }
@@ -277,16 +427,7 @@ nlohmann::json parse_checked_json(const std::string& text, const std::string& so
                                   std::size_t max_bytes, int max_depth, const std::string& what,
                                   const std::string& expected) {
   check_json_text(text, source, max_bytes, max_depth, what);
-  try {
-    return parse_json(text, source);
-  } catch (const nlohmann::json::exception& e) {
-    std::string message = e.what();
-    // "[json.exception.out_of_range.406] number overflow parsing '1e400'" -> the part after "] ".
-    if (const auto cut = message.find("] "); cut != std::string::npos) {
-      message = message.substr(cut + 2);
-    }
-    throw ConfigError(source, "", "invalid JSON (" + message + "); " + expected);
-  }
+  return parse_unchecked(text, source, expected);
 }
 
 }  // namespace trainsim::io

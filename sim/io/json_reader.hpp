@@ -4,24 +4,51 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "sim/io/unit_parse.hpp"
 #include "trainsim/error.hpp"
+
+#include "sim/io/unit_parse.hpp"
 
 namespace trainsim::io {
 
-// Reads a whole file as JSON. Throws ConfigError naming the file for an unreadable file or
+// Limits on every JSON input (scenario, hardware, model, stack, sweep spec, runs, measurements):
+// no input trainsim reads comes near them, and they keep /dev/zero, a FIFO that never ends or a
+// 100,000-level nesting from exhausting memory or the stack.
+inline constexpr std::size_t kMaxJsonBytes = std::size_t{64} << 20U;  // 64 MiB
+inline constexpr int kMaxJsonDepth = 64;
+
+// Reads at most `max_bytes` of the file at `path`, in chunks, never more than max_bytes + 1
+// bytes in all, so an endless stream (/dev/zero, a FIFO) or a huge file is refused at once; a
+// regular file's size is checked before reading (a 4 GiB sparse file costs nothing). A named
+// pipe nobody writes to is opened without waiting and read as empty input, refused. `what`
+// names the expected content ("a scenario file"); `inspect`, if given, sees each chunk and its
+// offset as it arrives and may throw (NUL bytes, gzip magic) before the rest is read. Throws
+// ConfigError naming `path` for a directory, an unopenable or unreadable file, an empty pipe or
+// more than `max_bytes`.
+std::string read_text_file(
+    const std::string& path, std::size_t max_bytes, const std::string& what,
+    const std::function<void(std::string_view chunk, std::size_t offset)>& inspect = {});
+
+// Reads a whole file as JSON: read_text_file and parse_checked_json with the limits above.
+// Throws ConfigError naming the file for an unreadable, too large or too deeply nested file or
 // malformed JSON (with line and column).
 nlohmann::json read_json_file(const std::string& path);
-// Parses `text` as JSON; `source` names it in errors.
+// Parses `text` as JSON; `source` names it in errors. The text is checked first with
+// check_json_text and the limits above; every nlohmann exception becomes a ConfigError.
 nlohmann::json parse_json(const std::string& text, const std::string& source);
+
+// True when `text` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points
+// above U+10FFFF), the only text nlohmann can write back as JSON.
+[[nodiscard]] bool is_valid_utf8(std::string_view text);
 // Refuses, before parsing, text that no JSON input of trainsim may be: longer than `max_bytes`
 // ("file too large; expected <what> of at most ..."), holding a NUL byte (binary data), or
 // nesting objects and arrays deeper than `max_depth` (naming the line). Throws ConfigError
@@ -62,8 +89,11 @@ class ObjectReader {
   [[nodiscard]] double number_or(const std::string& key, double fallback);
   // A number in (0, 1], named *_efficiency or *_fraction in the specs.
   [[nodiscard]] double fraction(const std::string& key);
-  // An integer >= min_value.
+  // An integer >= min_value (and <= 2^53, the largest a JSON double holds exactly).
   [[nodiscard]] std::int64_t integer(const std::string& key, std::int64_t min_value);
+  // An integer in [min_value, max_value]; a larger one is "out of range; expected at most ...".
+  [[nodiscard]] std::int64_t integer(const std::string& key, std::int64_t min_value,
+                                     std::int64_t max_value);
   [[nodiscard]] std::int64_t integer_or(const std::string& key, std::int64_t min_value,
                                         std::int64_t fallback);
   // A string with a unit; a bare number is rejected with the expected form. The value must be

@@ -4,8 +4,6 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
@@ -381,28 +379,28 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& sourc
 }
 
 KinetoTrace read_kineto_trace(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(path, "", "is a directory; " + kExpectTrace);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot open file; " + kExpectTrace);
-  // Read in chunks so /dev/zero or a huge file is refused after one chunk or 64 MiB.
+  // Bounded, chunk by chunk: gzip is refused at its magic bytes, a huge file or a pipe that
+  // never ends after 64 MiB, a named pipe nobody writes to at once.
   std::string text;
-  std::vector<char> chunk(std::size_t{1} << 20U);
-  for (;;) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const auto got = static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0));
-    text.append(chunk.data(), got);
-    if (is_gzip(text)) throw gzip_error(path);
-    if (text.size() > kMaxBytes) {
+  try {
+    text =
+        read_text_file(path, kMaxBytes, "a trace", [&path](std::string_view part, std::size_t at) {
+          if (at == 0 && is_gzip(part)) throw gzip_error(path);
+        });
+  } catch (const ConfigError& e) {
+    if (e.problem().rfind("is a directory", 0) == 0) {
+      throw ConfigError(path, "", "is a directory; " + kExpectTrace);
+    }
+    if (e.problem().rfind("cannot open", 0) == 0) {
+      throw ConfigError(path, "", "cannot open file; " + kExpectTrace);
+    }
+    if (e.problem().rfind("file too large", 0) == 0) {
       throw ConfigError(path, "",
                         "file too large; expected a trace of at most 64 MiB, got more (profile "
                         "fewer steps, e.g. schedule(wait=1, warmup=1, active=2))");
     }
-    if (!in) break;
+    throw;
   }
-  if (in.bad()) throw ConfigError(path, "", "read error; " + kExpectTrace);
   return parse_kineto_trace(text, path);
 }
 

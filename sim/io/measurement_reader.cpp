@@ -6,13 +6,13 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string_view>
 #include <vector>
 
 #include "trainsim/collective/collective_model.hpp"
 #include "trainsim/error.hpp"
+#include "trainsim/parallel/scenario.hpp"
 
 #include "sim/io/json_reader.hpp"
 #include "sim/io/spellcheck.hpp"
@@ -240,8 +240,8 @@ void check_nodes(ObjectReader& r, std::int64_t ranks, std::int64_t nodes) {
 calibrate::CollectivePoint collective_of(ObjectReader& r, const Record& rec) {
   calibrate::CollectivePoint p;
   p.op = op_of(r);
-  const std::int64_t ranks = r.integer("ranks", 1);
-  const std::int64_t nodes = r.integer("nodes", 1);
+  const std::int64_t ranks = r.integer("ranks", 1, parallel::kMaxGpus);
+  const std::int64_t nodes = r.integer("nodes", 1, parallel::kMaxGpus);
   check_nodes(r, ranks, nodes);
   // The fullest node holds at least ceil(ranks / nodes) ranks (nodes x ranks_per_node >= ranks)
   // and at most ranks - (nodes - 1), since each of the other nodes holds one rank or more.
@@ -277,8 +277,8 @@ calibrate::LogReference log_of(ObjectReader& r, const Record& rec) {
                  ? path.string()
                  : (std::filesystem::path(rec.origin.source).parent_path() / path).string();
   if (r.has("op")) log.op = op_of(r);
-  if (r.has("ranks")) log.ranks = r.integer("ranks", 1);
-  if (r.has("nodes")) log.nodes = r.integer("nodes", 1);
+  if (r.has("ranks")) log.ranks = r.integer("ranks", 1, parallel::kMaxGpus);
+  if (r.has("nodes")) log.nodes = r.integer("nodes", 1, parallel::kMaxGpus);
   if (log.ranks && log.nodes) check_nodes(r, *log.ranks, *log.nodes);
   log.algorithm = algorithm_of(r);
   log.protocol = protocol_of(r);
@@ -371,36 +371,16 @@ MeasurementDocument parse_measurement_document(const std::string& text, const st
 }
 
 MeasurementDocument read_measurement_document(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(path, "", "is a directory; expected a measurement document (a JSON file)");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw ConfigError(path, "", "cannot open file; expected a readable measurement document");
-  }
-  // Read in chunks so /dev/zero or a huge file is refused after one chunk or 64 MiB, not after
-  // filling memory.
-  std::string text;
-  std::vector<char> chunk(std::size_t{1} << 20U);
-  for (;;) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const auto got = static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0));
-    const std::string_view part(chunk.data(), got);
-    if (const auto nul = part.find('\0'); nul != std::string_view::npos) {
-      throw ConfigError(path, "",
-                        "NUL byte at offset " + std::to_string(text.size() + nul) +
-                            "; expected a JSON text file, got binary data");
-    }
-    if (text.size() + got > kMaxBytes) {
-      throw ConfigError(path, "",
-                        "file too large; expected a measurement document of at most 64 MiB, got "
-                        "more");
-    }
-    text.append(part);
-    if (!in) break;
-  }
-  if (in.bad()) throw ConfigError(path, "", "read error; expected a readable measurement document");
+  // Bounded, chunk by chunk: /dev/zero is refused at its first NUL byte, a huge file or a pipe
+  // that never ends after 64 MiB, a named pipe nobody writes to at once.
+  const std::string text = read_text_file(
+      path, kMaxBytes, "a measurement document", [&path](std::string_view part, std::size_t at) {
+        if (const auto nul = part.find('\0'); nul != std::string_view::npos) {
+          throw ConfigError(path, "",
+                            "NUL byte at offset " + std::to_string(at + nul) +
+                                "; expected a JSON text file, got binary data");
+        }
+      });
   return parse_measurement_document(text, path);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <filesystem>
 #include <string_view>
 #include <vector>
@@ -86,17 +87,47 @@ void check_heads(ObjectReader& r, const ModelSpec& m, const std::string& heads_k
   }
 }
 
+// Bounds on products of the keys (model_spec.hpp), once the keys are each in range: the
+// attention width and the parameter count. The count is estimated in double, where it cannot
+// overflow, from the same terms as model::num_parameters.
+void check_size(ObjectReader& r, const ModelSpec& m, const std::string& heads_key,
+                const std::string& layers_key) {
+  if (m.num_heads * m.head_dim > model::kMaxAttentionWidth) {
+    throw r.error(heads_key, "heads x head_dim = " + std::to_string(m.num_heads) + " x " +
+                                 std::to_string(m.head_dim) + " = " +
+                                 std::to_string(m.num_heads * m.head_dim) +
+                                 ": out of range; expected at most " +
+                                 std::to_string(model::kMaxAttentionWidth));
+  }
+  const auto h = static_cast<double>(m.hidden);
+  const auto q = static_cast<double>(m.num_heads * m.head_dim);
+  const auto kv = static_cast<double>(m.num_kv_heads * m.head_dim);
+  const auto f = static_cast<double>(m.ffn_hidden);
+  const double layer =
+      2.0 * h * q + 2.0 * h * kv + 3.0 * h * f + 2.0 * q + 2.0 * kv + 3.0 * f + 6.0 * h;
+  const double total = static_cast<double>(m.num_layers) * layer +
+                       2.0 * static_cast<double>(m.vocab) * h +
+                       static_cast<double>(m.max_positions) * h + 2.0 * h;
+  if (total > static_cast<double>(model::kMaxParameters)) {
+    char count[32];
+    (void)std::snprintf(count, sizeof count, "%.3g", total);
+    throw r.error(layers_key, std::string("the model has about ") + count +
+                                  " parameters: out of range; expected at most 2^50 (about "
+                                  "1.13e+15)");
+  }
+}
+
 ModelSpec from_trainsim_keys(ObjectReader& r) {
   ModelSpec m;
   m.id = r.string_or("name", r.source());
-  m.num_layers = r.integer("layers", 1);
-  m.hidden = r.integer("hidden", 1);
-  m.num_heads = r.integer("heads", 1);
-  m.num_kv_heads = r.integer("kv_heads", 1);
+  m.num_layers = r.integer("layers", 1, model::kMaxLayers);
+  m.hidden = r.integer("hidden", 1, model::kMaxHidden);
+  m.num_heads = r.integer("heads", 1, model::kMaxHeads);
+  m.num_kv_heads = r.integer("kv_heads", 1, model::kMaxHeads);
   const bool head_dim_given = r.has("head_dim");
-  m.head_dim = head_dim_given ? r.integer("head_dim", 1) : 0;
-  m.ffn_hidden = r.integer("ffn_hidden", 1);
-  m.vocab = r.integer("vocab", 1);
+  m.head_dim = head_dim_given ? r.integer("head_dim", 1, model::kMaxHeadDim) : 0;
+  m.ffn_hidden = r.integer("ffn_hidden", 1, model::kMaxFfnHidden);
+  m.vocab = r.integer("vocab", 1, model::kMaxVocab);
   m.activation = r.choice("activation", {"swiglu", "gelu"}) == "swiglu" ? Activation::SwiGlu
                                                                         : Activation::Gelu;
   m.norm =
@@ -107,7 +138,7 @@ ModelSpec from_trainsim_keys(ObjectReader& r) {
                          : pos == "learned" ? PositionEmbedding::Learned
                                             : PositionEmbedding::Alibi;
   if (m.position_embedding == PositionEmbedding::Learned) {
-    m.max_positions = r.integer("max_positions", 1);
+    m.max_positions = r.integer("max_positions", 1, model::kMaxPositions);
   } else if (r.has("max_positions")) {
     throw r.error("max_positions",
                   "max_positions is the size of a learned position table; "
@@ -118,14 +149,16 @@ ModelSpec from_trainsim_keys(ObjectReader& r) {
   m.linear_bias = r.boolean_or("linear_bias", false);
   check_heads(r, m, "heads", "kv_heads", "hidden", head_dim_given, "head_dim");
   if (!head_dim_given) m.head_dim = m.hidden / m.num_heads;
+  check_size(r, m, head_dim_given ? "head_dim" : "heads", "layers");
   r.finish();
   return m;
 }
 
 // An integer key that Hugging Face allows to be null ("use the default").
-std::optional<std::int64_t> nullable_integer(ObjectReader& r, const std::string& key) {
+std::optional<std::int64_t> nullable_integer(ObjectReader& r, const std::string& key,
+                                             std::int64_t max_value) {
   if (!r.has(key) || r.raw(key).is_null()) return std::nullopt;
-  return r.integer(key, 1);
+  return r.integer(key, 1, max_value);
 }
 
 ModelSpec from_hugging_face(ObjectReader& r) {
@@ -137,14 +170,15 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   }
   ModelSpec m;
   m.id = r.source();
-  m.num_layers = r.integer("num_hidden_layers", 1);
-  m.hidden = r.integer("hidden_size", 1);
-  m.num_heads = r.integer("num_attention_heads", 1);
+  m.num_layers = r.integer("num_hidden_layers", 1, model::kMaxLayers);
+  m.hidden = r.integer("hidden_size", 1, model::kMaxHidden);
+  m.num_heads = r.integer("num_attention_heads", 1, model::kMaxHeads);
   // LlamaConfig: num_key_value_heads None means multi-head attention.
-  m.num_kv_heads = nullable_integer(r, "num_key_value_heads").value_or(m.num_heads);
-  const auto head_dim = nullable_integer(r, "head_dim");
-  m.ffn_hidden = r.integer("intermediate_size", 1);
-  m.vocab = r.integer("vocab_size", 1);
+  m.num_kv_heads =
+      nullable_integer(r, "num_key_value_heads", model::kMaxHeads).value_or(m.num_heads);
+  const auto head_dim = nullable_integer(r, "head_dim", model::kMaxHeadDim);
+  m.ffn_hidden = r.integer("intermediate_size", 1, model::kMaxFfnHidden);
+  m.vocab = r.integer("vocab_size", 1, model::kMaxVocab);
 
   const std::string model_type = r.string_or("model_type", "llama");
   const std::string act =
@@ -179,6 +213,7 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   check_heads(r, m, "num_attention_heads", "num_key_value_heads", "hidden_size",
               head_dim.has_value(), "head_dim");
   m.head_dim = head_dim.value_or(m.hidden / std::max<std::int64_t>(m.num_heads, 1));
+  check_size(r, m, head_dim ? "head_dim" : "num_attention_heads", "num_hidden_layers");
   r.finish();
   return m;
 }
@@ -204,6 +239,10 @@ model::ModelSpec load_model(const std::string& name_or_path) {
     return m;
   }
   std::error_code ec;
+  if (std::filesystem::is_directory(name_or_path, ec)) {
+    throw ConfigError(name_or_path, "",
+                      "is a directory; expected a model JSON file or a Hugging Face config.json");
+  }
   if (std::filesystem::is_regular_file(name_or_path, ec)) {
     return model_from_json(read_json_file(name_or_path), name_or_path, "");
   }

@@ -9,8 +9,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -20,6 +18,8 @@
 #include <vector>
 
 #include "trainsim/error.hpp"
+
+#include "sim/io/json_reader.hpp"
 
 namespace trainsim::io {
 namespace {
@@ -478,6 +478,13 @@ NcclTestsLog LogParser::parse(std::string_view text) {
     const auto end = std::min(text.find('\n', start), text.size());
     lines.push_back(text.substr(start, end - start));
     start = end + 1;
+  }
+  // Host names, labels and comments may reach JSON outputs, which hold UTF-8 only.
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (!is_valid_utf8(lines[i])) {
+      fail(static_cast<int>(i + 1),
+           "not valid UTF-8 text; expected the text output of an nccl-tests binary");
+    }
   }
   const Prefix prefix = detect_prefix(lines);
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -1030,31 +1037,26 @@ calibrate::NcclTestsLog parse_nccl_tests(const std::string& text, const std::str
 
 calibrate::NcclTestsLog read_nccl_tests_file(const std::string& path,
                                              std::optional<collective::Op> claimed_op) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(path, "", "cannot read: it is a directory; expected an nccl-tests log");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot open the file");
-  // Read in chunks so that /dev/zero or a huge binary is refused after one chunk, not after
-  // filling memory.
+  // Bounded, chunk by chunk: /dev/zero is refused at its first NUL byte, a huge file or a pipe
+  // that never ends after 64 MiB, a named pipe nobody writes to at once.
   std::string text;
-  std::array<char, 1 << 16> chunk{};
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const auto got = static_cast<std::size_t>(in.gcount());
-    const std::string_view piece(chunk.data(), got);
-    if (piece.find('\0') != std::string_view::npos) {
-      throw ConfigError(path, "",
-                        "binary data (a NUL byte); expected the text output of an nccl-tests "
-                        "binary");
+  try {
+    text = read_text_file(path, kMaxLogBytes, "an nccl-tests log",
+                          [&path](std::string_view part, std::size_t) {
+                            if (part.find('\0') != std::string_view::npos) {
+                              throw ConfigError(path, "",
+                                                "binary data (a NUL byte); expected the text "
+                                                "output of an nccl-tests binary");
+                            }
+                          });
+  } catch (const ConfigError& e) {
+    if (e.problem().rfind("is a directory", 0) == 0) {
+      throw ConfigError(path, "", "cannot read: it is a directory; expected an nccl-tests log");
     }
-    if (text.size() + got > kMaxLogBytes) {
-      throw ConfigError(path, "", "file too large; expected an nccl-tests log of at most 64 MiB");
-    }
-    text.append(piece);
+    if (e.problem().rfind("cannot open", 0) == 0)
+      throw ConfigError(path, "", "cannot open the file");
+    throw;
   }
-  if (in.bad()) throw ConfigError(path, "", "cannot read the file");
   return parse_nccl_tests(text, path, claimed_op);
 }
 

@@ -5,12 +5,13 @@
 #include <tuple>
 #include <utility>
 
+#include "trainsim/parallel/placement.hpp"
+
 #include "sim/io/hardware_loader.hpp"
 #include "sim/io/json_reader.hpp"
 #include "sim/io/model_loader.hpp"
 #include "sim/io/spellcheck.hpp"
 #include "sim/io/stack_loader.hpp"
-#include "trainsim/parallel/placement.hpp"
 
 namespace trainsim::io {
 namespace {
@@ -98,34 +99,60 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
   const bool has_gpus = cluster.has("gpus");
   if (has_nodes == has_gpus) {
     throw ConfigError(doc.source, "/cluster",
-                      has_nodes ? "both nodes and gpus given; expected one of them"
-                                : "missing nodes or gpus; expected {\"nodes\": N} or {\"gpus\": G}");
+                      has_nodes
+                          ? "both nodes and gpus given; expected one of them"
+                          : "missing nodes or gpus; expected {\"nodes\": N} or {\"gpus\": G}");
   }
-  s.gpus = has_gpus ? cluster.integer("gpus", 1)
-                    : cluster.integer("nodes", 1) * s.hardware.node.gpus_per_node;
+  if (has_gpus) {
+    s.gpus = cluster.integer("gpus", 1, parallel::kMaxGpus);
+  } else {
+    const std::int64_t per_node = s.hardware.node.gpus_per_node;
+    const std::int64_t nodes = cluster.integer("nodes", 1, parallel::kMaxGpus);
+    if (nodes > parallel::kMaxGpus / per_node) {
+      throw cluster.error("nodes", std::to_string(nodes) + " nodes of " + std::to_string(per_node) +
+                                       " GPUs: out of range; expected at most " +
+                                       std::to_string(parallel::kMaxGpus) + " GPUs in all");
+    }
+    s.gpus = nodes * per_node;
+  }
   cluster.finish();
 
   ObjectReader training = top.object("training");
-  s.training.seq_len = training.integer("seq_len", 1);
+  s.training.seq_len = training.integer("seq_len", 1, parallel::kMaxSeqLen);
   s.training.micro_batch = training.integer_or("micro_batch", 1, 1);
+  if (s.training.micro_batch > parallel::kMaxMicroBatchTokens / s.training.seq_len) {
+    // micro_batch * seq_len would overflow the products of the workload (tokens x widths).
+    throw training.error("micro_batch",
+                         std::to_string(s.training.micro_batch) + " sequences of " +
+                             std::to_string(s.training.seq_len) +
+                             " tokens: out of range; expected micro_batch x seq_len at most " +
+                             std::to_string(parallel::kMaxMicroBatchTokens) + " tokens");
+  }
   s.training.precision = precision_from(training.choice_or("precision", kPrecisions, "bf16"));
   s.training.optimizer =
       pick<Optimizer>(training.choice_or("optimizer", kOptimizers, "adamw"), kOptimizers);
   const bool has_global_batch = training.has("global_batch");
-  if (has_global_batch) s.training.global_batch = training.integer("global_batch", 1);
+  if (has_global_batch) {
+    s.training.global_batch = training.integer("global_batch", 1, parallel::kMaxGlobalBatch);
+  }
 
   parallel::ParallelPlan& p = s.parallel;
   if (top.has("parallel")) {
     ObjectReader par = top.object("parallel");
-    p.tp = par.integer_or("tp", 1, 1);
-    p.pp = par.integer_or("pp", 1, 1);
-    p.cp = par.integer_or("cp", 1, 1);
+    // tp, pp and cp are at most kMaxDegree, so their product fits an int64; the others at most
+    // the largest cluster.
+    auto degree = [&par](const char* key, std::int64_t fallback, std::int64_t max_value) {
+      return par.has(key) ? par.integer(key, 1, max_value) : fallback;
+    };
+    p.tp = degree("tp", 1, kMaxDegree);
+    p.pp = degree("pp", 1, kMaxDegree);
+    p.cp = degree("cp", 1, kMaxDegree);
     p.sequence_parallel = par.boolean_or("sequence_parallel", false);
     p.schedule =
         pick<PipelineSchedule>(par.choice_or("pipeline_schedule", kSchedules, "1f1b"), kSchedules);
-    p.virtual_stages = par.integer_or("virtual_stages", 1, 1);
+    p.virtual_stages = degree("virtual_stages", 1, parallel::kMaxGpus);
     p.sharding = pick<Sharding>(par.choice_or("sharding", kShardings, "none"), kShardings);
-    p.shard_group = par.integer_or("shard_group", 1, 0);
+    p.shard_group = degree("shard_group", 0, parallel::kMaxGpus);
     p.recompute = pick<Recompute>(par.choice_or("recompute", kRecomputes, "none"), kRecomputes);
     par.finish();
   } else {
@@ -133,10 +160,20 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
   }
   // Megatron-LM turns sequence parallelism off when tp == 1 (arguments.py); so does trainsim.
   if (p.tp == 1) p.sequence_parallel = false;
-  const std::int64_t model_parallel = p.tp * p.pp * p.cp;
-  p.dp = s.gpus % model_parallel == 0 ? s.gpus / model_parallel : 0;
+  // Checked all the same (a Scenario may be built in code): an overflowing tp x pp x cp cannot
+  // divide the GPUs either, and dp = 0 marks the plan invalid for parallel::validate to explain.
+  const auto model_parallel = parallel::model_parallel_size(p);
+  p.dp = model_parallel && s.gpus % *model_parallel == 0 ? s.gpus / *model_parallel : 0;
   if (!has_global_batch) {
+    // dp x micro_batch <= 2^24 x 2^32 fits; past kMaxGlobalBatch the plan is out of range.
     s.training.global_batch = std::max<std::int64_t>(1, p.dp) * s.training.micro_batch;
+    if (s.training.global_batch > parallel::kMaxGlobalBatch) {
+      throw training.error(
+          "micro_batch",
+          "the default global_batch dp x micro_batch = " + std::to_string(s.training.global_batch) +
+              ": out of range; expected at most " + std::to_string(parallel::kMaxGlobalBatch) +
+              " (or give global_batch)");
+    }
   }
   training.finish();
   top.finish();
@@ -154,17 +191,25 @@ ScenarioDocument read_scenario_file(const std::string& path) {
 }
 
 const std::vector<std::string>& scenario_paths() {
-  static const std::vector<std::string> paths = {
-      "hardware",           "model",
-      "stack",
-      "cluster.nodes",      "cluster.gpus",
-      "training.seq_len",   "training.global_batch",
-      "training.micro_batch", "training.precision",
-      "training.optimizer", "parallel.tp",
-      "parallel.pp",        "parallel.cp",
-      "parallel.sequence_parallel", "parallel.pipeline_schedule",
-      "parallel.virtual_stages",    "parallel.sharding",
-      "parallel.shard_group",       "parallel.recompute"};
+  static const std::vector<std::string> paths = {"hardware",
+                                                 "model",
+                                                 "stack",
+                                                 "cluster.nodes",
+                                                 "cluster.gpus",
+                                                 "training.seq_len",
+                                                 "training.global_batch",
+                                                 "training.micro_batch",
+                                                 "training.precision",
+                                                 "training.optimizer",
+                                                 "parallel.tp",
+                                                 "parallel.pp",
+                                                 "parallel.cp",
+                                                 "parallel.sequence_parallel",
+                                                 "parallel.pipeline_schedule",
+                                                 "parallel.virtual_stages",
+                                                 "parallel.sharding",
+                                                 "parallel.shard_group",
+                                                 "parallel.recompute"};
   return paths;
 }
 
@@ -173,9 +218,10 @@ void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json val
   const std::string path(dotted);
   const auto& known = scenario_paths();
   if (std::find(known.begin(), known.end(), path) == known.end()) {
-    throw ConfigError(origin, "", "unknown scenario key '" + path + "'" +
-                                      did_you_mean(path, known) + "; expected one of the keys of "
-                                      "a scenario such as parallel.tp or cluster.gpus");
+    throw ConfigError(origin, "",
+                      "unknown scenario key '" + path + "'" + did_you_mean(path, known) +
+                          "; expected one of the keys of "
+                          "a scenario such as parallel.tp or cluster.gpus");
   }
   if (!doc.json.is_object()) doc.json = nlohmann::json::object();
   nlohmann::json* node = &doc.json;
@@ -226,18 +272,17 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
                              {"sharding", parallel::to_string(p.sharding)},
                              {"recompute", parallel::to_string(p.recompute)}};
   if (p.sharding == Sharding::HybridShard) parallel["shard_group"] = parallel::hybrid_shard_size(s);
-  return nlohmann::json{
-      {"hardware", s.hardware_name},
-      {"model", s.model_name},
-      {"stack", s.stack_name},
-      {"cluster", {{"gpus", s.gpus}, {"nodes", s.nodes()}}},
-      {"training",
-       {{"seq_len", s.training.seq_len},
-        {"global_batch", s.training.global_batch},
-        {"micro_batch", s.training.micro_batch},
-        {"precision", parallel::to_string(s.training.precision)},
-        {"optimizer", parallel::to_string(s.training.optimizer)}}},
-      {"parallel", parallel}};
+  return nlohmann::json{{"hardware", s.hardware_name},
+                        {"model", s.model_name},
+                        {"stack", s.stack_name},
+                        {"cluster", {{"gpus", s.gpus}, {"nodes", s.nodes()}}},
+                        {"training",
+                         {{"seq_len", s.training.seq_len},
+                          {"global_batch", s.training.global_batch},
+                          {"micro_batch", s.training.micro_batch},
+                          {"precision", parallel::to_string(s.training.precision)},
+                          {"optimizer", parallel::to_string(s.training.optimizer)}}},
+                        {"parallel", parallel}};
 }
 
 }  // namespace trainsim::io

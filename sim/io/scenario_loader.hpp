@@ -14,6 +14,10 @@
 
 namespace trainsim::io {
 
+// Largest tp, pp and cp a scenario, a sweep axis or a search space accepts: 2^20 each, so that
+// tp x pp x cp <= 2^60 fits an int64 wherever it is formed, not only where it is checked.
+inline constexpr std::int64_t kMaxDegree = std::int64_t{1} << 20U;
+
 // A scenario document and where it came from.
 struct ScenarioDocument {
   nlohmann::json json = nlohmann::json::object();
@@ -40,8 +44,11 @@ void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json val
 // global_batch defaults to dp x micro_batch (no accumulation); micro_batch 1; precision bf16;
 // optimizer adamw; tp = pp = cp = 1; sequence_parallel false; pipeline_schedule 1f1b;
 // virtual_stages 1; sharding none; recompute none; stack pytorch-2.3-fsdp (kDefaultStack).
-// Throws ConfigError for bad input. Plan problems (tp not dividing heads, ...) are not checked
-// here: call parallel::validate. A gpus count not divisible by tp*pp*cp leaves dp = 0.
+// Counts are bounded (parallel::kMaxGpus, kMaxSeqLen, kMaxGlobalBatch, kMaxMicroBatchTokens
+// in scenario.hpp): a larger one is "out of range; expected at most ...", so no product of
+// counts overflows. Throws ConfigError for bad input. Plan problems (tp not dividing heads, ...)
+// are not checked here: call parallel::validate. A gpus count not divisible by tp*pp*cp leaves dp =
+// 0.
 [[nodiscard]] parallel::Scenario scenario_from_document(const ScenarioDocument& doc);
 
 // The resolved scenario as JSON, dp included: the report's "scenario" object.

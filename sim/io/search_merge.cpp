@@ -85,7 +85,7 @@ double score(const Json& plan, const std::string& objective, const std::string& 
 void check_one_split(const std::vector<Shard>& shards) {
   const Shard& first = shards.front();
   for (const Shard& s : shards) {
-    for (const char* key : {"context", "objective", "top", "enumerated"}) {
+    for (const char* key : {"context", "objective", "top", "enumerated", "spec"}) {
       if (require(*s.doc, key, s.source->source) !=
           require(*first.doc, key, first.source->source)) {
         throw ConfigError(s.source->source, std::string("/") + key,
@@ -132,7 +132,7 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
     Json& doc = docs.emplace_back();
     try {
       doc = Json::parse(o.text);
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {  // parse_error, or out_of_range for 1e400
       throw ConfigError(o.source, "",
                         std::string("not valid JSON (") + e.what() + "); " + kExpected);
     }
@@ -223,6 +223,7 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
   // The first document gives the key order; its shard, counts and plans are replaced.
   Json merged = *first.doc;
   merged["shard"] = "0/1";
+  merged.erase("spec");  // sharded documents only: the unsharded search has no such key
   for (const auto& [key, value] : sums) merged[key] = value;
   Json plans = Json::array();
   for (std::size_t i = 0; i < std::min(top, ranked.size()); ++i) {

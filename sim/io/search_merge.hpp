@@ -25,8 +25,9 @@ struct MergedSearch {
 };
 
 // Joins the shards' documents. Throws ConfigError naming the file and key for: text that is not
-// a search document, a missing key, a different trainsim version, objective, top or space size,
-// a shard given twice or missing, and a plan index that appears twice.
+// a search document, a missing key, a different trainsim version, objective, top, space size or
+// space digest ("spec", which `trainsim search --shard` writes), a shard given twice or missing,
+// and a plan index that appears twice.
 [[nodiscard]] MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs);
 
 }  // namespace trainsim::io

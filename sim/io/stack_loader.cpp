@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "trainsim/error.hpp"
+#include "trainsim/model/model_spec.hpp"
 
 #include "sim/io/builtin_data.hpp"
 #include "sim/io/json_reader.hpp"
@@ -18,7 +19,9 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
   s.name = r.string("name");
 
   ObjectReader fsdp = r.object("fsdp");
-  s.fsdp_forward_prefetch = static_cast<int>(fsdp.integer("forward_prefetch", 1));
+  // At most 2^16 layers are prefetched (model::kMaxLayers): an int, never truncated.
+  s.fsdp_forward_prefetch =
+      static_cast<int>(fsdp.integer("forward_prefetch", 1, model::kMaxLayers));
   if (s.fsdp_forward_prefetch > 64) {  // a sanity bound: PyTorch FSDP keeps 2 in flight
     throw fsdp.error("forward_prefetch", "expected at most 64 AllGathers in flight, got " +
                                              std::to_string(s.fsdp_forward_prefetch));
@@ -85,6 +88,9 @@ stack::StackSpec load_stack(const std::string& name_or_path) {
     return stack_from_json(parse_json(std::string(*builtin), source), source, "");
   }
   std::error_code ec;
+  if (std::filesystem::is_directory(name_or_path, ec)) {
+    throw ConfigError(name_or_path, "", "is a directory; expected a software stack JSON file");
+  }
   if (std::filesystem::is_regular_file(name_or_path, ec)) {
     return stack_from_json(read_json_file(name_or_path), name_or_path, "");
   }

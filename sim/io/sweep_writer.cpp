@@ -1,18 +1,27 @@
 #include "sim/io/sweep_writer.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
+
+#include "trainsim/error.hpp"
+#include "trainsim/parallel/placement.hpp"
+#include "trainsim/sweep/shard.hpp"
 
 #include "sim/io/report_writer.hpp"
 #include "sim/io/scenario_loader.hpp"
-#include "trainsim/error.hpp"
-#include "trainsim/parallel/placement.hpp"
+#include "sim/sweep/sweep_spec.hpp"
 
 namespace trainsim::io {
 namespace {
@@ -60,17 +69,38 @@ std::optional<std::int64_t> leading_index(std::string_view line, SweepFormat for
   return v;
 }
 
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    const std::size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    if (nl == std::string_view::npos) break;
-    text.remove_prefix(nl + 1);
+// Fields of one CSV line, counting quoted fields (RFC 4180) as one; nullopt when a quote is
+// left open (a row cut inside a quoted field).
+std::optional<std::size_t> csv_field_count(std::string_view line) {
+  std::size_t fields = 1;
+  bool quoted = false;
+  for (const char c : line) {
+    if (c == '"') {
+      quoted = !quoted;  // a doubled quote toggles twice
+    } else if (c == ',' && !quoted) {
+      ++fields;
+    }
   }
-  return lines;
+  if (quoted) return std::nullopt;
+  return fields;
+}
+
+std::string hex16(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string shard_text(std::int64_t k, std::int64_t n) {
+  return std::to_string(k) + "/" + std::to_string(n);
+}
+
+const char* format_name(SweepFormat f) { return f == SweepFormat::Csv ? "CSV" : "JSON lines"; }
+
+// How a complete shard output ends, for messages.
+std::string end_record_example(SweepFormat f) {
+  return f == SweepFormat::Csv ? "'# trainsim shard K/N of ... rows'"
+                               : "'{\"trainsim_shard\":\"K/N\",...}'";
 }
 
 }  // namespace
@@ -91,7 +121,8 @@ std::string progress_text(std::int64_t done, std::int64_t total, double elapsed_
                     std::string(static_cast<std::size_t>(kWidth - filled), '.') + "] " +
                     std::to_string(done) + "/" + std::to_string(total);
   char tail[64];
-  const double eta = done > 0 ? elapsed_s * static_cast<double>(total - done) / static_cast<double>(done) : 0.0;
+  const double eta =
+      done > 0 ? elapsed_s * static_cast<double>(total - done) / static_cast<double>(done) : 0.0;
   std::snprintf(tail, sizeof tail, " %5.1f%%  ETA %.0f s ", 100.0 * fraction, eta);
   return bar + tail;
 }
@@ -102,8 +133,7 @@ std::string csv_header() {
   return out + "\n";
 }
 
-std::string csv_row(std::int64_t index, const parallel::Scenario& s,
-                    const sweep::Evaluation& e) {
+std::string csv_row(std::int64_t index, const parallel::Scenario& s, const sweep::Evaluation& e) {
   const parallel::ParallelPlan& p = s.parallel;
   std::vector<std::string> f = {
       std::to_string(index),
@@ -130,17 +160,16 @@ std::string csv_row(std::int64_t index, const parallel::Scenario& s,
       p.sequence_parallel ? "true" : "false"};
   if (e.report) {
     const report::Report& r = *e.report;
-    for (const double v :
-         {r.iteration_time.value(), r.tokens_per_s, r.tokens_per_s_per_gpu,
-          r.model_flops_per_gpu.value() / 1e12, r.mfu, r.hfu, r.compute.value(),
-          r.communication.value(), r.exposed_communication.value(), r.bubble.value(),
-          r.memory.total.value()}) {
+    for (const double v : {r.iteration_time.value(), r.tokens_per_s, r.tokens_per_s_per_gpu,
+                           r.model_flops_per_gpu.value() / 1e12, r.mfu, r.hfu, r.compute.value(),
+                           r.communication.value(), r.exposed_communication.value(),
+                           r.bubble.value(), r.memory.total.value()}) {
       f.push_back(format_number(v));
     }
     f.emplace_back(r.memory.fits ? "true" : "false");
-    for (const double v : {r.power.per_gpu.value(), r.power.cluster.value(),
-                           r.power.energy_per_iteration.value(), r.power.tokens_per_joule,
-                           r.cost.usd_per_million_tokens}) {
+    for (const double v :
+         {r.power.per_gpu.value(), r.power.cluster.value(), r.power.energy_per_iteration.value(),
+          r.power.tokens_per_joule, r.cost.usd_per_million_tokens}) {
       f.push_back(format_number(v));
     }
   } else {
@@ -157,8 +186,7 @@ std::string csv_row(std::int64_t index, const parallel::Scenario& s,
   return out + "\n";
 }
 
-std::string json_line(std::int64_t index, const parallel::Scenario& s,
-                      const sweep::Evaluation& e) {
+std::string json_line(std::int64_t index, const parallel::Scenario& s, const sweep::Evaluation& e) {
   nlohmann::ordered_json line;
   line["index"] = index;
   line["scenario"] = scenario_to_json(s);
@@ -174,97 +202,467 @@ std::string json_line(std::int64_t index, const parallel::Scenario& s,
   return line.dump() + "\n";
 }
 
-std::string merge_outputs(const std::vector<SweepOutput>& outputs,
-                          std::optional<std::int64_t> expected) {
-  if (outputs.empty()) throw ConfigError("merge", "", "no inputs; expected one or more files");
-  // The format of the first non-empty file decides; JSON lines start with '{'.
+std::string digest_text(std::uint64_t digest) { return hex16(digest); }
+
+std::string trailer_line(const ShardTrailer& t, SweepFormat format) {
+  const std::string shard = shard_text(t.shard_index, t.shard_count);
+  if (format == SweepFormat::Csv) {
+    return "# trainsim shard " + shard + " of " + std::to_string(t.scenarios) +
+           " scenarios, spec " + hex16(t.spec_digest) + ", " + std::to_string(t.rows) + " rows\n";
+  }
+  return "{\"trainsim_shard\":\"" + shard + "\",\"scenarios\":" + std::to_string(t.scenarios) +
+         ",\"spec\":\"" + hex16(t.spec_digest) + "\",\"rows\":" + std::to_string(t.rows) + "}\n";
+}
+
+std::optional<ShardTrailer> parse_trailer(std::string_view line, SweepFormat format) {
+  // Read the numbers loosely, then require the line to be exactly what trailer_line writes for
+  // them: one strict definition of the format, in trailer_line.
+  ShardTrailer t;
+  long long k = 0;
+  long long n = 0;
+  long long scenarios = 0;
+  unsigned long long digest = 0;
+  long long rows = 0;
+  const std::string text(line);
+  const char* pattern = format == SweepFormat::Csv
+                            ? "# trainsim shard %lld/%lld of %lld scenarios, spec %16llx, %lld rows"
+                            : "{\"trainsim_shard\":\"%lld/"
+                              "%lld\",\"scenarios\":%lld,\"spec\":\"%16llx\",\"rows\":%lld}";
+  if (std::sscanf(text.c_str(), pattern, &k, &n, &scenarios, &digest, &rows) != 5) {
+    return std::nullopt;
+  }
+  // No sweep is larger than kMaxSweepSize, and more shards than that would be empty.
+  if (n < 1 || k < 0 || k >= n || n > sweep::kMaxSweepSize || scenarios < 0 ||
+      scenarios > sweep::kMaxSweepSize || rows < 0) {
+    return std::nullopt;
+  }
+  t = ShardTrailer{.shard_index = k,
+                   .shard_count = n,
+                   .scenarios = scenarios,
+                   .spec_digest = digest,
+                   .rows = rows};
+  if (trailer_line(t, format) != text + "\n") return std::nullopt;
+  return t;
+}
+
+namespace {
+
+// Longest line merge reads: far above any row (a JSON line is a few KiB), far below memory; a
+// sparse or binary file fails at its first line instead of being read whole.
+constexpr std::size_t kMaxLineBytes = std::size_t{4} << 20;
+constexpr std::size_t kReadChunkBytes = std::size_t{1} << 20;
+
+// One merge input read line by line from its start, in bounded memory.
+class LineSource {
+ public:
+  LineSource() = default;
+  virtual ~LineSource() = default;
+  LineSource(const LineSource&) = delete;
+  LineSource& operator=(const LineSource&) = delete;
+  LineSource(LineSource&&) = delete;
+  LineSource& operator=(LineSource&&) = delete;
+
+  [[nodiscard]] virtual const std::string& name() const = 0;
+  // Starts again at the first line.
+  virtual void rewind() = 0;
+  // The next line without its '\n' (nor a '\r' before it), valid until the next call; nullopt
+  // at the end. `terminated` says whether a '\n' ended it. Throws ConfigError for a line longer
+  // than kMaxLineBytes or a read error.
+  virtual std::optional<std::string_view> next(bool& terminated) = 0;
+};
+
+std::string_view strip_cr(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+class TextSource final : public LineSource {
+ public:
+  explicit TextSource(const SweepOutput& output) : output_(output) {}
+  [[nodiscard]] const std::string& name() const override { return output_.source; }
+  void rewind() override { pos_ = 0; }
+  std::optional<std::string_view> next(bool& terminated) override {
+    const std::string_view text = output_.text;
+    if (pos_ >= text.size()) return std::nullopt;
+    const std::size_t nl = text.find('\n', pos_);
+    terminated = nl != std::string_view::npos;
+    const std::size_t end = terminated ? nl : text.size();
+    const std::string_view line = text.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    return strip_cr(line);
+  }
+
+ private:
+  const SweepOutput& output_;
+  std::size_t pos_ = 0;
+};
+
+class FileSource final : public LineSource {
+ public:
+  explicit FileSource(std::string path) : path_(std::move(path)) { rewind(); }
+  [[nodiscard]] const std::string& name() const override { return path_; }
+  void rewind() override {
+    in_ = open_output_file(path_);
+    buffer_.clear();
+    pos_ = 0;
+    eof_ = false;
+    line_ = 0;
+  }
+  std::optional<std::string_view> next(bool& terminated) override {
+    while (true) {
+      const std::size_t nl = buffer_.find('\n', pos_);
+      if (nl != std::string::npos) {
+        const std::string_view line(buffer_.data() + pos_, nl - pos_);
+        pos_ = nl + 1;
+        ++line_;
+        terminated = true;
+        return strip_cr(line);
+      }
+      if (buffer_.size() - pos_ > kMaxLineBytes) {
+        throw ConfigError(path_, "line " + std::to_string(line_ + 1),
+                          "line longer than " + std::to_string(kMaxLineBytes >> 20) +
+                              " MiB; expected the CSV or JSON-lines output of trainsim sweep");
+      }
+      if (eof_) {
+        if (pos_ >= buffer_.size()) return std::nullopt;
+        const std::string_view line(buffer_.data() + pos_, buffer_.size() - pos_);
+        pos_ = buffer_.size();
+        ++line_;
+        terminated = false;
+        return strip_cr(line);
+      }
+      buffer_.erase(0, pos_);
+      pos_ = 0;
+      const std::size_t old = buffer_.size();
+      buffer_.resize(old + kReadChunkBytes);
+      in_.read(buffer_.data() + old, static_cast<std::streamsize>(kReadChunkBytes));
+      buffer_.resize(old + static_cast<std::size_t>(in_.gcount()));
+      if (in_.bad()) {
+        throw ConfigError(path_, "", "cannot read the file; expected a sweep or search output");
+      }
+      if (in_.eof()) eof_ = true;
+    }
+  }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  std::string buffer_;
+  std::size_t pos_ = 0;
+  bool eof_ = false;
+  std::int64_t line_ = 0;
+};
+
+// What pass 1 learns of one shard output, all checked.
+struct ShardFile {
+  LineSource* source = nullptr;
+  ShardTrailer trailer;
+};
+
+std::string where_line(std::int64_t line) { return "line " + std::to_string(line); }
+
+// Pass 1 over one input: every line read once, in bounded memory. Checks the format (against
+// `format` when set), the CSV header (against `header` when set), each row's shape and place in
+// the shard, the end record and the row count. Sets `format` and `header` from the first input.
+ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::string& header,
+                      const std::string& header_source) {
+  const std::string& name = src.name();
+  src.rewind();
+  bool terminated = false;
+  std::optional<std::string_view> line = src.next(terminated);
+  if (!line) {
+    throw ConfigError(name, "",
+                      "empty file (the shard did not start or was cut short); expected the "
+                      "complete output of `trainsim sweep --shard K/N`; rerun that shard");
+  }
+  // JSON lines start with '{'; a CSV output with its header.
+  const SweepFormat this_format =
+      line->substr(0, 1) == "{" ? SweepFormat::JsonLines : SweepFormat::Csv;
+  if (format && *format != this_format) {
+    throw ConfigError(name, "",
+                      std::string("format differs from the other inputs; expected ") +
+                          format_name(*format) + ", got " + format_name(this_format));
+  }
+  format = this_format;
+  std::int64_t number = 1;  // of `line`
+  std::size_t num_fields = 0;
+  if (this_format == SweepFormat::Csv) {
+    const std::string h(*line);
+    if (h.rfind("index,", 0) != 0) {
+      throw ConfigError(name, "line 1",
+                        "not a sweep CSV header; expected a header starting with 'index,', got '" +
+                            h.substr(0, 40) + "'");
+    }
+    if (header_source.empty()) {
+      header = h;
+    } else if (h != header) {
+      throw ConfigError(name, "line 1",
+                        "CSV header differs from " + header_source +
+                            "'s; expected the same columns from the same trainsim version, got a "
+                            "different header");
+    }
+    num_fields = *csv_field_count(h);
+    line = src.next(terminated);
+    ++number;
+  }
+  // Rows are checked one line late: the last line is the end record, not a row. Their indices
+  // must go up by one stride from the first; the end record then says which stride and start
+  // they must have had (k, k + n, k + 2n, ...).
+  std::string pending;
+  std::int64_t rows = 0;
+  std::int64_t first_index = 0;
+  std::int64_t stride = 0;
+  std::int64_t previous = 0;
+  std::int64_t second_line = 0;
+  const auto check_row = [&](std::string_view row, std::int64_t at) {
+    const std::string where = where_line(at);
+    const std::optional<std::int64_t> index = leading_index(row, this_format);
+    if (!index) {
+      throw ConfigError(
+          name, where,
+          std::string("row without an index; expected a line starting with ") +
+              (this_format == SweepFormat::Csv ? "'<index>,'" : "'{\"index\":<index>,'") +
+              ", got '" + std::string(row.substr(0, 40)) + "'");
+    }
+    if (this_format == SweepFormat::Csv) {
+      const std::optional<std::size_t> fields = csv_field_count(row);
+      if (fields != num_fields) {
+        throw ConfigError(
+            name, where,
+            "truncated or malformed row " + std::to_string(*index) + " (" +
+                (fields ? std::to_string(*fields) + " fields" : std::string("an unclosed quote")) +
+                "); expected " + std::to_string(num_fields) + " fields, as in the header");
+      }
+    } else if (!nlohmann::json::accept(row)) {
+      throw ConfigError(name, where,
+                        "row " + std::to_string(*index) +
+                            " is not valid JSON (truncated?); expected one JSON object per line");
+    }
+    if (rows == 0) {
+      first_index = *index;
+    } else if (rows == 1) {
+      stride = *index - previous;
+      second_line = at;
+    }
+    if (rows >= 1 && (*index - previous != stride || stride <= 0)) {
+      throw ConfigError(name, where,
+                        "row " + std::to_string(*index) + " out of place after row " +
+                            std::to_string(previous) + "; expected row " +
+                            std::to_string(previous + std::max<std::int64_t>(stride, 1)) +
+                            " (a shard's rows i with i % N == K, in order)");
+    }
+    previous = *index;
+    ++rows;
+  };
+  std::int64_t first_line = 0;
+  std::optional<std::int64_t> pending_line;
+  while (line) {
+    if (pending_line) {
+      if (rows == 0) first_line = *pending_line;
+      check_row(pending, *pending_line);
+    }
+    pending.assign(line->data(), line->size());
+    pending_line = number;
+    line = src.next(terminated);
+    ++number;
+  }
+  const std::int64_t last = pending_line.value_or(number - 1);
+  if (!pending_line) {
+    // A CSV file holding only its header.
+    throw ConfigError(name, where_line(last),
+                      std::string("incomplete: no end record (a shard cut short); expected the "
+                                  "complete output of `trainsim sweep --shard K/N`, whose last "
+                                  "line is ") +
+                          end_record_example(this_format) + "; rerun that shard");
+  }
+  if (!terminated) {
+    throw ConfigError(name, where_line(last),
+                      "incomplete: the last line has no line break (the run was cut short); "
+                      "expected the complete output of `trainsim sweep --shard K/N`; rerun that "
+                      "shard");
+  }
+  const std::optional<ShardTrailer> trailer = parse_trailer(pending, this_format);
+  if (!trailer) {
+    const bool looks_like_one = this_format == SweepFormat::Csv
+                                    ? pending.substr(0, 1) == "#"
+                                    : pending.find("\"trainsim_shard\"") != std::string::npos;
+    throw ConfigError(
+        name, where_line(last),
+        std::string(looks_like_one ? "malformed end record" : "incomplete: no end record") +
+            " (a shard cut short, or an unsharded output, which needs no merge); expected the "
+            "complete output of `trainsim sweep --shard K/N`, whose last line is " +
+            end_record_example(this_format) + "; rerun that shard");
+  }
+  const std::int64_t k = trailer->shard_index;
+  const std::int64_t n = trailer->shard_count;
+  const std::string shard = shard_text(k, n);
+  if (rows >= 1 && first_index != k) {
+    throw ConfigError(name, where_line(first_line),
+                      "row " + std::to_string(first_index) + " out of place in shard " + shard +
+                          "; expected row " + std::to_string(k) + " (rows i with i % " +
+                          std::to_string(n) + " == " + std::to_string(k) + ", in order)");
+  }
+  if (rows >= 2 && stride != n) {
+    throw ConfigError(name, where_line(second_line),
+                      "row " + std::to_string(first_index + stride) + " out of place in shard " +
+                          shard + "; expected row " + std::to_string(first_index + n) +
+                          " (rows i with i % " + std::to_string(n) + " == " + std::to_string(k) +
+                          ", in order)");
+  }
+  const std::int64_t shard_rows = sweep::Shard{.index = k, .count = n}.size_of(trailer->scenarios);
+  if (rows != trailer->rows || rows != shard_rows) {
+    throw ConfigError(name, where_line(last),
+                      std::to_string(rows) + " rows, but the end record says " +
+                          std::to_string(trailer->rows) + "; expected " +
+                          std::to_string(shard_rows) + " rows for shard " + shard + " of " +
+                          std::to_string(trailer->scenarios) + " scenarios");
+  }
+  return ShardFile{.source = &src, .trailer = *trailer};
+}
+
+// Checks every input (pass 1), then writes the rows in index order (pass 2): row i is the
+// (i / n)-th row of shard i % n, so the shards are read in lockstep, one line each at a time.
+void merge_sources(const std::vector<LineSource*>& sources, std::optional<std::int64_t> expected,
+                   const std::function<void(std::string_view)>& sink) {
+  if (sources.empty()) throw ConfigError("merge", "", "no inputs; expected one or more files");
   std::optional<SweepFormat> format;
   std::string header;
   std::string header_source;
-  std::map<std::int64_t, std::pair<std::string_view, const SweepOutput*>> rows;
+  std::map<std::int64_t, ShardFile> shards;  // by K
+  const ShardFile* first = nullptr;
+  for (LineSource* src : sources) {
+    const ShardFile file = check_shard(*src, format, header, header_source);
+    if (header_source.empty()) header_source = src->name();
+    const ShardTrailer& t = file.trailer;
+    const std::string shard = shard_text(t.shard_index, t.shard_count);
+    // The end record's line: rows, the header for CSV, and itself.
+    const std::string where = where_line(t.rows + (*format == SweepFormat::Csv ? 2 : 1));
+    if (first != nullptr) {
+      const ShardTrailer& a = first->trailer;
+      if (t.spec_digest != a.spec_digest) {
+        throw ConfigError(src->name(), where,
+                          "a shard of another sweep (spec " + hex16(t.spec_digest) + ", but " +
+                              first->source->name() + "'s is " + hex16(a.spec_digest) +
+                              "); expected the shards of one sweep spec");
+      }
+      if (t.shard_count != a.shard_count || t.scenarios != a.scenarios) {
+        throw ConfigError(src->name(), where,
+                          "shard " + shard + " of " + std::to_string(t.scenarios) +
+                              " scenarios, but " + first->source->name() + " is a shard " +
+                              shard_text(a.shard_index, a.shard_count) + " of " +
+                              std::to_string(a.scenarios) + "; expected one split of one sweep");
+      }
+    }
+    const auto [it, inserted] = shards.emplace(t.shard_index, file);
+    if (!inserted) {
+      throw ConfigError(src->name(), where,
+                        "shard " + shard + " given twice, also in " + it->second.source->name() +
+                            "; expected each shard once");
+    }
+    if (first == nullptr) first = &it->second;
+  }
+  const ShardTrailer& a = first->trailer;
+  for (std::int64_t k = 0; k < a.shard_count; ++k) {
+    if (shards.count(k) == 0) {
+      throw ConfigError("merge", "",
+                        "missing shard " + shard_text(k, a.shard_count) + "; expected all " +
+                            std::to_string(a.shard_count) + " shards of the sweep (0/" +
+                            std::to_string(a.shard_count) + " to " +
+                            shard_text(a.shard_count - 1, a.shard_count) + ")");
+    }
+  }
+  if (expected && *expected != a.scenarios) {
+    throw ConfigError("--expect", "",
+                      "the shards are of a sweep of " + std::to_string(a.scenarios) +
+                          " scenarios; expected --expect " + std::to_string(a.scenarios) +
+                          " (or no --expect), got " + std::to_string(*expected));
+  }
+  // Pass 2. The files were checked whole; one that changes in between is caught by its
+  // indices.
+  std::vector<LineSource*> by_k;
+  for (auto& [k, file] : shards) {
+    file.source->rewind();
+    bool terminated = false;
+    if (*format == SweepFormat::Csv) (void)file.source->next(terminated);  // the header
+    by_k.push_back(file.source);
+  }
+  if (*format == SweepFormat::Csv) sink(header + "\n");
+  std::string row;
+  for (std::int64_t i = 0; i < a.scenarios; ++i) {
+    LineSource& src = *by_k[static_cast<std::size_t>(i % a.shard_count)];
+    bool terminated = false;
+    const std::optional<std::string_view> line = src.next(terminated);
+    if (!line || leading_index(*line, *format) != i) {
+      throw ConfigError(src.name(), "",
+                        "changed while merging (row " + std::to_string(i) +
+                            " not where it was); expected shard files left alone until merge "
+                            "ends");
+    }
+    row.assign(line->data(), line->size());
+    row += '\n';
+    sink(row);
+  }
+}
+
+}  // namespace
+
+std::ifstream open_output_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw ConfigError(path, "",
+                      std::string("cannot read the file (") + std::strerror(errno) +
+                          "); expected a sweep or search output");
+  }
+  // A FIFO would block until someone writes, /dev/zero never ends: only regular files.
+  if (!S_ISREG(st.st_mode)) {
+    throw ConfigError(path, "",
+                      std::string("not a regular file (") +
+                          (S_ISDIR(st.st_mode)    ? "a folder"
+                           : S_ISFIFO(st.st_mode) ? "a pipe"
+                                                  : "a device") +
+                          "); expected a sweep or search output file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", "cannot read the file; expected a sweep or search output");
+  return in;
+}
+
+std::string read_output_file(const std::string& path, std::size_t max_bytes) {
+  std::ifstream in = open_output_file(path);
+  std::string text(max_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw ConfigError(path, "", "cannot read the file; expected a search output");
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > max_bytes) {
+    throw ConfigError(path, "",
+                      "larger than " + std::to_string(max_bytes >> 20) +
+                          " MiB; expected a search output (a few KiB)");
+  }
+  return text;
+}
+
+std::string merge_outputs(const std::vector<SweepOutput>& outputs,
+                          std::optional<std::int64_t> expected) {
+  std::vector<std::unique_ptr<TextSource>> owned;
+  std::vector<LineSource*> sources;
   for (const SweepOutput& o : outputs) {
-    const std::vector<std::string_view> lines = split_lines(o.text);
-    if (lines.empty()) continue;
-    const SweepFormat this_format =
-        lines.front().substr(0, 1) == "{" ? SweepFormat::JsonLines : SweepFormat::Csv;
-    if (format && *format != this_format) {
-      throw ConfigError(o.source, "", std::string("format differs from the other inputs; expected ") +
-                                          (*format == SweepFormat::Csv ? "CSV" : "JSON lines") +
-                                          ", got " +
-                                          (this_format == SweepFormat::Csv ? "CSV" : "JSON lines"));
-    }
-    format = this_format;
-    std::size_t first_row = 0;
-    if (this_format == SweepFormat::Csv) {
-      const std::string h(lines.front());
-      if (h.rfind("index,", 0) != 0) {
-        throw ConfigError(o.source, "line 1",
-                          "not a sweep CSV header; expected a header starting with 'index,', "
-                          "got '" + h.substr(0, 40) + "'");
-      }
-      if (header_source.empty()) {
-        header = h;
-        header_source = o.source;
-      } else if (h != header) {
-        throw ConfigError(o.source, "line 1",
-                          "CSV header differs from " + header_source +
-                              "'s; expected the same columns from the same trainsim version, got "
-                              "a different header");
-      }
-      first_row = 1;
-    }
-    for (std::size_t i = first_row; i < lines.size(); ++i) {
-      if (lines[i].empty()) continue;
-      const std::string where = "line " + std::to_string(i + 1);
-      const std::optional<std::int64_t> index = leading_index(lines[i], this_format);
-      if (!index) {
-        throw ConfigError(o.source, where,
-                          std::string("row without an index; expected a line starting with ") +
-                              (this_format == SweepFormat::Csv ? "'<index>,'"
-                                                               : "'{\"index\":<index>,'") +
-                              ", got '" + std::string(lines[i].substr(0, 40)) + "'");
-      }
-      const auto [it, inserted] = rows.emplace(*index, std::make_pair(lines[i], &o));
-      if (!inserted) {
-        throw ConfigError(o.source, where,
-                          "duplicate row " + std::to_string(*index) + ", also in " +
-                              it->second.second->source + "; expected each index once");
-      }
-    }
-  }
-  if (!format) {
-    throw ConfigError("merge", "",
-                      "every input is empty; expected the CSV or JSON-lines output of trainsim "
-                      "sweep");
-  }
-  const std::int64_t count = expected.value_or(rows.empty() ? 0 : rows.rbegin()->first + 1);
-  std::int64_t next = 0;
-  for (const auto& [index, row] : rows) {
-    if (index != next || index >= count) {
-      const std::int64_t missing = index != next ? next : index;
-      throw ConfigError(
-          "merge", "",
-          index != next ? "missing row " + std::to_string(missing) +
-                              "; expected every index from 0 to " + std::to_string(count - 1) +
-                              " (is a shard missing?)"
-                        : "row " + std::to_string(index) + " beyond the expected " +
-                              std::to_string(count) + " rows; expected indices below " +
-                              std::to_string(count));
-    }
-    ++next;
-  }
-  if (next < count) {
-    throw ConfigError("merge", "", "missing row " + std::to_string(next) +
-                                       "; expected every index from 0 to " +
-                                       std::to_string(count - 1) + " (is a shard missing?)");
+    owned.push_back(std::make_unique<TextSource>(o));
+    sources.push_back(owned.back().get());
   }
   std::string out;
-  if (format == SweepFormat::Csv) out += header + "\n";
-  for (const auto& [index, row] : rows) {
-    out += row.first;
-    out += '\n';
-  }
+  merge_sources(sources, expected, [&out](std::string_view text) { out += text; });
   return out;
+}
+
+void merge_output_files(const std::vector<std::string>& paths, std::optional<std::int64_t> expected,
+                        const std::function<void(std::string_view)>& sink) {
+  std::vector<std::unique_ptr<FileSource>> owned;
+  std::vector<LineSource*> sources;
+  for (const std::string& path : paths) {
+    owned.push_back(std::make_unique<FileSource>(path));
+    sources.push_back(owned.back().get());
+  }
+  merge_sources(sources, expected, sink);
 }
 
 }  // namespace trainsim::io

@@ -9,9 +9,13 @@
 // JSON lines: one object per line, {"index", "scenario", "status", ...report keys...}.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainsim/parallel/scenario.hpp"
@@ -34,18 +38,58 @@ enum class SweepFormat { Csv, JsonLines };
 [[nodiscard]] std::string json_line(std::int64_t index, const parallel::Scenario& scenario,
                                     const sweep::Evaluation& evaluation);
 
+// The end record of a sharded sweep output (`trainsim sweep --shard K/N`), written as the last
+// line only after the last row, so that its presence says the shard ran to the end. It names
+// the sweep the rows belong to, so that `trainsim merge` can refuse shards of different sweeps:
+//   CSV:        # trainsim shard 3/8 of 10000 scenarios, spec 5f1c0a9e12b4d7e3, 1250 rows
+//   JSON lines: {"trainsim_shard":"3/8","scenarios":10000,"spec":"5f1c0a9e12b4d7e3","rows":1250}
+// An unsharded output has no end record (its bytes are those of earlier versions).
+struct ShardTrailer {
+  std::int64_t shard_index = 0;   // K
+  std::int64_t shard_count = 1;   // N
+  std::int64_t scenarios = 0;     // in the whole sweep (all shards)
+  std::uint64_t spec_digest = 0;  // sweep::spec_digest of the expanded spec
+  std::int64_t rows = 0;          // rows of this shard before the end record
+};
+
+// A digest as written in end records and search documents: 16 lower-case hex digits.
+[[nodiscard]] std::string digest_text(std::uint64_t digest);
+
+// The end record line (with '\n').
+[[nodiscard]] std::string trailer_line(const ShardTrailer& trailer, SweepFormat format);
+// The end record `line` (without its '\n') holds, or nullopt when it is not exactly one.
+[[nodiscard]] std::optional<ShardTrailer> parse_trailer(std::string_view line, SweepFormat format);
+
 // A sharded output to merge: its name (for messages) and its whole text.
 struct SweepOutput {
   std::string source;
   std::string text;
 };
 
-// Joins sharded sweep outputs (all CSV or all JSON lines) into the unsharded output: rows sorted
-// by index, the CSV header once. Throws ConfigError naming the file and line for: mixed formats,
-// a CSV header that differs from the first file's, a line without an index, a duplicate index,
-// a missing index (a gap below the largest index, or below `expected` rows when given).
+// Joins the outputs of every shard of one sweep (all CSV or all JSON lines, each ending with its
+// end record) into the unsharded output: rows in index order, the CSV header once, no end
+// record. Throws ConfigError naming the file (and line) for: an empty file or one without an end
+// record (a shard cut short), a last line without its newline, mixed formats, a CSV header that
+// differs, a row with the wrong number of fields or JSON that does not parse, a row without an
+// index or not of its shard, a row count other than the end record's, shards of different specs,
+// shard counts or sweep sizes, a shard given twice or missing, and `expected` (--expect) other
+// than the sweep's size.
 [[nodiscard]] std::string merge_outputs(const std::vector<SweepOutput>& outputs,
                                         std::optional<std::int64_t> expected);
+
+// merge_outputs on files, in memory bounded by the longest line whatever their size: each file
+// is read once to check it, then all are read in lockstep while `sink` receives the merged
+// output. Throws ConfigError as merge_outputs, and for a path that is not a regular file (a FIFO,
+// /dev/zero) or a line longer than 4 MiB (a binary or sparse file).
+void merge_output_files(const std::vector<std::string>& paths, std::optional<std::int64_t> expected,
+                        const std::function<void(std::string_view)>& sink);
+
+// Opens an output file for reading. Throws ConfigError naming `path` when it cannot be read or
+// is not a regular file (a FIFO would block, a device never end).
+[[nodiscard]] std::ifstream open_output_file(const std::string& path);
+// The whole of a small output file. Throws ConfigError as open_output_file, or when the file
+// holds more than `max_bytes`.
+[[nodiscard]] std::string read_output_file(const std::string& path, std::size_t max_bytes);
 
 // A one-line progress bar for a terminal: "[#####.....]  512/10000  5.1%  ETA 12 s", starting
 // with '\r' so that it overwrites itself.

@@ -1,10 +1,12 @@
 #include "sim/io/trace_writer.hpp"
 
-#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "trainsim/error.hpp"
+
+#include "sim/io/atomic_file.hpp"
 
 namespace trainsim::io {
 namespace {
@@ -18,15 +20,27 @@ void write_trace(std::ostream& out, const workload::Iteration& it,
   const engine::Graph& g = it.graph;
   nlohmann::json events = nlohmann::json::array();
   for (engine::DeviceId d = 0; d < g.num_devices(); ++d) {
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", d}, {"tid", 0},
+    events.push_back({{"ph", "M"},
+                      {"name", "process_name"},
+                      {"pid", d},
+                      {"tid", 0},
                       {"args", {{"name", g.device_name(d)}}}});
-    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", d}, {"tid", 0},
+    events.push_back({{"ph", "M"},
+                      {"name", "process_sort_index"},
+                      {"pid", d},
+                      {"tid", 0},
                       {"args", {{"sort_index", d}}}});
     int order = 0;
     for (engine::StreamId s : g.device_streams(d)) {
-      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", d}, {"tid", s},
+      events.push_back({{"ph", "M"},
+                        {"name", "thread_name"},
+                        {"pid", d},
+                        {"tid", s},
                         {"args", {{"name", g.stream_name(s)}}}});
-      events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", d}, {"tid", s},
+      events.push_back({{"ph", "M"},
+                        {"name", "thread_sort_index"},
+                        {"pid", d},
+                        {"tid", s},
                         {"args", {{"sort_index", order++}}}});
     }
   }
@@ -66,10 +80,11 @@ void write_trace(std::ostream& out, const workload::Iteration& it,
 
 void write_trace_file(const std::string& path, const workload::Iteration& iteration,
                       const engine::Timeline& timeline) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw ConfigError(path, "", "cannot write the trace file; expected a writable path");
+  // Formatted in memory first: a trace is a few MiB, and the file then appears whole or not
+  // at all (AtomicFile).
+  std::ostringstream out;
   write_trace(out, iteration, timeline);
-  if (!out) throw ConfigError(path, "", "writing the trace file failed");
+  write_file_atomically(path, out.str());
 }
 
 }  // namespace trainsim::io

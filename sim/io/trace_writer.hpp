@@ -15,7 +15,8 @@ namespace trainsim::io {
 void write_trace(std::ostream& out, const workload::Iteration& iteration,
                  const engine::Timeline& timeline);
 
-// Writes the trace to `path`. Throws ConfigError if the file cannot be written.
+// Writes the trace to `path`, atomically (io::AtomicFile: no partial file on failure). Throws
+// ConfigError naming `path` if the file cannot be written.
 void write_trace_file(const std::string& path, const workload::Iteration& iteration,
                       const engine::Timeline& timeline);
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -111,6 +112,18 @@ std::string quoted(std::string_view s) {
   return out;
 }
 
+// "1e+30 B/s": a bound in the kind's base unit, for messages.
+std::string magnitude_text(double si, UnitKind kind) {
+  static constexpr std::array<std::string_view, 8> kBase = {"s",      "B", "B/s", "FLOP",
+                                                            "FLOP/s", "W", "J",   "USD/h"};
+  char buffer[32];
+  (void)std::snprintf(buffer, sizeof buffer, "%g", si);
+  std::string out(buffer);
+  out.push_back(' ');
+  out.append(kBase[static_cast<std::size_t>(kind)]);
+  return out;
+}
+
 }  // namespace
 
 std::string unit_example(UnitKind kind) {
@@ -179,7 +192,21 @@ double parse_unit(std::string_view text, UnitKind kind) {
   if (unit.empty()) {
     throw ConfigError(expected + ", got " + quoted(text) + " (no unit)");
   }
-  if (auto f = unit_factor(unit, kind)) return number * *f;
+  if (auto f = unit_factor(unit, kind)) {
+    // Checked after scaling too: "1e300 TB/s" overflows to infinity and "1e-320 GB/s" is a
+    // denormal whose reciprocal is infinite. No physical quantity trainsim reads comes near
+    // either bound, and within them every product and quotient of two values stays finite.
+    const double si = number * *f;
+    if (!std::isfinite(si)) {
+      throw ConfigError("value overflows in SI units; " + expected + ", got " + quoted(text));
+    }
+    if (si != 0.0 && (std::fabs(si) > kMaxUnitMagnitude || std::fabs(si) < kMinUnitMagnitude)) {
+      throw ConfigError("out of range; " + expected + " with a magnitude between " +
+                        magnitude_text(kMinUnitMagnitude, kind) + " and " +
+                        magnitude_text(kMaxUnitMagnitude, kind) + ", got " + quoted(text));
+    }
+    return si;
+  }
   if (auto other = kind_of(unit)) {
     throw ConfigError(expected + ", got " + quoted(text) + ", which is " + unit_noun(*other));
   }

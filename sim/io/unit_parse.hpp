@@ -12,14 +12,14 @@
 namespace trainsim::io {
 
 enum class UnitKind {
-  Time,       // s, ms, us (or µs), ns, min, h
-  Data,       // B, kB, MB, GB, TB, PB, KiB, MiB, GiB, TiB; bits: b, kb, Mb, Gb, Tb
-  DataRate,   // a data unit per second: "450 GB/s", "400 Gb/s" (= 50e9 B/s)
-  Work,       // FLOP, GFLOP, TFLOP, PFLOP (a count)
-  WorkRate,   // FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s
-  Power,      // W, kW, MW
-  Energy,     // J, kJ, MJ, Wh, kWh
-  Price,      // USD/h: US dollars per hour (returned in USD/h, not SI)
+  Time,      // s, ms, us (or µs), ns, min, h
+  Data,      // B, kB, MB, GB, TB, PB, KiB, MiB, GiB, TiB; bits: b, kb, Mb, Gb, Tb
+  DataRate,  // a data unit per second: "450 GB/s", "400 Gb/s" (= 50e9 B/s)
+  Work,      // FLOP, GFLOP, TFLOP, PFLOP (a count)
+  WorkRate,  // FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s
+  Power,     // W, kW, MW
+  Energy,    // J, kJ, MJ, Wh, kWh
+  Price,     // USD/h: US dollars per hour (returned in USD/h, not SI)
 };
 
 // An example of a well-formed string of this kind, for error messages: "\"450 GB/s\"".
@@ -27,9 +27,17 @@ std::string unit_example(UnitKind kind);
 // A name for the kind, for error messages: "a bandwidth".
 std::string unit_noun(UnitKind kind);
 
+// Bounds on the magnitude of a parsed value in SI units (USD/h for Price): zero, or between
+// 1e-30 and 1e30. Spec sheets and measurements span about 1e-12 (a picosecond) to 1e21 (a
+// zettabyte); within the bounds no product or quotient of two values overflows a double.
+inline constexpr double kMinUnitMagnitude = 1e-30;
+inline constexpr double kMaxUnitMagnitude = 1e30;
+
 // Parses `text` as a number followed by a unit of `kind`; returns the SI value (USD/h for
 // Price). Throws ConfigError (problem text only; the caller adds file and pointer) for a missing
-// number or unit, an unknown unit, a unit of another kind, or a non-finite number.
+// number or unit, an unknown unit, a unit of another kind, a non-finite number, or a value
+// whose magnitude after scaling is not 0 and lies outside [kMinUnitMagnitude,
+// kMaxUnitMagnitude] ("1e300 TB/s", "1e-320 GB/s").
 double parse_unit(std::string_view text, UnitKind kind);
 
 inline Seconds parse_seconds(std::string_view t) { return Seconds(parse_unit(t, UnitKind::Time)); }

@@ -56,8 +56,11 @@ std::int64_t matmul_parameters(const ModelSpec& m) {
 
 Flops model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
   // PaLM Appendix B: 6N + 12 * L * H * Q * T with H heads of size Q and sequence length T.
-  const std::int64_t attention = 12 * m.num_layers * query_width(m) * seq_len;
-  return Flops(static_cast<double>(6 * matmul_parameters(m) + attention));
+  // In double: 12 * L * H * Q * T reaches 2^68 within the loaders' bounds (2^16 layers, an
+  // attention width of 2^24, 2^24 tokens), past int64; N <= 2^50 keeps 6N exact.
+  const double attention = 12.0 * static_cast<double>(m.num_layers) *
+                           static_cast<double>(query_width(m)) * static_cast<double>(seq_len);
+  return Flops(6.0 * static_cast<double>(matmul_parameters(m)) + attention);
 }
 
 Flops megatron_flops_per_iteration(const ModelSpec& m, std::int64_t batch, std::int64_t seq_len) {

@@ -24,12 +24,19 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/cluster/gpus", "gpus " + str(s.gpus) + " is not a whole number of " + str(g) +
                                  "-GPU nodes; expected a multiple of " + str(g));
   }
-  const std::int64_t model_parallel = p.tp * p.pp * p.cp;
+  const auto model_parallel_or = model_parallel_size(p);
+  if (!model_parallel_or || *model_parallel_or > s.gpus) {
+    // Checked first: the product may not even fit an int64 (tp = pp = cp = 2^24).
+    problem("/parallel", "tp x pp x cp = " + str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) +
+                             " exceeds the " + str(s.gpus) +
+                             " gpus; expected a product that divides the gpus");
+    return out;
+  }
+  const std::int64_t model_parallel = *model_parallel_or;
   if (s.gpus % model_parallel != 0) {
-    problem("/parallel", "gpus " + str(s.gpus) + " do not split into tp x pp x cp = " +
-                             str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) + " = " +
-                             str(model_parallel) + "; expected gpus divisible by " +
-                             str(model_parallel));
+    problem("/parallel", "gpus " + str(s.gpus) + " do not split into tp x pp x cp = " + str(p.tp) +
+                             " x " + str(p.pp) + " x " + str(p.cp) + " = " + str(model_parallel) +
+                             "; expected gpus divisible by " + str(model_parallel));
     return out;  // dp is meaningless below
   }
   // Megatron-LM splits attention heads and query groups evenly over TP ranks
@@ -39,16 +46,14 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/parallel/tp", "tp " + str(p.tp) + " does not divide heads " + str(m.num_heads) +
                                 "; expected a divisor of " + str(m.num_heads));
   } else if (m.num_kv_heads % p.tp != 0) {
-    problem("/parallel/tp", "tp " + str(p.tp) + " does not divide kv_heads " +
-                                str(m.num_kv_heads) +
+    problem("/parallel/tp", "tp " + str(p.tp) + " does not divide kv_heads " + str(m.num_kv_heads) +
                                 " (grouped-query attention heads are split, not replicated, "
                                 "across TP ranks); expected a divisor of " +
                                 str(m.num_kv_heads));
   }
   if (m.ffn_hidden % p.tp != 0) {
-    problem("/parallel/tp", "tp " + str(p.tp) + " does not divide ffn_hidden " +
-                                str(m.ffn_hidden) + "; expected a divisor of " +
-                                str(m.ffn_hidden));
+    problem("/parallel/tp", "tp " + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden) +
+                                "; expected a divisor of " + str(m.ffn_hidden));
   }
   // Stages may hold unequal layer counts (Megatron's uneven first/last stage), but each model
   // chunk needs at least one layer.
@@ -69,23 +74,39 @@ std::vector<Problem> validate(const Scenario& s) {
   if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
     // Load-balanced causal context parallelism cuts the sequence into 2*cp chunks
     // (Megatron-LM context_parallel docs).
-    problem("/training/seq_len", "seq_len " + str(t.seq_len) + " does not split into 2 x cp = " +
-                                     str(2 * p.cp) + " chunks; expected a multiple of " +
-                                     str(2 * p.cp));
+    problem("/training/seq_len", "seq_len " + str(t.seq_len) +
+                                     " does not split into 2 x cp = " + str(2 * p.cp) +
+                                     " chunks; expected a multiple of " + str(2 * p.cp));
   }
   const std::int64_t per_step = p.dp * t.micro_batch;
-  if (t.global_batch % per_step != 0) {
+  if (t.global_batch % per_step == 0 && t.global_batch / per_step > kMaxMicrobatches) {
+    // Each micro-batch is simulated: millions of them would run for hours.
     problem("/training/global_batch",
-            "global_batch " + str(t.global_batch) + " is not divisible by dp x micro_batch = " +
-                str(p.dp) + " x " + str(t.micro_batch) + " = " + str(per_step) +
-                "; expected a multiple of " + str(per_step));
+            "global_batch " + str(t.global_batch) + " makes " + str(t.global_batch / per_step) +
+                " micro-batches of dp x micro_batch = " + str(per_step) +
+                " sequences; expected at most " + str(kMaxMicrobatches) +
+                " micro-batches per step (a larger micro_batch or more dp)");
+  } else if (t.global_batch % per_step == 0 && m.num_layers > 0 &&
+             t.global_batch / per_step > kMaxLayerPasses / m.num_layers) {
+    const std::int64_t micro = t.global_batch / per_step;
+    problem("/training/global_batch",
+            "global_batch " + str(t.global_batch) + " makes " + str(micro) + " micro-batches of " +
+                str(m.num_layers) + " layers = " + str(micro * m.num_layers) +
+                " layer passes to simulate; expected at most " + str(kMaxLayerPasses) +
+                " (fewer micro-batches: a larger micro_batch or more dp)");
+  }
+  if (t.global_batch % per_step != 0) {
+    problem("/training/global_batch", "global_batch " + str(t.global_batch) +
+                                          " is not divisible by dp x micro_batch = " + str(p.dp) +
+                                          " x " + str(t.micro_batch) + " = " + str(per_step) +
+                                          "; expected a multiple of " + str(per_step));
   } else if (p.schedule == PipelineSchedule::Interleaved && p.pp > 1 &&
              (t.global_batch / per_step) % p.pp != 0) {
     // Megatron-LM's interleaved schedule needs the micro-batch count divisible by pp.
-    problem("/training/global_batch",
-            "the interleaved schedule needs micro-batches (" + str(t.global_batch / per_step) +
-                ") divisible by pp " + str(p.pp) + "; expected global_batch a multiple of " +
-                str(per_step * p.pp));
+    problem("/training/global_batch", "the interleaved schedule needs micro-batches (" +
+                                          str(t.global_batch / per_step) + ") divisible by pp " +
+                                          str(p.pp) + "; expected global_batch a multiple of " +
+                                          str(per_step * p.pp));
   }
   if (p.sharding == Sharding::HybridShard) {
     const std::int64_t shard = hybrid_shard_size(s);

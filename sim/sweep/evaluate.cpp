@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <condition_variable>
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
+#include "trainsim/error.hpp"
 #include "trainsim/parallel/validate.hpp"
 #include "trainsim/report/memory.hpp"
 #include "trainsim/report/simulate.hpp"
@@ -16,9 +20,12 @@ namespace trainsim::sweep {
 
 const char* to_string(Status s) {
   switch (s) {
-    case Status::Ok: return "ok";
-    case Status::Invalid: return "invalid";
-    case Status::OutOfMemory: return "out_of_memory";
+    case Status::Ok:
+      return "ok";
+    case Status::Invalid:
+      return "invalid";
+    case Status::OutOfMemory:
+      return "out_of_memory";
   }
   return "ok";
 }
@@ -28,7 +35,7 @@ std::string Evaluation::status_text() const {
   return std::string(to_string(status)) + ": " + problem;
 }
 
-Evaluation evaluate(const parallel::Scenario& scenario) {
+Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode mode) {
   Evaluation e;
   const std::vector<parallel::Problem> problems = parallel::validate(scenario);
   if (!problems.empty()) {
@@ -44,13 +51,79 @@ Evaluation evaluate(const parallel::Scenario& scenario) {
                 " of HBM";
     return e;
   }
-  report::Simulation sim = report::simulate(scenario);
+  report::Simulation sim = report::simulate(scenario, report::SimulateOptions{.build = {}, .mode = mode});
   e.memory = sim.report.memory;
   e.report = std::move(sim.report);
   return e;
 }
 
-int default_jobs() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+int default_jobs() {
+  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxJobs);
+}
+
+int parse_jobs(std::string_view text, const std::string& origin) {
+  const std::string got = "got '" + std::string(text) + "'";
+  std::int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ptr != end || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+    throw ConfigError(
+        origin, "",
+        "not an integer; expected 0 (all cores) or 1 to " + std::to_string(kMaxJobs) + ", " + got);
+  }
+  if (ec == std::errc::result_out_of_range || v > kMaxJobs) {
+    throw ConfigError(origin, "",
+                      "too many threads; expected 0 (all cores) or 1 to " +
+                          std::to_string(kMaxJobs) + ", " + got);
+  }
+  if (v < 0) {
+    throw ConfigError(
+        origin, "",
+        "negative; expected 0 (all cores) or 1 to " + std::to_string(kMaxJobs) + ", " + got);
+  }
+  return v == 0 ? default_jobs() : static_cast<int>(v);
+}
+
+namespace {
+
+// Starts up to `wanted` threads running `body`. The system may refuse one (std::system_error
+// with EAGAIN: a process or memory limit); an exception escaping here while earlier threads are
+// joinable would call std::terminate, so the pool stops growing and runs with what it has.
+// Returns the started threads (possibly none: the caller then runs `body` itself).
+std::vector<std::thread> start_threads(std::int64_t wanted, const std::function<void()>& body) {
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(wanted));
+  for (std::int64_t t = 0; t < wanted; ++t) {
+    try {
+      pool.emplace_back(body);
+    } catch (const std::system_error&) {
+      // Not reported: the library does not print, and the results are the same with fewer
+      // threads, only later.
+      break;
+    }
+  }
+  return pool;
+}
+
+// Joins every thread of `pool` when it goes out of scope, however the scope is left.
+class JoinAll {
+ public:
+  explicit JoinAll(std::vector<std::thread>& pool) : pool_(pool) {}
+  ~JoinAll() {
+    for (std::thread& t : pool_) {
+      if (t.joinable()) t.join();
+    }
+  }
+  JoinAll(const JoinAll&) = delete;
+  JoinAll& operator=(const JoinAll&) = delete;
+  JoinAll(JoinAll&&) = delete;
+  JoinAll& operator=(JoinAll&&) = delete;
+
+ private:
+  std::vector<std::thread>& pool_;
+};
+
+}  // namespace
 
 void parallel_for(std::int64_t count, int jobs, const std::function<void(std::int64_t)>& fn,
                   const Progress& progress) {
@@ -82,13 +155,105 @@ void parallel_for(std::int64_t count, int jobs, const std::function<void(std::in
   if (threads <= 1 || count <= 1) {
     worker();
   } else {
-    std::vector<std::thread> pool;
-    const std::int64_t n = std::min(threads, count);
-    pool.reserve(static_cast<std::size_t>(n));
-    for (std::int64_t t = 0; t < n; ++t) pool.emplace_back(worker);
-    for (std::thread& t : pool) t.join();
+    std::vector<std::thread> pool = start_threads(std::min(threads, count), worker);
+    const JoinAll join(pool);
+    if (pool.empty()) worker();
   }
   if (first_error) std::rethrow_exception(first_error);
+}
+
+void parallel_ordered(std::int64_t count, int jobs, std::int64_t window,
+                      const std::function<std::string(std::int64_t)>& produce,
+                      const std::function<void(std::int64_t, std::string&)>& consume,
+                      const Progress& progress) {
+  const auto threads = std::min(static_cast<std::int64_t>(std::max(1, jobs)), count);
+  if (threads <= 1) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      std::string result = produce(i);
+      consume(i, result);
+      if (progress) progress(i + 1, count);
+    }
+    return;
+  }
+  window = std::max<std::int64_t>(1, window);
+  // Result i waits in slot i % window until consumed; a thread takes index i only once
+  // i < consumed + window, so the slot is free by then.
+  struct Slot {
+    bool ready = false;
+    std::string result;
+    std::exception_ptr error;
+  };
+  std::vector<Slot> slots(static_cast<std::size_t>(std::min(window, count)));
+  const auto num_slots = static_cast<std::int64_t>(slots.size());
+  std::mutex mutex;                    // guards everything below and the slots
+  std::condition_variable has_room;    // workers wait here for the window to move
+  std::condition_variable has_result;  // the consumer waits here for slot `consumed`
+  std::int64_t next = 0;
+  std::int64_t consumed = 0;
+  bool stop = false;
+  int waiting = 0;  // workers waiting on has_room
+  auto worker = [&]() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (true) {
+      if (!stop && next < count && next >= consumed + num_slots) {
+        ++waiting;
+        has_room.wait(lock, [&] { return stop || next >= count || next < consumed + num_slots; });
+        --waiting;
+      }
+      if (stop || next >= count) return;
+      const std::int64_t i = next++;
+      lock.unlock();
+      Slot produced;
+      try {
+        produced.result = produce(i);
+      } catch (...) {
+        produced.error = std::current_exception();
+      }
+      produced.ready = true;
+      lock.lock();
+      slots[static_cast<std::size_t>(i % num_slots)] = std::move(produced);
+      if (i == consumed) has_result.notify_one();
+    }
+  };
+  std::vector<std::thread> pool = start_threads(threads, worker);
+  if (pool.empty()) {
+    for (std::int64_t i = 0; i < count; ++i) {
+      std::string result = produce(i);
+      consume(i, result);
+      if (progress) progress(i + 1, count);
+    }
+    return;
+  }
+  // However this function is left, the workers are told to stop and then joined (members are
+  // destroyed after the destructor body runs).
+  struct StopAll {
+    std::mutex& guard;
+    bool& flag;
+    std::condition_variable& wake;
+    JoinAll join;
+    ~StopAll() {
+      {
+        const std::lock_guard<std::mutex> hold(guard);
+        flag = true;
+      }
+      wake.notify_all();
+    }
+  };
+  const StopAll stop_all{mutex, stop, has_room, JoinAll(pool)};
+  std::unique_lock<std::mutex> lock(mutex);
+  while (consumed < count) {
+    Slot& slot = slots[static_cast<std::size_t>(consumed % num_slots)];
+    has_result.wait(lock, [&] { return slot.ready; });
+    Slot taken = std::move(slot);
+    slot = Slot{};
+    if (taken.error) std::rethrow_exception(taken.error);
+    lock.unlock();
+    consume(consumed, taken.result);
+    lock.lock();
+    ++consumed;
+    if (waiting > 0) has_room.notify_all();
+    if (progress) progress(consumed, count);
+  }
 }
 
 }  // namespace trainsim::sweep

@@ -68,8 +68,10 @@ std::vector<parallel::Scenario> enumerate_plans(const parallel::Scenario& base,
                   p.sharding = sharding;
                   p.recompute = recompute;
                   s.training.micro_batch = mb;
-                  const std::int64_t model_parallel = tp * pp * cp;
-                  p.dp = s.gpus % model_parallel == 0 ? s.gpus / model_parallel : 0;
+                  // Checked: the product of three degrees could overflow; an overflowing
+                  // plan cannot divide the GPUs, so it gets dp 0 (invalid), as a remainder does.
+                  const std::optional<std::int64_t> mp = parallel::model_parallel_size(p);
+                  p.dp = mp && s.gpus % *mp == 0 ? s.gpus / *mp : 0;
                   out.push_back(std::move(s));
                 }
               }
@@ -83,7 +85,8 @@ std::vector<parallel::Scenario> enumerate_plans(const parallel::Scenario& base,
 }
 
 SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Objective objective,
-                    int jobs, const Shard& shard, const Progress& progress) {
+                    int jobs, const Shard& shard, const Progress& progress,
+                    report::SimulationMode mode) {
   std::vector<parallel::Scenario> plans = enumerate_plans(base, space);
   SearchResult result;
   result.enumerated = static_cast<std::int64_t>(plans.size());
@@ -98,9 +101,9 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
   result.in_shard = static_cast<std::int64_t>(mine.size());
   parallel_for(
       result.in_shard, jobs,
-      [&mine](std::int64_t k) {
+      [&mine, mode](std::int64_t k) {
         Candidate& c = mine[static_cast<std::size_t>(k)];
-        c.evaluation = evaluate(c.scenario);
+        c.evaluation = evaluate(c.scenario, mode);
       },
       progress);
   for (Candidate& c : mine) {

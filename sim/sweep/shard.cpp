@@ -4,6 +4,8 @@
 
 #include "trainsim/error.hpp"
 
+#include "sim/sweep/sweep_spec.hpp"
+
 namespace trainsim::sweep {
 namespace {
 
@@ -19,12 +21,19 @@ std::optional<std::int64_t> parse_count(std::string_view text) {
 Shard checked(std::optional<std::int64_t> index, std::optional<std::int64_t> count,
               const std::string& origin, const std::string& got) {
   if (!index || !count) {
-    throw ConfigError(origin, "", "malformed shard; expected K/N with integers 0 <= K < N, got '" +
-                                      got + "'");
+    throw ConfigError(origin, "",
+                      "malformed shard; expected K/N with integers 0 <= K < N, got '" + got + "'");
+  }
+  // More shards than the largest sweep has scenarios would all be empty (and the end records
+  // merge reads refuse such counts).
+  if (*count > kMaxSweepSize) {
+    throw ConfigError(origin, "",
+                      "too many shards; expected K/N with N <= " + std::to_string(kMaxSweepSize) +
+                          ", got '" + got + "'");
   }
   if (*count < 1 || *index >= *count) {
-    throw ConfigError(origin, "", "shard index out of range; expected K/N with 0 <= K < N, got '" +
-                                      got + "'");
+    throw ConfigError(origin, "",
+                      "shard index out of range; expected K/N with 0 <= K < N, got '" + got + "'");
   }
   return Shard{.index = *index, .count = *count};
 }
@@ -33,7 +42,8 @@ Shard checked(std::optional<std::int64_t> index, std::optional<std::int64_t> cou
 
 Shard parse_shard(std::string_view text, const std::string& origin) {
   const std::size_t slash = text.find('/');
-  if (slash == std::string_view::npos) return checked(std::nullopt, std::nullopt, origin, std::string(text));
+  if (slash == std::string_view::npos)
+    return checked(std::nullopt, std::nullopt, origin, std::string(text));
   return checked(parse_count(text.substr(0, slash)), parse_count(text.substr(slash + 1)), origin,
                  std::string(text));
 }
@@ -45,8 +55,9 @@ Shard shard_from_environment(const ShardEnvironment& env) {
     std::string count_text = count ? std::to_string(*count) : "";
     if (!count) {
       if (!env.slurm_array_task_count) {
-        throw ConfigError(origin, "", "SLURM_ARRAY_TASK_COUNT is not set; expected it with "
-                                      "SLURM_ARRAY_TASK_ID, or --shard-count N, got nothing");
+        throw ConfigError(origin, "",
+                          "SLURM_ARRAY_TASK_COUNT is not set; expected it with "
+                          "SLURM_ARRAY_TASK_ID, or --shard-count N, got nothing");
       }
       count_text = *env.slurm_array_task_count;
       count = parse_count(count_text);
@@ -56,23 +67,25 @@ Shard shard_from_environment(const ShardEnvironment& env) {
   }
   if (env.job_completion_index) {
     if (!env.shard_count) {
-      throw ConfigError(origin, "", "JOB_COMPLETION_INDEX needs the number of shards; expected "
-                                    "--shard-count N (the job's completions), got nothing");
+      throw ConfigError(origin, "",
+                        "JOB_COMPLETION_INDEX needs the number of shards; expected "
+                        "--shard-count N (the job's completions), got nothing");
     }
     return checked(parse_count(*env.job_completion_index), env.shard_count,
                    origin + " (JOB_COMPLETION_INDEX)",
                    *env.job_completion_index + "/" + std::to_string(*env.shard_count));
   }
-  throw ConfigError(origin, "", "no shard in the environment; expected SLURM_ARRAY_TASK_ID or "
-                                "JOB_COMPLETION_INDEX to be set, got neither");
+  throw ConfigError(origin, "",
+                    "no shard in the environment; expected SLURM_ARRAY_TASK_ID or "
+                    "JOB_COMPLETION_INDEX to be set, got neither");
 }
 
 Shard shard_from_flags(const std::string& shard, const ShardEnvironment& env) {
   if (shard == "auto") return shard_from_environment(env);
   if (env.shard_count) {
-    throw ConfigError("--shard-count", "",
-                      "only used with --shard auto; expected --shard auto, got --shard '" + shard +
-                          "'");
+    throw ConfigError(
+        "--shard-count", "",
+        "only used with --shard auto; expected --shard auto, got --shard '" + shard + "'");
   }
   if (shard.empty()) return Shard{};
   return parse_shard(shard, "--shard");

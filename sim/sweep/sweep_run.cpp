@@ -1,6 +1,7 @@
 #include "sim/sweep/sweep_run.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "trainsim/error.hpp"
@@ -11,9 +12,11 @@ namespace {
 using nlohmann::json;
 
 // Fast-path reads: nullopt when the value is not what the loader would accept without
-// question, so the caller falls back to the loader.
+// question (below `min_value`, above `max_value`, the loader's bound), so the caller falls back
+// to the loader, which names the key and the bound.
 std::optional<std::int64_t> int_at(const json& obj, const char* key, std::int64_t min_value,
-                                   std::int64_t fallback, bool required = false) {
+                                   std::int64_t fallback, bool required = false,
+                                   std::int64_t max_value = std::numeric_limits<std::int64_t>::max()) {
   const auto it = obj.find(key);
   if (it == obj.end()) {
     if (required) return std::nullopt;
@@ -21,7 +24,7 @@ std::optional<std::int64_t> int_at(const json& obj, const char* key, std::int64_
   }
   if (!it->is_number_integer()) return std::nullopt;
   const auto v = it->get<std::int64_t>();
-  if (v < min_value) return std::nullopt;
+  if (v < min_value || v > max_value) return std::nullopt;
   return v;
 }
 
@@ -62,28 +65,30 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
   const json& cluster = j["cluster"];
   const json& training = j["training"];
   if (!only_keys(cluster, {"nodes", "gpus"}) ||
-      !only_keys(training,
-                 {"seq_len", "global_batch", "micro_batch", "precision", "optimizer"})) {
+      !only_keys(training, {"seq_len", "global_batch", "micro_batch", "precision", "optimizer"})) {
     return std::nullopt;
   }
   parallel::Scenario s;
   s.hardware = hw;
   s.model = m;
   if (cluster.contains("nodes") == cluster.contains("gpus")) return std::nullopt;
-  const auto count = int_at(cluster, cluster.contains("gpus") ? "gpus" : "nodes", 1, 1, true);
+  const auto count = int_at(cluster, cluster.contains("gpus") ? "gpus" : "nodes", 1, 1, true,
+                            parallel::kMaxGpus);
   if (!count) return std::nullopt;
+  // Both factors are at most 2^24 (gpus_per_node is bounded far lower at load): no overflow.
   s.gpus = cluster.contains("gpus") ? *count : *count * hw.node.gpus_per_node;
+  if (s.gpus > parallel::kMaxGpus) return std::nullopt;
 
-  const auto seq_len = int_at(training, "seq_len", 1, 1, true);
-  const auto micro_batch = int_at(training, "micro_batch", 1, 1);
-  const auto precision =
-      enum_at(training, "precision", hardware::Dtype::Bf16,
-              {hardware::Dtype::Bf16, hardware::Dtype::Fp16, hardware::Dtype::Fp32,
-               hardware::Dtype::Fp8});
+  const auto seq_len = int_at(training, "seq_len", 1, 1, true, parallel::kMaxSeqLen);
+  const auto micro_batch = int_at(training, "micro_batch", 1, 1, false,
+                                  parallel::kMaxMicroBatchTokens / seq_len.value_or(1));
+  const auto precision = enum_at(
+      training, "precision", hardware::Dtype::Bf16,
+      {hardware::Dtype::Bf16, hardware::Dtype::Fp16, hardware::Dtype::Fp32, hardware::Dtype::Fp8});
   const auto optimizer = enum_at(training, "optimizer", parallel::Optimizer::AdamW,
                                  {parallel::Optimizer::AdamW, parallel::Optimizer::Sgd});
   const bool has_global_batch = training.contains("global_batch");
-  const auto global_batch = int_at(training, "global_batch", 1, 1);
+  const auto global_batch = int_at(training, "global_batch", 1, 1, false, parallel::kMaxGlobalBatch);
   if (!seq_len || !micro_batch || !precision || !optimizer || !global_batch) return std::nullopt;
   s.training.seq_len = *seq_len;
   s.training.micro_batch = *micro_batch;
@@ -97,14 +102,14 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
                          "virtual_stages", "sharding", "shard_group", "recompute"})) {
       return std::nullopt;
     }
-    const auto tp = int_at(par, "tp", 1, 1);
-    const auto pp = int_at(par, "pp", 1, 1);
-    const auto cp = int_at(par, "cp", 1, 1);
-    const auto v = int_at(par, "virtual_stages", 1, 1);
-    const auto shard_group = int_at(par, "shard_group", 1, 0);
-    const auto schedule =
-        enum_at(par, "pipeline_schedule", PipelineSchedule::OneFOneB,
-                {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved});
+    const auto tp = int_at(par, "tp", 1, 1, false, io::kMaxDegree);
+    const auto pp = int_at(par, "pp", 1, 1, false, io::kMaxDegree);
+    const auto cp = int_at(par, "cp", 1, 1, false, io::kMaxDegree);
+    const auto v = int_at(par, "virtual_stages", 1, 1, false, io::kMaxDegree);
+    const auto shard_group = int_at(par, "shard_group", 1, 0, false, parallel::kMaxGpus);
+    const auto schedule = enum_at(
+        par, "pipeline_schedule", PipelineSchedule::OneFOneB,
+        {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved});
     const auto sharding = enum_at(par, "sharding", Sharding::None,
                                   {Sharding::None, Sharding::Zero1, Sharding::ShardGradOp,
                                    Sharding::FullShard, Sharding::HybridShard});
@@ -128,8 +133,10 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
     p.sharding = Sharding::None;
   }
   if (p.tp == 1) p.sequence_parallel = false;
-  const std::int64_t model_parallel = p.tp * p.pp * p.cp;
-  p.dp = s.gpus % model_parallel == 0 ? s.gpus / model_parallel : 0;
+  // Each degree is at most 2^20, so the product could reach 2^60: checked all the same.
+  const std::optional<std::int64_t> model_parallel = parallel::model_parallel_size(p);
+  if (!model_parallel) return std::nullopt;
+  p.dp = s.gpus % *model_parallel == 0 ? s.gpus / *model_parallel : 0;
   s.training.global_batch =
       has_global_batch ? *global_batch : std::max<std::int64_t>(1, p.dp) * s.training.micro_batch;
   return s;
@@ -179,25 +186,57 @@ std::size_t ScenarioResolver::loads() const {
   return cache_.size();
 }
 
-std::string run_sweep(const SweepSpec& spec, const SweepRunOptions& options) {
+void write_sweep(const SweepSpec& spec, const SweepRunOptions& options, const Sink& sink) {
   const std::int64_t total = spec.size();
   const std::int64_t n = options.shard.size_of(total);
-  std::vector<std::string> lines(static_cast<std::size_t>(n));
+  if (options.format == io::SweepFormat::Csv) sink(io::csv_header());
   ScenarioResolver resolver;
-  parallel_for(
-      n, options.jobs,
+  parallel_ordered(
+      n, options.jobs, kRowsAheadPerJob * std::max(1, options.jobs),
       [&](std::int64_t k) {
         const std::int64_t index = options.shard.index + k * options.shard.count;
         const parallel::Scenario s = resolver.resolve(spec.document(index));
-        const Evaluation e = evaluate(s);
-        lines[static_cast<std::size_t>(k)] = options.format == io::SweepFormat::Csv
-                                                  ? io::csv_row(index, s, e)
-                                                  : io::json_line(index, s, e);
+        const Evaluation e = evaluate(s, options.mode);
+        return options.format == io::SweepFormat::Csv ? io::csv_row(index, s, e)
+                                                      : io::json_line(index, s, e);
       },
-      options.progress);
-  std::string out = options.format == io::SweepFormat::Csv ? io::csv_header() : "";
-  for (const std::string& line : lines) out += line;
+      [&](std::int64_t /*k*/, std::string& line) { sink(line); }, options.progress);
+  if (options.end_record == EndRecord::Shard) {
+    sink(io::trailer_line(io::ShardTrailer{.shard_index = options.shard.index,
+                                           .shard_count = options.shard.count,
+                                           .scenarios = total,
+                                           .spec_digest = spec_digest(spec),
+                                           .rows = n},
+                          options.format));
+  }
+}
+
+std::string run_sweep(const SweepSpec& spec, const SweepRunOptions& options) {
+  std::string out;
+  write_sweep(spec, options, [&out](std::string_view text) { out += text; });
   return out;
+}
+
+std::uint64_t spec_digest(const SweepSpec& spec) {
+  // nlohmann::json (not ordered_json) sorts object keys, so the dump does not depend on the
+  // order keys were written in the spec file; arrays keep the sweep order, which does matter.
+  json canonical = json::object();
+  canonical["base"] = spec.base.json;
+  json groups = json::array();
+  for (const AxisGroup& g : spec.groups) {
+    groups.push_back(json{{"keys", g.keys}, {"values", g.values}});
+  }
+  canonical["groups"] = std::move(groups);
+  return fnv1a64(canonical.dump());
+}
+
+std::uint64_t fnv1a64(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ULL;
+  }
+  return hash;
 }
 
 }  // namespace trainsim::sweep

@@ -4,18 +4,21 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "trainsim/sweep/evaluate.hpp"
+#include "trainsim/sweep/shard.hpp"
 
 #include "sim/io/scenario_loader.hpp"
 #include "sim/io/sweep_writer.hpp"
 #include "sim/sweep/sweep_spec.hpp"
-#include "trainsim/sweep/evaluate.hpp"
-#include "trainsim/sweep/shard.hpp"
 
 namespace trainsim::sweep {
 
@@ -44,16 +47,49 @@ class ScenarioResolver {
   std::map<std::string, References> cache_;  // key: hardware, model and stack refs, base dir
 };
 
+// Whether a run ends its output with a shard end record (io::ShardTrailer).
+enum class EndRecord {
+  None,   // an unsharded run: exactly the rows (and the CSV header)
+  Shard,  // a run given --shard: the rows, then one line naming the sweep, shard and row count
+};
+
 struct SweepRunOptions {
   Shard shard;
   int jobs = 1;
   io::SweepFormat format = io::SweepFormat::Csv;
   Progress progress;
+  EndRecord end_record = EndRecord::None;
+  // Full simulates every micro-batch (--full-simulation); report/simulate.hpp.
+  report::SimulationMode mode = report::SimulationMode::Extrapolate;
 };
 
-// The output of the scenarios of `spec` that `options.shard` selects: the CSV header (for CSV)
-// then one line per scenario in index order. Throws ConfigError for a scenario the loader
-// rejects (the one of smallest index).
+// Results computed ahead of the next row to write, per thread: enough that a slow scenario
+// rarely stalls the others, few enough that memory stays a few MiB per thread whatever the
+// number of rows (a row is under 1 KiB in CSV, a few KiB in JSON lines).
+inline constexpr std::int64_t kRowsAheadPerJob = 64;
+
+// Receives the output in pieces, in order (a CSV header, rows, the end record).
+using Sink = std::function<void(std::string_view)>;
+
+// Writes the output of the scenarios of `spec` that `options.shard` selects to `sink`: the CSV
+// header (for CSV), one line per scenario in index order, each passed on as soon as the rows
+// before it are (memory bounded by jobs x kRowsAheadPerJob rows, not by the sweep), then the end
+// record when options.end_record asks for it. Throws ConfigError for a scenario the loader
+// rejects (the one of smallest index, after the rows before it); the end record is then not
+// written, so the output reads as incomplete. Exceptions from `sink` propagate.
+void write_sweep(const SweepSpec& spec, const SweepRunOptions& options, const Sink& sink);
+
+// write_sweep's output as one string (tests, small sweeps).
 [[nodiscard]] std::string run_sweep(const SweepSpec& spec, const SweepRunOptions& options);
+
+// An identity check for shards, not a security measure: FNV-1a 64-bit over a canonical dump of
+// the expanded spec (the base document and every axis group's keys and values, in sweep order;
+// object keys sorted). Two specs with the same digest expand into the same scenarios (barring
+// a collision); references to profile or model files are compared by name, not by content.
+[[nodiscard]] std::uint64_t spec_digest(const SweepSpec& spec);
+
+// FNV-1a, 64-bit (Fowler, Noll and Vo; the reference offset basis and prime) of `text`: a fast,
+// well-spread identity digest, not a cryptographic one.
+[[nodiscard]] std::uint64_t fnv1a64(std::string_view text);
 
 }  // namespace trainsim::sweep

@@ -1,15 +1,15 @@
 #include "sim/sweep/sweep_spec.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
+
+#include "trainsim/error.hpp"
 
 #include "sim/io/json_reader.hpp"
 #include "sim/io/spellcheck.hpp"
-#include "trainsim/error.hpp"
 
 namespace trainsim::sweep {
 namespace {
@@ -24,14 +24,23 @@ std::int64_t range_integer(const ordered_json& range, const std::string& key,
                            const std::string& source, const std::string& pointer) {
   const auto it = range.find(key);
   if (it == range.end()) {
-    throw ConfigError(source, pointer, "range without \"" + key +
-                                           "\"; expected {\"from\": a, \"to\": b, \"step\": s} "
-                                           "or {\"from\": a, \"to\": b, \"times\": t}, got " +
-                                           describe(range));
+    throw ConfigError(source, pointer,
+                      "range without \"" + key +
+                          "\"; expected {\"from\": a, \"to\": b, \"step\": s} "
+                          "or {\"from\": a, \"to\": b, \"times\": t}, got " +
+                          describe(range));
   }
   if (!it->is_number_integer()) {
     throw ConfigError(source, pointer + "/" + key,
                       "range bound not an integer; expected an integer, got " + describe(*it));
+  }
+  // Above INT64_MAX nlohmann stores an unsigned, which get<std::int64_t>() would wrap negative.
+  if (it->is_number_unsigned() &&
+      it->get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    throw ConfigError(source, pointer + "/" + key,
+                      describe(*it) + ": out of range; expected at most " +
+                          std::to_string(std::numeric_limits<std::int64_t>::max()));
   }
   return it->get<std::int64_t>();
 }
@@ -66,11 +75,14 @@ void expand_range(const ordered_json& range, const std::string& source, const st
   if (has_step) {
     const std::int64_t step = range_integer(range, "step", source, pointer);
     if (step < 1) {
-      throw ConfigError(source, pointer + "/step",
-                        "range step not positive; expected an integer >= 1, got " +
-                            std::to_string(step));
+      throw ConfigError(
+          source, pointer + "/step",
+          "range step not positive; expected an integer >= 1, got " + std::to_string(step));
     }
-    if ((to - from) / step >= static_cast<std::int64_t>(kMaxRange)) {
+    // to - from overflows for from = -2^63, to = 2^63 - 1: such a range is too long anyway.
+    std::int64_t span = 0;
+    if (__builtin_sub_overflow(to, from, &span) ||
+        span / step >= static_cast<std::int64_t>(kMaxRange)) {
       throw ConfigError(source, pointer, "range too long; expected at most 1000000 values");
     }
     for (std::int64_t v = from; v <= to; v += step) {
@@ -80,20 +92,29 @@ void expand_range(const ordered_json& range, const std::string& source, const st
   } else {
     const std::int64_t times = range_integer(range, "times", source, pointer);
     if (times < 2) {
-      throw ConfigError(source, pointer + "/times",
-                        "range factor too small; expected an integer >= 2, got " +
-                            std::to_string(times));
+      throw ConfigError(
+          source, pointer + "/times",
+          "range factor too small; expected an integer >= 2, got " + std::to_string(times));
     }
     if (from < 1) {
-      throw ConfigError(source, pointer + "/from",
-                        "geometric range must start above 0; expected from >= 1, got " +
-                            std::to_string(from));
+      throw ConfigError(
+          source, pointer + "/from",
+          "geometric range must start above 0; expected from >= 1, got " + std::to_string(from));
     }
     for (std::int64_t v = from; v <= to; v *= times) {
       out.emplace_back(v);
       if (v > std::numeric_limits<std::int64_t>::max() / times) break;
     }
   }
+}
+
+// The product of the axis lengths, exact while it fits an int64 and about ("1.2e+20") beyond,
+// where a cast to int64 would be undefined.
+std::string scenario_count(double total) {
+  if (total < 9.2e18) return std::to_string(static_cast<std::int64_t>(total));
+  char text[32];
+  (void)std::snprintf(text, sizeof text, "about %.3g", total);
+  return text;
 }
 
 bool is_reference_key(const std::string& key) { return key == "hardware" || key == "model"; }
@@ -107,7 +128,8 @@ std::vector<nlohmann::json> axis_values(const std::string& key, const ordered_js
     } else if (v.is_array() || v.is_null()) {
       throw ConfigError(source, at,
                         "axis value not a scalar; expected a number, string, boolean or range "
-                        "object, got " + describe(v));
+                        "object, got " +
+                            describe(v));
     } else {
       values.emplace_back(nlohmann::json(v));
     }
@@ -119,7 +141,8 @@ std::vector<nlohmann::json> axis_values(const std::string& key, const ordered_js
   } else {
     throw ConfigError(source, pointer,
                       "axis is not a list or a range; expected a list of values or {\"from\": a, "
-                      "\"to\": b, \"step\"|\"times\": n}, got " + describe(axis));
+                      "\"to\": b, \"step\"|\"times\": n}, got " +
+                          describe(axis));
   }
   if (values.empty()) {
     throw ConfigError(source, pointer, "empty axis; expected at least one value, got []");
@@ -182,8 +205,10 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   (void)io::parse_json(text, source);  // the project's message for malformed JSON
   const ordered_json spec = ordered_json::parse(text);
   if (!spec.is_object()) {
-    throw ConfigError(source, "", "sweep spec not an object; expected {\"base\": ..., \"axes\": "
-                                  "...}, got " + describe(spec));
+    throw ConfigError(source, "",
+                      "sweep spec not an object; expected {\"base\": ..., \"axes\": "
+                      "...}, got " +
+                          describe(spec));
   }
   for (const auto& [key, value] : spec.items()) {
     if (std::find(kSpecKeys.begin(), kSpecKeys.end(), key) == kSpecKeys.end()) {
@@ -212,20 +237,23 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
     const std::filesystem::path p = std::filesystem::path(base_dir) / base.get<std::string>();
     out.base = io::read_scenario_file(base_dir.empty() ? base.get<std::string>() : p.string());
   } else {
-    throw ConfigError(source, "/base",
-                      "base not a scenario; expected a scenario object or a file path, got " +
-                          describe(base));
+    throw ConfigError(
+        source, "/base",
+        "base not a scenario; expected a scenario object or a file path, got " + describe(base));
   }
 
   // Axes in written order.
   if (!spec.contains("axes")) {
-    throw ConfigError(source, "/axes", "missing key; expected an object of dotted scenario keys "
-                                       "to value lists, such as {\"parallel.tp\": [1, 2, 4]}");
+    throw ConfigError(source, "/axes",
+                      "missing key; expected an object of dotted scenario keys "
+                      "to value lists, such as {\"parallel.tp\": [1, 2, 4]}");
   }
   const ordered_json& axes = spec["axes"];
   if (!axes.is_object()) {
-    throw ConfigError(source, "/axes", "axes not an object; expected {\"parallel.tp\": [1, 2]}, "
-                                       "got " + describe(axes));
+    throw ConfigError(source, "/axes",
+                      "axes not an object; expected {\"parallel.tp\": [1, 2]}, "
+                      "got " +
+                          describe(axes));
   }
   const std::vector<std::string>& known = io::scenario_paths();
   std::vector<std::vector<nlohmann::json>> lists;
@@ -240,8 +268,9 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
     }
     if ((key == "cluster.gpus" && axes.contains("cluster.nodes")) ||
         (key == "cluster.nodes" && axes.contains("cluster.gpus"))) {
-      throw ConfigError(source, pointer, "both cluster.gpus and cluster.nodes are axes; expected "
-                                         "one of them");
+      throw ConfigError(source, pointer,
+                        "both cluster.gpus and cluster.nodes are axes; expected "
+                        "one of them");
     }
     out.keys.push_back(key);
     lists.push_back(axis_values(key, axis, source, pointer));
@@ -253,34 +282,39 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   if (spec.contains("zip")) {
     const ordered_json& zip = spec["zip"];
     if (!zip.is_array()) {
-      throw ConfigError(source, "/zip", "zip not a list; expected a list of key lists such as "
-                                        "[[\"cluster.gpus\", \"training.global_batch\"]], got " +
-                                            describe(zip));
+      throw ConfigError(source, "/zip",
+                        "zip not a list; expected a list of key lists such as "
+                        "[[\"cluster.gpus\", \"training.global_batch\"]], got " +
+                            describe(zip));
     }
     for (std::size_t z = 0; z < zip.size(); ++z) {
       const std::string zp = "/zip/" + std::to_string(z);
       if (!zip[z].is_array() || zip[z].size() < 2) {
-        throw ConfigError(source, zp, "zip group not a list of keys; expected two or more axis "
-                                      "keys, got " + describe(zip[z]));
+        throw ConfigError(source, zp,
+                          "zip group not a list of keys; expected two or more axis "
+                          "keys, got " +
+                              describe(zip[z]));
       }
       std::vector<std::size_t> members;
       for (std::size_t m = 0; m < zip[z].size(); ++m) {
         const std::string mp = zp + "/" + std::to_string(m);
         if (!zip[z][m].is_string()) {
-          throw ConfigError(source, mp,
-                            "zip key not a string; expected an axis key, got " + describe(zip[z][m]));
+          throw ConfigError(
+              source, mp, "zip key not a string; expected an axis key, got " + describe(zip[z][m]));
         }
         const std::string key = zip[z][m].get<std::string>();
         const auto it = std::find(out.keys.begin(), out.keys.end(), key);
         if (it == out.keys.end()) {
-          throw ConfigError(source, mp, "zip key '" + key + "' is not an axis" +
-                                            io::did_you_mean(key, out.keys) +
-                                            "; expected a key of \"axes\"");
+          throw ConfigError(source, mp,
+                            "zip key '" + key + "' is not an axis" +
+                                io::did_you_mean(key, out.keys) + "; expected a key of \"axes\"");
         }
         const auto k = static_cast<std::size_t>(it - out.keys.begin());
         if (group_of[k] != -1) {
-          throw ConfigError(source, mp, "axis '" + key + "' zipped twice; expected each axis in "
-                                        "at most one zip group");
+          throw ConfigError(source, mp,
+                            "axis '" + key +
+                                "' zipped twice; expected each axis in "
+                                "at most one zip group");
         }
         group_of[k] = static_cast<int>(z);
         if (lists[k].size() != lists[members.empty() ? k : members.front()].size()) {
@@ -288,8 +322,8 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
           throw ConfigError(source, mp,
                             "zipped axes of different lengths; expected " +
                                 std::to_string(lists[members.front()].size()) + " values as '" +
-                                first + "' has, got " + std::to_string(lists[k].size()) +
-                                " for '" + key + "'");
+                                first + "' has, got " + std::to_string(lists[k].size()) + " for '" +
+                                key + "'");
         }
         members.push_back(k);
       }
@@ -302,9 +336,9 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   for (std::size_t k = 0; k < out.keys.size(); ++k) {
     if (placed[k]) continue;
     AxisGroup g;
-    const std::vector<std::size_t> members =
-        group_of[k] == -1 ? std::vector<std::size_t>{k}
-                          : zips[static_cast<std::size_t>(group_of[k])];
+    const std::vector<std::size_t> members = group_of[k] == -1
+                                                 ? std::vector<std::size_t>{k}
+                                                 : zips[static_cast<std::size_t>(group_of[k])];
     for (const std::size_t m : members) {
       placed[m] = true;
       g.keys.push_back(out.keys[m]);
@@ -318,7 +352,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   if (total > static_cast<double>(kMaxSweepSize)) {
     throw ConfigError(source, "/axes",
                       "sweep too large; expected at most " + std::to_string(kMaxSweepSize) +
-                          " scenarios, got " + std::to_string(static_cast<std::int64_t>(total)));
+                          " scenarios, got " + scenario_count(total));
   }
 
   // Check every axis value once against the first scenario (types, units, names), so bad input
@@ -335,11 +369,13 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
 }
 
 SweepSpec read_sweep_spec(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot read the file; expected a readable sweep spec");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_sweep_spec(text.str(), path, std::filesystem::path(path).parent_path().string());
+  // Bounded: /dev/zero or a directory is refused, not read forever.
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw ConfigError(path, "", "cannot read the file; expected a readable sweep spec");
+  }
+  const std::string text = io::read_text_file(path, io::kMaxJsonBytes, "a sweep spec");
+  return parse_sweep_spec(text, path, std::filesystem::path(path).parent_path().string());
 }
 
 }  // namespace trainsim::sweep

@@ -354,7 +354,13 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
 
   const std::int64_t gpus = *run.gpus, tp = *run.tp, pp = *run.pp, dp = *run.dp;
   const std::int64_t cp = run.cp.value_or(1);
-  if (tp * pp * cp * dp != gpus) {
+  // Each degree is a count from the runs file (up to 2^53): the product may overflow int64,
+  // and then it cannot equal gpus either.
+  std::int64_t product = tp;
+  const bool overflow = __builtin_mul_overflow(product, pp, &product) ||
+                        __builtin_mul_overflow(product, cp, &product) ||
+                        __builtin_mul_overflow(product, dp, &product);
+  if (overflow || product != gpus) {
     reason = "tp x pp x cp x dp = " + str(tp) + " x " + str(pp) + " x " + str(cp) + " x " +
              str(dp) + " differs from gpus " + str(gpus);
     return std::nullopt;

@@ -1,8 +1,5 @@
 #include "sim/validation/runs_reader.hpp"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "trainsim/error.hpp"
@@ -158,15 +155,8 @@ std::vector<PublishedRun> read_published_runs(const std::string& text, const std
 }
 
 std::string read_runs_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(path, "", "is a directory; expected a published-runs JSON file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot open file; expected a readable published-runs file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // Bounded: /dev/zero or a FIFO that never ends is refused after kMaxRunsBytes + 1 bytes.
+  return io::read_text_file(path, kMaxRunsBytes, "a published-runs JSON file");
 }
 
 std::string builtin_runs_text() {

@@ -21,12 +21,24 @@ add_test(NAME cli.merge.search_roundtrip_usd
                  -P ${PROJECT_SOURCE_DIR}/tests/sweep/merge_roundtrip.cmake)
 
 set(data ${PROJECT_SOURCE_DIR}/tests/sweep/data)
-trainsim_bad_input(merge duplicate "header_a.csv: line 2: duplicate row 0, also in [^\n]*header_a.csv"
+# header_a.csv is shard 0/2 of a 3-scenario sweep (rows 0 and 2), shard_1of2.csv its other half.
+trainsim_bad_input(merge duplicate "header_a.csv: line 4: shard 0/2 given twice, also in [^\n]*header_a.csv"
   ${data}/header_a.csv ${data}/header_a.csv)
 trainsim_bad_input(merge header "header_b.csv: line 1: CSV header differs"
   ${data}/header_a.csv ${data}/header_b.csv)
-trainsim_bad_input(merge missing "missing row 1; expected every index from 0 to 2"
-  ${data}/header_a.csv --expect 3)
+trainsim_bad_input(merge missing "missing shard 1/2; expected all 2 shards of the sweep"
+  ${data}/header_a.csv)
+trainsim_bad_input(merge expect "--expect: the shards are of a sweep of 3 scenarios; expected --expect 3"
+  ${data}/header_a.csv ${data}/shard_1of2.csv --expect 4)
+trainsim_bad_input(merge no_end_record "no_end_record.csv: line 2: incomplete: no end record"
+  ${data}/header_a.csv ${data}/no_end_record.csv)
+trainsim_bad_input(merge other_spec "other_spec.csv: line 3: a shard of another sweep .spec 00000000000000bb"
+  ${data}/header_a.csv ${data}/other_spec.csv)
+# The two halves merge into rows 0, 1, 2 under one header, without end record.
+add_test(NAME cli.merge.csv_halves
+         COMMAND trainsim merge ${data}/shard_1of2.csv ${data}/header_a.csv --expect 3)
+set_tests_properties(cli.merge.csv_halves PROPERTIES PASS_REGULAR_EXPRESSION
+  "^index,hardware\n0,h100-dgx\n1,h100-dgx\n2,h100-dgx\n$")
 trainsim_bad_input(merge no_file "cannot read the file" ${data}/no_such.csv)
 trainsim_bad_input(merge search_missing_shard "missing shard 1/2; expected every shard from 0 to 1"
   ${data}/search_0of2.json)

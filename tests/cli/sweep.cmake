@@ -8,13 +8,14 @@ add_test(NAME cli.sweep.list COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/fig4_sc
 set_tests_properties(cli.sweep.list PROPERTIES PASS_REGULAR_EXPRESSION
   "^index,cluster.gpus,training.global_batch\n0,8,16\n1,16,32\n.*\n8,2048,4096\n$")
 
-# Figure 9, shard 0 of 5: only scenario 0 (seq 1024), with its scenario columns and status ok.
+# Figure 9, shard 0 of 5: only scenario 0 (seq 1024), with its scenario columns and status ok,
+# then the shard's end record (4 scenarios in all, 1 row here).
 add_test(NAME cli.sweep.csv COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/fig9_seq_len.json --shard 0/5)
 set_tests_properties(cli.sweep.csv PROPERTIES PASS_REGULAR_EXPRESSION
-  "^index,hardware,model,gpus,nodes,tp,pp,cp,dp,[^\n]*,status,stack\n0,h100-dgx,llama2-7b,256,32,1,1,1,256,1,256,1024,bf16,adamw,shard_grad_op,,1f1b,1,none,false,[0-9.e+-]+,[^\n]*,ok,pytorch-2.3-fsdp\n$")
+  "^index,hardware,model,gpus,nodes,tp,pp,cp,dp,[^\n]*,status,stack\n0,h100-dgx,llama2-7b,256,32,1,1,1,256,1,256,1024,bf16,adamw,shard_grad_op,,1f1b,1,none,false,[0-9.e+-]+,[^\n]*,ok,pytorch-2.3-fsdp\n# trainsim shard 0/5 of 4 scenarios, spec [0-9a-f]+, 1 rows\n$")
 add_test(NAME cli.sweep.json COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/fig9_seq_len.json --shard 1/5 --format json)
 set_tests_properties(cli.sweep.json PROPERTIES PASS_REGULAR_EXPRESSION
-  "^\\{\"index\":1,\"scenario\":\\{[^\n]*\"seq_len\":2048[^\n]*\"status\":\"ok\"[^\n]*\"tokens_per_s\":[^\n]*\\}\n$")
+  "^\\{\"index\":1,\"scenario\":\\{[^\n]*\"seq_len\":2048[^\n]*\"status\":\"ok\"[^\n]*\"tokens_per_s\":[^\n]*\\}\n\\{\"trainsim_shard\":\"1/5\",\"scenarios\":4,\"spec\":\"[0-9a-f]+\",\"rows\":1\\}\n$")
 # --shard auto from a Kubernetes indexed job: JOB_COMPLETION_INDEX 3 of --shard-count 5.
 add_test(NAME cli.sweep.shard_auto_kubernetes
          COMMAND ${CMAKE_COMMAND} -E env --unset=SLURM_ARRAY_TASK_ID JOB_COMPLETION_INDEX=3
@@ -63,3 +64,38 @@ trainsim_bad_input(sweep malformed "malformed.json: invalid JSON at line 1"
   ${TRAINSIM_SWEEP_DATA}/malformed.json)
 trainsim_bad_input(sweep missing_file "cannot read the file"
   ${TRAINSIM_SWEEP_DATA}/no_such_spec.json)
+
+# --jobs is bounded (sim/sweep/evaluate.hpp kMaxJobs) on every command that takes it.
+trainsim_bad_input(sweep jobs_too_many
+  "--jobs: too many threads; expected 0 .all cores. or 1 to 1024, got '5000'" ${fig9} --jobs 5000)
+trainsim_bad_input(sweep jobs_huge "--jobs: too many threads" ${fig9} --jobs 99999999999999999999)
+trainsim_bad_input(sweep jobs_negative "--jobs: negative" ${fig9} --jobs -1)
+trainsim_bad_input(search jobs_too_many "--jobs: too many threads" --hardware h100-dgx
+  --model llama2-7b --gpus 8 --global-batch 8 --seq-len 1024 --jobs 1025)
+trainsim_bad_input(validate jobs_too_many "--jobs: too many threads" --jobs 100000)
+
+# -o writes atomically: into a folder that does not exist it fails with one line and leaves
+# nothing; the written file equals stdout's bytes.
+trainsim_bad_input(sweep output_folder_missing
+  "no_such_folder/out.csv: cannot write the file .No such file or directory.; expected a writable path"
+  ${fig9} --shard 0/5 -o ${CMAKE_CURRENT_BINARY_DIR}/no_such_folder/out.csv)
+
+# A shard killed mid-write (stdout redirected, or -o) is refused by merge; rerun, it merges
+# into the unsharded bytes. See the script for what it checks.
+add_test(NAME cli.sweep.crash_consistency
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/crash_consistency.sh $<TARGET_FILE:trainsim>
+                 ${CMAKE_CURRENT_BINARY_DIR}/crash_consistency)
+set_tests_properties(cli.sweep.crash_consistency PROPERTIES TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "crash consistency: killed shards refused")
+
+# Threads the system refuses to create do not abort the sweep: with a 1 GiB default thread stack
+# (RLIMIT_STACK) under a 3.5 GiB address-space limit only about two of the eight threads start;
+# the sweep still writes the bytes of --jobs 1. Sanitizers reserve terabytes of address space,
+# so the limit cannot apply to them.
+if(NOT TRAINSIM_SANITIZE)
+  add_test(NAME cli.sweep.thread_limit
+           COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                   -DSPEC=${TRAINSIM_SWEEP_DATA}/many_invalid.json
+                   -DWORK=${CMAKE_CURRENT_BINARY_DIR}/thread_limit
+                   -P ${PROJECT_SOURCE_DIR}/tests/sweep/thread_limit.cmake)
+endif()

@@ -1,5 +1,6 @@
-# Runs a sweep or a search unsharded and in 3 shards, merges the shards (in reverse order) and
-# requires the merged file to equal the unsharded one byte for byte, in each format.
+# Runs a sweep or a search unsharded (on 1 and on 2 threads, which must agree) and in 3 shards
+# (on 1, 2 and 3 threads), merges the shards (in reverse order) and requires the merged file to
+# equal the unsharded one byte for byte, in each format.
 # Usage: cmake -DTRAINSIM=<exe> "-DRUN=sweep;spec.json" "-DFORMATS=csv;json" -DWORK=<dir>
 #              -P merge_roundtrip.cmake
 # RUN is the trainsim command line without --format and --shard.
@@ -10,9 +11,20 @@ foreach(format ${FORMATS})
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "unsharded run failed: ${rc}")
   endif()
+  execute_process(COMMAND ${TRAINSIM} ${RUN} --format ${format} --jobs 1
+                  OUTPUT_FILE ${WORK}/all1.${format} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "unsharded run on one thread failed: ${rc}")
+  endif()
+  file(READ ${WORK}/all.${format} all)
+  file(READ ${WORK}/all1.${format} all1)
+  if(NOT all STREQUAL all1)
+    message(FATAL_ERROR "${format} on one thread differs from two threads")
+  endif()
   set(parts)
   foreach(k 2 1 0)
-    execute_process(COMMAND ${TRAINSIM} ${RUN} --format ${format} --shard ${k}/3
+    math(EXPR jobs "${k} + 1")
+    execute_process(COMMAND ${TRAINSIM} ${RUN} --format ${format} --shard ${k}/3 --jobs ${jobs}
                     OUTPUT_FILE ${WORK}/part${k}.${format} RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "shard ${k}/3 failed: ${rc}")
@@ -24,7 +36,6 @@ foreach(format ${FORMATS})
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "merge failed: ${rc}")
   endif()
-  file(READ ${WORK}/all.${format} all)
   file(READ ${WORK}/merged.${format} merged)
   if(NOT all STREQUAL merged)
     message(FATAL_ERROR "merged ${format} differs from the unsharded output")

@@ -1,3 +1,6 @@
+#include <cstdint>
+#include <limits>
+
 #include <catch2/catch.hpp>
 
 #include "trainsim/error.hpp"
@@ -63,4 +66,16 @@ TEST_CASE("shard: auto reads Slurm, then Kubernetes, else fails", "[sweep]") {
     REQUIRE_THROWS_WITH(shard_from_flags("1/4", {.shard_count = 4}),
                         Catch::Contains("--shard-count: only used with --shard auto"));
   }
+}
+
+TEST_CASE("shard: size_of holds for every count, and counts beyond any sweep are refused",
+          "[sweep]") {
+  // Shard 1/3 of 7 scenarios holds 1 and 4 (7 is past the end): ceil((7 - 1) / 3) = 2.
+  CHECK(Shard{.index = 1, .count = 3}.size_of(7) == 2);
+  CHECK(Shard{.index = 2, .count = 3}.size_of(2) == 0);
+  // The largest count: ceil(100 / (2^63 - 1)) = 1, with no overflow on the way.
+  CHECK(Shard{.index = 0, .count = std::numeric_limits<std::int64_t>::max()}.size_of(100) == 1);
+  REQUIRE_THROWS_WITH(parse_shard("0/1000000001", "--shard"),
+                      "--shard: too many shards; expected K/N with N <= 100000000, got "
+                      "'0/1000000001'");
 }

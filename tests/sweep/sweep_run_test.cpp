@@ -1,8 +1,9 @@
+#include "sim/sweep/sweep_run.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "sim/io/scenario_loader.hpp"
 #include "sim/io/sweep_writer.hpp"
-#include "sim/sweep/sweep_run.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
 using namespace trainsim;
@@ -21,9 +22,13 @@ SweepSpec small_spec() {
 }
 
 std::string run(const SweepSpec& spec, int jobs, Shard shard = {},
-                io::SweepFormat format = io::SweepFormat::Csv) {
-  return run_sweep(spec, SweepRunOptions{.shard = shard, .jobs = jobs, .format = format,
-                                         .progress = {}});
+                io::SweepFormat format = io::SweepFormat::Csv,
+                EndRecord end_record = EndRecord::None) {
+  return run_sweep(spec, SweepRunOptions{.shard = shard,
+                                         .jobs = jobs,
+                                         .format = format,
+                                         .progress = {},
+                                         .end_record = end_record});
 }
 
 std::size_t count_lines(const std::string& text) {
@@ -47,24 +52,27 @@ TEST_CASE("sweep run: one row per scenario in spec order, invalid plans as rows"
   CHECK(csv.find(",ok,pytorch-2.3-fsdp\n") != std::string::npos);  // status, then the stack
 }
 
-TEST_CASE("sweep run: output is byte-identical whatever the jobs and the sharding",
-          "[sweep]") {
+TEST_CASE("sweep run: output is byte-identical whatever the jobs and the sharding", "[sweep]") {
   const SweepSpec spec = small_spec();
   for (const io::SweepFormat format : {io::SweepFormat::Csv, io::SweepFormat::JsonLines}) {
     const std::string one = run(spec, 1, {}, format);
     CHECK(run(spec, 2, {}, format) == one);
     CHECK(run(spec, 3, {}, format) == one);
-    // Three shards, written in any order, merge back into the unsharded output.
+    // Three shards with their end records, given in any order, merge back into the unsharded
+    // output, whatever the jobs of each.
     std::vector<io::SweepOutput> parts;
     for (std::int64_t k = 2; k >= 0; --k) {
-      parts.push_back({"shard" + std::to_string(k), run(spec, 2, Shard{.index = k, .count = 3}, format)});
+      parts.push_back({"shard" + std::to_string(k),
+                       run(spec, static_cast<int>(k) + 1, Shard{.index = k, .count = 3}, format,
+                           EndRecord::Shard)});
     }
     CHECK(io::merge_outputs(parts, spec.size()) == one);
+    // An unsharded run has no end record: its last line is row 11.
+    CHECK(one.find("trainsim") == std::string::npos);
   }
 }
 
-TEST_CASE("sweep run: the resolver's cached fast path equals the loader on every key",
-          "[sweep]") {
+TEST_CASE("sweep run: the resolver's cached fast path equals the loader on every key", "[sweep]") {
   // Every scalar key the fast path reads, including nodes (converted with the cached profile's
   // gpus per node) and defaults (no global batch: dp x micro-batch).
   const SweepSpec spec = parse_sweep_spec(
@@ -91,4 +99,41 @@ TEST_CASE("sweep run: the resolver's cached fast path equals the loader on every
   }
   // One hardware/model pair: loaded once.
   CHECK(resolver.loads() == 1);
+}
+
+TEST_CASE("sweep run: a shard ends with an end record naming the sweep and its rows", "[sweep]") {
+  const SweepSpec spec = small_spec();
+  const std::string out =
+      run(spec, 2, Shard{.index = 1, .count = 5}, io::SweepFormat::Csv, EndRecord::Shard);
+  // Shard 1/5 of 12 scenarios holds indices 1, 6 and 11: (12 - 1 + 4) / 5 = 3 rows.
+  const std::size_t last = out.rfind('\n', out.size() - 2);
+  CHECK(out.substr(last + 1) == "# trainsim shard 1/5 of 12 scenarios, spec " +
+                                    io::digest_text(spec_digest(spec)) + ", 3 rows\n");
+  CHECK(out.find("\n11,") != std::string::npos);
+}
+
+TEST_CASE("sweep run: the spec digest follows the expanded scenarios, not the spelling",
+          "[sweep]") {
+  const SweepSpec spec = small_spec();
+  CHECK(spec_digest(spec) == spec_digest(small_spec()));
+  // The same scenarios written with the base's keys in another order: same digest.
+  const SweepSpec reordered = parse_sweep_spec(
+      R"({"base": {"model": "llama2-7b", "hardware": "h100-dgx", "cluster": {"gpus": 16},
+                  "parallel": {"sharding": "shard_grad_op"},
+                  "training": {"global_batch": 32, "micro_batch": 1, "seq_len": 2048}},
+         "axes": {"parallel.tp": [1, 2, 3], "parallel.pp": [1, 2], "cluster.gpus": [16, 32]}})",
+      "spec.json", "");
+  CHECK(spec_digest(reordered) == spec_digest(spec));
+  // Axes in another order number the scenarios differently: another digest.
+  const SweepSpec swapped = parse_sweep_spec(
+      R"({"base": {"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 16},
+                  "training": {"seq_len": 2048, "micro_batch": 1, "global_batch": 32},
+                  "parallel": {"sharding": "shard_grad_op"}},
+         "axes": {"parallel.pp": [1, 2], "parallel.tp": [1, 2, 3], "cluster.gpus": [16, 32]}})",
+      "spec.json", "");
+  CHECK(spec_digest(swapped) != spec_digest(spec));
+  // FNV-1a 64 reference values: the empty string hashes to the offset basis, "a" to
+  // (0xcbf29ce484222325 ^ 0x61) * 0x100000001b3 mod 2^64 = 0xaf63dc4c8601ec8c.
+  CHECK(fnv1a64("") == 0xcbf29ce484222325ULL);
+  CHECK(fnv1a64("a") == 0xaf63dc4c8601ec8cULL);
 }

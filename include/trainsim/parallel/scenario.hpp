@@ -1,9 +1,10 @@
-// A scenario: the hardware, the model, the software stack, the cluster size, the training configuration and the
-// parallel plan of one simulated run. io/scenario_loader builds one from JSON and CLI flags;
-// parallel/validate checks it; everything downstream trusts a validated scenario.
+// A scenario: the hardware, the model, the software stack, the cluster size, the training
+// configuration and the parallel plan of one simulated run. io/scenario_loader builds one from JSON
+// and CLI flags; parallel/validate checks it; everything downstream trusts a validated scenario.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "trainsim/hardware/hardware_spec.hpp"
@@ -17,7 +18,7 @@ enum class Sharding {
   None,         // DDP: everything replicated, gradients AllReduced in buckets
   Zero1,        // optimizer state sharded
   ShardGradOp,  // ZeRO-2 / FSDP SHARD_GRAD_OP: grads + optimizer sharded, params gathered once
-  FullShard,    // ZeRO-3 / FSDP FULL_SHARD: params gathered before forward and again before backward
+  FullShard,  // ZeRO-3 / FSDP FULL_SHARD: params gathered before forward and again before backward
   HybridShard,  // FULL_SHARD inside a group of shard_group ranks, replicated across groups
 };
 
@@ -26,22 +27,41 @@ enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
 enum class Optimizer { AdamW, Sgd };
 
 struct ParallelPlan {
-  std::int64_t tp = 1;               // tensor parallel degree
-  std::int64_t pp = 1;               // pipeline stages
-  std::int64_t cp = 1;               // context parallel degree
-  std::int64_t dp = 1;               // derived: gpus / (tp * pp * cp)
-  bool sequence_parallel = false;    // Megatron SP: norms/dropout split over TP, RS+AG instead of AR
+  std::int64_t tp = 1;             // tensor parallel degree
+  std::int64_t pp = 1;             // pipeline stages
+  std::int64_t cp = 1;             // context parallel degree
+  std::int64_t dp = 1;             // derived: gpus / (tp * pp * cp)
+  bool sequence_parallel = false;  // Megatron SP: norms/dropout split over TP, RS+AG instead of AR
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
-  std::int64_t virtual_stages = 1;   // model chunks per pipeline rank (interleaved 1F1B)
+  std::int64_t virtual_stages = 1;  // model chunks per pipeline rank (interleaved 1F1B)
   Sharding sharding = Sharding::ShardGradOp;
-  std::int64_t shard_group = 0;      // hybrid_shard: ranks per shard group (0 = one node's worth)
+  std::int64_t shard_group = 0;  // hybrid_shard: ranks per shard group (0 = one node's worth)
   Recompute recompute = Recompute::None;
 };
 
+// Bounds on a scenario, checked where it is read (io::scenario_from_document). Clusters of
+// 2^24 GPUs, contexts of 2^24 tokens and 2^30 sequences per step are far beyond any training
+// run; within them, with the model's bounds (model_spec.hpp), every product the simulation
+// forms fits an int64: tokens per step (global_batch * seq_len <= 2^54), tokens of a
+// micro-batch (micro_batch * seq_len, at most kMaxMicroBatchTokens) times any width.
+inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 24U;  // also nodes * gpus_per_node
+inline constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 24U;
+inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 30U;
+inline constexpr std::int64_t kMaxMicroBatchTokens = std::int64_t{1} << 32U;
+// Micro-batches per optimizer step, the size of the simulated schedule: each is a few dozen
+// events per layer, so more would only make a run take hours (Megatron-LM runs use at most a
+// few thousand).
+inline constexpr std::int64_t kMaxMicrobatches = std::int64_t{1} << 16U;
+// Micro-batches times layers, the number of layer passes one simulated step schedules (each
+// pipeline stage is simulated once, so stages share the model's layers). About 10 us and
+// 400 bytes each: the bound keeps a run under half a minute and 1 GiB, 16 times a 128-layer
+// model with 1,024 micro-batches.
+inline constexpr std::int64_t kMaxLayerPasses = std::int64_t{1} << 21U;
+
 struct TrainingSpec {
   std::int64_t seq_len = 4096;
-  std::int64_t global_batch = 0;     // sequences per optimizer step
-  std::int64_t micro_batch = 1;      // sequences per micro-batch per data-parallel rank
+  std::int64_t global_batch = 0;  // sequences per optimizer step
+  std::int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel rank
   hardware::Dtype precision = hardware::Dtype::Bf16;
   Optimizer optimizer = Optimizer::AdamW;
 };
@@ -49,7 +69,7 @@ struct TrainingSpec {
 struct Scenario {
   std::string hardware_name;  // as given: a built-in id, a path or "inline"
   std::string model_name;
-  std::string stack_name;     // as given, or the default stack's id when the scenario names none
+  std::string stack_name;  // as given, or the default stack's id when the scenario names none
   hardware::HardwareSpec hardware;
   model::ModelSpec model;
   stack::StackSpec stack;
@@ -66,6 +86,16 @@ struct Scenario {
     return (gpus + hardware.node.gpus_per_node - 1) / hardware.node.gpus_per_node;
   }
 };
+
+// tp * pp * cp, or nothing when the product overflows int64 (each degree may be up to 2^24).
+[[nodiscard]] inline std::optional<std::int64_t> model_parallel_size(const ParallelPlan& p) {
+  std::int64_t tp_pp = 0;
+  std::int64_t all = 0;
+  if (__builtin_mul_overflow(p.tp, p.pp, &tp_pp) || __builtin_mul_overflow(tp_pp, p.cp, &all)) {
+    return std::nullopt;
+  }
+  return all;
+}
 
 // Names as they appear in scenario files, flags and reports ("shard_grad_op", "1f1b", ...).
 const char* to_string(Sharding s);

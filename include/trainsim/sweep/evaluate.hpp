@@ -8,9 +8,11 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "trainsim/parallel/scenario.hpp"
 #include "trainsim/report/report.hpp"
+#include "trainsim/report/simulate.hpp"
 
 namespace trainsim::sweep {
 
@@ -25,29 +27,57 @@ const char* to_string(Status s);
 
 struct Evaluation {
   Status status = Status::Ok;
-  std::string problem;                  // why, when not Ok ("/parallel/tp: tp 3 does not ...")
-  report::MemoryBreakdown memory;       // filled unless Invalid
+  std::string problem;                   // why, when not Ok ("/parallel/tp: tp 3 does not ...")
+  report::MemoryBreakdown memory;        // filled unless Invalid
   std::optional<report::Report> report;  // filled when Ok
 
   // status, plus the problem when there is one: "invalid: /parallel/tp: ...".
   [[nodiscard]] std::string status_text() const;
 };
 
-// Validates, prunes by memory and simulates one scenario. Never throws for a plan that cannot
-// run: that is a result.
-[[nodiscard]] Evaluation evaluate(const parallel::Scenario& scenario);
+// Validates, prunes by memory and simulates one scenario (in `mode`: report/simulate.hpp).
+// Never throws for a plan that cannot run: that is a result.
+[[nodiscard]] Evaluation evaluate(
+    const parallel::Scenario& scenario,
+    report::SimulationMode mode = report::SimulationMode::Extrapolate);
 
 // Called after each finished item with (done, total). Calls are serialised (one at a time) but
-// come from worker threads.
+// may come from worker threads.
 using Progress = std::function<void(std::int64_t done, std::int64_t total)>;
+
+// The most threads --jobs may ask for. A pool this size already far exceeds the cores of one
+// machine (sharding scales further); larger values are typing errors, and each thread reserves
+// stack address space (8 MiB by default), so 10^6 of them would exhaust the process.
+inline constexpr int kMaxJobs = 1024;
 
 // Runs fn(i) for i in [0, count) on `jobs` threads (jobs <= 1: on the calling thread). fn must
 // be safe to call concurrently for different i. If some fn(i) throw, the exception of the
 // smallest such i is rethrown after every thread has stopped (deterministic whatever `jobs`).
+// A thread the system refuses to create (std::system_error) is not fatal: the work runs on the
+// threads already started, or on the calling thread when none started.
 void parallel_for(std::int64_t count, int jobs, const std::function<void(std::int64_t)>& fn,
                   const Progress& progress = {});
 
-// std::thread::hardware_concurrency(), at least 1.
+// Runs produce(i) for i in [0, count) on `jobs` threads that take the next i from a shared
+// counter, and calls consume(i, result) on the calling thread in increasing i, each as soon as
+// every smaller i is consumed. At most `window` results are produced ahead of the next one to
+// consume (a thread that would run further ahead waits), so memory is bounded by the window,
+// whatever `count`. progress(consumed, count) follows each consume.
+// If produce(i) throws, every smaller i is still consumed, then the exception of the smallest
+// such i is rethrown once every thread has stopped; if consume throws, the threads stop and it
+// is rethrown. Thread creation failures are handled as in parallel_for.
+// Requires: window >= 1.
+void parallel_ordered(std::int64_t count, int jobs, std::int64_t window,
+                      const std::function<std::string(std::int64_t)>& produce,
+                      const std::function<void(std::int64_t, std::string&)>& consume,
+                      const Progress& progress = {});
+
+// std::thread::hardware_concurrency(), at least 1 and at most kMaxJobs.
 [[nodiscard]] int default_jobs();
+
+// The thread count a --jobs value asks for: "0" means default_jobs(), else an integer from 1 to
+// kMaxJobs. `origin` ("--jobs") names the flag in errors.
+// Throws ConfigError: "--jobs: too many threads; expected 0 (all cores) or 1 to 1024, got '5000'".
+[[nodiscard]] int parse_jobs(std::string_view text, const std::string& origin);
 
 }  // namespace trainsim::sweep

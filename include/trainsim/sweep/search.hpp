@@ -74,6 +74,7 @@ struct SearchResult {
 // fit by `objective`, ties broken by the enumeration index.
 [[nodiscard]] SearchResult search(const parallel::Scenario& base, const SearchSpace& space,
                                   Objective objective, int jobs, const Shard& shard = {},
-                                  const Progress& progress = {});
+                                  const Progress& progress = {},
+                                  report::SimulationMode mode = report::SimulationMode::Extrapolate);
 
 }  // namespace trainsim::sweep

@@ -20,7 +20,8 @@ struct Shard {
   }
   // Scenarios of a sweep of `total` that this shard evaluates.
   [[nodiscard]] std::int64_t size_of(std::int64_t total) const {
-    return total > index ? (total - index + count - 1) / count : 0;
+    // ceil((total - index) / count), written so that no count up to INT64_MAX overflows.
+    return total > index ? (total - index - 1) / count + 1 : 0;
   }
 };
 
@@ -30,10 +31,10 @@ struct Shard {
 
 // The variables `--shard auto` reads, as the CLI found them (nullopt: unset).
 struct ShardEnvironment {
-  std::optional<std::string> slurm_array_task_id = {};   // SLURM_ARRAY_TASK_ID
+  std::optional<std::string> slurm_array_task_id = {};     // SLURM_ARRAY_TASK_ID
   std::optional<std::string> slurm_array_task_count = {};  // SLURM_ARRAY_TASK_COUNT
-  std::optional<std::string> job_completion_index = {};  // JOB_COMPLETION_INDEX (Kubernetes)
-  std::optional<std::int64_t> shard_count = {};          // --shard-count
+  std::optional<std::string> job_completion_index = {};    // JOB_COMPLETION_INDEX (Kubernetes)
+  std::optional<std::int64_t> shard_count = {};            // --shard-count
 };
 
 // `--shard auto`: SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT when the task id is set (the

@@ -1,0 +1,168 @@
+#include "sim/io/atomic_file.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trainsim/error.hpp"
+
+namespace trainsim::io {
+namespace {
+
+// Bytes gathered before one write(2): large enough that a sweep's short rows cost few system
+// calls, small enough not to matter next to the rows themselves.
+constexpr std::size_t kBufferBytes = 1 << 20;
+
+// Longest base name kept in a temporary's name, so that ".<name>.tmp.XXXXXX" stays within
+// NAME_MAX (255 on Linux file systems).
+constexpr std::size_t kMaxNameInTemp = 200;
+
+std::string describe(int error) { return std::strerror(error); }
+
+ConfigError write_error(const std::string& path, const std::string& what, int error) {
+  return ConfigError(path, "",
+                     what + " (" + describe(error) + "); expected a writable path with free space");
+}
+
+// Six characters from [A-Za-z0-9], as mkstemp's XXXXXX. Names need only be unlikely to clash;
+// open(O_EXCL) settles a clash.
+std::string random_suffix() {
+  static constexpr char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  std::random_device device;
+  std::uniform_int_distribution<std::size_t> pick(0, sizeof kChars - 2);
+  std::string s(6, 'X');
+  for (char& c : s) c = kChars[pick(device)];
+  return s;
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_) {
+  if (path_.empty()) throw ConfigError("", "", "empty output path; expected a file path");
+  struct stat st {};
+  const bool exists = ::stat(path_.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
+      throw ConfigError(path_, "", "is a folder; expected a file path to write");
+    }
+    // A device or FIFO (/dev/null, /dev/stdout, a named pipe) cannot be replaced by rename;
+    // renaming onto /dev/null as root would even replace the device node.
+    in_place_ = true;
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) throw write_error(path_, "cannot write the file", errno);
+    temp_ = path_;
+    return;
+  }
+  struct stat lst {};
+  if (exists && ::lstat(path_.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    std::error_code ec;
+    const std::filesystem::path resolved = std::filesystem::canonical(path_, ec);
+    if (!ec) target_ = resolved.string();
+  }
+  const std::filesystem::path target(target_);
+  const std::filesystem::path folder = target.parent_path();
+  const std::string name = target.filename().string().substr(0, kMaxNameInTemp);
+  const std::string prefix =
+      (folder.empty() ? std::string() : folder.string() + "/") + "." + name + ".tmp.";
+  int error = 0;
+  for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
+    temp_ = prefix + random_suffix();
+    // 0666 less the umask, as a plain open of the target would create it.
+    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    error = errno;
+    if (fd_ < 0 && error != EEXIST) break;
+  }
+  if (fd_ < 0) {
+    temp_.clear();
+    throw write_error(path_, "cannot write the file", error);
+  }
+  // Replacing a file keeps its permissions, as truncating it in place would.
+  if (exists) (void)::fchmod(fd_, st.st_mode & 07777);
+  buffer_.reserve(kBufferBytes);
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) (void)::close(fd_);
+  if (!committed_ && !in_place_ && !temp_.empty()) (void)::unlink(temp_.c_str());
+}
+
+void AtomicFile::fail(const std::string& what, int error) {
+  // Leaves the temporary for the destructor to remove.
+  throw write_error(path_, what, error);
+}
+
+void AtomicFile::flush_buffer() {
+  const char* data = buffer_.data();
+  std::size_t left = buffer_.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, data, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("cannot write the file", errno);
+    }
+    data += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  buffer_.clear();
+}
+
+void AtomicFile::write(std::string_view text) {
+  if (committed_) throw InternalError(path_ + ": AtomicFile::write after commit");
+  buffer_.append(text);
+  if (buffer_.size() >= kBufferBytes) flush_buffer();
+}
+
+void AtomicFile::commit() {
+  if (committed_) return;
+  flush_buffer();
+  // A device or FIFO need not (and often cannot) be synced.
+  if (!in_place_ && ::fsync(fd_) != 0) fail("cannot write the file", errno);
+  const int fd = fd_;
+  fd_ = -1;
+  // close(2) can report a delayed write error (NFS); the data is then not safely written.
+  if (::close(fd) != 0) fail("cannot write the file", errno);
+  if (!in_place_ && std::rename(temp_.c_str(), target_.c_str()) != 0) {
+    fail("cannot replace the file", errno);
+  }
+  committed_ = true;
+}
+
+void write_file_atomically(const std::string& path, std::string_view text) {
+  AtomicFile file(path);
+  file.write(text);
+  file.commit();
+}
+
+Output::Output(const std::string& path) {
+  if (!path.empty() && path != "-") file_.emplace(path);
+}
+
+void Output::write(std::string_view text) {
+  if (file_) {
+    file_->write(text);
+  } else {
+    std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+}
+
+void Output::commit() {
+  if (file_) {
+    file_->commit();
+    return;
+  }
+  std::cout.flush();
+  if (!std::cout) {
+    throw ConfigError("standard output", "",
+                      "cannot write the output; expected a writable stdout (disk full or a "
+                      "closed pipe?)");
+  }
+}
+
+}  // namespace trainsim::io

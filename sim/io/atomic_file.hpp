@@ -1,0 +1,78 @@
+// Atomic replacement of an output file: the text goes to a temporary file in the target's
+// folder (".<name>.tmp.XXXXXX"), which is flushed, synced and closed, and only then renamed
+// onto the target (rename(2) replaces it atomically within one file system). A failed or
+// interrupted write therefore never leaves a partial target: a reader sees the old file or the
+// complete new one. Every file trainsim writes at a path the user gives goes through here.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace trainsim::io {
+
+// One output file being written. Not thread-safe; write from one thread at a time.
+//
+// Lifetime: the constructor creates the temporary; commit() renames it onto the target; the
+// destructor removes the temporary unless commit() succeeded (so an exception anywhere before
+// commit leaves no trace). A process killed by SIGKILL cannot clean up: its temporary
+// ".<name>.tmp.XXXXXX" stays, and is never taken for the output since its name differs.
+//
+// A target that exists and is not a regular file (/dev/null, /dev/stdout, a FIFO) cannot be
+// replaced; it is written in place, without atomicity. A symbolic link to a regular file is
+// followed, so the link stays and the file it names is replaced.
+class AtomicFile {
+ public:
+  // Creates the temporary beside `path` with the permissions a plain open would give (0666
+  // less the umask). Throws ConfigError naming `path` when the folder is not writable.
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  AtomicFile(AtomicFile&&) = delete;
+  AtomicFile& operator=(AtomicFile&&) = delete;
+
+  // Appends `text` (buffered). Throws ConfigError naming the target on a write error (disk
+  // full, I/O error). Requires: not committed.
+  void write(std::string_view text);
+  // Flushes, syncs and closes the temporary, then renames it onto the target. Throws
+  // ConfigError naming the target when any step fails; the temporary is then removed.
+  void commit();
+
+  // The path the output will have once committed.
+  [[nodiscard]] const std::string& path() const { return path_; }
+  // Where the bytes go until commit (the target itself when written in place).
+  [[nodiscard]] const std::string& temporary_path() const { return temp_; }
+
+ private:
+  void flush_buffer();
+  [[noreturn]] void fail(const std::string& what, int error);
+
+  std::string path_;    // as the user gave it, for messages
+  std::string target_;  // what rename replaces: path_, or the file a symbolic link names
+  std::string temp_;
+  int fd_ = -1;
+  bool in_place_ = false;  // target is a device or FIFO: no temporary, no rename
+  bool committed_ = false;
+  std::string buffer_;
+};
+
+// Writes `text` to `path` atomically (AtomicFile). Throws ConfigError naming `path`.
+void write_file_atomically(const std::string& path, std::string_view text);
+
+// Where a command's output goes: standard output for "" or "-" (streamed as written), else an
+// AtomicFile at the path (which appears only on commit).
+class Output {
+ public:
+  explicit Output(const std::string& path);
+  void write(std::string_view text);
+  // Renames the file into place, or flushes stdout. Throws ConfigError when the bytes could not
+  // all be written (on stdout: a full disk behind a redirection, a closed pipe).
+  void commit();
+
+ private:
+  std::optional<AtomicFile> file_;
+};
+
+}  // namespace trainsim::io
