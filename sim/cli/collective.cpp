@@ -1,6 +1,6 @@
 // `trainsim collective`: nccl-tests-style tables (or JSON rows) of the collective model for one
 // op on a hardware profile over a range of sizes and node counts. Columns and number
-// formatting follow nccl-tests (src/util.cu; formats.md §1.3, nccl_and_hardware.md §A.12), with
+// formatting follow nccl-tests (src/util.cu; docs/sources.md §1.3 and A.12), with
 // the chosen algorithm and protocol appended to each row.
 #include <cctype>
 #include <cstdint>
@@ -187,7 +187,7 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
                       " (the GPUs of a " + hw.id + " node), got " + std::to_string(gpn));
   }
 
-  // nccl-tests byte accounting (§A.11/A.12): the per-rank count of AllGather, ReduceScatter
+  // nccl-tests byte accounting (docs/sources.md A.11/A.12): the per-rank count of AllGather, ReduceScatter
   // and AllToAll is size / (n x element), and the printed size is count x n x element; other
   // ops count the whole buffer. Sizes whose count rounds to 0 are skipped.
   const bool per_rank = op == collective::Op::AllGather || op == collective::Op::ReduceScatter ||

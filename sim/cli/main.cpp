@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "trainsim/error.hpp"
@@ -127,6 +128,8 @@ int main(int argc, char** argv) {
   CLI::App app{"trainsim: performance simulator for distributed LLM training"};
   app.set_version_flag("--version", std::string("trainsim ") + trainsim::kVersion);
   app.require_subcommand(1);
+  // Log lines go to stderr: stdout carries reports, CSV rows and JSON that a warning would corrupt.
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("trainsim"));
   spdlog::set_level(spdlog::level::warn);
   int exit_code = 0;
   try {

@@ -2,7 +2,7 @@
 // with prof.export_chrome_trace() or tensorboard_trace_handler, one file per rank. It keeps the
 // GPU kernels (classified by report::classify_kernel), the CPU ProfilerStep#N ranges, assigns
 // each kernel to a step and breaks every step down as report/kernel_breakdown.hpp defines.
-// Format: reference/formats.md §2 (Kineto event categories, HTA's methodology).
+// Format: docs/sources.md §2 (Kineto event categories, HTA's methodology).
 #pragma once
 
 #include <cstdint>

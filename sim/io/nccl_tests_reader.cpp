@@ -1,6 +1,6 @@
 // nccl-tests stdout -> calibrate::NcclTestsLog. The formats are those of NVIDIA/nccl-tests
 // src/util.cu (>= 2.13, unified columns) and src/*.cu print_header (<= 2.11); the checks follow
-// the definitions of src/*.cu GetBw and doc/PERFORMANCE.md (reference notes A.11-A.12).
+// the definitions of src/*.cu GetBw and doc/PERFORMANCE.md (docs/sources.md A.11-A.12).
 #include "sim/io/nccl_tests_reader.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Writes a simulated iteration as a Chrome trace-event JSON file that ui.perfetto.dev and
 // chrome://tracing open: one process per pipeline stage, one thread per stream, one complete
 // ("X") event per op. Format: Trace Event Format (Google, 2016) as Perfetto reads it
-// (reference/formats.md §3): ts and dur in microseconds from the start of the iteration.
+// (docs/sources.md §3): ts and dur in microseconds from the start of the iteration.
 #pragma once
 
 #include <ostream>

@@ -1,5 +1,5 @@
 # `trainsim describe` of the paper's scenario: llama2-7b has 6,738,415,616 parameters
-# (worked_example.md) and 46,086,512,640 model FLOPs per token.
+# (docs/sources.md W.1) and 46,086,512,640 model FLOPs per token.
 set(paper_args --hardware h100-dgx --model llama2-7b --gpus 128 --sharding shard_grad_op
                --micro-batch 2 --seq-len 4096)
 add_test(NAME cli.describe.table COMMAND trainsim describe ${paper_args})

@@ -20,7 +20,7 @@ const KernelSpec& find(const std::vector<KernelSpec>& ks, const std::string& nam
   return *it;
 }
 
-// The worked example's micro-batch: 2 sequences of 4096 tokens on one rank.
+// The worked example's micro-batch (docs/sources.md W.1): 2 sequences of 4096 tokens on one rank.
 LayerShape paper_shape() { return LayerShape{.micro_batch = 2, .seq_len = 4096}; }
 
 }  // namespace

@@ -97,7 +97,7 @@ TEST_CASE("model_loader: Hugging Face config.json, both RoPE spellings", "[model
         load_model_from_string(base + R"(, "num_key_value_heads": null})", "config.json");
     REQUIRE(absent.num_kv_heads == 32);
     REQUIRE(null.num_kv_heads == 32);
-    // Llama-2-7B's shape: the worked example's count.
+    // Llama-2-7B's shape: the worked example's count (docs/sources.md W.1).
     REQUIRE(num_parameters(absent) == 6'738'415'616);
   }
   SECTION("gelu in a gated family is GeGLU, modelled with SwiGLU's shapes") {

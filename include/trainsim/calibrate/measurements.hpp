@@ -24,7 +24,7 @@ struct Origin {
 };
 
 // One row of an nccl-tests table: both the out-of-place and the in-place measurement, as
-// printed. Sizes and counts are nccl-tests' (A.11 of the reference notes: the whole buffer for
+// printed. Sizes and counts are nccl-tests' (docs/sources.md A.11: the whole buffer for
 // all_reduce, the whole gathered output for all_gather).
 struct NcclTestsRow {
   Bytes size;
@@ -142,7 +142,7 @@ void for_each_points(F&& f, Sets&... sets) {
   f(sets.power...);
 }
 
-// Whether a log may be fitted (the provenance of ../data/nccl_tests/README.md's "status").
+// Whether a log may be fitted (the provenance of calibration/nccl_tests/README.md's "status").
 enum class LogStatus { Healthy, ReportedProblem };
 
 // An nccl-tests log named by a measurement document, with what the log itself may not say.

@@ -48,7 +48,7 @@ struct LayerParameterCounts {
 // N of the model-FLOPs formula (DESIGN.md "Metrics"): every parameter except the input-side
 // tables (token and learned-position embeddings), with the LM head's vocab * hidden counted even
 // when tied, since the LM head is still a matmul. Norm and bias parameters are included, as in
-// Kaplan et al. 2020 §2.1 and the worked example (llama2-7b: 6,607,343,616).
+// Kaplan et al. 2020 §2.1 and the worked example (docs/sources.md W.1; llama2-7b: 6,607,343,616).
 [[nodiscard]] std::int64_t matmul_parameters(const ModelSpec& m);
 
 // Model FLOPs of one trained token (forward + backward) at sequence length `seq_len`:
