@@ -15,6 +15,11 @@
 namespace trainsim::cli {
 namespace {
 
+// "1 node", "4 nodes".
+std::string counted(std::int64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 struct DescribeOptions {
   ScenarioFlags scenario;
   std::string format = "table";
@@ -58,9 +63,10 @@ int describe(const DescribeOptions& o) {
             << "cluster      " << s.gpus << " GPUs of " << s.hardware_name << ", dp " << s.parallel.dp
             << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp " << s.parallel.cp
             << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
-            << "placement    dp group: " << pl.dp.ranks << " ranks on " << pl.dp.nodes
-            << " nodes, " << pl.dp.ranks_per_node << " per node; tp group: " << pl.tp.ranks
-            << " ranks on " << pl.tp.nodes << " node(s)\n\n"
+            << "placement    dp group: " << counted(pl.dp.ranks, "rank") << " on "
+            << counted(pl.dp.nodes, "node") << ", " << pl.dp.ranks_per_node
+            << " per node; tp group: " << counted(pl.tp.ranks, "rank") << " on "
+            << counted(pl.tp.nodes, "node") << "\n\n"
             << "memory per GPU (stage " << mem.stage << ")\n"
             << "  parameters   " << to_string(mem.parameters) << "\n"
             << "  gradients    " << to_string(mem.gradients) << "\n"

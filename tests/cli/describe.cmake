@@ -8,6 +8,12 @@ set_tests_properties(cli.describe.table PROPERTIES
 add_test(NAME cli.describe.json COMMAND trainsim describe ${paper_args} --format json)
 set_tests_properties(cli.describe.json PROPERTIES
   PASS_REGULAR_EXPRESSION "\"memory\": {.*\"capacity_bytes\".*\"fits\": true.*\"total_bytes\"")
+# One node: 8 GPUs, dp 8 all on one node; counts agree with their nouns ("1 node", not "1 nodes").
+add_test(NAME cli.describe.one_node COMMAND trainsim describe --hardware h100-dgx
+         --model llama2-7b --gpus 8 --seq-len 4096)
+set_tests_properties(cli.describe.one_node PROPERTIES
+  PASS_REGULAR_EXPRESSION "dp group: 8 ranks on 1 node, 8 per node; tp group: 1 rank on 1 node\n"
+  FAIL_REGULAR_EXPRESSION " 1 nodes| 1 ranks|node\\(s\\)")
 
 # Bad input: one line naming the problem, exit 2; impossible plans exit 3.
 trainsim_expect_exit(cli.describe.unknown_profile 2
