@@ -149,7 +149,7 @@ std::vector<Parameter> make_parameters() {
     out.push_back(number(
         std::string("/gpu/gemm/max_efficiency_by_dtype/") + key, 0.05, 1.0, 0.7,
         std::string(key) + " GEMM efficiency in a tile's K loop (absent: max_efficiency)",
-        [dtype](const HardwareSpec& hw) { return hw.gpu.gemm.max_for(dtype); },
+        [dtype = dtype](const HardwareSpec& hw) { return hw.gpu.gemm.max_for(dtype); },
         [i](HardwareSpec& hw, double v) { hw.gpu.gemm.max_efficiency_by_dtype[i] = v; }));
   }
   out.push_back(number(

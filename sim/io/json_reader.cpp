@@ -147,10 +147,11 @@ std::string read_text_file(
   if (file.fd < 0) throw ConfigError(path, "", "cannot open file; expected " + readable(what));
   const int flags = ::fcntl(file.fd, F_GETFL);
   if (flags >= 0) (void)::fcntl(file.fd, F_SETFL, flags & ~O_NONBLOCK);
-  // Chunks of at most 1 MiB, and never more than max_bytes + 1 bytes in all: /dev/zero, a pipe
-  // that never ends or a file that grows is refused after reading just past the limit.
+  // Chunks of at most 64 KiB (few reads for a large file, little zero-filling for a small one),
+  // and never more than max_bytes + 1 bytes in all: /dev/zero, a pipe that never ends or a file
+  // that grows is refused after reading just past the limit.
   std::string text;
-  std::vector<char> chunk(std::size_t{1} << 20U);
+  std::vector<char> chunk(std::size_t{1} << 16U);
   for (;;) {
     const std::size_t want = std::min(chunk.size(), max_bytes + 1 - text.size());
     const ::ssize_t got = ::read(file.fd, chunk.data(), want);

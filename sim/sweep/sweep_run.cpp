@@ -44,7 +44,7 @@ std::optional<E> enum_at(const json& obj, const char* key, E fallback,
 bool only_keys(const json& obj, std::initializer_list<const char*> keys) {
   if (!obj.is_object()) return false;
   for (const auto& [key, value] : obj.items()) {
-    if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
+    if (std::none_of(keys.begin(), keys.end(), [&key = key](const char* k) { return key == k; })) {
       return false;
     }
   }
