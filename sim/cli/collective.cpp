@@ -187,9 +187,9 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
                       " (the GPUs of a " + hw.id + " node), got " + std::to_string(gpn));
   }
 
-  // nccl-tests byte accounting (docs/sources.md A.11/A.12): the per-rank count of AllGather, ReduceScatter
-  // and AllToAll is size / (n x element), and the printed size is count x n x element; other
-  // ops count the whole buffer. Sizes whose count rounds to 0 are skipped.
+  // nccl-tests byte accounting (docs/sources.md A.11/A.12): the per-rank count of AllGather,
+  // ReduceScatter and AllToAll is size / (n x element), and the printed size is count x n x
+  // element; other ops count the whole buffer. Sizes whose count rounds to 0 are skipped.
   const bool per_rank = op == collective::Op::AllGather || op == collective::Op::ReduceScatter ||
                         op == collective::Op::AllToAll;
   std::vector<std::vector<Row>> blocks;

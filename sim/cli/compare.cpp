@@ -275,8 +275,8 @@ int compare(const CompareOptions& o) {
   const io::TraceSummary sum = io::summarize(
       trace, o.steps == "all" ? io::StepSelection::All : io::StepSelection::SkipFirst);
   // The kernel breakdown reads every op of the timeline: simulate the whole iteration.
-  const report::Simulation sim =
-      report::simulate(s, report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
+  const report::Simulation sim = report::simulate(
+      s, report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
   const report::Report& r = sim.report;
   const auto num_stages = static_cast<std::int64_t>(r.stages.size());
   const std::int64_t stage = o.stage.value_or(r.critical_stage);

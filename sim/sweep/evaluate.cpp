@@ -51,7 +51,8 @@ Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode m
                 " of HBM";
     return e;
   }
-  report::Simulation sim = report::simulate(scenario, report::SimulateOptions{.build = {}, .mode = mode});
+  report::Simulation sim =
+      report::simulate(scenario, report::SimulateOptions{.build = {}, .mode = mode});
   e.memory = sim.report.memory;
   e.report = std::move(sim.report);
   return e;

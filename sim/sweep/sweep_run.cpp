@@ -14,9 +14,9 @@ using nlohmann::json;
 // Fast-path reads: nullopt when the value is not what the loader would accept without
 // question (below `min_value`, above `max_value`, the loader's bound), so the caller falls back
 // to the loader, which names the key and the bound.
-std::optional<std::int64_t> int_at(const json& obj, const char* key, std::int64_t min_value,
-                                   std::int64_t fallback, bool required = false,
-                                   std::int64_t max_value = std::numeric_limits<std::int64_t>::max()) {
+std::optional<std::int64_t> int_at(
+    const json& obj, const char* key, std::int64_t min_value, std::int64_t fallback,
+    bool required = false, std::int64_t max_value = std::numeric_limits<std::int64_t>::max()) {
   const auto it = obj.find(key);
   if (it == obj.end()) {
     if (required) return std::nullopt;
@@ -72,8 +72,8 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
   s.hardware = hw;
   s.model = m;
   if (cluster.contains("nodes") == cluster.contains("gpus")) return std::nullopt;
-  const auto count = int_at(cluster, cluster.contains("gpus") ? "gpus" : "nodes", 1, 1, true,
-                            parallel::kMaxGpus);
+  const auto count =
+      int_at(cluster, cluster.contains("gpus") ? "gpus" : "nodes", 1, 1, true, parallel::kMaxGpus);
   if (!count) return std::nullopt;
   // Both factors are at most 2^24 (gpus_per_node is bounded far lower at load): no overflow.
   s.gpus = cluster.contains("gpus") ? *count : *count * hw.node.gpus_per_node;
@@ -88,7 +88,8 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
   const auto optimizer = enum_at(training, "optimizer", parallel::Optimizer::AdamW,
                                  {parallel::Optimizer::AdamW, parallel::Optimizer::Sgd});
   const bool has_global_batch = training.contains("global_batch");
-  const auto global_batch = int_at(training, "global_batch", 1, 1, false, parallel::kMaxGlobalBatch);
+  const auto global_batch =
+      int_at(training, "global_batch", 1, 1, false, parallel::kMaxGlobalBatch);
   if (!seq_len || !micro_batch || !precision || !optimizer || !global_batch) return std::nullopt;
   s.training.seq_len = *seq_len;
   s.training.micro_batch = *micro_batch;
