@@ -8,4 +8,6 @@ set(TRAINSIM_MODEL_FILES
   models/llama3-8b.json
   models/llama3-70b.json
   models/llama3.1-405b.json
-  models/llama3.2-1b.json)
+  models/llama3.2-1b.json
+  models/mistral-7b.json
+  models/qwen2-7b.json)

@@ -62,7 +62,13 @@ double attention_efficiency(const hardware::AttentionEfficiency& a, const Attent
         hd * (kReferenceHeadDim + a.head_dim_half) / (kReferenceHeadDim * (hd + a.head_dim_half));
   }
   if (shape.seq_len > 0 && a.half_size > 0.0) {
-    const double keys = shape.causal ? d(shape.seq_len) / 2.0 : d(shape.seq_len);
+    double keys = shape.causal ? d(shape.seq_len) / 2.0 : d(shape.seq_len);
+    if (shape.window > 0 && shape.window < shape.seq_len) {
+      // Query i visits min(i + 1, w) keys (model/counts.hpp, attention_window_fraction).
+      const double w = d(shape.window);
+      const double s = d(shape.seq_len);
+      keys = (w * (w + 1.0) / 2.0 + (s - w) * w) / s;
+    }
     eff *= keys / (keys + a.half_size);
   }
   if (shape.backward) eff *= a.backward_ratio;

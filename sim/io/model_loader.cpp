@@ -4,6 +4,10 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -19,15 +23,14 @@ using model::ModelSpec;
 using model::Norm;
 using model::PositionEmbedding;
 
-// Hugging Face config.json keys that do not change the cost of training, accepted and ignored.
-// Tokens ids, initialisation, numerics (eps), caching and the dtype the checkpoint was saved in
-// do not change FLOPs or bytes; RoPE's base and scaling change the positions' frequencies, not
-// the work; max_position_embeddings is the longest context the checkpoint supports, not the
-// training sequence length (the scenario's seq_len is); sliding_window is modelled as full
-// attention (exact when seq_len <= window, pessimistic beyond).
-constexpr std::array<std::string_view, 24> kHfIgnoredKeys = {
+// Hugging Face config.json keys that do not change the cost of training, accepted and noted
+// on stderr. Token ids, initialisation, numerics (eps), dropout (0 in every released config),
+// caching and the dtype the checkpoint was saved in do not change FLOPs or bytes; RoPE's base and
+// scaling change the positions' frequencies, not the work; max_position_embeddings is the
+// longest context the checkpoint supports, not the training sequence length (the scenario's
+// seq_len is). docs/models.md has the whole mapping.
+constexpr std::array<std::string_view, 21> kHfIgnoredKeys = {
     "architectures",
-    "model_type",
     "torch_dtype",
     "dtype",
     "transformers_version",
@@ -44,13 +47,17 @@ constexpr std::array<std::string_view, 24> kHfIgnoredKeys = {
     "rope_theta",
     "rope_scaling",
     "rope_parameters",
-    "sliding_window",
-    "use_sliding_window",
-    "max_window_layers",
     "tokenizer_class",
     "output_attentions",
     "output_hidden_states",
+    "max_window_layers",  // read only for Qwen2/Qwen3 (kHfQwenWindowTypes)
 };
+
+// Families whose sliding window is switched by use_sliding_window (default false) and applies
+// to the layers from max_window_layers on (default 28): transformers/models/qwen2/
+// configuration_qwen2.py and qwen3/configuration_qwen3.py, `layer_types` default
+// "sliding_attention" if sliding_window is not None and i >= max_window_layers.
+constexpr std::array<std::string_view, 2> kHfQwenWindowTypes = {"qwen2", "qwen3"};
 
 // Keys of mixture-of-experts configs (Mixtral, Qwen-MoE, DeepSeek): the dense model would be a
 // wrong answer, so they are rejected rather than ignored.
@@ -146,7 +153,26 @@ ModelSpec from_trainsim_keys(ObjectReader& r) {
                   "position_embedding \"" +
                       pos + "\"");
   }
-  m.linear_bias = r.boolean_or("linear_bias", false);
+  // Biases: linear_bias is every group at once; the groups can also be given one by one.
+  if (r.has("linear_bias")) {
+    for (const char* group : {"qkv_bias", "out_proj_bias", "mlp_bias"}) {
+      if (r.has(group)) {
+        throw r.error(group, std::string("linear_bias already sets every group of biases; "
+                                         "expected either linear_bias or ") +
+                                 group + ", got both");
+      }
+    }
+    const bool all = r.boolean("linear_bias");
+    m.qkv_bias = all;
+    m.out_proj_bias = all;
+    m.mlp_bias = all;
+  } else {
+    m.qkv_bias = r.boolean_or("qkv_bias", false);
+    m.out_proj_bias = r.boolean_or("out_proj_bias", false);
+    m.mlp_bias = r.boolean_or("mlp_bias", false);
+  }
+  m.attention_window =
+      r.has("attention_window") ? r.integer("attention_window", 0, model::kMaxPositions) : 0;
   check_heads(r, m, "heads", "kv_heads", "hidden", head_dim_given, "head_dim");
   if (!head_dim_given) m.head_dim = m.hidden / m.num_heads;
   check_size(r, m, head_dim_given ? "head_dim" : "heads", "layers");
@@ -161,6 +187,75 @@ std::optional<std::int64_t> nullable_integer(ObjectReader& r, const std::string&
   return r.integer(key, 1, max_value);
 }
 
+// Where the notes about Hugging Face keys go; see set_model_note_sink.
+struct NoteState {
+  std::mutex mutex;
+  ModelNoteSink sink = [](const std::string& line) { std::cerr << line << '\n'; };
+  std::set<std::string> noted;  // source + pointer of every model already noted
+};
+
+NoteState& note_state() {
+  static NoteState state;
+  return state;
+}
+
+// One "note:" line per model location and process: a sweep resolves the same file for many
+// scenarios, and the user needs to hear it once.
+void note_once(const ObjectReader& r, const std::string& text) {
+  const std::string where = r.pointer().empty() ? r.source() : r.source() + ": " + r.pointer();
+  NoteState& state = note_state();
+  const std::lock_guard<std::mutex> lock(state.mutex);
+  if (!state.noted.insert(where).second) return;
+  if (state.sink) state.sink("note: " + where + ": " + text);
+}
+
+// The windowed layers of a Hugging Face config: how many of num_layers use its sliding window,
+// and the key that says so (for an error about a mix).
+struct WindowLayers {
+  std::int64_t count = 0;
+  std::string key;
+};
+
+WindowLayers hf_window_layers(ObjectReader& r, const std::string& model_type,
+                              std::int64_t num_layers) {
+  if (r.has("layer_types") && !r.raw("layer_types").is_null()) {
+    // transformers >= 4.53 writes layer_types for every family with a window: one entry per
+    // layer, "full_attention" or "sliding_attention".
+    const auto& types = r.array("layer_types");
+    if (static_cast<std::int64_t>(types.size()) != num_layers) {
+      throw r.error("layer_types", "one entry per layer; expected " + std::to_string(num_layers) +
+                                       " entries (num_hidden_layers), got " +
+                                       std::to_string(types.size()));
+    }
+    std::int64_t count = 0;
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      const auto& t = types[i];
+      if (!t.is_string() || (t.get<std::string>() != "full_attention" &&
+                             t.get<std::string>() != "sliding_attention")) {
+        throw r.error("layer_types", "entry " + std::to_string(i) +
+                                         ": expected \"full_attention\" or \"sliding_attention\", "
+                                         "got " +
+                                         describe_json(t));
+      }
+      if (t.get<std::string>() == "sliding_attention") ++count;
+    }
+    return {count, "layer_types"};
+  }
+  if (contains(kHfQwenWindowTypes, model_type)) {
+    // Qwen2Config: max_window_layers default 28; layers i >= max_window_layers are windowed.
+    const std::int64_t full = r.integer_or("max_window_layers", 0, 28);
+    return {std::max<std::int64_t>(0, num_layers - full), "max_window_layers"};
+  }
+  if (model_type == "gemma2") {
+    // Gemma2Config: layer_types default "sliding_attention" if (i + 1) % 2 else
+    // "full_attention": the even layers (0, 2, ...) are windowed.
+    return {(num_layers + 1) / 2, "sliding_window"};
+  }
+  // Mistral and the Llama layout: every layer uses the window
+  // (transformers/models/mistral/modeling_mistral.py passes sliding_window to every layer).
+  return {num_layers, "sliding_window"};
+}
+
 ModelSpec from_hugging_face(ObjectReader& r) {
   for (const auto key : kHfMoeKeys) {
     if (r.has(std::string(key))) {
@@ -168,6 +263,7 @@ ModelSpec from_hugging_face(ObjectReader& r) {
                     "mixture-of-experts models are not supported; expected a dense model");
     }
   }
+  std::vector<std::string> ignored;  // present keys that do not change the cost
   ModelSpec m;
   m.id = r.source();
   m.num_layers = r.integer("num_hidden_layers", 1, model::kMaxLayers);
@@ -176,6 +272,8 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   // LlamaConfig: num_key_value_heads None means multi-head attention.
   m.num_kv_heads =
       nullable_integer(r, "num_key_value_heads", model::kMaxHeads).value_or(m.num_heads);
+  // LlamaConfig: head_dim None means hidden_size // num_attention_heads; an explicit one
+  // (Gemma: 256 with hidden 2048 and 8 heads) sets the width of Q, K, V and O.
   const auto head_dim = nullable_integer(r, "head_dim", model::kMaxHeadDim);
   m.ffn_hidden = r.integer("intermediate_size", 1, model::kMaxFfnHidden);
   m.vocab = r.integer("vocab_size", 1, model::kMaxVocab);
@@ -189,17 +287,45 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   m.norm = Norm::RmsNorm;  // the Llama layout (LlamaRMSNorm)
   m.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
   m.position_embedding = PositionEmbedding::Rope;
-  // Biases: LlamaConfig's attention_bias (Q, K, V, O) and mlp_bias; trainsim has one switch for
-  // biases on every linear layer, so both must agree.
-  const bool attention_bias = r.boolean_or("attention_bias", false);
-  const bool mlp_bias = r.boolean_or("mlp_bias", false);
-  if (attention_bias != mlp_bias) {
-    throw r.error("mlp_bias", std::string("biases on only some linear layers are not modelled; "
-                                          "expected the same as attention_bias (") +
-                                  (attention_bias ? "true" : "false") + "), got " +
-                                  (mlp_bias ? "true" : "false"));
+
+  // Biases, by family (the modeling file of each in transformers/models/):
+  //  - qwen2/modeling_qwen2.py: Qwen2Attention q_proj, k_proj, v_proj nn.Linear(..., bias=True),
+  //    o_proj bias=False; Qwen2MLP bias=False. Qwen2Config has no bias keys: any are ignored.
+  //  - mistral/modeling_mistral.py: every projection bias=False; MistralConfig has no bias keys.
+  //  - llama/modeling_llama.py (and the other families, whose configs copy LlamaConfig's keys:
+  //    qwen3, gemma, olmo, granite): q/k/v/o_proj bias=config.attention_bias, gate/up/down_proj
+  //    bias=config.mlp_bias; both default False.
+  if (model_type == "qwen2" || model_type == "mistral") {
+    m.qkv_bias = model_type == "qwen2";
+    for (const char* key : {"attention_bias", "mlp_bias"}) {
+      if (r.has(key)) {
+        (void)r.boolean(key);
+        ignored.emplace_back(key);
+      }
+    }
+  } else {
+    const bool attention_bias = r.boolean_or("attention_bias", false);
+    m.qkv_bias = attention_bias;
+    m.out_proj_bias = attention_bias;
+    m.mlp_bias = r.boolean_or("mlp_bias", false);
   }
-  m.linear_bias = attention_bias;
+
+  // Sliding window: sliding_window (null: none), switched off by use_sliding_window false
+  // (Qwen2/Qwen3: default false), on the layers hf_window_layers finds.
+  auto window = nullable_integer(r, "sliding_window", model::kMaxPositions);
+  const bool use_window =
+      r.boolean_or("use_sliding_window", !contains(kHfQwenWindowTypes, model_type));
+  if (!use_window) window.reset();
+  const WindowLayers windowed = hf_window_layers(r, model_type, m.num_layers);
+  if (window && windowed.count == m.num_layers) {
+    m.attention_window = *window;
+  } else if (window && windowed.count > 0) {
+    throw r.error(windowed.key,
+                  "layers that mix sliding-window and full attention are not modelled; expected "
+                  "the window (" +
+                      std::to_string(*window) + ") on all " + std::to_string(m.num_layers) +
+                      " layers or on none, got it on " + std::to_string(windowed.count));
+  }
 
   // RoPE, either spelling: rope_theta + rope_scaling (transformers < 5, most Hub checkpoints)
   // or rope_parameters (transformers >= 5). Only the types are checked; neither changes cost.
@@ -209,12 +335,23 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   }
   if (r.has("rope_theta")) (void)r.number("rope_theta");
 
-  for (const auto key : kHfIgnoredKeys) (void)r.has(std::string(key));
+  const bool qwen = contains(kHfQwenWindowTypes, model_type);
+  for (const auto key : kHfIgnoredKeys) {
+    if (key == "max_window_layers" && qwen) continue;  // read above
+    if (r.has(std::string(key))) ignored.emplace_back(key);
+  }
   check_heads(r, m, "num_attention_heads", "num_key_value_heads", "hidden_size",
               head_dim.has_value(), "head_dim");
   m.head_dim = head_dim.value_or(m.hidden / std::max<std::int64_t>(m.num_heads, 1));
   check_size(r, m, head_dim ? "head_dim" : "num_attention_heads", "num_hidden_layers");
   r.finish();
+  if (!ignored.empty()) {
+    std::sort(ignored.begin(), ignored.end());
+    std::string list;
+    for (const auto& key : ignored) list += (list.empty() ? "" : ", ") + key;
+    note_once(r, "Hugging Face keys ignored (no effect on cost): " + list +
+                     "; docs/models.md lists the keys read");
+  }
   return m;
 }
 
@@ -225,6 +362,13 @@ model::ModelSpec model_from_json(const nlohmann::json& json, const std::string& 
   ObjectReader r(json, source, pointer);
   const bool hugging_face = json.contains("num_hidden_layers") || json.contains("hidden_size");
   return hugging_face ? from_hugging_face(r) : from_trainsim_keys(r);
+}
+
+ModelNoteSink set_model_note_sink(ModelNoteSink sink) {
+  NoteState& state = note_state();
+  const std::lock_guard<std::mutex> lock(state.mutex);
+  std::swap(state.sink, sink);
+  return sink;
 }
 
 model::ModelSpec load_model_from_string(const std::string& text, const std::string& source) {

@@ -3,6 +3,7 @@
 // they come from the Hub. Everything goes through the strict ObjectReader.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -25,13 +26,23 @@ namespace trainsim::io {
 //  - trainsim's own keys (DESIGN.md "Model"): layers, hidden, heads, kv_heads, ffn_hidden, vocab,
 //    activation, norm, tied_embeddings, position_embedding; optional head_dim (default
 //    hidden / heads), max_positions (required with learned positions, rejected otherwise),
-//    linear_bias (default false), name (becomes the id). Unknown keys are rejected.
-//  - a Hugging Face config.json, detected by num_hidden_layers or hidden_size (see the .cpp for
-//    the keys read, the keys accepted and ignored, and the keys rejected).
+//    qkv_bias, out_proj_bias, mlp_bias (default false) or linear_bias (all three at once, not
+//    with them), attention_window (a sliding window; default 0, full attention), name (becomes
+//    the id). Unknown keys are rejected.
+//  - a Hugging Face config.json, detected by num_hidden_layers or hidden_size. docs/models.md
+//    lists the keys read, the keys accepted and ignored, and the keys rejected. When ignored
+//    keys are present, one "note:" line naming them goes to the note sink, once per source and
+//    pointer in the process.
 // Throws ConfigError with source and pointer for a missing, unknown, ill-typed or inconsistent
 // key (kv_heads not dividing heads, hidden not divisible by heads without head_dim, ...).
 [[nodiscard]] model::ModelSpec model_from_json(const nlohmann::json& json,
                                                const std::string& source,
                                                const std::string& pointer);
+
+// Receives the "note: <source>[: <pointer>]: ..." lines model_from_json writes about a Hugging
+// Face config's ignored keys (one line, no newline). The default writes the line to std::cerr.
+// Returns the previous sink; an empty sink drops the notes. Thread-safe.
+using ModelNoteSink = std::function<void(const std::string& line)>;
+ModelNoteSink set_model_note_sink(ModelNoteSink sink);
 
 }  // namespace trainsim::io

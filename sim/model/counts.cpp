@@ -22,10 +22,10 @@ LayerParameterCounts layer_parameter_counts(const ModelSpec& m) {
   c.attention_weights = h * q + 2 * h * kv + q * h;
   // SwiGLU (Shazeer 2020): gate and up h x f, down f x h. GELU MLP: up h x f, down f x h.
   c.mlp_weights = (gated ? 3 : 2) * h * f;
-  if (m.linear_bias) {
-    c.attention_biases = q + 2 * kv + h;
-    c.mlp_biases = (gated ? 2 : 1) * f + h;
-  }
+  // A bias has one element per output feature of its projection.
+  if (m.qkv_bias) c.attention_biases += q + 2 * kv;
+  if (m.out_proj_bias) c.attention_biases += h;
+  if (m.mlp_bias) c.mlp_biases = (gated ? 2 : 1) * f + h;
   c.norms = 2 * norm_parameters(m);
   return c;
 }
@@ -54,12 +54,24 @@ std::int64_t matmul_parameters(const ModelSpec& m) {
   return m.num_layers * layer_parameters(m) + final_norm_parameters(m) + m.vocab * m.hidden;
 }
 
+double attention_window_fraction(const ModelSpec& m, std::int64_t seq_len) {
+  const std::int64_t w = m.attention_window;
+  if (w <= 0 || w >= seq_len) return 1.0;
+  // In double: T (T + 1) / 2 passes 2^53 only beyond 2^26 tokens, where a relative error of
+  // 1e-16 is still immaterial.
+  const auto t = static_cast<double>(seq_len);
+  const auto wd = static_cast<double>(w);
+  return (wd * (wd + 1.0) / 2.0 + (t - wd) * wd) / (t * (t + 1.0) / 2.0);
+}
+
 Flops model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
-  // PaLM Appendix B: 6N + 12 * L * H * Q * T with H heads of size Q and sequence length T.
+  // PaLM Appendix B: 6N + 12 * L * H * Q * T with H heads of size Q and sequence length T,
+  // times the sliding window's share r of the attention work.
   // In double: 12 * L * H * Q * T reaches 2^68 within the loaders' bounds (2^16 layers, an
   // attention width of 2^24, 2^24 tokens), past int64; N <= 2^50 keeps 6N exact.
   const double attention = 12.0 * static_cast<double>(m.num_layers) *
-                           static_cast<double>(query_width(m)) * static_cast<double>(seq_len);
+                           static_cast<double>(query_width(m)) * static_cast<double>(seq_len) *
+                           attention_window_fraction(m, seq_len);
   return Flops(6.0 * static_cast<double>(matmul_parameters(m)) + attention);
 }
 
@@ -82,10 +94,9 @@ std::int64_t layer_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp) {
   const bool gated = m.activation == Activation::SwiGlu;
   std::int64_t n = h * q_local + 2 * h * kv_local + q_local * h;  // column Q, K, V; row O
   n += (gated ? 3 : 2) * h * f_local;                             // column gate/up; row down
-  if (m.linear_bias) {
-    n += q_local + 2 * kv_local + h;     // column biases split; O's bias replicated
-    n += (gated ? 2 : 1) * f_local + h;  // column biases split; down's bias replicated
-  }
+  if (m.qkv_bias) n += q_local + 2 * kv_local;                    // column-parallel: split
+  if (m.out_proj_bias) n += h;                                    // row-parallel: replicated
+  if (m.mlp_bias) n += (gated ? 2 : 1) * f_local + h;  // column biases split; down's replicated
   return n + 2 * norm_parameters(m);
 }
 

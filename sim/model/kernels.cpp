@@ -90,13 +90,18 @@ std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
     // QK^T and AV: 2 * 2 * tokens * keys * head_dim per head, each local query against all
     // seq_len keys of its sequence (with CP too). The causal kernel runs half
     // (FlashAttention-2 skips masked blocks). Backward: 5 matmuls against the forward's 2, so
-    // 2.5x forward (Dao 2023, FlashAttention-2, §4.1 benchmark convention).
+    // 2.5x forward (Dao 2023, FlashAttention-2, §4.1 benchmark convention). A sliding window
+    // leaves the share r = attention_window_fraction of the causal work (FlashAttention-2 skips
+    // the blocks outside the window too, its window_size argument); both conventions take r,
+    // so the model-FLOPs count stays twice the executed one.
     KernelSpec a;
     a.name = "attn_core";
     a.kind = KernelKind::Attention;
-    const double full = 4.0 * d(tokens) * d(s.seq_len) * d(q_local);
+    const double full =
+        4.0 * d(tokens) * d(s.seq_len) * d(q_local) * attention_window_fraction(m, s.seq_len);
     a.causal_discount = s.causal;
     a.head_dim = m.head_dim;
+    a.attention_window = m.attention_window;
     a.forward_flops = Flops(s.causal ? full / 2.0 : full);
     a.backward_flops = a.forward_flops * 2.5;
     // Forward reads Q (tokens x q) and this rank's keys and values for the whole sequence

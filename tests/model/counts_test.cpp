@@ -58,7 +58,12 @@ TEST_CASE("counts: every built-in model has its exact parameter count", "[model]
       // biases, MLP 8h^2 + 5h biases, two LayerNorms 4h: 1,811,939,328 + 159,744 =
       // 1,812,099,072; * 96 = 173,961,510,912; tied embedding 50257*12288 = 617,558,016;
       // positions 2048*12288 = 25,165,824; final LayerNorm 2h = 24,576: 174,604,259,328.
-      Row{"gpt3-175b", 174'604'259'328});
+      Row{"gpt3-175b", 174'604'259'328},
+      // Mistral 7B: llama3-8b's layers (6,979,584,000) + 2*32000*4096 = 262,144,000 + 4,096 =
+      // 7,241,732,096 (Jiang et al. 2023: 7.24B).
+      Row{"mistral-7b", 7'241'732'096},
+      // Qwen2-7B: see "counts: Qwen2-7B ..." below.
+      Row{"qwen2-7b", 7'615'616'512});
   CAPTURE(row.id);
   REQUIRE(num_parameters(io::load_model(row.id)) == row.params);
 }
@@ -128,4 +133,72 @@ TEST_CASE("counts: GPT-3's biases split with their matrices", "[model]") {
   // Tied weights on a separate last stage: a vocab-parallel copy, ceil(50257 / 8) = 6283 rows.
   REQUIRE(lm_head_parameters_per_tp_rank(m, 8, LmHeadCopy::Separate) == 6283 * h);
   REQUIRE(lm_head_parameters_per_tp_rank(m, 8, LmHeadCopy::SharedWithEmbedding) == 0);
+}
+
+TEST_CASE("counts: Qwen2-7B's Q, K, V biases and its published total", "[model]") {
+  const auto m = io::load_model("qwen2-7b");
+  // h = 3584, 28 heads of 128 (q = 3584), 4 KV heads (kv = 512), ffn 18944, vocab 152064,
+  // untied, biases on Q, K and V only (modeling_qwen2.py: q/k/v_proj bias=True, o_proj False).
+  // Attention: q, o 2 * 3584^2 = 25,690,112; k, v 2 * 3584 * 512 = 3,670,016: 29,360,128.
+  // Biases: q + 2 kv = 3584 + 1024 = 4,608 (no O or MLP bias).
+  // MLP: 3 * 3584 * 18944 = 203,685,888. Norms 2 * 3584 = 7,168.
+  const auto c = layer_parameter_counts(m);
+  REQUIRE(c.attention_weights == 29'360'128);
+  REQUIRE(c.attention_biases == 4'608);
+  REQUIRE(c.mlp_biases == 0);
+  REQUIRE(c.mlp_weights == 203'685'888);
+  // Layer 233,057,792 * 28 = 6,525,618,176; embedding and LM head 2 * 152064 * 3584 =
+  // 1,089,994,752; final norm 3,584: 7,615,616,512.
+  REQUIRE(num_parameters(m) == 7'615'616'512);
+  // Published total 7.62B (Qwen/Qwen2-7B model card); 7.6156e9 / 7.62e9 - 1 = -0.06%.
+  REQUIRE(static_cast<double>(num_parameters(m)) == Approx(7.62e9).epsilon(1e-3));
+  SECTION("TP splits the column-parallel Q, K, V biases") {
+    // tp 4: q_local = 7 heads * 128 = 896, kv_local = 1 * 128: weights
+    // 3584 * 896 * 2 + 2 * 3584 * 128 = 7,340,032; biases 896 + 256 = 1,152;
+    // MLP 3 * 3584 * 4736 = 50,921,472; norms 7,168.
+    REQUIRE(layer_parameters_per_tp_rank(m, 4) == 7'340'032 + 1'152 + 50'921'472 + 7'168);
+  }
+}
+
+TEST_CASE("counts: bias groups count one element per output feature", "[model]") {
+  auto m = io::load_model("llama3-8b");  // q = 4096, kv = 1024, ffn 14336, SwiGLU
+  const auto none = layer_parameters(m);
+  m.qkv_bias = true;
+  REQUIRE(layer_parameters(m) - none == 4096 + 2 * 1024);
+  m.qkv_bias = false;
+  m.out_proj_bias = true;
+  REQUIRE(layer_parameters(m) - none == 4096);
+  m.out_proj_bias = false;
+  m.mlp_bias = true;  // gate and up: 2 * 14336; down: 4096
+  REQUIRE(layer_parameters(m) - none == 2 * 14336 + 4096);
+}
+
+TEST_CASE("counts: a sliding window scales the attention FLOPs", "[model]") {
+  const auto m = io::load_model("mistral-7b");  // window 4096
+  SECTION("the share r of causal attention") {
+    // T = 8192, w = 4096: sum min(i + 1, w) = 4096 * 4097 / 2 + (8192 - 4096) * 4096
+    // = 8,390,656 + 16,777,216 = 25,167,872 against 8192 * 8193 / 2 = 33,558,528.
+    REQUIRE(attention_window_fraction(m, 8192) ==
+            Approx(25'167'872.0 / 33'558'528.0).epsilon(1e-12));
+    // T <= w: every query sees all its keys.
+    REQUIRE(attention_window_fraction(m, 4096) == 1.0);
+    REQUIRE(attention_window_fraction(m, 1024) == 1.0);
+    // w = 1: one key per query: T / (T (T + 1) / 2) = 2 / (T + 1).
+    auto one = m;
+    one.attention_window = 1;
+    REQUIRE(attention_window_fraction(one, 8192) == Approx(2.0 / 8193.0).epsilon(1e-12));
+  }
+  SECTION("model FLOPs per token at seq 8192") {
+    // N = 7,241,732,096 - 32000 * 4096 = 7,110,660,096; 6N = 42,663,960,576.
+    // Attention 12 * 32 * 4096 * 8192 = 12,884,901,888, times r = 25,167,872 / 33,558,528.
+    const double r = 25'167'872.0 / 33'558'528.0;
+    REQUIRE(model_flops_per_token(m, 8192).value() ==
+            Approx(42'663'960'576.0 + 12'884'901'888.0 * r).epsilon(1e-12));
+    auto full = m;
+    full.attention_window = 0;
+    REQUIRE(model_flops_per_token(full, 8192).value() ==
+            Approx(42'663'960'576.0 + 12'884'901'888.0).epsilon(1e-12));
+    // Within the window nothing changes.
+    REQUIRE(model_flops_per_token(m, 4096) == model_flops_per_token(full, 4096));
+  }
 }

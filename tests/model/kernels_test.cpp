@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "trainsim/compute/kernel_cost.hpp"
 #include "trainsim/model/counts.hpp"
 
 #include "sim/io/model_loader.hpp"
@@ -175,4 +176,50 @@ TEST_CASE("kernels: head, embedding and optimizer step", "[model]") {
   REQUIRE(adamw_step_kernel(1000, 4).forward_bytes.value() == Approx(28'000.0).epsilon(1e-12));
   REQUIRE(adamw_step_kernel(1000, 2).backward_bytes.value() == 0.0);
   REQUIRE(sgd_step_kernel(1000, 2).forward_bytes.value() == Approx(20'000.0).epsilon(1e-12));
+}
+
+TEST_CASE("kernels: a sliding window scales the attention core, both conventions", "[model]") {
+  const auto m = io::load_model("mistral-7b");  // window 4096, q = 4096, kv = 1024
+  auto full_model = m;
+  full_model.attention_window = 0;
+  const LayerShape causal{.micro_batch = 1, .seq_len = 8192};
+  auto model_convention = causal;
+  model_convention.causal = false;
+  // r = 25,167,872 / 33,558,528 at T = 8192, w = 4096 (counts_test derives it).
+  const double r = 25'167'872.0 / 33'558'528.0;
+  // Causal full attention executes 4 * 8192 * 8192 * 4096 / 2 = 549,755,813,888 FLOPs forward.
+  const auto causal_layer = layer_kernels(m, causal);
+  const auto& windowed = find(causal_layer, "attn_core");
+  REQUIRE(windowed.forward_flops.value() == Approx(549'755'813'888.0 * r).epsilon(1e-12));
+  REQUIRE(windowed.backward_flops.value() == Approx(2.5 * 549'755'813'888.0 * r).epsilon(1e-12));
+  REQUIRE(windowed.attention_window == 4096);
+  // The model-FLOPs convention stays twice the executed count.
+  const auto counted_layer = layer_kernels(m, model_convention);
+  const auto& counted = find(counted_layer, "attn_core");
+  REQUIRE(counted.forward_flops.value() ==
+          Approx(2.0 * windowed.forward_flops.value()).epsilon(1e-12));
+  // And the GEMMs are untouched.
+  REQUIRE(find(layer_kernels(m, causal), "qkv_proj").forward_flops ==
+          find(layer_kernels(full_model, causal), "qkv_proj").forward_flops);
+  // The same model within its window: nothing changes.
+  const LayerShape short_seq{.micro_batch = 1, .seq_len = 4096};
+  REQUIRE(find(layer_kernels(m, short_seq), "attn_core").forward_flops ==
+          find(layer_kernels(full_model, short_seq), "attn_core").forward_flops);
+}
+
+TEST_CASE("kernels: the attention kernel's efficiency sees the window's keys per query",
+          "[model][compute]") {
+  // The priced side of a windowed attn_core (workload passes KernelSpec::attention_window on).
+  const hardware::AttentionEfficiency a{.max_efficiency = 0.5, .half_size = 200.0};
+  const compute::AttentionShape full{.seq_len = 8192, .head_dim = 0, .causal = true};
+  auto windowed = full;
+  windowed.window = 4096;
+  // Causal full: L = 8192 / 2 = 4096 keys per query on average: 0.5 * 4096 / 4296.
+  REQUIRE(compute::attention_efficiency(a, full) == Approx(0.5 * 4096.0 / 4296.0).epsilon(1e-12));
+  // Window 4096: L = (4096 * 4097 / 2 + 4096 * 4096) / 8192 = 25,167,872 / 8192 = 3072.25.
+  REQUIRE(compute::attention_efficiency(a, windowed) ==
+          Approx(0.5 * 3072.25 / 3272.25).epsilon(1e-12));
+  // A window no shorter than the sequence changes nothing.
+  windowed.window = 8192;
+  REQUIRE(compute::attention_efficiency(a, windowed) == compute::attention_efficiency(a, full));
 }

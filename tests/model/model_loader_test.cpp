@@ -1,11 +1,15 @@
 #include "sim/io/model_loader.hpp"
 
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "trainsim/error.hpp"
 #include "trainsim/model/counts.hpp"
 
 #include "sim/io/builtin_data.hpp"
+#include "sim/io/json_reader.hpp"
 
 using namespace trainsim;
 using namespace trainsim::model;
@@ -37,7 +41,7 @@ constexpr const char* kHfRopeParameters = R"({
 
 TEST_CASE("model_loader: every built-in model loads", "[model][io]") {
   const auto ids = io::builtin_ids("models");
-  REQUIRE(ids.size() == 9);
+  REQUIRE(ids.size() == 11);
   for (const auto& id : ids) {
     CAPTURE(id);
     const auto m = load_model(id);
@@ -51,7 +55,10 @@ TEST_CASE("model_loader: trainsim keys", "[model][io]") {
   REQUIRE(m.id == "m.json");
   REQUIRE(m.head_dim == 128);  // default hidden / heads = 4096 / 32
   REQUIRE(m.max_positions == 0);
-  REQUIRE_FALSE(m.linear_bias);
+  REQUIRE_FALSE(m.qkv_bias);
+  REQUIRE_FALSE(m.out_proj_bias);
+  REQUIRE_FALSE(m.mlp_bias);
+  REQUIRE(m.attention_window == 0);
   REQUIRE(num_parameters(m) == 8'030'261'248);
   SECTION("an explicit head_dim and a name") {
     const auto named = load_model_from_string(
@@ -188,10 +195,6 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
     REQUIRE_THROWS_WITH(load_model_from_string(moe, "config.json"),
                         "config.json: /num_local_experts: mixture-of-experts models are not "
                         "supported; expected a dense model");
-    std::string bias = kHfRopeParameters;
-    bias.insert(bias.size() - 1, R"(, "attention_bias": true)");
-    REQUIRE_THROWS_WITH(load_model_from_string(bias, "config.json"),
-                        Catch::StartsWith("config.json: /mlp_bias: biases on only some linear"));
   }
   SECTION("Hugging Face: rope_scaling of the wrong type") {
     std::string hf = kHfRopeParameters;
@@ -202,5 +205,192 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
   SECTION("malformed JSON") {
     REQUIRE_THROWS_WITH(load_model_from_string("{\"layers\": ", "m.json"),
                         Catch::StartsWith("m.json: invalid JSON at line 1"));
+  }
+}
+
+TEST_CASE("model_loader: bias groups and the sliding window in trainsim keys", "[model][io]") {
+  SECTION("linear_bias sets every group") {
+    const auto m = load_model_from_string(llama3_8b_keys(R"(, "linear_bias": true)"), "m.json");
+    REQUIRE(m.qkv_bias);
+    REQUIRE(m.out_proj_bias);
+    REQUIRE(m.mlp_bias);
+    REQUIRE(load_model("gpt3-175b").mlp_bias);
+  }
+  SECTION("groups one by one") {
+    const auto m = load_model_from_string(llama3_8b_keys(R"(, "qkv_bias": true)"), "m.json");
+    REQUIRE(m.qkv_bias);
+    REQUIRE_FALSE(m.out_proj_bias);
+    REQUIRE_FALSE(m.mlp_bias);
+  }
+  SECTION("linear_bias with a group is ambiguous") {
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(llama3_8b_keys(R"(, "linear_bias": true, "mlp_bias": false)"),
+                               "m.json"),
+        "m.json: /mlp_bias: linear_bias already sets every group of biases; expected either "
+        "linear_bias or mlp_bias, got both");
+  }
+  SECTION("attention_window") {
+    const auto m =
+        load_model_from_string(llama3_8b_keys(R"(, "attention_window": 4096)"), "m.json");
+    REQUIRE(m.attention_window == 4096);
+    REQUIRE(load_model("mistral-7b").attention_window == 4096);
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(llama3_8b_keys(R"(, "attention_window": -1)"), "m.json"),
+        "m.json: /attention_window: expected an integer >= 0, got -1");
+  }
+}
+
+namespace {
+
+// Collects the note lines of the model loader while alive (the default sink is stderr).
+class NoteCapture {
+ public:
+  NoteCapture()
+      : previous_(io::set_model_note_sink([this](const std::string& l) { lines.push_back(l); })) {}
+  ~NoteCapture() { io::set_model_note_sink(previous_); }
+  NoteCapture(const NoteCapture&) = delete;
+  NoteCapture& operator=(const NoteCapture&) = delete;
+  std::vector<std::string> lines;
+
+ private:
+  io::ModelNoteSink previous_;
+};
+
+std::string data(const std::string& file) {
+  return std::string(TRAINSIM_TEST_DATA_DIR) + "/" + file;
+}
+
+// A Qwen2 config (Qwen/Qwen2-7B's shape) with `extra` keys appended.
+std::string qwen2(const std::string& extra) {
+  return R"({"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+    "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+    "vocab_size": 152064, "sliding_window": 4096)" +
+         extra + "}";
+}
+
+}  // namespace
+
+TEST_CASE("model_loader: Hugging Face sliding windows", "[model][io]") {
+  SECTION("Mistral-7B-v0.1: sliding_window on every layer") {
+    const auto m = load_model(data("hf_mistral_7b_config.json"));
+    REQUIRE(m.attention_window == 4096);
+    REQUIRE(num_parameters(m) == num_parameters(load_model("mistral-7b")));
+  }
+  SECTION("sliding_window null (Mistral v0.2, Mixtral today): full attention") {
+    std::string hf = kHfRopeParameters;
+    hf.insert(hf.size() - 1, R"(, "sliding_window": null)");
+    REQUIRE(load_model_from_string(hf, "null-window.json").attention_window == 0);
+  }
+  SECTION("Qwen2: use_sliding_window false (the default) means none") {
+    REQUIRE(load_model(data("hf_qwen2_7b_config.json")).attention_window == 0);
+    REQUIRE(load_model_from_string(qwen2(""), "q0.json").attention_window == 0);
+  }
+  SECTION("Qwen2: layers from max_window_layers on use the window") {
+    // max_window_layers 0: every layer windowed; 28 (the default) = all 28 layers full.
+    REQUIRE(load_model_from_string(qwen2(R"(, "use_sliding_window": true, "max_window_layers": 0)"),
+                                   "q1.json")
+                .attention_window == 4096);
+    REQUIRE(load_model_from_string(qwen2(R"(, "use_sliding_window": true)"), "q2.json")
+                .attention_window == 0);
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(qwen2(R"(, "use_sliding_window": true, "max_window_layers": 21)"),
+                               "q3.json"),
+        "q3.json: /max_window_layers: layers that mix sliding-window and full attention are not "
+        "modelled; expected the window (4096) on all 28 layers or on none, got it on 7");
+  }
+  SECTION("layer_types, when given, says which layers use the window") {
+    std::string all = R"(, "use_sliding_window": true, "layer_types": [)";
+    for (int i = 0; i < 28; ++i) all += std::string(i == 0 ? "" : ", ") + "\"sliding_attention\"";
+    REQUIRE(load_model_from_string(qwen2(all + "]"), "q4.json").attention_window == 4096);
+    std::string mixed = all;
+    mixed.replace(mixed.find("\"sliding_attention\""), 19, "\"full_attention\"");
+    REQUIRE_THROWS_WITH(load_model_from_string(qwen2(mixed + "]"), "q5.json"),
+                        Catch::StartsWith("q5.json: /layer_types: layers that mix") &&
+                            Catch::EndsWith("got it on 27"));
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(qwen2(R"(, "layer_types": ["full_attention"])"), "q6.json"),
+        "q6.json: /layer_types: one entry per layer; expected 28 entries (num_hidden_layers), "
+        "got 1");
+  }
+  SECTION("Gemma 2 alternates windowed and full layers: rejected") {
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(R"({"model_type": "gemma2", "hidden_size": 2304,
+          "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
+          "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 256000,
+          "sliding_window": 4096})",
+                               "g.json"),
+        Catch::StartsWith("g.json: /sliding_window: layers that mix sliding-window and full") &&
+            Catch::EndsWith("got it on 13"));
+  }
+}
+
+TEST_CASE("model_loader: Hugging Face biases by family", "[model][io]") {
+  SECTION("Qwen2: Q, K and V biases only (modeling_qwen2.py)") {
+    const auto m = load_model(data("hf_qwen2_7b_config.json"));
+    REQUIRE(m.qkv_bias);
+    REQUIRE_FALSE(m.out_proj_bias);
+    REQUIRE_FALSE(m.mlp_bias);
+    REQUIRE(num_parameters(m) == num_parameters(load_model("qwen2-7b")));
+  }
+  SECTION("Llama: attention_bias is Q, K, V and O; mlp_bias the MLP") {
+    std::string hf = kHfRopeParameters;
+    hf.insert(hf.size() - 1, R"(, "attention_bias": true)");
+    const auto m = load_model_from_string(hf, "bias.json");
+    REQUIRE(m.qkv_bias);
+    REQUIRE(m.out_proj_bias);
+    REQUIRE_FALSE(m.mlp_bias);
+    // llama3-8b + per layer q + 2 kv + o = 4096 + 2048 + 4096 = 10,240; * 32 = 327,680.
+    REQUIRE(num_parameters(m) == 8'030'261'248 + 327'680);
+    hf.insert(hf.size() - 1, R"(, "mlp_bias": true)");
+    REQUIRE(load_model_from_string(hf, "bias2.json").mlp_bias);
+  }
+  SECTION("head_dim other than hidden / heads sets the attention width") {
+    // Gemma 7B: hidden 3072, 16 heads of 256 (4096 wide): Q and O are 3072 x 4096.
+    const auto m = load_model_from_string(R"({"model_type": "gemma", "hidden_size": 3072,
+        "intermediate_size": 24576, "num_hidden_layers": 28, "num_attention_heads": 16,
+        "num_key_value_heads": 16, "head_dim": 256, "vocab_size": 256000})",
+                                          "gemma7b.json");
+    REQUIRE(query_width(m) == 4096);
+    // q, o 2 * 3072 * 4096 + k, v 2 * 3072 * 4096 = 50,331,648.
+    REQUIRE(layer_parameter_counts(m).attention_weights == 50'331'648);
+  }
+}
+
+TEST_CASE("model_loader: one note line names the ignored Hugging Face keys", "[model][io]") {
+  NoteCapture notes;
+  // Mistral-7B-v0.1's config.json under a name no other test loads (notes are once per name).
+  const std::string text =
+      io::read_text_file(data("hf_mistral_7b_config.json"), 1U << 20U, "a config.json");
+  // The key order of the JSON object (sorted): every key that does not change the cost.
+  const std::string expected =
+      "note: mistral-note.json: Hugging Face keys ignored (no effect on cost): architectures, "
+      "bos_token_id, eos_token_id, initializer_range, max_position_embeddings, "
+      "rms_norm_eps, rope_theta, torch_dtype, transformers_version, use_cache; docs/models.md "
+      "lists the keys read";
+  SECTION("once per file, however often it is loaded") {
+    (void)load_model_from_string(text, "mistral-note.json");
+    (void)load_model_from_string(text, "mistral-note.json");
+    REQUIRE(notes.lines == std::vector<std::string>{expected});
+  }
+  SECTION("inline in a scenario: the pointer is named") {
+    const auto json = nlohmann::json::parse(R"({"hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+        "rope_theta": 10000.0})");
+    (void)io::model_from_json(json, "inline-note.json", "/model");
+    REQUIRE(notes.lines == std::vector<std::string>{
+                               "note: inline-note.json: /model: Hugging Face keys ignored (no "
+                               "effect on cost): rope_theta; docs/models.md lists the keys read"});
+  }
+  SECTION("nothing ignored, nothing said; trainsim keys never") {
+    (void)load_model_from_string(R"({"hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100})",
+                                 "quiet.json");
+    (void)load_model_from_string(llama3_8b_keys(), "quiet-trainsim.json");
+    REQUIRE(notes.lines.empty());
+  }
+  SECTION("Qwen2's bias keys are not Qwen2Config's: ignored, and said so") {
+    (void)load_model_from_string(qwen2(R"(, "attention_bias": false)"), "qwen-bias.json");
+    REQUIRE(notes.lines.size() == 1);
+    REQUIRE_THAT(notes.lines[0], Catch::Contains("): attention_bias; docs/models.md"));
   }
 }

@@ -35,6 +35,8 @@ struct AttentionShape {
   // kernel's FLOPs (KernelWork::flops) already count only the executed half.
   bool causal = false;
   bool backward = false;  // the backward kernel: AttentionEfficiency::backward_ratio applies
+  // Sliding window of the model (0: none): a query block visits at most the window's keys.
+  std::int64_t window = 0;
 };
 
 struct KernelWork {
@@ -77,7 +79,8 @@ struct KernelCost {
 
 // Achieved fraction of peak of a fused attention call (FlashAttention-2, Dao 2023, §3.1-3.2:
 // one thread block per query block, looping over key blocks, half of them when causal):
-//   eff = min(1, max_efficiency * h(d) * L / (L + half_size)),  L = s (or s / 2 when causal)
+//   eff = min(1, max_efficiency * h(d) * L / (L + half_size)),  L = s (or s / 2 when causal;
+//   with a window w < s, the mean keys per query (w (w + 1) / 2 + (s - w) w) / s)
 //   h(d) = d (128 + head_dim_half) / (128 (d + head_dim_half))
 // L / (L + half_size): the fixed work per query block (load Q, rescale and write O) amortized
 // over the key blocks it visits. h(d): a score element costs 4d tensor-core FLOPs plus a fixed

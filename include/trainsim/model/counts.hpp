@@ -15,9 +15,9 @@ namespace trainsim::model {
 // (pre-attention, pre-MLP), a weight of `hidden` each for RMSNorm, weight and bias for LayerNorm.
 struct LayerParameterCounts {
   std::int64_t attention_weights = 0;
-  std::int64_t attention_biases = 0;  // Q, K, V and O biases with linear_bias
+  std::int64_t attention_biases = 0;  // Q, K, V biases with qkv_bias; O's with out_proj_bias
   std::int64_t mlp_weights = 0;
-  std::int64_t mlp_biases = 0;  // up (and gate) and down biases with linear_bias
+  std::int64_t mlp_biases = 0;  // up (and gate) and down biases with mlp_bias
   std::int64_t norms = 0;
 
   [[nodiscard]] std::int64_t total() const {
@@ -51,11 +51,22 @@ struct LayerParameterCounts {
 // Kaplan et al. 2020 §2.1 and the worked example (docs/sources.md W.1; llama2-7b: 6,607,343,616).
 [[nodiscard]] std::int64_t matmul_parameters(const ModelSpec& m);
 
+// The share of causal full attention's QK^T and AV work that remains under the model's sliding
+// window w at sequence length T. Query i (0-based) attends to min(i + 1, w) keys, so
+//   r = sum_{i<T} min(i + 1, w) / sum_{i<T} (i + 1)
+//     = (w (w + 1) / 2 + (T - w) w) / (T (T + 1) / 2)   for w < T
+// (queries 0..w-1 see 1..w keys, the T - w later ones w each), and r = 1 for w >= T or no
+// window. The window of Mistral (Jiang et al. 2023, arXiv:2310.06825, §2 "Sliding Window
+// Attention"; transformers' sliding-window causal mask). Requires seq_len >= 1.
+[[nodiscard]] double attention_window_fraction(const ModelSpec& m, std::int64_t seq_len);
+
 // Model FLOPs of one trained token (forward + backward) at sequence length `seq_len`:
-//   6 * N + 12 * layers * heads * head_dim * seq_len
+//   6 * N + 12 * layers * heads * head_dim * seq_len * r
 // PaLM (Chowdhery et al. 2022, Appendix B): 6N for the weights (2 forward, 4 backward) and the
 // attention QK^T and AV products without the causal discount. heads * head_dim is `hidden` in
-// DESIGN.md's form; they are equal for every built-in model. Requires seq_len >= 1.
+// DESIGN.md's form; they are equal for every built-in model. r is attention_window_fraction
+// (1 without a sliding window): the model-FLOPs attention term stays twice what a causal kernel
+// executes, with or without a window. Requires seq_len >= 1.
 [[nodiscard]] Flops model_flops_per_token(const ModelSpec& m, std::int64_t seq_len);
 
 // FLOPs of one iteration of `batch` sequences by Narayanan et al. 2021 (Megatron-LM PTD-P, §5.1,

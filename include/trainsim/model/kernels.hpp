@@ -40,8 +40,10 @@ struct KernelSpec {
   // Attention only: the FLOPs above are those a causal flash-attention kernel executes, half of
   // the full QK^T and AV products (it skips the masked blocks; Dao 2023, FlashAttention-2 §3.1).
   // Model FLOPs (DESIGN.md "Metrics", PaLM) do not take this discount.
+  // With a sliding window both counts are scaled by attention_window_fraction (counts.hpp).
   bool causal_discount = false;
   std::int64_t head_dim = 0;  // Attention only: per-head dimension (its efficiency depends on it)
+  std::int64_t attention_window = 0;  // Attention only: the model's sliding window; 0: none
   // Recomputed in the backward pass under selective recomputation (Korthikanti et al. 2022 §5:
   // the attention core, whose activations are large and cheap to recompute).
   bool selective_recompute = false;

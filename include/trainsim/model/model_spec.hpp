@@ -40,7 +40,13 @@ struct ModelSpec {
   bool tied_embeddings = false;  // LM head shares the input embedding's weights
   PositionEmbedding position_embedding = PositionEmbedding::Rope;
   std::int64_t max_positions = 0;  // rows of the learned position table; 0 for rope/alibi
-  bool linear_bias = false;        // biases on every linear layer (GPT-2/3 style)
+  // Biases by group of linear layers (GPT-2/3 have all three; Qwen2 only qkv_bias). Default none.
+  bool qkv_bias = false;       // on the Q, K and V projections
+  bool out_proj_bias = false;  // on the attention output projection
+  bool mlp_bias = false;       // on the MLP's gate, up and down projections
+  // Sliding-window causal attention on every layer (Mistral): a query attends to itself and at
+  // most attention_window - 1 earlier tokens. 0: full causal attention (the default).
+  std::int64_t attention_window = 0;
 };
 
 }  // namespace trainsim::model
