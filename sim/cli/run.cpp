@@ -34,7 +34,8 @@ int run(const RunOptions& o) {
   if (!r.memory.fits && o.require_fit) {
     throw PlanError("the plan needs " + to_string(r.memory.total) + " per GPU on stage " +
                     std::to_string(r.memory.stage) + ", more than the " +
-                    to_string(r.memory.capacity) + " of HBM; expected a plan that fits");
+                    to_string(r.memory.usable) + " usable of " + to_string(r.memory.capacity) +
+                    " of HBM; expected a plan that fits");
   }
   if (!o.trace.empty()) io::write_trace_file(o.trace, sim.iteration, sim.timeline);
   if (o.format == "json") {
@@ -43,8 +44,8 @@ int run(const RunOptions& o) {
     io::write_report_table(std::cout, s, r);
   }
   if (!r.memory.fits) {
-    std::cerr << "warning: the plan does not fit in memory (" << to_string(r.memory.total)
-              << " of " << to_string(r.memory.capacity) << " per GPU)\n";
+    std::cerr << "warning: the plan does not fit in memory (" << to_string(r.memory.total) << " of "
+              << to_string(r.memory.usable) << " usable per GPU)\n";
   }
   return 0;
 }

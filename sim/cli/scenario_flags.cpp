@@ -29,6 +29,23 @@ void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
                "none | zero1 | shard_grad_op | full_shard | hybrid_shard");
   c.add_option("--shard-group", f.shard_group, "Ranks per shard group for hybrid_shard");
   c.add_option("--recompute", f.recompute, "Activation recomputation: none | selective | full");
+  add_memory_headroom_flag(c, f.memory_headroom);
+}
+
+void add_memory_headroom_flag(CLI::App& c, std::optional<double>& headroom) {
+  c.add_option("--memory-headroom", headroom,
+               "Fraction of HBM kept free beside the CUDA context, NCCL buffers, workspace and "
+               "fragmentation, 0 to below 1 (default: the stack's memory.headroom_fraction)");
+}
+
+void apply_memory_headroom(const std::optional<double>& headroom, parallel::Scenario& s) {
+  if (!headroom) return;
+  if (!(*headroom >= 0.0 && *headroom < 1.0)) {
+    throw ConfigError(
+        "command line (--memory-headroom)", "",
+        "expected a fraction of HBM from 0 to below 1, got " + std::to_string(*headroom));
+  }
+  s.stack.memory.headroom_fraction = *headroom;
 }
 
 io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
@@ -69,7 +86,9 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
 parallel::Scenario load_scenario(const ScenarioFlags& f) {
   const io::ScenarioDocument doc = scenario_document(f);
   try {
-    return io::scenario_from_document(doc);
+    parallel::Scenario s = io::scenario_from_document(doc);
+    apply_memory_headroom(f.memory_headroom, s);
+    return s;
   } catch (const ConfigError& e) {
     // The flag that would have set a missing key, for users who write no scenario file.
     static const std::map<std::string, std::string> kFlags = {{"/hardware", "--hardware"},

@@ -16,8 +16,17 @@ struct ScenarioFlags {
   std::optional<std::string> hardware, model, stack, precision, schedule, sharding, recompute;
   std::optional<std::int64_t> nodes, gpus, seq_len, global_batch, micro_batch, tp, pp, cp,
       virtual_stages, shard_group;
+  // Fraction of HBM kept free; overrides the stack's memory.headroom_fraction.
+  std::optional<double> memory_headroom;
   bool sequence_parallel = false;
 };
+
+// Adds `--memory-headroom F` (fraction of HBM kept free, over the stack's default) to `command`.
+void add_memory_headroom_flag(CLI::App& command, std::optional<double>& headroom);
+
+// Sets the scenario's stack memory.headroom_fraction from `headroom` when given.
+// Throws ConfigError naming the flag unless 0 <= headroom < 1.
+void apply_memory_headroom(const std::optional<double>& headroom, parallel::Scenario& scenario);
 
 // Adds the flags (and the optional positional file) to `command`.
 void add_scenario_flags(CLI::App& command, ScenarioFlags& flags);
@@ -25,8 +34,8 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags);
 // The scenario document: the file (if any) with the flags applied over it.
 [[nodiscard]] io::ScenarioDocument scenario_document(const ScenarioFlags& flags);
 
-// The resolved scenario of the flags and file. A missing key names the flag that sets it.
-// Throws ConfigError.
+// The resolved scenario of the flags and file, --memory-headroom applied. A missing key names the
+// flag that sets it. Throws ConfigError.
 [[nodiscard]] parallel::Scenario load_scenario(const ScenarioFlags& flags);
 
 }  // namespace trainsim::cli

@@ -17,12 +17,14 @@
 
 #include "sim/cli/batch.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/scenario_flags.hpp"
 #include "sim/io/report_writer.hpp"
 #include "sim/io/scenario_loader.hpp"
 #include "sim/io/spellcheck.hpp"
 #include "sim/io/sweep_writer.hpp"
 #include "sim/sweep/sweep_run.hpp"
 #include "trainsim/error.hpp"
+#include "trainsim/report/memory.hpp"
 #include "trainsim/sweep/search.hpp"
 
 namespace trainsim::cli {
@@ -36,6 +38,7 @@ struct SearchOptions {
   std::string hardware, model, precision;
   std::optional<std::string> stack;
   std::optional<std::int64_t> gpus, nodes, global_batch, seq_len;
+  std::optional<double> memory_headroom;
   std::string objective = "tokens_per_s";
   int top = 5;
   std::string format = "table";
@@ -194,7 +197,10 @@ parallel::Scenario base_of(const SearchOptions& o) {
   set("training.seq_len", *o.seq_len, "--seq-len");
   set("training.global_batch", *o.global_batch, "--global-batch");
   if (!o.precision.empty()) set("training.precision", o.precision, "--precision");
-  return io::scenario_from_document(doc);
+  parallel::Scenario s = io::scenario_from_document(doc);
+  // Every plan searched copies the base scenario's stack, and with it the headroom.
+  apply_memory_headroom(o.memory_headroom, s);
+  return s;
 }
 
 std::string fixed(double v, int decimals) {
@@ -323,7 +329,7 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
       << " s per iteration on the busiest GPU (MFU " << fixed(100 * rd.mfu, 1) << "% -> "
       << fixed(100 * rb.mfu, 1) << "%).\n";
   out << "  - Memory: " << gib(rd.memory.total) << " -> " << gib(rb.memory.total) << " per GPU of "
-      << gib(rb.memory.capacity) << " (" << (rb.memory.total < rd.memory.total
+      << gib(rb.memory.usable) << " usable (" << (rb.memory.total < rd.memory.total
                                                  ? "model parallelism splits weights and activations"
                                                  : "more in-flight activations or gathered buffers")
       << ").\n";
@@ -389,7 +395,7 @@ void write_explanation(std::ostream& out, const sweep::SearchResult& result,
           << ") cannot run: " << own.status_text() << ".\n"
           << "  Model parallelism is needed to split the model state and activations: the best "
              "plan needs "
-          << gib(rb.memory.total) << " of " << gib(rb.memory.capacity) << " per GPU.\n";
+          << gib(rb.memory.total) << " of " << gib(rb.memory.usable) << " usable per GPU.\n";
       return;
     }
   }
@@ -472,7 +478,13 @@ int run_search(const SearchOptions& o) {
     std::cout << "Plans for " << base.model_name << " on " << base.gpus << " x "
               << base.hardware_name << " GPUs, global batch " << base.training.global_batch
               << ", seq " << base.training.seq_len << "; objective " << sweep::to_string(objective)
-              << "\n"
+              << "\n";
+    // Which memory a plan may use (report/memory.hpp): the same for every plan of the search.
+    report::MemoryBreakdown reserve;
+    report::apply_memory_reserve(base, reserve);
+    std::cout << "Memory per GPU: " << gib(reserve.usable) << " usable of "
+              << gib(reserve.capacity) << " HBM (reserved " << gib(reserve.reserved)
+              << ", headroom " << fixed(100.0 * reserve.headroom_fraction, 1) << " %)\n"
               << result.enumerated << " plans enumerated";
     if (shard.count > 1) {
       std::cout << " (shard " << shard.index << "/" << shard.count << ": " << result.in_shard
@@ -517,6 +529,7 @@ void register_search(CLI::App& app, int& exit_code) {
       ->required();
   c->add_option("--seq-len", o->seq_len, "Sequence length in tokens")->required();
   c->add_option("--precision", o->precision, "bf16 | fp16 | fp32 | fp8 (default bf16)");
+  add_memory_headroom_flag(*c, o->memory_headroom);
   c->add_option("--objective", o->objective,
                 "tokens_per_s (default) | tokens_per_joule | usd_per_million_tokens")
       ->check(CLI::IsMember({"tokens_per_s", "tokens_per_joule", "usd_per_million_tokens"}));

@@ -462,6 +462,22 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
     }
     hw.gpu.hbm_capacity = g.bytes("hbm_capacity");
     hw.gpu.hbm_bandwidth = g.bandwidth("hbm_bandwidth");
+    // Optional: memory reserved before any tensor (hardware_spec.hpp gives the defaults).
+    if (g.has("reserved_memory")) {
+      auto reserved = g.object("reserved_memory");
+      if (reserved.has("cuda_context")) {
+        hw.gpu.cuda_context = Bytes(reserved.unit("cuda_context", UnitKind::Data, true));
+      }
+      if (reserved.has("nccl_buffers")) {
+        hw.gpu.nccl_buffers = Bytes(reserved.unit("nccl_buffers", UnitKind::Data, true));
+      }
+      reserved.finish();
+      if (hw.gpu.cuda_context + hw.gpu.nccl_buffers >= hw.gpu.hbm_capacity) {
+        throw g.error("reserved_memory",
+                      "expected cuda_context + nccl_buffers below hbm_capacity (" +
+                          to_string(hw.gpu.hbm_capacity) + ")");
+      }
+    }
     // The SM count (datasheet): tiles of a GEMM run in waves of one per SM.
     hw.gpu.sms = static_cast<int>(g.integer("sms", 1, kMaxSmallCount));
     if (hw.gpu.sms > 100000) throw g.error("sms", "expected at most 100000 SMs");

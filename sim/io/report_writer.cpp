@@ -1,11 +1,13 @@
 #include "sim/io/report_writer.hpp"
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
-#include "sim/io/scenario_loader.hpp"
 #include "trainsim/version.hpp"
+
+#include "sim/io/scenario_loader.hpp"
 
 namespace trainsim::io {
 namespace {
@@ -20,29 +22,41 @@ std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + " %";
 
 }  // namespace
 
+std::int64_t byte_count(Bytes bytes) { return std::llround(bytes.value()); }
+
 nlohmann::json report_context() {
   return {{"schema_version", kReportSchemaVersion}, {"trainsim_version", kVersion}};
 }
 
 nlohmann::json memory_to_json(const report::MemoryBreakdown& m) {
-  return {{"parameters_bytes", m.parameters.value()},
-          {"gradients_bytes", m.gradients.value()},
-          {"optimizer_bytes", m.optimizer.value()},
-          {"activations_bytes", m.activations.value()},
-          {"buffers_bytes", m.buffers.value()},
-          {"total_bytes", m.total.value()},
-          {"capacity_bytes", m.capacity.value()},
-          {"fits", m.fits}};
+  return {{"parameters_bytes", byte_count(m.parameters)},
+          {"gradients_bytes", byte_count(m.gradients)},
+          {"optimizer_bytes", byte_count(m.optimizer)},
+          {"activations_bytes", byte_count(m.activations)},
+          {"buffers_bytes", byte_count(m.buffers)},
+          {"total_bytes", byte_count(m.total)},
+          {"capacity_bytes", byte_count(m.capacity)},
+          {"fits", m.fits},
+          {"usable_bytes", byte_count(m.usable)},
+          {"reserved_bytes", byte_count(m.reserved)},
+          {"headroom_fraction", m.headroom_fraction},
+          {"reserved",
+           {{"cuda_context_bytes", byte_count(m.cuda_context)},
+            {"nccl_buffers_bytes", byte_count(m.nccl_buffers)},
+            {"workspace_bytes", byte_count(m.workspace)},
+            {"fragmentation_bytes", byte_count(m.fragmentation)},
+            {"headroom_bytes", byte_count(m.headroom)}}}};
 }
 
 nlohmann::json report_to_json(const parallel::Scenario& scenario, const report::Report& r) {
   nlohmann::json collectives = nlohmann::json::array();
   for (const auto& c : r.collectives) {
-    collectives.push_back({{"op", c.op},
+    collectives.push_back({{"stage", c.stage},
+                           {"op", c.op},
                            {"group", c.group},
                            {"ranks", c.ranks},
                            {"nodes", c.nodes},
-                           {"bytes", c.bytes.value()},
+                           {"bytes", byte_count(c.bytes)},
                            {"count", c.count},
                            {"time_s", c.time.value()},
                            {"algorithm", c.algorithm},
@@ -55,7 +69,7 @@ nlohmann::json report_to_json(const parallel::Scenario& scenario, const report::
                       {"communication_s", s.communication.value()},
                       {"exposed_communication_s", s.exposed_communication.value()},
                       {"bubble_s", s.bubble.value()},
-                      {"memory_total_bytes", s.memory_total.value()},
+                      {"memory_total_bytes", byte_count(s.memory_total)},
                       {"watts_per_gpu", s.watts_per_gpu}});
   }
   nlohmann::json context = report_context();
@@ -70,6 +84,7 @@ nlohmann::json report_to_json(const parallel::Scenario& scenario, const report::
           {"model_flops_per_token", r.model_flops_per_token.value()},
           {"tflops_per_gpu", r.model_flops_per_gpu.value() / 1e12},
           {"mfu", r.mfu},
+          {"mfu_bf16", r.mfu_bf16},
           {"hfu", r.hfu},
           {"compute_s", r.compute.value()},
           {"communication_s", r.communication.value()},
@@ -96,9 +111,10 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
       << s.nodes() << " nodes)\n"
       << "stack        " << s.stack_name << "\n"
       << "plan         tp " << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp " << p.dp
-      << ", sharding " << parallel::to_string(p.sharding) << ", schedule " << parallel::to_string(p.schedule)
-      << (p.virtual_stages > 1 ? " x" + std::to_string(p.virtual_stages) : "")
-      << ", recompute " << parallel::to_string(p.recompute) << (p.sequence_parallel ? ", sp" : "") << "\n"
+      << ", sharding " << parallel::to_string(p.sharding) << ", schedule "
+      << parallel::to_string(p.schedule)
+      << (p.virtual_stages > 1 ? " x" + std::to_string(p.virtual_stages) : "") << ", recompute "
+      << parallel::to_string(p.recompute) << (p.sequence_parallel ? ", sp" : "") << "\n"
       << "training     seq " << s.training.seq_len << ", global batch " << s.training.global_batch
       << ", micro-batch " << s.training.micro_batch << " (" << s.num_microbatches()
       << " per step), " << parallel::to_string(s.training.precision) << "\n\n";
@@ -112,10 +128,18 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
       << fixed(r.tokens_per_s_per_gpu, 1) << " tokens/s per GPU\n"
       << "model FLOPs  " << to_string(r.model_flops_per_token) << " per token, "
       << to_string(r.model_flops_per_gpu) << " per GPU\n"
-      << "MFU          " << percent(r.mfu) << "   HFU " << percent(r.hfu) << "\n\n";
+      << "MFU          " << percent(r.mfu) << "   HFU " << percent(r.hfu)
+      << (s.training.precision == hardware::Dtype::Bf16
+              ? std::string()
+              : "   MFU vs bf16 peak " + percent(r.mfu_bf16))
+      << "\n\n";
   const auto& m = r.memory;
-  out << "memory/GPU   " << to_string(m.total) << " of " << to_string(m.capacity)
-      << (m.fits ? "" : "   DOES NOT FIT") << "\n"
+  out << "memory/GPU   " << to_string(m.total) << " of " << to_string(m.usable) << " usable ("
+      << to_string(m.capacity) << " HBM)" << (m.fits ? "" : "   DOES NOT FIT") << "\n"
+      << "  reserved   " << to_string(m.reserved) << ": CUDA context " << to_string(m.cuda_context)
+      << ", NCCL " << to_string(m.nccl_buffers) << ", workspace " << to_string(m.workspace)
+      << ", fragmentation " << to_string(m.fragmentation) << ", headroom "
+      << percent(m.headroom_fraction) << " (" << to_string(m.headroom) << ")\n"
       << "  parameters " << to_string(m.parameters) << ", gradients " << to_string(m.gradients)
       << ", optimizer " << to_string(m.optimizer) << "\n"
       << "  activations " << to_string(m.activations) << ", buffers " << to_string(m.buffers)
@@ -123,20 +147,27 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
   out << "power        " << to_string(r.power.per_gpu) << " per GPU, " << to_string(r.power.cluster)
       << " cluster, " << to_string(r.power.energy_per_iteration) << " per iteration, "
       << fixed(r.power.tokens_per_joule, 2) << " tokens/J\n"
-      << "cost         " << fixed(r.cost.gpu_hours_per_million_tokens, 3)
-      << " GPU-hours and $" << fixed(r.cost.usd_per_million_tokens, 3) << " per million tokens\n";
+      << "cost         " << fixed(r.cost.gpu_hours_per_million_tokens, 3) << " GPU-hours and $"
+      << fixed(r.cost.usd_per_million_tokens, 3) << " per million tokens\n";
   if (!r.collectives.empty()) {
+    // One block per pipeline stage, each under its own header line: the summaries are ordered by
+    // stage, then by first use (report.hpp), so a stage's calls are contiguous.
     out << "\ncollectives (per call)\n";
     std::array<char, 256> line{};
-    std::snprintf(line.data(), line.size(), "  %-15s %-9s %6s %6s %12s %6s %10s  %s\n", "op", "group",
-                  "ranks", "nodes", "bytes", "count", "time", "algorithm");
-    out << line.data();
+    std::int64_t stage = -1;
     for (const auto& c : r.collectives) {
+      if (c.stage != stage) {
+        stage = c.stage;
+        if (s.parallel.pp > 1) out << "  stage " << stage << " of " << s.parallel.pp << "\n";
+        std::snprintf(line.data(), line.size(), "  %-15s %-9s %6s %6s %12s %6s %10s  %s\n", "op",
+                      "group", "ranks", "nodes", "bytes", "count", "time", "algorithm");
+        out << line.data();
+      }
       std::snprintf(line.data(), line.size(), "  %-15s %-9s %6lld %6lld %12s %6lld %10s  %s/%s\n",
                     c.op.c_str(), c.group.c_str(), static_cast<long long>(c.ranks),
                     static_cast<long long>(c.nodes), to_string(c.bytes).c_str(),
-                    static_cast<long long>(c.count), to_string(c.time).c_str(),
-                    c.algorithm.c_str(), c.protocol.c_str());
+                    static_cast<long long>(c.count), to_string(c.time).c_str(), c.algorithm.c_str(),
+                    c.protocol.c_str());
       out << line.data();
     }
   }

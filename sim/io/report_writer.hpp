@@ -2,6 +2,7 @@
 // are a contract) and as a readable table.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,11 @@ namespace trainsim::io {
 
 // The memory object of the report ({"parameters_bytes", ..., "fits"}).
 [[nodiscard]] nlohmann::json memory_to_json(const report::MemoryBreakdown& memory);
+
+// A byte count as the integer JSON and CSV outputs write: the nearest whole byte (model bytes are
+// whole already; a shard of an indivisible tensor rounds), so that counts never print as floats
+// like 1.5e+10. Requires |bytes| < 2^63.
+[[nodiscard]] std::int64_t byte_count(Bytes bytes);
 
 // The versioned context block (schema and tool version), as google/benchmark's reporter has.
 [[nodiscard]] nlohmann::json report_context();

@@ -78,6 +78,42 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
   if (s.iteration_overhead.value() > 3600.0) {
     throw r.error("iteration_overhead", "expected at most 1 hour per optimizer step");
   }
+  if (r.has("fp8")) {
+    ObjectReader f = r.object("fp8");
+    s.fp8.activations_saved_in_fp8 = f.boolean_or("activations_saved_in_fp8", false);
+    s.fp8.weight_cache_bytes_per_param = f.number_or("weight_cache_bytes_per_param", 0.0);
+    if (!(s.fp8.weight_cache_bytes_per_param >= 0.0 && s.fp8.weight_cache_bytes_per_param <= 4.0)) {
+      throw f.error("weight_cache_bytes_per_param",
+                    "expected bytes per parameter from 0 (no FP8 weight copy) to 4, got " +
+                        describe_json(f.raw("weight_cache_bytes_per_param")));
+    }
+    s.fp8.tp_communication_fp8 = f.choice_or("tp_communication", {"bf16", "fp8"}, "bf16") == "fp8";
+    f.finish();
+  }
+  if (r.has("memory")) {
+    ObjectReader m = r.object("memory");
+    const stack::MemoryReserveSpec defaults;
+    s.memory.allocator_fragmentation_fraction =
+        m.number_or("allocator_fragmentation_fraction", defaults.allocator_fragmentation_fraction);
+    if (!(s.memory.allocator_fragmentation_fraction >= 0.0 &&
+          s.memory.allocator_fragmentation_fraction < 0.5)) {
+      throw m.error("allocator_fragmentation_fraction",
+                    "expected a fraction from 0 to below 0.5, got " +
+                        describe_json(m.raw("allocator_fragmentation_fraction")));
+    }
+    if (m.has("workspace")) {
+      s.memory.workspace = Bytes(m.unit("workspace", UnitKind::Data, /*allow_zero=*/true));
+    }
+    if (s.memory.workspace.value() > 64.0 * 1024 * 1024 * 1024) {
+      throw m.error("workspace", "expected at most 64 GiB of workspace per GPU");
+    }
+    s.memory.headroom_fraction = m.number_or("headroom_fraction", defaults.headroom_fraction);
+    if (!(s.memory.headroom_fraction >= 0.0 && s.memory.headroom_fraction < 1.0)) {
+      throw m.error("headroom_fraction", "expected a fraction of HBM from 0 to below 1, got " +
+                                             describe_json(m.raw("headroom_fraction")));
+    }
+    m.finish();
+  }
   r.finish();
   return s;
 }

@@ -36,7 +36,7 @@ constexpr const char* kColumns[] = {
     "fits", "watts_per_gpu", "cluster_watts", "energy_per_iteration_j", "tokens_per_joule",
     "usd_per_million_tokens", "status",
     // appended after the first release's columns, so that positions stay as they were
-    "stack"};
+    "stack", "mfu_bf16"};
 
 // RFC 4180: quote a field holding a comma, a quote or a line break; double inner quotes. Line
 // breaks become spaces so that every row stays one line (merge relies on it).
@@ -160,12 +160,13 @@ std::string csv_row(std::int64_t index, const parallel::Scenario& s, const sweep
       p.sequence_parallel ? "true" : "false"};
   if (e.report) {
     const report::Report& r = *e.report;
-    for (const double v : {r.iteration_time.value(), r.tokens_per_s, r.tokens_per_s_per_gpu,
-                           r.model_flops_per_gpu.value() / 1e12, r.mfu, r.hfu, r.compute.value(),
-                           r.communication.value(), r.exposed_communication.value(),
-                           r.bubble.value(), r.memory.total.value()}) {
+    for (const double v :
+         {r.iteration_time.value(), r.tokens_per_s, r.tokens_per_s_per_gpu,
+          r.model_flops_per_gpu.value() / 1e12, r.mfu, r.hfu, r.compute.value(),
+          r.communication.value(), r.exposed_communication.value(), r.bubble.value()}) {
       f.push_back(format_number(v));
     }
+    f.push_back(std::to_string(byte_count(r.memory.total)));
     f.emplace_back(r.memory.fits ? "true" : "false");
     for (const double v :
          {r.power.per_gpu.value(), r.power.cluster.value(), r.power.energy_per_iteration.value(),
@@ -175,12 +176,13 @@ std::string csv_row(std::int64_t index, const parallel::Scenario& s, const sweep
   } else {
     for (int i = 0; i < 10; ++i) f.emplace_back();
     const bool has_memory = e.status == sweep::Status::OutOfMemory;
-    f.push_back(has_memory ? format_number(e.memory.total.value()) : "");
+    f.push_back(has_memory ? std::to_string(byte_count(e.memory.total)) : "");
     f.emplace_back(has_memory ? "false" : "");
     for (int i = 0; i < 5; ++i) f.emplace_back();
   }
   f.push_back(csv_field(e.status_text()));
   f.push_back(csv_field(s.stack_name));
+  f.push_back(e.report ? format_number(e.report->mfu_bf16) : "");
   std::string out;
   for (std::size_t i = 0; i < f.size(); ++i) out += (i == 0 ? "" : ",") + f[i];
   return out + "\n";

@@ -92,11 +92,18 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
   const double kv_local = d(model::ceil_div(m.num_kv_heads, shape.tp) * m.head_dim);
   const double f_local = d(model::ceil_div(m.ffn_hidden, shape.tp));
   const double mlp_tensors = m.activation == model::Activation::SwiGlu ? 3.0 : 2.0;
-  // Replicated over TP unless SP: two norm inputs, the QKV and MLP GEMM inputs (4 e h), and the
-  // 1-byte dropout masks after attention and after the MLP (2 h).
-  const double replicated = residual * (4.0 * e * h + (options.dropout ? 2.0 * h : 0.0));
-  // Split over TP: Q, K, V, attention output and the MLP's intermediate tensors.
-  const double split = tokens * e * (2.0 * q_local + 2.0 * kv_local + mlp_tensors * f_local);
+  // Bytes of a saved GEMM input: the FP8 cast (1 byte) when the stack saves those, else e.
+  const double g = options.fp8_gemm_inputs ? 1.0 : e;
+  // Replicated over TP unless SP: two norm inputs (2 e h), the QKV and MLP GEMM inputs (2 g h),
+  // and the 1-byte dropout masks after attention and after the MLP (2 h).
+  const double replicated =
+      residual * (2.0 * e * h + 2.0 * g * h + (options.dropout ? 2.0 * h : 0.0));
+  // Split over TP: Q, K, V and the attention output (e, the attention kernel's own), the MLP's
+  // intermediate tensors but the last (e) and the last, the down projection's input (g). FP8
+  // adds the attention projection's 1-byte input cast beside the e-byte attention output.
+  const double split =
+      tokens * (e * (2.0 * q_local + 2.0 * kv_local) + (options.fp8_gemm_inputs ? q_local : 0.0) +
+                e * (mlp_tensors - 1.0) * f_local + g * f_local);
   double scores = 0.0;
   if (recompute == Recompute::None) {
     if (options.flash_attention) {
@@ -163,7 +170,8 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   out.optimizer = Bytes(optimizer_bytes_per_parameter(s.training.optimizer, e) * params /
                         (shard_optimizer ? degree : 1.0));
 
-  double buffers = kFrameworkOverheadBytes;
+  double buffers = 0.0;
+  const bool fp8 = s.training.precision == hardware::Dtype::Fp8;
   if (shard_state && degree > 1.0) {
     if (plan.sharding == Sharding::ShardGradOp) {
       // SHARD_GRAD_OP keeps every unsharded parameter of the stage from its forward AllGather
@@ -176,14 +184,26 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
       buffers += 4.0 * d(e) * unit;
     }
   }
+  if (fp8 && s.stack.fp8.weight_cache_bytes_per_param > 0.0) {
+    // FP8 copies of the GEMM weights kept across the step's micro-batches (Transformer Engine
+    // user guide, "FP8 weight caching"; the transpose for Hopper's backward GEMMs: TE
+    // "Performance considerations", "Handling transposes"). Layers only: the embedding and the
+    // LM head run in bf16 (Megatron-LM keeps the output layer out of FP8). With full_shard the
+    // copies live only while a unit is gathered: 2 units.
+    const bool frees_units = shard_state && degree > 1.0 && plan.sharding != Sharding::ShardGradOp;
+    const double held = frees_units ? 2.0 * d(layer) : d(num_layers * layer);
+    buffers += s.stack.fp8.weight_cache_bytes_per_param * held;
+  }
   out.buffers = Bytes(buffers);
 
   const auto shape = layer_shape(s);
-  const double per_layer = activation_bytes_per_layer(m, shape, plan.recompute).value();
+  ActivationOptions act;
+  act.fp8_gemm_inputs = fp8 && s.stack.fp8.activations_saved_in_fp8;
+  const double per_layer = activation_bytes_per_layer(m, shape, plan.recompute, act).value();
   double activations = per_layer * d(num_layers) * in_flight_microbatches(s, stage);
   if (plan.recompute == Recompute::Full && num_layers > 0) {
     // The layer whose forward is recomputed holds its full activations during its backward.
-    activations += activation_bytes_per_layer(m, shape, Recompute::None).value();
+    activations += activation_bytes_per_layer(m, shape, Recompute::None, act).value();
   }
   if (last) {
     const double head_in_flight =
@@ -193,9 +213,25 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   out.activations = Bytes(activations);
 
   out.total = out.parameters + out.gradients + out.optimizer + out.activations + out.buffers;
-  out.capacity = s.hardware.gpu.hbm_capacity;
-  out.fits = out.total <= out.capacity;
+  apply_memory_reserve(s, out);
   return out;
+}
+
+void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m) {
+  // memory.hpp MemoryBreakdown: usable = (capacity - context - NCCL - workspace - headroom)
+  // x (1 - fragmentation).
+  m.capacity = s.hardware.gpu.hbm_capacity;
+  m.cuda_context = s.hardware.gpu.cuda_context;
+  m.nccl_buffers = s.hardware.gpu.nccl_buffers;
+  m.workspace = s.stack.memory.workspace;
+  m.headroom_fraction = s.stack.memory.headroom_fraction;
+  m.headroom = m.capacity * m.headroom_fraction;
+  const Bytes pool =
+      std::max(m.capacity - m.cuda_context - m.nccl_buffers - m.workspace - m.headroom, Bytes(0.0));
+  m.fragmentation = pool * s.stack.memory.allocator_fragmentation_fraction;
+  m.usable = pool - m.fragmentation;
+  m.reserved = m.capacity - m.usable;
+  m.fits = m.total <= m.usable;
 }
 
 MemoryBreakdown memory_peak(const parallel::Scenario& s) {

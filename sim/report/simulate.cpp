@@ -95,6 +95,12 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
   r.model_flops_per_gpu = FlopsPerSecond(r.model_flops_per_token.value() * r.tokens_per_s_per_gpu);
   const FlopsPerSecond peak = s.hardware.peak(s.training.precision);
   r.mfu = r.model_flops_per_gpu / peak;
+  // The dense bf16 peak whatever the training dtype (report.hpp); a GPU without bf16 (V100)
+  // falls back to its fp16 peak, which every such GPU has and which bf16 shares where both exist.
+  const FlopsPerSecond bf16_peak = s.hardware.peak(hardware::Dtype::Bf16).value() > 0.0
+                                       ? s.hardware.peak(hardware::Dtype::Bf16)
+                                       : s.hardware.peak(hardware::Dtype::Fp16);
+  r.mfu_bf16 = r.model_flops_per_gpu / bf16_peak;
   r.hfu = r.mfu * (1.0 + recompute_ratio(s));
 
   // Per stage: activity over the whole iteration, memory and power.
@@ -136,7 +142,8 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
 
   // Collectives: every distinct call, ordered by stage then first use.
   for (const auto& c : p.collectives) {
-    r.collectives.push_back(CollectiveSummary{.op = c.op,
+    r.collectives.push_back(CollectiveSummary{.stage = c.stage,
+                                              .op = c.op,
                                               .group = c.group,
                                               .ranks = c.shape.ranks,
                                               .nodes = c.shape.nodes,

@@ -52,7 +52,8 @@ compute::KernelWork work_of(const model::KernelSpec& k, bool backward, std::int6
       w.attention = {.seq_len = local_seq,
                      .head_dim = k.head_dim,
                      .causal = k.causal_discount,
-                     .backward = backward};
+                     .backward = backward,
+                     .window = k.attention_window};
       break;
     case model::KernelKind::MemoryBound:
       w.kind = compute::KernelClass::MemoryBound;
@@ -220,6 +221,14 @@ class Builder {
     }
     // One TP activation buffer: local tokens x hidden (whole buffer, nccl-tests accounting).
     tp_bytes_ = Bytes(static_cast<double>(local_tokens_ * m_.hidden * elem_));
+    // fp8 with the stack's FP8 TP communication: the sequence-parallel AllGather before a
+    // column-parallel GEMM moves the GEMM's FP8 input cast, 1 byte per element (Transformer
+    // Engine userbuffers with FP8 buffers for AllGather overlap, NVIDIA/TransformerEngine#750;
+    // torchao's Float8ColwiseParallel). Backward and gradient collectives keep elem_.
+    const bool fp8_gather =
+        s_.training.precision == hardware::Dtype::Fp8 && s_.stack.fp8.tp_communication_fp8;
+    tp_input_gather_bytes_ =
+        fp8_gather ? Bytes(static_cast<double>(local_tokens_ * m_.hidden)) : tp_bytes_;
     // Pipeline activations between stages: split over TP ranks with SP.
     pp_bytes_ = Bytes(static_cast<double>(local_tokens_ * m_.hidden * elem_) /
                       static_cast<double>(p_.sequence_parallel ? p_.tp : 1));
@@ -316,8 +325,11 @@ class Builder {
   }
 
   // A TP collective between compute ops: waits for `after_op`, the next compute op waits for it.
-  OpId tp_collective(std::int64_t stage, const StageStreams& st, Op o, OpInfo info, OpId after_op) {
-    const auto call = collective(stage, o, "tp", it_.placement.tp, tp_bytes_);
+  // `input_gather`: the forward AllGather of a column-parallel GEMM's input.
+  OpId tp_collective(std::int64_t stage, const StageStreams& st, Op o, OpInfo info, OpId after_op,
+                     bool input_gather = false) {
+    const auto call = collective(stage, o, "tp", it_.placement.tp,
+                                 input_gather ? tp_input_gather_bytes_ : tp_bytes_);
     const char* name = o == Op::AllReduce   ? "tp_all_reduce"
                        : o == Op::AllGather ? "tp_all_gather"
                                             : "tp_reduce_scatter";
@@ -353,7 +365,9 @@ class Builder {
       const TimedKernel& k = layer_[i];
       OpId beside = kNone;
       if (tp_comm_[i].before) {
-        tp_before(tp_collective(stage, st, *tp_comm_[i].before, info, last), pending, beside);
+        tp_before(tp_collective(stage, st, *tp_comm_[i].before, info, last,
+                                *tp_comm_[i].before == Op::AllGather),
+                  pending, beside);
       }
       // Context parallelism: the ring exchange of K/V blocks (cp - 1 steps) runs beside the
       // attention kernel, and the next kernel cannot start before the last block has arrived
@@ -725,6 +739,7 @@ class Builder {
   std::vector<TimedKernel> head_;
   std::vector<TpComm> tp_comm_;
   Bytes tp_bytes_;
+  Bytes tp_input_gather_bytes_;  // forward SP AllGather before a column-parallel GEMM
   Bytes pp_bytes_;
   Bytes layer_param_bytes_;
   Bytes layer_grad_bytes_;

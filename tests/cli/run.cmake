@@ -28,3 +28,19 @@ trainsim_expect_exit(cli.run.require_fit 3 "^error: the plan needs .* per GPU"
 trainsim_expect_exit(cli.run.missing_flag 2
   "^error: command line: /training: missing required key; expected --seq-len"
   run --hardware h100-dgx --model llama2-7b --gpus 8)
+# --memory-headroom: the table and the JSON name the headroom used; the paper's plan (about
+# 49 GiB of tensors) fits 75.2 GiB usable by default, (80 - 0.8125 - 0.5 x 80) x 0.95 = 37.2 GiB
+# with half the HBM kept free, so --require-fit then exits 3; a fraction outside [0, 1) is bad
+# input naming the flag.
+add_test(NAME cli.run.memory_headroom COMMAND trainsim run ${run_args} --memory-headroom 0.25)
+set_tests_properties(cli.run.memory_headroom PROPERTIES PASS_REGULAR_EXPRESSION
+  "memory/GPU [^\n]* usable \\(80(\\.0+)? GiB HBM\\)\n  reserved [^\n]*headroom 25\\.0 %")
+add_test(NAME cli.run.memory_headroom_json
+         COMMAND trainsim run ${run_args} --memory-headroom 0.25 --format json)
+set_tests_properties(cli.run.memory_headroom_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"headroom_fraction\": 0\\.25.*\"reserved_bytes\": [0-9]+,.*\"usable_bytes\": [0-9]+[,\n]")
+trainsim_expect_exit(cli.run.memory_headroom_require_fit 3 "^error: the plan needs .* usable of"
+  run ${run_args} --memory-headroom 0.5 --require-fit)
+trainsim_expect_exit(cli.run.memory_headroom_bad 2
+  "^error: command line \\(--memory-headroom\\): expected a fraction of HBM from 0 to below 1"
+  run ${run_args} --memory-headroom 1.5)

@@ -34,3 +34,13 @@ trainsim_bad_input(search sharding "--sharding: unknown value 'shard_grad'; did 
   ${search_base} --gpus 16 --sharding shard_grad)
 trainsim_bad_input(search no_cluster "expected one of --gpus or --nodes, got neither" ${search_base})
 trainsim_bad_input(search shard "--shard: shard index out of range" ${search_base} --gpus 16 --shard 3/2)
+
+# --memory-headroom: the search says which usable memory its plans were held to,
+# (80 - 0.5 - 0.25 - 0.0625 - 0.25 x 80) x (1 - 0.05) = 56.2 GiB of 80 (reserved 23.8 GiB); with
+# 90% kept free (6.8 GiB usable) no llama2-7b plan of the space fits, so none is recommended.
+add_test(NAME cli.search.memory_headroom
+         COMMAND trainsim search ${search_small} --top 1 --memory-headroom 0.25)
+set_tests_properties(cli.search.memory_headroom PROPERTIES PASS_REGULAR_EXPRESSION
+  "Memory per GPU: 56\\.2 GiB usable of 80\\.0 GiB HBM \\(reserved 23\\.8 GiB, headroom 25\\.0 %\\)")
+trainsim_expect_exit(cli.search.memory_headroom_excludes 3 "no plan of the search space runs and fits in memory"
+  search ${search_small} --memory-headroom 0.9)

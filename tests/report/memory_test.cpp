@@ -108,10 +108,9 @@ TEST_CASE("memory: llama2-7b shard_grad_op, micro-batch 2, seq 4096, 128 H100",
   REQUIRE(mem.parameters.value() == Approx(2 * params / 128).epsilon(1e-12));
   REQUIRE(mem.gradients.value() == Approx(2 * params / 128).epsilon(1e-12));
   REQUIRE(mem.optimizer.value() == Approx(12 * params / 128).epsilon(1e-12));
-  // Buffers: all bf16 parameters gathered (2 B x params), unsharded gradients of 2 layers
-  // (2 x 2 B x 202,383,360) and the 2 GiB framework overhead.
-  REQUIRE(mem.buffers.value() ==
-          Approx(2 * params + 4.0 * 202'383'360 + report::kFrameworkOverheadBytes).epsilon(1e-12));
+  // Buffers: all bf16 parameters gathered (2 B x params) and unsharded gradients of 2 layers
+  // (2 x 2 B x 202,383,360). The fixed framework terms are in the reserve, not here.
+  REQUIRE(mem.buffers.value() == Approx(2 * params + 4.0 * 202'383'360).epsilon(1e-12));
   // Activations per token and layer, bf16, flash attention, no dropout: 4 * 2 * 4096 (norm and
   // GEMM inputs) + 2 * (4 * 4096) (Q, K, V, O) + 3 * 2 * 11008 (SwiGLU) + 4 * 32 (log-sum-exp)
   // = 32,768 + 32,768 + 66,048 + 128 = 131,712 B; x 8192 tokens x 32 layers, one micro-batch in
@@ -175,8 +174,7 @@ TEST_CASE("memory: sharding modes order the persistent state", "[report][memory]
   REQUIRE(hybrid.total > full.total);
   // full_shard buffers: 2 gathered + 2 unsharded-gradient units of the largest unit, a layer
   // (202,383,360 parameters; the embedding has 131,072,000).
-  REQUIRE(full.buffers.value() ==
-          Approx(4 * 2.0 * 202'383'360 + report::kFrameworkOverheadBytes).epsilon(1e-12));
+  REQUIRE(full.buffers.value() == Approx(4 * 2.0 * 202'383'360).epsilon(1e-12));
 }
 
 TEST_CASE("memory: pipeline schedules hold their in-flight micro-batches", "[report][memory]") {
@@ -242,4 +240,79 @@ TEST_CASE("memory: recomputation and parallelism shrink activations; 70B DDP doe
   big.parallel.sharding = Sharding::None;
   // 16 B x 69 B parameters is over 1 TB: nowhere near 80 GiB.
   REQUIRE_FALSE(memory_per_gpu(big, 0).fits);
+}
+
+TEST_CASE("memory: usable memory takes the CUDA context, NCCL, workspace, headroom, fragmentation",
+          "[report][memory]") {
+  auto s = paper_scenario(128);  // 80 GiB; the spec defaults: 512 MiB context, 256 MiB NCCL,
+  s.stack.memory.headroom_fraction = 0.1;  // 64 MiB workspace, fragmentation 0.05
+  const auto mem = memory_per_gpu(s, 0);
+  // headroom = 0.1 x 80 GiB = 8 GiB; pool = 80 - 0.5 - 0.25 - 0.0625 - 8 = 71.1875 GiB;
+  // fragmentation = 0.05 x 71.1875 = 3.559375 GiB; usable = 67.628125 GiB;
+  // reserved = 80 - 67.628125 = 12.371875 GiB.
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  CHECK(mem.headroom.value() == Approx(8.0 * gib).epsilon(1e-12));
+  CHECK(mem.fragmentation.value() == Approx(3.559375 * gib).epsilon(1e-12));
+  CHECK(mem.usable.value() == Approx(67.628125 * gib).epsilon(1e-12));
+  CHECK(mem.reserved.value() == Approx(12.371875 * gib).epsilon(1e-12));
+  CHECK(mem.headroom_fraction == 0.1);
+  // The terms sum to the reserve.
+  CHECK((mem.cuda_context + mem.nccl_buffers + mem.workspace + mem.fragmentation + mem.headroom)
+            .value() == Approx(mem.reserved.value()).epsilon(1e-12));
+  // fits compares the tensors with usable memory, not with HBM: the paper's 53 GB plan fits
+  // 67.6 GiB; with 40% headroom, pool = 80 - 0.8125 - 32 = 47.1875 GiB, usable 44.83 GiB < 53 GB.
+  CHECK(mem.fits);
+  s.stack.memory.headroom_fraction = 0.4;
+  const auto tight = memory_per_gpu(s, 0);
+  CHECK(tight.total == mem.total);
+  CHECK(tight.usable.value() == Approx(47.1875 * 0.95 * gib).epsilon(1e-12));
+  CHECK_FALSE(tight.fits);
+}
+
+TEST_CASE("memory: FP8 GEMM inputs saved in FP8 shrink activations by the derived bytes",
+          "[report][memory]") {
+  const auto m = io::load_model("llama2-7b");
+  const model::LayerShape shape{.micro_batch = 1, .seq_len = 4096, .tp = 1};
+  ActivationOptions fp8;
+  fp8.fp8_gemm_inputs = true;
+  // Per token, llama2-7b (h = 4096, MHA, f = 11008, SwiGLU), e = 2, TP 1:
+  //   bf16: 4 e h (norm, QKV and MLP inputs) 32,768 + e (Q, K, V, O) 4 h 32,768
+  //         + 3 e f 66,048 + LSE 4 x 32 = 131,712 B
+  //   fp8:  norm inputs 2 e h 16,384 + FP8 QKV and MLP-up inputs 2 h 8,192 + Q, K, V, O 32,768
+  //         + projection input cast h 4,096 + gate and up 2 e f 44,032 + FP8 down input f 11,008
+  //         + LSE 128 = 116,608 B (15,104 B less: 2 (e - 1) h + (e - 1) f - h).
+  REQUIRE(activation_bytes_per_layer(m, shape, Recompute::None).value() ==
+          Approx(4096.0 * 131'712).epsilon(1e-12));
+  REQUIRE(activation_bytes_per_layer(m, shape, Recompute::None, fp8).value() ==
+          Approx(4096.0 * 116'608).epsilon(1e-12));
+  // Full recompute keeps only the layer input, in bf16 either way.
+  REQUIRE(activation_bytes_per_layer(m, shape, Recompute::Full, fp8).value() ==
+          Approx(activation_bytes_per_layer(m, shape, Recompute::Full).value()).epsilon(1e-12));
+}
+
+TEST_CASE("memory: FP8 keeps bf16 state and adds the stack's FP8 weight copies",
+          "[report][memory]") {
+  auto bf16 = paper_scenario(8);
+  bf16.parallel.sharding = Sharding::Zero1;
+  auto fp8 = bf16;
+  fp8.training.precision = hardware::Dtype::Fp8;
+  // A stack with no FP8 knobs set: the same memory as bf16 (weights, gradients, AdamW state).
+  const auto b = memory_per_gpu(bf16, 0);
+  const auto plain = memory_per_gpu(fp8, 0);
+  CHECK(plain.total == b.total);
+  // Transformer Engine's settings (stacks/megatron-core.json): FP8 weight and transpose kept
+  // (2 B per layer parameter, 32 x 202,383,360 unsharded under zero1) and FP8 GEMM inputs saved.
+  fp8.stack.fp8.weight_cache_bytes_per_param = 2.0;
+  fp8.stack.fp8.activations_saved_in_fp8 = true;
+  const auto te = memory_per_gpu(fp8, 0);
+  CHECK(te.parameters == b.parameters);
+  CHECK(te.optimizer == b.optimizer);
+  CHECK(te.buffers.value() == Approx(b.buffers.value() + 2.0 * 32 * 202'383'360.0).epsilon(1e-12));
+  // Activations: 15,104 B less per token and layer (previous test), 8192 tokens x 32 layers.
+  CHECK(te.activations.value() ==
+        Approx(b.activations.value() - 8192.0 * 32 * 15'104).epsilon(1e-12));
+  // A bf16 run ignores the FP8 knobs.
+  auto bf16_knobs = bf16;
+  bf16_knobs.stack.fp8 = fp8.stack.fp8;
+  CHECK(memory_per_gpu(bf16_knobs, 0).total == b.total);
 }

@@ -2,6 +2,8 @@
 // the simulated iteration, on built-in hardware and models loaded the way `trainsim run` does.
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -225,4 +227,66 @@ TEST_CASE("stack: overlapped TP collectives hide behind their GEMMs", "[stack][w
       Approx(report::simulate(paper_with(8, {{"tensor_parallel", {{"overlap", false}}}}, tp8), free)
                  .report.iteration_time.value())
           .epsilon(1e-12));
+}
+
+TEST_CASE("stack: fp8 and memory keys are optional, checked, and name their key", "[stack][io]") {
+  // Without the objects a stack file keeps FP8 off and the documented memory defaults.
+  nlohmann::json bare = stack_json({});
+  bare.erase("fp8");
+  bare.erase("memory");
+  const stack::StackSpec s = io::stack_from_json(bare, "s.json", "");
+  CHECK_FALSE(s.fp8.activations_saved_in_fp8);
+  CHECK(s.fp8.weight_cache_bytes_per_param == 0.0);
+  CHECK_FALSE(s.fp8.tp_communication_fp8);
+  CHECK(s.memory.allocator_fragmentation_fraction == 0.05);
+  CHECK(s.memory.workspace.value() == 64.0 * 1024 * 1024);
+  CHECK(s.memory.headroom_fraction == 0.0);
+  // Megatron-Core keeps Transformer Engine's FP8 activations, weight and transpose, FP8 TP.
+  const stack::StackSpec mc = io::load_stack("megatron-core");
+  CHECK(mc.fp8.activations_saved_in_fp8);
+  CHECK(mc.fp8.weight_cache_bytes_per_param == 2.0);
+  CHECK(mc.fp8.tp_communication_fp8);
+
+  REQUIRE_THAT(
+      load_error(stack_json({{"fp8", {{"weight_cache_bytes_per_param", 5}}}})),
+      Catch::Contains("s.json: /fp8/weight_cache_bytes_per_param") && Catch::Contains("from 0"));
+  REQUIRE_THAT(load_error(stack_json({{"fp8", {{"tp_communication", "fp4"}}}})),
+               Catch::Contains("/fp8/tp_communication"));
+  REQUIRE_THAT(load_error(stack_json({{"fp8", {{"activations_in_fp8", true}}}})),
+               Catch::Contains("activations_in_fp8") && Catch::Contains("unknown key"));
+  REQUIRE_THAT(load_error(stack_json({{"memory", {{"headroom_fraction", 1}}}})),
+               Catch::Contains("s.json: /memory/headroom_fraction") && Catch::Contains("below 1"));
+  REQUIRE_THAT(load_error(stack_json({{"memory", {{"allocator_fragmentation_fraction", -0.1}}}})),
+               Catch::Contains("/memory/allocator_fragmentation_fraction"));
+  REQUIRE_THAT(load_error(stack_json({{"memory", {{"workspace", 64}}}})),
+               Catch::Contains("/memory/workspace"));
+}
+
+TEST_CASE("stack: FP8 TP communication halves the sequence-parallel input AllGathers",
+          "[stack][workload]") {
+  // llama2-7b, TP 2 with SP, 8 GPUs, micro-batch 2 x seq 4096 = 8192 tokens: the TP buffer is
+  // 8192 x 4096 elements, 2 B each in bf16 = 67,108,864 B. With fp8 and tp_communication fp8
+  // the forward AllGathers move the FP8 casts, 1 B each = 33,554,432 B; the ReduceScatters
+  // (and the backward's gradient AllGathers) stay at 2 B.
+  const nlohmann::json tp2 = {
+      {"parallel.tp", 2}, {"parallel.sequence_parallel", true}, {"training.precision", "fp8"}};
+  const auto tp_bytes = [&](const std::string& comm) {
+    const report::Report r =
+        report::simulate(paper_with(8, {{"fp8", {{"tp_communication", comm}}}}, tp2)).report;
+    std::vector<double> gathers;
+    double scatter = 0.0;
+    for (const auto& c : r.collectives) {
+      if (c.group != "tp") continue;
+      if (c.op == "all_gather") gathers.push_back(c.bytes.value());
+      if (c.op == "reduce_scatter") scatter = c.bytes.value();
+    }
+    std::sort(gathers.begin(), gathers.end());
+    return std::pair{gathers, scatter};
+  };
+  const auto [bf16_gathers, bf16_scatter] = tp_bytes("bf16");
+  const auto [fp8_gathers, fp8_scatter] = tp_bytes("fp8");
+  REQUIRE(bf16_gathers == std::vector<double>{67'108'864.0});
+  REQUIRE(fp8_gathers == std::vector<double>{33'554'432.0, 67'108'864.0});
+  REQUIRE(fp8_scatter == 67'108'864.0);
+  REQUIRE(bf16_scatter == fp8_scatter);
 }

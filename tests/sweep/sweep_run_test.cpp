@@ -49,7 +49,8 @@ TEST_CASE("sweep run: one row per scenario in spec order, invalid plans as rows"
   // tp 3 divides neither 16 nor 32 GPUs: rows 8..11 are invalid, not errors.
   CHECK(csv.find("\n8,h100-dgx,llama2-7b,16,2,3,1,1,0,") != std::string::npos);
   CHECK(csv.find(",invalid: /parallel: gpus 16 do not split") != std::string::npos);
-  CHECK(csv.find(",ok,pytorch-2.3-fsdp\n") != std::string::npos);  // status, then the stack
+  // status, then the stack, then mfu_bf16 (the appended column)
+  CHECK(csv.find(",ok,pytorch-2.3-fsdp,") != std::string::npos);
 }
 
 TEST_CASE("sweep run: output is byte-identical whatever the jobs and the sharding", "[sweep]") {

@@ -73,7 +73,17 @@ struct GpuSpec {
   int sms = 0;
   // Dense tensor-core peak per dtype; zero where the GPU lacks the dtype (V100 has no bf16).
   std::array<FlopsPerSecond, kNumDtypes> peak_dense{};
-  Bytes hbm_capacity;              // usable HBM per GPU
+  Bytes hbm_capacity;              // HBM per GPU (datasheet)
+  // Device memory taken before the framework allocates a tensor (report/memory.hpp "usable
+  // memory"). The CUDA context with the kernel images it loads: about 0.5 GiB for PyTorch on
+  // CUDA 12 with lazy loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2; CUDA C++
+  // Programming Guide, "Lazy Loading"), as nvidia-smi shows for an idle process. Default 512 MiB.
+  Bytes cuda_context = Bytes(512.0 * 1024 * 1024);
+  // NCCL communicator buffers: NCCL_BUFFSIZE (4 MiB, Simple protocol; NCCL environment-variable
+  // documentation) per channel and ring peer, estimated for 2 communicators (data parallel and
+  // one model-parallel group) x 16 channels x 2 peers x 4 MiB = 256 MiB; LL/LL128 buffers and
+  // proxy state left out. Default 256 MiB.
+  Bytes nccl_buffers = Bytes(256.0 * 1024 * 1024);
   BytesPerSecond hbm_bandwidth;    // spec-sheet HBM bandwidth
   GemmEfficiency gemm;             // matrix multiplies (cuBLAS)
   AttentionEfficiency attention;   // fused flash attention

@@ -15,29 +15,43 @@
 namespace trainsim::report {
 
 // Peak memory of one GPU of one pipeline stage, by kind; the JSON report's `memory` object
-// (parameters_bytes ... fits). total = parameters + gradients + optimizer + activations +
-// buffers; fits is total <= capacity.
+// (parameters_bytes ... fits, then the reserve terms). total = parameters + gradients +
+// optimizer + activations + buffers, the bytes the framework allocates as tensors. Usable
+// memory: what of the HBM those tensors can have once the reserve is taken,
+//   usable = (capacity - cuda_context - nccl_buffers - workspace - headroom) x (1 - fragmentation)
+//   headroom = headroom_fraction x capacity,  reserved = capacity - usable
+// (fragmentation: the caching allocator's blocks reserved but not allocated, a fraction of its
+// pool; the terms and their sources: hardware_spec.hpp GpuSpec, stack_spec.hpp
+// MemoryReserveSpec). fits is total <= usable.
 struct MemoryBreakdown {
   std::int64_t stage = 0;  // pipeline stage these figures are for
   Bytes parameters;        // persistent parameters this GPU owns (its shard when sharded)
   Bytes gradients;         // persistent gradients (its shard when sharded)
   Bytes optimizer;         // optimizer state: fp32 master weights and moments
   Bytes activations;       // saved for backward, all in-flight micro-batches
-  Bytes buffers;           // gathered parameters, unsharded gradients in flight, fixed context
+  Bytes buffers;           // gathered parameters, unsharded gradients in flight, FP8 weight copies
   Bytes total;
   Bytes capacity;  // HBM of the GPU (hardware profile)
+  // The reserve, term by term (reserved is their sum).
+  Bytes cuda_context;              // hardware profile
+  Bytes nccl_buffers;              // hardware profile
+  Bytes workspace;                 // stack: library workspaces
+  Bytes fragmentation;             // stack fraction of the allocator's pool
+  Bytes headroom;                  // headroom_fraction x capacity
+  double headroom_fraction = 0.0;  // the stack's, or --memory-headroom's
+  Bytes reserved;
+  Bytes usable;  // capacity - reserved
   bool fits = false;
 };
 
-// Fixed per-GPU overhead of the framework, an assumption: the CUDA context with its kernel
-// images (about 0.5 GiB for PyTorch with CUDA 12's lazy loading, as nvidia-smi shows for an idle
-// process), cuBLAS/cuDNN workspaces and NCCL communicator buffers (NCCL_BUFFSIZE 4 MiB per
-// channel and peer, per protocol; a few hundred MiB for the TP, DP and PP communicators), and
-// the caching allocator's reserve and fragmentation (about 1 GiB). 2 GiB in all.
-inline constexpr double kFrameworkOverheadBytes = 2.0 * 1024 * 1024 * 1024;
+// The reserve terms and usable memory of `s` (the formula above) filled into `m`, and m.fits
+// from m.total; the other fields are left as they are.
+void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m);
 
 // Bytes of one element in the training dtype: 4 for fp32/tf32, 2 for bf16/fp16, and 2 for
-// fp8, whose weights, activations and gradients are kept in bf16 around fp8 GEMMs.
+// fp8, whose weights and gradients are kept in bf16 around fp8 GEMMs (Transformer Engine user
+// guide, "Mixed precision training with FP8"); what the stack keeps in FP8 besides is
+// stack::Fp8Spec.
 [[nodiscard]] std::int64_t element_bytes(hardware::Dtype precision);
 
 // Layers pipeline stage `stage` of `pp` holds: layers / pp, the first layers % pp stages one more.
@@ -62,6 +76,11 @@ struct ActivationOptions {
   // Dropout after attention and MLP (1-byte masks) and on the attention probabilities. Llama
   // trains without dropout; GPT-3 and Korthikanti et al. 2022 use it.
   bool dropout = false;
+  // FP8 training whose GEMMs save their FP8 input casts (stack::Fp8Spec::activations_saved_in_fp8):
+  // the QKV and MLP-up inputs and the MLP-down input are 1 byte per element instead of e, and the
+  // attention-projection input adds a 1-byte copy beside the e-byte attention output that the
+  // attention kernel keeps for its own backward.
+  bool fp8_gemm_inputs = false;
 };
 
 // Activation bytes one layer saves for backward, for one micro-batch on one GPU.
@@ -110,7 +129,11 @@ struct ActivationOptions {
 // (flash attention, no dropout) times layers times in-flight micro-batches; with full
 // recompute, plus one layer's full activations during its recomputed backward; the last stage
 // adds the final norm's and the LM head's inputs and the fp32 logits of the loss, 4 b s V / t
-// (Korthikanti et al. 2022 §4.3). Buffers include kFrameworkOverheadBytes.
+// (Korthikanti et al. 2022 §4.3). fp8 training (stack::Fp8Spec): activations with
+// ActivationOptions::fp8_gemm_inputs when the stack saves FP8 inputs, and buffers add
+// weight_cache_bytes_per_param per layer parameter held unsharded (all the stage's layers; with
+// full_shard/hybrid_shard the 2 gathered units). The fixed framework terms are in the reserve,
+// not in buffers (apply_memory_reserve).
 // Requires a validated scenario with parallel.dp filled in and 0 <= stage < pp.
 [[nodiscard]] MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage);
 

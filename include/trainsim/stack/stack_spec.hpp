@@ -20,6 +20,39 @@ enum class BackwardPrefetch {
   Post,  // BACKWARD_POST: after the current unit's gradient is computed
 };
 
+// What the stack keeps in FP8 when a scenario trains in fp8 (training.precision "fp8"). fp8
+// training keeps fp32 master weights and optimizer state and bf16 weights and gradients as bf16
+// mixed precision does, and casts GEMM inputs to FP8 per step (Transformer Engine user guide,
+// "Using FP8 with Transformer Engine": "Mixed precision training with FP8"). The defaults are
+// a stack that keeps nothing else in FP8: bf16 activations, no FP8 weight copies, bf16 TP
+// communication. Ignored for other precisions.
+struct Fp8Spec {
+  // The inputs the FP8 GEMMs save for backward (QKV, attention-projection, MLP up and down
+  // inputs) are the FP8 casts, 1 byte per element, instead of the bf16 tensors (Transformer
+  // Engine's Linear, LayerNormLinear and LayerNormMLP save their FP8 input casts).
+  bool activations_saved_in_fp8 = false;
+  // Bytes per GEMM weight of FP8 copies kept from the first micro-batch's cast to the end of the
+  // step: 0 (cast per GEMM, nothing kept), 1 (the FP8 weight), 2 (it and its transpose, which
+  // Hopper's FP8 GEMMs need for the backward; Transformer Engine's weight caching). In [0, 4].
+  double weight_cache_bytes_per_param = 0.0;
+  // The sequence-parallel AllGathers of the activations before the column-parallel GEMMs move
+  // FP8 casts (1 byte per element) instead of bf16 ones. Gradient collectives stay as
+  // gradient_reduce_dtype says.
+  bool tp_communication_fp8 = false;
+};
+
+// Memory the stack needs beside the model's tensors (report/memory.hpp "usable memory").
+struct MemoryReserveSpec {
+  // Fraction of the caching allocator's pool lost to fragmentation (blocks reserved but not
+  // allocated), in [0, 0.5). Default 0.05, an assumption (docs/stacks.md).
+  double allocator_fragmentation_fraction = 0.05;
+  // Workspaces the stack's libraries allocate per GPU (cuBLAS/cuBLASLt workspaces per stream).
+  // Default 64 MiB: PyTorch's 32 MiB cuBLAS workspace on Hopper for each of two streams.
+  Bytes workspace = Bytes(64.0 * 1024 * 1024);
+  // Fraction of HBM a user keeps free on purpose, in [0, 1); the default of `--memory-headroom`.
+  double headroom_fraction = 0.0;
+};
+
 struct StackSpec {
   std::string id;    // "pytorch-2.3-fsdp"
   std::string name;  // "PyTorch 2.3 FSDP (FULL_SHARD / SHARD_GRAD_OP), eager, FlashAttention-2"
@@ -53,6 +86,9 @@ struct StackSpec {
 
   // Fixed host time per optimizer step (data loading, logging, gradient clipping's host sync).
   Seconds iteration_overhead;
+
+  Fp8Spec fp8;               // optional "fp8" object of a stack file
+  MemoryReserveSpec memory;  // optional "memory" object of a stack file
 };
 
 }  // namespace trainsim::stack

@@ -1,0 +1,90 @@
+// The report writer: JSON keys of the contract (DESIGN.md "Command line and report") and the
+// table, on the paper's scenario loaded the way `trainsim run` loads it.
+#include "sim/io/report_writer.hpp"
+
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "trainsim/report/simulate.hpp"
+
+#include "tests/paper_scenario.hpp"
+
+using namespace trainsim;
+
+TEST_CASE("report writer: collectives carry their stage and the table has a block per stage",
+          "[io][report]") {
+  // PP 2 on 16 GPUs (dp 8), 4 micro-batches: both stages issue collectives.
+  const auto s = testing::paper_fsdp(16, {{"parallel.pp", 2}, {"training.global_batch", 64}});
+  const report::Report r = report::simulate(s).report;
+  const nlohmann::json j = io::report_to_json(s, r);
+  bool stage0 = false;
+  bool stage1 = false;
+  for (const auto& c : j.at("collectives")) {
+    REQUIRE(c.at("stage").is_number_integer());
+    stage0 = stage0 || c.at("stage") == 0;
+    stage1 = stage1 || c.at("stage") == 1;
+    // The existing keys stay.
+    for (const char* key :
+         {"op", "group", "ranks", "nodes", "bytes", "count", "time_s", "algorithm", "protocol"}) {
+      REQUIRE(c.contains(key));
+    }
+  }
+  CHECK(stage0);
+  CHECK(stage1);
+  std::ostringstream table;
+  io::write_report_table(table, s, r);
+  const std::string text = table.str();
+  const auto first = text.find("  stage 0 of 2\n");
+  const auto second = text.find("  stage 1 of 2\n");
+  REQUIRE(first != std::string::npos);
+  REQUIRE(second != std::string::npos);
+  CHECK(first < second);
+}
+
+TEST_CASE("report writer: byte counts are JSON integers", "[io][report]") {
+  const auto s = testing::paper_fsdp(128);
+  const report::Report r = report::simulate(s).report;
+  const nlohmann::json j = io::report_to_json(s, r);
+  const auto& m = j.at("memory");
+  for (const char* key :
+       {"parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+        "buffers_bytes", "total_bytes", "capacity_bytes", "usable_bytes", "reserved_bytes"}) {
+    INFO(key);
+    CHECK(m.at(key).is_number_integer());
+  }
+  for (const auto& [key, value] : m.at("reserved").items()) {
+    INFO(key);
+    CHECK(value.is_number_integer());
+  }
+  // 80 GiB = 85,899,345,920 B, written exactly.
+  CHECK(m.at("capacity_bytes").get<std::int64_t>() == 85'899'345'920);
+  for (const auto& c : j.at("collectives")) CHECK(c.at("bytes").is_number_integer());
+  for (const auto& st : j.at("stages")) CHECK(st.at("memory_total_bytes").is_number_integer());
+  // The memory section names the reserve and the headroom used (the stack's default, 0).
+  CHECK(m.at("headroom_fraction") == 0.0);
+  CHECK(m.at("usable_bytes").get<std::int64_t>() + m.at("reserved_bytes").get<std::int64_t>() ==
+        m.at("capacity_bytes").get<std::int64_t>());
+}
+
+TEST_CASE("report writer: mfu_bf16 is against the bf16 peak", "[io][report]") {
+  const auto bf16 = testing::paper_fsdp(8);
+  const report::Report rb = report::simulate(bf16).report;
+  // A bf16 run: the same figure.
+  CHECK(rb.mfu_bf16 == Approx(rb.mfu).epsilon(1e-12));
+  CHECK(io::report_to_json(bf16, rb).at("mfu_bf16") == rb.mfu_bf16);
+  // An fp8 run: mfu is against the FP8 peak (h100-dgx: 1979 TFLOP/s), mfu_bf16 against the
+  // bf16 peak (989 TFLOP/s), so mfu_bf16 = mfu x 1979 / 989, the same model FLOP/s.
+  const auto fp8 = testing::paper_fsdp(8, {{"training.precision", "fp8"}});
+  const report::Report rf = report::simulate(fp8).report;
+  const double ratio =
+      fp8.hardware.peak(hardware::Dtype::Fp8) / fp8.hardware.peak(hardware::Dtype::Bf16);
+  CHECK(rf.mfu_bf16 == Approx(rf.mfu * ratio).epsilon(1e-12));
+  CHECK(rf.mfu_bf16 ==
+        Approx(rf.model_flops_per_gpu / fp8.hardware.peak(hardware::Dtype::Bf16)).epsilon(1e-12));
+  std::ostringstream table;
+  io::write_report_table(table, fp8, rf);
+  CHECK(table.str().find("MFU vs bf16 peak") != std::string::npos);
+}
