@@ -15,5 +15,6 @@ void register_merge(CLI::App& app, int& exit_code);
 void register_calibrate(CLI::App& app, int& exit_code);
 void register_compare(CLI::App& app, int& exit_code);
 void register_validate(CLI::App& app, int& exit_code);
+void register_diff(CLI::App& app, int& exit_code);
 
 }  // namespace trainsim::cli

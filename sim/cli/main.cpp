@@ -142,6 +142,7 @@ int main(int argc, char** argv) {
     trainsim::cli::register_calibrate(app, exit_code);
     trainsim::cli::register_compare(app, exit_code);
     trainsim::cli::register_validate(app, exit_code);
+    trainsim::cli::register_diff(app, exit_code);
     // Arguments become names in reports and JSON strings, which must be UTF-8.
     for (int i = 1; i < argc; ++i) {
       if (!trainsim::io::is_valid_utf8(argv[i]))

@@ -1,0 +1,46 @@
+# `trainsim diff`: the paper's scenario (examples/paper_fsdp_128.json) against the same with
+# tp 2 (tests/data/diff_paper_tp2.json): tp 1 -> 2 halves dp, 128 -> 64. Flags apply to both
+# sides. Bad input: one line, exit 2; both plans impossible: exit 3; one impossible: exit 0 and
+# the diff says so.
+set(diff_a ${CMAKE_CURRENT_SOURCE_DIR}/../../examples/paper_fsdp_128.json)
+set(diff_b ${CMAKE_CURRENT_SOURCE_DIR}/../data/diff_paper_tp2.json)
+set(diff_tp3 ${CMAKE_CURRENT_SOURCE_DIR}/../data/diff_paper_tp3.json)
+
+add_test(NAME cli.diff.table COMMAND trainsim diff ${diff_a} ${diff_b})
+set_tests_properties(cli.diff.table PROPERTIES PASS_REGULAR_EXPRESSION
+  "inputs changed.*/parallel/dp +128 -> 64\n  /parallel/tp +1 -> 2\n.*step time.*exposed communication.*step time = compute.*why it moved\n  1\\. ")
+trainsim_expect_exit(cli.diff.table_exit 0 "" diff ${diff_a} ${diff_b})
+
+add_test(NAME cli.diff.json COMMAND trainsim diff ${diff_a} ${diff_b} --format json)
+set_tests_properties(cli.diff.json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"a\": {.*\"b\": {.*\"collectives\".*\"context\".*\"deltas\": {.*\"/iteration_time_s\".*\"inputs_changed\": \\[.*\"pointer\": \"/parallel/dp\".*\"reasons\": \\[.*\"step_time\": {")
+
+# Flags apply to both sides: --gpus 256 on both leaves only tp and dp different (256 -> 128).
+add_test(NAME cli.diff.flags_both COMMAND trainsim diff ${diff_a} ${diff_b} --gpus 256)
+set_tests_properties(cli.diff.flags_both PROPERTIES PASS_REGULAR_EXPRESSION
+  "inputs changed.*/parallel/dp +256 -> 128\n  /parallel/tp +1 -> 2\n\n")
+
+# Identical inputs: nothing changed, nothing moved.
+add_test(NAME cli.diff.same COMMAND trainsim diff ${diff_a} ${diff_a})
+set_tests_properties(cli.diff.same PROPERTIES PASS_REGULAR_EXPRESSION
+  "inputs changed \\(A -> B\\)\n  none\n.*the step time did not move")
+
+# One side impossible (128 GPUs do not split into tp 3): a result, exit 0.
+add_test(NAME cli.diff.one_impossible COMMAND trainsim diff ${diff_a} ${diff_tp3})
+set_tests_properties(cli.diff.one_impossible PROPERTIES PASS_REGULAR_EXPRESSION
+  "/parallel/tp +1 -> 3\n\nB is an impossible plan:\n  /parallel: ")
+trainsim_expect_exit(cli.diff.one_impossible_exit 0 "" diff ${diff_a} ${diff_tp3})
+# Both impossible: nothing to compare, exit 3 with one line naming both files.
+trainsim_expect_exit(cli.diff.both_impossible 3
+  "^error: [^\n]*paper_fsdp_128.json: /parallel: [^\n]*; [^\n]*diff_paper_tp2.json: /parallel: "
+  diff ${diff_a} ${diff_b} --tp 3)
+
+trainsim_bad_input(diff missing_file "no_such_scenario.json: cannot open file"
+  ${diff_a} no_such_scenario.json)
+trainsim_bad_input(diff missing_b "b is required" ${diff_a})
+trainsim_bad_input(diff bad_flag "--tp: cannot convert 'x'" ${diff_a} ${diff_b} --tp x)
+trainsim_bad_input(diff bad_format "--format: unknown value 'yaml'" ${diff_a} ${diff_b}
+  --format yaml)
+# A bad key in B names B's file and the key.
+trainsim_bad_input(diff bad_key_in_b "bad_scenario.json: /parallel/sharding: unknown value"
+  ${diff_a} ${CMAKE_CURRENT_SOURCE_DIR}/../data/bad_scenario.json)

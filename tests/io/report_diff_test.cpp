@@ -1,0 +1,184 @@
+// io/report_diff: the inputs that changed, the step-time attribution (its components add up to
+// the change of the step time) and the order of the reasons (the component that moved most
+// comes first), on hand-built reports and on two simulated scenarios.
+#include "sim/io/report_diff.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "trainsim/report/simulate.hpp"
+
+#include "sim/io/scenario_loader.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+// A small scenario (8-layer model on 8 GPUs of h100-dgx) with `tp`, `pp` and sharding set.
+parallel::Scenario scenario(std::int64_t tp, std::int64_t pp, const std::string& sharding) {
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx",
+    "model": {"layers": 8, "hidden": 1024, "heads": 8, "kv_heads": 8, "ffn_hidden": 4096,
+              "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
+              "tied_embeddings": false, "position_embedding": "rope"},
+    "cluster": {"gpus": 16},
+    "training": {"seq_len": 2048, "micro_batch": 1, "global_batch": 64}})");
+  doc.json["parallel"] = {{"tp", tp}, {"pp", pp}, {"sharding", sharding}};
+  return io::scenario_from_document(doc);
+}
+
+io::DiffSide simulated(const parallel::Scenario& s, const std::string& source) {
+  return io::DiffSide{
+      .source = source, .scenario = s, .report = report::simulate(s).report, .problems = {}};
+}
+
+// A report whose step time is exactly compute + exposed + bubble, as report/simulate.cpp's is.
+report::Report hand_report(double compute, double exposed, double bubble) {
+  report::Report r;
+  r.compute = Seconds(compute);
+  r.communication = Seconds(exposed);
+  r.exposed_communication = Seconds(exposed);
+  r.bubble = Seconds(bubble);
+  r.iteration_time = Seconds(compute + exposed + bubble);
+  r.tokens_per_s = 1000.0 / r.iteration_time.value();
+  r.memory.total = Bytes(10.0);
+  r.memory.activations = Bytes(10.0);
+  r.memory.capacity = Bytes(100.0);
+  r.memory.fits = true;
+  return r;
+}
+
+Seconds component_sum(const io::ReportDiff& d) {
+  Seconds sum{};
+  for (const auto& c : d.step_time) sum += c.delta;
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("report_diff: the inputs that changed are listed by JSON pointer", "[io]") {
+  const parallel::Scenario a = scenario(1, 1, "shard_grad_op");
+  const parallel::Scenario b = scenario(2, 1, "shard_grad_op");
+  const io::ReportDiff d = io::diff_reports(simulated(a, "a.json"), simulated(b, "b.json"));
+  // tp 1 -> 2 on 16 GPUs: dp = 16 / tp goes 16 -> 8; nothing else differs.
+  REQUIRE(d.inputs_changed.size() == 2);
+  CHECK(d.inputs_changed[0].pointer == "/parallel/dp");
+  CHECK(d.inputs_changed[0].a == 16);
+  CHECK(d.inputs_changed[0].b == 8);
+  CHECK(d.inputs_changed[1].pointer == "/parallel/tp");
+  CHECK(d.inputs_changed[1].a == 1);
+  CHECK(d.inputs_changed[1].b == 2);
+}
+
+TEST_CASE("report_diff: the step-time components add up to the step-time change", "[io]") {
+  SECTION("hand-built reports") {
+    // A: 1.0 + 0.5 + 0.25 = 1.75 s; B: 1.25 + 2.0 + 0.25 = 3.5 s. The deltas are +0.25 s of
+    // compute, +1.5 s of exposed communication and 0 of bubble (no host overhead in a default
+    // stack): +1.75 s in all, the step-time change.
+    const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
+    io::DiffSide a{
+        .source = "a", .scenario = s, .report = hand_report(1.0, 0.5, 0.25), .problems = {}};
+    io::DiffSide b{
+        .source = "b", .scenario = s, .report = hand_report(1.25, 2.0, 0.25), .problems = {}};
+    a.scenario.stack.iteration_overhead = Seconds(0.0);
+    b.scenario.stack.iteration_overhead = Seconds(0.0);
+    const io::ReportDiff d = io::diff_reports(a, b);
+    REQUIRE(d.step_time.size() == 4);
+    CHECK(component_sum(d).value() == Approx(1.75).epsilon(1e-12));
+    CHECK(d.residual.value() == Approx(0.0).margin(1e-15));
+    // Exposed communication moved most (+1.5 s against +0.25 s), so it is the first reason.
+    REQUIRE(d.reasons.size() >= 2);
+    CHECK(d.reasons[0].component == "exposed_communication");
+    CHECK(d.reasons[0].delta == Approx(1.5).epsilon(1e-12));
+    CHECK(d.reasons[1].component == "compute");
+  }
+  SECTION("a host overhead is split out of the bubble") {
+    // The bubble holds the stack's host overhead: 0.25 s of bubble with 0.1 s -> 0.2 s of
+    // overhead is 0.15 s -> 0.05 s of GPU idle; the two deltas (+0.1, -0.1) cancel.
+    const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
+    io::DiffSide a{
+        .source = "a", .scenario = s, .report = hand_report(1.0, 0.5, 0.25), .problems = {}};
+    io::DiffSide b{
+        .source = "b", .scenario = s, .report = hand_report(1.0, 0.5, 0.25), .problems = {}};
+    a.scenario.stack.iteration_overhead = Seconds(0.1);
+    b.scenario.stack.iteration_overhead = Seconds(0.2);
+    const io::ReportDiff d = io::diff_reports(a, b);
+    CHECK(d.step_time[2].name == "gpu_idle");
+    CHECK(d.step_time[2].delta.value() == Approx(-0.1).epsilon(1e-12));
+    CHECK(d.step_time[3].name == "host_overhead");
+    CHECK(d.step_time[3].delta.value() == Approx(0.1).epsilon(1e-12));
+    CHECK(component_sum(d).value() == Approx(0.0).margin(1e-15));
+  }
+  SECTION("simulated scenarios") {
+    // Whatever the plans, report/simulate.cpp makes the step time compute + exposed + bubble on
+    // the critical stage, so the components add up to the change within rounding.
+    const auto [tp, pp, sharding] = GENERATE(std::make_tuple(2, 1, std::string("shard_grad_op")),
+                                             std::make_tuple(1, 2, std::string("none")),
+                                             std::make_tuple(2, 2, std::string("full_shard")));
+    const io::ReportDiff d = io::diff_reports(simulated(scenario(1, 1, "shard_grad_op"), "a"),
+                                              simulated(scenario(tp, pp, sharding), "b"));
+    const double change = d.deltas.front().b - d.deltas.front().a;
+    REQUIRE(d.deltas.front().pointer == "/iteration_time_s");
+    CHECK(component_sum(d).value() == Approx(change).margin(1e-9 * d.deltas.front().a));
+    CHECK(std::fabs(d.residual.value()) < 1e-9 * d.deltas.front().a);
+    // The first reason is the component whose |delta| is largest.
+    double largest = 0.0;
+    std::string name;
+    for (const auto& c : d.step_time) {
+      if (std::fabs(c.delta.value()) > largest) {
+        largest = std::fabs(c.delta.value());
+        name = c.name;
+      }
+    }
+    REQUIRE_FALSE(d.reasons.empty());
+    CHECK(d.reasons.front().component == name);
+  }
+}
+
+TEST_CASE("report_diff: the memory reason names the term that moved most", "[io]") {
+  // A: activations 10 B of 10 B; B: activations 30 B and buffers 5 B, total 35 B. The memory
+  // reason lists activations (+20 B) before buffers (+5 B).
+  const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
+  io::DiffSide a{
+      .source = "a", .scenario = s, .report = hand_report(1.0, 0.5, 0.25), .problems = {}};
+  report::Report rb = hand_report(1.0, 0.5, 0.25);
+  rb.memory.activations = Bytes(30.0);
+  rb.memory.buffers = Bytes(5.0);
+  rb.memory.total = Bytes(35.0);
+  io::DiffSide b{.source = "b", .scenario = s, .report = rb, .problems = {}};
+  const io::ReportDiff d = io::diff_reports(a, b);
+  REQUIRE_FALSE(d.reasons.empty());
+  const io::DiffReason& m = d.reasons.back();
+  CHECK(m.component == "memory");
+  CHECK(m.delta == Approx(25.0).epsilon(1e-12));
+  CHECK_THAT(m.text, Catch::Contains("activations +20.0 B, buffers +5.00 B"));
+}
+
+TEST_CASE("report_diff: an impossible plan on one side is a reason, not a failure", "[io]") {
+  const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
+  const io::DiffSide a = simulated(s, "a");
+  io::DiffSide b{
+      .source = "b", .scenario = scenario(1, 1, "shard_grad_op"), .report = {}, .problems = {}};
+  b.scenario.parallel.tp = 3;
+  b.problems = {"/parallel/tp: tp 3 does not divide heads 8"};
+  const io::ReportDiff d = io::diff_reports(a, b);
+  CHECK(d.deltas.empty());
+  CHECK(d.step_time.empty());
+  REQUIRE(d.reasons.size() == 1);
+  CHECK(d.reasons[0].component == "plan");
+  CHECK_THAT(d.reasons[0].text, Catch::Contains("B is an impossible plan: /parallel/tp"));
+  const nlohmann::json j = io::diff_to_json(a, b, d);
+  CHECK(j["b"]["report"].is_null());
+  CHECK(j["inputs_changed"][0]["pointer"] == "/parallel/tp");
+}
+
+TEST_CASE("report_diff: the same inputs give the same JSON", "[io]") {
+  const io::DiffSide a = simulated(scenario(1, 1, "shard_grad_op"), "a");
+  const io::DiffSide b = simulated(scenario(2, 2, "none"), "b");
+  CHECK(io::diff_to_json(a, b, io::diff_reports(a, b)).dump() ==
+        io::diff_to_json(a, b, io::diff_reports(a, b)).dump());
+}
