@@ -367,9 +367,9 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     } else if (doc.json.contains("calibration") && doc.json["calibration"].contains("fitted")) {
       // Values an earlier fit left and this one did not refit stay, with their record.
       for (const auto& [pointer, record] : doc.json["calibration"]["fitted"].items()) {
-        const bool refitted =
-            std::any_of(result.values.begin(), result.values.end(),
-                        [&](const auto& v) { return v.parameter->pointer == pointer; });
+        const bool refitted = std::any_of(
+            result.values.begin(), result.values.end(),
+            [&pointer = pointer](const auto& v) { return v.parameter->pointer == pointer; });
         if (!refitted) fitted[pointer] = record;
       }
     }

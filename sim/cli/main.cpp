@@ -122,6 +122,15 @@ int report(std::string_view prefix, std::string_view message, int code) {
   return code;
 }
 
+// Exit 1: what no input should cause, with a request for a bug report.
+int internal_error(std::string_view what) {
+  return report("internal error: ",
+                std::string(what) +
+                    "; this is a bug in trainsim, please report it with the command line and "
+                    "input files",
+                1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -179,11 +188,7 @@ int main(int argc, char** argv) {
                         "); expected numbers within double range",
                     2);
     }
-    return report("internal error: ",
-                  std::string(e.what()) +
-                      "; this is a bug in trainsim, please report it with the command line and "
-                      "input files",
-                  1);
+    return internal_error(e.what());
   } catch (const nlohmann::json::type_error& e) {
     // 316: a string that is not UTF-8 reached a JSON writer; every such string comes from an
     // input (a log, a path), never from trainsim itself.
@@ -193,11 +198,7 @@ int main(int argc, char** argv) {
                     "UTF-8 text in the input files",
                     2);
     }
-    return report("internal error: ",
-                  std::string(e.what()) +
-                      "; this is a bug in trainsim, please report it with the command line and "
-                      "input files",
-                  1);
+    return internal_error(e.what());
   } catch (const std::out_of_range& e) {
     // std::stod and friends throw out_of_range named after themselves for a number too large
     // for its type ("1e400", 30 digits): bad input, not a bug.
@@ -208,22 +209,11 @@ int main(int argc, char** argv) {
                     "expected a smaller number",
                     2);
     }
-    return report("internal error: ",
-                  std::string(e.what()) +
-                      "; this is a bug in trainsim, please report it with the command line and "
-                      "input files",
-                  1);
+    return internal_error(e.what());
   } catch (const std::exception& e) {
-    return report("internal error: ",
-                  std::string(e.what()) +
-                      "; this is a bug in trainsim, please report it with the command line and "
-                      "input files",
-                  1);
+    return internal_error(e.what());
   } catch (...) {
-    return report("internal error: ",
-                  "unknown exception; this is a bug in trainsim, please report it with the "
-                  "command line and input files",
-                  1);
+    return internal_error("unknown exception");
   }
   return exit_code;
 }
