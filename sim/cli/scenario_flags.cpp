@@ -19,6 +19,8 @@ void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
                "Sequences per optimizer step (default: dp x micro-batch)");
   c.add_option("--micro-batch", f.micro_batch, "Sequences per micro-batch per GPU");
   c.add_option("--precision", f.precision, "bf16 | fp16 | fp32 | fp8");
+  c.add_option("--optimizer", f.optimizer,
+               "adamw | sgd: optimizer state per parameter (default adamw)");
   c.add_option("--tp", f.tp, "Tensor parallel degree");
   c.add_option("--pp", f.pp, "Pipeline parallel degree");
   c.add_option("--cp", f.cp, "Context parallel degree");
@@ -69,6 +71,7 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
   set("training.global_batch", f.global_batch, "--global-batch");
   set("training.micro_batch", f.micro_batch, "--micro-batch");
   set("training.precision", f.precision, "--precision");
+  set("training.optimizer", f.optimizer, "--optimizer");
   set("parallel.tp", f.tp, "--tp");
   set("parallel.pp", f.pp, "--pp");
   set("parallel.cp", f.cp, "--cp");

@@ -13,7 +13,8 @@ namespace trainsim::cli {
 
 struct ScenarioFlags {
   std::string file;  // optional positional scenario.json
-  std::optional<std::string> hardware, model, stack, precision, schedule, sharding, recompute;
+  std::optional<std::string> hardware, model, stack, precision, optimizer, schedule, sharding,
+      recompute;
   std::optional<std::int64_t> nodes, gpus, seq_len, global_batch, micro_batch, tp, pp, cp,
       virtual_stages, shard_group;
   // Fraction of HBM kept free; overrides the stack's memory.headroom_fraction.

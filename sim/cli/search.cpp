@@ -35,7 +35,7 @@ using parallel::Recompute;
 using parallel::Sharding;
 
 struct SearchOptions {
-  std::string hardware, model, precision;
+  std::string hardware, model, precision, optimizer;
   std::optional<std::string> stack;
   std::optional<std::int64_t> gpus, nodes, global_batch, seq_len;
   std::optional<double> memory_headroom;
@@ -197,6 +197,7 @@ parallel::Scenario base_of(const SearchOptions& o) {
   set("training.seq_len", *o.seq_len, "--seq-len");
   set("training.global_batch", *o.global_batch, "--global-batch");
   if (!o.precision.empty()) set("training.precision", o.precision, "--precision");
+  if (!o.optimizer.empty()) set("training.optimizer", o.optimizer, "--optimizer");
   parallel::Scenario s = io::scenario_from_document(doc);
   // Every plan searched copies the base scenario's stack, and with it the headroom.
   apply_memory_headroom(o.memory_headroom, s);
@@ -529,6 +530,7 @@ void register_search(CLI::App& app, int& exit_code) {
       ->required();
   c->add_option("--seq-len", o->seq_len, "Sequence length in tokens")->required();
   c->add_option("--precision", o->precision, "bf16 | fp16 | fp32 | fp8 (default bf16)");
+  c->add_option("--optimizer", o->optimizer, "adamw | sgd (default adamw)");
   add_memory_headroom_flag(*c, o->memory_headroom);
   c->add_option("--objective", o->objective,
                 "tokens_per_s (default) | tokens_per_joule | usd_per_million_tokens")

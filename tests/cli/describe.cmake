@@ -15,6 +15,21 @@ set_tests_properties(cli.describe.one_node PROPERTIES
   PASS_REGULAR_EXPRESSION "dp group: 8 ranks on 1 node, 8 per node; tp group: 1 rank on 1 node\n"
   FAIL_REGULAR_EXPRESSION " 1 nodes| 1 ranks|node\\(s\\)")
 
+# --optimizer: llama2-7b's 6,738,415,616 parameters unsharded on 8 GPUs keep AdamW's fp32 master,
+# momentum and variance (12 B each: 80,860,987,392 B = 75.3 GiB) or SGD's master and momentum
+# (8 B each: 53,907,324,928 B = 50.2 GiB).
+add_test(NAME cli.describe.optimizer_adamw COMMAND trainsim describe --hardware h100-dgx
+         --model llama2-7b --gpus 8 --seq-len 4096)
+set_tests_properties(cli.describe.optimizer_adamw PROPERTIES
+  PASS_REGULAR_EXPRESSION "optimizer +75\\.3 GiB")
+add_test(NAME cli.describe.optimizer_sgd COMMAND trainsim describe --hardware h100-dgx
+         --model llama2-7b --gpus 8 --seq-len 4096 --optimizer sgd)
+set_tests_properties(cli.describe.optimizer_sgd PROPERTIES
+  PASS_REGULAR_EXPRESSION "optimizer +50\\.2 GiB")
+trainsim_expect_exit(cli.describe.optimizer_unknown 2
+  "^error: command line \\(--optimizer\\): /training/optimizer: unknown value 'adam'; did you mean 'adamw'"
+  describe --hardware h100-dgx --model llama2-7b --gpus 8 --seq-len 4096 --optimizer adam)
+
 # Bad input: one line naming the problem, exit 2; impossible plans exit 3.
 trainsim_expect_exit(cli.describe.unknown_profile 2
   "^error: .*unknown hardware profile 'h100'; did you mean 'h100-dgx'"
