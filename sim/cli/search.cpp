@@ -283,6 +283,49 @@ double collective_seconds(const report::Report& r, bool data_parallel) {
   return total;
 }
 
+// Data-parallel collective calls per iteration (the counts of the report's collectives table).
+std::int64_t data_parallel_calls(const report::Report& r) {
+  std::int64_t calls = 0;
+  for (const report::CollectiveSummary& c : r.collectives) {
+    if (c.group == "dp" || c.group == "shard" || c.group == "replicate") calls += c.count;
+  }
+  return calls;
+}
+
+// The causes behind the numbers: gradient accumulation (how many micro-batches, and with them
+// how many data-parallel calls: FSDP's full_shard gathers the parameters again for every
+// micro-batch, ZeRO-2 reduces once per step) and recomputation (its share of executed FLOPs is
+// 1 - MFU / HFU, since HFU counts the recomputed forward and MFU does not).
+void write_causes(std::ostream& out, const parallel::Scenario& d, const report::Report& rd,
+                  const parallel::Scenario& b, const report::Report& rb) {
+  const std::int64_t md = d.num_microbatches();
+  const std::int64_t mb = b.num_microbatches();
+  out << "  - Gradient accumulation: " << md << " -> " << mb
+      << " micro-batches per step per data-parallel rank; data-parallel collective calls "
+      << data_parallel_calls(rd) << " -> " << data_parallel_calls(rb) << " per iteration ("
+      << parallel::to_string(d.parallel.sharding) << " -> "
+      << parallel::to_string(b.parallel.sharding);
+  if (b.parallel.sharding == parallel::Sharding::FullShard ||
+      b.parallel.sharding == parallel::Sharding::HybridShard) {
+    out << ": the parameters are gathered again for every micro-batch";
+  }
+  out << ").\n";
+  const auto recomputed = [](const report::Report& r) {
+    return r.hfu > 0.0 ? 1.0 - r.mfu / r.hfu : 0.0;
+  };
+  if (d.parallel.recompute != b.parallel.recompute || recomputed(rd) > 0.0 ||
+      recomputed(rb) > 0.0) {
+    out << "  - Recomputation: " << parallel::to_string(d.parallel.recompute) << " -> "
+        << parallel::to_string(b.parallel.recompute) << ", recomputed share of executed FLOPs "
+        << fixed(100 * recomputed(rd), 1) << "% -> " << fixed(100 * recomputed(rb), 1) << "%"
+        << (b.parallel.recompute == parallel::Recompute::None &&
+                    d.parallel.recompute != parallel::Recompute::None
+                ? " (the split state leaves room to keep every activation)"
+                : "")
+        << ".\n";
+  }
+}
+
 // What changes from pure data parallelism `d` to the model-parallel plan `b`, line by line.
 // `b_wins` says which of the two the objective prefers.
 void write_differences(std::ostream& out, const parallel::Scenario& d, const report::Report& rd,
@@ -329,6 +372,7 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
   out << "  - Compute: " << fixed(rd.compute.value(), 3) << " s -> " << fixed(rb.compute.value(), 3)
       << " s per iteration on the busiest GPU (MFU " << fixed(100 * rd.mfu, 1) << "% -> "
       << fixed(100 * rb.mfu, 1) << "%).\n";
+  write_causes(out, d, rd, b, rb);
   out << "  - Memory: " << gib(rd.memory.total) << " -> " << gib(rb.memory.total) << " per GPU of "
       << gib(rb.memory.usable) << " usable (" << (rb.memory.total < rd.memory.total
                                                  ? "model parallelism splits weights and activations"

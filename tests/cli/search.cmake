@@ -27,6 +27,17 @@ add_test(NAME cli.search.explain_data_parallel_wins
 set_tests_properties(cli.search.explain_data_parallel_wins PROPERTIES PASS_REGULAR_EXPRESSION
   "It is pure data parallelism[^\n]*\n +The best model-parallel plan \\(tp=2 [^\n]*x the tokens/s[^\n]*\n +- Collective time per iteration[^\n]*data-parallel [0-9.]+ s on 16 ranks -> [0-9.]+ s on 8 ranks[^\n]*tensor/context/pipeline 0\\.000 s -> 0\\.0*[1-9]")
 
+# --explain names the causes: llama3-70b on 64 GPUs, global batch 256, restricted to two plans.
+# Pure data parallelism (dp 64, micro-batch 4) runs 256 / (64 x 4) = 1 micro-batch and needs full
+# recomputation to fit; tp 2 (dp 32, micro-batch 1) runs 256 / 32 = 8 micro-batches, and under
+# full_shard each one gathers the parameters again, so its data-parallel calls grow 8-fold.
+add_test(NAME cli.search.explain_causes
+         COMMAND trainsim search --hardware h100-dgx --model llama3-70b --gpus 64 --global-batch 256
+                 --seq-len 4096 --tp 1,2 --pp 1 --micro-batch 1,4 --sharding full_shard
+                 --recompute none,full --explain --top 1 --jobs 2)
+set_tests_properties(cli.search.explain_causes PROPERTIES PASS_REGULAR_EXPRESSION
+  "Gradient accumulation: 1 -> 8 micro-batches per step per data-parallel rank; data-parallel collective calls ([0-9]+) -> [0-9]+ per iteration \\(full_shard -> full_shard: the parameters are gathered again for every micro-batch\\)\\.\n +- Recomputation: full -> none, recomputed share of executed FLOPs [1-9][0-9.]*% -> 0\\.0%")
+
 set(search_base --hardware h100-dgx --model llama2-7b --global-batch 32 --seq-len 2048)
 trainsim_bad_input(search tp_list "--tp: not a list of positive integers; expected e.g. 1,2,4,8, got '1,x'"
   ${search_base} --gpus 16 --tp 1,x)
