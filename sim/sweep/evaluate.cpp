@@ -46,9 +46,10 @@ Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode m
   e.memory = report::memory_peak(scenario);
   if (!e.memory.fits) {
     e.status = Status::OutOfMemory;
+    // As `run --require-fit` says it: the bound is usable memory (report/memory.hpp), not HBM.
     e.problem = "needs " + to_string(e.memory.total) + " per GPU on stage " +
-                std::to_string(e.memory.stage) + ", more than the " + to_string(e.memory.capacity) +
-                " of HBM";
+                std::to_string(e.memory.stage) + ", more than the " + to_string(e.memory.usable) +
+                " usable of " + to_string(e.memory.capacity) + " of HBM";
     return e;
   }
   report::Simulation sim =
