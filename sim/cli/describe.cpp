@@ -1,16 +1,20 @@
-// `trainsim describe`: the scenario's model math without simulating: parameter counts, model
-// FLOPs per token and the per-GPU memory breakdown, as a table or as JSON.
+// `trainsim describe`: the scenario's model math without simulating: parameter counts (total
+// and active for a mixture-of-experts model), model FLOPs per token and the per-GPU memory
+// breakdown, as a table or as JSON.
+#include <cstdio>
 #include <iostream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "sim/cli/commands.hpp"
-#include "sim/cli/scenario_flags.hpp"
-#include "sim/io/report_writer.hpp"
 #include "trainsim/model/counts.hpp"
 #include "trainsim/parallel/placement.hpp"
 #include "trainsim/parallel/validate.hpp"
 #include "trainsim/report/memory.hpp"
+
+#include "sim/cli/commands.hpp"
+#include "sim/cli/scenario_flags.hpp"
+#include "sim/io/report_writer.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -29,6 +33,101 @@ nlohmann::json group_json(const parallel::GroupShape& g) {
   return {{"ranks", g.ranks}, {"nodes", g.nodes}, {"ranks_per_node", g.ranks_per_node}};
 }
 
+// The optional lines about the model's attention and biases: a sliding window, bias groups,
+// latent attention. Empty when the model has none of them.
+std::string attention_lines(const model::ModelSpec& m) {
+  std::string out;
+  if (model::has_mla(m)) {
+    out += "attention    multi-head latent: q_lora_rank " + std::to_string(m.q_lora_rank) +
+           ", kv_lora_rank " + std::to_string(m.kv_lora_rank) + ", query/key heads of " +
+           std::to_string(m.qk_nope_head_dim) + " + " + std::to_string(m.qk_rope_head_dim) +
+           " (rotary), value heads of " + std::to_string(m.v_head_dim) + "\n";
+  }
+  if (m.attention_window > 0) {
+    out += "attention    sliding window of " + std::to_string(m.attention_window) +
+           " tokens on every layer\n";
+  }
+  std::string biases;
+  const auto add = [&biases](bool on, const char* group) {
+    if (on) biases += (biases.empty() ? "" : ", ") + std::string(group);
+  };
+  add(m.qkv_bias, "Q, K, V");
+  add(m.out_proj_bias, "attention output");
+  add(m.mlp_bias, "MLP");
+  if (!biases.empty()) out += "biases       " + biases + "\n";
+  return out;
+}
+
+// The experts line of an MoE model.
+std::string experts_line(const model::ModelSpec& m) {
+  std::string out = "experts      " + std::to_string(m.num_experts) + " routed of width " +
+                    std::to_string(m.expert_ffn_hidden) + ", " +
+                    std::to_string(m.num_experts_per_token) + " per token";
+  if (m.num_shared_experts > 0) {
+    out += "; " + std::to_string(m.num_shared_experts) + " shared of width " +
+           std::to_string(m.shared_expert_ffn_hidden);
+  }
+  if (m.num_dense_layers > 0) {
+    out += "; first " + counted(m.num_dense_layers, "layer") + " dense";
+  }
+  char imbalance[32];
+  (void)std::snprintf(imbalance, sizeof imbalance, "%g", m.expert_load_imbalance);
+  return out + "; load imbalance " + imbalance + "\n";
+}
+
+// A model the simulator cannot run yet (mixture of experts, latent attention): its counts,
+// FLOPs and placement, and no memory (expert weights under expert parallelism are not modelled).
+int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
+                         const std::string& gap, const parallel::Placement& pl) {
+  const model::ModelSpec& m = s.model;
+  const auto params = model::num_parameters(m);
+  const auto active = model::num_active_parameters(m);
+  const auto matmul = model::matmul_parameters(m);
+  const Flops per_token = model::model_flops_per_token(m, s.training.seq_len);
+  const std::string memory_note = "not computed: " + gap + " are not simulated yet";
+  if (o.format == "json") {
+    nlohmann::json out = {{"context", io::report_context()},
+                          {"scenario", io::scenario_to_json(s)},
+                          {"parameters", params},
+                          {"active_parameters", active},
+                          {"matmul_parameters", matmul},
+                          {"model_flops_per_token", per_token.value()},
+                          {"memory_note", memory_note},
+                          {"placement",
+                           {{"tp", group_json(pl.tp)},
+                            {"cp", group_json(pl.cp)},
+                            {"dp", group_json(pl.dp)},
+                            {"pp", group_json(pl.pp)}}}};
+    if (model::is_moe(m)) {
+      out["experts"] = {{"routed", m.num_experts},
+                        {"per_token", m.num_experts_per_token},
+                        {"expert_ffn_hidden", m.expert_ffn_hidden},
+                        {"shared", m.num_shared_experts},
+                        {"shared_expert_ffn_hidden", m.shared_expert_ffn_hidden},
+                        {"dense_layers", m.num_dense_layers},
+                        {"load_imbalance", m.expert_load_imbalance}};
+    }
+    std::cout << out.dump(2) << '\n';
+    return 0;
+  }
+  std::cout << "model        " << s.model_name << ": " << m.num_layers << " layers, hidden "
+            << m.hidden << ", " << m.num_heads << " heads (" << m.num_kv_heads << " kv), ffn "
+            << m.ffn_hidden << ", vocab " << m.vocab << "\n"
+            << attention_lines(m) << (model::is_moe(m) ? experts_line(m) : "") << "parameters   "
+            << params << " total, " << active << " active per token (" << matmul << " in matmuls)\n"
+            << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
+            << to_string(per_token) << ", 6N + attention, N the active matmul parameters)\n"
+            << "cluster      " << s.gpus << " GPUs of " << s.hardware_name << ", dp "
+            << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp "
+            << s.parallel.cp << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
+            << "placement    dp group: " << counted(pl.dp.ranks, "rank") << " on "
+            << counted(pl.dp.nodes, "node") << ", " << pl.dp.ranks_per_node
+            << " per node; tp group: " << counted(pl.tp.ranks, "rank") << " on "
+            << counted(pl.tp.nodes, "node") << "\n\n"
+            << "memory per GPU: " << memory_note << "\n";
+  return 0;
+}
+
 int describe(const DescribeOptions& o) {
   const parallel::Scenario s = load_scenario(o.scenario);
   parallel::require_valid(s);
@@ -36,8 +135,10 @@ int describe(const DescribeOptions& o) {
   const auto params = model::num_parameters(m);
   const auto matmul = model::matmul_parameters(m);
   const Flops per_token = model::model_flops_per_token(m, s.training.seq_len);
-  const report::MemoryBreakdown mem = report::memory_peak(s);
   const parallel::Placement pl = parallel::place(s);
+  const std::string gap = model::simulation_gap(m);
+  if (!gap.empty()) return describe_unsimulated(o, s, gap, pl);
+  const report::MemoryBreakdown mem = report::memory_peak(s);
   if (o.format == "json") {
     nlohmann::json out = {{"context", io::report_context()},
                           {"scenario", io::scenario_to_json(s)},
@@ -57,12 +158,12 @@ int describe(const DescribeOptions& o) {
   std::cout << "model        " << s.model_name << ": " << m.num_layers << " layers, hidden "
             << m.hidden << ", " << m.num_heads << " heads (" << m.num_kv_heads << " kv), ffn "
             << m.ffn_hidden << ", vocab " << m.vocab << "\n"
-            << "parameters   " << params << " (" << matmul << " in matmuls)\n"
+            << attention_lines(m) << "parameters   " << params << " (" << matmul << " in matmuls)\n"
             << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
             << to_string(per_token) << ", 6N + 12 L h s)\n"
-            << "cluster      " << s.gpus << " GPUs of " << s.hardware_name << ", dp " << s.parallel.dp
-            << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp " << s.parallel.cp
-            << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
+            << "cluster      " << s.gpus << " GPUs of " << s.hardware_name << ", dp "
+            << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp "
+            << s.parallel.cp << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
             << "placement    dp group: " << counted(pl.dp.ranks, "rank") << " on "
             << counted(pl.dp.nodes, "node") << ", " << pl.dp.ranks_per_node
             << " per node; tp group: " << counted(pl.tp.ranks, "rank") << " on "
@@ -85,6 +186,7 @@ void register_describe(CLI::App& app, int& exit_code) {
   CLI::App* c = app.add_subcommand(
       "describe", "Parameter count, model FLOPs per token and per-GPU memory of a scenario");
   add_scenario_flags(*c, options->scenario);
+  options->scenario.use = io::ScenarioUse::Describe;
   c->add_option("--format", options->format, "table | json")
       ->check(CLI::IsMember({"table", "json"}));
   c->callback([options, &exit_code]() { exit_code = describe(*options); });

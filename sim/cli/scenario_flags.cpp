@@ -59,6 +59,7 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
   }
   io::ScenarioDocument doc;
   if (!f.file.empty()) doc = io::read_scenario_file(f.file);
+  doc.use = f.use;
   auto set = [&doc](const char* path, const auto& value, const char* flag) {
     if (value) io::set_path(doc, path, *value, std::string("command line (") + flag + ")");
   };

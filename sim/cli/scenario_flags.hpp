@@ -20,6 +20,8 @@ struct ScenarioFlags {
   // Fraction of HBM kept free; overrides the stack's memory.headroom_fraction.
   std::optional<double> memory_headroom;
   bool sequence_parallel = false;
+  // What the scenario is for: describe accepts models the simulator cannot run yet.
+  io::ScenarioUse use = io::ScenarioUse::Simulate;
 };
 
 // Adds `--memory-headroom F` (fraction of HBM kept free, over the stack's default) to `command`.

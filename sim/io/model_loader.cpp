@@ -57,19 +57,66 @@ constexpr std::array<std::string_view, 21> kHfIgnoredKeys = {
 // to the layers from max_window_layers on (default 28): transformers/models/qwen2/
 // configuration_qwen2.py and qwen3/configuration_qwen3.py, `layer_types` default
 // "sliding_attention" if sliding_window is not None and i >= max_window_layers.
-constexpr std::array<std::string_view, 2> kHfQwenWindowTypes = {"qwen2", "qwen3"};
+// Qwen2MoeConfig and Qwen3MoeConfig copy both keys and their defaults.
+constexpr std::array<std::string_view, 4> kHfQwenWindowTypes = {"qwen2", "qwen3", "qwen2_moe",
+                                                                "qwen3_moe"};
 
-// Keys of mixture-of-experts configs (Mixtral, Qwen-MoE, DeepSeek): the dense model would be a
-// wrong answer, so they are rejected rather than ignored.
-constexpr std::array<std::string_view, 7> kHfMoeKeys = {
-    "num_local_experts",     "num_experts_per_tok", "num_experts",           "n_routed_experts",
-    "moe_intermediate_size", "n_shared_experts",    "first_k_dense_replace",
+// Routing and checkpoint keys of mixture-of-experts configs that do not change the cost of
+// training, accepted and noted like kHfIgnoredKeys: how the router picks and weighs its experts
+// (which experts, not how many: normalisation, scaling, group-limited selection, the score
+// function), the auxiliary loss (a few element-wise operations per token and expert), debugging
+// switches, an inference deployment hint (ep_size), GPT-OSS's clamp on the SwiGLU and its
+// pre-extension context, and the checkpoint's storage format and code location
+// (quantization_config, auto_map: the training dtype is the scenario's precision).
+constexpr std::array<std::string_view, 17> kHfMoeIgnoredKeys = {
+    "norm_topk_prob",
+    "router_aux_loss_coef",
+    "output_router_logits",
+    "router_jitter_noise",
+    "n_group",
+    "topk_group",
+    "topk_method",
+    "scoring_func",
+    "routed_scaling_factor",
+    "aux_loss_alpha",
+    "seq_aux",
+    "ep_size",
+    "swiglu_limit",
+    "initial_context_length",
+    "quantization_config",
+    "auto_map",
+    "rope_interleave",
 };
+
+// The keys that say how many routed experts a Hugging Face config has, by family: Mixtral and
+// GPT-OSS (num_local_experts), Qwen2-MoE and Qwen3-MoE (num_experts), DeepSeek-V2/V3
+// (n_routed_experts).
+constexpr std::array<std::string_view, 3> kHfExpertCountKeys = {"num_local_experts", "num_experts",
+                                                                "n_routed_experts"};
+// Keys that describe experts and mean nothing without an expert count.
+constexpr std::array<std::string_view, 9> kHfExpertDetailKeys = {
+    "num_experts_per_tok",
+    "experts_per_token",
+    "moe_intermediate_size",
+    "n_shared_experts",
+    "shared_expert_intermediate_size",
+    "first_k_dense_replace",
+    "moe_layer_freq",
+    "decoder_sparse_step",
+    "mlp_only_layers",
+};
+// Multi-head latent attention's keys (DeepseekV2Config, DeepseekV3Config).
+constexpr std::array<std::string_view, 5> kHfMlaKeys = {
+    "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
 
 // Hugging Face model types whose MLP is gated (gate_proj, up_proj, down_proj) whatever the
 // activation: GeGLU (Gemma) has the same shapes and FLOPs as SwiGLU, so it maps to SwiGlu.
-constexpr std::array<std::string_view, 9> kHfGatedModelTypes = {
-    "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "olmo", "olmo2", "granite",
+// The MoE families' experts are gated too (MixtralBlockSparseTop2MLP, Qwen2MoeMLP,
+// Qwen3MoeMLP, DeepseekV3MLP: gate_proj, up_proj, down_proj; GptOssExperts: gate_up_proj).
+constexpr std::array<std::string_view, 15> kHfGatedModelTypes = {
+    "llama",     "mistral",   "qwen2",       "qwen3",       "gemma",
+    "gemma2",    "olmo",      "olmo2",       "granite",     "mixtral",
+    "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss",
 };
 
 bool contains(const auto& list, std::string_view word) {
@@ -96,7 +143,7 @@ void check_heads(ObjectReader& r, const ModelSpec& m, const std::string& heads_k
 
 // Bounds on products of the keys (model_spec.hpp), once the keys are each in range: the
 // attention width and the parameter count. The count is estimated in double, where it cannot
-// overflow, from the same terms as model::num_parameters.
+// overflow, from the same terms as model::num_parameters (an upper bound: every bias counted).
 void check_size(ObjectReader& r, const ModelSpec& m, const std::string& heads_key,
                 const std::string& layers_key) {
   if (m.num_heads * m.head_dim > model::kMaxAttentionWidth) {
@@ -106,21 +153,176 @@ void check_size(ObjectReader& r, const ModelSpec& m, const std::string& heads_ke
                                  ": out of range; expected at most " +
                                  std::to_string(model::kMaxAttentionWidth));
   }
+  if (m.num_heads * m.v_head_dim > model::kMaxAttentionWidth) {
+    throw r.error(heads_key, "heads x v_head_dim = " + std::to_string(m.num_heads) + " x " +
+                                 std::to_string(m.v_head_dim) + " = " +
+                                 std::to_string(m.num_heads * m.v_head_dim) +
+                                 ": out of range; expected at most " +
+                                 std::to_string(model::kMaxAttentionWidth));
+  }
   const auto h = static_cast<double>(m.hidden);
   const auto q = static_cast<double>(m.num_heads * m.head_dim);
   const auto kv = static_cast<double>(m.num_kv_heads * m.head_dim);
   const auto f = static_cast<double>(m.ffn_hidden);
-  const double layer =
-      2.0 * h * q + 2.0 * h * kv + 3.0 * h * f + 2.0 * q + 2.0 * kv + 3.0 * f + 6.0 * h;
-  const double total = static_cast<double>(m.num_layers) * layer +
-                       2.0 * static_cast<double>(m.vocab) * h +
-                       static_cast<double>(m.max_positions) * h + 2.0 * h;
+  double layer = 2.0 * h * q + 2.0 * h * kv + 3.0 * h * f + 2.0 * q + 2.0 * kv + 3.0 * f + 6.0 * h;
+  double total = static_cast<double>(m.num_layers) * layer;
+  if (model::is_moe(m) || model::has_mla(m)) {
+    // The same terms as sim/model/counts.cpp: latent attention, experts and router.
+    const auto heads = static_cast<double>(m.num_heads);
+    const auto rq = static_cast<double>(m.q_lora_rank);
+    const auto rkv = static_cast<double>(m.kv_lora_rank);
+    const auto v = static_cast<double>(m.v_head_dim);
+    const double attention = model::has_mla(m)
+                                 ? h * rq + (rq > 0.0 ? rq : h) * q +
+                                       h * (rkv + static_cast<double>(m.qk_rope_head_dim)) +
+                                       rkv * heads * (static_cast<double>(m.qk_nope_head_dim) + v) +
+                                       heads * v * h + rq + rkv
+                                 : 2.0 * h * q + 2.0 * h * kv + 2.0 * q + 2.0 * kv + h;
+    const auto mlp = [h](double width) { return 3.0 * h * width + 2.0 * width + h; };
+    const auto experts = static_cast<double>(m.num_experts);
+    const double dense = attention + mlp(f) + 4.0 * h;
+    const double moe = attention + experts * mlp(static_cast<double>(m.expert_ffn_hidden)) +
+                       static_cast<double>(m.num_shared_experts) *
+                           mlp(static_cast<double>(m.shared_expert_ffn_hidden)) +
+                       h * experts + h + experts + 4.0 * h;
+    const auto dense_layers =
+        static_cast<double>(model::is_moe(m) ? m.num_dense_layers : m.num_layers);
+    total = dense_layers * dense + (static_cast<double>(m.num_layers) - dense_layers) * moe;
+  }
+  total +=
+      2.0 * static_cast<double>(m.vocab) * h + static_cast<double>(m.max_positions) * h + 2.0 * h;
   if (total > static_cast<double>(model::kMaxParameters)) {
     char count[32];
     (void)std::snprintf(count, sizeof count, "%.3g", total);
     throw r.error(layers_key, std::string("the model has about ") + count +
                                   " parameters: out of range; expected at most 2^50 (about "
                                   "1.13e+15)");
+  }
+}
+
+// The key names of the MoE fields in one format, for the errors of check_moe.
+struct MoeKeys {
+  std::string experts;
+  std::string per_token;
+  std::string dense_layers;
+  std::string layers;
+};
+
+// Checks of an MoE model shared by both formats, once each key is in range.
+void check_moe(ObjectReader& r, const ModelSpec& m, const MoeKeys& keys) {
+  if (!model::is_moe(m)) return;
+  if (m.num_experts_per_token > m.num_experts) {
+    throw r.error(keys.per_token, "a token is routed to at most all " +
+                                      std::to_string(m.num_experts) + " experts (" + keys.experts +
+                                      "); expected at most " + std::to_string(m.num_experts) +
+                                      ", got " + std::to_string(m.num_experts_per_token));
+  }
+  if (m.num_dense_layers >= m.num_layers) {
+    throw r.error(keys.dense_layers,
+                  "an MoE model needs at least one MoE layer; expected fewer dense layers than "
+                  "the " +
+                      std::to_string(m.num_layers) + " layers (" + keys.layers + "), got " +
+                      std::to_string(m.num_dense_layers));
+  }
+}
+
+// The load imbalance of trainsim's keys: the most-loaded expert's tokens over the mean, from 1
+// (balanced) to num_experts / num_experts_per_token (every token picks that expert).
+double read_imbalance(ObjectReader& r, const ModelSpec& m) {
+  const std::string key = "expert_load_imbalance";
+  if (!r.has(key)) return 1.0;
+  const double v = r.number(key);
+  const double most =
+      static_cast<double>(m.num_experts) / static_cast<double>(m.num_experts_per_token);
+  if (!(v >= 1.0 && v <= most)) {
+    char got[32];
+    char bound[32];
+    (void)std::snprintf(got, sizeof got, "%g", v);
+    (void)std::snprintf(bound, sizeof bound, "%g", most);
+    throw r.error(key, std::string("the most-loaded expert's tokens over the mean; expected 1 "
+                                   "(balanced) to experts / experts_per_token = ") +
+                           bound + ", got " + got);
+  }
+  return v;
+}
+
+// trainsim's mixture-of-experts keys (docs/models.md): read with "experts", refused without.
+void read_moe_keys(ObjectReader& r, ModelSpec& m) {
+  constexpr std::array<const char*, 8> kDetails = {
+      "experts_per_token", "expert_ffn_hidden", "shared_experts",     "shared_expert_ffn_hidden",
+      "dense_layers",      "router_bias",       "shared_expert_gate", "expert_load_imbalance"};
+  if (!r.has("experts")) {
+    for (const char* key : kDetails) {
+      if (r.has(key)) {
+        throw r.error(key, std::string(key) +
+                               " describes the experts of a mixture-of-experts model; expected "
+                               "it with \"experts\", got no \"experts\" key");
+      }
+    }
+    return;
+  }
+  m.num_experts = r.integer("experts", 1, model::kMaxExperts);
+  m.num_experts_per_token = r.integer("experts_per_token", 1, model::kMaxExperts);
+  // Mixtral's experts are full-width MLPs: the expert width defaults to ffn_hidden.
+  m.expert_ffn_hidden = r.has("expert_ffn_hidden")
+                            ? r.integer("expert_ffn_hidden", 1, model::kMaxFfnHidden)
+                            : m.ffn_hidden;
+  m.num_shared_experts =
+      r.has("shared_experts") ? r.integer("shared_experts", 0, model::kMaxExperts) : 0;
+  for (const char* key : {"shared_expert_ffn_hidden", "shared_expert_gate"}) {
+    if (m.num_shared_experts == 0 && r.has(key)) {
+      throw r.error(key, std::string(key) +
+                             " describes shared experts; expected it with \"shared_experts\" "
+                             ">= 1, got no shared experts");
+    }
+  }
+  if (m.num_shared_experts > 0) {
+    m.shared_expert_ffn_hidden =
+        r.has("shared_expert_ffn_hidden")
+            ? r.integer("shared_expert_ffn_hidden", 1, model::kMaxFfnHidden)
+            : m.expert_ffn_hidden;
+    m.shared_expert_gate = r.boolean_or("shared_expert_gate", false);
+  }
+  m.num_dense_layers = r.has("dense_layers") ? r.integer("dense_layers", 0, model::kMaxLayers) : 0;
+  m.router_bias = r.boolean_or("router_bias", false);
+  check_moe(r, m, MoeKeys{"experts", "experts_per_token", "dense_layers", "layers"});
+  m.expert_load_imbalance = read_imbalance(r, m);
+}
+
+// trainsim's latent-attention keys: read with "kv_lora_rank", refused without. Sets head_dim to
+// qk_nope_head_dim + qk_rope_head_dim.
+void read_mla_keys(ObjectReader& r, ModelSpec& m) {
+  if (!r.has("kv_lora_rank")) {
+    for (const char* key : {"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
+      if (r.has(key)) {
+        throw r.error(key, std::string(key) +
+                               " describes multi-head latent attention; expected it with "
+                               "\"kv_lora_rank\", got no \"kv_lora_rank\" key");
+      }
+    }
+    return;
+  }
+  m.kv_lora_rank = r.integer("kv_lora_rank", 1, model::kMaxLoraRank);
+  m.q_lora_rank = r.has("q_lora_rank") ? r.integer("q_lora_rank", 0, model::kMaxLoraRank) : 0;
+  m.qk_nope_head_dim = r.integer("qk_nope_head_dim", 1, model::kMaxHeadDim);
+  m.qk_rope_head_dim = r.integer("qk_rope_head_dim", 1, model::kMaxHeadDim);
+  m.v_head_dim = r.integer("v_head_dim", 1, model::kMaxHeadDim);
+  m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+}
+
+// Checks of latent attention shared by both formats: one K and V per query head (the latent is
+// shared, the up-projection is per head) and no biases.
+void check_mla(ObjectReader& r, const ModelSpec& m, const std::string& kv_key,
+               const std::string& bias_key) {
+  if (!model::has_mla(m)) return;
+  if (m.num_kv_heads != m.num_heads) {
+    throw r.error(kv_key, "latent attention has one key and value head per query head; expected " +
+                              std::to_string(m.num_heads) + ", got " +
+                              std::to_string(m.num_kv_heads));
+  }
+  if (m.qkv_bias || m.out_proj_bias || m.mlp_bias) {
+    throw r.error(bias_key,
+                  "biases with latent attention are not modelled; expected false, got true");
   }
 }
 
@@ -140,6 +342,14 @@ ModelSpec from_trainsim_keys(ObjectReader& r) {
   m.norm =
       r.choice("norm", {"rmsnorm", "layernorm"}) == "rmsnorm" ? Norm::RmsNorm : Norm::LayerNorm;
   m.tied_embeddings = r.boolean("tied_embeddings");
+  const std::int64_t given_head_dim = m.head_dim;
+  read_mla_keys(r, m);
+  if (model::has_mla(m) && head_dim_given) {
+    throw r.error("head_dim",
+                  "with latent attention the head size is qk_nope_head_dim + qk_rope_head_dim; "
+                  "expected no head_dim, got " +
+                      std::to_string(given_head_dim));
+  }
   const std::string pos = r.choice("position_embedding", {"rope", "learned", "alibi"});
   m.position_embedding = pos == "rope"      ? PositionEmbedding::Rope
                          : pos == "learned" ? PositionEmbedding::Learned
@@ -173,8 +383,15 @@ ModelSpec from_trainsim_keys(ObjectReader& r) {
   }
   m.attention_window =
       r.has("attention_window") ? r.integer("attention_window", 0, model::kMaxPositions) : 0;
-  check_heads(r, m, "heads", "kv_heads", "hidden", head_dim_given, "head_dim");
-  if (!head_dim_given) m.head_dim = m.hidden / m.num_heads;
+  read_moe_keys(r, m);
+  const bool head_size_given = head_dim_given || model::has_mla(m);
+  check_heads(r, m, "heads", "kv_heads", "hidden", head_size_given, "head_dim");
+  check_mla(r, m, "kv_heads",
+            r.has("linear_bias") ? "linear_bias"
+            : m.qkv_bias         ? "qkv_bias"
+            : m.out_proj_bias    ? "out_proj_bias"
+                                 : "mlp_bias");
+  if (!head_size_given) m.head_dim = m.hidden / m.num_heads;
   check_size(r, m, head_dim_given ? "head_dim" : "heads", "layers");
   r.finish();
   return m;
@@ -256,14 +473,152 @@ WindowLayers hf_window_layers(ObjectReader& r, const std::string& model_type,
   return {num_layers, "sliding_window"};
 }
 
-ModelSpec from_hugging_face(ObjectReader& r) {
-  for (const auto key : kHfMoeKeys) {
-    if (r.has(std::string(key))) {
-      throw r.error(std::string(key),
-                    "mixture-of-experts models are not supported; expected a dense model");
+// The leading dense layers of a Qwen2-MoE/Qwen3-MoE config. Their layer i has an MoE block
+// when i is not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
+// (transformers/models/qwen3_moe/modeling_qwen3_moe.py, Qwen3MoeDecoderLayer); trainsim models
+// a leading run of dense layers only, so the step must be 1 and mlp_only_layers 0..k-1.
+std::int64_t hf_qwen_dense_layers(ObjectReader& r) {
+  if (r.has("decoder_sparse_step")) {
+    const std::int64_t step = r.integer("decoder_sparse_step", 1, model::kMaxLayers);
+    if (step != 1) {
+      throw r.error("decoder_sparse_step",
+                    "MoE blocks on every n-th layer only are not modelled (trainsim models "
+                    "leading dense layers, then MoE layers); expected 1, got " +
+                        std::to_string(step));
     }
   }
-  std::vector<std::string> ignored;  // present keys that do not change the cost
+  if (!r.has("mlp_only_layers") || r.raw("mlp_only_layers").is_null()) return 0;
+  const auto& layers = r.array("mlp_only_layers");
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const auto& v = layers[i];
+    if (!v.is_number_integer() || v.get<std::int64_t>() != static_cast<std::int64_t>(i)) {
+      throw r.error("mlp_only_layers",
+                    "dense layers other than a leading run are not modelled; expected [0, 1, "
+                    "..., k - 1], got " +
+                        describe_json(v) + " at entry " + std::to_string(i));
+    }
+  }
+  return static_cast<std::int64_t>(layers.size());
+}
+
+// The mixture-of-experts keys of a Hugging Face config (docs/models.md, "Mixture of experts").
+// `ignored` and `uncounted` collect the keys for the note line.
+void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
+                 std::vector<std::string>& ignored, std::vector<std::string>& uncounted) {
+  std::string count_key;
+  for (const auto key : kHfExpertCountKeys) {
+    if (!r.has(std::string(key))) continue;
+    if (!count_key.empty()) {
+      throw r.error(std::string(key), "the expert count is already given by " + count_key +
+                                          "; expected one of num_local_experts, num_experts, "
+                                          "n_routed_experts, got both");
+    }
+    count_key = key;
+  }
+  if (count_key.empty()) {
+    for (const auto key : kHfExpertDetailKeys) {
+      if (r.has(std::string(key))) {
+        throw r.error(std::string(key),
+                      std::string(key) +
+                          " describes experts; expected it with an expert count "
+                          "(num_local_experts, num_experts or n_routed_experts), got none");
+      }
+    }
+    return;
+  }
+  m.num_experts = r.integer(count_key, 1, model::kMaxExperts);
+  // GptOssConfig writes both experts_per_token and num_experts_per_tok.
+  const bool alias = r.has("experts_per_token");
+  const bool main = r.has("num_experts_per_tok");
+  if (!alias && !main) throw r.error("num_experts_per_tok", "missing required key");
+  m.num_experts_per_token =
+      r.integer(main ? "num_experts_per_tok" : "experts_per_token", 1, model::kMaxExperts);
+  if (alias && main) {
+    const std::int64_t other = r.integer("experts_per_token", 1, model::kMaxExperts);
+    if (other != m.num_experts_per_token) {
+      throw r.error("experts_per_token", "a second spelling of num_experts_per_tok; expected " +
+                                             std::to_string(m.num_experts_per_token) + ", got " +
+                                             std::to_string(other));
+    }
+  }
+  // Mixtral and GPT-OSS have no moe_intermediate_size: their experts are intermediate_size wide.
+  m.expert_ffn_hidden = r.has("moe_intermediate_size")
+                            ? r.integer("moe_intermediate_size", 1, model::kMaxFfnHidden)
+                            : m.ffn_hidden;
+  // DeepSeek: n_shared_experts experts of moe_intermediate_size (DeepseekV3MoE builds them as one
+  // MLP of n_shared_experts x moe_intermediate_size: the same weights and FLOPs). Qwen2-MoE: one
+  // shared expert of shared_expert_intermediate_size behind a sigmoid gate (Qwen2MoeSparseMoeBlock
+  // shared_expert_gate, nn.Linear(hidden_size, 1, bias=False)).
+  if (r.has("n_shared_experts") && !r.raw("n_shared_experts").is_null()) {
+    m.num_shared_experts = r.integer("n_shared_experts", 0, model::kMaxExperts);
+    m.shared_expert_ffn_hidden = m.num_shared_experts > 0 ? m.expert_ffn_hidden : 0;
+  }
+  if (r.has("shared_expert_intermediate_size")) {
+    const std::int64_t width =
+        r.integer("shared_expert_intermediate_size", 0, model::kMaxFfnHidden);
+    if (width > 0) {
+      m.num_shared_experts = 1;
+      m.shared_expert_ffn_hidden = width;
+      m.shared_expert_gate = true;
+    }
+  }
+  std::string dense_key = "first_k_dense_replace";
+  if (r.has("first_k_dense_replace")) {
+    // DeepseekV3DecoderLayer: an MoE block when layer_idx >= first_k_dense_replace and
+    // layer_idx % moe_layer_freq == 0.
+    m.num_dense_layers = r.integer("first_k_dense_replace", 0, model::kMaxLayers);
+    const std::int64_t freq = r.integer_or("moe_layer_freq", 1, 1);
+    if (freq != 1) {
+      throw r.error("moe_layer_freq",
+                    "MoE blocks on every n-th layer only are not modelled (trainsim models "
+                    "leading dense layers, then MoE layers); expected 1, got " +
+                        std::to_string(freq));
+    }
+  } else {
+    dense_key = "mlp_only_layers";
+    m.num_dense_layers = hf_qwen_dense_layers(r);
+  }
+  // Router biases: DeepSeek-V3's e_score_correction_bias (modeling_deepseek.py, MoEGate with
+  // topk_method "noaux_tc"), GPT-OSS's router (GptOssTopKRouter, a bias per expert). GPT-OSS's
+  // experts carry biases too (GptOssExperts gate_up_proj_bias, down_proj_bias).
+  if (model_type == "deepseek_v3") m.router_bias = true;
+  if (model_type == "gpt_oss") {
+    m.router_bias = true;
+    m.mlp_bias = true;
+    uncounted.emplace_back("attention sinks (gpt_oss: one learned logit per head and layer, " +
+                           std::to_string(m.num_heads * m.num_layers) + " parameters)");
+  }
+  check_moe(r, m,
+            MoeKeys{count_key, main ? "num_experts_per_tok" : "experts_per_token", dense_key,
+                    "num_hidden_layers"});
+  for (const auto key : kHfMoeIgnoredKeys) {
+    if (r.has(std::string(key))) ignored.emplace_back(key);
+  }
+}
+
+// Multi-head latent attention's keys of a Hugging Face config (DeepseekV2Config,
+// DeepseekV3Config); q_lora_rank null means queries projected directly (DeepSeek-V2-Lite).
+void read_hf_mla(ObjectReader& r, ModelSpec& m) {
+  if (!r.has("kv_lora_rank") || r.raw("kv_lora_rank").is_null()) {
+    for (const auto key : kHfMlaKeys) {
+      if (key != "kv_lora_rank" && r.has(std::string(key)) && !r.raw(std::string(key)).is_null()) {
+        throw r.error(std::string(key), std::string(key) +
+                                            " describes multi-head latent attention; expected it "
+                                            "with kv_lora_rank, got no kv_lora_rank");
+      }
+    }
+    return;
+  }
+  m.kv_lora_rank = r.integer("kv_lora_rank", 1, model::kMaxLoraRank);
+  m.q_lora_rank = nullable_integer(r, "q_lora_rank", model::kMaxLoraRank).value_or(0);
+  m.qk_nope_head_dim = r.integer("qk_nope_head_dim", 1, model::kMaxHeadDim);
+  m.qk_rope_head_dim = r.integer("qk_rope_head_dim", 1, model::kMaxHeadDim);
+  m.v_head_dim = r.integer("v_head_dim", 1, model::kMaxHeadDim);
+}
+
+ModelSpec from_hugging_face(ObjectReader& r) {
+  std::vector<std::string> ignored;    // present keys that do not change the cost
+  std::vector<std::string> uncounted;  // parts that would add cost and are not counted
   ModelSpec m;
   m.id = r.source();
   m.num_layers = r.integer("num_hidden_layers", 1, model::kMaxLayers);
@@ -295,8 +650,11 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   //  - llama/modeling_llama.py (and the other families, whose configs copy LlamaConfig's keys:
   //    qwen3, gemma, olmo, granite): q/k/v/o_proj bias=config.attention_bias, gate/up/down_proj
   //    bias=config.mlp_bias; both default False.
-  if (model_type == "qwen2" || model_type == "mistral") {
-    m.qkv_bias = model_type == "qwen2";
+  //  - qwen2_moe/modeling_qwen2_moe.py: Qwen2's attention biases; mixtral/modeling_mixtral.py:
+  //    Mistral's (none).
+  if (model_type == "qwen2" || model_type == "mistral" || model_type == "qwen2_moe" ||
+      model_type == "mixtral") {
+    m.qkv_bias = model_type == "qwen2" || model_type == "qwen2_moe";
     for (const char* key : {"attention_bias", "mlp_bias"}) {
       if (r.has(key)) {
         (void)r.boolean(key);
@@ -308,6 +666,28 @@ ModelSpec from_hugging_face(ObjectReader& r) {
     m.qkv_bias = attention_bias;
     m.out_proj_bias = attention_bias;
     m.mlp_bias = r.boolean_or("mlp_bias", false);
+  }
+
+  read_hf_moe(r, model_type, m, ignored, uncounted);
+  if (model::is_moe(m) && m.num_dense_layers == 0 && m.expert_ffn_hidden != m.ffn_hidden) {
+    // Qwen3-MoE's intermediate_size sizes the MLP of mlp_only_layers, which it has none of:
+    // ffn_hidden is then the expert width, as in a trainsim file without dense layers.
+    ignored.emplace_back("intermediate_size (no dense layer)");
+    m.ffn_hidden = m.expert_ffn_hidden;
+  }
+  read_hf_mla(r, m);
+  if (r.has("num_nextn_predict_layers")) {
+    // DeepSeek-V3 §2.2: D multi-token-prediction modules, each an embedding projection and one
+    // more transformer layer sharing the embedding and LM head; trained with the model, dropped
+    // at inference. Not part of the 671B (README_WEIGHTS.md: 671B main model + 14B MTP).
+    const std::int64_t mtp = r.integer("num_nextn_predict_layers", 0, model::kMaxLayers);
+    if (mtp > 0) {
+      uncounted.emplace_back("num_nextn_predict_layers (" + std::to_string(mtp) +
+                             " multi-token-prediction module" + (mtp == 1 ? "" : "s") +
+                             ": its layer and LM-head pass per token)");
+    } else {
+      ignored.emplace_back("num_nextn_predict_layers");
+    }
   }
 
   // Sliding window: sliding_window (null: none), switched off by use_sliding_window false
@@ -340,17 +720,40 @@ ModelSpec from_hugging_face(ObjectReader& r) {
     if (key == "max_window_layers" && qwen) continue;  // read above
     if (r.has(std::string(key))) ignored.emplace_back(key);
   }
-  check_heads(r, m, "num_attention_heads", "num_key_value_heads", "hidden_size",
-              head_dim.has_value(), "head_dim");
-  m.head_dim = head_dim.value_or(m.hidden / std::max<std::int64_t>(m.num_heads, 1));
+  if (model::has_mla(m)) {
+    // DeepseekV3Config sets head_dim = qk_rope_head_dim (the rotary part), and saved configs may
+    // carry it: accepted when it says that. The query/key head size is nope + rope.
+    if (head_dim && *head_dim != m.qk_rope_head_dim) {
+      throw r.error("head_dim",
+                    "with latent attention head_dim is the rotary part of a head "
+                    "(qk_rope_head_dim); expected " +
+                        std::to_string(m.qk_rope_head_dim) + ", got " + std::to_string(*head_dim));
+    }
+    check_mla(r, m, "num_key_value_heads", "attention_bias");
+  }
+  const bool head_size_given = head_dim.has_value() || model::has_mla(m);
+  check_heads(r, m, "num_attention_heads", "num_key_value_heads", "hidden_size", head_size_given,
+              "head_dim");
+  m.head_dim = model::has_mla(m)
+                   ? m.qk_nope_head_dim + m.qk_rope_head_dim
+                   : head_dim.value_or(m.hidden / std::max<std::int64_t>(m.num_heads, 1));
   check_size(r, m, head_dim ? "head_dim" : "num_attention_heads", "num_hidden_layers");
   r.finish();
-  if (!ignored.empty()) {
-    std::sort(ignored.begin(), ignored.end());
-    std::string list;
-    for (const auto& key : ignored) list += (list.empty() ? "" : ", ") + key;
-    note_once(r, "Hugging Face keys ignored (no effect on cost): " + list +
-                     "; docs/models.md lists the keys read");
+  if (!ignored.empty() || !uncounted.empty()) {
+    const auto joined = [](std::vector<std::string> keys) {
+      std::sort(keys.begin(), keys.end());
+      std::string list;
+      for (const auto& key : keys) list += (list.empty() ? "" : ", ") + key;
+      return list;
+    };
+    std::string text;
+    if (!ignored.empty())
+      text = "Hugging Face keys ignored (no effect on cost): " + joined(ignored);
+    if (!uncounted.empty()) {
+      text += (text.empty() ? "" : "; ") + std::string("not counted (would add cost): ") +
+              joined(uncounted);
+    }
+    note_once(r, text + "; docs/models.md lists the keys read");
   }
   return m;
 }

@@ -86,6 +86,12 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
       top, doc, "hardware", "profile", hardware_from_json, load_hardware);
   std::tie(s.model, s.model_name) =
       load_ref<model::ModelSpec>(top, doc, "model", "model", model_from_json, load_model);
+  if (const std::string gap = model::simulation_gap(s.model);
+      doc.use == ScenarioUse::Simulate && !gap.empty()) {
+    throw top.error("model", "model '" + s.model_name + "' has " + gap +
+                                 ", which are not simulated yet; expected a model without them "
+                                 "(trainsim describe shows this model's counts)");
+  }
   if (top.has("stack")) {
     std::tie(s.stack, s.stack_name) =
         load_ref<stack::StackSpec>(top, doc, "stack", "stack", stack_from_json, load_stack);

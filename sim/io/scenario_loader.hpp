@@ -18,6 +18,11 @@ namespace trainsim::io {
 // tp x pp x cp <= 2^60 fits an int64 wherever it is formed, not only where it is checked.
 inline constexpr std::int64_t kMaxDegree = std::int64_t{1} << 20U;
 
+// What a scenario is loaded for. Simulate (run, sweep, search, compare, diff, validate) refuses a
+// model with layers the simulator cannot run yet (model::simulation_gap: mixture-of-experts
+// layers, latent attention); Describe (counts and FLOPs only) accepts it.
+enum class ScenarioUse { Simulate, Describe };
+
 // A scenario document and where it came from.
 struct ScenarioDocument {
   nlohmann::json json = nlohmann::json::object();
@@ -25,6 +30,7 @@ struct ScenarioDocument {
   std::string base_dir;                 // relative hardware/model paths resolve here first
   // JSON pointer -> what set it ("--tp"), so an error in an overridden value names the flag.
   std::map<std::string, std::string> overridden;
+  ScenarioUse use = ScenarioUse::Simulate;
 };
 
 // Reads a scenario file. Throws ConfigError for an unreadable file or malformed JSON.

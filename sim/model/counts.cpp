@@ -11,26 +11,95 @@ std::int64_t norm_parameters(const ModelSpec& m) {
   return m.norm == Norm::RmsNorm ? m.hidden : 2 * m.hidden;
 }
 
-LayerParameterCounts layer_parameter_counts(const ModelSpec& m) {
+namespace {
+
+// Multi-head latent attention's weights, as transformers' DeepseekV3Attention builds them
+// (DeepSeek-V2 §2.1.2 eqs. 9-14; DeepSeek-V3 §2.1.1): with H heads, d_qk = qk_nope + qk_rope,
+//   queries   q_a_proj hidden x q_lora_rank and q_b_proj q_lora_rank x H d_qk
+//             (or q_proj hidden x H d_qk when q_lora_rank is 0),
+//   keys and values  kv_a_proj_with_mqa hidden x (kv_lora_rank + qk_rope) (the latent and the
+//             shared rotary key), kv_b_proj kv_lora_rank x H (qk_nope + v_head_dim),
+//   output    o_proj H v_head_dim x hidden.
+std::int64_t mla_weights(const ModelSpec& m) {
   const std::int64_t h = m.hidden;
+  const std::int64_t heads = m.num_heads;
+  const std::int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  const std::int64_t q =
+      m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * heads * qk : h * heads * qk;
+  const std::int64_t kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) +
+                          m.kv_lora_rank * heads * (m.qk_nope_head_dim + m.v_head_dim);
+  return q + kv + heads * m.v_head_dim * h;
+}
+
+// MLA's RMSNorms on the latents: q_a_layernorm (q_lora_rank) and kv_a_layernorm (kv_lora_rank).
+std::int64_t mla_norms(const ModelSpec& m) { return m.q_lora_rank + m.kv_lora_rank; }
+
+// The attention part of a layer, shared by both kinds.
+void add_attention(const ModelSpec& m, LayerParameterCounts& c) {
+  const std::int64_t h = m.hidden;
+  if (has_mla(m)) {
+    // The loaders refuse biases with MLA (attention_bias is not modelled there).
+    c.attention_weights = mla_weights(m);
+    c.norms += mla_norms(m);
+    return;
+  }
   const std::int64_t q = query_width(m);
   const std::int64_t kv = kv_width(m);
-  const std::int64_t f = m.ffn_hidden;
-  const bool gated = m.activation == Activation::SwiGlu;
-  LayerParameterCounts c;
   // Q: h x q, K and V: h x kv each, O: q x h.
   c.attention_weights = h * q + 2 * h * kv + q * h;
-  // SwiGLU (Shazeer 2020): gate and up h x f, down f x h. GELU MLP: up h x f, down f x h.
-  c.mlp_weights = (gated ? 3 : 2) * h * f;
   // A bias has one element per output feature of its projection.
   if (m.qkv_bias) c.attention_biases += q + 2 * kv;
   if (m.out_proj_bias) c.attention_biases += h;
-  if (m.mlp_bias) c.mlp_biases = (gated ? 2 : 1) * f + h;
-  c.norms = 2 * norm_parameters(m);
+}
+
+// Weights and biases of `count` MLPs of inner size f (SwiGLU: gate and up h x f, down f x h,
+// Shazeer 2020; GELU: up h x f, down f x h).
+void add_mlps(const ModelSpec& m, std::int64_t count, std::int64_t f, LayerParameterCounts& c) {
+  const bool gated = m.activation == Activation::SwiGlu;
+  c.mlp_weights += count * (gated ? 3 : 2) * m.hidden * f;
+  if (m.mlp_bias) c.mlp_biases += count * ((gated ? 2 : 1) * f + m.hidden);
+}
+
+}  // namespace
+
+LayerParameterCounts layer_parameter_counts(const ModelSpec& m) {
+  return layer_parameter_counts(m, LayerKind::Dense, Experts::All);
+}
+
+LayerParameterCounts layer_parameter_counts(const ModelSpec& m, LayerKind kind, Experts experts) {
+  LayerParameterCounts c;
+  add_attention(m, c);
+  if (kind == LayerKind::Dense) {
+    add_mlps(m, 1, m.ffn_hidden, c);
+  } else {
+    // DeepSeekMoE (arXiv:2401.06066 §3): routed experts, of which a token uses the top k, and
+    // shared experts every token uses; the router scores all routed experts for every token.
+    const std::int64_t routed = experts == Experts::All ? m.num_experts : m.num_experts_per_token;
+    add_mlps(m, routed, m.expert_ffn_hidden, c);
+    add_mlps(m, m.num_shared_experts, m.shared_expert_ffn_hidden, c);
+    c.router_weights = m.hidden * m.num_experts + (m.shared_expert_gate ? m.hidden : 0);
+    c.router_biases = m.router_bias ? m.num_experts : 0;
+  }
+  c.norms += 2 * norm_parameters(m);
   return c;
 }
 
 std::int64_t layer_parameters(const ModelSpec& m) { return layer_parameter_counts(m).total(); }
+
+std::int64_t num_moe_layers(const ModelSpec& m) {
+  return is_moe(m) ? m.num_layers - m.num_dense_layers : 0;
+}
+
+namespace {
+
+// Parameters of every layer, with all experts or a token's.
+std::int64_t all_layers(const ModelSpec& m, Experts experts) {
+  if (!is_moe(m)) return m.num_layers * layer_parameters(m);
+  return m.num_dense_layers * layer_parameters(m) +
+         num_moe_layers(m) * layer_parameter_counts(m, LayerKind::Moe, experts).total();
+}
+
+}  // namespace
 
 std::int64_t embedding_parameters(const ModelSpec& m) {
   const std::int64_t positions =
@@ -45,13 +114,19 @@ std::int64_t lm_head_parameters(const ModelSpec& m) {
 std::int64_t final_norm_parameters(const ModelSpec& m) { return norm_parameters(m); }
 
 std::int64_t num_parameters(const ModelSpec& m) {
-  return m.num_layers * layer_parameters(m) + embedding_parameters(m) + lm_head_parameters(m) +
+  return all_layers(m, Experts::All) + embedding_parameters(m) + lm_head_parameters(m) +
+         final_norm_parameters(m);
+}
+
+std::int64_t num_active_parameters(const ModelSpec& m) {
+  return all_layers(m, Experts::Active) + embedding_parameters(m) + lm_head_parameters(m) +
          final_norm_parameters(m);
 }
 
 std::int64_t matmul_parameters(const ModelSpec& m) {
-  // Every layer, the final norm and the LM head (vocab * hidden, tied or not).
-  return m.num_layers * layer_parameters(m) + final_norm_parameters(m) + m.vocab * m.hidden;
+  // Every layer (a token's experts), the final norm and the LM head (vocab * hidden, tied or
+  // not).
+  return all_layers(m, Experts::Active) + final_norm_parameters(m) + m.vocab * m.hidden;
 }
 
 double attention_window_fraction(const ModelSpec& m, std::int64_t seq_len) {
@@ -69,9 +144,14 @@ Flops model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
   // times the sliding window's share r of the attention work.
   // In double: 12 * L * H * Q * T reaches 2^68 within the loaders' bounds (2^16 layers, an
   // attention width of 2^24, 2^24 tokens), past int64; N <= 2^50 keeps 6N exact.
-  const double attention = 12.0 * static_cast<double>(m.num_layers) *
-                           static_cast<double>(query_width(m)) * static_cast<double>(seq_len) *
-                           attention_window_fraction(m, seq_len);
+  // Latent attention: 6 * L * H * (d_qk + d_v) * T * r, the same count with QK^T and AV of
+  // different head sizes (the dense form is kept as it was, for identical results).
+  const double attention =
+      has_mla(m) ? 6.0 * static_cast<double>(m.num_layers) *
+                       static_cast<double>(m.num_heads * (m.head_dim + m.v_head_dim)) *
+                       static_cast<double>(seq_len) * attention_window_fraction(m, seq_len)
+                 : 12.0 * static_cast<double>(m.num_layers) * static_cast<double>(query_width(m)) *
+                       static_cast<double>(seq_len) * attention_window_fraction(m, seq_len);
   return Flops(6.0 * static_cast<double>(matmul_parameters(m)) + attention);
 }
 

@@ -59,3 +59,40 @@ trainsim_expect_exit(cli.describe.misspelled_model 2
 add_test(NAME cli.describe.hf_config COMMAND trainsim describe --hardware h100-dgx --model
          ${CMAKE_CURRENT_SOURCE_DIR}/../data/hf_llama3_8b_config.json --gpus 8 --seq-len 8192)
 set_tests_properties(cli.describe.hf_config PROPERTIES PASS_REGULAR_EXPRESSION "8030261248")
+
+# Mixture-of-experts models: describe shows total and active parameters (tests/model/
+# moe_counts_test.cpp derives them); the simulator refuses them with one error line, exit 2.
+# deepseek-v3: 671,026,419,200 total, 37,552,297,472 active; model FLOPs at 4096 tokens
+# 6 * 36,625,618,432 + 6 * 61 * 128 * (192 + 128) * 4096 = 281,158,321,152.
+add_test(NAME cli.describe.moe_deepseek_v3 COMMAND trainsim describe --hardware h100-dgx
+         --model deepseek-v3 --gpus 8 --seq-len 4096)
+set_tests_properties(cli.describe.moe_deepseek_v3 PROPERTIES
+  PASS_REGULAR_EXPRESSION
+  "multi-head latent.*256 routed of width 2048, 8 per token; 1 shared of width 2048; first 3 layers dense.*671026419200 total, 37552297472 active per token.*281158321152 per token.*memory per GPU: not computed")
+# mixtral-8x7b as JSON: 46,702,792,704 total, 12,879,925,248 active.
+add_test(NAME cli.describe.moe_json COMMAND trainsim describe --hardware h100-dgx
+         --model mixtral-8x7b --gpus 8 --seq-len 4096 --format json)
+set_tests_properties(cli.describe.moe_json PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"active_parameters\": 12879925248,.*\"routed\": 8.*\"parameters\": 46702792704")
+# A Hugging Face config of Qwen3-30B-A3B reads as the built-in: 30,532,110,336 and 3,353,020,416.
+add_test(NAME cli.describe.moe_hf_config COMMAND trainsim describe --hardware h100-dgx --model
+         ${CMAKE_CURRENT_SOURCE_DIR}/../data/hf_qwen3_30b_a3b_moe_config.json --gpus 8
+         --seq-len 4096)
+set_tests_properties(cli.describe.moe_hf_config PROPERTIES
+  PASS_REGULAR_EXPRESSION "30532110336 total, 3353020416 active per token")
+trainsim_expect_exit(cli.run.moe_refused 2
+  "^error: command line \\(--model\\): /model: model 'mixtral-8x7b' has mixture-of-experts layers, which are not simulated yet"
+  run --hardware h100-dgx --model mixtral-8x7b --gpus 8 --seq-len 4096)
+trainsim_expect_exit(cli.search.moe_refused 2
+  "^error: command line \\(--model\\): /model: model 'deepseek-v3' has mixture-of-experts layers and multi-head latent attention, which are not simulated yet"
+  search --hardware h100-dgx --model deepseek-v3 --gpus 16 --global-batch 64 --seq-len 4096)
+# A dense model's sliding window and biases are named when set (mistral-7b: a window of 4096;
+# qwen2-7b: Q, K and V biases).
+add_test(NAME cli.describe.window COMMAND trainsim describe --hardware h100-dgx
+         --model mistral-7b --gpus 8 --seq-len 4096)
+set_tests_properties(cli.describe.window PROPERTIES
+  PASS_REGULAR_EXPRESSION "attention    sliding window of 4096 tokens on every layer\n")
+add_test(NAME cli.describe.biases COMMAND trainsim describe --hardware h100-dgx
+         --model qwen2-7b --gpus 8 --seq-len 4096)
+set_tests_properties(cli.describe.biases PROPERTIES
+  PASS_REGULAR_EXPRESSION "biases       Q, K, V\nparameters   7615616512 ")

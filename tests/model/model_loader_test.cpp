@@ -41,7 +41,9 @@ constexpr const char* kHfRopeParameters = R"({
 
 TEST_CASE("model_loader: every built-in model loads", "[model][io]") {
   const auto ids = io::builtin_ids("models");
-  REQUIRE(ids.size() == 11);
+  // 11 dense models and 5 mixture-of-experts ones (deepseek-v3, gpt-oss-120b, mixtral-8x7b,
+  // qwen3-30b-a3b, qwen3-235b-a22b).
+  REQUIRE(ids.size() == 16);
   for (const auto& id : ids) {
     CAPTURE(id);
     const auto m = load_model(id);
@@ -127,7 +129,8 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
   SECTION("unreadable file") {
     // A name that is neither built in nor a file reads as an unknown model.
     REQUIRE_THROWS_WITH(load_model("/nonexistent/model.json"),
-                        Catch::Contains("expected a built-in model (gpt3-175b, "));
+                        Catch::Contains("expected a built-in model (deepseek-v3, gpt-oss-120b, "
+                                        "gpt3-175b, "));
   }
   SECTION("missing key") {
     const std::string text = R"({"layers": 32, "hidden": 4096})";
@@ -185,16 +188,17 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
     REQUIRE_THROWS_WITH(io::model_from_json(json, "s.json", "/model"),
                         "s.json: /model/layers: expected an integer >= 1, got -3");
   }
-  SECTION("Hugging Face: unknown key, MoE, mixed biases") {
+  SECTION("Hugging Face: unknown key; an expert count without its top-k") {
     std::string hf = kHfRopeParameters;
     hf.insert(hf.size() - 1, R"(, "use_parallel_residual": true)");
     REQUIRE_THROWS_WITH(load_model_from_string(hf, "config.json"),
                         Catch::StartsWith("config.json: /use_parallel_residual: unknown key"));
+    // Mixture-of-experts configs load (tests/model/moe_counts_test.cpp); an expert count needs
+    // the experts per token.
     std::string moe = kHfRopeParameters;
     moe.insert(moe.size() - 1, R"(, "num_local_experts": 8)");
     REQUIRE_THROWS_WITH(load_model_from_string(moe, "config.json"),
-                        "config.json: /num_local_experts: mixture-of-experts models are not "
-                        "supported; expected a dense model");
+                        "config.json: /num_experts_per_tok: missing required key");
   }
   SECTION("Hugging Face: rope_scaling of the wrong type") {
     std::string hf = kHfRopeParameters;

@@ -25,6 +25,11 @@ inline constexpr std::int64_t kMaxFfnHidden = std::int64_t{1} << 24U;
 inline constexpr std::int64_t kMaxVocab = std::int64_t{1} << 32U;
 inline constexpr std::int64_t kMaxPositions = std::int64_t{1} << 32U;
 inline constexpr std::int64_t kMaxParameters = std::int64_t{1} << 50U;  // about 1.1e15
+// Mixture-of-experts and latent-attention bounds: published MoE models have at most a few
+// hundred routed experts (config.json of DeepSeek-V3: 256; of Kimi K2: 384) and latent ranks
+// of a few thousand (DeepSeek-V3: 1536 and 512).
+inline constexpr std::int64_t kMaxExperts = std::int64_t{1} << 16U;   // also shared experts
+inline constexpr std::int64_t kMaxLoraRank = std::int64_t{1} << 20U;  // q_lora_rank, kv_lora_rank
 
 struct ModelSpec {
   std::string id;  // "llama2-7b", or the file it came from
@@ -47,6 +52,59 @@ struct ModelSpec {
   // Sliding-window causal attention on every layer (Mistral): a query attends to itself and at
   // most attention_window - 1 earlier tokens. 0: full causal attention (the default).
   std::int64_t attention_window = 0;
+
+  // Mixture of experts (Shazeer et al. 2017; Fedus et al. 2022 "Switch Transformers"; DeepSeekMoE,
+  // Dai et al. 2024, arXiv:2401.06066). num_experts == 0 is a dense model: every field below
+  // then keeps its default and every count is the dense one. Otherwise the first
+  // num_dense_layers layers have a dense MLP of ffn_hidden and every later layer an MoE block:
+  // a router (a hidden x num_experts linear layer), num_experts routed experts of which each
+  // token uses num_experts_per_token, and num_shared_experts experts every token uses. Each
+  // expert is an MLP of the model's activation (gate, up, down for SwiGLU).
+  std::int64_t num_experts = 0;               // routed experts per MoE layer; 0: dense
+  std::int64_t num_experts_per_token = 0;     // top-k, 1..num_experts
+  std::int64_t expert_ffn_hidden = 0;         // a routed expert's MLP inner size
+  std::int64_t num_shared_experts = 0;        // experts every token uses (DeepSeek, Qwen2-MoE)
+  std::int64_t shared_expert_ffn_hidden = 0;  // a shared expert's inner size; 0 without one
+  std::int64_t num_dense_layers = 0;  // leading dense layers (DeepSeek's first_k_dense_replace)
+  // A bias of num_experts on the router (GPT-OSS's router bias; DeepSeek-V3's
+  // e_score_correction_bias, which the balancing rule updates instead of the gradient).
+  bool router_bias = false;
+  // Qwen2-MoE's sigmoid gate on the shared experts' output: a hidden x 1 linear layer.
+  bool shared_expert_gate = false;
+  // Load imbalance: the tokens the most-loaded expert receives over the mean tokens per expert
+  // (k * tokens / num_experts), >= 1. 1.0 is perfect balance; a capacity factor c caps it at c
+  // (Fedus et al. 2022 §2.2), a measured skew is the observed ratio. At most
+  // num_experts / num_experts_per_token (the expert that every token picks). It prices the
+  // expert phase of a layer (all experts wait for the busiest); it does not change counts.
+  double expert_load_imbalance = 1.0;
+
+  // Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, §2.1; DeepSeek-V3,
+  // arXiv:2412.19437, §2.1.1). kv_lora_rank == 0: standard attention, the five fields keep
+  // their defaults. Otherwise keys and values come from a compressed latent of kv_lora_rank
+  // (plus a shared rotary key of qk_rope_head_dim), queries from one of q_lora_rank (0: queries
+  // projected directly from hidden), each head has a query/key size of qk_nope_head_dim +
+  // qk_rope_head_dim (== head_dim) and a value size of v_head_dim, and num_kv_heads ==
+  // num_heads.
+  std::int64_t q_lora_rank = 0;
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
 };
+
+// Whether the model has routed experts / latent attention.
+[[nodiscard]] inline bool is_moe(const ModelSpec& m) { return m.num_experts > 0; }
+[[nodiscard]] inline bool has_mla(const ModelSpec& m) { return m.kv_lora_rank > 0; }
+
+// The layers of `m` that the simulator cannot run yet, in words ("" when it runs them all):
+// MoE blocks (expert parallelism and the all-to-all are not modelled yet) and multi-head latent
+// attention. Parameter counts and model FLOPs cover both; io::scenario_from_document refuses
+// such a model for simulation and `trainsim describe` accepts it.
+[[nodiscard]] inline std::string simulation_gap(const ModelSpec& m) {
+  if (is_moe(m) && has_mla(m)) return "mixture-of-experts layers and multi-head latent attention";
+  if (is_moe(m)) return "mixture-of-experts layers";
+  if (has_mla(m)) return "multi-head latent attention";
+  return "";
+}
 
 }  // namespace trainsim::model

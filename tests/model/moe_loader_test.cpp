@@ -1,0 +1,349 @@
+// Reading mixture-of-experts and latent-attention models: trainsim's keys, Hugging Face keys,
+// the refusal of what is not modelled, the note line, and the scenario's refusal to simulate.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "trainsim/error.hpp"
+#include "trainsim/model/counts.hpp"
+
+#include "sim/io/json_reader.hpp"
+#include "sim/io/model_loader.hpp"
+#include "sim/io/scenario_loader.hpp"
+
+using namespace trainsim;
+using namespace trainsim::model;
+using trainsim::io::load_model_from_string;
+
+namespace {
+
+// mixtral-8x7b's shape in trainsim's keys with `extra` keys appended.
+std::string mixtral_keys(const std::string& extra = "") {
+  return R"({"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+             "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
+             "tied_embeddings": false, "position_embedding": "rope", "experts": 8)" +
+         extra + "}";
+}
+
+// A dense llama-like model in trainsim's keys with `extra` keys appended.
+std::string dense_keys(const std::string& extra) {
+  return R"({"layers": 4, "hidden": 512, "heads": 8, "kv_heads": 8, "ffn_hidden": 1024,
+             "vocab": 1000, "activation": "swiglu", "norm": "rmsnorm",
+             "tied_embeddings": false, "position_embedding": "rope")" +
+         extra + "}";
+}
+
+// Mixtral's Hugging Face keys with `extra` keys appended.
+std::string hf_mixtral(const std::string& extra) {
+  return R"({"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "vocab_size": 32000, "num_local_experts": 8)" +
+         extra + "}";
+}
+
+// DeepSeek-V3's Hugging Face keys (without the ignored ones) with `extra` appended.
+std::string hf_deepseek(const std::string& extra) {
+  return R"({"model_type": "deepseek_v3", "hidden_size": 7168, "intermediate_size": 18432,
+    "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
+    "vocab_size": 129280, "n_routed_experts": 256, "num_experts_per_tok": 8,
+    "moe_intermediate_size": 2048, "n_shared_experts": 1, "first_k_dense_replace": 3,
+    "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+    "v_head_dim": 128)" +
+         extra + "}";
+}
+
+// Collects the note lines of the model loader while alive (the default sink is stderr).
+class NoteCapture {
+ public:
+  NoteCapture()
+      : previous_(io::set_model_note_sink([this](const std::string& l) { lines.push_back(l); })) {}
+  ~NoteCapture() { io::set_model_note_sink(previous_); }
+  NoteCapture(const NoteCapture&) = delete;
+  NoteCapture& operator=(const NoteCapture&) = delete;
+  std::vector<std::string> lines;
+
+ private:
+  io::ModelNoteSink previous_;
+};
+
+}  // namespace
+
+TEST_CASE("moe loader: trainsim keys", "[model][io]") {
+  const auto m = load_model_from_string(mixtral_keys(R"(, "experts_per_token": 2)"), "m.json");
+  REQUIRE(m.num_experts == 8);
+  REQUIRE(m.num_experts_per_token == 2);
+  REQUIRE(m.expert_ffn_hidden == 14336);  // default: ffn_hidden
+  REQUIRE(m.num_shared_experts == 0);
+  REQUIRE(m.shared_expert_ffn_hidden == 0);
+  REQUIRE(m.num_dense_layers == 0);
+  REQUIRE(m.expert_load_imbalance == 1.0);
+  SECTION("shared experts default to the expert width; an imbalance is kept") {
+    const auto s =
+        load_model_from_string(mixtral_keys(R"(, "experts_per_token": 2, "expert_ffn_hidden": 1024,
+                        "shared_experts": 2, "dense_layers": 1, "expert_load_imbalance": 1.3)"),
+                               "s.json");
+    REQUIRE(s.shared_expert_ffn_hidden == 1024);
+    REQUIRE(s.num_dense_layers == 1);
+    REQUIRE(s.expert_load_imbalance == 1.3);
+  }
+}
+
+TEST_CASE("moe loader: bad mixture-of-experts keys name the key", "[model][io]") {
+  SECTION("top-k above the experts") {
+    REQUIRE_THROWS_AS(load_model_from_string(mixtral_keys(R"(, "experts_per_token": 9)"), "m.json"),
+                      ConfigError);
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(mixtral_keys(R"(, "experts_per_token": 9)"), "m.json"),
+        "m.json: /experts_per_token: a token is routed to at most all 8 experts (experts); "
+        "expected at most 8, got 9");
+  }
+  SECTION("negative or zero widths and counts") {
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(mixtral_keys(R"(, "experts_per_token": 2, "expert_ffn_hidden": -5)"),
+                               "m.json"),
+        "m.json: /expert_ffn_hidden: expected an integer >= 1, got -5");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(mixtral_keys(R"(, "experts_per_token": 0)"), "m.json"),
+        "m.json: /experts_per_token: expected an integer >= 1, got 0");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(mixtral_keys(R"(, "experts_per_token": 2, "shared_experts": -1)"),
+                               "m.json"),
+        "m.json: /shared_experts: expected an integer >= 0, got -1");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(mixtral_keys(R"(, "experts_per_token": 2, "shared_experts": 1,
+                            "shared_expert_ffn_hidden": 0)"),
+                               "m.json"),
+        "m.json: /shared_expert_ffn_hidden: expected an integer >= 1, got 0");
+  }
+  SECTION("more experts than kMaxExperts") {
+    std::string keys = mixtral_keys(R"(, "experts_per_token": 2)");
+    keys.replace(keys.find("\"experts\": 8"), 12, "\"experts\": 65537");
+    REQUIRE_THROWS_WITH(load_model_from_string(keys, "m.json"),
+                        "m.json: /experts: 65537: out of range; expected at most 65536");
+  }
+  SECTION("a missing top-k") {
+    REQUIRE_THROWS_WITH(load_model_from_string(mixtral_keys(), "m.json"),
+                        "m.json: /experts_per_token: missing required key");
+  }
+  SECTION("every layer dense") {
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(mixtral_keys(R"(, "experts_per_token": 2, "dense_layers": 32)"),
+                               "m.json"),
+        "m.json: /dense_layers: an MoE model needs at least one MoE layer; expected fewer dense "
+        "layers than the 32 layers (layers), got 32");
+  }
+  SECTION("load imbalance outside [1, experts / top-k]") {
+    // 8 experts, top 2: the most-loaded expert takes at most every token, 8 / 2 = 4 times the
+    // mean.
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(
+            mixtral_keys(R"(, "experts_per_token": 2, "expert_load_imbalance": 0.5)"), "m.json"),
+        "m.json: /expert_load_imbalance: the most-loaded expert's tokens over the mean; expected "
+        "1 (balanced) to experts / experts_per_token = 4, got 0.5");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(
+            mixtral_keys(R"(, "experts_per_token": 2, "expert_load_imbalance": 4.5)"), "m.json"),
+        Catch::EndsWith("= 4, got 4.5"));
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(
+            mixtral_keys(R"(, "experts_per_token": 2, "expert_load_imbalance": "1.3")"), "m.json"),
+        Catch::StartsWith("m.json: /expert_load_imbalance: expected a plain number"));
+  }
+  SECTION("expert keys without experts; shared-expert keys without shared experts") {
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(dense_keys(R"(, "experts_per_token": 2)"), "m.json"),
+        "m.json: /experts_per_token: experts_per_token describes the experts of a "
+        "mixture-of-experts model; expected it with \"experts\", got no \"experts\" key");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(
+            mixtral_keys(R"(, "experts_per_token": 2, "shared_expert_gate": true)"), "m.json"),
+        Catch::StartsWith("m.json: /shared_expert_gate: shared_expert_gate describes shared "
+                          "experts; expected it with \"shared_experts\" >= 1"));
+  }
+  SECTION("a parameter count above 2^50") {
+    // 65536 experts of 2^18 on hidden 2^16: 65536 * 3 * 2^16 * 2^18 = 3 * 2^50, about 3.4e15.
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(R"({"layers": 1, "hidden": 65536, "heads": 64, "kv_heads": 1,
+            "ffn_hidden": 262144, "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
+            "tied_embeddings": false, "position_embedding": "rope", "experts": 65536,
+            "experts_per_token": 1})",
+                               "m.json"),
+        Catch::StartsWith("m.json: /layers: the model has about 3.3") &&
+            Catch::EndsWith("parameters: out of range; expected at most 2^50 (about 1.13e+15)"));
+  }
+}
+
+TEST_CASE("moe loader: latent-attention keys", "[model][io]") {
+  // dense_keys' 8 heads (and 8 KV heads) with latent attention.
+  const std::string keys = dense_keys(
+      R"(, "kv_lora_rank": 64, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32)");
+  SECTION("read, with head_dim = nope + rope and no query compression by default") {
+    const auto m = load_model_from_string(keys, "mla.json");
+    REQUIRE(has_mla(m));
+    REQUIRE(m.head_dim == 48);
+    REQUIRE(m.q_lora_rank == 0);
+    // h = 512, 8 heads: q 512 * 8 * 48 = 196,608; kv_a 512 * (64 + 16) = 40,960; kv_b 64 * 8 *
+    // (32 + 32) = 32,768; o 8 * 32 * 512 = 131,072: 401,408. Norms: kv latent 64 + 2 * 512.
+    REQUIRE(layer_parameter_counts(m).attention_weights == 401'408);
+    REQUIRE(layer_parameter_counts(m).norms == 64 + 1024);
+    // Attention term at T = 1024: 6 * 4 * 8 * (48 + 32) * 1024 = 15,728,640 beside 6N.
+    REQUIRE(model_flops_per_token(m, 1024).value() ==
+            Approx(6.0 * static_cast<double>(matmul_parameters(m)) + 15'728'640.0).epsilon(1e-12));
+  }
+  SECTION("one KV head per query head") {
+    std::string bad = keys;
+    bad.replace(bad.find("\"kv_heads\": 8"), 13, "\"kv_heads\": 4");
+    REQUIRE_THROWS_WITH(load_model_from_string(bad, "mla.json"),
+                        "mla.json: /kv_heads: latent attention has one key and value head per "
+                        "query head; expected 8, got 4");
+  }
+  SECTION("head_dim is derived") {
+    std::string bad = keys;
+    bad.insert(bad.size() - 1, R"(, "head_dim": 64)");
+    REQUIRE_THROWS_WITH(load_model_from_string(bad, "mla.json"),
+                        "mla.json: /head_dim: with latent attention the head size is "
+                        "qk_nope_head_dim + qk_rope_head_dim; expected no head_dim, got 64");
+  }
+  SECTION("no biases") {
+    std::string bad = keys;
+    bad.insert(bad.size() - 1, R"(, "qkv_bias": true)");
+    REQUIRE_THROWS_WITH(load_model_from_string(bad, "mla.json"),
+                        "mla.json: /qkv_bias: biases with latent attention are not modelled; "
+                        "expected false, got true");
+  }
+  SECTION("latent keys without kv_lora_rank; negative sizes") {
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(dense_keys(R"(, "v_head_dim": 128)"), "mla.json"),
+        "mla.json: /v_head_dim: v_head_dim describes multi-head latent attention; expected it "
+        "with \"kv_lora_rank\", got no \"kv_lora_rank\" key");
+    std::string bad = keys;
+    bad.replace(bad.find("\"qk_rope_head_dim\": 16"), 22, "\"qk_rope_head_dim\": -16");
+    REQUIRE_THROWS_WITH(load_model_from_string(bad, "mla.json"),
+                        "mla.json: /qk_rope_head_dim: expected an integer >= 1, got -16");
+  }
+}
+
+TEST_CASE("moe loader: Hugging Face keys that are refused", "[model][io]") {
+  SECTION("top-k above the experts") {
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(hf_mixtral(R"(, "num_experts_per_tok": 9)"), "config.json"),
+        "config.json: /num_experts_per_tok: a token is routed to at most all 8 "
+        "experts (num_local_experts); expected at most 8, got 9");
+  }
+  SECTION("a negative expert width") {
+    std::string hf = hf_deepseek("");
+    hf.replace(hf.find("\"moe_intermediate_size\": 2048"), 29, "\"moe_intermediate_size\": -2048");
+    REQUIRE_THROWS_WITH(load_model_from_string(hf, "config.json"),
+                        "config.json: /moe_intermediate_size: expected an integer >= 1, got -2048");
+  }
+  SECTION("two expert counts; expert keys without a count") {
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(hf_mixtral(R"(, "num_experts_per_tok": 2, "num_experts": 8)"),
+                               "config.json"),
+        Catch::StartsWith("config.json: /num_experts: the expert count is already given by "
+                          "num_local_experts"));
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(R"({"hidden_size": 64, "intermediate_size": 128,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+            "moe_intermediate_size": 32})",
+                               "config.json"),
+        Catch::StartsWith("config.json: /moe_intermediate_size: moe_intermediate_size describes "
+                          "experts; expected it with an expert count"));
+  }
+  SECTION("Qwen-MoE: MoE on every n-th layer, or dense layers that are not leading") {
+    const std::string qwen = R"({"model_type": "qwen3_moe", "hidden_size": 2048,
+        "intermediate_size": 6144, "num_hidden_layers": 48, "num_attention_heads": 32,
+        "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936, "num_experts": 128,
+        "num_experts_per_tok": 8, "moe_intermediate_size": 768)";
+    REQUIRE_THROWS_WITH(load_model_from_string(qwen + R"(, "decoder_sparse_step": 2})", "q.json"),
+                        Catch::StartsWith("q.json: /decoder_sparse_step: MoE blocks on every n-th "
+                                          "layer only are not modelled") &&
+                            Catch::EndsWith("expected 1, got 2"));
+    REQUIRE_THROWS_WITH(load_model_from_string(qwen + R"(, "mlp_only_layers": [1]})", "q.json"),
+                        "q.json: /mlp_only_layers: dense layers other than a leading run are not "
+                        "modelled; expected [0, 1, ..., k - 1], got 1 at entry 0");
+    // A leading run is modelled: two dense layers of intermediate_size.
+    const auto m = load_model_from_string(qwen + R"(, "mlp_only_layers": [0, 1]})", "q2.json");
+    REQUIRE(m.num_dense_layers == 2);
+    REQUIRE(m.ffn_hidden == 6144);
+    REQUIRE(m.expert_ffn_hidden == 768);
+  }
+  SECTION("DeepSeek: MoE on every n-th layer; dense layers for all; attention biases") {
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(hf_deepseek(R"(, "moe_layer_freq": 2)"), "config.json"),
+        Catch::StartsWith("config.json: /moe_layer_freq: MoE blocks on every n-th layer"));
+    std::string all_dense = hf_deepseek("");
+    all_dense.replace(all_dense.find("\"first_k_dense_replace\": 3"), 26,
+                      "\"first_k_dense_replace\": 61");
+    REQUIRE_THROWS_WITH(load_model_from_string(all_dense, "config.json"),
+                        "config.json: /first_k_dense_replace: an MoE model needs at least one MoE "
+                        "layer; expected fewer dense layers than the 61 layers "
+                        "(num_hidden_layers), got 61");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(hf_deepseek(R"(, "attention_bias": true)"), "config.json"),
+        "config.json: /attention_bias: biases with latent attention are not modelled; expected "
+        "false, got true");
+    // transformers' head_dim of DeepSeek is the rotary part; another value is refused.
+    REQUIRE_NOTHROW(load_model_from_string(hf_deepseek(R"(, "head_dim": 64)"), "hd.json"));
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(hf_deepseek(R"(, "head_dim": 192)"), "config.json"),
+        Catch::StartsWith("config.json: /head_dim: with latent attention head_dim is the rotary "
+                          "part of a head (qk_rope_head_dim); expected 64, got 192"));
+  }
+  SECTION("GPT-OSS: alternating sliding-window and full layers are refused") {
+    std::string types;
+    for (int i = 0; i < 36; ++i) {
+      types += std::string(i == 0 ? "" : ", ") +
+               (i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
+    }
+    const std::string gpt_oss = R"({"model_type": "gpt_oss", "hidden_size": 2880,
+        "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64,
+        "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
+        "num_local_experts": 128, "num_experts_per_tok": 4, "experts_per_token": 4,
+        "attention_bias": true, "swiglu_limit": 7.0, "sliding_window": 128, "layer_types": [)" +
+                                types + "]}";
+    REQUIRE_THROWS_WITH(load_model_from_string(gpt_oss, "gpt-oss.json"),
+                        "gpt-oss.json: /layer_types: layers that mix sliding-window and full "
+                        "attention are not modelled; expected the window (128) on all 36 layers "
+                        "or on none, got it on 18");
+  }
+}
+
+TEST_CASE("moe loader: the note line names ignored keys and what is not counted", "[model][io]") {
+  NoteCapture notes;
+  // DeepSeek-V3's config.json as released, under a name no other test loads.
+  const std::string text =
+      io::read_text_file(std::string(TRAINSIM_TEST_DATA_DIR) + "/hf_deepseek_v3_moe_config.json",
+                         1U << 20U, "a config.json");
+  (void)load_model_from_string(text, "deepseek-note.json");
+  REQUIRE(notes.lines ==
+          std::vector<std::string>{
+              "note: deepseek-note.json: Hugging Face keys ignored (no effect on cost): "
+              "architectures, attention_dropout, auto_map, aux_loss_alpha, bos_token_id, "
+              "eos_token_id, ep_size, initializer_range, max_position_embeddings, n_group, "
+              "norm_topk_prob, pretraining_tp, quantization_config, rms_norm_eps, rope_scaling, "
+              "rope_theta, routed_scaling_factor, scoring_func, seq_aux, topk_group, topk_method, "
+              "torch_dtype, transformers_version, use_cache; not counted (would add cost): "
+              "num_nextn_predict_layers (1 multi-token-prediction module: its layer and LM-head "
+              "pass per token); docs/models.md lists the keys read"});
+}
+
+TEST_CASE("moe loader: a scenario refuses to simulate what it cannot, describe accepts it",
+          "[model][io]") {
+  io::ScenarioDocument doc;
+  doc.source = "s.json";
+  doc.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "mixtral-8x7b",
+      "cluster": {"gpus": 8}, "training": {"seq_len": 4096}})");
+  REQUIRE_THROWS_AS(io::scenario_from_document(doc), ConfigError);
+  REQUIRE_THROWS_WITH(io::scenario_from_document(doc),
+                      "s.json: /model: model 'mixtral-8x7b' has mixture-of-experts layers, which "
+                      "are not simulated yet; expected a model without them (trainsim describe "
+                      "shows this model's counts)");
+  doc.use = io::ScenarioUse::Describe;
+  REQUIRE(io::scenario_from_document(doc).model.num_experts == 8);
+  // A dense model simulates as before.
+  doc.use = io::ScenarioUse::Simulate;
+  doc.json["model"] = "llama2-7b";
+  REQUIRE_NOTHROW(io::scenario_from_document(doc));
+}
