@@ -7,5 +7,7 @@ set(TRAINSIM_HARDWARE_PROFILE_FILES
   hardware_profiles/h200-dgx.json
   hardware_profiles/h200-sxm.json
   hardware_profiles/b200-dgx.json
+  hardware_profiles/gb200-nvl72.json
+  hardware_profiles/h800-dgx.json
   hardware_profiles/nccl/nccl-2.20.json
   hardware_profiles/nccl/nccl-2.28.json)

@@ -59,6 +59,14 @@ double nsteps(Op op, std::int64_t n) {
 //   with the group's share of the node's NICs (nic_share) and the fabric factor. NVLS keeps
 //   one channel per local rank (NVLS heads, at most the profile's count), each with its own NIC,
 //   so only the fabric factor applies to its network side.
+// - Across nodes, where the NICs outrun NVLink (H800), the channels carry at most the NVLink
+//   graph's bus bandwidth.
+// - Nodes here are NVLink domains. When the group holds several hosts of a domain, the profile's
+//   multi-node graph (one host's NICs) repeats for each of them, since a ring or tree channel
+//   may leave the domain through any host's NICs, until the channels carry a rank's whole
+//   NVLink bandwidth (the single-node ring graph's bus bandwidth), which also carries every
+//   channel inside the domain. Our rule, matched by GB200 ring busbw across NVLink partitions
+//   growing with the NICs of the partition (NVIDIA/nccl#1801, sources.md B.2).
 ChannelGraph group_graph(const HardwareSpec& hw, Algorithm algorithm, const Geometry& g) {
   const auto& c = hw.collective;
   const hardware::AlgorithmGraphs& graphs = algorithm == Algorithm::Tree ? c.tree
@@ -79,6 +87,28 @@ ChannelGraph group_graph(const HardwareSpec& hw, Algorithm algorithm, const Geom
     const double share = g.nic_share * g.fabric_factor;
     out.bw_intra *= share;
     out.bw_inter *= share;
+    // A rank's share of its NVLink: the bus bandwidth of the single-node ring graph.
+    const ChannelGraph& nvlink = c.ring.single_node;
+    const double nvlink_bus = nvlink.bw_intra.value() * static_cast<double>(nvlink.channels);
+    if (g.hosts > 1 && out.channels > 0) {
+      const double per_channel = std::max(out.bw_intra.value(), out.bw_inter.value());
+      const double fit = std::floor(nvlink_bus / per_channel);
+      const double repeated = static_cast<double>(out.channels) * static_cast<double>(g.hosts);
+      out.channels =
+          static_cast<int>(std::max(static_cast<double>(out.channels), std::min(repeated, fit)));
+    }
+    // Where a host's NICs outrun its GPUs' NVLink (the full multi-node graph above the NVLink
+    // line rate per direction, as on H800), the channels, which also cross NVLink, carry at most
+    // the NVLink graph's bus bandwidth (our rule; never binds on the DGX profiles).
+    const ChannelGraph& full = graphs.multi_node;
+    const double full_bus =
+        static_cast<double>(full.channels) * std::max(full.bw_intra.value(), full.bw_inter.value());
+    const double bus =
+        static_cast<double>(out.channels) * std::max(out.bw_intra.value(), out.bw_inter.value());
+    if (full_bus > hw.node.nvlink_bandwidth_per_direction.value() && bus > nvlink_bus) {
+      out.bw_intra *= nvlink_bus / bus;
+      out.bw_inter *= nvlink_bus / bus;
+    }
   }
   return out;
 }
@@ -236,31 +266,60 @@ Seconds tuned_latency(const HardwareSpec& hw, Op op, const Geometry& g, Algorith
 }  // namespace
 
 Geometry make_geometry(const HardwareSpec& hw, const parallel::GroupShape& group) {
+  const auto inconsistent = [&group]() {
+    return InternalError("collective model: inconsistent group shape (ranks " +
+                         std::to_string(group.ranks) + ", nodes " + std::to_string(group.nodes) +
+                         ", ranks per node " + std::to_string(group.ranks_per_node) + ", domains " +
+                         std::to_string(group.domains) + ", ranks per domain " +
+                         std::to_string(group.ranks_per_domain) + ")");
+  };
   if (group.ranks < 1 || group.nodes < 1 || group.ranks_per_node < 1 ||
       group.nodes * group.ranks_per_node < group.ranks || group.nodes > group.ranks) {
-    throw InternalError("collective model: inconsistent group shape (ranks " +
-                        std::to_string(group.ranks) + ", nodes " + std::to_string(group.nodes) +
-                        ", ranks per node " + std::to_string(group.ranks_per_node) + ")");
+    throw inconsistent();
+  }
+  const std::int64_t gpus = hw.node.gpus_per_node;
+  const std::int64_t host_ranks = group.nodes == 1 ? group.ranks : group.ranks_per_node;
+  if (host_ranks > gpus) {
+    throw InternalError("collective model: " + std::to_string(host_ranks) +
+                        " ranks per node on a " + std::to_string(gpus) + "-GPU node");
+  }
+  // NVLink domains: from the placement, or for a shape without them, the group's nodes taken
+  // as consecutive hosts from the start of a domain (one domain per node on most profiles).
+  const std::int64_t per_domain = hw.node.hosts_per_domain();
+  std::int64_t domains = group.domains;
+  std::int64_t domain_ranks = group.ranks_per_domain;
+  if (domains == 0 && domain_ranks == 0) {
+    domains = (group.nodes + per_domain - 1) / per_domain;
+    domain_ranks = std::min(group.ranks, host_ranks * std::min(group.nodes, per_domain));
+  }
+  if (domains < 1 || domain_ranks < 1 || domains > group.nodes ||
+      domains * domain_ranks < group.ranks || domain_ranks < std::min(host_ranks, group.ranks)) {
+    throw inconsistent();
   }
   Geometry g;
   g.ranks = group.ranks;
-  g.nodes = group.nodes;
-  g.ppn = group.nodes == 1 ? group.ranks : group.ranks_per_node;
-  if (g.ppn > hw.node.gpus_per_node) {
-    throw InternalError("collective model: " + std::to_string(g.ppn) + " ranks per node on a " +
-                        std::to_string(hw.node.gpus_per_node) + "-GPU node");
+  g.nodes = domains;
+  g.ppn = domains == 1 ? group.ranks : domain_ranks;
+  if (g.ppn > hw.node.domain_gpus()) {
+    throw InternalError("collective model: " + std::to_string(g.ppn) +
+                        " ranks per NVLink domain on a " + std::to_string(hw.node.domain_gpus()) +
+                        "-GPU domain");
   }
   g.node_class = static_cast<std::size_t>(std::min<std::int64_t>(g.nodes, 3) - 1);
-  // The group's ranks on one node reach ceil(ppn x NICs / GPUs) of its NICs (rail-optimized
+  // The group's ranks on one host reach ceil(ranks x NICs / GPUs) of its NICs (rail-optimized
   // DGX nodes pair GPU i with NIC i; a DGX-1 shares one NIC between two GPUs).
   const std::int64_t nics = hw.fabric.nics_per_node;
-  const std::int64_t gpus = hw.node.gpus_per_node;
-  const std::int64_t used = std::min(nics, (g.ppn * nics + gpus - 1) / gpus);
+  const std::int64_t node_ppn = std::min(host_ranks, g.ppn);
+  const std::int64_t used = std::min(nics, (node_ppn * nics + gpus - 1) / gpus);
   g.nic_share = static_cast<double>(used) / static_cast<double>(nics);
+  // Traffic between domains leaves through the NICs of every host the group holds in a domain
+  // (our rule; measured on GB200: ring AllReduce busbw over three NVLink partitions 197 GB/s
+  // with one 4-GPU tray each, 394 with two, NVIDIA/nccl#1801, sources.md B.2).
+  g.hosts = std::max<std::int64_t>(1, std::min(group.nodes, (g.ppn + node_ppn - 1) / node_ppn));
   // Topology rule (ours): a group spanning more nodes than one leaf (fat tree) or one rail
   // switch (rail-optimized; NCCL's rings are rail-aligned) holds crosses the upper tiers, whose
   // bandwidth is 1/oversubscription of the edge (§A.9: NCCL's model assumes non-blocking).
-  g.fabric_factor = g.nodes > hw.fabric.nodes_per_leaf ? 1.0 / hw.fabric.oversubscription : 1.0;
+  g.fabric_factor = group.nodes > hw.fabric.nodes_per_leaf ? 1.0 / hw.fabric.oversubscription : 1.0;
   return g;
 }
 
@@ -361,9 +420,10 @@ Traffic tuned_traffic(Op op, const Geometry& g, Algorithm algorithm, Bytes bytes
 }
 
 BytesPerSecond network_bw_per_rank(const HardwareSpec& hw, const Geometry& g) {
+  // The NICs of every host the group holds in a domain, shared by its ranks in the domain.
   const ChannelGraph& ring = hw.collective.ring.multi_node;
-  return ring.bw_inter * (static_cast<double>(ring.channels) * g.nic_share * g.fabric_factor /
-                          static_cast<double>(g.ppn));
+  return ring.bw_inter * (static_cast<double>(ring.channels) * g.nic_share * g.fabric_factor *
+                          static_cast<double>(g.hosts) / static_cast<double>(g.ppn));
 }
 
 BytesPerSecond nvlink_bw_per_rank(const HardwareSpec& hw) {

@@ -14,13 +14,17 @@
 namespace trainsim::collective::detail {
 
 // A group as NCCL's model sees it, plus the network share and fabric penalty of our topology
-// rules (see make_geometry).
+// rules (see make_geometry). NCCL's "node" is an NVLink domain: NCCL treats the GPUs of a
+// multi-node NVLink domain as one node (MNNVL); with one host per domain it is the host.
 struct Geometry {
   std::int64_t ranks = 1;
-  std::int64_t nodes = 1;
-  std::int64_t ppn = 1;        // ranks per node
+  std::int64_t nodes = 1;      // NVLink domains spanned (NCCL's nNodes)
+  std::int64_t ppn = 1;        // ranks per NVLink domain (NCCL's ranks per node)
   std::size_t node_class = 0;  // NCCL's min(nNodes, 3) - 1
-  double nic_share = 1.0;      // share of the node's NICs that the group's ranks on a node use
+  double nic_share = 1.0;      // share of a host's NICs that the group's ranks on that host use
+  // Hosts of the group in one domain whose NICs carry its network traffic (1 when the domain is
+  // one host).
+  std::int64_t hosts = 1;
   double fabric_factor = 1.0;  // oversubscription; 1 inside one leaf
 };
 

@@ -505,6 +505,27 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
                     "expected false: in-switch reductions need \"intra\": "
                     "\"nvswitch\"");
     }
+    // Optional: GPUs per NVLink domain, whole hosts of it (default: one node). The bound is
+    // above the largest NVLink domain NVIDIA's NVLink switches support (576 GPUs, sources.md C.2).
+    hw.node.nvlink_domain_gpus = hw.node.gpus_per_node;
+    if (n.has("nvlink_domain_gpus")) {
+      constexpr std::int64_t kMaxDomainGpus = 1024;
+      const std::int64_t per_node = hw.node.gpus_per_node;
+      const std::string expected = "expected a positive multiple of gpus_per_node (" +
+                                   std::to_string(per_node) + ") up to " +
+                                   std::to_string(kMaxDomainGpus);
+      const std::int64_t domain = n.integer("nvlink_domain_gpus", 1, kMaxSmallCount);
+      if (domain < per_node || domain % per_node != 0 || domain > kMaxDomainGpus) {
+        throw n.error("nvlink_domain_gpus", expected + ", got " + std::to_string(domain));
+      }
+      if (domain > per_node && hw.node.intra != hardware::IntraNodeKind::NvSwitch) {
+        throw n.error("nvlink_domain_gpus",
+                      "expected gpus_per_node (" + std::to_string(per_node) +
+                          "): an NVLink domain beyond a node needs \"intra\": \"nvswitch\", got " +
+                          std::to_string(domain));
+      }
+      hw.node.nvlink_domain_gpus = static_cast<int>(domain);
+    }
     n.finish();
   }
   {

@@ -5,8 +5,10 @@
 
 namespace trainsim::parallel {
 
-GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node) {
-  const std::int64_t g = gpus_per_node;
+namespace {
+
+// Ranks, units spanned and the most ranks in one unit, for units of `g` consecutive ranks.
+GroupShape span(std::int64_t size, std::int64_t stride, std::int64_t g) {
   if (size <= 1) return GroupShape{.ranks = 1, .nodes = 1, .ranks_per_node = 1};
   // Members are ranks j*stride, j < size; node of rank r is r / g.
   if (stride >= g) {
@@ -29,6 +31,27 @@ GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus
                     .ranks_per_node = most};
 }
 
+}  // namespace
+
+GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node) {
+  return group_shape(size, stride, gpus_per_node, gpus_per_node);
+}
+
+GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node,
+                       std::int64_t domain_gpus) {
+  GroupShape out = span(size, stride, gpus_per_node);
+  if (domain_gpus == gpus_per_node) {
+    out.domains = out.nodes;
+    out.ranks_per_domain = out.ranks_per_node;
+  } else {
+    // Domains hold consecutive ranks as nodes do, only more of them.
+    const GroupShape d = span(size, stride, domain_gpus);
+    out.domains = d.nodes;
+    out.ranks_per_domain = d.ranks_per_node;
+  }
+  return out;
+}
+
 std::int64_t hybrid_shard_size(const Scenario& s) {
   const ParallelPlan& p = s.parallel;
   if (p.shard_group > 0) return p.shard_group;
@@ -39,21 +62,23 @@ std::int64_t hybrid_shard_size(const Scenario& s) {
 
 Placement place(const Scenario& s) {
   const ParallelPlan& p = s.parallel;
-  // A cluster smaller than one node packs its GPUs into that node.
+  // A cluster smaller than one node packs its GPUs into that node, and one smaller than an
+  // NVLink domain into that domain.
   const std::int64_t g = std::min<std::int64_t>(s.hardware.node.gpus_per_node, s.gpus);
+  const std::int64_t d = std::max(g, std::min<std::int64_t>(s.hardware.node.domain_gpus(), s.gpus));
   Placement out;
   // Strides follow the rank order TP (innermost), CP, DP, PP.
-  out.tp = group_shape(p.tp, 1, g);
-  out.cp = group_shape(p.cp, p.tp, g);
-  out.dp = group_shape(p.dp, p.tp * p.cp, g);
-  out.pp = group_shape(p.pp, p.tp * p.cp * p.dp, g);
+  out.tp = group_shape(p.tp, 1, g, d);
+  out.cp = group_shape(p.cp, p.tp, g, d);
+  out.dp = group_shape(p.dp, p.tp * p.cp, g, d);
+  out.pp = group_shape(p.pp, p.tp * p.cp * p.dp, g, d);
   if (p.sharding == Sharding::HybridShard) {
     const std::int64_t shard = hybrid_shard_size(s);
-    out.shard = group_shape(shard, p.tp * p.cp, g);
-    out.replicate = group_shape(p.dp / shard, p.tp * p.cp * shard, g);
+    out.shard = group_shape(shard, p.tp * p.cp, g, d);
+    out.replicate = group_shape(p.dp / shard, p.tp * p.cp * shard, g, d);
   } else {
     // CP ranks hold the same weights as their DP peers and join their gradient reduction.
-    out.shard = group_shape(p.dp * p.cp, p.tp, g);
+    out.shard = group_shape(p.dp * p.cp, p.tp, g, d);
     out.replicate = GroupShape{};
   }
   return out;

@@ -62,13 +62,15 @@ HardwareSpec load(const nlohmann::json& j) { return io::hardware_from_json(j, "m
 
 TEST_CASE("hardware_loader: every built-in profile loads", "[hardware][io]") {
   const auto ids = io::builtin_hardware_ids();
-  // The five DGX generations; the nccl/ constants files are not profiles.
-  REQUIRE(ids == std::vector<std::string>{"a100-dgx", "b200-dgx", "h100-dgx", "h200-dgx",
-                                          "h200-sxm", "v100-dgx"});
+  // The DGX/HGX generations and GB200 NVL72; the nccl/ constants files are not profiles.
+  REQUIRE(ids == std::vector<std::string>{"a100-dgx", "b200-dgx", "gb200-nvl72", "h100-dgx",
+                                          "h200-dgx", "h200-sxm", "h800-dgx", "v100-dgx"});
   for (const auto& id : ids) {
     const HardwareSpec hw = io::load_hardware(id);
     REQUIRE(hw.id == id);
-    REQUIRE(hw.node.gpus_per_node == 8);
+    // 8-GPU nodes that are their own NVLink domain, except the 4-GPU trays of a 72-GPU domain.
+    REQUIRE(hw.node.gpus_per_node == (id == "gb200-nvl72" ? 4 : 8));
+    REQUIRE(hw.node.domain_gpus() == (id == "gb200-nvl72" ? 72 : 8));
     REQUIRE(hw.collective.ring.single_node.channels > 0);
     REQUIRE(hw.usd_per_gpu_hour > 0.0);
     REQUIRE(hw.power.compute <= hw.power.tdp);
@@ -295,7 +297,8 @@ TEST_CASE("hardware_loader: an unknown profile name suggests a built-in", "[hard
   REQUIRE_THROWS_WITH(
       io::load_hardware("h100"),
       "unknown hardware profile 'h100'; did you mean 'h100-dgx'? (built-in "
-      "profiles: a100-dgx, b200-dgx, h100-dgx, h200-dgx, h200-sxm, v100-dgx; or give a path "
+      "profiles: a100-dgx, b200-dgx, gb200-nvl72, h100-dgx, h200-dgx, h200-sxm, h800-dgx, "
+      "v100-dgx; or give a path "
       "to a JSON file)");
   REQUIRE_THROWS_WITH(io::load_hardware("h100-dxg"),
                       Catch::StartsWith("unknown hardware profile 'h100-dxg'; did you mean "

@@ -64,9 +64,12 @@ class CollectiveModel {
   // AllReduce, Broadcast and Reduce; the whole gathered output (AllGather) or input
   // (ReduceScatter), i.e. ranks x per-rank bytes; each rank's whole send buffer for AllToAll;
   // the message for SendRecv. The fastest eligible (algorithm, protocol) is chosen; ties go to
-  // NCCL's index order. One rank or zero bytes cost nothing (algorithm None).
-  // Requires: group.ranks, nodes, ranks_per_node >= 1, nodes x ranks_per_node >= ranks, and
-  // ranks_per_node <= the node's GPUs. Throws InternalError otherwise.
+  // NCCL's index order. One rank or zero bytes cost nothing (algorithm None). A group inside one
+  // NVLink domain is priced on NVLink even when it spans nodes; NCCL's nodes are the domains.
+  // Requires: group.ranks, nodes, ranks_per_node >= 1, nodes x ranks_per_node >= ranks,
+  // ranks_per_node <= the node's GPUs, and domains and ranks_per_domain either both 0 (derived)
+  // or consistent (1 <= domains <= nodes, domains x ranks_per_domain >= ranks, ranks_per_domain
+  // <= the domain's GPUs). Throws InternalError otherwise.
   [[nodiscard]] CollectiveCost cost(Op op, const parallel::GroupShape& group, Bytes bytes) const;
 
   // The cost with one (algorithm, protocol) forced, or nothing when NCCL could not use it for

@@ -97,13 +97,30 @@ struct GpuSpec {
 // Intra-node interconnect.
 enum class IntraNodeKind { NvSwitch, CubeMesh };
 
+// A node is one host (the GPUs that share a CPU and its NICs). Its GPUs belong to one NVLink
+// domain, which may span several hosts: NVLink switch trays join the 72 GPUs of 18 GB200 compute
+// trays of 4 GPUs (NVIDIA GB200 NVL72; docs/sources.md C.2). The collective model prices a group
+// whose ranks all lie in one NVLink domain on NVLink, and only traffic between domains on the
+// scale-out fabric (NCCL treats a multi-node NVLink domain as one node).
 struct NodeSpec {
   int gpus_per_node = 8;
+  // GPUs in one NVLink domain: a multiple of gpus_per_node; domains hold consecutive hosts.
+  // 0 (the default): the domain is the node.
+  int nvlink_domain_gpus = 0;
   IntraNodeKind intra = IntraNodeKind::NvSwitch;
   // NVLink bandwidth of one GPU, one direction (the marketed figure counts both directions).
   BytesPerSecond nvlink_bandwidth_per_direction;
   Seconds nvlink_latency;
   bool nvswitch_sharp = false;  // NVLS in-switch reductions (NVSwitch gen3, H100 and newer)
+
+  // GPUs in one NVLink domain (gpus_per_node unless nvlink_domain_gpus says more).
+  [[nodiscard]] int domain_gpus() const {
+    return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node;
+  }
+  // Hosts in one NVLink domain (1 unless the domain spans hosts).
+  [[nodiscard]] int hosts_per_domain() const {
+    return gpus_per_node > 0 ? domain_gpus() / gpus_per_node : 1;
+  }
 };
 
 enum class FabricTopology { FatTree, RailOptimized };

@@ -1,7 +1,7 @@
 // Where the ranks of each communication group sit. Rank order is TP innermost, then CP, then DP,
 // then PP (Megatron's order), so rank = t + tp*(c + cp*(d + dp*p)); nodes hold consecutive
-// ranks. A group's shape (ranks, nodes spanned, ranks per node) is all the collective model
-// needs to price it.
+// ranks, and NVLink domains hold consecutive nodes. A group's shape (ranks, nodes and NVLink
+// domains spanned, ranks per node and per domain) is all the collective model needs to price it.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +14,14 @@ enum class GroupKind { Tp, Cp, Dp, Pp };
 
 struct GroupShape {
   std::int64_t ranks = 1;
-  std::int64_t nodes = 1;           // distinct nodes the group's ranks span
+  std::int64_t nodes = 1;           // distinct nodes (hosts) the group's ranks span
   std::int64_t ranks_per_node = 1;  // ranks of the group that share one node (the largest count)
+  // Distinct NVLink domains the ranks span, and the most ranks sharing one. 0 (the default, for
+  // shapes built without a placement): derived by the collective model as if the group's nodes
+  // were consecutive hosts from the start of a domain; with one node per domain that is
+  // domains = nodes.
+  std::int64_t domains = 0;
+  std::int64_t ranks_per_domain = 0;
 };
 
 struct Placement {
@@ -33,10 +39,14 @@ struct Placement {
 };
 
 // The shape of the group of `size` ranks whose members are `stride` ranks apart (the product
-// of the degrees inside it), starting at rank 0, with `gpus_per_node` ranks per node.
-// Requires: size, stride, gpus_per_node >= 1.
+// of the degrees inside it), starting at rank 0, with `gpus_per_node` ranks per node and
+// `domain_gpus` ranks per NVLink domain (a multiple of gpus_per_node; the 3-argument form takes
+// one node per domain).
+// Requires: size, stride, gpus_per_node, domain_gpus >= 1.
 [[nodiscard]] GroupShape group_shape(std::int64_t size, std::int64_t stride,
                                      std::int64_t gpus_per_node);
+[[nodiscard]] GroupShape group_shape(std::int64_t size, std::int64_t stride,
+                                     std::int64_t gpus_per_node, std::int64_t domain_gpus);
 
 // Ranks per hybrid_shard shard group: parallel.shard_group, or when 0 the data-parallel ranks of
 // one node (at least 1, at most dp).
