@@ -42,6 +42,16 @@ std::string random_suffix() {
   return s;
 }
 
+// fsync(2) on the folder holding `path`, ignoring failures (see AtomicFile::commit).
+void sync_folder(const std::string& path) {
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  const std::string name = folder.empty() ? std::string(".") : folder.string();
+  const int fd = ::open(name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  (void)::close(fd);
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_) {
@@ -132,6 +142,12 @@ void AtomicFile::commit() {
     fail("cannot replace the file", errno);
   }
   committed_ = true;
+  // The rename is a change to the folder, which reaches the disk only when the folder is synced
+  // (fsync(2): "Calling fsync() does not necessarily ensure that the entry in the directory
+  // containing the file has also reached disk. For that an explicit fsync() on a file
+  // descriptor for the directory is also needed."). Best effort: the file is complete and in
+  // place either way, and some file systems refuse to sync a folder.
+  if (!in_place_) sync_folder(target_);
 }
 
 void write_file_atomically(const std::string& path, std::string_view text) {
