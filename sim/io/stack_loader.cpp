@@ -70,6 +70,17 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
                   "expected a speed relative to FlashAttention-2 from 0.05 to 5, got " +
                       describe_json(r.raw("attention_speed")));
   }
+  if (r.has("attention")) {
+    ObjectReader a = r.object("attention");
+    s.unfused_attention = a.choice_or("kernel", {"flash", "unfused"}, "flash") == "unfused";
+    s.attention_dropout = a.boolean_or("dropout", false);
+    a.finish();
+  }
+  if (r.has("data_parallel")) {
+    ObjectReader dpr = r.object("data_parallel");
+    s.dp_overlap = dpr.boolean_or("overlap_grad_reduce", true);
+    dpr.finish();
+  }
   s.kernel_dispatch = r.seconds("kernel_dispatch", true);
   s.iteration_overhead = r.seconds("iteration_overhead", true);
   if (s.kernel_dispatch.value() > 1e-2) {

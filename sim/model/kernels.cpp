@@ -25,6 +25,18 @@ KernelSpec gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k
   return g;
 }
 
+// A strided-batched GEMM (torch.bmm / baddbmm): `batch` independent [m x k][k x n] products.
+KernelSpec batched_gemm(std::string name, std::int64_t batch, std::int64_t m, std::int64_t n,
+                        std::int64_t k, std::int64_t element_bytes) {
+  KernelSpec g = gemm(std::move(name), m, n, k, element_bytes);
+  g.forward_flops = g.forward_flops * d(batch);
+  g.backward_flops = g.backward_flops * d(batch);
+  g.forward_bytes = g.forward_bytes * d(batch);
+  g.backward_bytes = g.backward_bytes * d(batch);
+  g.gemm.batch = batch;
+  return g;
+}
+
 // A memory-bound kernel over `elements` elements. The per-element FLOPs and bytes are rough
 // operation counts of the PyTorch/Megatron kernels; these kernels are bound by HBM bandwidth,
 // so their FLOPs never set their time (they matter only for hardware-FLOPs totals).
@@ -86,6 +98,33 @@ std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
     // and writes each element (the cos/sin tables are small and cached).
     k.push_back(elementwise("rope", d(tokens) * d(q_local + kv_local), 3.0, 2.0 * e, 3.0, 2.0 * e));
   }
+  if (s.unfused_attention) {
+    // Megatron-LM's unfused attention (megatron/model/transformer.py, ParallelAttention, e.g.
+    // commit aed2f75e of April 2021): per micro-batch and local head, the full s x s scores
+    // (no causal skip: baddbmm computes the masked half too), FusedScaleMaskSoftmax (one fused
+    // kernel: reads the fp16 scores, writes the fp16 probabilities), torch.nn.Dropout on the
+    // probabilities (writes the output and a 1-byte mask) and bmm with V. Every s x s tensor
+    // goes through HBM. Backward: the two bmm's dgrad and wgrad, the dropout backward (reads
+    // the gradient and the mask, writes the gradient) and the softmax backward (reads the
+    // probabilities and their gradient, writes the scores' gradient).
+    const std::int64_t q_rows = tokens / s.micro_batch;  // this rank's queries per sequence
+    const std::int64_t batch = s.micro_batch * heads_local;
+    const double scores = d(batch) * d(q_rows) * d(s.seq_len);
+    KernelSpec qk = batched_gemm("attn_scores", batch, q_rows, s.seq_len, m.head_dim,
+                                 s.element_bytes);
+    qk.selective_recompute = true;
+    k.push_back(qk);
+    k.push_back(elementwise("attn_softmax", scores, 5.0, 2.0 * e, 4.0, 3.0 * e));
+    k.back().selective_recompute = true;
+    if (s.attention_dropout) {
+      k.push_back(elementwise("attn_dropout", scores, 2.0, 2.0 * e + 1.0, 1.0, 2.0 * e + 1.0));
+      k.back().selective_recompute = true;
+    }
+    KernelSpec av = batched_gemm("attn_context", batch, q_rows, m.head_dim, s.seq_len,
+                                 s.element_bytes);
+    av.selective_recompute = true;
+    k.push_back(av);
+  } else
   {
     // QK^T and AV: 2 * 2 * tokens * keys * head_dim per head, each local query against all
     // seq_len keys of its sequence (with CP too). The causal kernel runs half

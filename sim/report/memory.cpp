@@ -199,6 +199,8 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   const auto shape = layer_shape(s);
   ActivationOptions act;
   act.fp8_gemm_inputs = fp8 && s.stack.fp8.activations_saved_in_fp8;
+  act.flash_attention = !s.stack.unfused_attention;
+  act.dropout = s.stack.unfused_attention && s.stack.attention_dropout;
   const double per_layer = activation_bytes_per_layer(m, shape, plan.recompute, act).value();
   double activations = per_layer * d(num_layers) * in_flight_microbatches(s, stage);
   if (plan.recompute == Recompute::Full && num_layers > 0) {

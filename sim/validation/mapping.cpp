@@ -234,7 +234,11 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     choice.id = "h100-dgx";
   } else if (contains(gpu, "a100")) {
     choice.id = "a100-dgx";
-    if ((run.memory_gb && *run.memory_gb == 40.0) || contains(gpu, "40gb")) {
+    // An A100 measured in 2020 with its memory unstated is a 40GB one: DGX A100 shipped with
+    // A100 SXM4 40GB from May 2020, and NVIDIA announced the 80GB A100 on 16 November 2020
+    // (the Megatron-LM README 2020 tables are of September 2020).
+    const bool a100_of_2020 = !run.memory_gb && contains(gpu, "2020");
+    if ((run.memory_gb && *run.memory_gb == 40.0) || contains(gpu, "40gb") || a100_of_2020) {
       // A100 SXM4 40GB (NVIDIA A100 datasheet, 2020): 40 GB HBM2 at 1,555 GB/s, against the
       // profile's 80 GB HBM2e at 2,039 GB/s; compute, NVLink and network are the same.
       static const nlohmann::json k40gb = [] {
@@ -250,7 +254,10 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
       choice.id = "a100-dgx-40gb";
       choice.document = k40gb;
       choice.assumptions.push_back(
-          "A100 40GB: a100-dgx with HBM 40 GiB at 1.555 TB/s (A100 datasheet), inline");
+          a100_of_2020
+              ? "A100 40GB (memory unstated, measured in 2020, before the 80GB A100 of November "
+                "2020): a100-dgx with HBM 40 GiB at 1.555 TB/s (A100 datasheet), inline"
+              : "A100 40GB: a100-dgx with HBM 40 GiB at 1.555 TB/s (A100 datasheet), inline");
     }
   } else if (contains(gpu, "v100")) {
     choice.id = "v100-dgx";

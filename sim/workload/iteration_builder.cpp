@@ -41,10 +41,10 @@ compute::KernelWork work_of(const model::KernelSpec& k, bool backward, std::int6
       w.kind = compute::KernelClass::Gemm;
       // Backward: dgrad [m x k] = [m x n][n x k] and wgrad [k x n] = [k x m][m x n].
       if (backward) {
-        w.gemms = {{.m = k.gemm.m, .n = k.gemm.k, .k = k.gemm.n},
-                   {.m = k.gemm.k, .n = k.gemm.n, .k = k.gemm.m}};
+        w.gemms = {{.m = k.gemm.m, .n = k.gemm.k, .k = k.gemm.n, .batch = k.gemm.batch},
+                   {.m = k.gemm.k, .n = k.gemm.n, .k = k.gemm.m, .batch = k.gemm.batch}};
       } else {
-        w.gemms = {{.m = k.gemm.m, .n = k.gemm.n, .k = k.gemm.k}};
+        w.gemms = {{.m = k.gemm.m, .n = k.gemm.n, .k = k.gemm.k, .batch = k.gemm.batch}};
       }
       break;
     case model::KernelKind::Attention:
@@ -111,7 +111,9 @@ class Builder {
                                .cp = p_.cp,
                                .sequence_parallel = p_.sequence_parallel,
                                .element_bytes = elem_,
-                               .causal = true};
+                               .causal = true,
+                               .unfused_attention = s.stack.unfused_attention,
+                               .attention_dropout = s.stack.attention_dropout};
     local_tokens_ = model::local_tokens(shape_);
     local_seq_ = s.training.seq_len / p_.cp;
     assign_layers();
@@ -483,6 +485,13 @@ class Builder {
       case Sharding::None:
       case Sharding::Zero1: {
         if (!last_microbatch || shard_group().ranks <= 1) return kNone;
+        if (!s_.stack.dp_overlap) {
+          // Megatron-LM's local DDP reduces its contiguous gradient buffer once, after the
+          // last backward of the step (train_step: forward_backward_func, then
+          // allreduce_gradients): collected here, issued by deferred_grad_sync().
+          deferred_grad_bytes_ += bytes.value();
+          return kNone;
+        }
         if (p_.sharding == Sharding::Zero1) {
           // Megatron's distributed optimizer reduce-scatters gradient buckets as backward runs.
           const auto call = collective(stage, Op::ReduceScatter, "dp", shard_group(), bytes);
@@ -641,7 +650,27 @@ class Builder {
         if (!first) pass_send_[slot] = send(stage, st, info, last_compute, true);
       }
     }
+    if (deferred_grad_bytes_ > 0.0) {
+      const OpId g = deferred_grad_sync(stage, st, last_compute);
+      if (g != kNone) last_dp = g;
+    }
     optimizer(stage, st, last_dp);
+  }
+
+  // The stage's whole gradient buffer reduced in one call after its last backward kernel
+  // (stack dp_overlap false: Megatron-LM before --overlap-grad-reduce).
+  OpId deferred_grad_sync(std::int64_t stage, const StageStreams& st, OpId after) {
+    const Bytes bytes(deferred_grad_bytes_);
+    deferred_grad_bytes_ = 0.0;
+    OpInfo info;
+    info.stage = static_cast<std::int32_t>(stage);
+    info.backward = true;
+    const bool zero1 = p_.sharding == Sharding::Zero1;
+    const auto call =
+        collective(stage, zero1 ? Op::ReduceScatter : Op::AllReduce, "dp", shard_group(), bytes);
+    const OpId id = comm(st.dp, call, zero1 ? "zero1_reduce_scatter" : "ddp_all_reduce", info);
+    dep(after, id);
+    return id;
   }
 
   // Bytes of the stage's non-layer weights (embedding on the first virtual stage, final norm
@@ -662,9 +691,15 @@ class Builder {
   // neighbouring stage, on the sender's pp stream.
   OpId send(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after, bool backward) {
     info.backward = backward;
+    // Neighbouring stages sit on different hosts when the pipeline spans hosts, and in
+    // different NVLink domains when it spans domains (a GB200 NVL72 rack holds 18 hosts).
+    const bool across_hosts = it_.placement.pp.nodes > 1;
+    const bool across_domains = it_.placement.pp.domains > 1;
     const parallel::GroupShape pair{.ranks = 2,
-                                    .nodes = it_.placement.pp.nodes > 1 ? 2 : 1,
-                                    .ranks_per_node = it_.placement.pp.nodes > 1 ? 1 : 2};
+                                    .nodes = across_hosts ? 2 : 1,
+                                    .ranks_per_node = across_hosts ? 1 : 2,
+                                    .domains = across_domains ? 2 : 1,
+                                    .ranks_per_domain = across_domains ? 1 : 2};
     const auto call = collective(stage, Op::SendRecv, "pp", pair, pp_bytes_);
     const OpId id = comm(st.pp, call, backward ? "pp_send_grad" : "pp_send_activation", info);
     dep(after, id);
@@ -754,6 +789,7 @@ class Builder {
     std::int32_t index;
   };
   std::vector<StageCall> stage_calls_;
+  double deferred_grad_bytes_ = 0.0;  // gradients awaiting the step's one reduction
   std::int64_t stage_calls_stage_ = -1;
   std::vector<std::pair<const char*, engine::NameId>> comm_names_;
   // By pipe_slot(): the receive marker and the send op of every pass.

@@ -223,3 +223,37 @@ TEST_CASE("kernels: the attention kernel's efficiency sees the window's keys per
   windowed.window = 8192;
   REQUIRE(compute::attention_efficiency(a, windowed) == compute::attention_efficiency(a, full));
 }
+
+TEST_CASE("kernels: unfused attention is two batched GEMMs over the full scores and s x s traffic",
+          "[model]") {
+  // llama2-7b (32 heads of 128), the worked example's micro-batch (2 x 4096 tokens), one rank.
+  const auto m = io::load_model("llama2-7b");
+  auto shape = paper_shape();
+  shape.unfused_attention = true;
+  shape.attention_dropout = true;
+  const auto ks = layer_kernels(m, shape);
+  REQUIRE(std::none_of(ks.begin(), ks.end(), [](const KernelSpec& k) { return k.name == "attn_core"; }));
+  const auto& scores = find(ks, "attn_scores");
+  const auto& context = find(ks, "attn_context");
+  // Each GEMM: 2 x batch x q x s x d = 2 x (2 x 32) x 4096 x 4096 x 128 = 274,877,906,944, the
+  // masked half included (baddbmm computes it); together the unfused, full-attention count
+  // 4 x tokens x s x h of the flash kernel without its causal discount (test above).
+  REQUIRE(scores.forward_flops.value() == Approx(274'877'906'944.0).epsilon(1e-12));
+  REQUIRE(context.forward_flops.value() == Approx(274'877'906'944.0).epsilon(1e-12));
+  REQUIRE(scores.gemm.batch == 64);
+  REQUIRE(scores.gemm.m == 4096);
+  REQUIRE(scores.gemm.n == 4096);
+  REQUIRE(scores.gemm.k == 128);
+  REQUIRE(context.gemm.n == 128);
+  REQUIRE(context.gemm.k == 4096);
+  // The softmax reads the fp16 scores and writes the probabilities: 2 x 2 bytes per score, over
+  // 64 x 4096 x 4096 = 1,073,741,824 scores; dropout writes a 1-byte mask beside its output.
+  REQUIRE(find(ks, "attn_softmax").forward_bytes.value() ==
+          Approx(4.0 * 1'073'741'824.0).epsilon(1e-12));
+  REQUIRE(find(ks, "attn_dropout").forward_bytes.value() ==
+          Approx(5.0 * 1'073'741'824.0).epsilon(1e-12));
+  shape.attention_dropout = false;
+  const auto without = layer_kernels(m, shape);
+  REQUIRE(std::none_of(without.begin(), without.end(),
+                       [](const KernelSpec& k) { return k.name == "attn_dropout"; }));
+}

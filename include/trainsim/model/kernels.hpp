@@ -26,6 +26,7 @@ struct GemmShape {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
+  std::int64_t batch = 1;  // a strided-batched call (unfused attention's bmm over heads)
 };
 
 // One kernel of one micro-batch on one TP rank (one CP rank).
@@ -60,6 +61,13 @@ struct LayerShape {
   // Causal attention run by a kernel that skips the masked half (FlashAttention-2). false gives
   // the full, model-FLOPs convention count.
   bool causal = true;
+  // Attention as Megatron-LM computed it before FlashAttention (megatron/model/transformer.py,
+  // ParallelAttention, 2019-2022): a batched GEMM writing the s x s scores (baddbmm), the fused
+  // scale-mask-softmax, dropout on the probabilities (attention_dropout) and a batched GEMM
+  // with V (bmm), each through HBM; the masked half is computed too. false: one fused
+  // flash-attention kernel (attn_core).
+  bool unfused_attention = false;
+  bool attention_dropout = false;  // unfused only: torch.nn.Dropout on the s x s probabilities
 };
 
 // Tokens one rank processes per micro-batch: micro_batch * seq_len / cp.

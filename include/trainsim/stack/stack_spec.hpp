@@ -75,6 +75,18 @@ struct StackSpec {
   // attention are slower; FlashAttention-3 and cuDNN on Hopper faster).
   double attention_speed = 1.0;
 
+  // Attention computed unfused (Megatron-LM before FlashAttention): its batched GEMMs and the
+  // s x s softmax (and dropout) through HBM, model/kernels.hpp LayerShape::unfused_attention.
+  // attention_speed does not apply then. Optional "attention": {"kernel": "unfused",
+  // "dropout": true}; default {"kernel": "flash", "dropout": false}.
+  bool unfused_attention = false;
+  bool attention_dropout = false;
+
+  // Data-parallel gradient reduction overlaps backward (PyTorch DDP buckets, Megatron's
+  // --overlap-grad-reduce) or runs once after the step's last backward (Megatron-LM's local
+  // DDP before 2023). Optional "data_parallel": {"overlap_grad_reduce": false}; default true.
+  bool dp_overlap = true;
+
   // HBM bytes of memory-bound kernels relative to the fused kernels the model counts (norm,
   // activation, residual, RoPE): eager frameworks launch several kernels per op and keep
   // fp32 intermediates under autocast. 1 = fused.
