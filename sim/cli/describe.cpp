@@ -75,8 +75,8 @@ std::string experts_line(const model::ModelSpec& m) {
   return out + "; load imbalance " + imbalance + "\n";
 }
 
-// A model the simulator cannot run yet (mixture of experts, latent attention): its counts,
-// FLOPs and placement, and no memory (expert weights under expert parallelism are not modelled).
+// A model the simulator cannot run yet (model::simulation_gap; none today): its counts, FLOPs
+// and placement, and no memory.
 int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
                          const std::string& gap, const parallel::Placement& pl) {
   const model::ModelSpec& m = s.model;
@@ -84,7 +84,7 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
   const auto active = model::num_active_parameters(m);
   const auto matmul = model::matmul_parameters(m);
   const Flops per_token = model::model_flops_per_token(m, s.training.seq_len);
-  const std::string memory_note = "not computed: " + gap + " are not simulated yet";
+  const std::string memory_note = "not computed: " + gap + " is not simulated yet";
   if (o.format == "json") {
     nlohmann::json out = {{"context", io::report_context()},
                           {"scenario", io::scenario_to_json(s)},
@@ -152,18 +152,38 @@ int describe(const DescribeOptions& o) {
                             {"cp", group_json(pl.cp)},
                             {"dp", group_json(pl.dp)},
                             {"pp", group_json(pl.pp)}}}};
+    if (model::is_moe(m)) {
+      out["active_parameters"] = model::num_active_parameters(m);
+      out["experts"] = {{"routed", m.num_experts},
+                        {"per_token", m.num_experts_per_token},
+                        {"expert_ffn_hidden", m.expert_ffn_hidden},
+                        {"shared", m.num_shared_experts},
+                        {"shared_expert_ffn_hidden", m.shared_expert_ffn_hidden},
+                        {"dense_layers", m.num_dense_layers},
+                        {"load_imbalance", m.expert_load_imbalance},
+                        {"ep", s.parallel.ep}};
+    }
     std::cout << out.dump(2) << '\n';
     return 0;
   }
   std::cout << "model        " << s.model_name << ": " << m.num_layers << " layers, hidden "
             << m.hidden << ", " << m.num_heads << " heads (" << m.num_kv_heads << " kv), ffn "
             << m.ffn_hidden << ", vocab " << m.vocab << "\n"
-            << attention_lines(m) << "parameters   " << params << " (" << matmul << " in matmuls)\n"
+            << attention_lines(m) << (model::is_moe(m) ? experts_line(m) : "")
+            << "parameters   " << params
+            << (model::is_moe(m) ? " total, " + std::to_string(model::num_active_parameters(m)) +
+                                       " active per token"
+                                 : std::string())
+            << " (" << matmul << " in matmuls)\n"
             << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
-            << to_string(per_token) << ", 6N + 12 L h s)\n"
+            << to_string(per_token)
+            << (model::is_moe(m) ? ", 6N + attention, N the active matmul parameters)\n"
+                                 : ", 6N + 12 L h s)\n")
             << "cluster      " << s.gpus << " GPUs of " << s.hardware_name << ", dp "
             << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp "
-            << s.parallel.cp << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
+            << s.parallel.cp
+            << (model::is_moe(m) ? ", ep " + std::to_string(s.parallel.ep) : std::string())
+            << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
             << "placement    dp group: " << counted(pl.dp.ranks, "rank") << " on "
             << counted(pl.dp.nodes, "node") << ", " << pl.dp.ranks_per_node
             << " per node; tp group: " << counted(pl.tp.ranks, "rank") << " on "

@@ -24,6 +24,8 @@ void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
   c.add_option("--tp", f.tp, "Tensor parallel degree");
   c.add_option("--pp", f.pp, "Pipeline parallel degree");
   c.add_option("--cp", f.cp, "Context parallel degree");
+  c.add_option("--ep", f.ep,
+               "Expert parallel degree of MoE layers, carved out of the data-parallel ranks");
   c.add_flag("--sequence-parallel", f.sequence_parallel, "Megatron sequence parallelism");
   c.add_option("--schedule", f.schedule, "Pipeline schedule: gpipe | 1f1b | interleaved");
   c.add_option("--virtual-stages", f.virtual_stages, "Model chunks per pipeline rank");
@@ -76,6 +78,7 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
   set("parallel.tp", f.tp, "--tp");
   set("parallel.pp", f.pp, "--pp");
   set("parallel.cp", f.cp, "--cp");
+  set("parallel.ep", f.ep, "--ep");
   if (f.sequence_parallel) {
     io::set_path(doc, "parallel.sequence_parallel", true, "command line (--sequence-parallel)");
   }

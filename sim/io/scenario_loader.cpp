@@ -89,7 +89,7 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
   if (const std::string gap = model::simulation_gap(s.model);
       doc.use == ScenarioUse::Simulate && !gap.empty()) {
     throw top.error("model", "model '" + s.model_name + "' has " + gap +
-                                 ", which are not simulated yet; expected a model without them "
+                                 ", which is not simulated yet; expected a model without it "
                                  "(trainsim describe shows this model's counts)");
   }
   if (top.has("stack")) {
@@ -153,6 +153,7 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
     p.tp = degree("tp", 1, kMaxDegree);
     p.pp = degree("pp", 1, kMaxDegree);
     p.cp = degree("cp", 1, kMaxDegree);
+    p.ep = degree("ep", 1, kMaxDegree);
     p.sequence_parallel = par.boolean_or("sequence_parallel", false);
     p.schedule =
         pick<PipelineSchedule>(par.choice_or("pipeline_schedule", kSchedules, "1f1b"), kSchedules);
@@ -210,6 +211,7 @@ const std::vector<std::string>& scenario_paths() {
                                                  "parallel.tp",
                                                  "parallel.pp",
                                                  "parallel.cp",
+                                                 "parallel.ep",
                                                  "parallel.sequence_parallel",
                                                  "parallel.pipeline_schedule",
                                                  "parallel.virtual_stages",
@@ -278,6 +280,8 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
                              {"sharding", parallel::to_string(p.sharding)},
                              {"recompute", parallel::to_string(p.recompute)}};
   if (p.sharding == Sharding::HybridShard) parallel["shard_group"] = parallel::hybrid_shard_size(s);
+  // Only MoE scenarios carry ep, so a dense scenario's report keeps its keys.
+  if (model::is_moe(s.model)) parallel["ep"] = p.ep;
   return nlohmann::json{{"hardware", s.hardware_name},
                         {"model", s.model_name},
                         {"stack", s.stack_name},

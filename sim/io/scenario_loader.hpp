@@ -19,8 +19,8 @@ namespace trainsim::io {
 inline constexpr std::int64_t kMaxDegree = std::int64_t{1} << 20U;
 
 // What a scenario is loaded for. Simulate (run, sweep, search, compare, diff, validate) refuses a
-// model with layers the simulator cannot run yet (model::simulation_gap: mixture-of-experts
-// layers, latent attention); Describe (counts and FLOPs only) accepts it.
+// model with layers the simulator cannot run yet (model::simulation_gap: latent attention);
+// Describe (counts and FLOPs only) accepts it.
 enum class ScenarioUse { Simulate, Describe };
 
 // A scenario document and where it came from.

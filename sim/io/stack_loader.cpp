@@ -81,6 +81,11 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
     s.dp_overlap = dpr.boolean_or("overlap_grad_reduce", true);
     dpr.finish();
   }
+  if (r.has("moe")) {
+    ObjectReader moe = r.object("moe");
+    s.moe_a2a_overlap = moe.boolean_or("a2a_overlap", false);
+    moe.finish();
+  }
   s.kernel_dispatch = r.seconds("kernel_dispatch", true);
   s.iteration_overhead = r.seconds("iteration_overhead", true);
   if (s.kernel_dispatch.value() > 1e-2) {

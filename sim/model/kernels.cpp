@@ -79,7 +79,79 @@ std::int64_t local_tokens(const LayerShape& shape) {
   return shape.micro_batch * shape.seq_len / shape.cp;
 }
 
-std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
+namespace {
+
+// Multi-head latent attention (DeepSeek-V2 §2.1.2 eqs. 9-14; DeepSeek-V3 §2.1.1), unabsorbed
+// as training runs it, split over TP as Megatron-Core's MLASelfAttention does: the down
+// projections (q_a hidden x q_lora_rank, kv_a hidden x (kv_lora_rank + rope)) and their
+// RMSNorms replicated on every TP rank, the up projections (q_b, kv_b) column-parallel over
+// heads, the output projection row-parallel. Attention per local head: QK^T with head size
+// d_qk = nope + rope, AV with d_v = v_head_dim, as one fused flash-attention kernel.
+// Names: attn_norm, mla_q_down, mla_q_norm, mla_q_up (or q_proj without q_lora_rank),
+// mla_kv_down, mla_kv_norm, mla_kv_up, rope, attn_core, attn_out_proj, attn_residual_add.
+void add_mla_attention_kernels(const ModelSpec& m, const LayerShape& s,
+                               std::vector<KernelSpec>& k) {
+  const std::int64_t tokens = local_tokens(s);
+  const double e = d(s.element_bytes);
+  const double t_res = residual_tokens(s);
+  const std::int64_t heads_local = ceil_div(m.num_heads, s.tp);
+  const std::int64_t d_qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  const std::int64_t q_local = heads_local * d_qk;
+  const std::int64_t v_local = heads_local * m.v_head_dim;
+  k.push_back(norm_kernel("attn_norm", m, t_res, e));
+  // An RMSNorm over a latent of `width`: 4 FLOPs per element, reads x and writes y; backward
+  // reads x and dy, writes dx.
+  auto latent_norm = [&](std::string name, std::int64_t width) {
+    return elementwise(std::move(name), d(tokens) * d(width), 4.0, 2.0 * e, 8.0, 3.0 * e);
+  };
+  if (m.q_lora_rank > 0) {
+    k.push_back(gemm("mla_q_down", tokens, m.q_lora_rank, m.hidden, s.element_bytes));
+    k.push_back(latent_norm("mla_q_norm", m.q_lora_rank));
+    k.push_back(gemm("mla_q_up", tokens, q_local, m.q_lora_rank, s.element_bytes));
+  } else {
+    k.push_back(gemm("q_proj", tokens, q_local, m.hidden, s.element_bytes));
+  }
+  k.push_back(gemm("mla_kv_down", tokens, m.kv_lora_rank + m.qk_rope_head_dim, m.hidden,
+                   s.element_bytes));
+  k.push_back(latent_norm("mla_kv_norm", m.kv_lora_rank));
+  k.push_back(gemm("mla_kv_up", tokens, heads_local * (m.qk_nope_head_dim + m.v_head_dim),
+                   m.kv_lora_rank, s.element_bytes));
+  // RoPE on the queries' rotary part and the one shared rotary key: 3 FLOPs per element, read
+  // and written.
+  const std::int64_t rotary = heads_local * m.qk_rope_head_dim + m.qk_rope_head_dim;
+  k.push_back(elementwise("rope", d(tokens) * d(rotary), 3.0, 2.0 * e, 3.0, 2.0 * e));
+  // As the standard attention_core (layer_kernels), with 2 T S d_qk (QK^T) + 2 T S d_v (AV)
+  // FLOPs per head, halved by the causal kernel; backward 2.5x forward. Bytes: Q and K of
+  // d_qk, V and O of d_v per head (K and V expanded per head by kv_up), the fp32 log-sum-exp.
+  KernelSpec a;
+  a.name = "attn_core";
+  a.kind = KernelKind::Attention;
+  const double full = 2.0 * d(tokens) * d(s.seq_len) * d(q_local + v_local) *
+                      attention_window_fraction(m, s.seq_len);
+  a.causal_discount = s.causal;
+  a.head_dim = d_qk;
+  a.attention_window = m.attention_window;
+  a.forward_flops = Flops(s.causal ? full / 2.0 : full);
+  a.backward_flops = a.forward_flops * 2.5;
+  const double kv_rows = d(s.micro_batch) * d(s.seq_len);
+  const double lse = 4.0 * d(tokens) * d(heads_local);
+  a.forward_bytes =
+      Bytes(e * (d(tokens) * d(q_local + v_local) + kv_rows * d(q_local + v_local)) + lse);
+  a.backward_bytes =
+      Bytes(e * (2.0 * d(tokens) * d(q_local + v_local) + 2.0 * kv_rows * d(q_local + v_local)) +
+            3.0 * lse);
+  a.selective_recompute = true;
+  k.push_back(a);
+  k.push_back(gemm("attn_out_proj", tokens, m.hidden, v_local, s.element_bytes));
+  k.push_back(residual_kernel("attn_residual_add", m, t_res, e));
+}
+
+// The attention half of a layer (attn_norm ... attn_residual_add), appended to `k`.
+void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<KernelSpec>& k) {
+  if (has_mla(m)) {
+    add_mla_attention_kernels(m, s, k);
+    return;
+  }
   const std::int64_t tokens = local_tokens(s);
   const double e = d(s.element_bytes);
   const double t_res = residual_tokens(s);
@@ -87,10 +159,7 @@ std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
   const std::int64_t q_local = heads_local * m.head_dim;
   // Megatron replicates KV heads on every rank when tp exceeds their number.
   const std::int64_t kv_local = ceil_div(m.num_kv_heads, s.tp) * m.head_dim;
-  const std::int64_t f_local = ceil_div(m.ffn_hidden, s.tp);
-  const bool gated = m.activation == Activation::SwiGlu;
 
-  std::vector<KernelSpec> k;
   k.push_back(norm_kernel("attn_norm", m, t_res, e));
   k.push_back(gemm("qkv_proj", tokens, q_local + 2 * kv_local, m.hidden, s.element_bytes));
   if (m.position_embedding == PositionEmbedding::Rope) {
@@ -157,6 +226,15 @@ std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
   }
   k.push_back(gemm("attn_out_proj", tokens, m.hidden, q_local, s.element_bytes));
   k.push_back(residual_kernel("attn_residual_add", m, t_res, e));
+}
+
+// The dense MLP of a layer (mlp_norm ... mlp_residual_add), appended to `k`.
+void add_dense_mlp_kernels(const ModelSpec& m, const LayerShape& s, std::vector<KernelSpec>& k) {
+  const std::int64_t tokens = local_tokens(s);
+  const double e = d(s.element_bytes);
+  const double t_res = residual_tokens(s);
+  const std::int64_t f_local = ceil_div(m.ffn_hidden, s.tp);
+  const bool gated = m.activation == Activation::SwiGlu;
   k.push_back(norm_kernel("mlp_norm", m, t_res, e));
   if (gated) {
     k.push_back(gemm("mlp_up_gate", tokens, 2 * f_local, m.hidden, s.element_bytes));
@@ -172,7 +250,146 @@ std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
   }
   k.push_back(gemm("mlp_down", tokens, m.hidden, f_local, s.element_bytes));
   k.push_back(residual_kernel("mlp_residual_add", m, t_res, e));
+}
+
+// The activation between an MLP's up and down projections over `elements` outputs, as in the
+// dense MLP: SwiGLU silu(gate) * up, 6 FLOPs per output (reads gate and up, writes the
+// product; backward reads gate, up and dy, writes dgate and dup); GELU (tanh form, Hendrycks &
+// Gimpel 2016) about 8 FLOPs (reads x, writes y; backward reads x and dy, writes dx).
+KernelSpec activation_kernel(std::string name, const ModelSpec& m, double elements, double e) {
+  if (m.activation == Activation::SwiGlu) {
+    return elementwise(std::move(name), elements, 6.0, 3.0 * e, 12.0, 5.0 * e);
+  }
+  return elementwise(std::move(name), elements, 8.0, 2.0 * e, 16.0, 3.0 * e);
+}
+
+// A grouped GEMM (Megatron-Core's GroupedMLP, cutlass grouped GEMM): `groups` GEMMs of
+// [rows_g x k] * [k x n], one per local expert, with `rows` rows in all. FLOPs and bytes are
+// those of the rows themselves (2 rows n k forward, 4 rows n k backward; each expert's weight
+// read once); the shape for the tile/wave model is `groups` batched GEMMs of the mean
+// ceil(rows / groups) rows, so small per-expert batches pay tile quantization
+// (compute/kernel_cost.hpp gemm_efficiency, NVIDIA's Matrix Multiplication Background guide
+// §3.1-3.2), as a grouped GEMM that runs the experts' tiles together does.
+KernelSpec grouped_gemm(std::string name, std::int64_t groups, std::int64_t rows, std::int64_t n,
+                        std::int64_t k, std::int64_t element_bytes) {
+  KernelSpec g;
+  g.name = std::move(name);
+  g.kind = KernelKind::Gemm;
+  g.forward_flops = Flops(2.0 * d(rows) * d(n) * d(k));
+  g.backward_flops = g.forward_flops * 2.0;
+  g.forward_bytes =
+      Bytes(d(element_bytes) * (d(rows) * d(k) + d(groups) * d(k) * d(n) + d(rows) * d(n)));
+  g.backward_bytes = g.forward_bytes * 2.0;
+  g.gemm = GemmShape{.m = ceil_div(rows, groups), .n = n, .k = k, .batch = groups};
+  return g;
+}
+
+// The MoE block of a layer, appended to `k` (see moe_layer_kernels in kernels.hpp).
+void add_moe_kernels(const ModelSpec& m, const LayerShape& s, std::vector<KernelSpec>& k) {
+  const std::int64_t tokens = local_tokens(s);
+  const double e = d(s.element_bytes);
+  const double t_res = residual_tokens(s);
+  const bool gated = m.activation == Activation::SwiGlu;
+  const std::int64_t routed = tokens * m.num_experts_per_token;  // token copies sent to experts
+  const std::int64_t local_experts = m.num_experts / s.ep;
+  const std::int64_t fe_local = ceil_div(m.expert_ffn_hidden, s.tp);
+  const double imbalance = m.expert_load_imbalance;
+  k.push_back(norm_kernel("mlp_norm", m, t_res, e));
+  // The router, hidden x num_experts, replicated on TP ranks, over every token.
+  k.push_back(gemm("moe_router", tokens, m.num_experts, m.hidden, s.element_bytes));
+  // Softmax (or sigmoid) and top-k over the scores in fp32: about 5 FLOPs per score; reads the
+  // logits, writes the fp32 probabilities. Backward: 3 FLOPs, reads the probabilities and their
+  // gradient, writes the logits' gradient.
+  k.push_back(elementwise("moe_topk", d(tokens) * d(m.num_experts), 5.0, e + 4.0, 3.0, 8.0 + e));
+  // Permute: each token's row copied once per chosen expert, grouped by expert (Megatron-Core
+  // moe_utils.permute): reads and writes a row per copy. Backward sums the copies' gradients.
+  k.push_back(elementwise("moe_permute", d(routed) * d(m.hidden), 0.0, 2.0 * e, 1.0, 2.0 * e));
+  // Expert GEMMs on this EP rank: every rank sends and receives `routed` rows in balance
+  // (tokens x k / num_experts per expert from each of the ep ranks, for num_experts / ep local
+  // experts: tokens x k in all), so a rank's expert FLOPs do not depend on ep; only the rows
+  // per expert (tokens x k x ep / num_experts) grow with it.
+  KernelSpec up = grouped_gemm(gated ? "expert_up_gate" : "expert_up", local_experts, routed,
+                               (gated ? 2 : 1) * fe_local, m.hidden, s.element_bytes);
+  KernelSpec act = activation_kernel("expert_act", m, d(routed) * d(fe_local), e);
+  KernelSpec down =
+      grouped_gemm("expert_down", local_experts, routed, m.hidden, fe_local, s.element_bytes);
+  for (KernelSpec* x : {&up, &act, &down}) {
+    x->load_imbalance = imbalance;
+    k.push_back(*x);
+  }
+  // Unpermute: each token's k expert outputs scaled by their router probabilities and summed
+  // (a multiply-add per element); reads the copies, writes the token rows. Backward reads the
+  // gradient and the copies, writes the copies' gradients (and the probabilities').
+  k.push_back(elementwise("moe_unpermute", d(routed) * d(m.hidden), 2.0, 2.0 * e, 2.0, 3.0 * e));
+  if (m.num_shared_experts > 0) {
+    // Shared experts: a dense MLP of num_shared_experts x their width, split over TP as the
+    // dense MLP (DeepSeekMoE §3.2; Megatron-Core SharedExpertMLP).
+    const std::int64_t fs_local =
+        ceil_div(m.num_shared_experts * m.shared_expert_ffn_hidden, s.tp);
+    k.push_back(gemm(gated ? "shared_expert_up_gate" : "shared_expert_up", tokens,
+                     (gated ? 2 : 1) * fs_local, m.hidden, s.element_bytes));
+    k.push_back(activation_kernel("shared_expert_act", m, d(tokens) * d(fs_local), e));
+    k.push_back(gemm("shared_expert_down", tokens, m.hidden, fs_local, s.element_bytes));
+  }
+  k.push_back(residual_kernel("mlp_residual_add", m, t_res, e));
+}
+
+}  // namespace
+
+std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
+  std::vector<KernelSpec> k;
+  add_attention_kernels(m, s, k);
+  add_dense_mlp_kernels(m, s, k);
   return k;
+}
+
+std::vector<KernelSpec> moe_layer_kernels(const ModelSpec& m, const LayerShape& s) {
+  std::vector<KernelSpec> k;
+  add_attention_kernels(m, s, k);
+  add_moe_kernels(m, s, k);
+  return k;
+}
+
+std::int64_t dense_layer_parameters_per_rank(const ModelSpec& m, std::int64_t tp) {
+  if (!has_mla(m)) return layer_parameters_per_tp_rank(m, tp);
+  // Latent attention (the loaders refuse biases with it): q_a and kv_a replicated, q_b, kv_b
+  // column-parallel over heads, o row-parallel; norms (two of the layer, two latent) replicated.
+  const std::int64_t h = m.hidden;
+  const std::int64_t heads_local = ceil_div(m.num_heads, tp);
+  const std::int64_t d_qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  const std::int64_t q = m.q_lora_rank > 0
+                             ? h * m.q_lora_rank + m.q_lora_rank * heads_local * d_qk
+                             : h * heads_local * d_qk;
+  const std::int64_t kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) +
+                          m.kv_lora_rank * heads_local * (m.qk_nope_head_dim + m.v_head_dim);
+  const std::int64_t o = heads_local * m.v_head_dim * h;
+  const std::int64_t norms = 2 * norm_parameters(m) + m.q_lora_rank + m.kv_lora_rank;
+  const bool gated = m.activation == Activation::SwiGlu;
+  const std::int64_t mlp = (gated ? 3 : 2) * h * ceil_div(m.ffn_hidden, tp);
+  return q + kv + o + norms + mlp;
+}
+
+LayerRankParameters moe_layer_parameters_per_rank(const ModelSpec& m, std::int64_t tp,
+                                                  std::int64_t ep) {
+  const std::int64_t h = m.hidden;
+  const bool gated = m.activation == Activation::SwiGlu;
+  // An MLP of inner size f split over TP: gate/up column-parallel (weights and biases / tp),
+  // down row-parallel (weights / tp, bias replicated).
+  auto mlp = [&](std::int64_t f) {
+    const std::int64_t f_local = ceil_div(f, tp);
+    std::int64_t n = (gated ? 3 : 2) * h * f_local;
+    if (m.mlp_bias) n += (gated ? 2 : 1) * f_local + h;
+    return n;
+  };
+  // The dense layer's count less its MLP: attention, norms (counts.hpp).
+  const std::int64_t attention_and_norms =
+      dense_layer_parameters_per_rank(m, tp) - mlp(m.ffn_hidden);
+  LayerRankParameters out;
+  out.dense = attention_and_norms + m.num_shared_experts * mlp(m.shared_expert_ffn_hidden) +
+              h * m.num_experts + (m.shared_expert_gate ? h : 0) +
+              (m.router_bias ? m.num_experts : 0);
+  out.expert = (m.num_experts / ep) * mlp(m.expert_ffn_hidden);
+  return out;
 }
 
 std::vector<KernelSpec> embedding_kernels(const ModelSpec& m, const LayerShape& s) {

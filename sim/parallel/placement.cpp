@@ -81,6 +81,9 @@ Placement place(const Scenario& s) {
     out.shard = group_shape(p.dp * p.cp, p.tp, g, d);
     out.replicate = GroupShape{};
   }
+  out.ep = group_shape(p.ep, p.tp * p.cp, g, d);
+  out.expert_shard =
+      p.ep > 1 ? group_shape(p.dp * p.cp / p.ep, p.tp * p.cp * p.ep, g, d) : out.shard;
   return out;
 }
 

@@ -55,6 +55,36 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/parallel/tp", "tp " + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden) +
                                 "; expected a divisor of " + str(m.ffn_hidden));
   }
+  if (p.ep > 1 || model::is_moe(m)) {
+    // Expert parallelism: EP groups of ep data-parallel ranks each hold num_experts / ep routed
+    // experts (Megatron-Core: expert_model_parallel_size divides the data-parallel size and
+    // num_moe_experts). Carving EP out of CP ranks too, as Megatron-Core may, is not modelled.
+    if (!model::is_moe(m)) {
+      problem("/parallel/ep", "ep " + str(p.ep) + " needs a mixture-of-experts model, and '" +
+                                  m.id + "' is dense; expected ep 1");
+    } else if (p.dp > 0 && p.dp % p.ep != 0) {
+      problem("/parallel/ep", "ep " + str(p.ep) + " does not divide dp " + str(p.dp) +
+                                  " (expert-parallel groups are carved out of the data-parallel "
+                                  "ranks); expected a divisor of " +
+                                  str(p.dp));
+    } else if (m.num_experts % p.ep != 0) {
+      problem("/parallel/ep", "ep " + str(p.ep) + " does not divide the " + str(m.num_experts) +
+                                  " experts; expected a divisor of " + str(m.num_experts));
+    } else if (p.ep > 1 && p.cp > 1) {
+      problem("/parallel/ep", "ep " + str(p.ep) + " with cp " + str(p.cp) +
+                                  " is not modelled (EP groups are carved out of the "
+                                  "data-parallel ranks only); expected ep 1 or cp 1");
+    } else if (p.ep > 1 && p.sharding == Sharding::HybridShard) {
+      problem("/parallel/ep", "ep " + str(p.ep) +
+                                  " with sharding hybrid_shard is not modelled; expected ep 1 "
+                                  "or sharding none, zero1, shard_grad_op or full_shard");
+    }
+    if (m.expert_ffn_hidden % p.tp != 0) {
+      problem("/parallel/tp", "tp " + str(p.tp) + " does not divide expert_ffn_hidden " +
+                                  str(m.expert_ffn_hidden) + " (experts are split over tp); "
+                                  "expected a divisor of " + str(m.expert_ffn_hidden));
+    }
+  }
   // Stages may hold unequal layer counts (Megatron's uneven first/last stage), but each model
   // chunk needs at least one layer.
   if (p.pp * p.virtual_stages > m.num_layers) {

@@ -26,7 +26,8 @@ model::LayerShape layer_shape(const parallel::Scenario& s) {
                            .tp = s.parallel.tp,
                            .cp = s.parallel.cp,
                            .sequence_parallel = s.parallel.sequence_parallel,
-                           .element_bytes = element_bytes(s.training.precision)};
+                           .element_bytes = element_bytes(s.training.precision),
+                           .ep = s.parallel.ep};
 }
 
 // Activations the last stage keeps for the final norm, the LM head and the loss, per
@@ -37,6 +38,25 @@ double head_activation_bytes(const model::ModelSpec& m, const model::LayerShape&
   const double residual = shape.sequence_parallel ? tokens / d(shape.tp) : tokens;
   const double e = d(shape.element_bytes);
   return residual * 2.0 * e * d(m.hidden) + 4.0 * tokens * d(model::ceil_div(m.vocab, shape.tp));
+}
+
+// MoE layers among the layers pipeline stage `stage` runs, under the workload builder's
+// assignment: pp x virtual_stages chunks of layers / chunks layers, the first layers % chunks
+// chunks one more; stage i runs chunks c pp + i; layers past num_dense_layers are MoE.
+std::int64_t moe_layers_in_stage(const parallel::Scenario& s, std::int64_t stage) {
+  const model::ModelSpec& m = s.model;
+  const std::int64_t pp = s.parallel.pp;
+  const std::int64_t chunks = pp * s.parallel.virtual_stages;
+  const std::int64_t base = m.num_layers / chunks;
+  const std::int64_t extra = m.num_layers % chunks;
+  std::int64_t count = 0;
+  for (std::int64_t c = 0; c < s.parallel.virtual_stages; ++c) {
+    const std::int64_t vs = c * pp + stage;
+    const std::int64_t first = vs * base + std::min(vs, extra);
+    const std::int64_t end = first + base + (vs < extra ? 1 : 0);
+    count += std::max<std::int64_t>(0, end - std::max(first, m.num_dense_layers));
+  }
+  return count;
 }
 
 }  // namespace
@@ -76,6 +96,45 @@ std::int64_t sharding_degree(const parallel::Scenario& s) {
   return 1;
 }
 
+std::int64_t expert_sharding_degree(const parallel::Scenario& s) {
+  switch (s.parallel.sharding) {
+    case Sharding::None:
+      return 1;
+    case Sharding::HybridShard:
+      return sharding_degree(s);
+    case Sharding::Zero1:
+    case Sharding::ShardGradOp:
+    case Sharding::FullShard:
+      return std::max<std::int64_t>(1, sharding_degree(s) / s.parallel.ep);
+  }
+  return 1;
+}
+
+Bytes activation_bytes_per_moe_layer(const model::ModelSpec& m, const model::LayerShape& shape,
+                                     Recompute recompute, const ActivationOptions& options) {
+  if (recompute == Recompute::Full) return activation_bytes_per_layer(m, shape, recompute, options);
+  // The attention half, the norms' and the MLP block's input: the dense formula without an MLP.
+  model::ModelSpec attention_only = m;
+  attention_only.ffn_hidden = 0;
+  const double base = activation_bytes_per_layer(attention_only, shape, recompute, options).value();
+  const double tokens = d(model::local_tokens(shape));
+  const double e = d(shape.element_bytes);
+  const double g = options.fp8_gemm_inputs ? 1.0 : e;
+  const double h = d(m.hidden);
+  const double mlp_tensors = m.activation == model::Activation::SwiGlu ? 3.0 : 2.0;
+  // Per element of an MLP's inner width: its tensors but the last (e) and the down
+  // projection's input (g), as in activation_bytes_per_layer.
+  const double per_inner = e * (mlp_tensors - 1.0) + g;
+  const double fe_local = d(model::ceil_div(m.expert_ffn_hidden, shape.tp));
+  const double fs_local =
+      d(model::ceil_div(m.num_shared_experts * m.shared_expert_ffn_hidden, shape.tp));
+  const double routed = tokens * d(m.num_experts_per_token) *
+                        (2.0 * e * h + per_inner * fe_local) * m.expert_load_imbalance;
+  const double router = tokens * 4.0 * d(m.num_experts);
+  const double shared = tokens * per_inner * fs_local;
+  return Bytes(base + routed + router + shared);
+}
+
 Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerShape& shape,
                                  Recompute recompute, const ActivationOptions& options) {
   const double tokens = d(model::local_tokens(shape));
@@ -88,8 +147,17 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
     return Bytes(residual * e * h);
   }
   const double heads_local = d(model::ceil_div(m.num_heads, shape.tp));
-  const double q_local = heads_local * d(m.head_dim);
-  const double kv_local = d(model::ceil_div(m.num_kv_heads, shape.tp) * m.head_dim);
+  double q_local = heads_local * d(m.head_dim);
+  double kv_local = d(model::ceil_div(m.num_kv_heads, shape.tp) * m.head_dim);
+  double latents = 0.0;
+  if (model::has_mla(m)) {
+    // Latent attention: Q and K of nope + rope per head, V and the output of v_head_dim (the
+    // 2q + 2kv below), plus the latents' norm inputs and up-projection inputs, replicated over
+    // TP: 2 e (q_lora_rank + kv_lora_rank) per token.
+    q_local = heads_local * d(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    kv_local = heads_local * d(m.v_head_dim);
+    latents = tokens * 2.0 * e * d(m.q_lora_rank + m.kv_lora_rank);
+  }
   const double f_local = d(model::ceil_div(m.ffn_hidden, shape.tp));
   const double mlp_tensors = m.activation == model::Activation::SwiGlu ? 3.0 : 2.0;
   // Bytes of a saved GEMM input: the FP8 cast (1 byte) when the stack saves those, else e.
@@ -114,7 +182,7 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
       scores = tokens * heads_local * d(shape.seq_len) * per_score;
     }
   }
-  return Bytes(replicated + split + scores);
+  return Bytes(replicated + split + scores + latents);
 }
 
 double in_flight_microbatches(const parallel::Scenario& s, std::int64_t stage) {
@@ -147,7 +215,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   const std::int64_t e = element_bytes(s.training.precision);
 
   // Parameters of this stage on one TP rank.
-  const std::int64_t layer = model::layer_parameters_per_tp_rank(m, tp);
+  const std::int64_t layer = model::dense_layer_parameters_per_rank(m, tp);
   const std::int64_t embedding = first ? model::embedding_parameters_per_tp_rank(m, tp) : 0;
   const auto copy =
       plan.pp > 1 ? model::LmHeadCopy::Separate : model::LmHeadCopy::SharedWithEmbedding;
@@ -155,7 +223,23 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
       last ? model::lm_head_parameters_per_tp_rank(m, tp, copy) + model::final_norm_parameters(m)
            : 0;
   const std::int64_t num_layers = layers_in_stage(m, plan.pp, stage);
-  const double params = d(num_layers * layer + embedding + head);
+  double params = d(num_layers * layer + embedding + head);
+  // MoE layers: their routed experts (this EP rank's) are sharded over the expert-data-parallel
+  // ranks, apart from the rest; the largest layer and all layers' parameters for the buffers.
+  double expert_params = 0.0;
+  std::int64_t largest_layer = layer;
+  std::int64_t stage_layer_params = num_layers * layer;
+  std::int64_t moe_layers = 0;
+  if (model::is_moe(m)) {
+    moe_layers = std::min(num_layers, moe_layers_in_stage(s, stage));
+    const auto moe = model::moe_layer_parameters_per_rank(m, tp, plan.ep);
+    params = d((num_layers - moe_layers) * layer + moe_layers * moe.dense + embedding + head);
+    expert_params = d(moe_layers * moe.expert);
+    stage_layer_params = (num_layers - moe_layers) * layer + moe_layers * moe.total();
+    if (moe_layers > 0) {
+      largest_layer = moe_layers == num_layers ? moe.total() : std::max(layer, moe.total());
+    }
+  }
 
   const double degree = d(sharding_degree(s));
   const bool shard_state = plan.sharding == Sharding::ShardGradOp ||
@@ -165,10 +249,15 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
 
   MemoryBreakdown out;
   out.stage = stage;
-  out.parameters = Bytes(d(e) * params / (shard_state ? degree : 1.0));
-  out.gradients = Bytes(d(e) * params / (shard_state ? degree : 1.0));
+  const double expert_degree = d(expert_sharding_degree(s));
+  // Zero for a dense model (x + 0.0 == x exactly).
+  const double expert_state = expert_params / (shard_state ? expert_degree : 1.0);
+  out.parameters = Bytes(d(e) * params / (shard_state ? degree : 1.0) + d(e) * expert_state);
+  out.gradients = Bytes(d(e) * params / (shard_state ? degree : 1.0) + d(e) * expert_state);
   out.optimizer = Bytes(optimizer_bytes_per_parameter(s.training.optimizer, e) * params /
-                        (shard_optimizer ? degree : 1.0));
+                            (shard_optimizer ? degree : 1.0) +
+                        optimizer_bytes_per_parameter(s.training.optimizer, e) * expert_params /
+                            (shard_optimizer ? expert_degree : 1.0));
 
   double buffers = 0.0;
   const bool fp8 = s.training.precision == hardware::Dtype::Fp8;
@@ -176,11 +265,11 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     if (plan.sharding == Sharding::ShardGradOp) {
       // SHARD_GRAD_OP keeps every unsharded parameter of the stage from its forward AllGather
       // to the end of backward; gradients of 2 layers are unsharded at a time.
-      buffers += d(e) * params + 2.0 * d(e) * d(layer);
+      buffers += d(e) * (params + expert_params) + 2.0 * d(e) * d(largest_layer);
     } else {
       // FULL_SHARD frees each unit after use: 2 units gathered (current and prefetched) and
       // the unsharded gradients of 2 units (computing, reduce-scattering).
-      const double unit = d(std::max({layer, embedding, head}));
+      const double unit = d(std::max({largest_layer, embedding, head}));
       buffers += 4.0 * d(e) * unit;
     }
   }
@@ -191,7 +280,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     // LM head run in bf16 (Megatron-LM keeps the output layer out of FP8). With full_shard the
     // copies live only while a unit is gathered: 2 units.
     const bool frees_units = shard_state && degree > 1.0 && plan.sharding != Sharding::ShardGradOp;
-    const double held = frees_units ? 2.0 * d(layer) : d(num_layers * layer);
+    const double held = frees_units ? 2.0 * d(largest_layer) : d(stage_layer_params);
     buffers += s.stack.fp8.weight_cache_bytes_per_param * held;
   }
   out.buffers = Bytes(buffers);
@@ -203,9 +292,21 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   act.dropout = s.stack.unfused_attention && s.stack.attention_dropout;
   const double per_layer = activation_bytes_per_layer(m, shape, plan.recompute, act).value();
   double activations = per_layer * d(num_layers) * in_flight_microbatches(s, stage);
+  if (moe_layers > 0) {
+    const double per_moe_layer =
+        activation_bytes_per_moe_layer(m, shape, plan.recompute, act).value();
+    activations = (per_layer * d(num_layers - moe_layers) + per_moe_layer * d(moe_layers)) *
+                  in_flight_microbatches(s, stage);
+  }
   if (plan.recompute == Recompute::Full && num_layers > 0) {
     // The layer whose forward is recomputed holds its full activations during its backward.
-    activations += activation_bytes_per_layer(m, shape, Recompute::None, act).value();
+    double full = activation_bytes_per_layer(m, shape, Recompute::None, act).value();
+    if (moe_layers > 0) {
+      const double moe_full =
+          activation_bytes_per_moe_layer(m, shape, Recompute::None, act).value();
+      full = moe_layers == num_layers ? moe_full : std::max(full, moe_full);
+    }
+    activations += full;
   }
   if (last) {
     const double head_in_flight =

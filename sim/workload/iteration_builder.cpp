@@ -86,12 +86,33 @@ struct TpComm {
   std::optional<Op> backward_after;   // backward: after this kernel's backward
 };
 
+// Where an MoE layer's all-to-all sits (ep > 1): the dispatch before the first expert GEMM and
+// the combine after the last; backward mirrors them (the gradient of the combine is an
+// all-to-all before the last expert GEMM's backward, that of the dispatch one after the first's).
+struct EpComm {
+  bool dispatch_before = false;
+  bool combine_after = false;
+};
+
+// The priced kernels of one kind of layer (dense, or MoE) and the collectives around them.
+struct LayerKernels {
+  std::vector<TimedKernel> kernels;
+  std::vector<TpComm> tp;
+  std::vector<EpComm> ep;
+};
+
+// Which copy of the training state a transfer belongs to: the dense weights, shared by the
+// shard group (dp x cp ranks), or an MoE layer's routed experts, shared by the
+// expert-data-parallel group (the dp / ep ranks holding the same experts).
+enum class StateGroup { Dense, Expert };
+
 struct StageStreams {
   StreamId compute = -1;
   StreamId tp = -1;
   StreamId cp = -1;
   StreamId dp = -1;
   StreamId pp = -1;
+  StreamId ep = -1;
 };
 
 class Builder {
@@ -113,7 +134,8 @@ class Builder {
                                .element_bytes = elem_,
                                .causal = true,
                                .unfused_attention = s.stack.unfused_attention,
-                               .attention_dropout = s.stack.attention_dropout};
+                               .attention_dropout = s.stack.attention_dropout,
+                               .ep = p_.ep};
     local_tokens_ = model::local_tokens(shape_);
     local_seq_ = s.training.seq_len / p_.cp;
     assign_layers();
@@ -124,7 +146,8 @@ class Builder {
 
   Iteration build() {
     price_kernels();
-    const auto kernels = static_cast<std::int64_t>(layer_.size());
+    const auto kernels = static_cast<std::int64_t>(
+        std::max(dense_.kernels.size(), moe_.kernels.size()));
     const auto estimate = static_cast<std::size_t>(
         pp_ * microbatches_ * (2 * (m_.num_layers / pp_ + 1) * (kernels + 4) + 8) + 64);
     it_.graph.reserve(estimate, 2 * estimate);
@@ -178,8 +201,10 @@ class Builder {
     t.fwd_name = it_.graph.intern_name(k.name);
     t.bwd_name = it_.graph.intern_name(k.name + "_bwd");
     t.recompute_name = it_.graph.intern_name(k.name + "_recompute");
-    t.fwd = price(work_of(k, false, local_seq_), traffic);
-    t.bwd = price(work_of(k, true, local_seq_), traffic);
+    // Routed-expert kernels take the busiest EP rank's time (KernelSpec::load_imbalance; 1
+    // elsewhere, an exact no-op).
+    t.fwd = price(work_of(k, false, local_seq_), traffic) * k.load_imbalance;
+    t.bwd = price(work_of(k, true, local_seq_), traffic) * k.load_imbalance;
     t.fwd_flops = k.forward_flops;
     t.bwd_flops = k.backward_flops;
     t.selective = k.selective_recompute;
@@ -188,18 +213,31 @@ class Builder {
     return t;
   }
 
-  void price_kernels() {
-    const auto layer = model::layer_kernels(m_, shape_);
-    for (const auto& k : layer) layer_.push_back(timed(k));
-    for (const auto& k : model::embedding_kernels(m_, shape_)) embedding_.push_back(timed(k));
-    for (const auto& k : model::head_kernels(m_, shape_)) head_.push_back(timed(k));
-    tp_comm_.resize(layer_.size());
+  // The TP collectives around a layer's kernels (Megatron-LM's f and g operators). In an MoE
+  // layer the router is the column-parallel entry (with SP its input is gathered once for the
+  // router, the experts and the shared experts; backward reduces the block's input gradient
+  // after it) and the unpermute (the routed experts' TP-partial sums, as Megatron-Core reduces
+  // them after the combine) and the shared experts' down projection are row-parallel exits.
+  void assign_tp_comm(LayerKernels& lk) const {
+    lk.tp.resize(lk.kernels.size());
+    lk.ep.resize(lk.kernels.size());
+    if (p_.ep > 1) {
+      for (std::size_t i = 0; i < lk.kernels.size(); ++i) {
+        const std::string& n = lk.kernels[i].name;
+        lk.ep[i].dispatch_before = n == "expert_up_gate" || n == "expert_up";
+        lk.ep[i].combine_after = n == "expert_down";
+      }
+    }
     if (p_.tp > 1) {
-      for (std::size_t i = 0; i < layer_.size(); ++i) {
-        const std::string& n = layer_[i].name;
-        const bool column_parallel = n == "qkv_proj" || n == "mlp_up_gate" || n == "mlp_up";
-        const bool row_parallel = n == "attn_out_proj" || n == "mlp_down";
-        TpComm& c = tp_comm_[i];
+      for (std::size_t i = 0; i < lk.kernels.size(); ++i) {
+        const std::string& n = lk.kernels[i].name;
+        // Latent attention enters at its first down projection (q_proj without q_lora_rank):
+        // with SP one gather serves both down projections.
+        const bool column_parallel = n == "qkv_proj" || n == "mla_q_down" || n == "q_proj" ||
+                                     n == "mlp_up_gate" || n == "mlp_up" || n == "moe_router";
+        const bool row_parallel = n == "attn_out_proj" || n == "mlp_down" ||
+                                  n == "moe_unpermute" || n == "shared_expert_down";
+        TpComm& c = lk.tp[i];
         if (p_.sequence_parallel) {
           // SP: AllGather the sequence-split norm output before the column-parallel GEMMs,
           // ReduceScatter after the row-parallel ones; backward mirrors them (the gradient of
@@ -221,6 +259,32 @@ class Builder {
         }
       }
     }
+  }
+
+  void price_kernels() {
+    const auto layer = model::layer_kernels(m_, shape_);
+    for (const auto& k : layer) dense_.kernels.push_back(timed(k));
+    for (const auto& k : model::embedding_kernels(m_, shape_)) embedding_.push_back(timed(k));
+    for (const auto& k : model::head_kernels(m_, shape_)) head_.push_back(timed(k));
+    assign_tp_comm(dense_);
+    if (model::is_moe(m_)) {
+      for (const auto& k : model::moe_layer_kernels(m_, shape_)) moe_.kernels.push_back(timed(k));
+      assign_tp_comm(moe_);
+      // All-to-all dispatch and combine: each rank's whole send buffer, its local tokens x
+      // top-k rows of hidden (nccl-tests alltoall_perf's size; (ep - 1) / ep of it leaves the
+      // rank, the bus factor of collective_model.hpp), priced balanced; every TP rank sends
+      // the micro-batch's tokens (Megatron-Core's all-to-all dispatcher with expert TP = tp).
+      ep_bytes_ = Bytes(static_cast<double>(local_tokens_ * m_.num_experts_per_token * m_.hidden *
+                                            elem_));
+      const auto moe = model::moe_layer_parameters_per_rank(m_, p_.tp, p_.ep);
+      // With ep 1 every rank holds every expert: one state copy per shard group, as dense.
+      const auto dense_part = static_cast<double>(p_.ep > 1 ? moe.dense : moe.total());
+      const auto expert_part = static_cast<double>(p_.ep > 1 ? moe.expert : 0);
+      moe_param_bytes_ = Bytes(dense_part * static_cast<double>(elem_));
+      moe_grad_bytes_ = Bytes(dense_part * grad_element_bytes());
+      expert_param_bytes_ = Bytes(expert_part * static_cast<double>(elem_));
+      expert_grad_bytes_ = Bytes(expert_part * grad_element_bytes());
+    }
     // One TP activation buffer: local tokens x hidden (whole buffer, nccl-tests accounting).
     tp_bytes_ = Bytes(static_cast<double>(local_tokens_ * m_.hidden * elem_));
     // fp8 with the stack's FP8 TP communication: the sequence-parallel AllGather before a
@@ -236,7 +300,8 @@ class Builder {
                       static_cast<double>(p_.sequence_parallel ? p_.tp : 1));
     // FSDP/ZeRO moves each layer's weights (training dtype) per TP rank, and its gradients in
     // the stack's gradient_reduce_dtype.
-    const auto layer_params = static_cast<double>(model::layer_parameters_per_tp_rank(m_, p_.tp));
+    const auto layer_params =
+        static_cast<double>(model::dense_layer_parameters_per_rank(m_, p_.tp));
     layer_param_bytes_ = Bytes(layer_params * static_cast<double>(elem_));
     layer_grad_bytes_ = Bytes(layer_params * grad_element_bytes());
   }
@@ -359,28 +424,56 @@ class Builder {
   }
 
   // Forward (or recomputed forward) of one layer. Returns the last compute op.
+  // Whether global layer `layer` has an MoE block (past the leading dense layers).
+  bool is_moe_layer(std::int64_t layer) const {
+    return model::is_moe(m_) && layer >= m_.num_dense_layers;
+  }
+
+  const LayerKernels& kernels_of(std::int64_t layer) const {
+    return is_moe_layer(layer) ? moe_ : dense_;
+  }
+
+  // An MoE all-to-all over the EP group after `after_op`. Returns the op compute must wait for:
+  // the all-to-all, or nothing with the stack's a2a overlap (it runs beside compute).
+  OpId all_to_all(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
+                  const char* name) {
+    const auto call = collective(stage, Op::AllToAll, "ep", it_.placement.ep, ep_bytes_);
+    const OpId id = comm(st.ep, call, name, info);
+    dep(after_op, id);
+    return s_.stack.moe_a2a_overlap ? kNone : id;
+  }
+
   OpId layer_forward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId wait,
                      bool recompute) {
+    const LayerKernels& lk = kernels_of(info.layer);
+    const std::vector<TimedKernel>& layer = lk.kernels;
     OpId pending = wait;  // the op the next kernel must wait for
     OpId last = kNone;
-    for (std::size_t i = 0; i < layer_.size(); ++i) {
-      const TimedKernel& k = layer_[i];
+    for (std::size_t i = 0; i < layer.size(); ++i) {
+      const TimedKernel& k = layer[i];
       OpId beside = kNone;
-      if (tp_comm_[i].before) {
-        tp_before(tp_collective(stage, st, *tp_comm_[i].before, info, last,
-                                *tp_comm_[i].before == Op::AllGather),
+      if (lk.tp[i].before) {
+        tp_before(tp_collective(stage, st, *lk.tp[i].before, info, last,
+                                *lk.tp[i].before == Op::AllGather),
                   pending, beside);
       }
+      const OpId dispatched =
+          lk.ep[i].dispatch_before ? all_to_all(stage, st, info, last, "moe_dispatch") : kNone;
       // Context parallelism: the ring exchange of K/V blocks (cp - 1 steps) runs beside the
       // attention kernel, and the next kernel cannot start before the last block has arrived
       // (Liu et al. 2023, Ring Attention; Megatron-LM context parallelism).
       const OpId kv = k.cp_exchange ? cp_exchange(stage, st, info, last, false) : kNone;
       const OpId previous = last;
       last = kernel(st, k, false, recompute, info, pending);
+      dep(dispatched, last);
       pending = kv;
-      if (tp_comm_[i].after) {
+      if (lk.tp[i].after) {
         pending =
-            tp_collective(stage, st, *tp_comm_[i].after, info, tp_after_issue(previous, last));
+            tp_collective(stage, st, *lk.tp[i].after, info, tp_after_issue(previous, last));
+      }
+      if (lk.ep[i].combine_after) {
+        const OpId combined = all_to_all(stage, st, info, last, "moe_combine");
+        if (combined != kNone) pending = combined;
       }
       if (beside != kNone) pending = beside;  // only column-parallel GEMMs have `before`
     }
@@ -412,22 +505,32 @@ class Builder {
 
   // Backward of one layer (kernels in reverse order). Returns the last compute op.
   OpId layer_backward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId wait) {
+    const LayerKernels& lk = kernels_of(info.layer);
     OpId pending = wait;
     OpId last = kNone;
-    for (std::size_t r = layer_.size(); r-- > 0;) {
-      const TimedKernel& k = layer_[r];
+    for (std::size_t r = lk.kernels.size(); r-- > 0;) {
+      const TimedKernel& k = lk.kernels[r];
       OpId beside = kNone;
-      if (tp_comm_[r].backward_before) {
-        tp_before(tp_collective(stage, st, *tp_comm_[r].backward_before, info, last), pending,
+      if (lk.tp[r].backward_before) {
+        tp_before(tp_collective(stage, st, *lk.tp[r].backward_before, info, last), pending,
                   beside);
       }
+      // The combine's gradient comes back to the experts before their backward.
+      const OpId returned =
+          lk.ep[r].combine_after ? all_to_all(stage, st, info, last, "moe_combine_bwd") : kNone;
       const OpId kv = k.cp_exchange ? cp_exchange(stage, st, info, last, true) : kNone;
       const OpId previous = last;
       last = kernel(st, k, true, false, info, pending);
+      dep(returned, last);
       pending = kv;
-      if (tp_comm_[r].backward_after) {
-        pending = tp_collective(stage, st, *tp_comm_[r].backward_after, info,
+      if (lk.tp[r].backward_after) {
+        pending = tp_collective(stage, st, *lk.tp[r].backward_after, info,
                                 tp_after_issue(previous, last));
+      }
+      if (lk.ep[r].dispatch_before) {
+        // The dispatch's gradient sends the tokens' gradients back to their ranks.
+        const OpId sent = all_to_all(stage, st, info, last, "moe_dispatch_bwd");
+        if (sent != kNone) pending = sent;
       }
       if (beside != kNone) pending = beside;  // only row-parallel GEMMs have backward_before
     }
@@ -445,12 +548,52 @@ class Builder {
   // (CP ranks hold the same weights, as in Megatron-LM's dp-cp group), or the hybrid shard.
   const parallel::GroupShape& shard_group() const { return it_.placement.shard; }
 
+  // The group sharing one copy of `g`'s state, and its names in the report (FSDP's, and
+  // DDP's / ZeRO-1's).
+  const parallel::GroupShape& state_group(StateGroup g) const {
+    return g == StateGroup::Expert ? it_.placement.expert_shard : it_.placement.shard;
+  }
+  static const char* shard_name(StateGroup g) {
+    return g == StateGroup::Expert ? "expert_shard" : "shard";
+  }
+  static const char* dp_name(StateGroup g) { return g == StateGroup::Expert ? "expert_dp" : "dp"; }
+
+  // FSDP AllGather of global layer `layer`'s weights (info.layer): one call for a dense layer,
+  // and for an MoE layer with ep > 1 a second one of its experts over the expert group, on the
+  // same stream (so the second ends last). Returns the op the layer waits for, or kNone.
+  OpId gather_layer(std::int64_t stage, const StageStreams& st, OpInfo info, OpId issue_after,
+                    bool backward) {
+    if (!is_moe_layer(info.layer)) {
+      return fsdp_gather(stage, st, layer_param_bytes_, info, issue_after, backward);
+    }
+    const OpId dense = fsdp_gather(stage, st, moe_param_bytes_, info, issue_after, backward);
+    if (expert_param_bytes_.value() <= 0.0) return dense;
+    const OpId experts = fsdp_gather(stage, st, expert_param_bytes_, info, issue_after, backward,
+                                     StateGroup::Expert);
+    return experts != kNone ? experts : dense;
+  }
+
+  // Gradient synchronization of global layer `layer` (info.layer): grad_sync of its gradients,
+  // an MoE layer's experts apart over the expert group. Returns the last op or kNone.
+  OpId sync_layer(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after,
+                  bool last_microbatch) {
+    if (!is_moe_layer(info.layer)) {
+      return grad_sync(stage, st, layer_grad_bytes_, info, after, last_microbatch);
+    }
+    const OpId dense = grad_sync(stage, st, moe_grad_bytes_, info, after, last_microbatch);
+    if (expert_grad_bytes_.value() <= 0.0) return dense;
+    const OpId experts = grad_sync(stage, st, expert_grad_bytes_, info, after, last_microbatch,
+                                   StateGroup::Expert);
+    return experts != kNone ? experts : dense;
+  }
+
   // AllGather of one FSDP unit's weights. Waits for `issue_after` (prefetch limit).
   OpId fsdp_gather(std::int64_t stage, const StageStreams& st, Bytes bytes, OpInfo info,
-                   OpId issue_after, bool backward) {
-    if (shard_group().ranks <= 1) return kNone;
+                   OpId issue_after, bool backward, StateGroup group = StateGroup::Dense) {
+    if (state_group(group).ranks <= 1) return kNone;
     info.backward = backward;
-    const auto call = collective(stage, Op::AllGather, "shard", shard_group(), bytes);
+    const auto call =
+        collective(stage, Op::AllGather, shard_name(group), state_group(group), bytes);
     const OpId id = comm(st.dp, call, backward ? "fsdp_all_gather_bwd" : "fsdp_all_gather", info);
     dep(issue_after, id);
     return id;
@@ -458,16 +601,17 @@ class Builder {
 
   // Gradient synchronization of one unit after its backward. Returns the last op or kNone.
   OpId grad_sync(std::int64_t stage, const StageStreams& st, Bytes bytes, OpInfo info, OpId after,
-                 bool last_microbatch) {
+                 bool last_microbatch, StateGroup group = StateGroup::Dense) {
     info.backward = true;
     OpId id = kNone;
+    const parallel::GroupShape& shape = state_group(group);
     switch (p_.sharding) {
       case Sharding::ShardGradOp:
       case Sharding::FullShard:
       case Sharding::HybridShard: {
         // FSDP reduce-scatters gradients after every backward of a unit (no no_sync).
-        if (shard_group().ranks > 1) {
-          const auto call = collective(stage, Op::ReduceScatter, "shard", shard_group(), bytes);
+        if (shape.ranks > 1) {
+          const auto call = collective(stage, Op::ReduceScatter, shard_name(group), shape, bytes);
           id = comm(st.dp, call, "fsdp_reduce_scatter", info);
           dep(after, id);
         }
@@ -484,22 +628,23 @@ class Builder {
       }
       case Sharding::None:
       case Sharding::Zero1: {
-        if (!last_microbatch || shard_group().ranks <= 1) return kNone;
+        if (!last_microbatch || shape.ranks <= 1) return kNone;
         if (!s_.stack.dp_overlap) {
           // Megatron-LM's local DDP reduces its contiguous gradient buffer once, after the
           // last backward of the step (train_step: forward_backward_func, then
           // allreduce_gradients): collected here, issued by deferred_grad_sync().
-          deferred_grad_bytes_ += bytes.value();
+          (group == StateGroup::Expert ? deferred_expert_grad_bytes_ : deferred_grad_bytes_) +=
+              bytes.value();
           return kNone;
         }
         if (p_.sharding == Sharding::Zero1) {
           // Megatron's distributed optimizer reduce-scatters gradient buckets as backward runs.
-          const auto call = collective(stage, Op::ReduceScatter, "dp", shard_group(), bytes);
+          const auto call = collective(stage, Op::ReduceScatter, dp_name(group), shape, bytes);
           id = comm(st.dp, call, "zero1_reduce_scatter", info);
         } else {
           // DDP AllReduces 25 MiB buckets as their gradients become ready (Li et al., VLDB 2020).
           const double buckets = std::max(1.0, std::ceil(bytes.value() / kDdpBucketBytes));
-          const auto call = collective(stage, Op::AllReduce, "dp", shard_group(),
+          const auto call = collective(stage, Op::AllReduce, dp_name(group), shape,
                                        Bytes(bytes.value() / buckets), buckets);
           id = comm(st.dp, call, "ddp_all_reduce", info);
         }
@@ -521,6 +666,7 @@ class Builder {
     if (p_.cp > 1) st.cp = it_.graph.add_stream(dev, "cp comm", engine::OpKind::Communication);
     st.dp = it_.graph.add_stream(dev, "dp comm", engine::OpKind::Communication);
     if (pp_ > 1) st.pp = it_.graph.add_stream(dev, "pp comm", engine::OpKind::Communication);
+    if (p_.ep > 1) st.ep = it_.graph.add_stream(dev, "ep comm", engine::OpKind::Communication);
     sync_name_ = it_.graph.intern_name("wait_comm");
     recv_name_ = it_.graph.intern_name("pp_recv_wait");
 
@@ -569,7 +715,7 @@ class Builder {
             const auto depth = static_cast<std::size_t>(s_.stack.fsdp_forward_prefetch);
             const OpId issue =
                 layer_end.size() >= depth ? layer_end[layer_end.size() - depth] : kNone;
-            const OpId ag = fsdp_gather(stage, st, layer_param_bytes_, info, issue, false);
+            const OpId ag = gather_layer(stage, st, info, issue, false);
             if (ag != kNone) wait = ag;
           }
           last_compute = layer_forward(stage, st, info, wait, false);
@@ -599,7 +745,7 @@ class Builder {
         if (p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard) {
           // FULL_SHARD resharded after forward: gather the last layer again before backward.
           info.layer = static_cast<std::int32_t>(l0 + nl - 1);
-          pending_gather = fsdp_gather(stage, st, layer_param_bytes_, info, kNone, true);
+          pending_gather = gather_layer(stage, st, info, kNone, true);
         }
         for (std::int64_t l = l0 + nl - 1; l >= l0; --l) {
           info.layer = static_cast<std::int32_t>(l);
@@ -613,13 +759,13 @@ class Builder {
           next.layer = static_cast<std::int32_t>(l - 1);
           if (regather && pre) {
             // BACKWARD_PRE prefetch: the next layer's gather is issued as this one starts.
-            pending_gather = fsdp_gather(stage, st, layer_param_bytes_, next, prev_layer_end, true);
+            pending_gather = gather_layer(stage, st, next, prev_layer_end, true);
           }
           if (p_.recompute == parallel::Recompute::Full) {
             layer_forward(stage, st, info, wait, true);
             wait = kNone;
           } else if (p_.recompute == parallel::Recompute::Selective) {
-            for (const auto& k : layer_) {
+            for (const auto& k : kernels_of(l).kernels) {
               if (k.selective) {
                 kernel(st, k, false, true, info, wait);
                 wait = kNone;
@@ -631,9 +777,9 @@ class Builder {
           if (regather && !pre) {
             // BACKWARD_POST: issued once this layer's gradient exists, before its reduction
             // (FSDP's post-backward hook reshards, prefetches, then reduces).
-            pending_gather = fsdp_gather(stage, st, layer_param_bytes_, next, last_compute, true);
+            pending_gather = gather_layer(stage, st, next, last_compute, true);
           }
-          const OpId g = grad_sync(stage, st, layer_grad_bytes_, info, last_compute, last_mb);
+          const OpId g = sync_layer(stage, st, info, last_compute, last_mb);
           if (g != kNone) last_dp = g;
         }
         info.layer = -1;
@@ -654,20 +800,27 @@ class Builder {
       const OpId g = deferred_grad_sync(stage, st, last_compute);
       if (g != kNone) last_dp = g;
     }
+    if (deferred_expert_grad_bytes_ > 0.0) {
+      const OpId g = deferred_grad_sync(stage, st, last_compute, StateGroup::Expert);
+      if (g != kNone) last_dp = g;
+    }
     optimizer(stage, st, last_dp);
   }
 
   // The stage's whole gradient buffer reduced in one call after its last backward kernel
   // (stack dp_overlap false: Megatron-LM before --overlap-grad-reduce).
-  OpId deferred_grad_sync(std::int64_t stage, const StageStreams& st, OpId after) {
-    const Bytes bytes(deferred_grad_bytes_);
-    deferred_grad_bytes_ = 0.0;
+  OpId deferred_grad_sync(std::int64_t stage, const StageStreams& st, OpId after,
+                          StateGroup group = StateGroup::Dense) {
+    double& pending = group == StateGroup::Expert ? deferred_expert_grad_bytes_
+                                                  : deferred_grad_bytes_;
+    const Bytes bytes(pending);
+    pending = 0.0;
     OpInfo info;
     info.stage = static_cast<std::int32_t>(stage);
     info.backward = true;
     const bool zero1 = p_.sharding == Sharding::Zero1;
-    const auto call =
-        collective(stage, zero1 ? Op::ReduceScatter : Op::AllReduce, "dp", shard_group(), bytes);
+    const auto call = collective(stage, zero1 ? Op::ReduceScatter : Op::AllReduce, dp_name(group),
+                                 state_group(group), bytes);
     const OpId id = comm(st.dp, call, zero1 ? "zero1_reduce_scatter" : "ddp_all_reduce", info);
     dep(after, id);
     return id;
@@ -709,14 +862,28 @@ class Builder {
   void optimizer(std::int64_t stage, const StageStreams& st, OpId last_dp) {
     // Parameters this rank updates: the stage's share per TP rank, divided by the sharding.
     std::int64_t params = 0;
+    std::int64_t expert_params = 0;  // MoE layers' routed experts (ep > 1), sharded apart
     for (std::int64_t c = 0; c < chunks_; ++c) {
       const std::int64_t vs = virtual_stage(stage, c);
-      params += chunk_layers_[static_cast<std::size_t>(vs)] *
-                model::layer_parameters_per_tp_rank(m_, p_.tp);
+      const std::int64_t layers = chunk_layers_[static_cast<std::size_t>(vs)];
+      const std::int64_t first = chunk_first_layer_[static_cast<std::size_t>(vs)];
+      const std::int64_t moe_layers =
+          model::is_moe(m_)
+              ? std::max<std::int64_t>(0, first + layers - std::max(first, m_.num_dense_layers))
+              : 0;
+      params += (layers - moe_layers) * model::dense_layer_parameters_per_rank(m_, p_.tp);
+      if (moe_layers > 0) {
+        const auto moe = model::moe_layer_parameters_per_rank(m_, p_.tp, p_.ep);
+        params += moe_layers * (p_.ep > 1 ? moe.dense : moe.total());
+        expert_params += p_.ep > 1 ? moe_layers * moe.expert : 0;
+      }
       params +=
           static_cast<std::int64_t>(root_bytes(vs == 0, vs == virtual_stages_ - 1).value()) / elem_;
     }
-    const std::int64_t local = model::ceil_div(params, report::sharding_degree(s_));
+    const std::int64_t local =
+        model::ceil_div(params, report::sharding_degree(s_)) +
+        (expert_params > 0 ? model::ceil_div(expert_params, report::expert_sharding_degree(s_))
+                           : 0);
     const model::KernelSpec k = s_.training.optimizer == parallel::Optimizer::AdamW
                                     ? model::adamw_step_kernel(local, elem_)
                                     : model::sgd_step_kernel(local, elem_);
@@ -728,6 +895,13 @@ class Builder {
       // The distributed optimizer gathers the updated bf16 weights for the next iteration.
       const auto call = collective(stage, Op::AllGather, "dp", shard_group(),
                                    Bytes(static_cast<double>(params * elem_)));
+      const OpId ag = comm(st.dp, call, "zero1_all_gather", info);
+      dep(opt, ag);
+    }
+    if (p_.sharding == Sharding::Zero1 && expert_params > 0 &&
+        it_.placement.expert_shard.ranks > 1) {
+      const auto call = collective(stage, Op::AllGather, "expert_dp", it_.placement.expert_shard,
+                                   Bytes(static_cast<double>(expert_params * elem_)));
       const OpId ag = comm(st.dp, call, "zero1_all_gather", info);
       dep(opt, ag);
     }
@@ -769,15 +943,23 @@ class Builder {
   model::LayerShape shape_;
   std::vector<std::int64_t> chunk_first_layer_;
   std::vector<std::int64_t> chunk_layers_;
-  std::vector<TimedKernel> layer_;
+  LayerKernels dense_;  // a dense layer's (every layer of a dense model)
+  LayerKernels moe_;    // an MoE layer's (empty for a dense model)
   std::vector<TimedKernel> embedding_;
   std::vector<TimedKernel> head_;
-  std::vector<TpComm> tp_comm_;
   Bytes tp_bytes_;
   Bytes tp_input_gather_bytes_;  // forward SP AllGather before a column-parallel GEMM
   Bytes pp_bytes_;
   Bytes layer_param_bytes_;
   Bytes layer_grad_bytes_;
+  // MoE layers: weights and gradients per rank of the part shared by the shard group (all of
+  // the layer with ep 1) and of the rank's routed experts (ep > 1; over the expert group), and
+  // the all-to-all's bytes per call.
+  Bytes moe_param_bytes_;
+  Bytes moe_grad_bytes_;
+  Bytes expert_param_bytes_;
+  Bytes expert_grad_bytes_;
+  Bytes ep_bytes_;
   engine::NameId sync_name_ = 0;
   engine::NameId recv_name_ = 0;
   // The distinct collective calls of the stage being built (collective()).
@@ -790,6 +972,7 @@ class Builder {
   };
   std::vector<StageCall> stage_calls_;
   double deferred_grad_bytes_ = 0.0;  // gradients awaiting the step's one reduction
+  double deferred_expert_grad_bytes_ = 0.0;  // the same of the routed experts (ep > 1)
   std::int64_t stage_calls_stage_ = -1;
   std::vector<std::pair<const char*, engine::NameId>> comm_names_;
   // By pipe_slot(): the receive marker and the send op of every pass.

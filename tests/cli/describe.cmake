@@ -61,14 +61,14 @@ add_test(NAME cli.describe.hf_config COMMAND trainsim describe --hardware h100-d
 set_tests_properties(cli.describe.hf_config PROPERTIES PASS_REGULAR_EXPRESSION "8030261248")
 
 # Mixture-of-experts models: describe shows total and active parameters (tests/model/
-# moe_counts_test.cpp derives them); the simulator refuses them with one error line, exit 2.
+# moe_counts_test.cpp derives them) and the memory per GPU under the plan.
 # deepseek-v3: 671,026,419,200 total, 37,552,297,472 active; model FLOPs at 4096 tokens
 # 6 * 36,625,618,432 + 6 * 61 * 128 * (192 + 128) * 4096 = 281,158,321,152.
 add_test(NAME cli.describe.moe_deepseek_v3 COMMAND trainsim describe --hardware h100-dgx
          --model deepseek-v3 --gpus 8 --seq-len 4096)
 set_tests_properties(cli.describe.moe_deepseek_v3 PROPERTIES
   PASS_REGULAR_EXPRESSION
-  "multi-head latent.*256 routed of width 2048, 8 per token; 1 shared of width 2048; first 3 layers dense.*671026419200 total, 37552297472 active per token.*281158321152 per token.*memory per GPU: not computed")
+  "multi-head latent.*256 routed of width 2048, 8 per token; 1 shared of width 2048; first 3 layers dense.*671026419200 total, 37552297472 active per token.*281158321152 per token.*memory per GPU \\(stage")
 # mixtral-8x7b as JSON: 46,702,792,704 total, 12,879,925,248 active.
 add_test(NAME cli.describe.moe_json COMMAND trainsim describe --hardware h100-dgx
          --model mixtral-8x7b --gpus 8 --seq-len 4096 --format json)
@@ -80,12 +80,20 @@ add_test(NAME cli.describe.moe_hf_config COMMAND trainsim describe --hardware h1
          --seq-len 4096)
 set_tests_properties(cli.describe.moe_hf_config PROPERTIES
   PASS_REGULAR_EXPRESSION "30532110336 total, 3353020416 active per token")
-trainsim_expect_exit(cli.run.moe_refused 2
-  "^error: command line \\(--model\\): /model: model 'mixtral-8x7b' has mixture-of-experts layers, which are not simulated yet"
-  run --hardware h100-dgx --model mixtral-8x7b --gpus 8 --seq-len 4096)
-trainsim_expect_exit(cli.search.moe_refused 2
-  "^error: command line \\(--model\\): /model: model 'deepseek-v3' has mixture-of-experts layers and multi-head latent attention, which are not simulated yet"
-  search --hardware h100-dgx --model deepseek-v3 --gpus 16 --global-batch 64 --seq-len 4096)
+# mixtral-8x7b on 64 H100s with ep 8 simulates (expert parallelism).
+add_test(NAME cli.run.moe_ep COMMAND trainsim run --hardware h100-dgx --model mixtral-8x7b
+         --gpus 64 --seq-len 4096 --global-batch 256 --tp 2 --ep 8 --sharding zero1 --format json)
+set_tests_properties(cli.run.moe_ep PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"op\": \"all_to_all\"")
+trainsim_expect_exit(cli.run.moe_ep_not_dividing 3
+  "^error: /parallel/ep: ep 3 does not divide dp 32"
+  run --hardware h100-dgx --model mixtral-8x7b --gpus 64 --seq-len 4096 --tp 2 --ep 3)
+# deepseek-v3 (latent attention, 256 experts) on 1,024 H800s with pp 16 and ep 64 simulates.
+add_test(NAME cli.run.deepseek_v3_ep COMMAND trainsim run --hardware h800-dgx --model deepseek-v3
+         --gpus 1024 --seq-len 4096 --global-batch 1024 --pp 16 --ep 64 --sharding zero1
+         --stack megatron-core --format json)
+set_tests_properties(cli.run.deepseek_v3_ep PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"op\": \"all_to_all\"")
 # A dense model's sliding window and biases are named when set (mistral-7b: a window of 4096;
 # qwen2-7b: Q, K and V biases).
 add_test(NAME cli.describe.window COMMAND trainsim describe --hardware h100-dgx

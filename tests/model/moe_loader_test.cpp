@@ -329,21 +329,18 @@ TEST_CASE("moe loader: the note line names ignored keys and what is not counted"
               "pass per token); docs/models.md lists the keys read"});
 }
 
-TEST_CASE("moe loader: a scenario refuses to simulate what it cannot, describe accepts it",
-          "[model][io]") {
+TEST_CASE("moe loader: a scenario simulates MoE and latent-attention models", "[model][io]") {
   io::ScenarioDocument doc;
   doc.source = "s.json";
-  doc.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "mixtral-8x7b",
+  doc.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "deepseek-v3",
       "cluster": {"gpus": 8}, "training": {"seq_len": 4096}})");
-  REQUIRE_THROWS_AS(io::scenario_from_document(doc), ConfigError);
-  REQUIRE_THROWS_WITH(io::scenario_from_document(doc),
-                      "s.json: /model: model 'mixtral-8x7b' has mixture-of-experts layers, which "
-                      "are not simulated yet; expected a model without them (trainsim describe "
-                      "shows this model's counts)");
+  REQUIRE(io::scenario_from_document(doc).model.num_experts == 256);
   doc.use = io::ScenarioUse::Describe;
-  REQUIRE(io::scenario_from_document(doc).model.num_experts == 8);
-  // A dense model simulates as before.
+  REQUIRE(io::scenario_from_document(doc).model.kv_lora_rank == 512);
   doc.use = io::ScenarioUse::Simulate;
+  doc.json["model"] = "mixtral-8x7b";
+  REQUIRE_NOTHROW(io::scenario_from_document(doc));
+  // A dense model simulates as before.
   doc.json["model"] = "llama2-7b";
   REQUIRE_NOTHROW(io::scenario_from_document(doc));
 }

@@ -48,6 +48,11 @@ struct KernelSpec {
   // Recomputed in the backward pass under selective recomputation (Korthikanti et al. 2022 §5:
   // the attention core, whose activations are large and cheap to recompute).
   bool selective_recompute = false;
+  // Routed-expert kernels only (expert_up_gate / expert_up, expert_act, expert_down): the
+  // model's expert_load_imbalance. FLOPs and bytes above are the balanced load (tokens x top-k
+  // rows over the rank's experts); the workload builder stretches the kernel's time by this
+  // factor, the busiest EP rank's share (moe_layer_kernels). 1 for every other kernel.
+  double load_imbalance = 1.0;
 };
 
 // What a rank of a layer sees of one micro-batch.
@@ -68,12 +73,17 @@ struct LayerShape {
   // flash-attention kernel (attn_core).
   bool unfused_attention = false;
   bool attention_dropout = false;  // unfused only: torch.nn.Dropout on the s x s probabilities
+  std::int64_t ep = 1;  // expert-parallel degree: MoE layers hold num_experts / ep experts
 };
 
 // Tokens one rank processes per micro-batch: micro_batch * seq_len / cp.
 [[nodiscard]] std::int64_t local_tokens(const LayerShape& shape);
 
-// The kernels of one transformer layer in forward order, split as Megatron-LM does
+// The kernels of one transformer layer in forward order (with multi-head latent attention its
+// attention half is mla_q_down, mla_q_norm, mla_q_up, mla_kv_down, mla_kv_norm, mla_kv_up,
+// rope, attn_core with query/key heads of nope + rope and value heads of v_head_dim,
+// attn_out_proj: kernels.cpp add_mla_attention_kernels, always as fused attention), split as
+// Megatron-LM does
 // (Shoeybi et al. 2019 §3; Korthikanti et al. 2022 §4.2.2): column-parallel QKV and
 // gate/up, row-parallel output and down projections (FLOPs / tp), attention heads / tp; norms,
 // residual adds (and RoPE) on every TP rank unless sequence parallelism splits them (/ tp).
@@ -82,6 +92,51 @@ struct LayerShape {
 // mlp_norm, mlp_up_gate (SwiGLU) or mlp_up (GELU), mlp_act, mlp_down, mlp_residual_add.
 // Requires a valid model and shape (tp, cp, micro_batch, seq_len >= 1).
 [[nodiscard]] std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& shape);
+
+// The kernels of one MoE layer (a layer past num_dense_layers of an MoE model) in forward
+// order: the attention half as in layer_kernels, then mlp_norm, moe_router (a GEMM of tokens x
+// hidden x num_experts, replicated on TP ranks), moe_topk (fp32 softmax and top-k), moe_permute
+// (a row per chosen expert), the routed experts as grouped GEMMs expert_up_gate (expert_up for
+// GELU), expert_act, expert_down, then moe_unpermute (the k outputs weighted and summed), the
+// shared experts as a dense MLP of num_shared_experts x shared_expert_ffn_hidden
+// (shared_expert_up_gate, shared_expert_act, shared_expert_down) when the model has them, and
+// mlp_residual_add. The all-to-all dispatch (before the expert GEMMs) and combine (after them)
+// are the workload builder's.
+// Expert GEMMs on one EP rank (Megatron-Core GroupedMLP with the all-to-all token dispatcher;
+// Lepikhin et al. 2020, GShard §2.2): each of the ep ranks of an EP group sends each expert
+// tokens x k / num_experts rows in balance, so a rank's num_experts / ep local experts receive
+// R = tokens x k rows in all, R x ep / num_experts each: a grouped GEMM of num_experts / ep
+// groups of that many rows, hidden x expert_ffn_hidden / tp (expert TP = tp). The rank's
+// expert FLOPs, 2 R (2 or 3) hidden f / tp forward, do not depend on ep.
+// Load imbalance: a layer's expert phase ends when its busiest EP rank ends. With the model's
+// expert_load_imbalance c = (tokens of the busiest) / (mean tokens), and the busiest rank
+// receiving c R rows (one expert per rank, or a capacity factor c padding every expert's
+// buffer to c times the mean, Fedus et al. 2022 §2.2), its grouped GEMMs and activation take
+// c times the balanced time (time linear in rows at a fixed tile efficiency): the kernels carry
+// c in load_imbalance and their balanced FLOPs and bytes.
+// Requires is_moe(m), a valid shape with ep dividing num_experts.
+[[nodiscard]] std::vector<KernelSpec> moe_layer_kernels(const ModelSpec& m,
+                                                        const LayerShape& shape);
+
+// Parameters of one dense layer on one TP rank: layer_parameters_per_tp_rank (counts.hpp), or
+// with multi-head latent attention its projections as add_mla_attention_kernels splits them
+// (kernels.cpp: the down projections and latent norms replicated, the up projections
+// column-parallel, the output row-parallel). Requires tp >= 1.
+[[nodiscard]] std::int64_t dense_layer_parameters_per_rank(const ModelSpec& m, std::int64_t tp);
+
+// Parameters of one MoE layer on one rank under tensor and expert parallelism: `dense`, the
+// part every data-parallel rank holds (attention and norms split as layer_parameters_per_tp_rank,
+// the router hidden x num_experts (and its bias, Qwen2-MoE's shared-expert gate) replicated,
+// shared experts split over TP as a dense MLP); `expert`, the num_experts / ep routed experts
+// this EP rank holds, each an MLP split over TP (expert TP = tp).
+struct LayerRankParameters {
+  std::int64_t dense = 0;
+  std::int64_t expert = 0;
+  [[nodiscard]] std::int64_t total() const { return dense + expert; }
+};
+// Requires is_moe(m), tp >= 1 and ep dividing num_experts.
+[[nodiscard]] LayerRankParameters moe_layer_parameters_per_rank(const ModelSpec& m,
+                                                                std::int64_t tp, std::int64_t ep);
 
 // The first stage's kernels: the token-embedding lookup (vocab-parallel, then summed over TP),
 // plus the learned-position add for models that have one. Name: "embedding".

@@ -34,6 +34,13 @@ struct Placement {
   GroupShape shard;
   // hybrid_shard's replica group (ranks holding the same shard), 1 rank otherwise.
   GroupShape replicate;
+  // Expert parallelism (MoE layers): the ep consecutive data-parallel ranks of an EP group
+  // (stride tp x cp), among which the routed experts are split and tokens go all-to-all; and
+  // the expert-data-parallel group, the dp / ep ranks holding the same experts (stride
+  // tp x cp x ep), which shares and reduces the experts' state. With ep 1: one rank, and the
+  // shard group. Megatron-Core's expert ranks with cp 1 (parallel_state.py, order tp-ep-dp-pp).
+  GroupShape ep;
+  GroupShape expert_shard;
 
   [[nodiscard]] const GroupShape& of(GroupKind kind) const;
 };

@@ -31,6 +31,12 @@ struct ParallelPlan {
   std::int64_t pp = 1;             // pipeline stages
   std::int64_t cp = 1;             // context parallel degree
   std::int64_t dp = 1;             // derived: gpus / (tp * pp * cp)
+  // Expert-parallel degree of the MoE layers (default 1): EP groups of `ep` consecutive
+  // data-parallel ranks each hold num_experts / ep routed experts, carved out of the DP ranks
+  // as Megatron-Core does; the non-expert weights stay replicated over all dp ranks. Divides dp
+  // and num_experts. Expert tensor parallelism equals tp (Megatron-Core's default,
+  // expert_tensor_parallel_size = tensor_model_parallel_size).
+  std::int64_t ep = 1;
   bool sequence_parallel = false;  // Megatron SP: norms/dropout split over TP, RS+AG instead of AR
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   std::int64_t virtual_stages = 1;  // model chunks per pipeline rank (interleaved 1F1B)

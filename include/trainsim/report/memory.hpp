@@ -66,6 +66,13 @@ void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m);
 // shard_group / tp; 1 for none.
 [[nodiscard]] std::int64_t sharding_degree(const parallel::Scenario& s);
 
+// Ranks that share one copy of the routed experts' state of an MoE layer: the
+// expert-data-parallel ranks, sharding_degree / ep for zero1/shard_grad_op/full_shard (each EP
+// rank holds num_experts / ep experts, which its dp / ep peers holding the same experts shard,
+// as Megatron-Core's distributed optimizer does over the expert-data-parallel group); 1 for
+// none; sharding_degree for hybrid_shard (validate refuses it with ep > 1).
+[[nodiscard]] std::int64_t expert_sharding_degree(const parallel::Scenario& s);
+
 // How the activation bytes are counted (Korthikanti et al. 2022 §4 assumptions or a modern
 // Llama-style training).
 struct ActivationOptions {
@@ -96,10 +103,27 @@ struct ActivationOptions {
 // (SwiGLU's gate, up and product, as a fused kernel does); element size from the shape; no
 // dropout masks without dropout; flash attention as above; CP divides the tokens.
 // With ffn = 4h, MHA, dropout and no flash attention this is exactly Korthikanti's table.
+// Multi-head latent attention: Q and K of nope + rope per head, V and the attention output of
+// v_head_dim, plus 2 e (q_lora_rank + kv_lora_rank) per token for the latents' norm and
+// up-projection inputs (replicated over TP).
 [[nodiscard]] Bytes activation_bytes_per_layer(const model::ModelSpec& m,
                                                const model::LayerShape& shape,
                                                parallel::Recompute recompute,
                                                const ActivationOptions& options = {});
+
+// Activation bytes one MoE layer (model/kernels.hpp moe_layer_kernels) saves for backward, for
+// one micro-batch on one GPU: the attention half and norms as activation_bytes_per_layer, and
+// instead of the dense MLP's tensors, per token on this rank (every TP rank holds the
+// micro-batch's tokens): the fp32 router probabilities (4 num_experts), and per routed copy
+// (top-k of them) the permuted input (e h), the expert's intermediate tensors as a dense MLP's
+// of expert_ffn_hidden / tp, and the expert output kept for the weighted combine (e h), the
+// routed part times expert_load_imbalance (the busiest EP rank keeps that many rows); the
+// shared experts as a dense MLP of their total width / tp. Full recompute keeps the layer
+// input only, as for a dense layer. Requires is_moe(m).
+[[nodiscard]] Bytes activation_bytes_per_moe_layer(const model::ModelSpec& m,
+                                                   const model::LayerShape& shape,
+                                                   parallel::Recompute recompute,
+                                                   const ActivationOptions& options = {});
 
 // Micro-batches whose activations stage `stage` holds at its peak (the first stage of a
 // pipeline holds most): 1F1B min(pp - stage, m) (Narayanan et al. 2021 §2.2.1); GPipe all m
@@ -134,6 +158,11 @@ struct ActivationOptions {
 // weight_cache_bytes_per_param per layer parameter held unsharded (all the stage's layers; with
 // full_shard/hybrid_shard the 2 gathered units). The fixed framework terms are in the reserve,
 // not in buffers (apply_memory_reserve).
+// Mixture of experts: an MoE layer's parameters are moe_layer_parameters_per_rank
+// (model/kernels.hpp): the dense part sharded as above over D, the rank's num_experts / ep
+// routed experts over D_e = expert_sharding_degree(s); its activations are
+// activation_bytes_per_moe_layer. Which layers of the stage are MoE follows the workload
+// builder's layer assignment (even chunks, the first ones taking the remainder).
 // Requires a validated scenario with parallel.dp filled in and 0 <= stage < pp.
 [[nodiscard]] MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage);
 

@@ -87,6 +87,13 @@ struct StackSpec {
   // DDP before 2023). Optional "data_parallel": {"overlap_grad_reduce": false}; default true.
   bool dp_overlap = true;
 
+  // Mixture-of-experts all-to-all (dispatch and combine) hidden behind compute: Megatron-Core's
+  // 1F1B all-to-all overlap and DeepSeek-V3's DualPipe run one micro-batch's all-to-all beside
+  // another's compute. Modelled as the all-to-all on its own stream with no compute waiting for
+  // it: it costs stream time and contention, never a stall. Optional "moe": {"a2a_overlap":
+  // true}; default false (compute waits for each all-to-all).
+  bool moe_a2a_overlap = false;
+
   // HBM bytes of memory-bound kernels relative to the fused kernels the model counts (norm,
   // activation, residual, RoPE): eager frameworks launch several kernels per op and keep
   // fp32 intermediates under autocast. 1 = fused.

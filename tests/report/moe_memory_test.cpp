@@ -1,0 +1,95 @@
+// Memory of mixture-of-experts layers under expert parallelism: the routed experts' weights,
+// gradients and optimizer state divided by ep (and sharded over the expert-data-parallel
+// ranks), and the activations of the dispatched tokens.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "trainsim/model/kernels.hpp"
+#include "trainsim/report/memory.hpp"
+
+#include "sim/io/scenario_loader.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+// 4 layers (the first dense), hidden 1024, 8 heads of 128, 16 routed experts of width 1024, top
+// 2, one shared expert of width 512, on 16 H100s (dp 16), bf16, AdamW, one sequence of 4096.
+parallel::Scenario moe_scenario(std::int64_t ep, const char* sharding) {
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx",
+    "model": {"layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8, "ffn_hidden": 4096,
+              "vocab": 256, "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false,
+              "position_embedding": "rope", "experts": 16, "experts_per_token": 2,
+              "expert_ffn_hidden": 1024, "shared_experts": 1, "shared_expert_ffn_hidden": 512,
+              "dense_layers": 1},
+    "cluster": {"gpus": 16},
+    "training": {"seq_len": 4096, "micro_batch": 1}})");
+  io::set_path(doc, "parallel.ep", ep, "test");
+  io::set_path(doc, "parallel.sharding", sharding, "test");
+  return io::scenario_from_document(doc);
+}
+
+}  // namespace
+
+TEST_CASE("moe memory: expert weights and gradients are divided by ep", "[report][memory]") {
+  // Without sharding a rank holds its num_experts / ep experts of the 3 MoE layers: going from
+  // ep 1 to ep 2 drops 8 experts x 3 x 1024 x 1024 = 25,165,824 weights per layer, 3 layers,
+  // 2 B each: 150,994,944 B of parameters and as many of gradients; 12 B of AdamW state each:
+  // 905,969,664 B.
+  const auto one = report::memory_per_gpu(moe_scenario(1, "none"), 0);
+  const auto two = report::memory_per_gpu(moe_scenario(2, "none"), 0);
+  REQUIRE(one.parameters.value() - two.parameters.value() == 150'994'944.0);
+  REQUIRE(one.gradients.value() - two.gradients.value() == 150'994'944.0);
+  REQUIRE(one.optimizer.value() - two.optimizer.value() == 905'969'664.0);
+  // ep 16: one expert per rank; the expert part is 1/16 of ep 1's, 3 x 3,145,728 weights.
+  const auto sixteen = report::memory_per_gpu(moe_scenario(16, "none"), 0);
+  REQUIRE(one.parameters.value() - sixteen.parameters.value() == 2.0 * 3.0 * 15.0 * 3'145'728.0);
+}
+
+TEST_CASE("moe memory: sharded state divides the experts over the dp / ep ranks holding them",
+          "[report][memory]") {
+  // zero1, dp 16, ep 4: the optimizer state of everything but the routed experts is sharded
+  // over 16 ranks, that of the rank's 4 experts per MoE layer over the dp / ep = 4 ranks holding
+  // the same experts: 12 x (P_dense / 16 + P_expert / 4) B.
+  const parallel::Scenario s = moe_scenario(4, "zero1");
+  REQUIRE(report::sharding_degree(s) == 16);
+  REQUIRE(report::expert_sharding_degree(s) == 4);
+  const auto moe = model::moe_layer_parameters_per_rank(s.model, 1, 4);
+  // P_dense: the dense layer (4,194,304 attention + 2,048 norms + 3 x 1024 x 4096 MLP =
+  // 16,779,264), 3 MoE layers' non-expert part, the embedding and the LM head (256 x 1024
+  // each) and the final norm (1,024).
+  const double dense =
+      16'779'264.0 + 3.0 * static_cast<double>(moe.dense) + 2.0 * 262'144.0 + 1'024.0;
+  const double experts = 3.0 * static_cast<double>(moe.expert);
+  REQUIRE(moe.expert == 4 * 3'145'728);
+  const auto m = report::memory_per_gpu(s, 0);
+  REQUIRE(m.optimizer.value() == Approx(12.0 * (dense / 16.0 + experts / 4.0)).epsilon(1e-12));
+  // Parameters and gradients stay whole under zero1.
+  REQUIRE(m.parameters.value() == Approx(2.0 * (dense + experts)).epsilon(1e-12));
+}
+
+TEST_CASE("moe memory: activations of the dispatched tokens", "[report][memory]") {
+  // Per MoE layer and micro-batch, beyond the attention half (the dense formula without an
+  // MLP): per token the fp32 router probabilities 4 x 16 = 64 B, per routed copy (k = 2) the
+  // permuted input and the expert output 2 x 2 x 1024 B and the SwiGLU tensors (gate, up 2 B
+  // each, the product 2 B) 3 x 2 x 1024 B, times the imbalance; the shared expert's 3 x 2 x 512
+  // B. With T = 4096 tokens: 4096 x (64 + 2 x (4096 + 6144) c + 3072).
+  parallel::Scenario s = moe_scenario(4, "none");
+  const model::LayerShape shape{.micro_batch = 1, .seq_len = 4096, .element_bytes = 2, .ep = 4};
+  model::ModelSpec attention_only = s.model;
+  attention_only.ffn_hidden = 0;
+  const double base =
+      report::activation_bytes_per_layer(attention_only, shape, parallel::Recompute::None).value();
+  for (const double c : {1.0, 1.3}) {
+    s.model.expert_load_imbalance = c;
+    REQUIRE(
+        report::activation_bytes_per_moe_layer(s.model, shape, parallel::Recompute::None).value() ==
+        Approx(base + 4096.0 * (64.0 + 2.0 * 10'240.0 * c + 3'072.0)).epsilon(1e-12));
+  }
+  // Full recompute keeps only the layer input, as in a dense layer: T x hidden x 2 B.
+  REQUIRE(
+      report::activation_bytes_per_moe_layer(s.model, shape, parallel::Recompute::Full).value() ==
+      4096.0 * 1024.0 * 2.0);
+}

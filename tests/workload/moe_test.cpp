@@ -1,0 +1,395 @@
+// Mixture-of-experts layers with expert parallelism: the plan key, its validation, the MoE
+// kernels and all-to-alls in the simulated iteration, load imbalance and the all-to-all overlap
+// option, on a small MoE model written inline and on the built-in mixtral-8x7b.
+#include <string>
+#include <utility>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "trainsim/collective/collective_model.hpp"
+#include "trainsim/error.hpp"
+#include "trainsim/model/counts.hpp"
+#include "trainsim/model/kernels.hpp"
+#include "trainsim/parallel/validate.hpp"
+#include "trainsim/report/simulate.hpp"
+#include "trainsim/workload/iteration.hpp"
+
+#include "sim/io/builtin_data.hpp"
+#include "sim/io/scenario_loader.hpp"
+#include "sim/io/stack_loader.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+// 4 layers (the first dense), hidden 1024, 8 heads of 128, 16 routed experts of width 1024, top
+// 2, one shared expert of width 512; 16 H100s, micro-batch 4 of 4096 tokens (T = 16,384 tokens
+// per micro-batch and rank), no sharding, one micro-batch per step.
+parallel::Scenario moe_scenario(std::int64_t ep, const nlohmann::json& overrides = {}) {
+  io::ScenarioDocument doc;
+  doc.source = "s.json";
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx",
+    "model": {"layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8, "ffn_hidden": 4096,
+              "vocab": 256, "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false,
+              "position_embedding": "rope", "experts": 16, "experts_per_token": 2,
+              "expert_ffn_hidden": 1024, "shared_experts": 1, "shared_expert_ffn_hidden": 512,
+              "dense_layers": 1},
+    "cluster": {"gpus": 16},
+    "training": {"seq_len": 4096, "micro_batch": 4},
+    "parallel": {"sharding": "none"}})");
+  io::set_path(doc, "parallel.ep", ep, "test");
+  if (overrides.is_object()) {
+    for (const auto& [key, value] : overrides.items()) io::set_path(doc, key, value, "test");
+  }
+  return io::scenario_from_document(doc);
+}
+
+workload::Iteration build(const parallel::Scenario& s, double communication_scale = 1.0) {
+  parallel::require_valid(s);
+  return workload::build_iteration(
+      s, collective::CollectiveModel(s.hardware),
+      workload::BuildOptions{.communication_scale = communication_scale});
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Summed duration and executed FLOPs of the compute ops whose name passes `keep`.
+struct Phase {
+  double seconds = 0.0;
+  double flops = 0.0;
+};
+template <typename Keep>
+Phase phase(const workload::Iteration& it, Keep keep) {
+  Phase p;
+  for (engine::OpId op = 0; op < it.graph.num_ops(); ++op) {
+    if (it.graph.op_kind(op) != engine::OpKind::Compute || !keep(it.graph.op_name(op))) continue;
+    p.seconds += it.graph.op_duration(op).value();
+    p.flops += it.ops[static_cast<std::size_t>(op)].flops.value();
+  }
+  return p;
+}
+Phase expert_forward(const workload::Iteration& it) {
+  return phase(
+      it, [](const std::string& n) { return starts_with(n, "expert_") && !ends_with(n, "_bwd"); });
+}
+Phase expert_backward(const workload::Iteration& it) {
+  return phase(
+      it, [](const std::string& n) { return starts_with(n, "expert_") && ends_with(n, "_bwd"); });
+}
+Phase other_compute(const workload::Iteration& it) {
+  return phase(
+      it, [](const std::string& n) { return !starts_with(n, "expert_") && n != "optimizer_step"; });
+}
+
+const workload::CollectiveCall* find_call(const workload::Iteration& it, const std::string& op,
+                                          const std::string& group) {
+  for (const auto& c : it.collectives) {
+    if (c.op == op && c.group == group) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("moe: ep is read, defaults to 1, and only MoE scenarios report it", "[workload][io]") {
+  REQUIRE(moe_scenario(1).parallel.ep == 1);
+  REQUIRE(moe_scenario(4).parallel.ep == 4);
+  REQUIRE(io::scenario_to_json(moe_scenario(4))["parallel"]["ep"] == 4);
+  // A dense scenario's resolved form keeps its keys (its report stays byte-identical).
+  io::ScenarioDocument dense;
+  dense.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "llama2-7b",
+      "cluster": {"gpus": 8}, "training": {"seq_len": 4096}})");
+  const auto s = io::scenario_from_document(dense);
+  REQUIRE(s.parallel.ep == 1);
+  REQUIRE_FALSE(io::scenario_to_json(s)["parallel"].contains("ep"));
+  // Zero is out of range, named by its key.
+  REQUIRE_THROWS_AS(moe_scenario(0), ConfigError);
+  REQUIRE_THROWS_WITH(moe_scenario(0), Catch::Contains("/parallel/ep"));
+}
+
+TEST_CASE("moe: ep must divide dp and the experts, and needs an MoE model",
+          "[workload][parallel]") {
+  // 16 GPUs, tp = pp = cp = 1: dp = 16, 16 experts.
+  REQUIRE(parallel::validate(moe_scenario(8)).empty());
+  REQUIRE(parallel::validate(moe_scenario(16)).empty());
+  const auto not_dp = parallel::validate(moe_scenario(3));
+  REQUIRE(not_dp.size() == 1);
+  REQUIRE(not_dp[0].key == "/parallel/ep");
+  REQUIRE(not_dp[0].message ==
+          "ep 3 does not divide dp 16 (expert-parallel groups are carved out of the data-parallel "
+          "ranks); expected a divisor of 16");
+  // 32 GPUs: dp 32, but 16 experts do not split over 32 ranks.
+  const auto not_experts = parallel::validate(moe_scenario(32, {{"cluster.gpus", 32}}));
+  REQUIRE(not_experts.size() == 1);
+  REQUIRE(not_experts[0].message ==
+          "ep 32 does not divide the 16 experts; expected a divisor of 16");
+  // EP out of CP ranks is not modelled.
+  const auto with_cp = parallel::validate(moe_scenario(2, {{"parallel.cp", 2}}));
+  REQUIRE(with_cp.size() == 1);
+  REQUIRE(with_cp[0].key == "/parallel/ep");
+  // A dense model has no experts to split.
+  io::ScenarioDocument dense;
+  dense.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "llama2-7b",
+      "cluster": {"gpus": 8}, "training": {"seq_len": 4096}, "parallel": {"ep": 2}})");
+  const auto d = parallel::validate(io::scenario_from_document(dense));
+  REQUIRE(d.size() == 1);
+  REQUIRE(d[0].key == "/parallel/ep");
+  REQUIRE_THROWS_AS(parallel::require_valid(io::scenario_from_document(dense)), PlanError);
+}
+
+TEST_CASE("moe: per-rank parameters split the routed experts over ep", "[workload][model]") {
+  const model::ModelSpec m = moe_scenario(1).model;
+  // dense: attention Q, K, V, O 4 x 1024 x 1024 = 4,194,304; two RMSNorms 2,048; the shared
+  // expert 3 x 1024 x 512 = 1,572,864; the router 1024 x 16 = 16,384: 5,785,600.
+  // expert: 16 / ep experts of 3 x 1024 x 1024 = 3,145,728.
+  for (const std::int64_t ep : {1, 2, 4, 16}) {
+    const auto p = model::moe_layer_parameters_per_rank(m, 1, ep);
+    REQUIRE(p.dense == 5'785'600);
+    REQUIRE(p.expert == (16 / ep) * 3'145'728);
+  }
+  // With ep 1 and tp 1 a rank holds the whole layer, as counted by counts.hpp.
+  REQUIRE(model::moe_layer_parameters_per_rank(m, 1, 1).total() ==
+          model::layer_parameter_counts(m, model::LayerKind::Moe, model::Experts::All).total());
+  // tp 2 halves the attention, the shared expert and each expert; norms and router stay:
+  // 2,097,152 + 2,048 + 786,432 + 16,384 = 2,902,016, experts 8 x 1,572,864.
+  const auto tp2 = model::moe_layer_parameters_per_rank(m, 2, 2);
+  REQUIRE(tp2.dense == 2'902'016);
+  REQUIRE(tp2.expert == 8 * 1'572'864);
+}
+
+TEST_CASE("moe: the kernels of an MoE layer and their FLOPs", "[workload][model]") {
+  const model::ModelSpec m = moe_scenario(1).model;
+  const model::LayerShape shape{.micro_batch = 4, .seq_len = 4096, .ep = 4};
+  const auto ks = model::moe_layer_kernels(m, shape);
+  auto find = [&ks](const std::string& name) {
+    for (const auto& k : ks) {
+      if (k.name == name) return k;
+    }
+    FAIL("no kernel " << name);
+    return model::KernelSpec{};
+  };
+  // T = 16,384 tokens, k = 2: R = 32,768 routed rows on the rank; 16 / 4 = 4 local experts of
+  // R x ep / experts = 8,192 rows each.
+  const auto up = find("expert_up_gate");
+  REQUIRE(up.gemm.batch == 4);
+  REQUIRE(up.gemm.m == 8192);
+  REQUIRE(up.gemm.n == 2048);
+  REQUIRE(up.gemm.k == 1024);
+  // 2 R n k = 2 x 32,768 x 2,048 x 1,024 forward, twice that backward.
+  REQUIRE(up.forward_flops.value() == 2.0 * 32768.0 * 2048.0 * 1024.0);
+  REQUIRE(up.backward_flops.value() == 2.0 * up.forward_flops.value());
+  REQUIRE(find("expert_down").forward_flops.value() == 2.0 * 32768.0 * 1024.0 * 1024.0);
+  // The router: T x 16 x 1024; the shared expert: T x 1024 x 512 x 3 matrices.
+  REQUIRE(find("moe_router").forward_flops.value() == 2.0 * 16384.0 * 16.0 * 1024.0);
+  REQUIRE(find("shared_expert_up_gate").forward_flops.value() == 2.0 * 16384.0 * 1024.0 * 1024.0);
+  REQUIRE(find("shared_expert_down").forward_flops.value() == 2.0 * 16384.0 * 1024.0 * 512.0);
+  // No dense MLP in an MoE layer; the attention half is the dense layer's.
+  for (const auto& k : ks) REQUIRE_FALSE(starts_with(k.name, "mlp_up"));
+  REQUIRE(find("qkv_proj").forward_flops == model::layer_kernels(m, shape)[1].forward_flops);
+  // Executed GEMM FLOPs of the layer's MLP block equal the model-FLOPs count of a token's
+  // active MLP weights (router, top-2 experts, shared expert): 2 x active weights x T.
+  const auto active =
+      model::layer_parameter_counts(m, model::LayerKind::Moe, model::Experts::Active);
+  double mlp_gemm_flops = 0.0;
+  for (const auto& k : ks) {
+    if (k.kind == model::KernelKind::Gemm && k.name != "qkv_proj" && k.name != "attn_out_proj") {
+      mlp_gemm_flops += k.forward_flops.value();
+    }
+  }
+  REQUIRE(mlp_gemm_flops ==
+          Approx(2.0 * static_cast<double>(active.mlp_weights + active.router_weights) * 16384.0)
+              .epsilon(1e-12));
+}
+
+TEST_CASE("moe: with free communication more EP leaves per-GPU expert compute unchanged",
+          "[workload]") {
+  // Every rank runs the grouped GEMMs of its R = T x k = 32,768 routed rows whatever ep is:
+  // 16 / ep experts of 2,048 x ep rows each. The executed FLOPs are equal; the forward and
+  // input-gradient GEMMs have m = 2,048 ep rows per expert, a multiple of every tile side
+  // (64, 128, 256), so 16 / ep x (2,048 ep / tm) x (n / tn) = 32,768 n / (tm tn) tiles for
+  // every ep: the same waves, the same time (compute/kernel_cost.hpp), the activation is
+  // memory-bound on the same bytes. Only the weight-gradient GEMMs change shape (16 / ep
+  // experts of K = 2,048 ep), so their time follows the wave model, not a constant.
+  const workload::Iteration base = build(moe_scenario(1), 0.0);
+  const Phase fwd1 = expert_forward(base);
+  const Phase bwd1 = expert_backward(base);
+  REQUIRE(fwd1.seconds > 0.0);
+  for (const std::int64_t ep : {2, 4, 8, 16}) {
+    const workload::Iteration it = build(moe_scenario(ep), 0.0);
+    REQUIRE(expert_forward(it).seconds == Approx(fwd1.seconds).epsilon(1e-12));
+    REQUIRE(expert_forward(it).flops == Approx(fwd1.flops).epsilon(1e-12));
+    REQUIRE(expert_backward(it).flops == Approx(bwd1.flops).epsilon(1e-12));
+    // Attention, router, shared expert, embedding and head are untouched by ep.
+    REQUIRE(other_compute(it).seconds == Approx(other_compute(base).seconds).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("moe: load imbalance stretches the expert phase by its factor", "[workload]") {
+  // moe_layer_kernels: the busiest EP rank receives c = 1.3 times the mean rows, so its grouped
+  // GEMMs and activation take 1.3 times the balanced time; nothing else changes. Expert phase
+  // time (forward and backward) with c = 1.3 over c = 1.0: exactly 1.3.
+  parallel::Scenario balanced = moe_scenario(4);
+  parallel::Scenario skewed = balanced;
+  skewed.model.expert_load_imbalance = 1.3;
+  const auto a = build(balanced, 0.0);
+  const auto b = build(skewed, 0.0);
+  REQUIRE(expert_forward(b).seconds == Approx(1.3 * expert_forward(a).seconds).epsilon(1e-12));
+  REQUIRE(expert_backward(b).seconds == Approx(1.3 * expert_backward(a).seconds).epsilon(1e-12));
+  REQUIRE(other_compute(b).seconds == Approx(other_compute(a).seconds).epsilon(1e-12));
+  // The kernels' FLOPs stay the balanced ones (model FLOPs and MFU do not change either).
+  REQUIRE(expert_forward(b).flops == expert_forward(a).flops);
+}
+
+TEST_CASE("moe: all-to-all dispatch and combine per call and per iteration",
+          "[workload][collective]") {
+  // Per call, nccl-tests' alltoall size (each rank's whole send buffer): T x k x hidden x e =
+  // 16,384 x 2 x 1,024 x 2 B = 67,108,864 B, of which (ep - 1) / ep leaves the rank. Per MoE
+  // layer and micro-batch: dispatch and combine forward, their gradients backward: 4 calls;
+  // 3 MoE layers (the first is dense) x 1 micro-batch = 12 calls.
+  for (const std::int64_t ep : {2, 8}) {
+    const workload::Iteration it = build(moe_scenario(ep));
+    const auto* a2a = find_call(it, "all_to_all", "ep");
+    REQUIRE(a2a != nullptr);
+    REQUIRE(a2a->bytes.value() == 67'108'864.0);
+    REQUIRE(a2a->count == 12);
+    REQUIRE(a2a->shape.ranks == ep);
+    // It costs what the collective model says of that group and size.
+    const auto cost = collective::CollectiveModel(moe_scenario(ep).hardware)
+                          .cost(collective::Op::AllToAll, a2a->shape, a2a->bytes);
+    REQUIRE(a2a->time.value() == Approx(cost.time.value()).epsilon(1e-12));
+  }
+  // ep 2 stays inside a node (ranks 0 and 1); ep 16 spans both nodes of the cluster.
+  REQUIRE(find_call(build(moe_scenario(2)), "all_to_all", "ep")->shape.nodes == 1);
+  REQUIRE(find_call(build(moe_scenario(16)), "all_to_all", "ep")->shape.nodes == 2);
+  // ep 1: every expert is local, no all-to-all.
+  REQUIRE(find_call(build(moe_scenario(1)), "all_to_all", "ep") == nullptr);
+}
+
+TEST_CASE("moe: expert gradients are reduced over the expert-data-parallel group", "[workload]") {
+  // DDP, dp 16, ep 4: the routed experts of the 3 MoE layers (4 experts of 3,145,728 weights,
+  // 2 B each: 25,165,824 B per layer) are all-reduced over the dp / ep = 4 ranks holding the
+  // same experts, the rest over all 16.
+  const workload::Iteration it = build(moe_scenario(4));
+  const auto* experts = find_call(it, "all_reduce", "expert_dp");
+  REQUIRE(experts != nullptr);
+  REQUIRE(experts->shape.ranks == 4);
+  REQUIRE(find_call(it, "all_reduce", "dp")->shape.ranks == 16);
+  double expert_bytes = 0.0;
+  for (const auto& c : it.collectives) {
+    if (c.group == "expert_dp") expert_bytes += c.bytes.value() * static_cast<double>(c.count);
+  }
+  // 25 MiB buckets: one bucket of 24 MiB per layer.
+  REQUIRE(expert_bytes == Approx(3.0 * 25'165'824.0).epsilon(1e-12));
+}
+
+TEST_CASE("moe: all-to-all overlap never slows the iteration and hides communication",
+          "[workload][stack]") {
+  // The option runs the all-to-all beside compute instead of stalling it.
+  parallel::Scenario blocking = moe_scenario(16);
+  parallel::Scenario overlapped = blocking;
+  overlapped.stack.moe_a2a_overlap = true;
+  const auto a = report::simulate(blocking).report;
+  const auto b = report::simulate(overlapped).report;
+  REQUIRE(b.iteration_time.value() <= a.iteration_time.value());
+  REQUIRE(b.exposed_communication.value() < a.exposed_communication.value());
+  // The stack key: "moe": {"a2a_overlap": true}; default false; unknown keys are refused.
+  nlohmann::json j = nlohmann::json::parse(*io::builtin_file("stacks", "megatron-core"));
+  REQUIRE_FALSE(io::stack_from_json(j, "s.json", "").moe_a2a_overlap);
+  j["moe"] = {{"a2a_overlap", true}};
+  REQUIRE(io::stack_from_json(j, "s.json", "").moe_a2a_overlap);
+  j["moe"] = {{"a2a_overlap", 1}};
+  REQUIRE_THROWS_WITH(io::stack_from_json(j, "s.json", ""), Catch::Contains("/moe/a2a_overlap"));
+  j["moe"] = {{"a2a_overlap", true}, {"overlap", true}};
+  REQUIRE_THROWS_WITH(io::stack_from_json(j, "s.json", ""), Catch::Contains("/moe"));
+}
+
+TEST_CASE("moe: mixtral-8x7b on 64 H100s with ep 8 simulates", "[workload][report]") {
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "mixtral-8x7b",
+      "stack": "megatron-core", "cluster": {"gpus": 64},
+      "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 1},
+      "parallel": {"tp": 2, "ep": 8, "sharding": "zero1"}})");
+  const parallel::Scenario s = io::scenario_from_document(doc);
+  REQUIRE(parallel::validate(s).empty());
+  const report::Report r = report::simulate(s).report;
+  REQUIRE(r.iteration_time.value() > 0.0);
+  REQUIRE(r.mfu > 0.0);
+  REQUIRE(r.mfu < 1.0);
+  bool all_to_all = false;
+  for (const auto& c : r.collectives) all_to_all = all_to_all || c.op == "all_to_all";
+  REQUIRE(all_to_all);
+}
+
+TEST_CASE("moe: latent attention is priced as its projections and attention", "[workload][model]") {
+  const model::ModelSpec m =
+      io::scenario_from_document([] {
+        io::ScenarioDocument doc;
+        doc.json = nlohmann::json::parse(R"({"hardware": "h800-dgx", "model": "deepseek-v3",
+        "cluster": {"gpus": 8}, "training": {"seq_len": 4096}})");
+        return doc;
+      }())
+          .model;
+  const model::LayerShape shape{.micro_batch = 1, .seq_len = 4096, .causal = false};
+  const auto ks = model::layer_kernels(m, shape);
+  // The projections' forward FLOPs are 2 x T x the attention weights counts.hpp gives
+  // (q_a, q_b, kv_a, kv_b, o), T = 4096.
+  double projections = 0.0;
+  double attention = 0.0;
+  for (const auto& k : ks) {
+    if (k.kind == model::KernelKind::Gemm && !starts_with(k.name, "mlp_")) {
+      projections += k.forward_flops.value();
+    }
+    if (k.name == "attn_core") attention = k.forward_flops.value();
+  }
+  REQUIRE(
+      projections ==
+      Approx(2.0 * 4096.0 * static_cast<double>(model::layer_parameter_counts(m).attention_weights))
+          .epsilon(1e-12));
+  // Without the causal discount the attention core is 2 T S H (d_qk + d_v) = 2 x 4096 x 4096 x
+  // 128 x (192 + 128): a third of the model-FLOPs attention term 6 H (d_qk + d_v) S per token.
+  REQUIRE(attention == 2.0 * 4096.0 * 4096.0 * 128.0 * 320.0);
+  // At tp 1 a rank holds a whole dense layer.
+  REQUIRE(model::dense_layer_parameters_per_rank(m, 1) == model::layer_parameters(m));
+}
+
+TEST_CASE("moe: deepseek-v3 on 1,024 H800s with pp 16 and ep 64 simulates", "[workload][report]") {
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({"hardware": "h800-dgx", "model": "deepseek-v3",
+      "stack": "megatron-core", "cluster": {"gpus": 1024},
+      "training": {"seq_len": 4096, "global_batch": 1024, "micro_batch": 1},
+      "parallel": {"pp": 16, "ep": 64, "sharding": "zero1"}})");
+  const parallel::Scenario s = io::scenario_from_document(doc);
+  REQUIRE(parallel::validate(s).empty());
+  const report::Report r = report::simulate(s).report;
+  REQUIRE(r.iteration_time.value() > 0.0);
+  REQUIRE(r.mfu > 0.0);
+  REQUIRE(r.mfu < 1.0);
+}
+
+TEST_CASE("moe: tensor-parallel collectives of an MoE layer with sequence parallelism",
+          "[workload][collective]") {
+  // tp 2 with SP (dp 8, ep 4). Per layer and micro-batch, AllGathers: forward before the
+  // column-parallel entries (dense: qkv_proj, mlp_up_gate; MoE: qkv_proj, moe_router), backward
+  // before the row-parallel exits (dense: attn_out_proj, mlp_down; MoE: attn_out_proj,
+  // moe_unpermute, shared_expert_down); ReduceScatters the mirror image. Dense layer 2 + 2 of
+  // each, MoE layers 2 + 3: 1 x 4 + 3 x 5 = 19 AllGathers and 19 ReduceScatters of T x hidden
+  // x 2 B = 16,384 x 1,024 x 2 = 33,554,432 B (bf16: the input gather moves the same bytes).
+  const workload::Iteration it =
+      build(moe_scenario(4, {{"parallel.tp", 2}, {"parallel.sequence_parallel", true}}));
+  const auto* ag = find_call(it, "all_gather", "tp");
+  const auto* rs = find_call(it, "reduce_scatter", "tp");
+  REQUIRE(ag != nullptr);
+  REQUIRE(rs != nullptr);
+  REQUIRE(ag->count == 19);
+  REQUIRE(rs->count == 19);
+  REQUIRE(ag->bytes.value() == 33'554'432.0);
+  REQUIRE(rs->bytes.value() == 33'554'432.0);
+}
