@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+#include <utility>
 
 #include "sim/io/hardware_loader.hpp"
 
@@ -170,6 +171,23 @@ const std::vector<SourceProfile>& source_profiles() {
        .stack = "llm-foundry",
        .convention = FlopConvention::PalmWithEmbeddings,
        .style = kMpt},
+      // NVIDIA's NeMo / Megatron-Bridge performance summaries: Megatron-Core with Transformer
+      // Engine; model TFLOP/s by Megatron-Core's count. Its dense models are Llama 3 / 3.1; its
+      // MoE models map to the built-ins by name (moe_builtin_model).
+      {.name = "nvidia-perf-summary",
+       .group_contains = "NVIDIA NeMo / Megatron-Bridge performance summar",
+       .stack = "megatron-core",
+       .convention = FlopConvention::MegatronCore2024,
+       .style = kLlama},
+      // DeepSeek-V3 technical report: DeepSeek's own HAI-LLM framework (DualPipe), which no
+      // stack profile describes; megatron-core stands in. The report gives GPU-hours, no FLOPs.
+      {.name = "deepseek-v3-report",
+       .group_contains = "DeepSeek-V3 technical report",
+       .stack = "megatron-core",
+       .convention = FlopConvention::Unstated,
+       .style = kLlama,
+       .caveat = "DeepSeek's HAI-LLM framework (DualPipe) has no stack profile; megatron-core "
+                 "stands in"},
   };
   return table;
 }
@@ -181,6 +199,26 @@ const SourceProfile* find_source(const PublishedRun& run) {
     return &s;
   }
   return nullptr;
+}
+
+std::optional<std::string> moe_builtin_model(std::string_view model_name) {
+  // The row's model text without case, spaces or separators: "DeepSeek-V3 (w/o MTP)" ->
+  // "deepseekv3(w/omtp)", "Qwen3_235B_a22B" -> "qwen3235ba22b", "Mixtral 8x7B" -> "mixtral8x7b".
+  std::string key;
+  for (const unsigned char c : model_name) {
+    if (c == ' ' || c == '-' || c == '_' || c == '.') continue;
+    key += static_cast<char>(std::tolower(c));
+  }
+  // The built-in mixture-of-experts models (models/*.json) and the text that names each.
+  static constexpr std::pair<std::string_view, std::string_view> kMoeBuiltins[] = {
+      {"deepseekv3", "deepseek-v3"},        {"qwen330ba3b", "qwen3-30b-a3b"},
+      {"qwen3235ba22b", "qwen3-235b-a22b"}, {"mixtral8x7b", "mixtral-8x7b"},
+      {"gptoss120b", "gpt-oss-120b"},
+  };
+  for (const auto& [text, id] : kMoeBuiltins) {
+    if (contains(key, text)) return std::string(id);
+  }
+  return std::nullopt;
 }
 
 std::optional<Sharding> parse_sharding(std::string_view text) {
@@ -230,7 +268,14 @@ std::optional<hardware::Dtype> parse_precision(std::string_view text) {
 std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::string& reason) {
   const std::string gpu = lower(run.gpu);
   HardwareChoice choice;
-  if (contains(gpu, "h100")) {
+  if (contains(gpu, "gb200")) {
+    // GB200 NVL72 (DGX GB200): 72 GPUs in one NVLink domain, 4 per compute tray.
+    choice.id = "gb200-nvl72";
+  } else if (contains(gpu, "b200")) {
+    choice.id = "b200-dgx";
+  } else if (contains(gpu, "h800")) {
+    choice.id = "h800-dgx";
+  } else if (contains(gpu, "h100")) {
     choice.id = "h100-dgx";
   } else if (contains(gpu, "a100")) {
     choice.id = "a100-dgx";
@@ -269,13 +314,24 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     }
   } else {
     reason = "no built-in hardware profile for GPU '" + run.gpu +
-             "'; expected an A100, H100 or V100 (a100-dgx, h100-dgx, v100-dgx)";
+             "'; expected an A100, H100, H800, B200, GB200 or V100 (a100-dgx, h100-dgx, h800-dgx, "
+             "b200-dgx, gb200-nvl72, v100-dgx)";
     return std::nullopt;
   }
   if (choice.document.is_null()) choice.document = choice.id;
-  if (run.gpus_per_node && *run.gpus_per_node != 8 && !contains(gpu, "v100")) {
-    choice.assumptions.push_back("the source's " + str(*run.gpus_per_node) +
-                                 " GPUs per node simulated as " + choice.id + "'s 8");
+  if (run.gpus_per_node && !contains(gpu, "v100")) {
+    const std::int64_t profile_gpn =
+        choice.document.is_string()
+            ? io::load_hardware_document(choice.id)
+                  .json.at("node")
+                  .at("gpus_per_node")
+                  .get<std::int64_t>()
+            : choice.document.at("node").at("gpus_per_node").get<std::int64_t>();
+    if (*run.gpus_per_node != profile_gpn) {
+      choice.assumptions.push_back("the source's " + str(*run.gpus_per_node) +
+                                   " GPUs per node simulated as " + choice.id + "'s " +
+                                   str(profile_gpn));
+    }
   }
   return choice;
 }
@@ -321,6 +377,14 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   const SourceProfile& src = *m.source;
   if (!src.unsupported.empty()) {
     reason = std::string(src.unsupported);
+    return std::nullopt;
+  }
+  // Mixture-of-experts rows name their model; the row schema has no expert keys (the expert
+  // count, top-k and EP degree are in the notes and extra_metrics.ep). They map to the built-in
+  // model of that name and are skipped until expert parallelism is simulated and checked.
+  if (const auto moe = moe_builtin_model(run.model)) {
+    reason = "mixture-of-experts: expert parallelism not simulated yet (the row's model '" +
+             run.model + "' is the built-in '" + *moe + "')";
     return std::nullopt;
   }
 

@@ -52,6 +52,11 @@ struct SourceProfile {
 // The entry of `run`, or nullptr.
 [[nodiscard]] const SourceProfile* find_source(const PublishedRun& run);
 
+// The built-in mixture-of-experts model a row's model text names ("DeepSeek-V3 (w/o MTP)" ->
+// "deepseek-v3", "Qwen3_235B_a22B" -> "qwen3-235b-a22b"), or nullopt for any other model.
+// Case, spaces, '-', '_' and '.' are ignored.
+[[nodiscard]] std::optional<std::string> moe_builtin_model(std::string_view model_name);
+
 // Free-text fields of the rows. Each returns nullopt for text it does not recognise.
 [[nodiscard]] std::optional<parallel::Sharding> parse_sharding(std::string_view text);
 // The row's activation_recompute; "selective (layer)" (torchtitan's every-other-layer

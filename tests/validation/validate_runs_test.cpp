@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -76,8 +77,8 @@ std::string row_json(const std::string& overrides_before_notes = "") {
 
 }  // namespace
 
-TEST_CASE("validate: the shipped file reads with 216 rows in file order", "[validation]") {
-  REQUIRE(shipped().size() == 216);
+TEST_CASE("validate: the shipped file reads with 226 rows in file order", "[validation]") {
+  REQUIRE(shipped().size() == 226);
   CHECK(shipped().front().id == "narayanan21-t1-1.7B-32gpu");
   CHECK(shipped()[44].index == 44);
 }
@@ -238,6 +239,93 @@ TEST_CASE("validate: rows that cannot be mapped are skipped with the reason", "[
   run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
   run.dp = 32;  // 1 x 1 x 1 x 32 != 64
   CHECK_THAT(skip_reason(run), Contains("differs from gpus 64"));
+}
+
+TEST_CASE("validate: mixture-of-experts rows map to the built-in model and are skipped",
+          "[validation][moe]") {
+  CHECK(moe_builtin_model("DeepSeek-V3 (w/o MTP)") == "deepseek-v3");
+  CHECK(moe_builtin_model("DeepSeekV3") == "deepseek-v3");
+  CHECK(moe_builtin_model("Qwen3_235B_a22B") == "qwen3-235b-a22b");
+  CHECK(moe_builtin_model("Qwen3-30B-A3B") == "qwen3-30b-a3b");
+  CHECK(moe_builtin_model("Mixtral 8x7B") == "mixtral-8x7b");
+  CHECK(moe_builtin_model("GPT OSS 120B") == "gpt-oss-120b");
+  CHECK_FALSE(moe_builtin_model("Llama 3.1 405B").has_value());
+  CHECK_FALSE(moe_builtin_model("GPT 175B").has_value());
+  // Every shipped MoE row (Megatron-Bridge and NeMo summaries, the DeepSeek-V3 report) is
+  // skipped for the experts, whatever else (fp8) it would be skipped for.
+  const std::vector<std::pair<std::string, std::string>> moe_rows = {
+      {"mbridge-2602-gb200-deepseek-v3-mxfp8-256gpu", "deepseek-v3"},
+      {"mbridge-2511-gb200-deepseek-v3-bf16-256gpu", "deepseek-v3"},
+      {"mbridge-2602-b200-deepseek-v3-mxfp8-256gpu", "deepseek-v3"},
+      {"mbridge-2511-gb200-qwen3-235b-a22b-bf16-256gpu", "qwen3-235b-a22b"},
+      {"mbridge-2602-b200-qwen3-235b-a22b-mxfp8-256gpu", "qwen3-235b-a22b"},
+      {"mbridge-2602-b200-qwen3-30b-a3b-mxfp8-8gpu", "qwen3-30b-a3b"},
+      {"nemo-2502-b200-mixtral-8x7b-fp8-64gpu", "mixtral-8x7b"},
+      {"deepseek-v3-report-h800-2048gpu", "deepseek-v3"},
+  };
+  for (const auto& [id, model] : moe_rows) {
+    INFO(id);
+    const std::string reason = skip_reason(row(id));
+    CHECK_THAT(reason, Contains("mixture-of-experts: expert parallelism not simulated yet"));
+    CHECK_THAT(reason, Contains("the built-in '" + model + "'"));
+  }
+  CHECK(find_source(row("mbridge-2602-gb200-deepseek-v3-mxfp8-256gpu"))->name ==
+        "nvidia-perf-summary");
+  CHECK(find_source(row("nemo-2502-b200-mixtral-8x7b-fp8-64gpu"))->name == "nvidia-perf-summary");
+  CHECK(find_source(row("deepseek-v3-report-h800-2048gpu"))->name == "deepseek-v3-report");
+}
+
+TEST_CASE("validate: the DeepSeek-V3 report row's throughput follows from its GPU-hours",
+          "[validation][moe]") {
+  // 180K H800 GPU-hours per trillion tokens: 1e12 / (180,000 x 3600 s) = 1543.2 tokens/s/GPU;
+  // at the steady global batch of 15360 sequences of 4096 on 2048 GPUs one iteration takes
+  // 15360 x 4096 / (1543.2 x 2048) = 19.91 s. PP 16, no TP: dp = 2048 / 16 = 128.
+  const PublishedRun& r = row("deepseek-v3-report-h800-2048gpu");
+  CHECK(*r.tokens_per_s_per_gpu == Approx(1e12 / (180e3 * 3600.0)).epsilon(1e-4));
+  CHECK(*r.iteration_time_s ==
+        Approx(15360.0 * 4096.0 / (1e12 / (180e3 * 3600.0) * 2048.0)).epsilon(1e-3));
+  CHECK(*r.tp * *r.pp * *r.cp * *r.dp == *r.gpus);
+  CHECK(*r.dp == 128);
+}
+
+TEST_CASE("validate: Blackwell and H800 rows map to their profiles", "[validation]") {
+  std::string reason;
+  PublishedRun run = row("mbridge-2602-gb200-llama3.1-405b-fp8-256gpu");
+  CHECK(choose_hardware(run, reason)->id == "gb200-nvl72");
+  run.gpus_per_node = 8;  // GB200 NVL72 holds 4 GPUs per compute tray
+  CHECK_THAT(choose_hardware(run, reason)->assumptions.at(0),
+             Contains("8 GPUs per node simulated as gb200-nvl72's 4"));
+  CHECK(choose_hardware(row("mbridge-2511-b200-llama3.1-405b-fp8-128gpu"), reason)->id ==
+        "b200-dgx");
+  const auto h800 = choose_hardware(row("deepseek-v3-report-h800-2048gpu"), reason);
+  CHECK(h800->id == "h800-dgx");
+  CHECK(h800->assumptions.empty());  // 8 per node, as the profile
+  run.gpu = "GB300";
+  CHECK_FALSE(choose_hardware(run, reason).has_value());
+  CHECK_THAT(reason, Contains("no built-in hardware profile for GPU 'GB300'"));
+  // The dense Blackwell rows are FP8 (Transformer Engine recipes): skipped for the precision.
+  CHECK_THAT(skip_reason(row("mbridge-2602-gb200-llama3.1-405b-fp8-256gpu")),
+             Contains("fp8 training"));
+  CHECK_THAT(skip_reason(row("mbridge-2511-b200-llama3.1-405b-fp8-128gpu")),
+             Contains("fp8 training"));
+  // The same plan in bf16 with sequence parallelism stated maps to a GB200 scenario on the
+  // Megatron-Core stack, every degree as printed (tp 4, pp 16, 4 model chunks, dp 4).
+  run = row("mbridge-2602-gb200-llama3.1-405b-fp8-256gpu");
+  run.precision = "bf16";
+  run.sequence_parallel = true;
+  const Mapping m = mapped(run);
+  CHECK(m.source->name == "nvidia-perf-summary");
+  CHECK(m.hardware == "gb200-nvl72");
+  CHECK(m.base["hardware"] == "gb200-nvl72");
+  CHECK(m.base["stack"] == "megatron-core");
+  CHECK(m.base["parallel"]["tp"] == 4);
+  CHECK(m.base["parallel"]["pp"] == 16);
+  CHECK(m.virtual_stages == std::vector<std::int64_t>{4});
+  CHECK(m.micro_batches == std::vector<std::int64_t>{1});
+  CHECK(m.base["model"]["layers"] == 126);
+  CHECK(m.base["model"]["activation"] == "swiglu");
+  CHECK(m.metric == Metric::TokensPerSecondPerGpu);
+  CHECK(m.measured == 793.0);
 }
 
 TEST_CASE("validate: Narayanan eq. 3 reproduces the printed TFLOP/s", "[validation][flops]") {
