@@ -76,6 +76,12 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
     s.attention_dropout = a.boolean_or("dropout", false);
     a.finish();
   }
+  if (r.has("loss")) {
+    ObjectReader l = r.object("loss");
+    s.unfused_cross_entropy =
+        l.choice_or("cross_entropy", {"fused", "unfused"}, "fused") == "unfused";
+    l.finish();
+  }
   if (r.has("data_parallel")) {
     ObjectReader dpr = r.object("data_parallel");
     s.dp_overlap = dpr.boolean_or("overlap_grad_reduce", true);

@@ -423,7 +423,18 @@ std::vector<KernelSpec> head_kernels(const ModelSpec& m, const LayerShape& s) {
   // 5 FLOPs per logit; a fused kernel reads the logits and writes the fp32 softmax it keeps for
   // backward. Backward subtracts the one-hot target and scales (2 FLOPs), reading the fp32
   // softmax and writing the logits' gradient.
-  k.push_back(elementwise("cross_entropy", d(tokens) * d(vocab_local), 5.0, e + 4.0, 2.0, 4.0 + e));
+  if (s.unfused_cross_entropy) {
+    // Megatron's vocab_parallel_cross_entropy (core_r0.8.0 cross_entropy.py), op by op over the
+    // logits: .float() (reads e, writes 4), max (reads 4), in-place subtract, exp and divide
+    // (reads and writes 4 each), sum (reads 4): e + 36 bytes per logit. Backward: grad_input
+    // .mul_(grad_output) in place (8) and autograd's cast of the fp32 gradient back to the
+    // logits' dtype (reads 4, writes e): 12 + e.
+    k.push_back(
+        elementwise("cross_entropy", d(tokens) * d(vocab_local), 5.0, e + 36.0, 2.0, 12.0 + e));
+  } else {
+    k.push_back(
+        elementwise("cross_entropy", d(tokens) * d(vocab_local), 5.0, e + 4.0, 2.0, 4.0 + e));
+  }
   return k;
 }
 

@@ -304,6 +304,31 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
                 "2020): a100-dgx with HBM 40 GiB at 1.555 TB/s (A100 datasheet), inline"
               : "A100 40GB: a100-dgx with HBM 40 GiB at 1.555 TB/s (A100 datasheet), inline");
     }
+    if (run.inter_node && contains(lower(*run.inter_node), "omni-path") &&
+        choice.document.is_null()) {
+      // Jean Zay's A100 nodes (BLOOM-176B): 8 A100 SXM4 80GB on NVLink, 4 Omni-Path links per
+      // node; Omni-Path Architecture 100 series links run at 100 Gb/s. NCCL moves about 12 GB/s
+      // per 100 Gb/s NIC (docs/sources.md C.4): ring and tree multi-node graphs of 4 channels
+      // at 12 GB/s (the DGX A100's are 8 at 24).
+      static const nlohmann::json kOpa = [] {
+        nlohmann::json doc =
+            nlohmann::json::parse(io::load_hardware_document("a100-dgx").json.dump());
+        doc["id"] = "a100-opa4x100";
+        doc["name"] = "8x A100 SXM4 80GB, 4x Omni-Path 100 Gb/s";
+        doc["fabric"]["nics_per_node"] = 4;
+        doc["fabric"]["nic_bandwidth"] = "100 Gb/s";
+        for (const char* a : {"ring", "tree"}) {
+          doc["collective"]["graphs"][a]["multi_node"] = {
+              {"channels", 4}, {"bw_intra", "12 GB/s"}, {"bw_inter", "12 GB/s"}};
+        }
+        return doc;
+      }();
+      choice.id = "a100-opa4x100";
+      choice.document = kOpa;
+      choice.assumptions.push_back(
+          "inter-node 4 x Omni-Path 100 Gb/s per node (the source's network): a100-dgx with 4 "
+          "NICs at 100 Gb/s and NCCL graphs of 4 channels at 12 GB/s, inline");
+    }
   } else if (contains(gpu, "v100")) {
     choice.id = "v100-dgx";
     if (contains(gpu, "dgx-2") || (run.gpus_per_node && *run.gpus_per_node == 16)) {

@@ -75,7 +75,7 @@ PublishedRun read_row(const nlohmann::json& json, const std::string& source, std
   run.gpus = opt_integer(r, "gpus", 1);
   run.gpus_per_node = opt_integer(r, "gpus_per_node", 1);
   (void)opt_string(r, "intra_node");
-  (void)opt_string(r, "inter_node");
+  run.inter_node = opt_string(r, "inter_node");
   run.framework = opt_string(r, "framework").value_or("");
   run.model = r.string("model");
   run.layers = opt_integer(r, "n_layers", 1);

@@ -135,7 +135,8 @@ class Builder {
                                .causal = true,
                                .unfused_attention = s.stack.unfused_attention,
                                .attention_dropout = s.stack.attention_dropout,
-                               .ep = p_.ep};
+                               .ep = p_.ep,
+                               .unfused_cross_entropy = s.stack.unfused_cross_entropy};
     local_tokens_ = model::local_tokens(shape_);
     local_seq_ = s.training.seq_len / p_.cp;
     assign_layers();

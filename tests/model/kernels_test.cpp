@@ -178,6 +178,27 @@ TEST_CASE("kernels: head, embedding and optimizer step", "[model]") {
   REQUIRE(sgd_step_kernel(1000, 2).forward_bytes.value() == Approx(20'000.0).epsilon(1e-12));
 }
 
+TEST_CASE("kernels: Megatron's unfused cross entropy moves the fp32 logits op by op", "[model]") {
+  // llama2-7b at tp 2: 8192 tokens x 16000 local logits = 131,072,000 logits. Op by op
+  // (Megatron's vocab_parallel_cross_entropy): .float() reads 2 and writes 4 bytes per logit,
+  // max reads 4, the in-place subtract, exp and divide read and write 4 each (24), the sum
+  // reads 4: 2 + 4 + 4 + 24 + 4 = 38 = e + 36. Backward: the in-place multiply reads and writes
+  // 4 (8), the cast back reads 4 and writes 2: 14 = 12 + e. Fused: 6 and 6 (test above).
+  const auto m = io::load_model("llama2-7b");
+  auto shape = paper_shape();
+  shape.tp = 2;
+  const double logits = 8192.0 * 16000.0;
+  const auto fused = find(head_kernels(m, shape), "cross_entropy");
+  shape.unfused_cross_entropy = true;
+  const auto unfused = find(head_kernels(m, shape), "cross_entropy");
+  REQUIRE(unfused.forward_bytes.value() == Approx(38.0 * logits).epsilon(1e-12));
+  REQUIRE(unfused.backward_bytes.value() == Approx(14.0 * logits).epsilon(1e-12));
+  REQUIRE(fused.backward_bytes.value() == Approx(6.0 * logits).epsilon(1e-12));
+  // The FLOPs do not change: the same 5 per logit forward and 2 backward.
+  REQUIRE(unfused.forward_flops.value() == fused.forward_flops.value());
+  REQUIRE(unfused.backward_flops.value() == fused.backward_flops.value());
+}
+
 TEST_CASE("kernels: a sliding window scales the attention core, both conventions", "[model]") {
   const auto m = io::load_model("mistral-7b");  // window 4096, q = 4096, kv = 1024
   auto full_model = m;

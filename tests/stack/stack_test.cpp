@@ -310,6 +310,21 @@ TEST_CASE("stack: attention and data_parallel keys are optional, checked and nam
                Catch::Contains("overlap") && Catch::Contains("unknown key"));
 }
 
+TEST_CASE("stack: loss.cross_entropy is optional, checked and names its key", "[stack][io]") {
+  REQUIRE_FALSE(io::stack_from_json(stack_json({}), "s.json", "").unfused_cross_entropy);
+  // Both Megatron stacks compute the loss op by op (their sources in stacks/*.json); the
+  // PyTorch stacks use one fused kernel.
+  REQUIRE(io::load_stack("megatron-lm").unfused_cross_entropy);
+  REQUIRE(io::load_stack("megatron-core").unfused_cross_entropy);
+  REQUIRE_FALSE(io::load_stack("pytorch-2.3-fsdp").unfused_cross_entropy);
+  REQUIRE(io::stack_from_json(stack_json({{"loss", {{"cross_entropy", "unfused"}}}}), "s.json", "")
+              .unfused_cross_entropy);
+  REQUIRE_THAT(load_error(stack_json({{"loss", {{"cross_entropy", "fast"}}}})),
+               Catch::Contains("/loss/cross_entropy") && Catch::Contains("unfused"));
+  REQUIRE_THAT(load_error(stack_json({{"loss", {{"label_smoothing", 0.1}}}})),
+               Catch::Contains("label_smoothing") && Catch::Contains("unknown key"));
+}
+
 TEST_CASE("stack: without overlap_grad_reduce the gradients are reduced once, after backward",
           "[stack][workload]") {
   // The tiny two-layer model on 2 GPUs (dp 2, no sharding), 4 micro-batches per step.

@@ -328,6 +328,26 @@ TEST_CASE("validate: Blackwell and H800 rows map to their profiles", "[validatio
   CHECK(m.measured == 793.0);
 }
 
+TEST_CASE("validate: BLOOM's Omni-Path network maps to four 100 Gb/s links per node",
+          "[validation]") {
+  // The row's inter_node: "Omni-Path Architecture, 4 OmniPath links per node" (Jean Zay).
+  // Omni-Path 100 series links run at 100 Gb/s; NCCL moves about 12 GB/s per such NIC
+  // (docs/sources.md C.4), so each multi-node graph has 4 channels of 12 GB/s.
+  std::string reason;
+  const auto hw = choose_hardware(row("bloom176b-384gpu"), reason);
+  REQUIRE(hw.has_value());
+  CHECK(hw->id == "a100-opa4x100");
+  CHECK(hw->document["fabric"]["nics_per_node"] == 4);
+  CHECK(hw->document["fabric"]["nic_bandwidth"] == "100 Gb/s");
+  CHECK(hw->document["collective"]["graphs"]["ring"]["multi_node"]["channels"] == 4);
+  CHECK(hw->document["collective"]["graphs"]["tree"]["multi_node"]["bw_inter"] == "12 GB/s");
+  CHECK_THAT(hw->assumptions.back(), Contains("Omni-Path"));
+  // A row on InfiniBand keeps the built-in profile by name.
+  PublishedRun ib = row("bloom176b-384gpu");
+  ib.inter_node = "8x NVIDIA Mellanox 200 Gb/s HDR InfiniBand HCAs per node";
+  CHECK(choose_hardware(ib, reason)->document == "a100-dgx");
+}
+
 TEST_CASE("validate: Narayanan eq. 3 reproduces the printed TFLOP/s", "[validation][flops]") {
   // megatron2020-v100-dgx2-1B-1gpu: B 8, s 1024, l 24, h 1920, V 51200, 1.121 s, 71.9 TFLOP/s.
   // F = 96 * 8 * 1024 * 24 * 1920^2 * (1 + 1024/11520 + 51200/737280)

@@ -74,6 +74,9 @@ struct LayerShape {
   bool unfused_attention = false;
   bool attention_dropout = false;  // unfused only: torch.nn.Dropout on the s x s probabilities
   std::int64_t ep = 1;  // expert-parallel degree: MoE layers hold num_experts / ep experts
+  // Megatron's vocab-parallel cross entropy as separate ops over fp32 logits (stack
+  // loss.cross_entropy "unfused"); false: one fused kernel.
+  bool unfused_cross_entropy = false;
 };
 
 // Tokens one rank processes per micro-batch: micro_batch * seq_len / cp.

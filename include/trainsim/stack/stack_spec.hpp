@@ -82,6 +82,13 @@ struct StackSpec {
   bool unfused_attention = false;
   bool attention_dropout = false;
 
+  // The LM loss as Megatron's vocab_parallel_cross_entropy computes it (megatron/core/
+  // tensor_parallel/cross_entropy.py, core_r0.8.0; mpu/cross_entropy.py before): separate
+  // PyTorch ops over the fp32 logits (cast, max, subtract, exp, sum, divide; backward: scale
+  // and the cast back), each through HBM. Optional "loss": {"cross_entropy": "unfused"};
+  // default "fused" (one kernel reads the logits and writes the fp32 softmax).
+  bool unfused_cross_entropy = false;
+
   // Data-parallel gradient reduction overlaps backward (PyTorch DDP buckets, Megatron's
   // --overlap-grad-reduce) or runs once after the step's last backward (Megatron-LM's local
   // DDP before 2023). Optional "data_parallel": {"overlap_grad_reduce": false}; default true.

@@ -26,6 +26,7 @@ struct PublishedRun {
   std::optional<double> memory_gb;  // hardware.memory_gb as printed (GB of HBM)
   std::optional<double> peak_tflops;  // hardware.peak_tflops_* the source used
   std::optional<std::int64_t> gpus, gpus_per_node;
+  std::optional<std::string> inter_node;  // the source's inter-node network, free text
   std::optional<std::int64_t> layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len;
   std::optional<std::int64_t> global_batch;  // global_batch_sequences
   std::optional<std::int64_t> micro_batch;
