@@ -1,8 +1,9 @@
 // `trainsim search`: find the best parallel plan for a model, a cluster and a global batch.
-// Enumerates TP, PP, CP, schedule and virtual stages, sequence parallelism, micro-batch,
-// sharding and recomputation (restrictable by flags), prunes what cannot run or fit before
-// simulating, ranks by the objective and prints the top plans; --explain says why the best
-// plan beats pure data parallelism.
+// Enumerates TP, PP, CP, EP (mixture-of-experts models), schedule and virtual stages, sequence
+// parallelism, micro-batch, sharding and recomputation (restrictable by flags), prunes what
+// cannot run or fit before simulating, ranks by the objective and prints the top plans;
+// --explain says why the best plan beats pure data parallelism and, for a mixture-of-experts
+// model, what its expert parallelism costs and saves.
 
 #include <algorithm>
 #include <cctype>
@@ -23,8 +24,11 @@
 #include "sim/io/spellcheck.hpp"
 #include "sim/io/sweep_writer.hpp"
 #include "sim/sweep/sweep_run.hpp"
+#include "trainsim/engine/activity.hpp"
 #include "trainsim/error.hpp"
+#include "trainsim/parallel/validate.hpp"
 #include "trainsim/report/memory.hpp"
+#include "trainsim/report/simulate.hpp"
 #include "trainsim/sweep/search.hpp"
 
 namespace trainsim::cli {
@@ -47,7 +51,7 @@ struct SearchOptions {
   std::string jobs = "0";
   std::string shard;
   std::optional<std::int64_t> shard_count;
-  std::optional<std::string> tp, pp, cp, micro_batch, virtual_stages, sharding, recompute,
+  std::optional<std::string> tp, pp, cp, ep, micro_batch, virtual_stages, sharding, recompute,
       schedule, sequence_parallel;
 };
 
@@ -180,6 +184,47 @@ sweep::SearchSpace space_of(const SearchOptions& o) {
   return space;
 }
 
+// The EP degrees of the search: --ep's list for a mixture-of-experts model (ep values that do
+// not divide a plan's dp or the experts are enumerated and reported invalid, as --tp values
+// that do not divide the heads are), else automatic (SearchSpace::ep). A dense model takes
+// only ep 1. The space bound of space_of is checked again with the EP values counted: at most
+// the divisors of num_experts when automatic.
+void apply_expert_parallelism(const SearchOptions& o, const parallel::Scenario& base,
+                              sweep::SearchSpace& space) {
+  const bool moe = model::is_moe(base.model);
+  if (o.ep) {
+    space.ep = int_list("--ep", *o.ep, io::kMaxDegree);
+    if (!moe) {
+      for (const std::int64_t ep : space.ep) {
+        if (ep != 1) {
+          throw ConfigError("--ep", "", "ep " + std::to_string(ep) +
+                                            " needs a mixture-of-experts model, and '" +
+                                            base.model.id + "' is dense; expected 1");
+        }
+      }
+      space.ep.clear();
+    }
+  }
+  if (!moe) return;
+  const double eps =
+      space.ep.empty()
+          ? static_cast<double>(sweep::expert_parallel_degrees(base.model.num_experts,
+                                                               base.model.num_experts)
+                                    .size())
+          : static_cast<double>(space.ep.size());
+  const auto n = [](const auto& list) { return static_cast<double>(list.size()); };
+  const double schedules = n(space.schedule) * n(space.virtual_stages) + 1;
+  const double plans = n(space.tp) * n(space.pp) * schedules * n(space.cp) * eps *
+                       n(space.sequence_parallel) * n(space.micro_batch) * n(space.sharding) *
+                       n(space.recompute);
+  if (plans > static_cast<double>(kMaxSearchPlans)) {
+    throw ConfigError("command line (--tp, --pp, --cp, --ep, --micro-batch, ...)", "",
+                      "search space of up to " + std::to_string(static_cast<std::int64_t>(plans)) +
+                          " plans: too large; expected at most " +
+                          std::to_string(kMaxSearchPlans) + " (fewer values per flag)");
+  }
+}
+
 parallel::Scenario base_of(const SearchOptions& o) {
   io::ScenarioDocument doc;
   auto set = [&doc](const char* path, const auto& value, const char* flag) {
@@ -216,6 +261,8 @@ std::string plan_text(const parallel::Scenario& s) {
   const parallel::ParallelPlan& p = s.parallel;
   std::string out = "tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
                     " cp=" + std::to_string(p.cp) + " dp=" + std::to_string(p.dp);
+  // Only a mixture-of-experts plan names ep, so that dense output keeps its bytes.
+  if (model::is_moe(s.model)) out += " ep=" + std::to_string(p.ep);
   if (p.pp > 1) {
     out += " " + std::string(parallel::to_string(p.schedule));
     if (p.virtual_stages > 1) out += " v=" + std::to_string(p.virtual_stages);
@@ -236,14 +283,23 @@ std::string objective_text(const report::Report& r, sweep::Objective objective) 
   return "";
 }
 
-void write_table(std::ostream& out, const sweep::SearchResult& result, int top) {
+// The table's ep cell, after dp: only for a mixture-of-experts model, so that a dense search
+// prints the columns it always did.
+std::string ep_cell(bool moe, const std::string& text) {
+  if (!moe) return "";
+  char cell[16];
+  std::snprintf(cell, sizeof cell, " %4s", text.c_str());
+  return cell;
+}
+
+void write_table(std::ostream& out, const sweep::SearchResult& result, int top, bool moe) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "%4s %3s %3s %3s %5s %-14s %3s %3s %-13s %-9s %12s %9s %6s %9s %9s %9s %9s %9s "
+                "%4s %3s %3s %3s %5s%s %-14s %3s %3s %-13s %-9s %12s %9s %6s %9s %9s %9s %9s %9s "
                 "%6s %8s %8s\n",
-                "rank", "tp", "pp", "cp", "dp", "schedule", "sp", "mb", "sharding", "recompute",
-                "tokens/s", "tok/s/GPU", "MFU", "iter_s", "compute_s", "exp_comm", "bubble_s",
-                "mem_GiB", "W/GPU", "tok/J", "$/Mtok");
+                "rank", "tp", "pp", "cp", "dp", ep_cell(moe, "ep").c_str(), "schedule", "sp", "mb",
+                "sharding", "recompute", "tokens/s", "tok/s/GPU", "MFU", "iter_s", "compute_s",
+                "exp_comm", "bubble_s", "mem_GiB", "W/GPU", "tok/J", "$/Mtok");
   out << line;
   const auto n = std::min<std::size_t>(static_cast<std::size_t>(std::max(top, 0)),
                                        result.ranked.size());
@@ -256,10 +312,11 @@ void write_table(std::ostream& out, const sweep::SearchResult& result, int top) 
                   : std::string(parallel::to_string(p.schedule)) +
                         (p.virtual_stages > 1 ? " v" + std::to_string(p.virtual_stages) : "");
     std::snprintf(line, sizeof line,
-                  "%4zu %3lld %3lld %3lld %5lld %-14s %3s %3lld %-13s %-9s %12.0f %9.1f %5.1f%% "
+                  "%4zu %3lld %3lld %3lld %5lld%s %-14s %3s %3lld %-13s %-9s %12.0f %9.1f %5.1f%% "
                   "%9.4f %9.4f %9.4f %9.4f %9.1f %6.0f %8.3f %8.4f\n",
                   i + 1, static_cast<long long>(p.tp), static_cast<long long>(p.pp),
-                  static_cast<long long>(p.cp), static_cast<long long>(p.dp), schedule.c_str(),
+                  static_cast<long long>(p.cp), static_cast<long long>(p.dp),
+                  ep_cell(moe, std::to_string(p.ep)).c_str(), schedule.c_str(),
                   p.sequence_parallel ? "on" : "-", static_cast<long long>(s.training.micro_batch),
                   parallel::to_string(p.sharding), parallel::to_string(p.recompute),
                   r.tokens_per_s, r.tokens_per_s_per_gpu, 100.0 * r.mfu,
@@ -271,14 +328,24 @@ void write_table(std::ostream& out, const sweep::SearchResult& result, int top) 
   }
 }
 
+// The state-reducing groups: FSDP/ZeRO/DDP's, and for a mixture-of-experts model the
+// expert-data-parallel ones that gather and reduce the experts' state.
+bool is_data_parallel_group(const std::string& group) {
+  return group == "dp" || group == "shard" || group == "replicate" || group == "expert_dp" ||
+         group == "expert_shard";
+}
+
 // Summed time of one iteration's collective calls (count x time per call, on the stage that
 // issues most of each kind): the data-parallel ones (FSDP/ZeRO/DDP groups) or the
-// model-parallel ones (TP, CP, PP).
+// model-parallel ones (TP, CP, PP). The expert all-to-all (group "ep") is in neither: the
+// expert-parallelism lines of --explain give it.
 double collective_seconds(const report::Report& r, bool data_parallel) {
   double total = 0.0;
   for (const report::CollectiveSummary& c : r.collectives) {
-    const bool dp = c.group == "dp" || c.group == "shard" || c.group == "replicate";
-    if (dp == data_parallel) total += static_cast<double>(c.count) * c.time.value();
+    if (c.group == "ep") continue;
+    if (is_data_parallel_group(c.group) == data_parallel) {
+      total += static_cast<double>(c.count) * c.time.value();
+    }
   }
   return total;
 }
@@ -287,7 +354,7 @@ double collective_seconds(const report::Report& r, bool data_parallel) {
 std::int64_t data_parallel_calls(const report::Report& r) {
   std::int64_t calls = 0;
   for (const report::CollectiveSummary& c : r.collectives) {
-    if (c.group == "dp" || c.group == "shard" || c.group == "replicate") calls += c.count;
+    if (is_data_parallel_group(c.group)) calls += c.count;
   }
   return calls;
 }
@@ -394,7 +461,11 @@ void write_explanation(std::ostream& out, const sweep::SearchResult& result,
   const parallel::ParallelPlan& bp = b.parallel;
   out << "\nWhy the best plan (" << plan_text(b) << ", " << objective_text(rb, objective) << "):\n";
   if (pure_data_parallel(bp)) {
-    out << "  It is pure data parallelism: with this cluster and batch no model parallelism of "
+    out << "  It is pure data parallelism"
+        << (bp.ep > 1 ? " for the dense layers (its routed experts split over ep=" +
+                            std::to_string(bp.ep) + ": below)"
+                      : "")
+        << ": with this cluster and batch no model parallelism of "
            "the searched space pays for its own communication or pipeline bubble.\n";
     const auto mp = std::find_if(result.ranked.begin(), result.ranked.end(),
                                  [](const sweep::Candidate& c) {
@@ -459,6 +530,138 @@ void write_explanation(std::ostream& out, const sweep::SearchResult& result,
   write_differences(out, d, rd, b, rb, faster);
 }
 
+// The expert all-to-all (dispatch and combine, forward and backward) of one iteration on
+// `stage`: calls, bytes per call and summed time (count x time per call), from the report's
+// collectives table.
+struct AllToAll {
+  std::int64_t calls = 0;
+  Bytes bytes_per_call;
+  double seconds = 0.0;
+  std::int64_t ranks = 0;
+  std::int64_t nodes = 0;
+};
+
+AllToAll all_to_all(const report::Report& r, std::int64_t stage) {
+  AllToAll out;
+  for (const report::CollectiveSummary& c : r.collectives) {
+    if (c.group != "ep" || c.stage != stage) continue;
+    out.calls += c.count;
+    out.bytes_per_call = c.bytes;
+    out.seconds += static_cast<double>(c.count) * c.time.value();
+    out.ranks = c.ranks;
+    out.nodes = c.nodes;
+  }
+  return out;
+}
+
+// The share of the all-to-all's running time on the critical stage during which no compute
+// kernel runs (engine/activity.hpp over the compute streams and the "ep comm" stream), in the
+// simulated micro-batches of `scenario`; nothing when the graph has no such stream.
+std::optional<double> all_to_all_exposed_share(const parallel::Scenario& scenario) {
+  const report::Simulation sim = report::simulate(scenario);
+  const auto stage = static_cast<std::size_t>(sim.report.critical_stage);
+  if (stage >= sim.iteration.stage_device.size()) return std::nullopt;
+  const engine::Graph& graph = sim.iteration.graph;
+  std::vector<engine::StreamId> streams;
+  bool has_ep = false;
+  for (const engine::StreamId st : graph.device_streams(sim.iteration.stage_device[stage])) {
+    if (graph.stream_kind(st) == engine::OpKind::Compute) {
+      streams.push_back(st);
+    } else if (graph.stream_name(st) == "ep comm") {
+      streams.push_back(st);
+      has_ep = true;
+    }
+  }
+  if (!has_ep) return std::nullopt;
+  const engine::DeviceActivity a =
+      engine::activity(graph, sim.timeline, streams, SimTime::zero(), sim.timeline.end);
+  if (a.communication_busy.value() <= 0.0) return std::nullopt;
+  return a.exposed_communication / a.communication_busy;
+}
+
+// What expert parallelism costs and saves in the mixture-of-experts plan `e` (ep > 1), against
+// the same plan with ep 1: the all-to-all it adds (time and exposed share), the expert state it
+// divides, and the expert GEMMs, which see the same rows per GPU either way. The ep 1 plan is
+// simulated even when it does not fit (simulate does not need it to), so that its times compare.
+void write_expert_parallelism(std::ostream& out, const parallel::Scenario& e,
+                              const report::Report& re, sweep::Objective objective) {
+  const parallel::ParallelPlan& p = e.parallel;
+  const model::ModelSpec& m = e.model;
+  parallel::Scenario one = e;
+  one.parallel.ep = 1;
+  // ep 1 divides every dp and expert count: the plan stays valid (validate's /parallel/ep).
+  const std::optional<report::Report> ro =
+      parallel::validate(one).empty() ? std::optional<report::Report>(report::simulate(one).report)
+                                      : std::nullopt;
+  out << "  Expert parallelism (ep=" << p.ep << "): each GPU holds " << m.num_experts << " / "
+      << p.ep << " = " << m.num_experts / p.ep << " routed experts of every MoE layer; against "
+      << "the same plan with ep=1 (" << objective_text(re, objective) << " vs ";
+  if (!ro) {
+    out << "invalid):\n";
+    return;
+  }
+  out << objective_text(*ro, objective)
+      << (ro->memory.fits ? "" : ", were it to fit: it needs " + gib(ro->memory.total) + " of " +
+                                     gib(ro->memory.usable) + " usable")
+      << "):\n";
+  const AllToAll a2a = all_to_all(re, re.critical_stage);
+  out << "  - Costs: all-to-all dispatch and combine, " << a2a.calls << " calls of "
+      << to_string(a2a.bytes_per_call) << " per iteration on stage " << re.critical_stage
+      << " over " << a2a.ranks << " ranks on " << a2a.nodes << " node(s): "
+      << fixed(a2a.seconds, 3) << " s per iteration";
+  const std::optional<double> exposed = all_to_all_exposed_share(e);
+  if (exposed) {
+    const double exposed_s = *exposed * a2a.seconds;
+    out << ", " << fixed(100.0 * *exposed, 1) << "% of it exposed (no compute runs beside it: "
+        << fixed(exposed_s, 3) << " s, "
+        << fixed(re.iteration_time.value() > 0 ? 100.0 * exposed_s / re.iteration_time.value()
+                                               : 0.0,
+                 1)
+        << "% of the " << fixed(re.iteration_time.value(), 3) << " s iteration)";
+  }
+  out << "; ep=1 has none.\n";
+  const report::MemoryBreakdown& mo = ro->memory;
+  const report::MemoryBreakdown& me = re.memory;
+  out << "  - Saves: parameters " << gib(mo.parameters) << " -> " << gib(me.parameters)
+      << ", gradients " << gib(mo.gradients) << " -> " << gib(me.gradients) << ", optimizer "
+      << gib(mo.optimizer) << " -> " << gib(me.optimizer) << ", buffers (gathered weights, "
+      << "gradients in flight) " << gib(mo.buffers) << " -> " << gib(me.buffers)
+      << " per GPU (the routed experts: "
+      << m.num_experts / p.ep << " instead of " << m.num_experts
+      << " per GPU, their state sharded over " << report::expert_sharding_degree(e)
+      << " ranks instead of " << report::expert_sharding_degree(one) << " under "
+      << parallel::to_string(p.sharding) << "); total " << gib(mo.total) << " -> "
+      << gib(me.total) << " of " << gib(me.usable) << " usable.\n";
+  out << "  - Expert GEMMs: unchanged per token (each GPU still runs tokens x top-"
+      << m.num_experts_per_token << " expert rows per micro-batch, over " << m.num_experts / p.ep
+      << " experts instead of " << m.num_experts << "): compute " << fixed(ro->compute.value(), 3)
+      << " s -> " << fixed(re.compute.value(), 3) << " s per iteration on the busiest GPU; "
+      << "iteration " << fixed(ro->iteration_time.value(), 3) << " s -> "
+      << fixed(re.iteration_time.value(), 3) << " s.\n";
+}
+
+// For a mixture-of-experts search: the EP lines for the best plan, or, when the best plan has
+// ep 1, for the best ranked plan with ep > 1.
+void write_expert_explanation(std::ostream& out, const sweep::SearchResult& result,
+                              sweep::Objective objective) {
+  const sweep::Candidate& best = result.ranked.front();
+  if (!model::is_moe(best.scenario.model)) return;
+  const auto with_ep = std::find_if(result.ranked.begin(), result.ranked.end(),
+                                    [](const sweep::Candidate& c) {
+                                      return c.scenario.parallel.ep > 1;
+                                    });
+  if (with_ep == result.ranked.end()) {
+    out << "  Expert parallelism: no plan with ep > 1 of the searched space runs and fits.\n";
+    return;
+  }
+  if (best.scenario.parallel.ep == 1) {
+    out << "  Expert parallelism: the best plan keeps ep=1; the best plan with ep > 1 ("
+        << plan_text(with_ep->scenario) << ") ranks " << (with_ep - result.ranked.begin()) + 1
+        << ":\n";
+  }
+  write_expert_parallelism(out, with_ep->scenario, *with_ep->evaluation.report, objective);
+}
+
 // What identifies a sharded search for trainsim merge: a digest of every plan of the space, in
 // enumeration order (sweep::fnv1a64, an identity check rather than security). Shards of
 // searches with different spaces or scenarios then never merge, even with equal plan counts.
@@ -480,8 +683,9 @@ int run_search(const SearchOptions& o) {
   if (o.top < 1) throw ConfigError("--top", "", "expected at least 1, got " + std::to_string(o.top));
   const int jobs = sweep::parse_jobs(o.jobs, "--jobs");
   keep_freed_memory();
-  const sweep::SearchSpace space = space_of(o);
+  sweep::SearchSpace space = space_of(o);
   const parallel::Scenario base = base_of(o);
+  apply_expert_parallelism(o, base, space);
   const sweep::Objective objective =
       o.objective == "tokens_per_joule"         ? sweep::Objective::TokensPerJoule
       : o.objective == "usd_per_million_tokens" ? sweep::Objective::UsdPerMillionTokens
@@ -541,8 +745,11 @@ int run_search(const SearchOptions& o) {
     if (result.ranked.empty()) {
       std::cout << "No plan of the search space runs and fits in memory.\n";
     } else {
-      write_table(std::cout, result, o.top);
-      if (o.explain) write_explanation(std::cout, result, objective);
+      write_table(std::cout, result, o.top, model::is_moe(base.model));
+      if (o.explain) {
+        write_explanation(std::cout, result, objective);
+        write_expert_explanation(std::cout, result, objective);
+      }
     }
   }
   if (result.ranked.empty() && shard.count == 1) {
@@ -558,7 +765,8 @@ void register_search(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<SearchOptions>();
   CLI::App* c = app.add_subcommand(
       "search",
-      "Find the best parallel plan. Default space: tp, pp in {1,2,4,8}; cp 1; micro-batch "
+      "Find the best parallel plan. Default space: tp, pp in {1,2,4,8}; cp 1; for a "
+      "mixture-of-experts model ep in the divisors of dp that divide the experts; micro-batch "
       "{1,2,4,8}; sharding {zero1, shard_grad_op, full_shard}; recompute {none, selective, "
       "full}; with pp > 1 the schedules 1f1b and interleaved (2 virtual stages); sequence "
       "parallelism on when tp > 1. Plans that cannot run or fit are pruned before simulating.");
@@ -590,6 +798,9 @@ void register_search(CLI::App& app, int& exit_code) {
   c->add_option("--tp", o->tp, "TP degrees to try, e.g. 1,2,4,8");
   c->add_option("--pp", o->pp, "PP degrees to try");
   c->add_option("--cp", o->cp, "CP degrees to try (default 1)");
+  c->add_option("--ep", o->ep,
+                "EP degrees to try for a mixture-of-experts model (default: every divisor of dp "
+                "that divides the routed experts; dense models: 1)");
   c->add_option("--micro-batch", o->micro_batch, "Micro-batch sizes to try");
   c->add_option("--virtual-stages", o->virtual_stages,
                 "Virtual stages tried with the interleaved schedule (default 2)");

@@ -1,6 +1,7 @@
 #include "trainsim/sweep/search.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 namespace trainsim::sweep {
@@ -23,10 +24,21 @@ double score(const report::Report& r, Objective objective) {
   return r.tokens_per_s;
 }
 
+std::vector<std::int64_t> expert_parallel_degrees(std::int64_t dp, std::int64_t num_experts) {
+  if (dp <= 0 || num_experts <= 0) return {1};
+  const std::int64_t g = std::gcd(dp, num_experts);
+  std::vector<std::int64_t> out;
+  for (std::int64_t d = 1; d <= g; ++d) {
+    if (g % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
 std::vector<parallel::Scenario> enumerate_plans(const parallel::Scenario& base,
                                                 const SearchSpace& space) {
   using parallel::PipelineSchedule;
   std::vector<parallel::Scenario> out;
+  const bool moe = model::is_moe(base.model);
   for (const std::int64_t tp : space.tp) {
     for (const std::int64_t pp : space.pp) {
       std::vector<std::pair<PipelineSchedule, std::int64_t>> schedules;
@@ -53,26 +65,45 @@ std::vector<parallel::Scenario> enumerate_plans(const parallel::Scenario& base,
       }
       for (const auto& [schedule, v] : schedules) {
         for (const std::int64_t cp : space.cp) {
-          for (const bool sp : sps) {
-            for (const std::int64_t mb : space.micro_batch) {
-              for (const parallel::Sharding sharding : space.sharding) {
-                for (const parallel::Recompute recompute : space.recompute) {
-                  parallel::Scenario s = base;
-                  parallel::ParallelPlan& p = s.parallel;
-                  p.tp = tp;
-                  p.pp = pp;
-                  p.cp = cp;
-                  p.schedule = schedule;
-                  p.virtual_stages = v;
-                  p.sequence_parallel = sp;
-                  p.sharding = sharding;
-                  p.recompute = recompute;
-                  s.training.micro_batch = mb;
-                  // Checked: the product of three degrees could overflow; an overflowing
-                  // plan cannot divide the GPUs, so it gets dp 0 (invalid), as a remainder does.
-                  const std::optional<std::int64_t> mp = parallel::model_parallel_size(p);
-                  p.dp = mp && s.gpus % *mp == 0 ? s.gpus / *mp : 0;
-                  out.push_back(std::move(s));
+          parallel::ParallelPlan degrees = base.parallel;
+          degrees.tp = tp;
+          degrees.pp = pp;
+          degrees.cp = cp;
+          // Checked: the product of three degrees could overflow; an overflowing plan cannot
+          // divide the GPUs, so it gets dp 0 (invalid), as a remainder does.
+          const std::optional<std::int64_t> mp = parallel::model_parallel_size(degrees);
+          const std::int64_t dp = mp && base.gpus % *mp == 0 ? base.gpus / *mp : 0;
+          // EP is carved out of the data-parallel ranks only (validate refuses it with cp > 1).
+          const bool automatic_ep = moe && space.ep.empty();
+          const std::vector<std::int64_t> eps =
+              !moe ? std::vector<std::int64_t>{1}
+              : automatic_ep
+                  ? (cp == 1 ? expert_parallel_degrees(dp, base.model.num_experts)
+                             : std::vector<std::int64_t>{1})
+                  : space.ep;
+          for (const std::int64_t ep : eps) {
+            for (const bool sp : sps) {
+              for (const std::int64_t mb : space.micro_batch) {
+                for (const parallel::Sharding sharding : space.sharding) {
+                  if (automatic_ep && ep > 1 && sharding == parallel::Sharding::HybridShard) {
+                    continue;  // refused by validate: not modelled
+                  }
+                  for (const parallel::Recompute recompute : space.recompute) {
+                    parallel::Scenario s = base;
+                    parallel::ParallelPlan& p = s.parallel;
+                    p.tp = tp;
+                    p.pp = pp;
+                    p.cp = cp;
+                    p.ep = ep;
+                    p.schedule = schedule;
+                    p.virtual_stages = v;
+                    p.sequence_parallel = sp;
+                    p.sharding = sharding;
+                    p.recompute = recompute;
+                    s.training.micro_batch = mb;
+                    p.dp = dp;
+                    out.push_back(std::move(s));
+                  }
                 }
               }
             }

@@ -99,13 +99,14 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
   parallel::ParallelPlan& p = s.parallel;
   if (j.contains("parallel")) {
     const json& par = j["parallel"];
-    if (!only_keys(par, {"tp", "pp", "cp", "sequence_parallel", "pipeline_schedule",
+    if (!only_keys(par, {"tp", "pp", "cp", "ep", "sequence_parallel", "pipeline_schedule",
                          "virtual_stages", "sharding", "shard_group", "recompute"})) {
       return std::nullopt;
     }
     const auto tp = int_at(par, "tp", 1, 1, false, io::kMaxDegree);
     const auto pp = int_at(par, "pp", 1, 1, false, io::kMaxDegree);
     const auto cp = int_at(par, "cp", 1, 1, false, io::kMaxDegree);
+    const auto ep = int_at(par, "ep", 1, 1, false, io::kMaxDegree);
     const auto v = int_at(par, "virtual_stages", 1, 1, false, io::kMaxDegree);
     const auto shard_group = int_at(par, "shard_group", 1, 0, false, parallel::kMaxGpus);
     const auto schedule = enum_at(
@@ -118,12 +119,13 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
                                    {Recompute::None, Recompute::Selective, Recompute::Full});
     const auto sp = par.find("sequence_parallel");
     if (sp != par.end() && !sp->is_boolean()) return std::nullopt;
-    if (!tp || !pp || !cp || !v || !shard_group || !schedule || !sharding || !recompute) {
+    if (!tp || !pp || !cp || !ep || !v || !shard_group || !schedule || !sharding || !recompute) {
       return std::nullopt;
     }
     p.tp = *tp;
     p.pp = *pp;
     p.cp = *cp;
+    p.ep = *ep;
     p.virtual_stages = *v;
     p.shard_group = *shard_group;
     p.schedule = *schedule;

@@ -3,8 +3,9 @@ set(search_small --hardware h100-dgx --model llama2-7b --gpus 16 --global-batch 
     --tp 1,2 --pp 1,2 --micro-batch 1,2 --sharding shard_grad_op --recompute none --jobs 2)
 add_test(NAME cli.search.table COMMAND trainsim search ${search_small} --top 3)
 # tp 2 x pp 3 schedules (pp 1: one; pp 2: 1f1b, interleaved v2) x 2 micro-batches = 12 plans.
+# llama2-7b is dense: no ep in the count (ep 1 only) nor among the columns (dp, then schedule).
 set_tests_properties(cli.search.table PROPERTIES PASS_REGULAR_EXPRESSION
-  "12 plans enumerated[^\n]*\n\nrank +tp +pp[^\n]*\n +1 +[12] +[12] +1 ")
+  "12 plans enumerated[^\n]*\n\nrank +tp +pp +cp +dp +schedule [^\n]*\n +1 +[12] +[12] +1 ")
 add_test(NAME cli.search.json COMMAND trainsim search ${search_small} --format json --top 2)
 set_tests_properties(cli.search.json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"plans\": \\[\n +\\{\n +\"rank\": 1,.*\"scenario\": \\{.*\"tokens_per_s\": [0-9].*\"rank\": 2,")
@@ -38,7 +39,30 @@ add_test(NAME cli.search.explain_causes
 set_tests_properties(cli.search.explain_causes PROPERTIES PASS_REGULAR_EXPRESSION
   "Gradient accumulation: 1 -> 8 micro-batches per step per data-parallel rank; data-parallel collective calls ([0-9]+) -> [0-9]+ per iteration \\(full_shard -> full_shard: the parameters are gathered again for every micro-batch\\)\\.\n +- Recomputation: full -> none, recomputed share of executed FLOPs [1-9][0-9.]*% -> 0\\.0%")
 
+# Mixture of experts: mixtral-8x7b (8 experts) on 64 H100, tp 1 or 2, no pipeline: dp 64 or 32,
+# and ep in the divisors of dp that divide 8: 1, 2, 4, 8 for each, so 2 x 4 = 8 plans. Under
+# zero1 tp 1 with ep 1 holds all 46.7 B parameters in bf16 (93 GB > 80 GB): it cannot fit, and
+# the table lists ep after dp.
+set(search_moe --hardware h100-dgx --model mixtral-8x7b --gpus 64 --global-batch 64
+    --seq-len 4096 --tp 1,2 --pp 1 --micro-batch 1 --sharding zero1 --recompute full --jobs 2)
+add_test(NAME cli.search.moe COMMAND trainsim search ${search_moe} --top 8)
+set_tests_properties(cli.search.moe PROPERTIES PASS_REGULAR_EXPRESSION
+  "8 plans enumerated; 0 invalid, [1-9] out of memory[^\n]*\n\nrank +tp +pp +cp +dp +ep +schedule [^\n]*\n(.*\n)? +[1-8] +[12] +1 +1 +(64|32) +[248] ")
+# --explain names what ep costs (the all-to-all, with its exposed share) and saves (the experts'
+# state per GPU), with numbers, against the same plan with ep 1.
+add_test(NAME cli.search.moe_explain COMMAND trainsim search ${search_moe} --top 1 --explain)
+set_tests_properties(cli.search.moe_explain PROPERTIES PASS_REGULAR_EXPRESSION
+  "Expert parallelism \\(ep=[248]\\): each GPU holds 8 / [248] = [124] routed experts[^\n]*\n +- Costs: all-to-all dispatch and combine, [1-9][0-9]* calls of [^\n]* per iteration[^\n]*: [0-9.]+ s per iteration, [0-9.]+% of it exposed[^\n]*\n +- Saves: parameters [0-9.]+ GiB -> [0-9.]+ GiB")
+# An explicit --ep list: ep 3 divides neither dp nor the 8 experts, so its plans are invalid.
+add_test(NAME cli.search.moe_ep_list COMMAND trainsim search ${search_moe} --ep 3,8)
+set_tests_properties(cli.search.moe_ep_list PROPERTIES PASS_REGULAR_EXPRESSION
+  "4 plans enumerated; 2 invalid,")
+
 set(search_base --hardware h100-dgx --model llama2-7b --global-batch 32 --seq-len 2048)
+trainsim_bad_input(search ep_dense "--ep: ep 2 needs a mixture-of-experts model, and 'llama2-7b' is dense; expected 1"
+  ${search_base} --gpus 16 --ep 1,2)
+trainsim_bad_input(search ep_list "--ep: not a list of positive integers; expected e.g. 1,2,4,8, got '0'"
+  --hardware h100-dgx --model mixtral-8x7b --global-batch 32 --seq-len 2048 --gpus 16 --ep 0)
 trainsim_bad_input(search tp_list "--tp: not a list of positive integers; expected e.g. 1,2,4,8, got '1,x'"
   ${search_base} --gpus 16 --tp 1,x)
 trainsim_bad_input(search sharding "--sharding: unknown value 'shard_grad'; did you mean 'shard_grad_op'\\?"

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/io/scenario_loader.hpp"
@@ -181,4 +182,113 @@ TEST_CASE("search: P5, small model parallelism beats pure FSDP at 256 GPUs",
   const double r = (n * sxy - sx * sy) / std::sqrt((n * sxx - sx * sx) * (n * syy - sy * sy));
   INFO("Pearson r " << r << " over " << result.ranked.size() << " plans");
   CHECK(r <= -0.5);
+}
+
+TEST_CASE("search: automatic EP degrees are the common divisors of dp and the experts",
+          "[sweep][search]") {
+  // gcd(64, 8) = 8: 1, 2, 4, 8.
+  CHECK(expert_parallel_degrees(64, 8) == std::vector<std::int64_t>{1, 2, 4, 8});
+  // gcd(12, 8) = 4: 1, 2, 4 (ep 8 would not divide dp 12).
+  CHECK(expert_parallel_degrees(12, 8) == std::vector<std::int64_t>{1, 2, 4});
+  // gcd(1024, 256) = 256: the nine powers of two up to 256.
+  CHECK(expert_parallel_degrees(1024, 256).size() == 9);
+  // gcd(6, 128) = 2.
+  CHECK(expert_parallel_degrees(6, 128) == std::vector<std::int64_t>{1, 2});
+  // A plan whose degrees do not divide the GPUs (dp 0), or a dense model: ep 1 only.
+  CHECK(expert_parallel_degrees(0, 8) == std::vector<std::int64_t>{1});
+  CHECK(expert_parallel_degrees(64, 0) == std::vector<std::int64_t>{1});
+}
+
+TEST_CASE("search: a mixture-of-experts space enumerates ep, a dense one never does",
+          "[sweep][search]") {
+  SearchSpace space;
+  space.tp = {1, 8};
+  space.pp = {1, 8};
+  space.cp = {1, 2};
+  space.schedule = {parallel::PipelineSchedule::OneFOneB};
+  space.micro_batch = {1};
+  space.sharding = {Sharding::ShardGradOp};
+  space.recompute = {Recompute::None};
+  SECTION("mixtral-8x7b on 64 GPUs: ep over the divisors of dp that divide the 8 experts") {
+    const parallel::Scenario b = base("mixtral-8x7b", 64, 256, 4096);
+    const std::vector<parallel::Scenario> plans = enumerate_plans(b, space);
+    // cp 1: (tp, pp) = (1, 1) dp 64, (1, 8) dp 8, (8, 1) dp 8 each take ep 1, 2, 4, 8 (gcd 8);
+    // (8, 8) dp 1 takes ep 1: 4 + 4 + 4 + 1 = 13. cp 2: ep 1 only (EP is carved out of the
+    // data-parallel ranks alone), one plan per (tp, pp): 4. 17 plans.
+    REQUIRE(plans.size() == 17);
+    std::int64_t with_ep = 0;
+    for (const parallel::Scenario& s : plans) {
+      const parallel::ParallelPlan& p = s.parallel;
+      INFO("tp " << p.tp << " pp " << p.pp << " cp " << p.cp << " dp " << p.dp << " ep " << p.ep);
+      CHECK(p.dp % p.ep == 0);
+      CHECK(s.model.num_experts % p.ep == 0);
+      if (p.cp > 1) CHECK(p.ep == 1);
+      if (p.ep > 1) ++with_ep;
+    }
+    CHECK(with_ep == 9);
+    // The first plans: tp 1, pp 1, cp 1, then ep varying (the order of enumerate_plans).
+    CHECK(plans[0].parallel.ep == 1);
+    CHECK(plans[3].parallel.ep == 8);
+    // An explicit list is enumerated as given, for validate to refuse what does not divide
+    // (ep 3 anywhere, ep > 1 with cp 2): 4 (tp, pp) x 2 cp x 2 ep = 16 plans.
+    SearchSpace given = space;
+    given.ep = {1, 3};
+    CHECK(enumerate_plans(b, given).size() == 16);
+  }
+  SECTION("llama2-7b (dense): ep 1 in every plan, SearchSpace::ep ignored") {
+    const parallel::Scenario b = base("llama2-7b", 64, 256, 4096);
+    const std::vector<parallel::Scenario> plans = enumerate_plans(b, space);
+    // 2 tp x 2 pp x 2 cp = 8 plans, as before EP existed.
+    REQUIRE(plans.size() == 8);
+    SearchSpace with_ep = space;
+    with_ep.ep = {1, 2, 4};
+    const std::vector<parallel::Scenario> same = enumerate_plans(b, with_ep);
+    REQUIRE(same.size() == plans.size());
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      CHECK(plans[i].parallel.ep == 1);
+      CHECK(same[i].parallel.ep == 1);
+      CHECK(io::scenario_to_json(same[i]) == io::scenario_to_json(plans[i]));
+    }
+    // The default space for a dense model: tp 4 x (pp 1 with one schedule + pp 2, 4, 8 with
+    // 1f1b and interleaved v2 = 7) x micro-batch 4 x sharding 3 x recompute 3 = 1,008 plans,
+    // the count before EP existed.
+    CHECK(enumerate_plans(b, SearchSpace{}).size() == 1008);
+  }
+}
+
+TEST_CASE("search: mixtral-8x7b on 64 H100 ranks fitting plans with ep > 1", "[sweep][search]") {
+  // Global batch 64 at seq 4096 on 64 GPUs; tp 1 or 2, no pipeline: dp 64 or 32, ep in
+  // {1, 2, 4, 8} for both (gcd with 8 experts). Under zero1 each GPU holds every parameter it
+  // uses in bf16: at ep 1 the whole 46.7 B (93 GB, more than 80 GB of HBM at tp 1; 47 GB at
+  // tp 2), so only expert parallelism (or tp 2) makes room.
+  const parallel::Scenario b = base("mixtral-8x7b", 64, 64, 4096);
+  SearchSpace space;
+  space.tp = {1, 2};
+  space.pp = {1};
+  space.micro_batch = {1};
+  space.sharding = {Sharding::Zero1};
+  space.recompute = {Recompute::Full};
+  const SearchResult result = search(b, space, Objective::TokensPerS, 2);
+  // 2 tp x 4 ep = 8 plans.
+  REQUIRE(result.enumerated == 8);
+  REQUIRE(!result.ranked.empty());
+  bool ranked_with_ep = false;
+  for (const Candidate& c : result.ranked) {
+    const parallel::ParallelPlan& p = c.scenario.parallel;
+    INFO("tp " << p.tp << " dp " << p.dp << " ep " << p.ep);
+    CHECK(p.dp % p.ep == 0);
+    CHECK(8 % p.ep == 0);
+    CHECK(c.evaluation.report->memory.fits);
+    if (p.ep > 1) ranked_with_ep = true;
+  }
+  CHECK(ranked_with_ep);
+  // tp 1, ep 1 does not fit (above); ep 8 holds one expert per GPU and fits.
+  const auto find = [&result](std::int64_t tp, std::int64_t ep) {
+    return std::find_if(result.ranked.begin(), result.ranked.end(), [tp, ep](const Candidate& c) {
+      return c.scenario.parallel.tp == tp && c.scenario.parallel.ep == ep;
+    });
+  };
+  CHECK(find(1, 1) == result.ranked.end());
+  CHECK(find(1, 8) != result.ranked.end());
+  CHECK(result.out_of_memory >= 1);
 }

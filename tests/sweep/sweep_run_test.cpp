@@ -53,6 +53,51 @@ TEST_CASE("sweep run: one row per scenario in spec order, invalid plans as rows"
   CHECK(csv.find(",ok,pytorch-2.3-fsdp,") != std::string::npos);
 }
 
+TEST_CASE("sweep run: parallel.ep is an axis, and ep is the last CSV column", "[sweep]") {
+  // mixtral-8x7b (8 experts) on 16 GPUs, tp 1: dp 16. ep 1, 2, 4 and 8 divide both; ep 3
+  // divides neither. Under shard_grad_op every GPU holds the full bf16 parameters of its
+  // experts: at ep 1 all of them (2 bytes x 46.7 B > 80 GB, pruned as out of memory). Each
+  // doubling of ep halves the routed experts' weights per GPU, and nothing else grows with it,
+  // so memory_total_bytes falls strictly with ep. Scenarios after the first come through the
+  // resolver's cached fast path, which must carry ep as the loader does.
+  const SweepSpec spec = parse_sweep_spec(
+      R"({"base": {"hardware": "h100-dgx", "model": "mixtral-8x7b", "cluster": {"gpus": 16},
+                  "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 64},
+                  "parallel": {"sharding": "shard_grad_op"}},
+         "axes": {"parallel.ep": [1, 2, 4, 8, 3]}})",
+      "spec.json", "");
+  const std::string csv = run(spec, 2);
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < csv.size()) {
+    const std::size_t end = csv.find('\n', start);
+    lines.push_back(csv.substr(start, end - start));
+    start = end + 1;
+  }
+  REQUIRE(lines.size() == 6);
+  // The header ends with the appended columns; dense or not, every row ends with its ep.
+  const std::string tail = ",status,stack,mfu_bf16,ep";
+  REQUIRE(lines[0].size() >= tail.size());
+  CHECK(lines[0].substr(lines[0].size() - tail.size()) == tail);
+  const std::vector<std::string> eps = {"1", "2", "4", "8", "3"};
+  std::vector<std::int64_t> memory;
+  for (std::size_t i = 0; i < eps.size(); ++i) {
+    const std::string& row = lines[i + 1];
+    INFO(row);
+    CHECK(row.substr(row.rfind(',') + 1) == eps[i]);
+    // memory_total_bytes is column 31 (0-based 30) of the header.
+    std::size_t pos = 0;
+    for (int c = 0; c < 30; ++c) pos = row.find(',', pos) + 1;
+    const std::string cell = row.substr(pos, row.find(',', pos) - pos);
+    if (i < 4) {
+      REQUIRE(!cell.empty());
+      memory.push_back(std::stoll(cell));
+    }
+  }
+  CHECK(lines[5].find(",invalid: /parallel/ep: ep 3 does not divide dp 16") != std::string::npos);
+  for (std::size_t i = 1; i < memory.size(); ++i) CHECK(memory[i] < memory[i - 1]);
+}
+
 TEST_CASE("sweep run: output is byte-identical whatever the jobs and the sharding", "[sweep]") {
   const SweepSpec spec = small_spec();
   for (const io::SweepFormat format : {io::SweepFormat::Csv, io::SweepFormat::JsonLines}) {
@@ -85,7 +130,8 @@ TEST_CASE("sweep run: the resolver's cached fast path equals the loader on every
                   "parallel.virtual_stages": [1, 2], "parallel.pp": [2],
                   "parallel.sharding": ["none", "hybrid_shard"], "parallel.shard_group": [8],
                   "parallel.recompute": ["selective"], "training.precision": ["fp16"],
-                  "training.optimizer": ["sgd"], "training.micro_batch": [1, 3]}})",
+                  "training.optimizer": ["sgd"], "training.micro_batch": [1, 3],
+                  "parallel.ep": [1, 2]}})",
       "spec.json", "");
   ScenarioResolver resolver;
   for (std::int64_t i = 0; i < spec.size(); ++i) {
@@ -95,6 +141,8 @@ TEST_CASE("sweep run: the resolver's cached fast path equals the loader on every
     INFO("scenario " << i);
     CHECK(io::scenario_to_json(fast) == io::scenario_to_json(slow));
     CHECK(fast.parallel.shard_group == slow.parallel.shard_group);
+    // A dense scenario's JSON leaves ep out, so it is compared on its own.
+    CHECK(fast.parallel.ep == slow.parallel.ep);
     CHECK(fast.hardware.id == slow.hardware.id);
     CHECK(fast.model.num_layers == slow.model.num_layers);
   }

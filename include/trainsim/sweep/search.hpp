@@ -1,7 +1,7 @@
 // Plan search: for one model, cluster and global batch, enumerate parallel plans (TP, PP, CP,
-// virtual stages, micro-batch, sharding, recomputation, schedule, sequence parallelism), drop
-// those that cannot run (parallel::validate) or cannot fit (report::memory_peak) before
-// simulating, simulate the rest and rank them by an objective.
+// EP for mixture-of-experts models, virtual stages, micro-batch, sharding, recomputation,
+// schedule, sequence parallelism), drop those that cannot run (parallel::validate) or cannot
+// fit (report::memory_peak) before simulating, simulate the rest and rank them by an objective.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,19 @@ struct SearchSpace {
   std::vector<std::int64_t> virtual_stages = {2};
   // Values of sequence_parallel tried when tp > 1 (tp = 1 always runs without).
   std::vector<bool> sequence_parallel = {true};
+  // Expert-parallel degrees tried for a mixture-of-experts model. Empty (the default): every
+  // divisor of the plan's dp that also divides num_experts (expert_parallel_degrees), skipping
+  // the combinations validate refuses (ep > 1 with cp > 1 or hybrid_shard). A dense model runs
+  // with ep 1 whatever this holds, so its enumeration is that of a space without ep.
+  std::vector<std::int64_t> ep;
 };
+
+// The automatic EP degrees of a plan with data-parallel degree `dp` (> 0) for a model with
+// `num_experts` routed experts (> 0): the divisors of gcd(dp, num_experts), increasing; EP
+// groups are carved out of the data-parallel ranks and each holds num_experts / ep experts
+// (parallel::validate's /parallel/ep rules). {1} when dp or num_experts is 0.
+[[nodiscard]] std::vector<std::int64_t> expert_parallel_degrees(std::int64_t dp,
+                                                                std::int64_t num_experts);
 
 enum class Objective { TokensPerS, TokensPerJoule, UsdPerMillionTokens };
 
@@ -45,9 +57,9 @@ const char* to_string(Objective o);
 
 // Every plan of `space` applied to `base` (hardware, model, gpus, training kept; dp derived as
 // the loader does: gpus / (tp pp cp), 0 when it does not divide), in a fixed order: tp, pp,
-// schedule/virtual stages, cp, sequence parallel, micro-batch, sharding, recompute, the first
-// varying slowest. Combinations that cannot differ are generated once (pp = 1 only with 1f1b
-// and v = 1; tp = 1 only without sequence parallelism).
+// schedule/virtual stages, cp, ep, sequence parallel, micro-batch, sharding, recompute, the
+// first varying slowest. Combinations that cannot differ are generated once (pp = 1 only with
+// 1f1b and v = 1; tp = 1 only without sequence parallelism; ep = 1 only for a dense model).
 [[nodiscard]] std::vector<parallel::Scenario> enumerate_plans(const parallel::Scenario& base,
                                                               const SearchSpace& space);
 
