@@ -110,6 +110,10 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
                         describe_json(f.raw("weight_cache_bytes_per_param")));
     }
     s.fp8.tp_communication_fp8 = f.choice_or("tp_communication", {"bf16", "fp8"}, "bf16") == "fp8";
+    const std::string recipe = f.choice_or("recipe", {"delayed", "current", "mxfp8"}, "delayed");
+    s.fp8.recipe = recipe == "current" ? stack::Fp8Recipe::Current
+                   : recipe == "mxfp8" ? stack::Fp8Recipe::Mxfp8
+                                       : stack::Fp8Recipe::Delayed;
     f.finish();
   }
   if (r.has("memory")) {

@@ -25,6 +25,18 @@ KernelSpec gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k
   return g;
 }
 
+// A linear layer of a transformer block that Transformer Engine runs in FP8 under fp8 training
+// (KernelSpec::fp8_eligible): a TE Linear / LayerNormLinear / GroupedLinear in Megatron-Core's
+// layer specs (megatron/core/models/gpt/gpt_layer_specs.py with TE: TELayerNormColumnParallel-
+// Linear for QKV and MLP fc1, TERowParallelLinear for the projection and fc2, TEGroupedMLP for
+// the experts, TE linears in the MLA and shared-expert submodules).
+KernelSpec te_gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k,
+                   std::int64_t element_bytes) {
+  KernelSpec g = gemm(std::move(name), m, n, k, element_bytes);
+  g.fp8_eligible = true;
+  return g;
+}
+
 // A strided-batched GEMM (torch.bmm / baddbmm): `batch` independent [m x k][k x n] products.
 KernelSpec batched_gemm(std::string name, std::int64_t batch, std::int64_t m, std::int64_t n,
                         std::int64_t k, std::int64_t element_bytes) {
@@ -105,17 +117,17 @@ void add_mla_attention_kernels(const ModelSpec& m, const LayerShape& s,
     return elementwise(std::move(name), d(tokens) * d(width), 4.0, 2.0 * e, 8.0, 3.0 * e);
   };
   if (m.q_lora_rank > 0) {
-    k.push_back(gemm("mla_q_down", tokens, m.q_lora_rank, m.hidden, s.element_bytes));
+    k.push_back(te_gemm("mla_q_down", tokens, m.q_lora_rank, m.hidden, s.element_bytes));
     k.push_back(latent_norm("mla_q_norm", m.q_lora_rank));
-    k.push_back(gemm("mla_q_up", tokens, q_local, m.q_lora_rank, s.element_bytes));
+    k.push_back(te_gemm("mla_q_up", tokens, q_local, m.q_lora_rank, s.element_bytes));
   } else {
-    k.push_back(gemm("q_proj", tokens, q_local, m.hidden, s.element_bytes));
+    k.push_back(te_gemm("q_proj", tokens, q_local, m.hidden, s.element_bytes));
   }
-  k.push_back(gemm("mla_kv_down", tokens, m.kv_lora_rank + m.qk_rope_head_dim, m.hidden,
-                   s.element_bytes));
+  k.push_back(te_gemm("mla_kv_down", tokens, m.kv_lora_rank + m.qk_rope_head_dim, m.hidden,
+                      s.element_bytes));
   k.push_back(latent_norm("mla_kv_norm", m.kv_lora_rank));
-  k.push_back(gemm("mla_kv_up", tokens, heads_local * (m.qk_nope_head_dim + m.v_head_dim),
-                   m.kv_lora_rank, s.element_bytes));
+  k.push_back(te_gemm("mla_kv_up", tokens, heads_local * (m.qk_nope_head_dim + m.v_head_dim),
+                      m.kv_lora_rank, s.element_bytes));
   // RoPE on the queries' rotary part and the one shared rotary key: 3 FLOPs per element, read
   // and written.
   const std::int64_t rotary = heads_local * m.qk_rope_head_dim + m.qk_rope_head_dim;
@@ -142,7 +154,7 @@ void add_mla_attention_kernels(const ModelSpec& m, const LayerShape& s,
             3.0 * lse);
   a.selective_recompute = true;
   k.push_back(a);
-  k.push_back(gemm("attn_out_proj", tokens, m.hidden, v_local, s.element_bytes));
+  k.push_back(te_gemm("attn_out_proj", tokens, m.hidden, v_local, s.element_bytes));
   k.push_back(residual_kernel("attn_residual_add", m, t_res, e));
 }
 
@@ -161,7 +173,7 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
   const std::int64_t kv_local = ceil_div(m.num_kv_heads, s.tp) * m.head_dim;
 
   k.push_back(norm_kernel("attn_norm", m, t_res, e));
-  k.push_back(gemm("qkv_proj", tokens, q_local + 2 * kv_local, m.hidden, s.element_bytes));
+  k.push_back(te_gemm("qkv_proj", tokens, q_local + 2 * kv_local, m.hidden, s.element_bytes));
   if (m.position_embedding == PositionEmbedding::Rope) {
     // RoPE (Su et al. 2021) on Q and K: x * cos + rotate(x) * sin, 3 FLOPs per element; reads
     // and writes each element (the cos/sin tables are small and cached).
@@ -224,7 +236,7 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
     a.selective_recompute = true;
     k.push_back(a);
   }
-  k.push_back(gemm("attn_out_proj", tokens, m.hidden, q_local, s.element_bytes));
+  k.push_back(te_gemm("attn_out_proj", tokens, m.hidden, q_local, s.element_bytes));
   k.push_back(residual_kernel("attn_residual_add", m, t_res, e));
 }
 
@@ -237,18 +249,18 @@ void add_dense_mlp_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
   const bool gated = m.activation == Activation::SwiGlu;
   k.push_back(norm_kernel("mlp_norm", m, t_res, e));
   if (gated) {
-    k.push_back(gemm("mlp_up_gate", tokens, 2 * f_local, m.hidden, s.element_bytes));
+    k.push_back(te_gemm("mlp_up_gate", tokens, 2 * f_local, m.hidden, s.element_bytes));
     // silu(gate) * up: sigmoid (4), two multiplies: 6 FLOPs per output. Forward reads gate and
     // up, writes the product; backward reads gate, up and dy, writes dgate and dup (a fused
     // kernel such as Megatron-core's bias_swiglu).
     k.push_back(elementwise("mlp_act", d(tokens) * d(f_local), 6.0, 3.0 * e, 12.0, 5.0 * e));
   } else {
-    k.push_back(gemm("mlp_up", tokens, f_local, m.hidden, s.element_bytes));
+    k.push_back(te_gemm("mlp_up", tokens, f_local, m.hidden, s.element_bytes));
     // GELU, tanh form (Hendrycks & Gimpel 2016): about 8 FLOPs per element. Reads x, writes y;
     // backward reads x and dy, writes dx.
     k.push_back(elementwise("mlp_act", d(tokens) * d(f_local), 8.0, 2.0 * e, 16.0, 3.0 * e));
   }
-  k.push_back(gemm("mlp_down", tokens, m.hidden, f_local, s.element_bytes));
+  k.push_back(te_gemm("mlp_down", tokens, m.hidden, f_local, s.element_bytes));
   k.push_back(residual_kernel("mlp_residual_add", m, t_res, e));
 }
 
@@ -281,6 +293,7 @@ KernelSpec grouped_gemm(std::string name, std::int64_t groups, std::int64_t rows
       Bytes(d(element_bytes) * (d(rows) * d(k) + d(groups) * d(k) * d(n) + d(rows) * d(n)));
   g.backward_bytes = g.forward_bytes * 2.0;
   g.gemm = GemmShape{.m = ceil_div(rows, groups), .n = n, .k = k, .batch = groups};
+  g.fp8_eligible = true;  // TEGroupedLinear (Megatron-Core TEGroupedMLP)
   return g;
 }
 
@@ -326,10 +339,10 @@ void add_moe_kernels(const ModelSpec& m, const LayerShape& s, std::vector<Kernel
     // dense MLP (DeepSeekMoE §3.2; Megatron-Core SharedExpertMLP).
     const std::int64_t fs_local =
         ceil_div(m.num_shared_experts * m.shared_expert_ffn_hidden, s.tp);
-    k.push_back(gemm(gated ? "shared_expert_up_gate" : "shared_expert_up", tokens,
-                     (gated ? 2 : 1) * fs_local, m.hidden, s.element_bytes));
+    k.push_back(te_gemm(gated ? "shared_expert_up_gate" : "shared_expert_up", tokens,
+                        (gated ? 2 : 1) * fs_local, m.hidden, s.element_bytes));
     k.push_back(activation_kernel("shared_expert_act", m, d(tokens) * d(fs_local), e));
-    k.push_back(gemm("shared_expert_down", tokens, m.hidden, fs_local, s.element_bytes));
+    k.push_back(te_gemm("shared_expert_down", tokens, m.hidden, fs_local, s.element_bytes));
   }
   k.push_back(residual_kernel("mlp_residual_add", m, t_res, e));
 }

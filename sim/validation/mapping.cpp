@@ -5,6 +5,9 @@
 #include <numeric>
 #include <utility>
 
+#include "trainsim/error.hpp"
+
+#include "sim/io/builtin_data.hpp"
 #include "sim/io/hardware_loader.hpp"
 
 namespace trainsim::validation {
@@ -178,7 +181,12 @@ const std::vector<SourceProfile>& source_profiles() {
        .group_contains = "NVIDIA NeMo / Megatron-Bridge performance summar",
        .stack = "megatron-core",
        .convention = FlopConvention::MegatronCore2024,
-       .style = kLlama},
+       .style = kLlama,
+       .sequence_parallel_default = true,
+       .sequence_parallel_default_why =
+           "the NeMo / Megatron-Bridge Llama 3.1 405B pre-training recipes set "
+           "sequence_parallel=True with tensor parallelism (NeMo llm/recipes/llama31_405b.py, "
+           "Megatron-Bridge recipes/llama/llama3.py), which --tp-comm-overlap also requires"},
       // DeepSeek-V3 technical report: DeepSeek's own HAI-LLM framework (DualPipe), which no
       // stack profile describes; megatron-core stands in. The report gives GPU-hours, no FLOPs.
       {.name = "deepseek-v3-report",
@@ -262,6 +270,34 @@ std::optional<hardware::Dtype> parse_precision(std::string_view text) {
   // Narayanan et al. 2021 say only "mixed precision"; Megatron-LM trained with fp16 then (the
   // row's own text: "fp16 per paper era"). fp16 and bf16 share the A100's peak.
   if (contains(t, "mixed precision 16-bit")) return hardware::Dtype::Fp16;
+  return std::nullopt;
+}
+
+std::optional<Fp8RecipeChoice> parse_fp8_recipe(std::string_view text) {
+  const std::string t = lower(text);
+  if (!contains(t, "fp8") && !contains(t, "float8")) return std::nullopt;
+  // DeepSeek-V3 (arXiv 2412.19437 §3.3): scales per 1x128 activation tile and 128x128 weight
+  // block, computed online from each block's amax. Nearest modelled recipe: MXFP8 (block scales
+  // computed from the data, a rowwise and a columnwise quantized copy for the backward GEMMs).
+  if (contains(t, "fine-grained") || contains(t, "128x128") || contains(t, "1x128")) {
+    return Fp8RecipeChoice{
+        .recipe = "mxfp8",
+        .assumption =
+            "fp8 recipe: the source's fine-grained scaling (1x128 activation tiles, 128x128 "
+            "weight blocks, online amax) priced as mxfp8, the nearest modelled recipe (block "
+            "scales from the current data, rowwise and columnwise copies; DeepSeek's fp32 scale "
+            "per 128 elements writes 4/128 scale bytes per element where MXFP8's E8M0 per 32 "
+            "writes 1/32)"};
+  }
+  // The Megatron-Bridge tables name current scaling "FP8-CS" and MXFP8 "FP8-MX"; a row that
+  // mentions both measured FP8-CS (the other is a note), so current scaling is checked first.
+  if (contains(t, "fp8-cs") || contains(t, "current scaling")) {
+    return Fp8RecipeChoice{.recipe = "current", .assumption = ""};
+  }
+  if (contains(t, "mxfp8") || contains(t, "fp8-mx")) {
+    return Fp8RecipeChoice{.recipe = "mxfp8", .assumption = ""};
+  }
+  if (contains(t, "delayed")) return Fp8RecipeChoice{.recipe = "delayed", .assumption = ""};
   return std::nullopt;
 }
 
@@ -405,11 +441,13 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     return std::nullopt;
   }
   // Mixture-of-experts rows name their model; the row schema has no expert keys (the expert
-  // count, top-k and EP degree are in the notes and extra_metrics.ep). They map to the built-in
-  // model of that name and are skipped until expert parallelism is simulated and checked.
-  if (const auto moe = moe_builtin_model(run.model)) {
-    reason = "mixture-of-experts: expert parallelism not simulated yet (the row's model '" +
-             run.model + "' is the built-in '" + *moe + "')";
+  // count, top-k and expert widths are in the notes, the EP degree in extra_metrics.ep). They
+  // map to the built-in model of that name (models/*.json, from the models' config.json files,
+  // as the rows' notes say) with parallel.ep from extra_metrics.ep.
+  const std::optional<std::string> moe = moe_builtin_model(run.model);
+  if (moe && !run.ep) {
+    reason = "mixture-of-experts model '" + run.model + "' (the built-in '" + *moe +
+             "') without an expert-parallel degree (extra_metrics.ep)";
     return std::nullopt;
   }
 
@@ -420,26 +458,31 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   };
   need(run.gpus, "gpus");
   need(run.layers, "n_layers");
-  need(run.hidden, "hidden");
-  need(run.heads, "n_heads");
-  need(run.vocab, "vocab");
+  if (!moe) {  // a built-in MoE model brings its own dimensions
+    need(run.hidden, "hidden");
+    need(run.heads, "n_heads");
+    need(run.vocab, "vocab");
+  }
   need(run.seq_len, "seq_len");
   need(run.global_batch, "global_batch_sequences");
   need(run.tp, "tp");
   need(run.pp, "pp");
   need(run.dp, "dp");
-  if (!src.ffn_defaults_to_4h) need(run.ffn_hidden, "ffn_hidden");
+  if (!src.ffn_defaults_to_4h && !moe) need(run.ffn_hidden, "ffn_hidden");
   need(run.precision, "precision");
   if (!missing.empty()) {
     reason = "not stated by the source: " + join(missing, ", ");
     return std::nullopt;
   }
-  const auto dtype = parse_precision(*run.precision);
+  std::optional<hardware::Dtype> dtype = parse_precision(*run.precision);
+  const std::optional<Fp8RecipeChoice> fp8 = parse_fp8_recipe(*run.precision);
+  if (fp8) dtype = hardware::Dtype::Fp8;
   if (!dtype) {
-    reason = contains(lower(*run.precision), "8")
+    const std::string t = lower(*run.precision);
+    reason = contains(t, "fp8") || contains(t, "float8")
                  ? "fp8 training ('" + *run.precision +
-                       "') is not compared: trainsim's fp8 runs "
-                       "every GEMM in fp8, unlike the sources' recipes"
+                       "') names no scaling recipe; expected current scaling (FP8-CS), MXFP8 "
+                       "(FP8-MX), delayed scaling or DeepSeek's fine-grained scaling"
                  : "precision '" + *run.precision + "' not recognised; expected bf16 or fp16";
     return std::nullopt;
   }
@@ -514,9 +557,13 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
                             ": " + std::string(src.sequence_parallel_default_why));
   }
 
-  const std::int64_t hidden = *run.hidden;
+  const std::int64_t hidden = run.hidden.value_or(0);
   std::int64_t ffn = 0;
-  if (run.ffn_hidden) {
+  if (moe) {
+    m.assumptions.push_back("model: the built-in '" + *moe + "' (the row names '" + run.model +
+                            "'), expert parallelism " + str(*run.ep) +
+                            " from extra_metrics.ep, carved from the data-parallel ranks");
+  } else if (run.ffn_hidden) {
     ffn = *run.ffn_hidden;
   } else {
     ffn = 4 * hidden;
@@ -562,30 +609,48 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   }
 
   const ModelStyle& style = src.style;
-  nlohmann::json model = {
-      {"name", run.id},
-      {"layers", *run.layers},
-      {"hidden", hidden},
-      {"heads", *run.heads},
-      {"kv_heads", run.kv_heads.value_or(*run.heads)},
-      {"ffn_hidden", ffn},
-      {"vocab", *run.vocab},
-      // GPT-2/MPT/BLOOM MLPs are 4h with GELU; Llama's SwiGLU MLP is not 4h (8h/3 rounded).
-      {"activation", ffn == 4 * hidden ? "gelu" : "swiglu"},
-      {"norm", style.norm == model::Norm::RmsNorm ? "rmsnorm" : "layernorm"},
-      {"tied_embeddings", style.tied_embeddings},
-      {"position_embedding", style.positions == model::PositionEmbedding::Rope      ? "rope"
-                             : style.positions == model::PositionEmbedding::Learned ? "learned"
-                                                                                    : "alibi"},
-      {"linear_bias", style.linear_bias}};
-  // A learned table as long as the training sequence (Megatron's --max-position-embeddings
-  // equals --seq-length in these runs; MPT's max_seq_len is the benchmark's sequence length).
-  if (style.positions == model::PositionEmbedding::Learned) model["max_positions"] = *run.seq_len;
+  nlohmann::json model;
+  if (!moe) {
+    model = {
+        {"name", run.id},
+        {"layers", *run.layers},
+        {"hidden", hidden},
+        {"heads", *run.heads},
+        {"kv_heads", run.kv_heads.value_or(*run.heads)},
+        {"ffn_hidden", ffn},
+        {"vocab", *run.vocab},
+        // GPT-2/MPT/BLOOM MLPs are 4h with GELU; Llama's SwiGLU MLP is not 4h (8h/3 rounded).
+        {"activation", ffn == 4 * hidden ? "gelu" : "swiglu"},
+        {"norm", style.norm == model::Norm::RmsNorm ? "rmsnorm" : "layernorm"},
+        {"tied_embeddings", style.tied_embeddings},
+        {"position_embedding", style.positions == model::PositionEmbedding::Rope      ? "rope"
+                               : style.positions == model::PositionEmbedding::Learned ? "learned"
+                                                                                      : "alibi"},
+        {"linear_bias", style.linear_bias}};
+    // A learned table as long as the training sequence (Megatron's --max-position-embeddings
+    // equals --seq-length in these runs; MPT's max_seq_len is the benchmark's sequence length).
+    if (style.positions == model::PositionEmbedding::Learned) model["max_positions"] = *run.seq_len;
+  }
 
   m.base = nlohmann::json::object();
   m.base["hardware"] = hw->document;
   m.base["stack"] = std::string(src.stack);
-  m.base["model"] = std::move(model);
+  if (fp8) {
+    // The source's stack with the row's recipe, inline (stack key fp8.recipe).
+    const auto text = io::builtin_file("stacks", src.stack);
+    if (!text) throw InternalError("stacks/" + std::string(src.stack) + ".json is not built in");
+    nlohmann::json stack_doc = nlohmann::json::parse(std::string(*text));
+    stack_doc["fp8"]["recipe"] = fp8->recipe;
+    m.base["stack"] = std::move(stack_doc);
+    m.assumptions.push_back("fp8 recipe " + fp8->recipe + " (stack " + std::string(src.stack) +
+                            " with fp8.recipe from the row's precision text)");
+    if (!fp8->assumption.empty()) m.assumptions.push_back(fp8->assumption);
+  }
+  if (moe) {
+    m.base["model"] = *moe;
+  } else {
+    m.base["model"] = std::move(model);
+  }
   m.base["cluster"] = {{"gpus", gpus}};
   m.base["training"] = {{"seq_len", *run.seq_len},
                         {"global_batch", *run.global_batch},
@@ -595,6 +660,7 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
                         {"cp", cp},
                         {"sequence_parallel", sequence_parallel},
                         {"sharding", parallel::to_string(sharding)}};
+  if (moe) m.base["parallel"]["ep"] = *run.ep;
   return m;
 }
 

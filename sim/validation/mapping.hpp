@@ -66,6 +66,17 @@ struct SourceProfile {
 // (fp8 recipes, unknown text).
 [[nodiscard]] std::optional<hardware::Dtype> parse_precision(std::string_view text);
 
+// The Transformer Engine FP8 recipe a row's precision text names (stack key fp8.recipe,
+// docs/stacks.md), with the assumption to print when the mapping is approximate; nullopt for
+// text that is not fp8 or names no recipe ("fp8" alone).
+// "FP8-CS", "current scaling" -> "current"; "MXFP8", "FP8-MX" -> "mxfp8"; "delayed" ->
+// "delayed"; DeepSeek-V3's fine-grained 1x128 / 128x128 block scaling -> "mxfp8", the nearest.
+struct Fp8RecipeChoice {
+  std::string recipe;      // "delayed", "current" or "mxfp8"
+  std::string assumption;  // empty when the text names the recipe exactly
+};
+[[nodiscard]] std::optional<Fp8RecipeChoice> parse_fp8_recipe(std::string_view text);
+
 // The hardware a row maps to: a built-in profile id, or an inline override of one (A100 40GB).
 struct HardwareChoice {
   std::string id;           // "a100-dgx", or "a100-dgx-40gb" for the override

@@ -107,9 +107,11 @@ PublishedRun read_row(const nlohmann::json& json, const std::string& source, std
           key, "expected a fraction in (0, 1] (0.41 = 41 %), got " + io::describe_json(r.raw(key)));
     }
   }
-  // extra_metrics: free-form measured extras; only grad_accum is used (a count when given).
+  // extra_metrics: free-form measured extras; only grad_accum and ep (the expert-parallel
+  // degree of a mixture-of-experts run) are used, each a count when given.
   io::ObjectReader extra = r.object("extra_metrics");
   if (extra.has("grad_accum")) run.grad_accum = opt_integer(extra, "grad_accum", 1);
+  if (extra.has("ep")) run.ep = opt_integer(extra, "ep", 1);
   for (const auto& item : r.array("derived_fields")) {
     if (!item.is_string()) {
       throw r.error(

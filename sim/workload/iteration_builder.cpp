@@ -185,12 +185,14 @@ class Builder {
   // fused bytes (the stack's elementwise_traffic for the layers' norms, activations and
   // residuals; 1 for the optimizer, a fused multi-tensor kernel in every stack we model), and
   // no kernel is shorter than the host's dispatch time (the CPU cannot issue kernels faster).
-  Seconds price(compute::KernelWork w, double traffic) const {
+  // `dtype` is the kernel's math dtype: the training precision, except under fp8 for the
+  // kernels Transformer Engine keeps in bf16 (KernelSpec::fp8_eligible false).
+  Seconds price(compute::KernelWork w, double traffic, hardware::Dtype dtype) const {
     if (w.kind == compute::KernelClass::MemoryBound) w.bytes = w.bytes * traffic;
     // A kernel `attention_speed` times as fast as the profile's FlashAttention-2: its time is
     // that of 1 / attention_speed the FLOPs (the reported FLOPs are the kernel spec's).
     if (w.kind == compute::KernelClass::Attention) w.flops = w.flops / s_.stack.attention_speed;
-    const Seconds t = compute::kernel_cost(s_.hardware.gpu, s_.training.precision, w).time;
+    const Seconds t = compute::kernel_cost(s_.hardware.gpu, dtype, w).time;
     if (t.value() <= 0.0) return t;  // no work, no kernel
     return max(t, s_.stack.kernel_dispatch);
   }
@@ -202,10 +204,41 @@ class Builder {
     t.fwd_name = it_.graph.intern_name(k.name);
     t.bwd_name = it_.graph.intern_name(k.name + "_bwd");
     t.recompute_name = it_.graph.intern_name(k.name + "_recompute");
+    // Under fp8 only Transformer Engine's linear layers run in FP8; the attention core, the
+    // router, the LM head and the memory-bound kernels run as in bf16 (KernelSpec::fp8_eligible).
+    const bool fp8 = s_.training.precision == hardware::Dtype::Fp8;
+    const hardware::Dtype dtype =
+        fp8 && !k.fp8_eligible ? hardware::Dtype::Bf16 : s_.training.precision;
     // Routed-expert kernels take the busiest EP rank's time (KernelSpec::load_imbalance; 1
     // elsewhere, an exact no-op).
-    t.fwd = price(work_of(k, false, local_seq_), traffic) * k.load_imbalance;
-    t.bwd = price(work_of(k, true, local_seq_), traffic) * k.load_imbalance;
+    t.fwd = price(work_of(k, false, local_seq_), traffic, dtype) * k.load_imbalance;
+    t.bwd = price(work_of(k, true, local_seq_), traffic, dtype) * k.load_imbalance;
+    if (fp8 && k.fp8_eligible) {
+      // The FP8 casts of the GEMM's operands, memory-bound and added to the GEMM's time (TE
+      // launches them just before it): forward the input [m x k] and the weight [k x n],
+      // backward the output gradient [m x n] (fp8_cast_bytes_per_element). The weight is cast
+      // once per micro-batch, or once per step when the stack keeps FP8 weight copies
+      // (fp8.weight_cache_bytes_per_param > 0: TE's is_first_microbatch caching), its time then
+      // spread over the step's micro-batches. Grouped expert GEMMs: `batch` groups of m rows.
+      const double per_element = stack::fp8_cast_bytes_per_element(s_.stack.fp8.recipe);
+      const double batch = static_cast<double>(k.gemm.batch);
+      const double input = static_cast<double>(k.gemm.m) * static_cast<double>(k.gemm.k) * batch;
+      const double weight = static_cast<double>(k.gemm.k) * static_cast<double>(k.gemm.n) * batch;
+      const double grad = static_cast<double>(k.gemm.m) * static_cast<double>(k.gemm.n) * batch;
+      const double weight_share = s_.stack.fp8.weight_cache_bytes_per_param > 0.0
+                                      ? 1.0 / static_cast<double>(microbatches_)
+                                      : 1.0;
+      // A cast is its own fused kernel: traffic 1, the host's dispatch floor applies.
+      auto cast = [&](double elements) {
+        compute::KernelWork w;
+        w.kind = compute::KernelClass::MemoryBound;
+        w.bytes = Bytes(elements * per_element);
+        return price(w, 1.0, hardware::Dtype::Bf16);
+      };
+      // The busiest EP rank casts load_imbalance times the mean rows; the weights are fixed.
+      t.fwd = t.fwd + cast(input) * k.load_imbalance + cast(weight) * weight_share;
+      t.bwd = t.bwd + cast(grad) * k.load_imbalance;
+    }
     t.fwd_flops = k.forward_flops;
     t.bwd_flops = k.backward_flops;
     t.selective = k.selective_recompute;

@@ -1,6 +1,8 @@
 #include "trainsim/model/kernels.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -277,4 +279,40 @@ TEST_CASE("kernels: unfused attention is two batched GEMMs over the full scores 
   const auto without = layer_kernels(m, shape);
   REQUIRE(std::none_of(without.begin(), without.end(),
                        [](const KernelSpec& k) { return k.name == "attn_dropout"; }));
+}
+
+TEST_CASE("kernels: only Transformer Engine's linear layers are FP8-eligible", "[model][fp8]") {
+  // Megatron-Core builds QKV, the attention projection, the MLP and the experts from TE modules
+  // (FP8 under fp8 training); the attention core (cuDNN, bf16), the router (a torch matmul),
+  // the LM head (Megatron's ColumnParallelLinear) and the embedding are not TE GEMMs.
+  const auto eligible = [](const std::vector<KernelSpec>& ks) {
+    std::vector<std::string> names;
+    for (const auto& k : ks) {
+      if (k.fp8_eligible) names.push_back(k.name);
+      if (k.fp8_eligible) CHECK(k.kind == KernelKind::Gemm);
+    }
+    return names;
+  };
+  const auto llama = io::load_model("llama2-7b");
+  CHECK(eligible(layer_kernels(llama, paper_shape())) ==
+        std::vector<std::string>{"qkv_proj", "attn_out_proj", "mlp_up_gate", "mlp_down"});
+  CHECK_FALSE(find(layer_kernels(llama, paper_shape()), "attn_core").fp8_eligible);
+  CHECK(eligible(head_kernels(llama, paper_shape())).empty());  // lm_head stays bf16
+  CHECK_FALSE(find(head_kernels(llama, paper_shape()), "lm_head").fp8_eligible);
+  CHECK(eligible(embedding_kernels(llama, paper_shape())).empty());
+  // DeepSeek-V3's MoE layer: the latent-attention projections, the routed experts' grouped
+  // GEMMs and the shared expert are TE GEMMs; the router is not.
+  auto shape = paper_shape();
+  shape.ep = 64;
+  const auto ds = moe_layer_kernels(io::load_model("deepseek-v3"), shape);
+  CHECK(eligible(ds) == std::vector<std::string>{"mla_q_down", "mla_q_up", "mla_kv_down",
+                                                 "mla_kv_up", "attn_out_proj", "expert_up_gate",
+                                                 "expert_down", "shared_expert_up_gate",
+                                                 "shared_expert_down"});
+  CHECK_FALSE(find(ds, "moe_router").fp8_eligible);
+  // Unfused attention's batched GEMMs are attention, not linear layers.
+  shape = paper_shape();
+  shape.unfused_attention = true;
+  CHECK_FALSE(find(layer_kernels(llama, shape), "attn_scores").fp8_eligible);
+  CHECK_FALSE(find(layer_kernels(llama, shape), "attn_context").fp8_eligible);
 }

@@ -238,6 +238,7 @@ TEST_CASE("stack: fp8 and memory keys are optional, checked, and name their key"
   CHECK_FALSE(s.fp8.activations_saved_in_fp8);
   CHECK(s.fp8.weight_cache_bytes_per_param == 0.0);
   CHECK_FALSE(s.fp8.tp_communication_fp8);
+  CHECK(s.fp8.recipe == stack::Fp8Recipe::Delayed);  // Transformer Engine's default recipe
   CHECK(s.memory.allocator_fragmentation_fraction == 0.05);
   CHECK(s.memory.workspace.value() == 64.0 * 1024 * 1024);
   CHECK(s.memory.headroom_fraction == 0.0);
@@ -246,12 +247,21 @@ TEST_CASE("stack: fp8 and memory keys are optional, checked, and name their key"
   CHECK(mc.fp8.activations_saved_in_fp8);
   CHECK(mc.fp8.weight_cache_bytes_per_param == 2.0);
   CHECK(mc.fp8.tp_communication_fp8);
+  CHECK(mc.fp8.recipe == stack::Fp8Recipe::Delayed);  // Megatron's --fp8-recipe default
+  CHECK(io::stack_from_json(stack_json({{"fp8", {{"recipe", "current"}}}}), "s.json", "")
+            .fp8.recipe == stack::Fp8Recipe::Current);
+  CHECK(
+      io::stack_from_json(stack_json({{"fp8", {{"recipe", "mxfp8"}}}}), "s.json", "").fp8.recipe ==
+      stack::Fp8Recipe::Mxfp8);
 
   REQUIRE_THAT(
       load_error(stack_json({{"fp8", {{"weight_cache_bytes_per_param", 5}}}})),
       Catch::Contains("s.json: /fp8/weight_cache_bytes_per_param") && Catch::Contains("from 0"));
   REQUIRE_THAT(load_error(stack_json({{"fp8", {{"tp_communication", "fp4"}}}})),
                Catch::Contains("/fp8/tp_communication"));
+  REQUIRE_THAT(load_error(stack_json({{"fp8", {{"recipe", "blockwise"}}}})),
+               Catch::Contains("s.json: /fp8/recipe") && Catch::Contains("mxfp8"));
+  REQUIRE_THAT(load_error(stack_json({{"fp8", {{"recipe", 1}}}})), Catch::Contains("/fp8/recipe"));
   REQUIRE_THAT(load_error(stack_json({{"fp8", {{"activations_in_fp8", true}}}})),
                Catch::Contains("activations_in_fp8") && Catch::Contains("unknown key"));
   REQUIRE_THAT(load_error(stack_json({{"memory", {{"headroom_fraction", 1}}}})),
@@ -374,4 +384,16 @@ TEST_CASE("stack: without overlap_grad_reduce the gradients are reduced once, af
   for (const auto& c : per_layer) overlapped_time += c.time.value() * static_cast<double>(c.count);
   REQUIRE(overlapped.exposed_communication.value() < overlapped_time);
   REQUIRE(deferred.compute.value() < overlapped.compute.value());
+}
+
+TEST_CASE("stack: FP8 cast bytes per element of each recipe", "[stack][fp8]") {
+  // A bf16 tensor of N elements cast to FP8 (docs/stacks.md, "FP8 recipes"):
+  // delayed: the scale from the amax history, the amax recorded by the cast itself: read 2 B,
+  //   write 1 B -> 3 B per element.
+  // current: an amax pass (read 2 B) before the cast (read 2 B, write 1 B) -> 5 B.
+  // mxfp8: read 2 B, write the rowwise and the columnwise FP8 copies (1 B each) and one E8M0
+  //   scale byte per 32 elements for each (2 / 32 B) -> 4 + 2/32 = 4.0625 B.
+  CHECK(stack::fp8_cast_bytes_per_element(stack::Fp8Recipe::Delayed) == 3.0);
+  CHECK(stack::fp8_cast_bytes_per_element(stack::Fp8Recipe::Current) == 5.0);
+  CHECK(stack::fp8_cast_bytes_per_element(stack::Fp8Recipe::Mxfp8) == 4.0625);
 }

@@ -27,7 +27,9 @@ namespace {
 
 // The overall mean absolute percentage error of `trainsim validate` on the shipped rows, as a
 // fraction: the figure measured with the committed profiles and stacks (0.129 over 207 compared
-// rows after scripts/refit-stacks; validation/stacks.residuals.txt) plus a small margin. It
+// rows after scripts/refit-stacks; validation/stacks.residuals.txt; 0.137 over 215 once the
+// Megatron-Bridge MoE and FP8 rows are compared, three of them 37-253% fast: validation/README.md
+// caveat 9) plus a small margin. It
 // must only ever be lowered: a change that raises the error above it has made the simulator
 // worse on published measurements.
 constexpr double kShippedRowsMapeBound = 0.14;
@@ -241,7 +243,7 @@ TEST_CASE("validate: rows that cannot be mapped are skipped with the reason", "[
   CHECK_THAT(skip_reason(run), Contains("differs from gpus 64"));
 }
 
-TEST_CASE("validate: mixture-of-experts rows map to the built-in model and are skipped",
+TEST_CASE("validate: mixture-of-experts rows map to the built-in model with ep from the row",
           "[validation][moe]") {
   CHECK(moe_builtin_model("DeepSeek-V3 (w/o MTP)") == "deepseek-v3");
   CHECK(moe_builtin_model("DeepSeekV3") == "deepseek-v3");
@@ -251,28 +253,93 @@ TEST_CASE("validate: mixture-of-experts rows map to the built-in model and are s
   CHECK(moe_builtin_model("GPT OSS 120B") == "gpt-oss-120b");
   CHECK_FALSE(moe_builtin_model("Llama 3.1 405B").has_value());
   CHECK_FALSE(moe_builtin_model("GPT 175B").has_value());
-  // Every shipped MoE row (Megatron-Bridge and NeMo summaries, the DeepSeek-V3 report) is
-  // skipped for the experts, whatever else (fp8) it would be skipped for.
-  const std::vector<std::pair<std::string, std::string>> moe_rows = {
-      {"mbridge-2602-gb200-deepseek-v3-mxfp8-256gpu", "deepseek-v3"},
-      {"mbridge-2511-gb200-deepseek-v3-bf16-256gpu", "deepseek-v3"},
-      {"mbridge-2602-b200-deepseek-v3-mxfp8-256gpu", "deepseek-v3"},
-      {"mbridge-2511-gb200-qwen3-235b-a22b-bf16-256gpu", "qwen3-235b-a22b"},
-      {"mbridge-2602-b200-qwen3-235b-a22b-mxfp8-256gpu", "qwen3-235b-a22b"},
-      {"mbridge-2602-b200-qwen3-30b-a3b-mxfp8-8gpu", "qwen3-30b-a3b"},
-      {"nemo-2502-b200-mixtral-8x7b-fp8-64gpu", "mixtral-8x7b"},
-      {"deepseek-v3-report-h800-2048gpu", "deepseek-v3"},
+  // The reader takes the EP degree from extra_metrics.ep (the schema has no top-level key).
+  CHECK(row("mbridge-2511-gb200-deepseek-v3-bf16-256gpu").ep == 64);
+  CHECK(row("mbridge-2511-b200-llama3.1-405b-fp8-128gpu").ep == 1);
+  CHECK_FALSE(row("mbridge-2602-gb200-llama3.1-405b-fp8-256gpu").ep.has_value());
+  // The Megatron-Bridge MoE rows map to the built-in model, parallel.ep from extra_metrics.ep,
+  // the printed micro-batch, TP, PP and VP, and recompute searched (not printed): the bf16 rows
+  // train in bf16 on the megatron-core stack, the MXFP8 rows in fp8 with the mxfp8 recipe.
+  struct Expected {
+    std::string id, model, precision;
+    std::int64_t ep, pp, vp;
   };
-  for (const auto& [id, model] : moe_rows) {
-    INFO(id);
-    const std::string reason = skip_reason(row(id));
-    CHECK_THAT(reason, Contains("mixture-of-experts: expert parallelism not simulated yet"));
-    CHECK_THAT(reason, Contains("the built-in '" + model + "'"));
+  const std::vector<Expected> moe_rows = {
+      {"mbridge-2602-gb200-deepseek-v3-mxfp8-256gpu", "deepseek-v3", "fp8", 64, 4, 4},
+      {"mbridge-2511-gb200-deepseek-v3-bf16-256gpu", "deepseek-v3", "bf16", 64, 4, 4},
+      {"mbridge-2602-b200-deepseek-v3-mxfp8-256gpu", "deepseek-v3", "fp8", 8, 16, 1},
+      {"mbridge-2511-gb200-qwen3-235b-a22b-bf16-256gpu", "qwen3-235b-a22b", "bf16", 32, 8, 3},
+      {"mbridge-2602-b200-qwen3-235b-a22b-mxfp8-256gpu", "qwen3-235b-a22b", "fp8", 8, 8, 1},
+      {"mbridge-2602-b200-qwen3-30b-a3b-mxfp8-8gpu", "qwen3-30b-a3b", "fp8", 8, 1, 1},
+  };
+  for (const Expected& e : moe_rows) {
+    INFO(e.id);
+    const Mapping m = mapped(row(e.id));
+    CHECK(m.base["model"] == e.model);
+    CHECK(m.base["parallel"]["ep"] == e.ep);
+    CHECK(m.base["parallel"]["tp"] == 1);
+    CHECK(m.base["parallel"]["pp"] == e.pp);
+    CHECK(m.virtual_stages == std::vector<std::int64_t>{e.vp});
+    CHECK(m.micro_batches == std::vector<std::int64_t>{1});
+    CHECK(m.search_recompute);
+    CHECK(m.base["training"]["precision"] == e.precision);
+    if (e.precision == "fp8") {
+      CHECK(m.base["stack"]["id"] == "megatron-core");
+      CHECK(m.base["stack"]["fp8"]["recipe"] == "mxfp8");
+    } else {
+      CHECK(m.base["stack"] == "megatron-core");
+    }
+    CHECK(m.metric == Metric::TokensPerSecondPerGpu);
   }
+  // A row naming an MoE model without its EP degree is skipped, naming the key.
+  PublishedRun no_ep = row("mbridge-2511-gb200-deepseek-v3-bf16-256gpu");
+  no_ep.ep.reset();
+  CHECK_THAT(skip_reason(no_ep), Contains("extra_metrics.ep"));
+  // NeMo 25.02's Mixtral row says only "FP8" (no recipe); the DeepSeek-V3 report recomputes
+  // RMSNorm and the MLA up-projections, none of trainsim's recompute modes.
+  CHECK_THAT(skip_reason(row("nemo-2502-b200-mixtral-8x7b-fp8-64gpu")),
+             Contains("names no scaling recipe"));
+  CHECK_THAT(skip_reason(row("deepseek-v3-report-h800-2048gpu")),
+             Contains("activation recompute 'partial"));
   CHECK(find_source(row("mbridge-2602-gb200-deepseek-v3-mxfp8-256gpu"))->name ==
         "nvidia-perf-summary");
   CHECK(find_source(row("nemo-2502-b200-mixtral-8x7b-fp8-64gpu"))->name == "nvidia-perf-summary");
   CHECK(find_source(row("deepseek-v3-report-h800-2048gpu"))->name == "deepseek-v3-report");
+}
+
+TEST_CASE("validate: fp8 rows map their precision text to a Transformer Engine recipe",
+          "[validation][fp8]") {
+  const auto recipe = [](const std::string& text) {
+    const auto r = parse_fp8_recipe(text);
+    return r ? r->recipe : std::string("none");
+  };
+  CHECK(recipe("fp8 (FP8-CS: per-tensor current scaling; 624 tokens/s with FP8-MX in "
+               "parentheses)") == "current");
+  CHECK(recipe("fp8 (Transformer Engine FP8, per-tensor current scaling 'FP8' in the table)") ==
+        "current");
+  CHECK(recipe("mxfp8") == "mxfp8");
+  CHECK(recipe("FP8-MX") == "mxfp8");
+  CHECK(recipe("fp8 delayed scaling") == "delayed");
+  CHECK(recipe("fp8 hybrid") == "none");
+  CHECK(recipe("bf16") == "none");
+  // DeepSeek-V3's 1x128 / 128x128 block scaling maps to the nearest recipe, and says so.
+  const auto ds = parse_fp8_recipe(*row("deepseek-v3-report-h800-2048gpu").precision);
+  REQUIRE(ds.has_value());
+  CHECK(ds->recipe == "mxfp8");
+  CHECK_THAT(ds->assumption, Contains("nearest"));
+  // The dense FP8 Llama 3.1 405B rows: fp8 on megatron-core with current scaling, sequence
+  // parallelism from the source's recipes (tp 4, not printed).
+  for (const char* id : {"mbridge-2602-gb200-llama3.1-405b-fp8-256gpu",
+                         "mbridge-2511-b200-llama3.1-405b-fp8-128gpu"}) {
+    INFO(id);
+    const Mapping m = mapped(row(id));
+    CHECK(m.base["training"]["precision"] == "fp8");
+    CHECK(m.base["stack"]["fp8"]["recipe"] == "current");
+    CHECK(m.base["parallel"]["sequence_parallel"] == true);
+    CHECK(std::any_of(m.assumptions.begin(), m.assumptions.end(), [](const std::string& a) {
+      return a.find("fp8 recipe current") != std::string::npos;
+    }));
+  }
 }
 
 TEST_CASE("validate: the DeepSeek-V3 report row's throughput follows from its GPU-hours",
@@ -303,11 +370,6 @@ TEST_CASE("validate: Blackwell and H800 rows map to their profiles", "[validatio
   run.gpu = "GB300";
   CHECK_FALSE(choose_hardware(run, reason).has_value());
   CHECK_THAT(reason, Contains("no built-in hardware profile for GPU 'GB300'"));
-  // The dense Blackwell rows are FP8 (Transformer Engine recipes): skipped for the precision.
-  CHECK_THAT(skip_reason(row("mbridge-2602-gb200-llama3.1-405b-fp8-256gpu")),
-             Contains("fp8 training"));
-  CHECK_THAT(skip_reason(row("mbridge-2511-b200-llama3.1-405b-fp8-128gpu")),
-             Contains("fp8 training"));
   // The same plan in bf16 with sequence parallelism stated maps to a GB200 scenario on the
   // Megatron-Core stack, every degree as printed (tp 4, pp 16, 4 model chunks, dp 4).
   run = row("mbridge-2602-gb200-llama3.1-405b-fp8-256gpu");

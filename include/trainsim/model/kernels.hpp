@@ -53,6 +53,15 @@ struct KernelSpec {
   // rows over the rank's experts); the workload builder stretches the kernel's time by this
   // factor, the busiest EP rank's share (moe_layer_kernels). 1 for every other kernel.
   double load_imbalance = 1.0;
+  // Gemm only: a GEMM Transformer Engine runs in FP8 when training in fp8: the transformer
+  // layers' linear projections (QKV or the latent-attention projections, the attention output
+  // projection, MLP up/gate/down, routed and shared expert GEMMs), which are TE modules in
+  // Megatron-Core (TELayerNormColumnParallelLinear, TERowParallelLinear, TEGroupedLinear). The
+  // attention core (cuDNN/FlashAttention, bf16 unless TE's FP8 attention is asked for), the
+  // router (a torch matmul in TopKRouter), the LM head (Megatron's output_layer is
+  // tensor_parallel.ColumnParallelLinear, not a TE module) and the embedding stay bf16
+  // (docs/stacks.md, "FP8 recipes").
+  bool fp8_eligible = false;
 };
 
 // What a rank of a layer sees of one micro-batch.

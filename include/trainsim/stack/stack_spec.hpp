@@ -20,6 +20,41 @@ enum class BackwardPrefetch {
   Post,  // BACKWARD_POST: after the current unit's gradient is computed
 };
 
+// How Transformer Engine scales the FP8 casts of its GEMM inputs (docs/stacks.md, "FP8
+// recipes"): each FP8 GEMM's input and weight (forward) and output gradient (backward) are cast
+// by a memory-bound kernel whose bytes per element depend on the recipe.
+enum class Fp8Recipe {
+  Delayed,  // per-tensor delayed scaling (DelayedScaling): amax fused into the cast
+  Current,  // per-tensor current scaling (Float8CurrentScaling): an amax pass, then the cast
+  Mxfp8,    // MXFP8 block scaling (MXFP8BlockScaling, Blackwell): rowwise and columnwise copies
+};
+
+// HBM bytes per element of one FP8 cast of a bf16 tensor under a Transformer Engine recipe
+// (docs/stacks.md, "FP8 recipes"):
+// - delayed (DelayedScaling): the scale comes from the amax history and the amax of this
+//   tensor is recorded by the cast itself (TE docs, "FP8 Delayed Scaling": one tensor read per
+//   quantization): read 2, write 1 = 3.
+// - current (Float8CurrentScaling): "two tensor reads per quantization: one to compute amax,
+//   one to cast" (same page): read 2 + 2, write 1 = 5.
+// - mxfp8 (MXFP8BlockScaling, Blackwell): one E8M0 scale byte per 32 consecutive values (TE
+//   docs, "MXFP8"); the blocks run along one dimension, so a GEMM operand used in both the
+//   forward and a backward GEMM is quantized rowwise and columnwise: read 2, write 1 + 1 FP8
+//   copies and 1/32 + 1/32 scale bytes = 4.0625.
+// Per-tensor recipes write one FP8 copy: Blackwell's FP8 GEMMs take any layout (TE's
+// is_non_tn_fp8_gemm_supported, sm >= 100); on Hopper TE's cast-transpose also writes the
+// transpose, not modelled here (docs/stacks.md).
+[[nodiscard]] constexpr double fp8_cast_bytes_per_element(Fp8Recipe recipe) {
+  switch (recipe) {
+    case Fp8Recipe::Delayed:
+      return 2.0 + 1.0;
+    case Fp8Recipe::Current:
+      return 2.0 + 2.0 + 1.0;
+    case Fp8Recipe::Mxfp8:
+      return 2.0 + 2.0 * (1.0 + 1.0 / 32.0);
+  }
+  return 2.0 + 1.0;
+}
+
 // What the stack keeps in FP8 when a scenario trains in fp8 (training.precision "fp8"). fp8
 // training keeps fp32 master weights and optimizer state and bf16 weights and gradients as bf16
 // mixed precision does, and casts GEMM inputs to FP8 per step (Transformer Engine user guide,
@@ -39,6 +74,9 @@ struct Fp8Spec {
   // FP8 casts (1 byte per element) instead of bf16 ones. Gradient collectives stay as
   // gradient_reduce_dtype says.
   bool tp_communication_fp8 = false;
+  // The scaling recipe, which sets the bytes of the cast kernels. Default Delayed, Transformer
+  // Engine's default recipe (fp8_autocast without a recipe uses DelayedScaling()).
+  Fp8Recipe recipe = Fp8Recipe::Delayed;
 };
 
 // Memory the stack needs beside the model's tensors (report/memory.hpp "usable memory").

@@ -38,6 +38,9 @@ struct PublishedRun {
   // Measured metrics. mfu and hfu are fractions (0.41 = 41 %).
   std::optional<double> tflops_per_gpu, mfu, hfu, tokens_per_s_per_gpu, iteration_time_s;
   std::optional<std::int64_t> grad_accum;  // extra_metrics.grad_accum, when given
+  // extra_metrics.ep: the expert-parallel degree of a mixture-of-experts run, as the source
+  // prints it (the row schema has no top-level expert keys; validation/README.md).
+  std::optional<std::int64_t> ep;
   std::vector<std::string> derived_fields;
   bool config_complete = false;
   std::string notes;

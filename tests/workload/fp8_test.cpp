@@ -1,0 +1,130 @@
+// fp8 training as Transformer Engine runs it: which kernels run at the FP8 rate (the linear
+// layers) and which at the bf16 rate (attention core, LM head), the cast kernels each scaling
+// recipe adds to an FP8 GEMM, and MFU against the FP8 and the bf16 peaks with mixed GEMMs.
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "trainsim/collective/collective_model.hpp"
+#include "trainsim/parallel/validate.hpp"
+#include "trainsim/report/simulate.hpp"
+#include "trainsim/workload/iteration.hpp"
+
+#include "sim/io/builtin_data.hpp"
+#include "sim/io/scenario_loader.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+// megatron-core with the given recipe and FP8 weight cache.
+nlohmann::json megatron_core(const std::string& recipe, double weight_cache) {
+  nlohmann::json j =
+      nlohmann::json::parse(std::string(*io::builtin_file("stacks", "megatron-core")));
+  j["fp8"]["recipe"] = recipe;
+  j["fp8"]["weight_cache_bytes_per_param"] = weight_cache;
+  return j;
+}
+
+// Two Llama-3-8B-shaped layers on one H100: hidden 4096, 32 heads and 8 KV heads of 128, SwiGLU
+// 14336; micro-batch 2 of 4096 tokens (m = 8192 rows per GEMM), two micro-batches per step.
+parallel::Scenario scenario(const std::string& precision, const std::string& recipe = "delayed",
+                            double weight_cache = 0.0) {
+  io::ScenarioDocument doc;
+  doc.source = "s.json";
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx",
+    "model": {"layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+              "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
+              "tied_embeddings": false, "position_embedding": "rope"},
+    "cluster": {"gpus": 1},
+    "training": {"seq_len": 4096, "micro_batch": 2, "global_batch": 4}})");
+  doc.json["training"]["precision"] = precision;
+  doc.json["stack"] = megatron_core(recipe, weight_cache);
+  return io::scenario_from_document(doc);
+}
+
+workload::Iteration build(const parallel::Scenario& s) {
+  parallel::require_valid(s);
+  return workload::build_iteration(s, collective::CollectiveModel(s.hardware),
+                                   workload::BuildOptions{});
+}
+
+// Duration of the first compute op named `name`.
+double seconds(const workload::Iteration& it, const std::string& name) {
+  for (engine::OpId op = 0; op < it.graph.num_ops(); ++op) {
+    if (it.graph.op_kind(op) == engine::OpKind::Compute && it.graph.op_name(op) == name) {
+      return it.graph.op_duration(op).value();
+    }
+  }
+  FAIL("no compute op " << name);
+  return 0.0;
+}
+
+}  // namespace
+
+TEST_CASE("fp8: the attention core and the LM head run at the bf16 rate", "[workload][fp8]") {
+  const auto bf16 = build(scenario("bf16"));
+  const auto fp8 = build(scenario("fp8"));
+  // Not Transformer Engine GEMMs: exactly the bf16 time under fp8.
+  for (const char* name : {"attn_core", "attn_core_bwd", "lm_head", "lm_head_bwd", "attn_norm",
+                           "mlp_act", "cross_entropy"}) {
+    INFO(name);
+    CHECK(seconds(fp8, name) == seconds(bf16, name));
+  }
+  // The linear layers run at the FP8 rate: with H100's FP8 peak twice its bf16 peak the
+  // compute-bound GEMM takes well under its bf16 time even with its casts.
+  for (const char* name : {"qkv_proj", "attn_out_proj", "mlp_up_gate", "mlp_down"}) {
+    INFO(name);
+    CHECK(seconds(fp8, name) < 0.8 * seconds(bf16, name));
+  }
+}
+
+TEST_CASE("fp8: each recipe's cast kernels add their bytes to the FP8 GEMMs", "[workload][fp8]") {
+  // qkv_proj: m = 2 x 4096 = 8192 tokens, k = 4096, n = (32 + 2 x 8) x 128 = 6144. Forward
+  // casts the input (m k elements) and the weight (k n), backward the output gradient (m n).
+  // Bytes per element (stack::fp8_cast_bytes_per_element): delayed 3, current 5, mxfp8 4.0625.
+  // Each cast is memory-bound, bytes / (HBM bandwidth x memory efficiency) + launch overhead,
+  // so between two recipes only the bytes term differs.
+  const double m = 8192.0, k = 4096.0, n = 6144.0;
+  const parallel::Scenario base = scenario("fp8", "delayed");
+  const double hbm = base.hardware.gpu.hbm_bandwidth.value() * base.hardware.gpu.memory_efficiency;
+  const auto delayed = build(base);
+  const auto current = build(scenario("fp8", "current"));
+  const auto mxfp8 = build(scenario("fp8", "mxfp8"));
+  CHECK(seconds(current, "qkv_proj") - seconds(delayed, "qkv_proj") ==
+        Approx(2.0 * (m * k + k * n) / hbm).epsilon(1e-9));
+  CHECK(seconds(current, "qkv_proj_bwd") - seconds(delayed, "qkv_proj_bwd") ==
+        Approx(2.0 * m * n / hbm).epsilon(1e-9));
+  CHECK(seconds(mxfp8, "qkv_proj") - seconds(delayed, "qkv_proj") ==
+        Approx(1.0625 * (m * k + k * n) / hbm).epsilon(1e-9));
+  // With FP8 weight copies kept across the step (weight_cache_bytes_per_param 2) the weight is
+  // cast once per step: its time spread over the 2 micro-batches.
+  const auto cached_delayed = build(scenario("fp8", "delayed", 2.0));
+  const auto cached_current = build(scenario("fp8", "current", 2.0));
+  CHECK(seconds(cached_current, "qkv_proj") - seconds(cached_delayed, "qkv_proj") ==
+        Approx(2.0 * (m * k + k * n / 2.0) / hbm).epsilon(1e-9));
+  // The bf16-rate kernels pay no cast.
+  CHECK(seconds(current, "lm_head") == seconds(delayed, "lm_head"));
+}
+
+TEST_CASE("fp8: MFU against the FP8 and the bf16 peaks with mixed GEMMs", "[report][fp8]") {
+  // Both count model FLOPs over the iteration time: mfu_bf16 / mfu = FP8 peak / bf16 peak
+  // (H100: 2), whichever rate each kernel ran at.
+  const report::Report bf16 = report::simulate(scenario("bf16")).report;
+  const report::Report fp8 = report::simulate(scenario("fp8")).report;
+  const parallel::Scenario s = scenario("fp8");
+  const double ratio = s.hardware.peak(hardware::Dtype::Fp8).value() /
+                       s.hardware.peak(hardware::Dtype::Bf16).value();
+  CHECK(fp8.mfu_bf16 / fp8.mfu == Approx(ratio).epsilon(1e-12));
+  CHECK(bf16.mfu_bf16 == bf16.mfu);
+  CHECK(fp8.mfu ==
+        Approx(fp8.model_flops_per_gpu.value() / s.hardware.peak(hardware::Dtype::Fp8).value())
+            .epsilon(1e-12));
+  // fp8 is faster (mfu_bf16 above the bf16 run's), but with attention, the LM head and the
+  // memory-bound kernels at bf16 speed and the casts on top, it is less than twice as fast:
+  // its mfu (against the doubled peak) is below the bf16 run's.
+  CHECK(fp8.mfu_bf16 > bf16.mfu_bf16);
+  CHECK(fp8.mfu < bf16.mfu);
+}
