@@ -3,5 +3,6 @@ set(TRAINSIM_STACK_FILES
   stacks/pytorch-2.3-fsdp.json
   stacks/torchtitan-fsdp2.json
   stacks/megatron-lm.json
+  stacks/megatron-lm-2019.json
   stacks/megatron-core.json
   stacks/llm-foundry.json)

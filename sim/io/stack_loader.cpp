@@ -74,7 +74,18 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
     ObjectReader a = r.object("attention");
     s.unfused_attention = a.choice_or("kernel", {"flash", "unfused"}, "flash") == "unfused";
     s.attention_dropout = a.boolean_or("dropout", false);
+    s.unfused_softmax = a.choice_or("softmax", {"fused", "unfused"}, "fused") == "unfused";
+    if (s.unfused_softmax && !s.unfused_attention) {
+      throw a.error("softmax", "expected \"unfused\" only with \"kernel\": \"unfused\" (a "
+                               "flash-attention kernel has no separate softmax)");
+    }
     a.finish();
+  }
+  if (r.has("residual")) {
+    ObjectReader res = r.object("residual");
+    s.unfused_bias_dropout_add =
+        res.choice_or("bias_dropout_add", {"fused", "unfused"}, "fused") == "unfused";
+    res.finish();
   }
   if (r.has("loss")) {
     ObjectReader l = r.object("loss");

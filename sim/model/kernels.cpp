@@ -85,6 +85,24 @@ KernelSpec residual_kernel(std::string name, const ModelSpec& m, double tokens, 
   return elementwise(std::move(name), tokens * d(m.hidden), 1.0, 3.0 * e, 1.0, 3.0 * e);
 }
 
+// The residual add after a row-parallel GEMM (`prefix`: "attn" or "mlp"), appended to `k`.
+// Unfused (s.unfused_bias_dropout_add, Megatron-LM of 2019: RowParallelLinear's
+// `output_ + self.bias`, then `self.dropout`, then `hidden_states + output`; mpu/layers.py and
+// mpu/transformer.py at 93ab4be): the bias add reads and writes the GEMM output (its backward
+// reduces the gradient over tokens for the bias: reads it once); the dropout reads it and writes
+// its output and a 1-byte mask (backward reads the gradient and the mask, writes the gradient);
+// then the residual add.
+void add_residual_kernels(const std::string& prefix, const ModelSpec& m, const LayerShape& s,
+                          double tokens, double e, std::vector<KernelSpec>& k) {
+  if (s.unfused_bias_dropout_add) {
+    const double elements = tokens * d(m.hidden);
+    k.push_back(elementwise(prefix + "_bias_add", elements, 1.0, 2.0 * e, 1.0, e));
+    k.push_back(
+        elementwise(prefix + "_hidden_dropout", elements, 2.0, 2.0 * e + 1.0, 1.0, 2.0 * e + 1.0));
+  }
+  k.push_back(residual_kernel(prefix + "_residual_add", m, tokens, e));
+}
+
 }  // namespace
 
 std::int64_t local_tokens(const LayerShape& shape) {
@@ -155,7 +173,7 @@ void add_mla_attention_kernels(const ModelSpec& m, const LayerShape& s,
   a.selective_recompute = true;
   k.push_back(a);
   k.push_back(te_gemm("attn_out_proj", tokens, m.hidden, v_local, s.element_bytes));
-  k.push_back(residual_kernel("attn_residual_add", m, t_res, e));
+  add_residual_kernels("attn", m, s, t_res, e, k);
 }
 
 // The attention half of a layer (attn_norm ... attn_residual_add), appended to `k`.
@@ -195,6 +213,19 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
                                  s.element_bytes);
     qk.selective_recompute = true;
     k.push_back(qk);
+    if (s.unfused_softmax) {
+      // Megatron-LM of 2019 (mpu/transformer.py at 93ab4be): `attention_scores /
+      // math.sqrt(hn)`, then `torch.mul(attention_scores, ltor_mask) - 10000.0 * (1.0 -
+      // ltor_mask)`, then torch.nn.Softmax, each a kernel reading and writing the scores (the
+      // s x s mask broadcasts from cache). Backward: the division and the multiplication each
+      // read and write the gradient; the subtraction passes it through (no kernel).
+      k.push_back(elementwise("attn_scale", scores, 1.0, 2.0 * e, 1.0, 2.0 * e));
+      k.back().selective_recompute = true;
+      k.push_back(elementwise("attn_mask_mul", scores, 1.0, 2.0 * e, 1.0, 2.0 * e));
+      k.back().selective_recompute = true;
+      k.push_back(elementwise("attn_mask_sub", scores, 1.0, 2.0 * e, 0.0, 0.0));
+      k.back().selective_recompute = true;
+    }
     k.push_back(elementwise("attn_softmax", scores, 5.0, 2.0 * e, 4.0, 3.0 * e));
     k.back().selective_recompute = true;
     if (s.attention_dropout) {
@@ -237,7 +268,7 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
     k.push_back(a);
   }
   k.push_back(te_gemm("attn_out_proj", tokens, m.hidden, q_local, s.element_bytes));
-  k.push_back(residual_kernel("attn_residual_add", m, t_res, e));
+  add_residual_kernels("attn", m, s, t_res, e, k);
 }
 
 // The dense MLP of a layer (mlp_norm ... mlp_residual_add), appended to `k`.
@@ -261,7 +292,7 @@ void add_dense_mlp_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
     k.push_back(elementwise("mlp_act", d(tokens) * d(f_local), 8.0, 2.0 * e, 16.0, 3.0 * e));
   }
   k.push_back(te_gemm("mlp_down", tokens, m.hidden, f_local, s.element_bytes));
-  k.push_back(residual_kernel("mlp_residual_add", m, t_res, e));
+  add_residual_kernels("mlp", m, s, t_res, e, k);
 }
 
 // The activation between an MLP's up and down projections over `elements` outputs, as in the
@@ -344,7 +375,7 @@ void add_moe_kernels(const ModelSpec& m, const LayerShape& s, std::vector<Kernel
     k.push_back(activation_kernel("shared_expert_act", m, d(tokens) * d(fs_local), e));
     k.push_back(te_gemm("shared_expert_down", tokens, m.hidden, fs_local, s.element_bytes));
   }
-  k.push_back(residual_kernel("mlp_residual_add", m, t_res, e));
+  add_residual_kernels("mlp", m, s, t_res, e, k);
 }
 
 }  // namespace

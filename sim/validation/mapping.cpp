@@ -125,7 +125,9 @@ const std::vector<SourceProfile>& source_profiles() {
        .recompute_default_why = kMegatronV1Recompute},
       {.name = "shoeybi19",
        .group_contains = "Shoeybi",
-       .stack = "megatron-lm",
+       // The paper's code release (September 2019), before the fused softmax and
+       // bias-dropout-add of September 2020.
+       .stack = "megatron-lm-2019",
        // Not stated in the paper; the same code base's README 2020 TFLOP/s follow eq. 3 exactly.
        .convention = FlopConvention::Narayanan2021,
        .style = kMegatronGpt,

@@ -135,6 +135,8 @@ class Builder {
                                .causal = true,
                                .unfused_attention = s.stack.unfused_attention,
                                .attention_dropout = s.stack.attention_dropout,
+                               .unfused_softmax = s.stack.unfused_softmax,
+                               .unfused_bias_dropout_add = s.stack.unfused_bias_dropout_add,
                                .ep = p_.ep,
                                .unfused_cross_entropy = s.stack.unfused_cross_entropy};
     local_tokens_ = model::local_tokens(shape_);

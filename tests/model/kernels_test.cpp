@@ -180,6 +180,54 @@ TEST_CASE("kernels: head, embedding and optimizer step", "[model]") {
   REQUIRE(sgd_step_kernel(1000, 2).forward_bytes.value() == Approx(20'000.0).epsilon(1e-12));
 }
 
+TEST_CASE("kernels: the 2019 softmax and bias-dropout-add run op by op", "[model]") {
+  // llama2-7b, the worked example's micro-batch (2 x 4096 tokens), unfused attention: 2 x 32
+  // heads x 4096 x 4096 = 1,073,741,824 scores; 8192 tokens x 4096 = 33,554,432 hidden values.
+  const auto m = io::load_model("llama2-7b");
+  auto shape = paper_shape();
+  shape.unfused_attention = true;
+  const auto fused = layer_kernels(m, shape);
+  shape.unfused_softmax = true;
+  shape.unfused_bias_dropout_add = true;
+  const auto ks = layer_kernels(m, shape);
+  const double scores = 1'073'741'824.0;
+  const double hidden = 8192.0 * 4096.0;
+  // The scale and the mask's multiply read and write the 2-byte scores forward and backward;
+  // the mask's subtraction only forward (its backward passes the gradient through).
+  for (const char* name : {"attn_scale", "attn_mask_mul"}) {
+    INFO(name);
+    REQUIRE(find(ks, name).forward_bytes.value() == Approx(4.0 * scores).epsilon(1e-12));
+    REQUIRE(find(ks, name).backward_bytes.value() == Approx(4.0 * scores).epsilon(1e-12));
+  }
+  REQUIRE(find(ks, "attn_mask_sub").forward_bytes.value() == Approx(4.0 * scores).epsilon(1e-12));
+  REQUIRE(find(ks, "attn_mask_sub").backward_bytes.value() == 0.0);
+  // After each row-parallel GEMM: the bias add (2 x 2 bytes forward; backward reads the
+  // gradient once for the bias gradient: 2), the dropout (2 x 2 + a 1-byte mask, both ways),
+  // then the residual add as before.
+  for (const char* prefix : {"attn", "mlp"}) {
+    const std::string p = prefix;
+    INFO(p);
+    REQUIRE(find(ks, p + "_bias_add").forward_bytes.value() == Approx(4.0 * hidden).epsilon(1e-12));
+    REQUIRE(find(ks, p + "_bias_add").backward_bytes.value() == Approx(2.0 * hidden).epsilon(1e-12));
+    REQUIRE(find(ks, p + "_hidden_dropout").forward_bytes.value() ==
+            Approx(5.0 * hidden).epsilon(1e-12));
+    REQUIRE(find(ks, p + "_residual_add").forward_bytes.value() ==
+            find(fused, p + "_residual_add").forward_bytes.value());
+  }
+  // Seven kernels more per layer than the fused release, in order: the scale and the mask before the
+  // softmax, the bias and dropout before each residual add.
+  REQUIRE(ks.size() == fused.size() + 7);
+  auto index = [&](const std::string& n) {
+    return std::find_if(ks.begin(), ks.end(), [&](const KernelSpec& k) { return k.name == n; }) -
+           ks.begin();
+  };
+  REQUIRE(index("attn_scale") < index("attn_mask_mul"));
+  REQUIRE(index("attn_mask_sub") < index("attn_softmax"));
+  REQUIRE(index("attn_out_proj") < index("attn_bias_add"));
+  REQUIRE(index("attn_hidden_dropout") < index("attn_residual_add"));
+  REQUIRE(index("mlp_down") < index("mlp_bias_add"));
+}
+
 TEST_CASE("kernels: Megatron's unfused cross entropy moves the fp32 logits op by op", "[model]") {
   // llama2-7b at tp 2: 8192 tokens x 16000 local logits = 131,072,000 logits. Op by op
   // (Megatron's vocab_parallel_cross_entropy): .float() reads 2 and writes 4 bytes per logit,

@@ -67,7 +67,7 @@ std::string load_error(const nlohmann::json& stack) {
 
 TEST_CASE("stack: every built-in loads and names itself", "[stack][io]") {
   const auto ids = io::builtin_stack_ids();
-  REQUIRE(ids == std::vector<std::string>{"llm-foundry", "megatron-core", "megatron-lm",
+  REQUIRE(ids == std::vector<std::string>{"llm-foundry", "megatron-core", "megatron-lm", "megatron-lm-2019",
                                           "pytorch-2.3-fsdp", "torchtitan-fsdp2"});
   for (const auto& id : ids) REQUIRE(io::load_stack(id).id == id);
 }
@@ -318,6 +318,28 @@ TEST_CASE("stack: attention and data_parallel keys are optional, checked and nam
                Catch::Contains("/attention/dropout"));
   REQUIRE_THAT(load_error(stack_json({{"data_parallel", {{"overlap", false}}}})),
                Catch::Contains("overlap") && Catch::Contains("unknown key"));
+}
+
+TEST_CASE("stack: attention.softmax and residual.bias_dropout_add are optional and checked",
+          "[stack][io]") {
+  const stack::StackSpec plain = io::stack_from_json(stack_json({}), "s.json", "");
+  REQUIRE_FALSE(plain.unfused_softmax);
+  REQUIRE_FALSE(plain.unfused_bias_dropout_add);
+  // Only the 2019 release runs them unfused (stacks/megatron-lm-2019.json, with sources).
+  const stack::StackSpec v2019 = io::load_stack("megatron-lm-2019");
+  REQUIRE(v2019.unfused_attention);
+  REQUIRE(v2019.unfused_softmax);
+  REQUIRE(v2019.unfused_bias_dropout_add);
+  REQUIRE_FALSE(io::load_stack("megatron-lm").unfused_softmax);
+  REQUIRE_FALSE(io::load_stack("megatron-lm").unfused_bias_dropout_add);
+  REQUIRE_THAT(load_error(stack_json({{"attention", {{"softmax", "unfused"}}}})),
+               Catch::Contains("/attention/softmax") && Catch::Contains("unfused"));
+  REQUIRE_THAT(load_error(stack_json({{"attention", {{"kernel", "unfused"}, {"softmax", 1}}}})),
+               Catch::Contains("/attention/softmax"));
+  REQUIRE_THAT(load_error(stack_json({{"residual", {{"bias_dropout_add", "partly"}}}})),
+               Catch::Contains("/residual/bias_dropout_add") && Catch::Contains("fused"));
+  REQUIRE_THAT(load_error(stack_json({{"residual", {{"dropout", true}}}})),
+               Catch::Contains("dropout") && Catch::Contains("unknown key"));
 }
 
 TEST_CASE("stack: loss.cross_entropy is optional, checked and names its key", "[stack][io]") {

@@ -82,6 +82,14 @@ struct LayerShape {
   // flash-attention kernel (attn_core).
   bool unfused_attention = false;
   bool attention_dropout = false;  // unfused only: torch.nn.Dropout on the s x s probabilities
+  // Unfused attention only: the scale, the causal mask and the softmax as separate PyTorch ops
+  // over the s x s scores, each through HBM (Megatron-LM of 2019, mpu/transformer.py); false:
+  // the fused scale-mask-softmax kernel.
+  bool unfused_softmax = false;
+  // The row-parallel GEMM's bias, the hidden-state dropout and the residual add as three
+  // separate ops (Megatron-LM of 2019, mpu/layers.py and mpu/transformer.py); false: one fused
+  // residual add (the bias and dropout fused in, as bias_dropout_add from 2020 on).
+  bool unfused_bias_dropout_add = false;
   std::int64_t ep = 1;  // expert-parallel degree: MoE layers hold num_experts / ep experts
   // Megatron's vocab-parallel cross entropy as separate ops over fp32 logits (stack
   // loss.cross_entropy "unfused"); false: one fused kernel.

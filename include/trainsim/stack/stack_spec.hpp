@@ -119,6 +119,16 @@ struct StackSpec {
   // "dropout": true}; default {"kernel": "flash", "dropout": false}.
   bool unfused_attention = false;
   bool attention_dropout = false;
+  // With the unfused kernel: "softmax": "unfused" runs the scale, the causal mask and the
+  // softmax as separate ops over the scores (Megatron-LM of 2019); default "fused"
+  // (FusedScaleMaskSoftmax, from September 2020).
+  bool unfused_softmax = false;
+
+  // The bias of the row-parallel GEMMs, the hidden-state dropout and the residual add as
+  // separate ops (Megatron-LM of 2019). Optional "residual": {"bias_dropout_add": "unfused"};
+  // default "fused" (one residual-add kernel: bias_dropout_add_fused_train from September 2020,
+  // or no bias and dropout at all).
+  bool unfused_bias_dropout_add = false;
 
   // The LM loss as Megatron's vocab_parallel_cross_entropy computes it (megatron/core/
   // tensor_parallel/cross_entropy.py, core_r0.8.0; mpu/cross_entropy.py before): separate
