@@ -5,4 +5,5 @@ set(TRAINSIM_STACK_FILES
   stacks/megatron-lm.json
   stacks/megatron-lm-2019.json
   stacks/megatron-core.json
+  stacks/deepspeed-zero3-2021.json
   stacks/llm-foundry.json)

@@ -1,5 +1,6 @@
 #include "sim/io/stack_loader.hpp"
 
+#include <cstdint>
 #include <filesystem>
 
 #include "trainsim/error.hpp"
@@ -30,6 +31,30 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
       fsdp.choice("backward_prefetch", {"backward_pre", "backward_post"}) == "backward_pre"
           ? stack::BackwardPrefetch::Pre
           : stack::BackwardPrefetch::Post;
+  s.fsdp_gather_granularity =
+      fsdp.choice_or("gather_granularity", {"unit", "parameter"}, "unit") == "parameter"
+          ? stack::GatherGranularity::Parameter
+          : stack::GatherGranularity::Unit;
+  if (fsdp.has("persistence_threshold")) {
+    if (s.fsdp_gather_granularity != stack::GatherGranularity::Parameter) {
+      throw fsdp.error("persistence_threshold",
+                       "only applies with gather_granularity \"parameter\"");
+    }
+    // Elements of one weight tensor; 2^40 is far above any tensor a GPU holds.
+    s.fsdp_persistence_threshold = fsdp.integer("persistence_threshold", 0, std::int64_t{1} << 40);
+  }
+  s.fsdp_recompute_gather =
+      fsdp.choice_or("recompute_gather", {"shared", "separate"}, "shared") == "separate"
+          ? stack::RecomputeGather::Separate
+          : stack::RecomputeGather::Shared;
+  s.fsdp_blocking_fetch = fsdp.boolean_or("blocking_fetch", false);
+  if (fsdp.has("host_cost_per_rank")) {
+    s.fsdp_host_cost_per_rank = fsdp.seconds("host_cost_per_rank", /*allow_zero=*/true);
+    if (s.fsdp_host_cost_per_rank.value() > 1e-3) {
+      throw fsdp.error("host_cost_per_rank", "expected at most 1 ms per rank and call, got " +
+                                                 describe_json(fsdp.raw("host_cost_per_rank")));
+    }
+  }
   fsdp.finish();
 
   ObjectReader tp = r.object("tensor_parallel");

@@ -84,13 +84,21 @@ constexpr std::string_view kMegatronV1Recompute =
 
 const std::vector<SourceProfile>& source_profiles() {
   // The one table of sources. Stacks: Megatron-LM papers, the 2020 README and BLOOM's
-  // Megatron-DeepSpeed -> megatron-lm; the 2024 README (Megatron-Core, TE) -> megatron-core;
+  // Megatron-DeepSpeed -> megatron-lm; Narayanan 2021's DeepSpeed ZeRO-3 rows ->
+  // deepspeed-zero3-2021; the 2024 README (Megatron-Core, TE) -> megatron-core;
   // torchtitan -> torchtitan-fsdp2; llm-foundry -> llm-foundry; the PyTorch FSDP paper and OPT
   // (metaseq FSDP) -> pytorch-2.3-fsdp.
   static const std::vector<SourceProfile> table = {
       {.name = "narayanan21-t1",
        .group_contains = "Narayanan et al. 2021 (Megatron-LM PTD-P), Table 1",
        .stack = "megatron-lm",
+       .convention = FlopConvention::Narayanan2021,
+       .style = kMegatronGpt},
+      {.name = "narayanan21-t2-zero3",
+       .group_contains = "Narayanan et al. 2021, Table 2",
+       // The ZeRO-3 rows: Megatron-LM's kernels, DeepSpeed's parameter fetch and reduction.
+       .framework_contains = "DeepSpeed ZeRO-3",
+       .stack = "deepspeed-zero3-2021",
        .convention = FlopConvention::Narayanan2021,
        .style = kMegatronGpt},
       {.name = "narayanan21-t2",

@@ -340,6 +340,37 @@ class Builder {
         static_cast<double>(model::dense_layer_parameters_per_rank(m_, p_.tp));
     layer_param_bytes_ = Bytes(layer_params * static_cast<double>(elem_));
     layer_grad_bytes_ = Bytes(layer_params * grad_element_bytes());
+    if (per_tensor_gathers()) {
+      // DeepSpeed ZeRO-3 (v0.3-v0.5) fetches each partitioned weight tensor with its own
+      // AllGather; tensors below the persistence threshold stay whole on every rank
+      // (stage3_param_persistence_threshold). The tensors are the layer's projection weights as
+      // Megatron-LM holds them (fused QKV, output, MLP up (with gate), down): a GEMM's [k x n].
+      double gathered = 0.0;
+      for (const auto& k : layer) {
+        if (k.kind != model::KernelKind::Gemm || k.name == "attn_scores" ||
+            k.name == "attn_context") {
+          continue;  // unfused attention's batched GEMMs have no weights
+        }
+        const std::int64_t elements = k.gemm.k * k.gemm.n;
+        if (elements < s_.stack.fsdp_persistence_threshold) continue;
+        layer_tensor_elements_.push_back(static_cast<double>(elements));
+        gathered += static_cast<double>(elements);
+      }
+      layer_replicated_elements_ = layer_params - gathered;
+    }
+  }
+
+  // Dense layers gathered and reduced one weight tensor at a time (the stack's
+  // gather_granularity "parameter", under an FSDP sharding).
+  bool per_tensor_gathers() const {
+    return gathers_params() &&
+           s_.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter;
+  }
+
+  // Host time before an FSDP collective over `shape`: the stack's cost per rank times its ranks
+  // (list-form collectives loop over the ranks on the host).
+  Seconds fsdp_host_cost(const parallel::GroupShape& shape) const {
+    return s_.stack.fsdp_host_cost_per_rank * static_cast<double>(shape.ranks);
   }
 
   // Bytes per gradient element in DP reductions: the stack's gradient_reduce_dtype, or the
@@ -355,32 +386,37 @@ class Builder {
   // Stages are built one after another, so only the current stage's calls can match: a short
   // list searched linearly, cheaper than a map keyed by strings for the tens of thousands of
   // communication ops of a large pipeline.
+  // `host`: host time before the call starts (the stack's list-form collectives), added to its
+  // time.
   std::int32_t collective(std::int64_t stage, Op op, const char* group,
-                          const parallel::GroupShape& shape, Bytes bytes, double repeat = 1.0) {
+                          const parallel::GroupShape& shape, Bytes bytes, double repeat = 1.0,
+                          Seconds host = Seconds(0.0)) {
     if (stage != stage_calls_stage_) {
       stage_calls_.clear();
       stage_calls_stage_ = stage;
     }
     for (const StageCall& k : stage_calls_) {
-      if (k.op == op && k.bytes == bytes.value() && k.repeat == repeat &&
+      if (k.op == op && k.bytes == bytes.value() && k.repeat == repeat && k.host == host.value() &&
           (k.group == group || std::string_view(k.group) == group)) {
         ++it_.collectives[static_cast<std::size_t>(k.index)].count;
         return k.index;
       }
     }
     const collective::CollectiveCost c = cm_.cost(op, shape, bytes);
+    Seconds time = c.time * (repeat * options_.communication_scale);
+    if (host.value() > 0.0) time = time + host;
     CollectiveCall call{.op = std::string(collective::to_string(op)),
                         .group = group,
                         .shape = shape,
                         .bytes = bytes,
-                        .time = c.time * (repeat * options_.communication_scale),
+                        .time = time,
                         .algorithm = std::string(collective::to_string(c.algorithm)),
                         .protocol = std::string(collective::to_string(c.protocol)),
                         .stage = stage,
                         .count = 1};
     it_.collectives.push_back(call);
     const auto index = static_cast<std::int32_t>(it_.collectives.size() - 1);
-    stage_calls_.push_back(StageCall{op, group, bytes.value(), repeat, index});
+    stage_calls_.push_back(StageCall{op, group, bytes.value(), repeat, host.value(), index});
     return index;
   }
 
@@ -599,6 +635,15 @@ class Builder {
   // same stream (so the second ends last). Returns the op the layer waits for, or kNone.
   OpId gather_layer(std::int64_t stage, const StageStreams& st, OpInfo info, OpId issue_after,
                     bool backward) {
+    if (!is_moe_layer(info.layer) && per_tensor_gathers()) {
+      // One call per weight tensor, in order on the DP stream: the last ends last.
+      OpId id = kNone;
+      for (const double elements : layer_tensor_elements_) {
+        id = fsdp_gather(stage, st, Bytes(elements * static_cast<double>(elem_)), info, issue_after,
+                         backward);
+      }
+      return id;
+    }
     if (!is_moe_layer(info.layer)) {
       return fsdp_gather(stage, st, layer_param_bytes_, info, issue_after, backward);
     }
@@ -613,6 +658,23 @@ class Builder {
   // an MoE layer's experts apart over the expert group. Returns the last op or kNone.
   OpId sync_layer(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after,
                   bool last_microbatch) {
+    if (!is_moe_layer(info.layer) && per_tensor_gathers()) {
+      // A ReduceScatter per gathered tensor; the replicated tensors' gradients in one AllReduce
+      // over the shard group (one bucket).
+      OpId id = kNone;
+      for (const double elements : layer_tensor_elements_) {
+        id = grad_sync(stage, st, Bytes(elements * grad_element_bytes()), info, after,
+                       last_microbatch);
+      }
+      if (layer_replicated_elements_ > 0.0 && shard_group().ranks > 1) {
+        info.backward = true;
+        const auto call = collective(stage, Op::AllReduce, "shard", shard_group(),
+                                     Bytes(layer_replicated_elements_ * grad_element_bytes()));
+        id = comm(st.dp, call, "replicated_grad_all_reduce", info);
+        dep(after, id);
+      }
+      return id;
+    }
     if (!is_moe_layer(info.layer)) {
       return grad_sync(stage, st, layer_grad_bytes_, info, after, last_microbatch);
     }
@@ -628,8 +690,8 @@ class Builder {
                    OpId issue_after, bool backward, StateGroup group = StateGroup::Dense) {
     if (state_group(group).ranks <= 1) return kNone;
     info.backward = backward;
-    const auto call =
-        collective(stage, Op::AllGather, shard_name(group), state_group(group), bytes);
+    const auto call = collective(stage, Op::AllGather, shard_name(group), state_group(group), bytes,
+                                 1.0, fsdp_host_cost(state_group(group)));
     const OpId id = comm(st.dp, call, backward ? "fsdp_all_gather_bwd" : "fsdp_all_gather", info);
     dep(issue_after, id);
     return id;
@@ -647,7 +709,8 @@ class Builder {
       case Sharding::HybridShard: {
         // FSDP reduce-scatters gradients after every backward of a unit (no no_sync).
         if (shape.ranks > 1) {
-          const auto call = collective(stage, Op::ReduceScatter, shard_name(group), shape, bytes);
+          const auto call = collective(stage, Op::ReduceScatter, shard_name(group), shape, bytes,
+                                       1.0, fsdp_host_cost(shape));
           id = comm(st.dp, call, "fsdp_reduce_scatter", info);
           dep(after, id);
         }
@@ -731,7 +794,8 @@ class Builder {
       if (!step.backward) {
         if (gathers_params() && root.value() > 0.0) {
           // Root FSDP unit (embedding / head weights) gathered at the start of the pass.
-          wait = fsdp_gather(stage, st, root, info, kNone, false);
+          wait = fsdp_gather(stage, st, root, info,
+                             s_.stack.fsdp_blocking_fetch ? last_compute : kNone, false);
         }
         if (first) {
           for (const auto& k : embedding_) {
@@ -748,9 +812,11 @@ class Builder {
             // FSDP prefetch: with d = the stack's forward_prefetch gathers in flight, the gather
             // of layer l is issued when layer l-d has ended (d = 2: as layer l-1 starts, PyTorch
             // FSDP's rate limiter, limit_all_gathers).
+            // A blocking fetch waits for every kernel issued before it.
             const auto depth = static_cast<std::size_t>(s_.stack.fsdp_forward_prefetch);
-            const OpId issue =
-                layer_end.size() >= depth ? layer_end[layer_end.size() - depth] : kNone;
+            const OpId issue = s_.stack.fsdp_blocking_fetch ? last_compute
+                               : layer_end.size() >= depth  ? layer_end[layer_end.size() - depth]
+                                                            : kNone;
             const OpId ag = gather_layer(stage, st, info, issue, false);
             if (ag != kNone) wait = ag;
           }
@@ -778,7 +844,10 @@ class Builder {
         const bool last_mb = ++done == microbatches_;
         OpId prev_layer_end = kNone;
         OpId pending_gather = kNone;
-        if (p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard) {
+        const bool resharded =
+            p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard;
+        const bool blocking = s_.stack.fsdp_blocking_fetch;
+        if (resharded && !blocking) {
           // FULL_SHARD resharded after forward: gather the last layer again before backward.
           info.layer = static_cast<std::int32_t>(l0 + nl - 1);
           pending_gather = gather_layer(stage, st, info, kNone, true);
@@ -787,9 +856,12 @@ class Builder {
           info.layer = static_cast<std::int32_t>(l);
           wait = pending_gather;
           pending_gather = kNone;
-          const bool regather =
-              (p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard) &&
-              l > l0;
+          if (resharded && blocking) {
+            // A blocking fetch, issued after every kernel and (on the DP stream) every
+            // reduction before it: nothing is prefetched.
+            wait = gather_layer(stage, st, info, last_compute, true);
+          }
+          const bool regather = resharded && !blocking && l > l0;
           const bool pre = s_.stack.fsdp_backward_prefetch == stack::BackwardPrefetch::Pre;
           OpInfo next = info;
           next.layer = static_cast<std::int32_t>(l - 1);
@@ -798,8 +870,13 @@ class Builder {
             pending_gather = gather_layer(stage, st, next, prev_layer_end, true);
           }
           if (p_.recompute == parallel::Recompute::Full) {
-            layer_forward(stage, st, info, wait, true);
+            const OpId recomputed = layer_forward(stage, st, info, wait, true);
             wait = kNone;
+            if (resharded && s_.stack.fsdp_recompute_gather == stack::RecomputeGather::Separate) {
+              // The recomputed forward released the weights again: the backward gathers them
+              // a third time, once the recomputation has ended.
+              wait = gather_layer(stage, st, info, recomputed, true);
+            }
           } else if (p_.recompute == parallel::Recompute::Selective) {
             for (const auto& k : kernels_of(l).kernels) {
               if (k.selective) {
@@ -988,6 +1065,11 @@ class Builder {
   Bytes pp_bytes_;
   Bytes layer_param_bytes_;
   Bytes layer_grad_bytes_;
+  // Gather granularity "parameter": elements per TP rank of each gathered weight tensor of a
+  // dense layer, in forward order, and of the tensors kept replicated (biases, norms, tensors
+  // below the persistence threshold).
+  std::vector<double> layer_tensor_elements_;
+  double layer_replicated_elements_ = 0.0;
   // MoE layers: weights and gradients per rank of the part shared by the shard group (all of
   // the layer with ep 1) and of the rank's routed experts (ep > 1; over the expert group), and
   // the all-to-all's bytes per call.
@@ -1004,6 +1086,7 @@ class Builder {
     const char* group;
     double bytes;
     double repeat;
+    double host;
     std::int32_t index;
   };
   std::vector<StageCall> stage_calls_;

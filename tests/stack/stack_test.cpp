@@ -67,8 +67,9 @@ std::string load_error(const nlohmann::json& stack) {
 
 TEST_CASE("stack: every built-in loads and names itself", "[stack][io]") {
   const auto ids = io::builtin_stack_ids();
-  REQUIRE(ids == std::vector<std::string>{"llm-foundry", "megatron-core", "megatron-lm", "megatron-lm-2019",
-                                          "pytorch-2.3-fsdp", "torchtitan-fsdp2"});
+  REQUIRE(ids == std::vector<std::string>{"deepspeed-zero3-2021", "llm-foundry", "megatron-core",
+                                          "megatron-lm", "megatron-lm-2019", "pytorch-2.3-fsdp",
+                                          "torchtitan-fsdp2"});
   for (const auto& id : ids) REQUIRE(io::load_stack(id).id == id);
 }
 
@@ -418,4 +419,232 @@ TEST_CASE("stack: FP8 cast bytes per element of each recipe", "[stack][fp8]") {
   CHECK(stack::fp8_cast_bytes_per_element(stack::Fp8Recipe::Delayed) == 3.0);
   CHECK(stack::fp8_cast_bytes_per_element(stack::Fp8Recipe::Current) == 5.0);
   CHECK(stack::fp8_cast_bytes_per_element(stack::Fp8Recipe::Mxfp8) == 4.0625);
+}
+
+namespace {
+
+// A two-layer GPT-style model (GELU MLP of 4h, LayerNorm, biases) under FULL_SHARD on `gpus`
+// GPUs of one H100 node, one micro-batch per GPU, with an inline stack.
+parallel::Scenario gpt_full_shard(std::int64_t gpus, const nlohmann::json& changes,
+                                  const std::string& recompute = "none") {
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx",
+    "model": {"layers": 2, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 1024,
+              "vocab": 512, "activation": "gelu", "norm": "layernorm", "tied_embeddings": true,
+              "position_embedding": "learned", "max_positions": 512, "linear_bias": true},
+    "cluster": {"gpus": 2},
+    "training": {"seq_len": 512, "micro_batch": 1},
+    "parallel": {"sharding": "full_shard"}})");
+  doc.json["cluster"]["gpus"] = gpus;
+  doc.json["training"]["global_batch"] = gpus;
+  doc.json["parallel"]["recompute"] = recompute;
+  doc.json["stack"] = stack_json(changes);
+  return io::scenario_from_document(doc);
+}
+
+// The ops of layer 0 named `name` (FSDP communication), with their collective calls.
+std::vector<const workload::CollectiveCall*> layer0_calls(const report::Simulation& sim,
+                                                          const std::string& name) {
+  std::vector<const workload::CollectiveCall*> out;
+  const auto& g = sim.iteration.graph;
+  for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+    const workload::OpInfo& info = sim.iteration.ops[static_cast<std::size_t>(g.op_tag(op))];
+    if (g.op_name(op) == name && info.layer == 0) {
+      out.push_back(&sim.iteration.collectives[static_cast<std::size_t>(info.collective)]);
+    }
+  }
+  return out;
+}
+
+std::size_t layer0_gathers(const report::Simulation& sim) {
+  return layer0_calls(sim, "fsdp_all_gather").size() +
+         layer0_calls(sim, "fsdp_all_gather_bwd").size();
+}
+
+}  // namespace
+
+TEST_CASE("stack: the fsdp gather keys are optional, checked, and name their key", "[stack][io]") {
+  const stack::StackSpec plain = io::stack_from_json(stack_json({}), "s.json", "");
+  REQUIRE(plain.fsdp_gather_granularity == stack::GatherGranularity::Unit);
+  REQUIRE(plain.fsdp_persistence_threshold == 0);
+  REQUIRE(plain.fsdp_recompute_gather == stack::RecomputeGather::Shared);
+  REQUIRE_FALSE(plain.fsdp_blocking_fetch);
+  REQUIRE(plain.fsdp_host_cost_per_rank.value() == 0.0);
+  const stack::StackSpec ds = io::load_stack("deepspeed-zero3-2021");
+  REQUIRE(ds.fsdp_gather_granularity == stack::GatherGranularity::Parameter);
+  REQUIRE(ds.fsdp_persistence_threshold == 100000);  // DeepSpeed's default, 1e5 elements
+  REQUIRE(ds.fsdp_recompute_gather == stack::RecomputeGather::Separate);
+  REQUIRE(ds.fsdp_blocking_fetch);
+  REQUIRE(ds.fsdp_host_cost_per_rank.value() > 0.0);
+  REQUIRE(ds.fsdp_host_cost_per_rank.value() <= 50e-6);  // the fit's bounds, [0, 50 us]
+
+  const auto fsdp = [](const nlohmann::json& keys) {
+    nlohmann::json f = {{"forward_prefetch", 2}, {"backward_prefetch", "backward_pre"}};
+    f.update(keys);
+    return load_error(stack_json({{"fsdp", f}}));
+  };
+  REQUIRE_THAT(fsdp({{"gather_granularity", "tensor"}}),
+               Catch::Contains("s.json: /fsdp/gather_granularity"));
+  REQUIRE_THAT(
+      fsdp({{"persistence_threshold", 100000}}),
+      Catch::Contains("/fsdp/persistence_threshold") && Catch::Contains("gather_granularity"));
+  REQUIRE_THAT(fsdp({{"gather_granularity", "parameter"}, {"persistence_threshold", -1}}),
+               Catch::Contains("/fsdp/persistence_threshold"));
+  REQUIRE_THAT(fsdp({{"recompute_gather", "twice"}}), Catch::Contains("/fsdp/recompute_gather"));
+  REQUIRE_THAT(fsdp({{"blocking_fetch", "yes"}}), Catch::Contains("/fsdp/blocking_fetch"));
+  REQUIRE_THAT(fsdp({{"host_cost_per_rank", 15}}), Catch::Contains("/fsdp/host_cost_per_rank"));
+  REQUIRE_THAT(fsdp({{"host_cost_per_rank", "2 ms"}}),
+               Catch::Contains("/fsdp/host_cost_per_rank") && Catch::Contains("at most 1 ms"));
+  REQUIRE_THAT(fsdp({{"blocking_fetchh", true}}),
+               Catch::Contains("blocking_fetchh") && Catch::Contains("unknown key"));
+}
+
+TEST_CASE("stack: per-parameter gathers issue one AllGather per weight tensor",
+          "[stack][workload]") {
+  // The GPT layer's weight tensors per rank (tp 1, h = 256): QKV h x 3h = 196,608, output
+  // h x h = 65,536, MLP up h x 4h = 262,144 and down 4h x h = 262,144 elements. Biases (3h, h,
+  // 4h, h) and the two LayerNorms (2h each) are below 1,000 elements.
+  const nlohmann::json unit{{"forward_prefetch", 2}, {"backward_prefetch", "backward_pre"}};
+  nlohmann::json per_tensor = unit;
+  per_tensor["gather_granularity"] = "parameter";
+  per_tensor["persistence_threshold"] = 1000;
+
+  // FULL_SHARD without recomputation gathers each layer in forward and again in backward.
+  const report::Simulation by_unit = report::simulate(gpt_full_shard(4, {{"fsdp", unit}}));
+  REQUIRE(layer0_gathers(by_unit) == 2);
+  const report::Simulation by_tensor = report::simulate(gpt_full_shard(4, {{"fsdp", per_tensor}}));
+  // 4 tensors above the threshold x (forward + backward).
+  REQUIRE(layer0_gathers(by_tensor) == 4 * 2);
+  const auto forward = layer0_calls(by_tensor, "fsdp_all_gather");
+  REQUIRE(forward.size() == 4);
+  // bf16 (the default precision): 2 bytes per element, in Megatron's order QKV, output, up, down.
+  const std::vector<double> elements{196608.0, 65536.0, 262144.0, 262144.0};
+  for (std::size_t i = 0; i < 4; ++i) {
+    REQUIRE(forward[i]->bytes.value() == Approx(2.0 * elements[i]).epsilon(1e-12));
+  }
+  // Gradients: a ReduceScatter per gathered tensor, the replicated rest in one AllReduce.
+  REQUIRE(layer0_calls(by_tensor, "fsdp_reduce_scatter").size() == 4);
+  REQUIRE(layer0_calls(by_tensor, "replicated_grad_all_reduce").size() == 1);
+  REQUIRE(layer0_calls(by_unit, "replicated_grad_all_reduce").empty());
+
+  SECTION("the persistence threshold keeps small tensors replicated") {
+    // At 100,000 elements the output projection (65,536) is no longer gathered: 3 per pass.
+    nlohmann::json ds = per_tensor;
+    ds["persistence_threshold"] = 100000;
+    const report::Simulation sim = report::simulate(gpt_full_shard(4, {{"fsdp", ds}}));
+    REQUIRE(layer0_gathers(sim) == 3 * 2);
+    REQUIRE(layer0_calls(sim, "fsdp_reduce_scatter").size() == 3);
+  }
+  SECTION("a separate recompute gather makes three gathers per tensor") {
+    // Full recomputation: the shared gather serves recompute and backward (2 per tensor); a
+    // separate one gathers for the recomputed forward and again for the backward (3).
+    nlohmann::json separate = per_tensor;
+    separate["recompute_gather"] = "separate";
+    const report::Simulation shared =
+        report::simulate(gpt_full_shard(4, {{"fsdp", per_tensor}}, "full"));
+    const report::Simulation three =
+        report::simulate(gpt_full_shard(4, {{"fsdp", separate}}, "full"));
+    REQUIRE(layer0_gathers(shared) == 4 * 2);
+    REQUIRE(layer0_gathers(three) == 4 * 3);
+    REQUIRE(three.report.iteration_time > shared.report.iteration_time);
+  }
+}
+
+TEST_CASE("stack: host_cost_per_rank adds its cost times the ranks to each FSDP call",
+          "[stack][workload]") {
+  // 4 GPUs in one shard group: every FSDP AllGather and ReduceScatter takes 4 x 10 us = 40 us
+  // longer; nothing else changes (the NCCL time of a call is the same).
+  nlohmann::json fsdp{{"forward_prefetch", 2}, {"backward_prefetch", "backward_pre"}};
+  const report::Report base = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}})).report;
+  fsdp["host_cost_per_rank"] = "10 us";
+  const report::Report slow = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}})).report;
+  REQUIRE(slow.collectives.size() == base.collectives.size());
+  std::size_t fsdp_calls = 0;
+  for (std::size_t i = 0; i < base.collectives.size(); ++i) {
+    const auto& b = base.collectives[i];
+    const auto& s = slow.collectives[i];
+    REQUIRE(s.op == b.op);
+    REQUIRE(s.bytes.value() == b.bytes.value());
+    REQUIRE(s.count == b.count);
+    const bool listed = b.group == "shard" && (b.op == "all_gather" || b.op == "reduce_scatter");
+    if (listed) ++fsdp_calls;
+    const double host = listed ? 4 * 10e-6 : 0.0;
+    REQUIRE(s.time.value() == Approx(b.time.value() + host).epsilon(1e-12));
+  }
+  REQUIRE(fsdp_calls >= 2);
+  REQUIRE(slow.iteration_time > base.iteration_time);
+}
+
+TEST_CASE("stack: a blocking fetch overlaps no FSDP AllGather with compute", "[stack][workload]") {
+  // blocking_fetch: each gather waits for every kernel issued before it and the compute after
+  // it waits for the gather, so no compute kernel runs while an FSDP AllGather does. Without it
+  // the forward prefetch (2 in flight) runs the next layer's gather beside the current layer.
+  const auto overlapping_gathers = [](const report::Simulation& sim) {
+    const auto& g = sim.iteration.graph;
+    const auto& t = sim.timeline.ops;
+    std::vector<engine::OpId> compute;
+    for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+      if (g.op_kind(op) == engine::OpKind::Compute && g.op_duration(op).value() > 0.0) {
+        compute.push_back(op);
+      }
+    }
+    int n = 0;
+    for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+      if (g.op_name(op).rfind("fsdp_all_gather", 0) != 0) continue;
+      const auto& a = t[static_cast<std::size_t>(op)];
+      for (const engine::OpId c : compute) {
+        const auto& b = t[static_cast<std::size_t>(c)];
+        if (b.start < a.end && a.start < b.end) {
+          ++n;
+          break;
+        }
+      }
+    }
+    return n;
+  };
+  nlohmann::json fsdp{{"forward_prefetch", 2}, {"backward_prefetch", "backward_pre"}};
+  const report::Simulation prefetched = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}}));
+  fsdp["blocking_fetch"] = true;
+  const report::Simulation blocking = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}}));
+  REQUIRE(overlapping_gathers(prefetched) > 0);
+  REQUIRE(overlapping_gathers(blocking) == 0);
+  REQUIRE(blocking.report.iteration_time > prefetched.report.iteration_time);
+}
+
+TEST_CASE("stack: deepspeed-zero3-2021 runs the ZeRO-3 scenario with three gathers per weight",
+          "[stack][workload]") {
+  // The built-in stack on the two-layer GPT with full recomputation: the output projection
+  // (65,536 < 1e5 elements) is replicated, so 3 tensors x 3 gathers (forward, recompute,
+  // backward) per layer.
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "a100-dgx",
+    "model": {"layers": 2, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 1024,
+              "vocab": 512, "activation": "gelu", "norm": "layernorm", "tied_embeddings": true,
+              "position_embedding": "learned", "max_positions": 512, "linear_bias": true},
+    "cluster": {"gpus": 8},
+    "training": {"seq_len": 512, "micro_batch": 1, "global_batch": 8, "precision": "fp16"},
+    "parallel": {"sharding": "full_shard", "recompute": "full"},
+    "stack": "deepspeed-zero3-2021"})");
+  const report::Simulation sim = report::simulate(io::scenario_from_document(doc));
+  REQUIRE(layer0_gathers(sim) == 3 * 3);
+  REQUIRE(layer0_calls(sim, "fsdp_reduce_scatter").size() == 3);
+}
+
+TEST_CASE("stack: the fsdp gather keys at their defaults change nothing", "[stack][workload]") {
+  // The defaults written out give the same op graph, so the same times to the last bit.
+  nlohmann::json fsdp{{"forward_prefetch", 2}, {"backward_prefetch", "backward_pre"}};
+  const report::Simulation base = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}}, "full"));
+  fsdp["gather_granularity"] = "unit";
+  fsdp["recompute_gather"] = "shared";
+  fsdp["blocking_fetch"] = false;
+  fsdp["host_cost_per_rank"] = "0 us";
+  const report::Simulation same = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}}, "full"));
+  REQUIRE(same.iteration.graph.num_ops() == base.iteration.graph.num_ops());
+  REQUIRE(same.report.iteration_time.value() == base.report.iteration_time.value());
+  REQUIRE(same.report.collectives.size() == base.report.collectives.size());
+  for (std::size_t i = 0; i < base.report.collectives.size(); ++i) {
+    REQUIRE(same.report.collectives[i].time.value() == base.report.collectives[i].time.value());
+  }
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -55,6 +56,20 @@ enum class Fp8Recipe {
   return 2.0 + 1.0;
 }
 
+// What one FSDP / ZeRO-3 AllGather fetches.
+enum class GatherGranularity {
+  Unit,       // a whole layer (PyTorch FSDP's flat parameter per wrapped unit): one call
+  Parameter,  // one weight tensor: a call per tensor of at least fsdp_persistence_threshold
+              // elements, smaller ones replicated (DeepSpeed ZeRO-3 before v0.6)
+};
+
+// The gathers of a layer under full activation recomputation.
+enum class RecomputeGather {
+  Shared,    // the backward's gather also serves the recomputed forward (PyTorch FSDP)
+  Separate,  // the recomputed forward gathers, then the backward gathers again (DeepSpeed
+             // ZeRO-3 2021: three gathers per weight per step)
+};
+
 // What the stack keeps in FP8 when a scenario trains in fp8 (training.precision "fp8"). fp8
 // training keeps fp32 master weights and optimizer state and bf16 weights and gradients as bf16
 // mixed precision does, and casts GEMM inputs to FP8 per step (Transformer Engine user guide,
@@ -99,6 +114,22 @@ struct StackSpec {
   // l - forward_prefetch ends. PyTorch FSDP's rate limiter (limit_all_gathers) keeps two.
   int fsdp_forward_prefetch = 2;
   BackwardPrefetch fsdp_backward_prefetch = BackwardPrefetch::Pre;
+  // Optional "fsdp" keys, defaults PyTorch FSDP's. gather_granularity: one AllGather per layer
+  // or per weight tensor. persistence_threshold (with "parameter"): weight tensors of fewer
+  // elements are replicated, never gathered, their gradients AllReduced (DeepSpeed's
+  // stage3_param_persistence_threshold); default 0, every tensor gathered.
+  GatherGranularity fsdp_gather_granularity = GatherGranularity::Unit;
+  std::int64_t fsdp_persistence_threshold = 0;
+  RecomputeGather fsdp_recompute_gather = RecomputeGather::Shared;
+  // Each gather waits for every kernel issued before it (a device-wide torch.cuda.synchronize
+  // before each fetch), and the compute after it waits for the gather: no prefetch, no overlap
+  // of parameter fetches with compute. Default false (prefetch as forward/backward_prefetch).
+  bool fsdp_blocking_fetch = false;
+  // Host time per rank of the shard group spent before each FSDP AllGather and ReduceScatter
+  // call starts: the list-form torch.distributed collectives build and copy one chunk per rank
+  // (c10d stages them through a flat buffer). Added to the call's time on the DP stream.
+  // Default 0 (the flat-tensor _base collectives of PyTorch FSDP).
+  Seconds fsdp_host_cost_per_rank;
 
   // Tensor-parallel collectives run beside the GEMM they feed or drain (Transformer Engine's
   // userbuffers overlap, PyTorch async TP) instead of blocking it (Megatron-LM's default).
