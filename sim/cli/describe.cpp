@@ -59,6 +59,17 @@ std::string attention_lines(const model::ModelSpec& m) {
 }
 
 // The experts line of an MoE model.
+// The "experts" object of describe's JSON for a mixture-of-experts model.
+nlohmann::json experts_json(const model::ModelSpec& m) {
+  return {{"routed", m.num_experts},
+          {"per_token", m.num_experts_per_token},
+          {"expert_ffn_hidden", m.expert_ffn_hidden},
+          {"shared", m.num_shared_experts},
+          {"shared_expert_ffn_hidden", m.shared_expert_ffn_hidden},
+          {"dense_layers", m.num_dense_layers},
+          {"load_imbalance", m.expert_load_imbalance}};
+}
+
 std::string experts_line(const model::ModelSpec& m) {
   std::string out = "experts      " + std::to_string(m.num_experts) + " routed of width " +
                     std::to_string(m.expert_ffn_hidden) + ", " +
@@ -99,13 +110,7 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
                             {"dp", group_json(pl.dp)},
                             {"pp", group_json(pl.pp)}}}};
     if (model::is_moe(m)) {
-      out["experts"] = {{"routed", m.num_experts},
-                        {"per_token", m.num_experts_per_token},
-                        {"expert_ffn_hidden", m.expert_ffn_hidden},
-                        {"shared", m.num_shared_experts},
-                        {"shared_expert_ffn_hidden", m.shared_expert_ffn_hidden},
-                        {"dense_layers", m.num_dense_layers},
-                        {"load_imbalance", m.expert_load_imbalance}};
+      out["experts"] = experts_json(m);
     }
     std::cout << out.dump(2) << '\n';
     return 0;
@@ -154,14 +159,8 @@ int describe(const DescribeOptions& o) {
                             {"pp", group_json(pl.pp)}}}};
     if (model::is_moe(m)) {
       out["active_parameters"] = model::num_active_parameters(m);
-      out["experts"] = {{"routed", m.num_experts},
-                        {"per_token", m.num_experts_per_token},
-                        {"expert_ffn_hidden", m.expert_ffn_hidden},
-                        {"shared", m.num_shared_experts},
-                        {"shared_expert_ffn_hidden", m.shared_expert_ffn_hidden},
-                        {"dense_layers", m.num_dense_layers},
-                        {"load_imbalance", m.expert_load_imbalance},
-                        {"ep", s.parallel.ep}};
+      out["experts"] = experts_json(m);
+      out["experts"]["ep"] = s.parallel.ep;
     }
     std::cout << out.dump(2) << '\n';
     return 0;
