@@ -126,6 +126,12 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
   if (r.has("moe")) {
     ObjectReader moe = r.object("moe");
     s.moe_a2a_overlap = moe.boolean_or("a2a_overlap", false);
+    if (moe.has("expert_gemm_launch")) {
+      s.moe_expert_launch = moe.seconds("expert_gemm_launch", true);
+    }
+    if (s.moe_expert_launch.value() > 1e-3) {
+      throw moe.error("expert_gemm_launch", "expected at most 1 ms per expert GEMM launch");
+    }
     moe.finish();
   }
   s.kernel_dispatch = r.seconds("kernel_dispatch", true);

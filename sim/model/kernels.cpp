@@ -325,6 +325,7 @@ KernelSpec grouped_gemm(std::string name, std::int64_t groups, std::int64_t rows
   g.backward_bytes = g.forward_bytes * 2.0;
   g.gemm = GemmShape{.m = ceil_div(rows, groups), .n = n, .k = k, .batch = groups};
   g.fp8_eligible = true;  // TEGroupedLinear (Megatron-Core TEGroupedMLP)
+  g.expert_groups = groups;
   return g;
 }
 

@@ -110,7 +110,13 @@ ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
     if (!mappings[i]) continue;
     if (const auto other = options.stacks.find(std::string(mappings[i]->source->stack));
         other != options.stacks.end()) {
-      mappings[i]->base["stack"] = other->second;
+      nlohmann::json replaced = other->second;
+      // The row's FP8 recipe, inlined by map_run into the source's stack, carries over.
+      const nlohmann::json& mapped = mappings[i]->base["stack"];
+      if (mapped.is_object() && mapped.contains("fp8") && mapped["fp8"].contains("recipe")) {
+        replaced["fp8"]["recipe"] = mapped["fp8"]["recipe"];
+      }
+      mappings[i]->base["stack"] = std::move(replaced);
     }
     const Mapping& m = *mappings[i];
     row.convention = m.source->convention;

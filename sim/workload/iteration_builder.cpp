@@ -241,6 +241,16 @@ class Builder {
       t.fwd = t.fwd + cast(input) * k.load_imbalance + cast(weight) * weight_share;
       t.bwd = t.bwd + cast(grad) * k.load_imbalance;
     }
+    if (k.expert_groups > 0 && s_.stack.moe_expert_launch.value() > 0.0) {
+      // Grouped expert GEMMs launched expert by expert (StackSpec::moe_expert_launch): the host
+      // issues forward one GEMM per local expert, backward a data- and a weight-gradient GEMM,
+      // each with its FP8 cast under fp8, and cannot run ahead past the layer's m_splits copy,
+      // so the kernel takes at least that many launches of host time.
+      const double groups = static_cast<double>(k.expert_groups);
+      const double casts = fp8 && k.fp8_eligible ? 1.0 : 0.0;
+      t.fwd = max(t.fwd, s_.stack.moe_expert_launch * (groups * (1.0 + casts)));
+      t.bwd = max(t.bwd, s_.stack.moe_expert_launch * (groups * (2.0 + casts)));
+    }
     t.fwd_flops = k.forward_flops;
     t.bwd_flops = k.backward_flops;
     t.selective = k.selective_recompute;

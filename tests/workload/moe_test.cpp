@@ -311,6 +311,54 @@ TEST_CASE("moe: all-to-all overlap never slows the iteration and hides communica
   REQUIRE_THROWS_WITH(io::stack_from_json(j, "s.json", ""), Catch::Contains("/moe"));
 }
 
+TEST_CASE("moe: expert GEMMs launched one by one take at least their launches' host time",
+          "[workload][stack]") {
+  // StackSpec::moe_expert_launch: forward one GEMM per local expert (and one input cast under
+  // fp8), backward two (and one gradient cast). At 1 ms per launch every expert GEMM of the
+  // small model is launch-bound: the largest, expert_up_gate at ep 1, is 2 x 32,768 rows x
+  // 2,048 x 1,024 = 137 GFLOP, about 0.18 ms at an H100's sustained ~750 TFLOP/s (0.37 ms
+  // backward), so each op lasts launches x 1 ms. The 3 MoE layers run once each per step (one
+  // micro-batch).
+  auto op_seconds = [](const workload::Iteration& it, const std::string& name) {
+    return phase(it, [&](const std::string& n) { return n == name; }).seconds;
+  };
+  auto launched = [](std::int64_t ep, const char* precision) {
+    parallel::Scenario s = moe_scenario(ep, {{"training.precision", precision}});
+    s.stack.moe_expert_launch = Seconds(1e-3);
+    return s;
+  };
+  // ep 1: 16 local experts; ep 16: one.
+  const workload::Iteration bf16_16 = build(launched(1, "bf16"));
+  REQUIRE(op_seconds(bf16_16, "expert_up_gate") == Approx(3 * 16 * 1e-3).epsilon(1e-12));
+  REQUIRE(op_seconds(bf16_16, "expert_down_bwd") == Approx(3 * 32 * 1e-3).epsilon(1e-12));
+  const workload::Iteration bf16_1 = build(launched(16, "bf16"));
+  REQUIRE(op_seconds(bf16_1, "expert_up_gate") == Approx(3 * 1e-3).epsilon(1e-12));
+  REQUIRE(op_seconds(bf16_1, "expert_down_bwd") == Approx(3 * 2e-3).epsilon(1e-12));
+  const workload::Iteration fp8_16 = build(launched(1, "fp8"));
+  REQUIRE(op_seconds(fp8_16, "expert_up_gate") == Approx(3 * 32 * 1e-3).epsilon(1e-12));
+  REQUIRE(op_seconds(fp8_16, "expert_down_bwd") == Approx(3 * 48 * 1e-3).epsilon(1e-12));
+  // The activation between them is one kernel over all experts' rows: no launch floor.
+  const parallel::Scenario plain = moe_scenario(1);
+  const workload::Iteration neutral = build(plain);
+  REQUIRE(op_seconds(bf16_16, "expert_act") == op_seconds(neutral, "expert_act"));
+  // A launch far shorter than the GPU time changes nothing.
+  parallel::Scenario tiny = plain;
+  tiny.stack.moe_expert_launch = Seconds(1e-9);
+  REQUIRE(op_seconds(build(tiny), "expert_up_gate") == op_seconds(neutral, "expert_up_gate"));
+  // The stack key: "moe": {"expert_gemm_launch": "24.2 us"}; a time with a unit, at most 1 ms.
+  nlohmann::json j = nlohmann::json::parse(*io::builtin_file("stacks", "megatron-core"));
+  j["moe"] = {{"expert_gemm_launch", "20 us"}};
+  REQUIRE(io::stack_from_json(j, "s.json", "").moe_expert_launch.value() == Approx(20e-6));
+  j["moe"] = nlohmann::json::object();
+  REQUIRE(io::stack_from_json(j, "s.json", "").moe_expert_launch.value() == 0.0);
+  j["moe"] = {{"expert_gemm_launch", "2 ms"}};
+  REQUIRE_THROWS_WITH(io::stack_from_json(j, "s.json", ""),
+                      Catch::Contains("/moe/expert_gemm_launch") && Catch::Contains("at most 1 ms"));
+  j["moe"] = {{"expert_gemm_launch", 20}};
+  REQUIRE_THROWS_WITH(io::stack_from_json(j, "s.json", ""),
+                      Catch::Contains("/moe/expert_gemm_launch"));
+}
+
 TEST_CASE("moe: mixtral-8x7b on 64 H100s with ep 8 simulates", "[workload][report]") {
   io::ScenarioDocument doc;
   doc.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "mixtral-8x7b",

@@ -62,6 +62,9 @@ struct KernelSpec {
   // tensor_parallel.ColumnParallelLinear, not a TE module) and the embedding stay bf16
   // (docs/stacks.md, "FP8 recipes").
   bool fp8_eligible = false;
+  // Routed-expert GEMMs only (grouped_gemm): the rank's local experts, one GEMM each when the
+  // stack launches them one by one (StackSpec::moe_expert_launch). 0 for every other kernel.
+  std::int64_t expert_groups = 0;
 };
 
 // What a rank of a layer sees of one micro-batch.

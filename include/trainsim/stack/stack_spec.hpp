@@ -180,6 +180,18 @@ struct StackSpec {
   // true}; default false (compute waits for each all-to-all).
   bool moe_a2a_overlap = false;
 
+  // Host time to launch one local expert's GEMM or FP8 cast in a grouped expert linear layer.
+  // Transformer Engine's GroupedLinear (Megatron-Core's TEGroupedMLP) issues one cuBLAS GEMM per
+  // local expert, round-robin on 4 streams (nvte_multi_stream_cublas_gemm,
+  // transformer_engine/common/gemm/cublaslt_gemm.cpp; num_streams = 4 in gemm.h), and under FP8
+  // quantizes each expert's split apart; the splits' sizes reach the host through a device-to-
+  // host copy before the layer (m_splits), so the host cannot run ahead of the GPU there. A
+  // grouped GEMM then takes at least (launches x this) of wall time: forward one GEMM per
+  // expert (and one input cast under FP8), backward two (data and weight gradients; and one
+  // gradient cast under FP8). Optional "moe": {"expert_gemm_launch": "15 us"}; default 0 (one
+  // grouped kernel for all experts, as a CUTLASS grouped GEMM or a CUDA graph runs them).
+  Seconds moe_expert_launch;
+
   // HBM bytes of memory-bound kernels relative to the fused kernels the model counts (norm,
   // activation, residual, RoPE): eager frameworks launch several kernels per op and keep
   // fp32 intermediates under autocast. 1 = fused.
