@@ -80,6 +80,41 @@ void search_70b_1024(benchmark::State& state) {
 }
 BENCHMARK(search_70b_1024)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
+// The mixture-of-experts searches of docs/sweep.md, bounded by the CLI's default --top 5 as
+// `trainsim search` runs them (sweep::search): deepseek-v3 on 1,024 H800 and on 256 GB200,
+// global batch 4096, seq 4096, the default space with every EP degree. Target: under 60 s each
+// on 2 threads.
+void search_deepseek_v3(benchmark::State& state, const char* hardware, std::int64_t gpus) {
+  keep_freed_memory();
+  io::ScenarioDocument doc;
+  io::set_path(doc, "hardware", hardware, "bench");
+  io::set_path(doc, "model", "deepseek-v3", "bench");
+  io::set_path(doc, "cluster.gpus", gpus, "bench");
+  io::set_path(doc, "training.seq_len", 4096, "bench");
+  io::set_path(doc, "training.global_batch", 4096, "bench");
+  const parallel::Scenario base = io::scenario_from_document(doc);
+  std::int64_t simulated = 0;
+  std::int64_t bounded = 0;
+  for (auto _ : state) {
+    const sweep::SearchResult r =
+        sweep::search(base, sweep::SearchSpace{}, sweep::Objective::TokensPerS, 2, {}, {},
+                      report::SimulationMode::Extrapolate, 5);
+    simulated = r.simulated;
+    bounded = r.bounded;
+    benchmark::DoNotOptimize(r.ranked.data());
+  }
+  state.counters["simulated"] = static_cast<double>(simulated);
+  state.counters["bounded"] = static_cast<double>(bounded);
+}
+BENCHMARK_CAPTURE(search_deepseek_v3, h800_1024, "h800-dgx", 1024)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(search_deepseek_v3, gb200_256, "gb200-nvl72", 256)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
+
 void resolve_loader(benchmark::State& state) {
   const sweep::SweepSpec spec = sweep::parse_sweep_spec(kSweep10k, "bench", "");
   std::int64_t i = 0;

@@ -48,6 +48,7 @@ struct SearchOptions {
   std::string format = "table";
   bool explain = false;
   bool full_simulation = false;
+  bool exhaustive = false;
   std::string jobs = "0";
   std::string shard;
   std::optional<std::int64_t> shard_count;
@@ -257,6 +258,17 @@ std::string fixed(double v, int decimals) {
 
 std::string gib(Bytes b) { return fixed(b.value() / (1024.0 * 1024.0 * 1024.0), 1) + " GiB"; }
 
+// "1st", "2nd", "3rd", "4th", ..., "11th", "12th", "13th", "21st".
+std::string ordinal(std::int64_t n) {
+  const std::int64_t tens = n % 100;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th"
+                       : n % 10 == 1                ? "st"
+                       : n % 10 == 2                ? "nd"
+                       : n % 10 == 3                ? "rd"
+                                                    : "th";
+  return std::to_string(n) + suffix;
+}
+
 std::string plan_text(const parallel::Scenario& s) {
   const parallel::ParallelPlan& p = s.parallel;
   std::string out = "tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
@@ -453,9 +465,10 @@ bool pure_data_parallel(const parallel::ParallelPlan& p) {
 
 // Plain words on why the best plan beats pure data parallelism, or, when the best plan is pure
 // data parallelism, why the best model-parallel plan of the space does not; with numbers.
-void write_explanation(std::ostream& out, const sweep::SearchResult& result,
-                       sweep::Objective objective) {
-  const sweep::Candidate& best = result.ranked.front();
+void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Objective objective,
+                       report::SimulationMode mode) {
+  // A copy: best_where may simulate bounded-out plans into `ranked` (below the best plan).
+  const sweep::Candidate best = result.ranked.front();
   const parallel::Scenario& b = best.scenario;
   const report::Report& rb = *best.evaluation.report;
   const parallel::ParallelPlan& bp = b.parallel;
@@ -467,14 +480,14 @@ void write_explanation(std::ostream& out, const sweep::SearchResult& result,
                       : "")
         << ": with this cluster and batch no model parallelism of "
            "the searched space pays for its own communication or pipeline bubble.\n";
-    const auto mp = std::find_if(result.ranked.begin(), result.ranked.end(),
-                                 [](const sweep::Candidate& c) {
-                                   return !pure_data_parallel(c.scenario.parallel);
-                                 });
-    if (mp == result.ranked.end()) {
+    const auto found = sweep::best_where(
+        result, [](const parallel::Scenario& c) { return !pure_data_parallel(c.parallel); },
+        objective, mode);
+    if (!found) {
       out << "  No model-parallel plan of the searched space runs and fits.\n";
       return;
     }
+    const sweep::Candidate* mp = &result.ranked[*found];
     const report::Report& rm = *mp->evaluation.report;
     out << "  The best model-parallel plan (" << plan_text(mp->scenario) << ", "
         << objective_text(rm, objective) << ") reaches "
@@ -487,15 +500,19 @@ void write_explanation(std::ostream& out, const sweep::SearchResult& result,
   // The baseline: the best ranked plan with tp = pp = cp = 1 and the same sharding; else the
   // best ranked one with tp = pp = cp = 1 and any sharding; else the best plan made pure data
   // parallel (dp = gpus), whatever that costs.
-  const sweep::Candidate* base = nullptr;
+  std::optional<sweep::Candidate> found;
   for (const bool same_sharding : {true, false}) {
-    for (const sweep::Candidate& c : result.ranked) {
-      if (base == nullptr && pure_data_parallel(c.scenario.parallel) &&
-          (!same_sharding || c.scenario.parallel.sharding == bp.sharding)) {
-        base = &c;
-      }
-    }
+    if (found) break;
+    const auto at = sweep::best_where(
+        result,
+        [&](const parallel::Scenario& c) {
+          return pure_data_parallel(c.parallel) &&
+                 (!same_sharding || c.parallel.sharding == bp.sharding);
+        },
+        objective, mode);
+    if (at) found = result.ranked[*at];
   }
+  const sweep::Candidate* base = found ? &*found : nullptr;
   sweep::Evaluation own;
   parallel::Scenario dp_only = b;
   if (base == nullptr) {
@@ -642,22 +659,27 @@ void write_expert_parallelism(std::ostream& out, const parallel::Scenario& e,
 
 // For a mixture-of-experts search: the EP lines for the best plan, or, when the best plan has
 // ep 1, for the best ranked plan with ep > 1.
-void write_expert_explanation(std::ostream& out, const sweep::SearchResult& result,
-                              sweep::Objective objective) {
-  const sweep::Candidate& best = result.ranked.front();
-  if (!model::is_moe(best.scenario.model)) return;
-  const auto with_ep = std::find_if(result.ranked.begin(), result.ranked.end(),
-                                    [](const sweep::Candidate& c) {
-                                      return c.scenario.parallel.ep > 1;
-                                    });
-  if (with_ep == result.ranked.end()) {
+void write_expert_explanation(std::ostream& out, sweep::SearchResult& result,
+                              sweep::Objective objective, report::SimulationMode mode) {
+  if (!model::is_moe(result.ranked.front().scenario.model)) return;
+  const bool best_has_ep = result.ranked.front().scenario.parallel.ep > 1;
+  const auto found = sweep::best_where(
+      result, [](const parallel::Scenario& c) { return c.parallel.ep > 1; }, objective, mode);
+  if (!found) {
     out << "  Expert parallelism: no plan with ep > 1 of the searched space runs and fits.\n";
     return;
   }
-  if (best.scenario.parallel.ep == 1) {
+  const sweep::Candidate* with_ep = &result.ranked[*found];
+  if (!best_has_ep) {
     out << "  Expert parallelism: the best plan keeps ep=1; the best plan with ep > 1 ("
-        << plan_text(with_ep->scenario) << ") ranks " << (with_ep - result.ranked.begin()) + 1
-        << ":\n";
+        << plan_text(with_ep->scenario) << ") ";
+    // Ranks are exact down to the bounded search's threshold (sweep::SearchResult).
+    if (with_ep->evaluation.report->tokens_per_s >= result.threshold) {
+      out << "ranks " << *found + 1;
+    } else {
+      out << "ranks below the plans that bounded the search";
+    }
+    out << ":\n";
   }
   write_expert_parallelism(out, with_ep->scenario, *with_ep->evaluation.report, objective);
 }
@@ -691,10 +713,11 @@ int run_search(const SearchOptions& o) {
       : o.objective == "usd_per_million_tokens" ? sweep::Objective::UsdPerMillionTokens
                                                 : sweep::Objective::TokensPerS;
   const sweep::Progress progress = terminal_progress();
-  const sweep::SearchResult result =
-      sweep::search(base, space, objective, jobs, shard, progress,
-                    o.full_simulation ? report::SimulationMode::Full
-                                      : report::SimulationMode::Extrapolate);
+  const report::SimulationMode mode =
+      o.full_simulation ? report::SimulationMode::Full : report::SimulationMode::Extrapolate;
+  // Bounded by --top (sweep::search): plans that cannot rank in it are not simulated.
+  sweep::SearchResult result = sweep::search(base, space, objective, jobs, shard, progress, mode,
+                                             o.exhaustive ? 0 : o.top);
   if (o.format == "json") {
     nlohmann::ordered_json doc;
     doc["context"] = io::report_context();
@@ -708,6 +731,7 @@ int run_search(const SearchOptions& o) {
     doc["invalid"] = result.invalid;
     doc["out_of_memory"] = result.out_of_memory;
     doc["simulated"] = result.simulated;
+    doc["bounded"] = result.bounded;
     nlohmann::ordered_json plans = nlohmann::ordered_json::array();
     for (std::size_t i = 0;
          i < std::min<std::size_t>(static_cast<std::size_t>(o.top), result.ranked.size()); ++i) {
@@ -741,14 +765,19 @@ int run_search(const SearchOptions& o) {
     }
     std::cout << "; " << result.invalid << " invalid, " << result.out_of_memory
               << " out of memory (pruned before simulating), " << result.simulated
-              << " simulated\n\n";
+              << " simulated";
+    if (result.bounded > 0) {
+      std::cout << ", " << result.bounded << " not simulated (their compute alone is slower "
+                << "than the " << ordinal(o.top) << " best plan's iteration)";
+    }
+    std::cout << "\n\n";
     if (result.ranked.empty()) {
       std::cout << "No plan of the search space runs and fits in memory.\n";
     } else {
       write_table(std::cout, result, o.top, model::is_moe(base.model));
       if (o.explain) {
-        write_explanation(std::cout, result, objective);
-        write_expert_explanation(std::cout, result, objective);
+        write_explanation(std::cout, result, objective, mode);
+        write_expert_explanation(std::cout, result, objective, mode);
       }
     }
   }
@@ -792,6 +821,9 @@ void register_search(CLI::App& app, int& exit_code) {
   c->add_flag("--explain", o->explain, "Say why the best plan beats pure data parallelism");
   c->add_flag("--full-simulation", o->full_simulation,
               "Simulate every micro-batch instead of extrapolating the steady state");
+  c->add_flag("--exhaustive", o->exhaustive,
+              "Simulate every plan that fits, also those whose compute alone is slower than the "
+              "--top best plans (same plans printed; sharded searches always are)");
   c->add_option("--jobs,-j", o->jobs, "Threads, 1 to 1024 (default 0: all cores)");
   c->add_option("--shard", o->shard, "Evaluate only plans with index % N == K (K/N), or auto");
   c->add_option("--shard-count", o->shard_count, "Number of shards with --shard auto");

@@ -179,6 +179,10 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
     for (const char* key : {"evaluated", "invalid", "out_of_memory", "simulated"}) {
       sums[key] += require_count(*s.doc, key, src);
     }
+    // Plans a bounded search did not simulate (sweep::search); outputs before it had none.
+    if (s.doc->contains("bounded") || first.doc->contains("bounded")) {
+      sums["bounded"] += require_count(*s.doc, "bounded", src);
+    }
     const Json& plans = require(*s.doc, "plans", src);
     if (!plans.is_array()) throw ConfigError(src, "/plans", "expected an array of plans");
     for (std::size_t i = 0; i < plans.size(); ++i) {

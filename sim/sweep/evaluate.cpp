@@ -36,6 +36,16 @@ std::string Evaluation::status_text() const {
 }
 
 Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode mode) {
+  Evaluation e = screen(scenario);
+  if (e.status != Status::Ok) return e;
+  report::Simulation sim =
+      report::simulate(scenario, report::SimulateOptions{.build = {}, .mode = mode});
+  e.memory = sim.report.memory;
+  e.report = std::move(sim.report);
+  return e;
+}
+
+Evaluation screen(const parallel::Scenario& scenario) {
   Evaluation e;
   const std::vector<parallel::Problem> problems = parallel::validate(scenario);
   if (!problems.empty()) {
@@ -50,12 +60,7 @@ Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode m
     e.problem = "needs " + to_string(e.memory.total) + " per GPU on stage " +
                 std::to_string(e.memory.stage) + ", more than the " + to_string(e.memory.usable) +
                 " usable of " + to_string(e.memory.capacity) + " of HBM";
-    return e;
   }
-  report::Simulation sim =
-      report::simulate(scenario, report::SimulateOptions{.build = {}, .mode = mode});
-  e.memory = sim.report.memory;
-  e.report = std::move(sim.report);
   return e;
 }
 

@@ -1,8 +1,13 @@
 #include "trainsim/sweep/search.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <numeric>
 #include <utility>
+
+#include "trainsim/collective/collective_model.hpp"
+#include "trainsim/workload/iteration.hpp"
 
 namespace trainsim::sweep {
 
@@ -115,28 +120,128 @@ std::vector<parallel::Scenario> enumerate_plans(const parallel::Scenario& base,
   return out;
 }
 
+namespace {
+
+// A bound's rounding: compute_lower_bound sums the kernels' durations in another order than the
+// engine does, each addition rounding at 2^-53 relative. A plan is bounded out only when its
+// bound is below the threshold by more than this fraction.
+constexpr double kBoundTolerance = 1e-9;
+
+bool below(double bound, double threshold) {
+  return bound * (1.0 + kBoundTolerance) < threshold;
+}
+
+// The most tokens/s `s` can reach: the step's tokens over its compute lower bound.
+double tokens_per_s_bound(const parallel::Scenario& s) {
+  const double lower =
+      workload::compute_lower_bound(s, collective::CollectiveModel(s.hardware)).value();
+  const double tokens =
+      static_cast<double>(s.training.global_batch) * static_cast<double>(s.training.seq_len);
+  return lower > 0.0 ? tokens / lower : std::numeric_limits<double>::infinity();
+}
+
+// Plans simulated together in a bounded search, a fixed number so that which plans are
+// simulated does not depend on the threads.
+constexpr std::size_t kBoundedBatch = 32;
+
+// Best first: higher bound, then lower index.
+bool bound_order(const Candidate& a, const Candidate& b) {
+  if (a.bound != b.bound) return a.bound > b.bound;
+  return a.index < b.index;
+}
+
+void rank(std::vector<Candidate>& ranked, Objective objective) {
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [objective](const Candidate& a, const Candidate& b) {
+                     const double sa = score(*a.evaluation.report, objective);
+                     const double sb = score(*b.evaluation.report, objective);
+                     if (sa != sb) return sa > sb;
+                     return a.index < b.index;
+                   });
+}
+
+void simulate_all(std::vector<Candidate>& cs, int jobs, report::SimulationMode mode,
+                  const Progress& progress) {
+  parallel_for(
+      static_cast<std::int64_t>(cs.size()), jobs,
+      [&cs, mode](std::int64_t k) {
+        Candidate& c = cs[static_cast<std::size_t>(k)];
+        c.evaluation = evaluate(c.scenario, mode);
+      },
+      progress);
+}
+
+}  // namespace
+
 SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Objective objective,
                     int jobs, const Shard& shard, const Progress& progress,
-                    report::SimulationMode mode) {
+                    report::SimulationMode mode, std::int64_t keep_top) {
   std::vector<parallel::Scenario> plans = enumerate_plans(base, space);
   SearchResult result;
   result.enumerated = static_cast<std::int64_t>(plans.size());
   std::vector<Candidate> mine;
-  for (std::int64_t i = 0; i < result.enumerated; ++i) {
-    if (shard.selects(i)) {
-      mine.push_back(Candidate{.index = i,
-                               .scenario = std::move(plans[static_cast<std::size_t>(i)]),
-                               .evaluation = {}});
+  const bool bounded = keep_top > 0 && objective == Objective::TokensPerS && shard.count == 1;
+  if (!bounded) {
+    for (std::int64_t i = 0; i < result.enumerated; ++i) {
+      if (shard.selects(i)) {
+        mine.push_back(Candidate{.index = i,
+                                 .scenario = std::move(plans[static_cast<std::size_t>(i)]),
+                                 .evaluation = {}});
+      }
+    }
+    simulate_all(mine, jobs, mode, progress);
+  } else {
+    // Screen every plan: validity, memory, and the bound of those that run and fit.
+    std::vector<Candidate> all(plans.size());
+    parallel_for(result.enumerated, jobs, [&all, &plans](std::int64_t i) {
+      Candidate& c = all[static_cast<std::size_t>(i)];
+      c.index = i;
+      c.scenario = std::move(plans[static_cast<std::size_t>(i)]);
+      c.evaluation = screen(c.scenario);
+      if (c.evaluation.status == Status::Ok) c.bound = tokens_per_s_bound(c.scenario);
+    });
+    std::vector<Candidate> open;
+    for (Candidate& c : all) {
+      if (c.evaluation.status == Status::Ok) {
+        open.push_back(std::move(c));
+      } else {
+        mine.push_back(std::move(c));
+      }
+    }
+    std::stable_sort(open.begin(), open.end(), bound_order);
+    // Best bound first, kBoundedBatch plans at a time: the threshold rises as good plans are
+    // found, and once a plan's bound is below it so are those of all the plans after it. Every
+    // plan that can reach the best keep_top has a bound at least their tokens/s, so it comes
+    // before the threshold reaches it: the simulated set is the same as with any other order.
+    std::vector<double> best;  // the best keep_top tokens/s so far, best first
+    std::size_t next = 0;
+    while (next < open.size() && !below(open[next].bound, result.threshold)) {
+      const std::size_t end = std::min(open.size(), next + kBoundedBatch);
+      std::vector<Candidate> batch(std::make_move_iterator(open.begin() + static_cast<std::ptrdiff_t>(next)),
+                                   std::make_move_iterator(open.begin() + static_cast<std::ptrdiff_t>(end)));
+      next = end;
+      simulate_all(batch, jobs, mode, {});
+      for (Candidate& c : batch) {
+        if (c.evaluation.report && c.evaluation.report->memory.fits) {
+          best.insert(std::upper_bound(best.begin(), best.end(), c.evaluation.report->tokens_per_s,
+                                       std::greater<>()),
+                      c.evaluation.report->tokens_per_s);
+          if (best.size() > static_cast<std::size_t>(keep_top)) best.pop_back();
+        }
+        mine.push_back(std::move(c));
+      }
+      if (best.size() == static_cast<std::size_t>(keep_top)) result.threshold = best.back();
+      if (progress) progress(static_cast<std::int64_t>(next), static_cast<std::int64_t>(open.size()));
+    }
+    if (progress) {
+      progress(static_cast<std::int64_t>(open.size()), static_cast<std::int64_t>(open.size()));
+    }
+    for (; next < open.size(); ++next) {
+      ++result.bounded;
+      result.bounded_out.push_back(std::move(open[next]));
     }
   }
-  result.in_shard = static_cast<std::int64_t>(mine.size());
-  parallel_for(
-      result.in_shard, jobs,
-      [&mine, mode](std::int64_t k) {
-        Candidate& c = mine[static_cast<std::size_t>(k)];
-        c.evaluation = evaluate(c.scenario, mode);
-      },
-      progress);
+  result.in_shard = static_cast<std::int64_t>(mine.size()) + result.bounded;
   for (Candidate& c : mine) {
     switch (c.evaluation.status) {
       case Status::Invalid: ++result.invalid; break;
@@ -149,14 +254,39 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
         break;
     }
   }
-  std::stable_sort(result.ranked.begin(), result.ranked.end(),
-                   [objective](const Candidate& a, const Candidate& b) {
-                     const double sa = score(*a.evaluation.report, objective);
-                     const double sb = score(*b.evaluation.report, objective);
-                     if (sa != sb) return sa > sb;
-                     return a.index < b.index;
-                   });
+  rank(result.ranked, objective);
   return result;
+}
+
+std::optional<std::size_t> best_where(SearchResult& result,
+                                      const std::function<bool(const parallel::Scenario&)>& keep,
+                                      Objective objective, report::SimulationMode mode) {
+  auto first_kept = [&]() -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < result.ranked.size(); ++i) {
+      if (keep(result.ranked[i].scenario)) return i;
+    }
+    return std::nullopt;
+  };
+  std::optional<std::size_t> best = first_kept();
+  // bounded_out is best bound first: once a bound cannot beat the best, none after it can.
+  for (auto it = result.bounded_out.begin(); it != result.bounded_out.end();) {
+    if (!keep(it->scenario)) {
+      ++it;
+      continue;
+    }
+    if (best && below(it->bound, score(*result.ranked[*best].evaluation.report, objective))) {
+      break;
+    }
+    Candidate c = std::move(*it);
+    it = result.bounded_out.erase(it);
+    c.evaluation = evaluate(c.scenario, mode);
+    if (c.evaluation.report && c.evaluation.report->memory.fits) {
+      result.ranked.push_back(std::move(c));
+      rank(result.ranked, objective);
+      best = first_kept();
+    }
+  }
+  return best;
 }
 
 }  // namespace trainsim::sweep

@@ -147,6 +147,34 @@ class Builder {
     pass_send_.assign(slots, kNone);
   }
 
+  // The busiest stage's layer kernels over the step: forward, backward and recomputation of
+  // each of its layers for every micro-batch. Its compute stream runs them one after another
+  // (kernel() puts every one there, with the priced duration), so no iteration is shorter;
+  // communication, contention, the pipeline bubble, the embedding, the LM head and the
+  // optimizer step only add to it.
+  Seconds compute_lower_bound() {
+    price_kernels();
+    double worst = 0.0;
+    for (std::int64_t stage = 0; stage < pp_; ++stage) {
+      double per_microbatch = 0.0;
+      for (std::int64_t chunk = 0; chunk < chunks_; ++chunk) {
+        const auto vs = static_cast<std::size_t>(virtual_stage(stage, chunk));
+        const std::int64_t first = chunk_first_layer_[vs];
+        for (std::int64_t l = first; l < first + chunk_layers_[vs]; ++l) {
+          for (const TimedKernel& k : kernels_of(l).kernels) {
+            per_microbatch += k.fwd.value() + k.bwd.value();
+            if (p_.recompute == parallel::Recompute::Full ||
+                (p_.recompute == parallel::Recompute::Selective && k.selective)) {
+              per_microbatch += k.fwd.value();
+            }
+          }
+        }
+      }
+      worst = std::max(worst, per_microbatch * static_cast<double>(microbatches_));
+    }
+    return Seconds(worst);
+  }
+
   Iteration build() {
     price_kernels();
     const auto kernels = static_cast<std::int64_t>(
@@ -1115,6 +1143,11 @@ Iteration build_iteration(const parallel::Scenario& scenario,
                           const collective::CollectiveModel& collectives,
                           const BuildOptions& options) {
   return Builder(scenario, collectives, options).build();
+}
+
+Seconds compute_lower_bound(const parallel::Scenario& scenario,
+                            const collective::CollectiveModel& collectives) {
+  return Builder(scenario, collectives, BuildOptions{}).compute_lower_bound();
 }
 
 }  // namespace trainsim::workload

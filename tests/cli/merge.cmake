@@ -7,9 +7,12 @@ add_test(NAME cli.merge.roundtrip
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_roundtrip
                  -P ${PROJECT_SOURCE_DIR}/tests/sweep/merge_roundtrip.cmake)
 # A search keeps each shard's best 4; the merged top 4 must be the unsharded top 4, so the space
-# (448 plans) must be ranked again across shard borders, ties broken by plan index.
+# (448 plans) must be ranked again across shard borders, ties broken by plan index. Sharded
+# searches simulate every plan that fits, as --exhaustive does (an unsharded search is bounded
+# by its --top: sweep::search), so the unsharded reference runs with it.
 set(search_run search --hardware h100-dgx --model llama2-7b --gpus 64 --global-batch 128
-    --seq-len 4096 --sharding shard_grad_op,full_shard --recompute none,selective --top 4)
+    --seq-len 4096 --sharding shard_grad_op,full_shard --recompute none,selective --top 4
+    --exhaustive)
 add_test(NAME cli.merge.search_roundtrip
          COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim> "-DRUN=${search_run}"
                  -DFORMATS=json -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_search_roundtrip

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <vector>
 
 #include "sim/io/scenario_loader.hpp"
 #include "trainsim/parallel/validate.hpp"
@@ -291,4 +293,85 @@ TEST_CASE("search: mixtral-8x7b on 64 H100 ranks fitting plans with ep > 1", "[s
   CHECK(find(1, 1) == result.ranked.end());
   CHECK(find(1, 8) != result.ranked.end());
   CHECK(result.out_of_memory >= 1);
+}
+
+TEST_CASE("search: bounded by --top, the best plans are those of the exhaustive search",
+          "[sweep][search]") {
+  // llama2-7b on 64 H100, the default space but tp, pp in {1, 2, 4}: hundreds of plans that fit,
+  // most of them far from the best. keep_top 5 may skip a plan only when its compute alone is
+  // slower than the 5th best plan's iteration (sweep::search).
+  const parallel::Scenario b = base("llama2-7b", 64, 128, 4096);
+  SearchSpace space;
+  space.tp = {1, 2, 4};
+  space.pp = {1, 2, 4};
+  const SearchResult all = search(b, space, Objective::TokensPerS, 2);
+  const SearchResult top = search(b, space, Objective::TokensPerS, 2, {}, {},
+                                  report::SimulationMode::Extrapolate, 5);
+  REQUIRE(all.ranked.size() >= 5);
+  REQUIRE(top.ranked.size() >= 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("rank " << i + 1);
+    CHECK(top.ranked[i].index == all.ranked[i].index);
+    CHECK(top.ranked[i].evaluation.report->tokens_per_s ==
+          all.ranked[i].evaluation.report->tokens_per_s);
+  }
+  // The space is bounded (the case tests something) and nothing is lost from the counts.
+  CHECK(top.bounded > 0);
+  CHECK(top.bounded == static_cast<std::int64_t>(top.bounded_out.size()));
+  CHECK(top.simulated + top.bounded == all.simulated);
+  CHECK(top.invalid == all.invalid);
+  CHECK(top.out_of_memory == all.out_of_memory);
+  CHECK(top.in_shard == all.in_shard);
+  CHECK(top.threshold == all.ranked[4].evaluation.report->tokens_per_s);
+  // Every plan left out is really slower than the 5th best: simulate them all.
+  for (const Candidate& c : top.bounded_out) {
+    const Evaluation e = evaluate(c.scenario);
+    REQUIRE(e.report.has_value());
+    CHECK(e.report->tokens_per_s < top.threshold);
+    CHECK(e.report->tokens_per_s <= c.bound);
+  }
+  // The same plans are simulated whatever the threads.
+  const SearchResult one = search(b, space, Objective::TokensPerS, 1, {}, {},
+                                  report::SimulationMode::Extrapolate, 5);
+  CHECK(one.simulated == top.simulated);
+  CHECK(one.bounded == top.bounded);
+  // Other objectives and sharded searches are never bounded.
+  const SearchResult usd = search(b, space, Objective::UsdPerMillionTokens, 2, {}, {},
+                                  report::SimulationMode::Extrapolate, 5);
+  CHECK(usd.bounded == 0);
+  const SearchResult shard = search(b, space, Objective::TokensPerS, 2, {0, 2}, {},
+                                    report::SimulationMode::Extrapolate, 5);
+  CHECK(shard.bounded == 0);
+}
+
+TEST_CASE("search: best_where finds the exhaustive search's best plan of a class",
+          "[sweep][search]") {
+  // As --explain asks: the best plan with tp = pp = 1, and the best with tp x pp > 1, which a
+  // bounded search may have left unsimulated.
+  const parallel::Scenario b = base("llama2-7b", 64, 128, 4096);
+  SearchSpace space;
+  space.tp = {1, 2, 4};
+  space.pp = {1, 2, 4};
+  const SearchResult all = search(b, space, Objective::TokensPerS, 2);
+  SearchResult top = search(b, space, Objective::TokensPerS, 2, {}, {},
+                            report::SimulationMode::Extrapolate, 3);
+  const auto classes = std::vector<std::function<bool(const parallel::Scenario&)>>{
+      [](const parallel::Scenario& s) { return s.parallel.tp == 1 && s.parallel.pp == 1; },
+      [](const parallel::Scenario& s) { return s.parallel.tp * s.parallel.pp > 1; },
+      [](const parallel::Scenario& s) { return s.parallel.pp == 4 && s.training.micro_batch == 1; },
+      [](const parallel::Scenario&) { return false; }};
+  for (std::size_t k = 0; k < classes.size(); ++k) {
+    INFO("class " << k);
+    const auto expected = std::find_if(all.ranked.begin(), all.ranked.end(),
+                                       [&](const Candidate& c) { return classes[k](c.scenario); });
+    const auto got = best_where(top, classes[k], Objective::TokensPerS);
+    if (expected == all.ranked.end()) {
+      CHECK_FALSE(got.has_value());
+      continue;
+    }
+    REQUIRE(got.has_value());
+    CHECK(top.ranked[*got].index == expected->index);
+  }
+  // Its best 3 are unchanged by what best_where added below them.
+  for (std::size_t i = 0; i < 3; ++i) CHECK(top.ranked[i].index == all.ranked[i].index);
 }

@@ -2,9 +2,14 @@
 // profiles and models loaded the way `trainsim run` loads them.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "sim/io/scenario_loader.hpp"
 #include "tests/paper_scenario.hpp"
+#include "trainsim/collective/collective_model.hpp"
 #include "trainsim/report/simulate.hpp"
+#include "trainsim/workload/iteration.hpp"
 
 using namespace trainsim;
 
@@ -115,5 +120,52 @@ TEST_CASE("iteration: every parallelism builds and runs", "[workload][report]") 
     REQUIRE(r.mfu > 0.0);
     REQUIRE(r.mfu < 1.0);
     REQUIRE(r.hfu >= r.mfu);
+  }
+}
+
+TEST_CASE("iteration: the compute lower bound is the busiest stage's layer kernels",
+          "[workload][report]") {
+  // workload::compute_lower_bound, the bound of a bounded search: for each stage, the durations
+  // of its compute ops of layers (forward, backward, recomputation; every micro-batch) summed
+  // from the built graph; the largest is the bound, to rounding. It never exceeds the simulated
+  // iteration, nor the busiest stage's compute time.
+  const std::vector<parallel::Scenario> cases = {
+      scenario(16),
+      scenario(16, R"({"parallel.recompute": "full"})"),
+      scenario(16, R"({"parallel.tp": 2, "parallel.sequence_parallel": true,
+                       "parallel.recompute": "selective"})"),
+      pipeline_scenario("1f1b", 1, 8),
+      pipeline_scenario("interleaved", 2, 8),
+      [] {
+        io::ScenarioDocument doc;
+        doc.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "mixtral-8x7b",
+            "stack": "megatron-core", "cluster": {"gpus": 64},
+            "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 1,
+                         "precision": "fp8"},
+            "parallel": {"tp": 2, "pp": 2, "ep": 8, "sharding": "zero1",
+                         "recompute": "full"}})");
+        return io::scenario_from_document(doc);
+      }()};
+  for (std::size_t n = 0; n < cases.size(); ++n) {
+    INFO("case " << n);
+    const parallel::Scenario& s = cases[n];
+    const collective::CollectiveModel cm(s.hardware);
+    const double bound = workload::compute_lower_bound(s, cm).value();
+    const workload::Iteration it = workload::build_iteration(s, cm);
+    std::vector<double> per_stage(static_cast<std::size_t>(s.parallel.pp), 0.0);
+    for (engine::OpId op = 0; op < it.graph.num_ops(); ++op) {
+      const workload::OpInfo& info = it.ops[static_cast<std::size_t>(op)];
+      if (it.graph.op_kind(op) != engine::OpKind::Compute || info.layer < 0) continue;
+      per_stage[static_cast<std::size_t>(info.stage)] += it.graph.op_duration(op).value();
+    }
+    const double busiest = *std::max_element(per_stage.begin(), per_stage.end());
+    CHECK(bound == Approx(busiest).epsilon(1e-12));
+    const report::Simulation sim = report::simulate(s);
+    CHECK(bound <= sim.report.iteration_time.value());
+    double most_compute = 0.0;
+    for (const report::StageSummary& st : sim.report.stages) {
+      most_compute = std::max(most_compute, st.compute.value());
+    }
+    CHECK(bound <= most_compute * (1.0 + 1e-12));
   }
 }

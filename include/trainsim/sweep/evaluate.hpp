@@ -41,6 +41,10 @@ struct Evaluation {
     const parallel::Scenario& scenario,
     report::SimulationMode mode = report::SimulationMode::Extrapolate);
 
+// evaluate() without the simulation: Invalid or OutOfMemory as evaluate() says them, or Ok
+// with the memory model's breakdown and no report.
+[[nodiscard]] Evaluation screen(const parallel::Scenario& scenario);
+
 // Called after each finished item with (done, total). Calls are serialised (one at a time) but
 // may come from worker threads.
 using Progress = std::function<void(std::int64_t done, std::int64_t total)>;

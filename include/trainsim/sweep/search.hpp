@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +71,9 @@ struct Candidate {
   std::int64_t index = 0;
   parallel::Scenario scenario;
   Evaluation evaluation;
+  // With a bounded search (search's keep_top): the most tokens/s the plan can reach, the tokens
+  // of a step over workload::compute_lower_bound; infinity otherwise.
+  double bound = std::numeric_limits<double>::infinity();
 };
 
 struct SearchResult {
@@ -77,6 +83,13 @@ struct SearchResult {
   std::int64_t invalid = 0;       // pruned by parallel::validate
   std::int64_t out_of_memory = 0; // pruned by report::memory_peak
   std::int64_t simulated = 0;
+  // Bounded search only: plans that run and fit by the memory model but were not simulated,
+  // their bound below `threshold`, kept (unsimulated, best bound first) for best_where.
+  std::int64_t bounded = 0;
+  std::vector<Candidate> bounded_out;
+  // Bounded search only: the keep_top-th best tokens/s, once keep_top plans fit; -infinity
+  // otherwise. Every plan scoring at least this was simulated: ranks down to it are exact.
+  double threshold = -std::numeric_limits<double>::infinity();
 };
 
 // The objective's value of a report; higher is better (usd is negated).
@@ -84,9 +97,30 @@ struct SearchResult {
 
 // Evaluates the plans of `space` this shard selects on `jobs` threads and ranks the ones that
 // fit by `objective`, ties broken by the enumeration index.
+//
+// keep_top > 0 with the tokens_per_s objective and no sharding bounds the search: only the
+// best keep_top plans are wanted, so a plan that cannot reach them is not simulated. Every plan
+// is validated and memory-checked and gets a bound, the step's tokens over
+// workload::compute_lower_bound (no simulation is faster). Plans are simulated best bound
+// first, a fixed batch at a time; the threshold is the keep_top-th best tokens/s so far, and
+// once the next plan's bound is below it, that plan and all after it cannot rank in the best
+// keep_top: they are counted in `bounded` and kept in `bounded_out`. The best keep_top plans
+// are those of the unbounded search, in the same order, and the counts do not depend on the
+// threads. A shard cannot see the other shards' plans, so sharded searches (and the other
+// objectives, and keep_top 0) simulate every plan that fits.
 [[nodiscard]] SearchResult search(const parallel::Scenario& base, const SearchSpace& space,
                                   Objective objective, int jobs, const Shard& shard = {},
                                   const Progress& progress = {},
-                                  report::SimulationMode mode = report::SimulationMode::Extrapolate);
+                                  report::SimulationMode mode = report::SimulationMode::Extrapolate,
+                                  std::int64_t keep_top = 0);
+
+// The best plan of `result` whose scenario passes `keep`, as the unbounded search would rank
+// it: the best ranked one, after simulating (best bound first) every bounded-out plan passing
+// `keep` whose bound could beat it; those that fit move into `ranked` (below the best
+// keep_top: their tokens/s is below the threshold), the others are dropped from bounded_out.
+// Returns its position in `ranked`, or nullopt when no plan passing `keep` runs and fits.
+[[nodiscard]] std::optional<std::size_t> best_where(
+    SearchResult& result, const std::function<bool(const parallel::Scenario&)>& keep,
+    Objective objective, report::SimulationMode mode = report::SimulationMode::Extrapolate);
 
 }  // namespace trainsim::sweep

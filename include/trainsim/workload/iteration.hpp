@@ -66,4 +66,12 @@ struct BuildOptions {
                                         const collective::CollectiveModel& collectives,
                                         const BuildOptions& options = {});
 
+// A lower bound on the simulated iteration time of `scenario` (validated, dp derived), without
+// building the graph: the busiest pipeline stage's layer kernels (forward, backward and
+// recomputation) over the step's micro-batches, which its compute stream runs in turn.
+// Communication, contention, the bubble, the embedding, LM head and optimizer only add to the
+// simulated time. Costs one pricing of the layer's kernels (microseconds).
+[[nodiscard]] Seconds compute_lower_bound(const parallel::Scenario& scenario,
+                                          const collective::CollectiveModel& collectives);
+
 }  // namespace trainsim::workload
