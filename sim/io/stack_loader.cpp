@@ -118,6 +118,11 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
         l.choice_or("cross_entropy", {"fused", "unfused"}, "fused") == "unfused";
     l.finish();
   }
+  if (r.has("recompute")) {
+    ObjectReader rc = r.object("recompute");
+    s.op_level_selective = rc.choice_or("selective", {"attention", "op"}, "attention") == "op";
+    rc.finish();
+  }
   if (r.has("data_parallel")) {
     ObjectReader dpr = r.object("data_parallel");
     s.dp_overlap = dpr.boolean_or("overlap_grad_reduce", true);

@@ -170,7 +170,7 @@ void add_mla_attention_kernels(const ModelSpec& m, const LayerShape& s,
   a.backward_bytes =
       Bytes(e * (2.0 * d(tokens) * d(q_local + v_local) + 2.0 * kv_rows * d(q_local + v_local)) +
             3.0 * lse);
-  a.selective_recompute = true;
+  a.selective_recompute = 1.0;
   k.push_back(a);
   k.push_back(te_gemm("attn_out_proj", tokens, m.hidden, v_local, s.element_bytes));
   add_residual_kernels("attn", m, s, t_res, e, k);
@@ -211,7 +211,7 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
     const double scores = d(batch) * d(q_rows) * d(s.seq_len);
     KernelSpec qk = batched_gemm("attn_scores", batch, q_rows, s.seq_len, m.head_dim,
                                  s.element_bytes);
-    qk.selective_recompute = true;
+    qk.selective_recompute = 1.0;
     k.push_back(qk);
     if (s.unfused_softmax) {
       // Megatron-LM of 2019 (mpu/transformer.py at 93ab4be): `attention_scores /
@@ -220,21 +220,21 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
       // s x s mask broadcasts from cache). Backward: the division and the multiplication each
       // read and write the gradient; the subtraction passes it through (no kernel).
       k.push_back(elementwise("attn_scale", scores, 1.0, 2.0 * e, 1.0, 2.0 * e));
-      k.back().selective_recompute = true;
+      k.back().selective_recompute = 1.0;
       k.push_back(elementwise("attn_mask_mul", scores, 1.0, 2.0 * e, 1.0, 2.0 * e));
-      k.back().selective_recompute = true;
+      k.back().selective_recompute = 1.0;
       k.push_back(elementwise("attn_mask_sub", scores, 1.0, 2.0 * e, 0.0, 0.0));
-      k.back().selective_recompute = true;
+      k.back().selective_recompute = 1.0;
     }
     k.push_back(elementwise("attn_softmax", scores, 5.0, 2.0 * e, 4.0, 3.0 * e));
-    k.back().selective_recompute = true;
+    k.back().selective_recompute = 1.0;
     if (s.attention_dropout) {
       k.push_back(elementwise("attn_dropout", scores, 2.0, 2.0 * e + 1.0, 1.0, 2.0 * e + 1.0));
-      k.back().selective_recompute = true;
+      k.back().selective_recompute = 1.0;
     }
     KernelSpec av = batched_gemm("attn_context", batch, q_rows, m.head_dim, s.seq_len,
                                  s.element_bytes);
-    av.selective_recompute = true;
+    av.selective_recompute = 1.0;
     k.push_back(av);
   } else
   {
@@ -264,7 +264,7 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
     a.forward_bytes = Bytes(e * (2.0 * d(tokens) * d(q_local) + 2.0 * kv_rows * d(kv_local)) + lse);
     a.backward_bytes =
         Bytes(e * (4.0 * d(tokens) * d(q_local) + 4.0 * kv_rows * d(kv_local)) + 3.0 * lse);
-    a.selective_recompute = true;
+    a.selective_recompute = 1.0;
     k.push_back(a);
   }
   k.push_back(te_gemm("attn_out_proj", tokens, m.hidden, q_local, s.element_bytes));
@@ -385,6 +385,7 @@ std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
   std::vector<KernelSpec> k;
   add_attention_kernels(m, s, k);
   add_dense_mlp_kernels(m, s, k);
+  if (s.op_level_selective) apply_op_level_selective(k, m, s);
   return k;
 }
 
@@ -392,7 +393,38 @@ std::vector<KernelSpec> moe_layer_kernels(const ModelSpec& m, const LayerShape& 
   std::vector<KernelSpec> k;
   add_attention_kernels(m, s, k);
   add_moe_kernels(m, s, k);
+  if (s.op_level_selective) apply_op_level_selective(k, m, s);
   return k;
+}
+
+void apply_op_level_selective(std::vector<KernelSpec>& layer, const ModelSpec& m,
+                              const LayerShape& s) {
+  const double q = d(ceil_div(m.num_heads, s.tp) * m.head_dim);
+  const double kv = d(ceil_div(m.num_kv_heads, s.tp) * m.head_dim);
+  std::int64_t mm_calls = 0;
+  // The share of `widths` (one torch.mm each, in call order) that the policy recomputes.
+  auto recomputed = [&mm_calls](std::initializer_list<double> widths) {
+    double total = 0.0;
+    double again = 0.0;
+    for (const double w : widths) {
+      total += w;
+      if (++mm_calls % 2 == 0) again += w;
+    }
+    return total > 0.0 ? again / total : 0.0;
+  };
+  for (KernelSpec& k : layer) {
+    if (k.kind == KernelKind::Attention) {
+      k.selective_recompute = 0.0;  // SDPA: saved
+    } else if (k.kind != KernelKind::Gemm || k.expert_groups > 0 || k.gemm.batch > 1) {
+      k.selective_recompute = 1.0;  // not an mm: recomputed
+    } else if (k.name == "qkv_proj") {
+      k.selective_recompute = recomputed({q, kv, kv});
+    } else if (k.name == "mlp_up_gate" || k.name == "shared_expert_up_gate") {
+      k.selective_recompute = recomputed({1.0, 1.0});
+    } else {
+      k.selective_recompute = recomputed({1.0});
+    }
+  }
 }
 
 std::int64_t dense_layer_parameters_per_rank(const ModelSpec& m, std::int64_t tp) {
@@ -501,7 +533,7 @@ KernelSpec sgd_step_kernel(std::int64_t num_params, std::int64_t element_bytes) 
 Flops selective_recompute_flops(const std::vector<KernelSpec>& layer) {
   Flops f;
   for (const auto& k : layer) {
-    if (k.selective_recompute) f += k.forward_flops;
+    f += k.forward_flops * k.selective_recompute;
   }
   return f;
 }

@@ -160,6 +160,17 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
   }
   const double f_local = d(model::ceil_div(m.ffn_hidden, shape.tp));
   const double mlp_tensors = m.activation == model::Activation::SwiGlu ? 3.0 : 2.0;
+  if (recompute == Recompute::Selective && options.op_level_selective) {
+    // torchtitan's op-level policy (model::apply_op_level_selective): the block's input (kept
+    // by the checkpoint; split over TP with SP), the saved mm outputs, wq's (q) and wv's (kv),
+    // the attention kernel's output (q) and fp32 log-sum-exp, and with SwiGLU w1's (f) and
+    // w2's (h, each TP rank's partial sum) or with a GELU MLP w1's (f) alone; norms, RoPE, the
+    // activation and wk, wo, w3 (GELU: w2) are recomputed. Latent attention keeps its
+    // latents as well.
+    const double mm_outputs = m.activation == model::Activation::SwiGlu ? f_local + h : f_local;
+    return Bytes(residual * e * h + tokens * e * (2.0 * q_local + kv_local + mm_outputs) +
+                 tokens * heads_local * 4.0 + latents);
+  }
   // Bytes of a saved GEMM input: the FP8 cast (1 byte) when the stack saves those, else e.
   const double g = options.fp8_gemm_inputs ? 1.0 : e;
   // Replicated over TP unless SP: two norm inputs (2 e h), the QKV and MLP GEMM inputs (2 g h),
@@ -290,6 +301,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   act.fp8_gemm_inputs = fp8 && s.stack.fp8.activations_saved_in_fp8;
   act.flash_attention = !s.stack.unfused_attention;
   act.dropout = s.stack.unfused_attention && s.stack.attention_dropout;
+  act.op_level_selective = s.stack.op_level_selective;
   const double per_layer = activation_bytes_per_layer(m, shape, plan.recompute, act).value();
   double activations = per_layer * d(num_layers) * in_flight_microbatches(s, stage);
   if (moe_layers > 0) {

@@ -39,7 +39,8 @@ double recompute_ratio(const parallel::Scenario& s) {
                                 .cp = 1,
                                 .sequence_parallel = false,
                                 .element_bytes = 2,
-                                .causal = false};
+                                .causal = false,
+                                .op_level_selective = s.stack.op_level_selective};
   const auto layer = model::layer_kernels(s.model, shape);
   const Flops per_layer = s.parallel.recompute == parallel::Recompute::Full
                               ? model::full_recompute_flops(layer)

@@ -72,7 +72,7 @@ struct TimedKernel {
   Seconds bwd;
   Flops fwd_flops;
   Flops bwd_flops;
-  bool selective = false;
+  double selective = 0.0;  // share of the forward recomputed under selective recomputation
   bool cp_exchange = false;  // the attention core: CP's K/V ring exchange runs beside it
   model::KernelKind kind = model::KernelKind::MemoryBound;
 };
@@ -99,6 +99,10 @@ struct LayerKernels {
   std::vector<TimedKernel> kernels;
   std::vector<TpComm> tp;
   std::vector<EpComm> ep;
+  // What selective recomputation runs again before the layer's backward, in forward order:
+  // the kernels with a recomputed share, their time and FLOPs scaled by it (the whole kernel
+  // under Megatron's policy: a copy).
+  std::vector<TimedKernel> recomputed;
 };
 
 // Which copy of the training state a transfer belongs to: the dense weights, shared by the
@@ -138,7 +142,8 @@ class Builder {
                                .unfused_softmax = s.stack.unfused_softmax,
                                .unfused_bias_dropout_add = s.stack.unfused_bias_dropout_add,
                                .ep = p_.ep,
-                               .unfused_cross_entropy = s.stack.unfused_cross_entropy};
+                               .unfused_cross_entropy = s.stack.unfused_cross_entropy,
+                               .op_level_selective = s.stack.op_level_selective};
     local_tokens_ = model::local_tokens(shape_);
     local_seq_ = s.training.seq_len / p_.cp;
     assign_layers();
@@ -163,10 +168,10 @@ class Builder {
         for (std::int64_t l = first; l < first + chunk_layers_[vs]; ++l) {
           for (const TimedKernel& k : kernels_of(l).kernels) {
             per_microbatch += k.fwd.value() + k.bwd.value();
-            if (p_.recompute == parallel::Recompute::Full ||
-                (p_.recompute == parallel::Recompute::Selective && k.selective)) {
-              per_microbatch += k.fwd.value();
-            }
+            if (p_.recompute == parallel::Recompute::Full) per_microbatch += k.fwd.value();
+          }
+          if (p_.recompute == parallel::Recompute::Selective) {
+            for (const TimedKernel& k : kernels_of(l).recomputed) per_microbatch += k.fwd.value();
           }
         }
       }
@@ -335,14 +340,29 @@ class Builder {
     }
   }
 
+  // The selectively recomputed copies of a layer's kernels (LayerKernels::recomputed).
+  static void add_recomputed(LayerKernels& lk) {
+    for (const TimedKernel& k : lk.kernels) {
+      if (k.selective <= 0.0) continue;
+      TimedKernel r = k;
+      if (k.selective < 1.0) {
+        r.fwd = k.fwd * k.selective;
+        r.fwd_flops = k.fwd_flops * k.selective;
+      }
+      lk.recomputed.push_back(std::move(r));
+    }
+  }
+
   void price_kernels() {
     const auto layer = model::layer_kernels(m_, shape_);
     for (const auto& k : layer) dense_.kernels.push_back(timed(k));
+    add_recomputed(dense_);
     for (const auto& k : model::embedding_kernels(m_, shape_)) embedding_.push_back(timed(k));
     for (const auto& k : model::head_kernels(m_, shape_)) head_.push_back(timed(k));
     assign_tp_comm(dense_);
     if (model::is_moe(m_)) {
       for (const auto& k : model::moe_layer_kernels(m_, shape_)) moe_.kernels.push_back(timed(k));
+      add_recomputed(moe_);
       assign_tp_comm(moe_);
       // All-to-all dispatch and combine: each rank's whole send buffer, its local tokens x
       // top-k rows of hidden (nccl-tests alltoall_perf's size; (ep - 1) / ep of it leaves the
@@ -916,11 +936,9 @@ class Builder {
               wait = gather_layer(stage, st, info, recomputed, true);
             }
           } else if (p_.recompute == parallel::Recompute::Selective) {
-            for (const auto& k : kernels_of(l).kernels) {
-              if (k.selective) {
-                kernel(st, k, false, true, info, wait);
-                wait = kNone;
-              }
+            for (const auto& k : kernels_of(l).recomputed) {
+              kernel(st, k, false, true, info, wait);
+              wait = kNone;
             }
           }
           last_compute = layer_backward(stage, st, info, wait);

@@ -364,3 +364,45 @@ TEST_CASE("kernels: only Transformer Engine's linear layers are FP8-eligible", "
   CHECK_FALSE(find(layer_kernels(llama, shape), "attn_scores").fp8_eligible);
   CHECK_FALSE(find(layer_kernels(llama, shape), "attn_context").fp8_eligible);
 }
+
+TEST_CASE("kernels: torchtitan's op-level selective recomputation, kernel by kernel", "[model]") {
+  // model::apply_op_level_selective: memory-bound ops recomputed (1), the flash-attention kernel
+  // saved (0), and of torchtitan's mm calls in forward order (wq, wk, wv, wo, w1, w3, w2 for a
+  // SwiGLU layer) every second one recomputed: wk, wo and w3.
+  LayerShape shape = paper_shape();
+  shape.op_level_selective = true;
+  // llama2-7b: 32 heads, 32 KV heads of 128: q = kv = 4096, so wk is 1/3 of qkv_proj.
+  const auto ks = layer_kernels(io::load_model("llama2-7b"), shape);
+  CHECK(find(ks, "attn_norm").selective_recompute == 1.0);
+  CHECK(find(ks, "qkv_proj").selective_recompute == Approx(1.0 / 3.0).epsilon(1e-15));
+  CHECK(find(ks, "rope").selective_recompute == 1.0);
+  CHECK(find(ks, "attn_core").selective_recompute == 0.0);
+  CHECK(find(ks, "attn_out_proj").selective_recompute == 1.0);
+  CHECK(find(ks, "mlp_norm").selective_recompute == 1.0);
+  CHECK(find(ks, "mlp_up_gate").selective_recompute == 0.5);
+  CHECK(find(ks, "mlp_act").selective_recompute == 1.0);
+  CHECK(find(ks, "mlp_down").selective_recompute == 0.0);
+  CHECK(find(ks, "mlp_residual_add").selective_recompute == 1.0);
+  // llama3-8b: 32 heads and 8 KV heads of 128: wk is 1024 / (4096 + 2 x 1024) = 1/6 of qkv_proj.
+  const auto gqa = layer_kernels(io::load_model("llama3-8b"), shape);
+  CHECK(find(gqa, "qkv_proj").selective_recompute == Approx(1.0 / 6.0).epsilon(1e-15));
+  // A GELU MLP has two mm calls, w1 (5th, saved) and w2 (6th, recomputed).
+  const auto gpt = layer_kernels(io::load_model("gpt3-175b"), shape);
+  CHECK(find(gpt, "mlp_up").selective_recompute == 0.0);
+  CHECK(find(gpt, "mlp_down").selective_recompute == 1.0);
+  // Megatron's policy (the default) recomputes the attention core alone.
+  const auto megatron = layer_kernels(io::load_model("llama2-7b"), paper_shape());
+  for (const KernelSpec& k : megatron) {
+    INFO(k.name);
+    CHECK(k.selective_recompute == (k.name == "attn_core" ? 1.0 : 0.0));
+  }
+  // The recomputed FLOPs (for HFU): wk, wo and w3 of llama2-7b at 8,192 tokens,
+  // 2 x 8192 x 4096 x (4096 + 4096 + 11008) = 1.2885e12, plus the memory-bound kernels' FLOPs.
+  double memory_bound = 0.0;
+  for (const KernelSpec& k : ks) {
+    if (k.kind == KernelKind::MemoryBound) memory_bound += k.forward_flops.value();
+  }
+  CHECK(selective_recompute_flops(ks).value() ==
+        Approx(2.0 * 8192.0 * 4096.0 * (4096.0 + 4096.0 + 11008.0) + memory_bound)
+            .epsilon(1e-12));
+}

@@ -316,3 +316,27 @@ TEST_CASE("memory: FP8 keeps bf16 state and adds the stack's FP8 weight copies",
   bf16_knobs.stack.fp8 = fp8.stack.fp8;
   CHECK(memory_per_gpu(bf16_knobs, 0).total == b.total);
 }
+
+TEST_CASE("memory: op-level selective recomputation keeps the block input and the saved outputs",
+          "[report][memory]") {
+  // torchtitan's policy (ActivationOptions::op_level_selective): per token the block's input
+  // (h), wq's and wv's outputs (q, kv), the attention output (q) and its fp32 log-sum-exp (4 B
+  // per head), w1's and w2's outputs (f, h). llama3-8b (h 4096, q 4096, kv 1024, f 14336, 32
+  // heads), bf16, 8,192 tokens, no TP:
+  // 8192 x (2 x (4096 + 2 x 4096 + 1024 + 14336 + 4096) + 32 x 4) = 8192 x 63,616 B.
+  const model::ModelSpec m = io::load_model("llama3-8b");
+  const model::LayerShape shape{.micro_batch = 2, .seq_len = 4096};
+  ActivationOptions op;
+  op.op_level_selective = true;
+  CHECK(activation_bytes_per_layer(m, shape, Recompute::Selective, op).value() ==
+        8192.0 * 63616.0);
+  // Less than without recomputation (8192 x (2 x (4 x 4096 + 2 x 4096 + 2 x 1024 + 3 x 14336)
+  // + 128)), and no change to none or full.
+  const ActivationOptions megatron;
+  CHECK(activation_bytes_per_layer(m, shape, Recompute::None, op).value() ==
+        activation_bytes_per_layer(m, shape, Recompute::None, megatron).value());
+  CHECK(activation_bytes_per_layer(m, shape, Recompute::Full, op).value() ==
+        activation_bytes_per_layer(m, shape, Recompute::Full, megatron).value());
+  CHECK(activation_bytes_per_layer(m, shape, Recompute::Selective, op).value() <
+        activation_bytes_per_layer(m, shape, Recompute::None, megatron).value());
+}

@@ -1,6 +1,7 @@
 // Software-stack profiles: loading (built-ins, files, errors) and what each parameter does to
 // the simulated iteration, on built-in hardware and models loaded the way `trainsim run` does.
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainsim/error.hpp"
+#include "trainsim/model/kernels.hpp"
 #include "trainsim/report/simulate.hpp"
 
 #include "sim/io/builtin_data.hpp"
@@ -647,4 +649,52 @@ TEST_CASE("stack: the fsdp gather keys at their defaults change nothing", "[stac
   for (std::size_t i = 0; i < base.report.collectives.size(); ++i) {
     REQUIRE(same.report.collectives[i].time.value() == base.report.collectives[i].time.value());
   }
+}
+
+TEST_CASE("stack: op-level selective recomputation reruns each kernel's recomputed share",
+          "[stack][workload]") {
+  // "recompute": {"selective": "op"} (torchtitan): before each layer's backward the builder
+  // runs every kernel with a recomputed share (model::apply_op_level_selective) again, its
+  // forward time scaled by that share: summed over the graph, the *_recompute ops last
+  // sum(share x the kernel's forward op) over the layers' forward ops.
+  const parallel::Scenario op = paper_with(8, {{"recompute", {{"selective", "op"}}}},
+                                           {{"parallel.recompute", "selective"}});
+  const report::Simulation sim = report::simulate(op);
+  const model::LayerShape shape{.micro_batch = 2, .seq_len = 4096, .op_level_selective = true};
+  std::map<std::string, double> share;
+  for (const auto& k : model::layer_kernels(op.model, shape)) share[k.name] = k.selective_recompute;
+  // 9 of llama2-7b's 11 kernels have a share (all but attn_core and mlp_down).
+  CHECK(std::count_if(share.begin(), share.end(), [](const auto& kv) { return kv.second > 0; }) ==
+        9);
+  const auto& g = sim.iteration.graph;
+  double recomputed = 0.0;
+  double expected = 0.0;
+  std::int64_t ops = 0;
+  for (engine::OpId o = 0; o < g.num_ops(); ++o) {
+    if (g.op_kind(o) != engine::OpKind::Compute) continue;
+    const std::string& name = g.op_name(o);
+    if (name.size() > 10 && name.compare(name.size() - 10, 10, "_recompute") == 0) {
+      recomputed += g.op_duration(o).value();
+      ++ops;
+    } else if (const auto it = share.find(name); it != share.end()) {
+      expected += it->second * g.op_duration(o).value();
+    }
+  }
+  // 32 layers, one micro-batch: 9 recomputed ops per layer.
+  CHECK(ops == 32 * 9);
+  CHECK(recomputed == Approx(expected).epsilon(1e-12));
+  // Megatron's policy reruns the attention core alone: less recomputation, a faster step.
+  const parallel::Scenario megatron =
+      paper_with(8, nlohmann::json::object(), {{"parallel.recompute", "selective"}});
+  CHECK(report::simulate(megatron).report.iteration_time < sim.report.iteration_time);
+  // The key: "attention" (default) or "op"; anything else is refused, naming it.
+  REQUIRE_FALSE(io::stack_from_json(stack_json(nlohmann::json::object()), "s.json", "")
+                    .op_level_selective);
+  REQUIRE(io::stack_from_json(stack_json({{"recompute", {{"selective", "op"}}}}), "s.json", "")
+              .op_level_selective);
+  REQUIRE_FALSE(
+      io::stack_from_json(stack_json({{"recompute", {{"selective", "attention"}}}}), "s.json", "")
+          .op_level_selective);
+  REQUIRE_THAT(load_error(stack_json({{"recompute", {{"selective", "layer"}}}})),
+               Catch::Contains("/recompute/selective"));
 }

@@ -45,9 +45,11 @@ struct KernelSpec {
   bool causal_discount = false;
   std::int64_t head_dim = 0;  // Attention only: per-head dimension (its efficiency depends on it)
   std::int64_t attention_window = 0;  // Attention only: the model's sliding window; 0: none
-  // Recomputed in the backward pass under selective recomputation (Korthikanti et al. 2022 §5:
-  // the attention core, whose activations are large and cheap to recompute).
-  bool selective_recompute = false;
+  // Share of the forward recomputed in the backward pass under selective recomputation, 0 to
+  // 1. Megatron's policy (Korthikanti et al. 2022 §5): the attention core, whose activations are
+  // large and cheap to recompute, 1, every other kernel 0. torchtitan's op-level policy
+  // (LayerShape::op_level_selective, apply_op_level_selective) sets it kernel by kernel.
+  double selective_recompute = 0.0;
   // Routed-expert kernels only (expert_up_gate / expert_up, expert_act, expert_down): the
   // model's expert_load_imbalance. FLOPs and bytes above are the balanced load (tokens x top-k
   // rows over the rank's experts); the workload builder stretches the kernel's time by this
@@ -97,7 +99,25 @@ struct LayerShape {
   // Megatron's vocab-parallel cross entropy as separate ops over fp32 logits (stack
   // loss.cross_entropy "unfused"); false: one fused kernel.
   bool unfused_cross_entropy = false;
+  // Selective recomputation as torchtitan's op-level activation checkpointing (stack
+  // recompute.selective "op"; apply_op_level_selective); false: Megatron's attention core.
+  bool op_level_selective = false;
 };
+
+// torchtitan's op-level selective activation checkpointing (torchtitan/models/llama/
+// parallelize_llama.py, _apply_ac_to_transformer_block, 2024: `_save_list` and
+// `_custom_policy`): inside each transformer block the outputs of torch.mm, of the SDPA
+// attention kernel and of max are saved, except every second mm in forward order (the policy
+// counts mm calls per block and recomputes the even ones); every other op (norms, RoPE,
+// activations, residual adds, batched and grouped matmuls) is recomputed in backward. Sets
+// each kernel's selective_recompute to the share of its forward FLOPs recomputed: a memory-bound
+// kernel 1, the flash-attention kernel 0, a GEMM the share of its mm calls recomputed. trainsim
+// fuses some of torchtitan's mm calls: qkv_proj is wq, wk, wv (widths q, kv, kv), mlp_up_gate is
+// w1 and w3 (equal widths); torchtitan's Llama forward calls them in that order, then wo, then
+// w2 (feed_forward: w2(silu(w1(x)) * w3(x))). So for a SwiGLU layer wk, wo and w3 are
+// recomputed; for a GELU MLP (w1, w2) wk, wo and w2.
+void apply_op_level_selective(std::vector<KernelSpec>& layer, const ModelSpec& m,
+                              const LayerShape& s);
 
 // Tokens one rank processes per micro-batch: micro_batch * seq_len / cp.
 [[nodiscard]] std::int64_t local_tokens(const LayerShape& shape);

@@ -88,6 +88,10 @@ struct ActivationOptions {
   // attention-projection input adds a 1-byte copy beside the e-byte attention output that the
   // attention kernel keeps for its own backward.
   bool fp8_gemm_inputs = false;
+  // Selective recomputation as torchtitan's op-level policy (stack recompute.selective "op";
+  // model::apply_op_level_selective): a layer keeps its input and the outputs of the ops the
+  // policy saves, not the tensors of the ops it recomputes (activation_bytes_per_layer).
+  bool op_level_selective = false;
 };
 
 // Activation bytes one layer saves for backward, for one micro-batch on one GPU.

@@ -168,6 +168,13 @@ struct StackSpec {
   // default "fused" (one kernel reads the logits and writes the fp32 softmax).
   bool unfused_cross_entropy = false;
 
+  // What selective recomputation recomputes: Megatron-LM's policy, the attention core
+  // (Korthikanti et al. 2022 §5), or torchtitan's op-level activation checkpointing (every op
+  // but the saved mm and attention outputs, every second mm recomputed:
+  // model::apply_op_level_selective). Optional "recompute": {"selective": "op"}; default
+  // "attention".
+  bool op_level_selective = false;
+
   // Data-parallel gradient reduction overlaps backward (PyTorch DDP buckets, Megatron's
   // --overlap-grad-reduce) or runs once after the step's last backward (Megatron-LM's local
   // DDP before 2023). Optional "data_parallel": {"overlap_grad_reduce": false}; default true.
