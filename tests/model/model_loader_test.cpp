@@ -11,6 +11,8 @@
 #include "sim/io/builtin_data.hpp"
 #include "sim/io/json_reader.hpp"
 
+#include "tests/note_capture.hpp"
+
 using namespace trainsim;
 using namespace trainsim::model;
 using trainsim::io::load_model;
@@ -247,18 +249,7 @@ TEST_CASE("model_loader: bias groups and the sliding window in trainsim keys", "
 namespace {
 
 // Collects the note lines of the model loader while alive (the default sink is stderr).
-class NoteCapture {
- public:
-  NoteCapture()
-      : previous_(io::set_model_note_sink([this](const std::string& l) { lines.push_back(l); })) {}
-  ~NoteCapture() { io::set_model_note_sink(previous_); }
-  NoteCapture(const NoteCapture&) = delete;
-  NoteCapture& operator=(const NoteCapture&) = delete;
-  std::vector<std::string> lines;
-
- private:
-  io::ModelNoteSink previous_;
-};
+using testing::NoteCapture;
 
 std::string data(const std::string& file) {
   return std::string(TRAINSIM_TEST_DATA_DIR) + "/" + file;

@@ -12,6 +12,8 @@
 #include "sim/io/model_loader.hpp"
 #include "sim/io/scenario_loader.hpp"
 
+#include "tests/note_capture.hpp"
+
 using namespace trainsim;
 using namespace trainsim::model;
 using trainsim::io::load_model_from_string;
@@ -54,18 +56,7 @@ std::string hf_deepseek(const std::string& extra) {
 }
 
 // Collects the note lines of the model loader while alive (the default sink is stderr).
-class NoteCapture {
- public:
-  NoteCapture()
-      : previous_(io::set_model_note_sink([this](const std::string& l) { lines.push_back(l); })) {}
-  ~NoteCapture() { io::set_model_note_sink(previous_); }
-  NoteCapture(const NoteCapture&) = delete;
-  NoteCapture& operator=(const NoteCapture&) = delete;
-  std::vector<std::string> lines;
-
- private:
-  io::ModelNoteSink previous_;
-};
+using testing::NoteCapture;
 
 }  // namespace
 

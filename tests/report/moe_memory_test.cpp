@@ -9,6 +9,8 @@
 
 #include "sim/io/scenario_loader.hpp"
 
+#include "tests/small_moe_model.hpp"
+
 using namespace trainsim;
 
 namespace {
@@ -19,13 +21,9 @@ parallel::Scenario moe_scenario(std::int64_t ep, const char* sharding) {
   io::ScenarioDocument doc;
   doc.json = nlohmann::json::parse(R"({
     "hardware": "h100-dgx",
-    "model": {"layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8, "ffn_hidden": 4096,
-              "vocab": 256, "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false,
-              "position_embedding": "rope", "experts": 16, "experts_per_token": 2,
-              "expert_ffn_hidden": 1024, "shared_experts": 1, "shared_expert_ffn_hidden": 512,
-              "dense_layers": 1},
     "cluster": {"gpus": 16},
     "training": {"seq_len": 4096, "micro_batch": 1}})");
+  doc.json["model"] = testing::small_moe_model();
   io::set_path(doc, "parallel.ep", ep, "test");
   io::set_path(doc, "parallel.sharding", sharding, "test");
   return io::scenario_from_document(doc);

@@ -19,6 +19,8 @@
 #include "sim/io/scenario_loader.hpp"
 #include "sim/io/stack_loader.hpp"
 
+#include "tests/small_moe_model.hpp"
+
 using namespace trainsim;
 
 namespace {
@@ -31,14 +33,10 @@ parallel::Scenario moe_scenario(std::int64_t ep, const nlohmann::json& overrides
   doc.source = "s.json";
   doc.json = nlohmann::json::parse(R"({
     "hardware": "h100-dgx",
-    "model": {"layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8, "ffn_hidden": 4096,
-              "vocab": 256, "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false,
-              "position_embedding": "rope", "experts": 16, "experts_per_token": 2,
-              "expert_ffn_hidden": 1024, "shared_experts": 1, "shared_expert_ffn_hidden": 512,
-              "dense_layers": 1},
     "cluster": {"gpus": 16},
     "training": {"seq_len": 4096, "micro_batch": 4},
     "parallel": {"sharding": "none"}})");
+  doc.json["model"] = testing::small_moe_model();
   io::set_path(doc, "parallel.ep", ep, "test");
   if (overrides.is_object()) {
     for (const auto& [key, value] : overrides.items()) io::set_path(doc, key, value, "test");
