@@ -210,15 +210,17 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
     }
     std::stable_sort(open.begin(), open.end(), bound_order);
     // Best bound first, kBoundedBatch plans at a time: the threshold rises as good plans are
-    // found, and once a plan's bound is below it so are those of all the plans after it. Every
-    // plan that can reach the best keep_top has a bound at least their tokens/s, so it comes
-    // before the threshold reaches it: the simulated set is the same as with any other order.
+    // found, and once a plan's bound is below it so are those of all the plans after it. A plan
+    // that can reach the best keep_top has a bound at least their tokens/s, so it is simulated
+    // before the threshold can pass it: the printed plans do not depend on the order.
     std::vector<double> best;  // the best keep_top tokens/s so far, best first
     std::size_t next = 0;
     while (next < open.size() && !below(open[next].bound, result.threshold)) {
       const std::size_t end = std::min(open.size(), next + kBoundedBatch);
-      std::vector<Candidate> batch(std::make_move_iterator(open.begin() + static_cast<std::ptrdiff_t>(next)),
-                                   std::make_move_iterator(open.begin() + static_cast<std::ptrdiff_t>(end)));
+      const auto at = [&open](std::size_t k) {
+        return std::make_move_iterator(open.begin() + static_cast<std::ptrdiff_t>(k));
+      };
+      std::vector<Candidate> batch(at(next), at(end));
       next = end;
       simulate_all(batch, jobs, mode, {});
       for (Candidate& c : batch) {
@@ -231,7 +233,9 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
         mine.push_back(std::move(c));
       }
       if (best.size() == static_cast<std::size_t>(keep_top)) result.threshold = best.back();
-      if (progress) progress(static_cast<std::int64_t>(next), static_cast<std::int64_t>(open.size()));
+      if (progress) {
+        progress(static_cast<std::int64_t>(next), static_cast<std::int64_t>(open.size()));
+      }
     }
     if (progress) {
       progress(static_cast<std::int64_t>(open.size()), static_cast<std::int64_t>(open.size()));

@@ -529,7 +529,8 @@ TEST_CASE("validate: llm-foundry's printed MFU follows from its throughput",
   CHECK(19271.0 * f.model.value() / 2048.0 / 312e12 == Approx(0.5623).epsilon(2e-3));
 }
 
-TEST_CASE("validate: a stack replaced with --stack keeps an fp8 row's recipe", "[validation][fp8]") {
+TEST_CASE("validate: a stack replaced with --stack keeps an fp8 row's recipe",
+          "[validation][fp8]") {
   // The B200 Qwen3-30B-A3B row trains in MXFP8: map_run inlines megatron-core with fp8.recipe
   // mxfp8. Replacing megatron-core by its own built-in text (recipe "delayed") must give the same
   // prediction, the row's recipe carried over; before, the replacement dropped it.

@@ -350,8 +350,9 @@ TEST_CASE("moe: expert GEMMs launched one by one take at least their launches' h
   j["moe"] = nlohmann::json::object();
   REQUIRE(io::stack_from_json(j, "s.json", "").moe_expert_launch.value() == 0.0);
   j["moe"] = {{"expert_gemm_launch", "2 ms"}};
-  REQUIRE_THROWS_WITH(io::stack_from_json(j, "s.json", ""),
-                      Catch::Contains("/moe/expert_gemm_launch") && Catch::Contains("at most 1 ms"));
+  REQUIRE_THROWS_WITH(
+      io::stack_from_json(j, "s.json", ""),
+      Catch::Contains("/moe/expert_gemm_launch") && Catch::Contains("at most 1 ms"));
   j["moe"] = {{"expert_gemm_launch", 20}};
   REQUIRE_THROWS_WITH(io::stack_from_json(j, "s.json", ""),
                       Catch::Contains("/moe/expert_gemm_launch"));
