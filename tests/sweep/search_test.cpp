@@ -40,6 +40,24 @@ SearchSpace small_space() {
   return space;
 }
 
+// The bounded-search cases' setting: llama2-7b on 64 H100, global batch 128 of 4096 tokens, the
+// default space but tp, pp in {1, 2, 4}: hundreds of plans that fit, most of them far from the
+// best.
+const parallel::Scenario& bounded_base() {
+  static const parallel::Scenario b = base("llama2-7b", 64, 128, 4096);
+  return b;
+}
+SearchSpace bounded_space() {
+  SearchSpace space;
+  space.tp = {1, 2, 4};
+  space.pp = {1, 2, 4};
+  return space;
+}
+SearchResult bounded_search(std::int64_t keep_top, int jobs = 2) {
+  return search(bounded_base(), bounded_space(), Objective::TokensPerS, jobs, {}, {},
+                report::SimulationMode::Extrapolate, keep_top);
+}
+
 }  // namespace
 
 TEST_CASE("search: pruning never drops a plan that fits, and the best equals brute force",
@@ -297,16 +315,12 @@ TEST_CASE("search: mixtral-8x7b on 64 H100 ranks fitting plans with ep > 1", "[s
 
 TEST_CASE("search: bounded by --top, the best plans are those of the exhaustive search",
           "[sweep][search]") {
-  // llama2-7b on 64 H100, the default space but tp, pp in {1, 2, 4}: hundreds of plans that fit,
-  // most of them far from the best. keep_top 5 may skip a plan only when its compute alone is
-  // slower than the 5th best plan's iteration (sweep::search).
-  const parallel::Scenario b = base("llama2-7b", 64, 128, 4096);
-  SearchSpace space;
-  space.tp = {1, 2, 4};
-  space.pp = {1, 2, 4};
-  const SearchResult all = search(b, space, Objective::TokensPerS, 2);
-  const SearchResult top = search(b, space, Objective::TokensPerS, 2, {}, {},
-                                  report::SimulationMode::Extrapolate, 5);
+  // keep_top 5 may skip a plan only when its compute alone is slower than the 5th best plan's
+  // iteration (sweep::search).
+  const parallel::Scenario& b = bounded_base();
+  const SearchSpace space = bounded_space();
+  const SearchResult all = bounded_search(0);
+  const SearchResult top = bounded_search(5);
   REQUIRE(all.ranked.size() >= 5);
   REQUIRE(top.ranked.size() >= 5);
   for (std::size_t i = 0; i < 5; ++i) {
@@ -331,8 +345,7 @@ TEST_CASE("search: bounded by --top, the best plans are those of the exhaustive 
     CHECK(e.report->tokens_per_s <= c.bound);
   }
   // The same plans are simulated whatever the threads.
-  const SearchResult one = search(b, space, Objective::TokensPerS, 1, {}, {},
-                                  report::SimulationMode::Extrapolate, 5);
+  const SearchResult one = bounded_search(5, 1);
   CHECK(one.simulated == top.simulated);
   CHECK(one.bounded == top.bounded);
   // Other objectives and sharded searches are never bounded.
@@ -348,13 +361,8 @@ TEST_CASE("search: best_where finds the exhaustive search's best plan of a class
           "[sweep][search]") {
   // As --explain asks: the best plan with tp = pp = 1, and the best with tp x pp > 1, which a
   // bounded search may have left unsimulated.
-  const parallel::Scenario b = base("llama2-7b", 64, 128, 4096);
-  SearchSpace space;
-  space.tp = {1, 2, 4};
-  space.pp = {1, 2, 4};
-  const SearchResult all = search(b, space, Objective::TokensPerS, 2);
-  SearchResult top = search(b, space, Objective::TokensPerS, 2, {}, {},
-                            report::SimulationMode::Extrapolate, 3);
+  const SearchResult all = bounded_search(0);
+  SearchResult top = bounded_search(3);
   const auto classes = std::vector<std::function<bool(const parallel::Scenario&)>>{
       [](const parallel::Scenario& s) { return s.parallel.tp == 1 && s.parallel.pp == 1; },
       [](const parallel::Scenario& s) { return s.parallel.tp * s.parallel.pp > 1; },
