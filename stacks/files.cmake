@@ -2,6 +2,7 @@
 set(TRAINSIM_STACK_FILES
   stacks/pytorch-2.3-fsdp.json
   stacks/torchtitan-fsdp2.json
+  stacks/torchtitan-fsdp2-rmsnorm.json
   stacks/megatron-lm.json
   stacks/megatron-lm-2019.json
   stacks/megatron-core.json

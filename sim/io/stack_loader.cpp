@@ -11,9 +11,61 @@
 #include "sim/io/spellcheck.hpp"
 
 namespace trainsim::io {
+namespace {
 
-stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& source,
+// How many stacks one "extends" chain may pass through (a chain longer than this loops).
+constexpr int kMaxExtendsDepth = 8;
+
+nlohmann::json resolve_extends(const nlohmann::json& json, const std::string& source,
+                               const std::string& pointer, int depth);
+
+// The document of the stack `name` (a built-in id, else a file path), its "extends" resolved.
+// `source` and `pointer` locate the "extends" key that named it.
+nlohmann::json base_document(const std::string& name, const std::string& source,
+                             const std::string& pointer, int depth) {
+  if (const auto builtin = builtin_file("stacks", name)) {
+    const std::string file = "stacks/" + name + ".json";
+    return resolve_extends(parse_json(std::string(*builtin), file), file, "", depth);
+  }
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(name, ec)) {
+    return resolve_extends(read_json_file(name), name, "", depth);
+  }
+  const auto ids = builtin_stack_ids();
+  throw ConfigError(source, pointer + "/extends",
+                    "unknown software stack '" + name + "'" + did_you_mean(name, ids) +
+                        "; expected a built-in stack id or a path to a stack JSON file");
+}
+
+// `json` with its "extends" chain resolved: the named stack's document with this object's keys
+// merged over it (RFC 7386 JSON merge patch: objects merge key by key, other values replace, a
+// null removes the key), so a stack file states only what differs from its base.
+nlohmann::json resolve_extends(const nlohmann::json& json, const std::string& source,
+                               const std::string& pointer, int depth) {
+  if (!json.is_object() || !json.contains("extends")) return json;
+  const nlohmann::json& base = json.at("extends");
+  if (!base.is_string()) {
+    throw ConfigError(source, pointer + "/extends",
+                      "expected the id of a built-in stack or a path to a stack JSON file, got " +
+                          describe_json(base));
+  }
+  if (depth >= kMaxExtendsDepth) {
+    throw ConfigError(source, pointer + "/extends",
+                      "expected at most " + std::to_string(kMaxExtendsDepth) +
+                          " stacks in an \"extends\" chain (does a stack extend itself?)");
+  }
+  nlohmann::json merged = base_document(base.get<std::string>(), source, pointer, depth + 1);
+  nlohmann::json patch = json;
+  patch.erase("extends");
+  merged.merge_patch(patch);
+  return merged;
+}
+
+}  // namespace
+
+stack::StackSpec stack_from_json(const nlohmann::json& document, const std::string& source,
                                  const std::string& pointer) {
+  const nlohmann::json json = resolve_extends(document, source, pointer, 0);
   ObjectReader r(json, source, pointer);
   stack::StackSpec s;
   s.id = r.string("id");
@@ -104,6 +156,7 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
       throw a.error("softmax", "expected \"unfused\" only with \"kernel\": \"unfused\" (a "
                                "flash-attention kernel has no separate softmax)");
     }
+    s.gqa_repeat_kv = a.choice_or("gqa", {"native", "repeat_kv"}, "native") == "repeat_kv";
     a.finish();
   }
   if (r.has("residual")) {
@@ -114,9 +167,27 @@ stack::StackSpec stack_from_json(const nlohmann::json& json, const std::string& 
   }
   if (r.has("loss")) {
     ObjectReader l = r.object("loss");
-    s.unfused_cross_entropy =
-        l.choice_or("cross_entropy", {"fused", "unfused"}, "fused") == "unfused";
+    const std::string loss =
+        l.choice_or("cross_entropy", {"fused", "unfused", "fp32_logits"}, "fused");
+    s.unfused_cross_entropy = loss == "unfused";
+    s.fp32_logits_cross_entropy = loss == "fp32_logits";
     l.finish();
+  }
+  if (r.has("norm")) {
+    ObjectReader n = r.object("norm");
+    s.eager_fp32_rmsnorm = n.choice_or("rmsnorm", {"fused", "eager_fp32"}, "fused") == "eager_fp32";
+    n.finish();
+  }
+  if (r.has("rope")) {
+    ObjectReader ro = r.object("rope");
+    s.complex_fp32_rope =
+        ro.choice_or("kernel", {"fused", "complex_fp32"}, "fused") == "complex_fp32";
+    ro.finish();
+  }
+  if (r.has("mlp")) {
+    ObjectReader ml = r.object("mlp");
+    s.eager_swiglu = ml.choice_or("activation", {"fused", "eager"}, "fused") == "eager";
+    ml.finish();
   }
   if (r.has("recompute")) {
     ObjectReader rc = r.object("recompute");

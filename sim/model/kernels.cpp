@@ -71,12 +71,55 @@ double residual_tokens(const LayerShape& s) {
   return s.sequence_parallel ? t / d(s.tp) : t;
 }
 
+// HBM bytes per element of an eager dtype cast between the activations' dtype (e bytes) and
+// fp32: reads e, writes 4 (or the reverse). None when the activations are fp32 already
+// (`.float()` and `.type_as()` then return their input).
+double fp32_cast_bytes(double e) { return e == 4.0 ? 0.0 : e + 4.0; }
+
 // A pre-norm over `tokens` rows of `hidden`. RMSNorm: square, sum, scale, weight (4 FLOPs per
 // element); LayerNorm adds the mean, subtraction and bias (7). Forward reads x and writes y;
 // backward reads x and dy and writes dx (weight gradients are reductions of negligible size).
-KernelSpec norm_kernel(std::string name, const ModelSpec& m, double tokens, double e) {
-  const double flops = m.norm == Norm::RmsNorm ? 4.0 : 7.0;
-  return elementwise(std::move(name), tokens * d(m.hidden), flops, 2.0 * e, 2.0 * flops, 3.0 * e);
+//
+// RMSNorm op by op in fp32 (s.eager_fp32_rmsnorm: torchtitan's norm_type "rmsnorm",
+// torchtitan/models/norms.py of April 2024, `self._norm(x.float()).type_as(x) * self.weight`
+// with `_norm(x) = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)`; Hugging Face's
+// LlamaRMSNorm runs the same ops), per element with c = fp32_cast_bytes(e):
+// - forward: x.float() (c), pow (reads 4, writes 4), mean (reads 4), the multiply by rsqrt
+//   (reads 4, writes 4), type_as (c), the weight multiply (reads e, writes e): 2c + 2e + 20;
+// - backward, autograd through the same ops: the weight multiply's input gradient (reads e,
+//   writes e) and weight gradient (multiply: reads 2e, writes e; reduce: reads e), type_as (c),
+//   the rsqrt multiply's input gradient (reads 4 + the row's rsqrt, writes 4) and the row
+//   gradient (multiply: reads 8, writes 4; reduce: reads 4), mean (writes 4), pow (2 * x:
+//   reads 4, writes 4; times the gradient: reads 8, writes 4), the sum of the two fp32
+//   gradients (reads 8, writes 4), x.float() (c): 2c + 6e + 60.
+// At bf16 (e = 2) that is 36 and 84 bytes against the fused kernel's 4 and 6.
+KernelSpec norm_kernel(std::string name, const ModelSpec& m, const LayerShape& s, double tokens,
+                       double e) {
+  const bool rms = m.norm == Norm::RmsNorm;
+  const double flops = rms ? 4.0 : 7.0;
+  const double elements = tokens * d(m.hidden);
+  if (rms && s.eager_fp32_rmsnorm) {
+    const double c = fp32_cast_bytes(e);
+    return elementwise(std::move(name), elements, flops, 2.0 * c + 2.0 * e + 20.0, 2.0 * flops,
+                       2.0 * c + 6.0 * e + 60.0);
+  }
+  return elementwise(std::move(name), elements, flops, 2.0 * e, 2.0 * flops, 3.0 * e);
+}
+
+// RoPE (Su et al. 2021) on `elements` elements of Q and K: x * cos + rotate(x) * sin, 3 FLOPs
+// per element. Fused: reads and writes each element (the cos/sin tables are small and cached).
+// Complex fp32 (s.complex_fp32_rope: Meta's Llama reference code and torchtitan's
+// apply_rotary_emb, torchtitan/models/llama/model.py of April 2024: `torch.view_as_complex(
+// xq.float().reshape(...))`, the product with the complex frequencies, `torch.view_as_real(
+// ...).flatten(3)`, `.type_as(xq)`): per element the cast to fp32 (c), the complex multiply
+// (reads 4, writes 4; the views are free) and the cast back (c), 2c + 8; backward the same
+// three kernels in reverse, 2c + 8. At bf16: 20 bytes each way against 4.
+KernelSpec rope_kernel(const LayerShape& s, double elements, double e) {
+  if (s.complex_fp32_rope) {
+    const double bytes = 2.0 * fp32_cast_bytes(e) + 8.0;
+    return elementwise("rope", elements, 3.0, bytes, 3.0, bytes);
+  }
+  return elementwise("rope", elements, 3.0, 2.0 * e, 3.0, 2.0 * e);
 }
 
 // x + branch: reads two, writes one, one add per element. Backward: the residual gradient is
@@ -128,7 +171,7 @@ void add_mla_attention_kernels(const ModelSpec& m, const LayerShape& s,
   const std::int64_t d_qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
   const std::int64_t q_local = heads_local * d_qk;
   const std::int64_t v_local = heads_local * m.v_head_dim;
-  k.push_back(norm_kernel("attn_norm", m, t_res, e));
+  k.push_back(norm_kernel("attn_norm", m, s, t_res, e));
   // An RMSNorm over a latent of `width`: 4 FLOPs per element, reads x and writes y; backward
   // reads x and dy, writes dx.
   auto latent_norm = [&](std::string name, std::int64_t width) {
@@ -149,7 +192,7 @@ void add_mla_attention_kernels(const ModelSpec& m, const LayerShape& s,
   // RoPE on the queries' rotary part and the one shared rotary key: 3 FLOPs per element, read
   // and written.
   const std::int64_t rotary = heads_local * m.qk_rope_head_dim + m.qk_rope_head_dim;
-  k.push_back(elementwise("rope", d(tokens) * d(rotary), 3.0, 2.0 * e, 3.0, 2.0 * e));
+  k.push_back(rope_kernel(s, d(tokens) * d(rotary), e));
   // As the standard attention_core (layer_kernels), with 2 T S d_qk (QK^T) + 2 T S d_v (AV)
   // FLOPs per head, halved by the causal kernel; backward 2.5x forward. Bytes: Q and K of
   // d_qk, V and O of d_v per head (K and V expanded per head by kv_up), the fp32 log-sum-exp.
@@ -190,12 +233,20 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
   // Megatron replicates KV heads on every rank when tp exceeds their number.
   const std::int64_t kv_local = ceil_div(m.num_kv_heads, s.tp) * m.head_dim;
 
-  k.push_back(norm_kernel("attn_norm", m, t_res, e));
+  k.push_back(norm_kernel("attn_norm", m, s, t_res, e));
   k.push_back(te_gemm("qkv_proj", tokens, q_local + 2 * kv_local, m.hidden, s.element_bytes));
   if (m.position_embedding == PositionEmbedding::Rope) {
-    // RoPE (Su et al. 2021) on Q and K: x * cos + rotate(x) * sin, 3 FLOPs per element; reads
-    // and writes each element (the cos/sin tables are small and cached).
-    k.push_back(elementwise("rope", d(tokens) * d(q_local + kv_local), 3.0, 2.0 * e, 3.0, 2.0 * e));
+    k.push_back(rope_kernel(s, d(tokens) * d(q_local + kv_local), e));
+  }
+  if (s.gqa_repeat_kv && kv_local < q_local && !s.unfused_attention) {
+    // K and V copied to every local query head before the attention kernel (s.gqa_repeat_kv:
+    // torchtitan's repeat_kv of April 2024, `x[:, :, :, None, :].expand(...).reshape(...)`,
+    // a copy): per token reads 2 kv and writes 2 q elements; backward sums the copies' gradients
+    // back (reads 2 q, writes 2 kv; 2 (q - kv) additions). The attention kernel then reads the
+    // copies; its time is set by its FLOPs, not by those bytes.
+    const double bytes = 2.0 * (d(q_local) + d(kv_local)) * e;
+    k.push_back(elementwise("repeat_kv", d(tokens), 0.0, bytes,
+                            2.0 * (d(q_local) - d(kv_local)), bytes));
   }
   if (s.unfused_attention) {
     // Megatron-LM's unfused attention (megatron/model/transformer.py, ParallelAttention, e.g.
@@ -271,6 +322,23 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
   add_residual_kernels("attn", m, s, t_res, e, k);
 }
 
+// The activation between an MLP's up and down projections over `elements` outputs: SwiGLU
+// silu(gate) * up, 6 FLOPs per output; fused (Megatron-Core's bias_swiglu) it reads gate and up
+// and writes the product, backward reads gate, up and dy and writes dgate and dup. Eager
+// (s.eager_swiglu: torchtitan's FeedForward of April 2024, `self.w2(F.silu(self.w1(x)) *
+// self.w3(x))`): silu reads gate and writes its output, the multiply reads both and writes the
+// product, 5e; backward the multiply's two input gradients (reads 2, writes 1, each) and silu's
+// (reads gate and its gradient, writes 1), 9e. GELU (tanh form, Hendrycks & Gimpel 2016) about
+// 8 FLOPs, one kernel in every stack (reads x, writes y; backward reads x and dy, writes dx).
+KernelSpec activation_kernel(std::string name, const ModelSpec& m, const LayerShape& s,
+                             double elements, double e) {
+  if (m.activation == Activation::SwiGlu) {
+    if (s.eager_swiglu) return elementwise(std::move(name), elements, 6.0, 5.0 * e, 12.0, 9.0 * e);
+    return elementwise(std::move(name), elements, 6.0, 3.0 * e, 12.0, 5.0 * e);
+  }
+  return elementwise(std::move(name), elements, 8.0, 2.0 * e, 16.0, 3.0 * e);
+}
+
 // The dense MLP of a layer (mlp_norm ... mlp_residual_add), appended to `k`.
 void add_dense_mlp_kernels(const ModelSpec& m, const LayerShape& s, std::vector<KernelSpec>& k) {
   const std::int64_t tokens = local_tokens(s);
@@ -278,32 +346,15 @@ void add_dense_mlp_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
   const double t_res = residual_tokens(s);
   const std::int64_t f_local = ceil_div(m.ffn_hidden, s.tp);
   const bool gated = m.activation == Activation::SwiGlu;
-  k.push_back(norm_kernel("mlp_norm", m, t_res, e));
+  k.push_back(norm_kernel("mlp_norm", m, s, t_res, e));
   if (gated) {
     k.push_back(te_gemm("mlp_up_gate", tokens, 2 * f_local, m.hidden, s.element_bytes));
-    // silu(gate) * up: sigmoid (4), two multiplies: 6 FLOPs per output. Forward reads gate and
-    // up, writes the product; backward reads gate, up and dy, writes dgate and dup (a fused
-    // kernel such as Megatron-core's bias_swiglu).
-    k.push_back(elementwise("mlp_act", d(tokens) * d(f_local), 6.0, 3.0 * e, 12.0, 5.0 * e));
   } else {
     k.push_back(te_gemm("mlp_up", tokens, f_local, m.hidden, s.element_bytes));
-    // GELU, tanh form (Hendrycks & Gimpel 2016): about 8 FLOPs per element. Reads x, writes y;
-    // backward reads x and dy, writes dx.
-    k.push_back(elementwise("mlp_act", d(tokens) * d(f_local), 8.0, 2.0 * e, 16.0, 3.0 * e));
   }
+  k.push_back(activation_kernel("mlp_act", m, s, d(tokens) * d(f_local), e));
   k.push_back(te_gemm("mlp_down", tokens, m.hidden, f_local, s.element_bytes));
   add_residual_kernels("mlp", m, s, t_res, e, k);
-}
-
-// The activation between an MLP's up and down projections over `elements` outputs, as in the
-// dense MLP: SwiGLU silu(gate) * up, 6 FLOPs per output (reads gate and up, writes the
-// product; backward reads gate, up and dy, writes dgate and dup); GELU (tanh form, Hendrycks &
-// Gimpel 2016) about 8 FLOPs (reads x, writes y; backward reads x and dy, writes dx).
-KernelSpec activation_kernel(std::string name, const ModelSpec& m, double elements, double e) {
-  if (m.activation == Activation::SwiGlu) {
-    return elementwise(std::move(name), elements, 6.0, 3.0 * e, 12.0, 5.0 * e);
-  }
-  return elementwise(std::move(name), elements, 8.0, 2.0 * e, 16.0, 3.0 * e);
 }
 
 // A grouped GEMM (Megatron-Core's GroupedMLP, cutlass grouped GEMM): `groups` GEMMs of
@@ -339,7 +390,7 @@ void add_moe_kernels(const ModelSpec& m, const LayerShape& s, std::vector<Kernel
   const std::int64_t local_experts = m.num_experts / s.ep;
   const std::int64_t fe_local = ceil_div(m.expert_ffn_hidden, s.tp);
   const double imbalance = m.expert_load_imbalance;
-  k.push_back(norm_kernel("mlp_norm", m, t_res, e));
+  k.push_back(norm_kernel("mlp_norm", m, s, t_res, e));
   // The router, hidden x num_experts, replicated on TP ranks, over every token.
   k.push_back(gemm("moe_router", tokens, m.num_experts, m.hidden, s.element_bytes));
   // Softmax (or sigmoid) and top-k over the scores in fp32: about 5 FLOPs per score; reads the
@@ -355,7 +406,7 @@ void add_moe_kernels(const ModelSpec& m, const LayerShape& s, std::vector<Kernel
   // per expert (tokens x k x ep / num_experts) grow with it.
   KernelSpec up = grouped_gemm(gated ? "expert_up_gate" : "expert_up", local_experts, routed,
                                (gated ? 2 : 1) * fe_local, m.hidden, s.element_bytes);
-  KernelSpec act = activation_kernel("expert_act", m, d(routed) * d(fe_local), e);
+  KernelSpec act = activation_kernel("expert_act", m, s, d(routed) * d(fe_local), e);
   KernelSpec down =
       grouped_gemm("expert_down", local_experts, routed, m.hidden, fe_local, s.element_bytes);
   for (KernelSpec* x : {&up, &act, &down}) {
@@ -373,7 +424,7 @@ void add_moe_kernels(const ModelSpec& m, const LayerShape& s, std::vector<Kernel
         ceil_div(m.num_shared_experts * m.shared_expert_ffn_hidden, s.tp);
     k.push_back(te_gemm(gated ? "shared_expert_up_gate" : "shared_expert_up", tokens,
                         (gated ? 2 : 1) * fs_local, m.hidden, s.element_bytes));
-    k.push_back(activation_kernel("shared_expert_act", m, d(tokens) * d(fs_local), e));
+    k.push_back(activation_kernel("shared_expert_act", m, s, d(tokens) * d(fs_local), e));
     k.push_back(te_gemm("shared_expert_down", tokens, m.hidden, fs_local, s.element_bytes));
   }
   add_residual_kernels("mlp", m, s, t_res, e, k);
@@ -494,7 +545,7 @@ std::vector<KernelSpec> head_kernels(const ModelSpec& m, const LayerShape& s) {
   const double e = d(s.element_bytes);
   const std::int64_t vocab_local = ceil_div(m.vocab, s.tp);
   std::vector<KernelSpec> k;
-  k.push_back(norm_kernel("final_norm", m, residual_tokens(s), e));
+  k.push_back(norm_kernel("final_norm", m, s, residual_tokens(s), e));
   k.push_back(gemm("lm_head", tokens, vocab_local, m.hidden, s.element_bytes));
   // Megatron's vocab-parallel cross entropy (fp32): max, subtract, exp, sum, normalise: about
   // 5 FLOPs per logit; a fused kernel reads the logits and writes the fp32 softmax it keeps for
@@ -508,6 +559,16 @@ std::vector<KernelSpec> head_kernels(const ModelSpec& m, const LayerShape& s) {
     // logits' dtype (reads 4, writes e): 12 + e.
     k.push_back(
         elementwise("cross_entropy", d(tokens) * d(vocab_local), 5.0, e + 36.0, 2.0, 12.0 + e));
+  } else if (s.fp32_logits_cross_entropy) {
+    // torchtitan of April 2024: `self.output(h).float()` in the model, then F.cross_entropy
+    // (log_softmax, nll_loss) in train.py. Forward: the cast to fp32 (c = fp32_cast_bytes) and
+    // log_softmax (reads the fp32 logits, writes the fp32 log-probabilities it keeps for
+    // backward: 8, counting each pass over the row once; nll_loss reads one per row). Backward:
+    // nll_loss fills the fp32 gradient with zeros (writes 4), log_softmax reads it and its
+    // output and writes the logits' gradient (12), and the cast back (c): c + 8 and c + 16.
+    const double c = fp32_cast_bytes(e);
+    k.push_back(
+        elementwise("cross_entropy", d(tokens) * d(vocab_local), 5.0, c + 8.0, 2.0, c + 16.0));
   } else {
     k.push_back(
         elementwise("cross_entropy", d(tokens) * d(vocab_local), 5.0, e + 4.0, 2.0, 4.0 + e));

@@ -174,6 +174,15 @@ const std::vector<SourceProfile>& source_profiles() {
        .stack = "pytorch-2.3-fsdp",
        .convention = FlopConvention::Unstated,
        .style = kGpt2Style},
+      // torchtitan's 70B train configs ran its eager RMSNorm (norm_type "rmsnorm"), the 8B and
+      // 13B configs its Triton fused_rmsnorm (train_configs/*.toml at 1ea476e9f, the commit that
+      // published the performance table).
+      {.name = "torchtitan-2024",
+       .group_contains = "torchtitan",
+       .model_contains = "70B",
+       .stack = "torchtitan-fsdp2-rmsnorm",
+       .convention = FlopConvention::PalmWithEmbeddings,
+       .style = kLlama},
       {.name = "torchtitan-2024",
        .group_contains = "torchtitan",
        .stack = "torchtitan-fsdp2",
@@ -214,6 +223,7 @@ const SourceProfile* find_source(const PublishedRun& run) {
   for (const SourceProfile& s : source_profiles()) {
     if (!contains(run.source_group, s.group_contains)) continue;
     if (!s.framework_contains.empty() && !contains(run.framework, s.framework_contains)) continue;
+    if (!s.model_contains.empty() && !contains(run.model, s.model_contains)) continue;
     return &s;
   }
   return nullptr;

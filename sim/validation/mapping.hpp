@@ -26,11 +26,14 @@ struct ModelStyle {
 };
 
 // One entry of the source table. A row belongs to the first entry whose group_contains is in
-// its source_group and whose framework_contains (when not empty) is in its framework.
+// its source_group, whose framework_contains (when not empty) is in its framework and whose
+// model_contains (when not empty) is in its model. Entries may share a name: their rows are
+// one source in the reports.
 struct SourceProfile {
   std::string_view name{};  // short name in reports ("narayanan21-t1")
   std::string_view group_contains{};
   std::string_view framework_contains{};
+  std::string_view model_contains{};
   std::string_view stack{};  // built-in software-stack profile
   FlopConvention convention = FlopConvention::Unstated;
   ModelStyle style{};

@@ -143,6 +143,11 @@ class Builder {
                                .unfused_bias_dropout_add = s.stack.unfused_bias_dropout_add,
                                .ep = p_.ep,
                                .unfused_cross_entropy = s.stack.unfused_cross_entropy,
+                               .fp32_logits_cross_entropy = s.stack.fp32_logits_cross_entropy,
+                               .eager_fp32_rmsnorm = s.stack.eager_fp32_rmsnorm,
+                               .complex_fp32_rope = s.stack.complex_fp32_rope,
+                               .gqa_repeat_kv = s.stack.gqa_repeat_kv,
+                               .eager_swiglu = s.stack.eager_swiglu,
                                .op_level_selective = s.stack.op_level_selective};
     local_tokens_ = model::local_tokens(shape_);
     local_seq_ = s.training.seq_len / p_.cp;

@@ -249,6 +249,70 @@ TEST_CASE("kernels: Megatron's unfused cross entropy moves the fp32 logits op by
   REQUIRE(unfused.backward_flops.value() == fused.backward_flops.value());
 }
 
+TEST_CASE("kernels: torchtitan's eager kernels move the bytes of their ops", "[model]") {
+  // llama3-8b (hidden 4096, 32 heads, 8 KV heads of 128, ffn 14336, vocab 128256), one rank,
+  // 2 x 4096 = 8192 tokens, bf16 (e = 2; a cast to or from fp32 moves e + 4 = 6 bytes).
+  const auto m = io::load_model("llama3-8b");
+  LayerShape fused = paper_shape();
+  LayerShape eager = fused;
+  eager.eager_fp32_rmsnorm = true;
+  eager.complex_fp32_rope = true;
+  eager.gqa_repeat_kv = true;
+  eager.eager_swiglu = true;
+  eager.fp32_logits_cross_entropy = true;
+  const auto f = layer_kernels(m, fused);
+  const auto g = layer_kernels(m, eager);
+  const double tokens = 8192.0;
+
+  // RMSNorm over 4096 per token. Forward: cast 6, pow 8, mean 4, rsqrt multiply 8, cast back 6,
+  // weight multiply 4 = 36. Backward: the weight multiply's input gradient 2e = 4 and weight
+  // gradient (multiply 3e, reduce e) 8, cast 6, the rsqrt multiply's input gradient 8 and row
+  // gradient 12 + 4, mean 4, pow 8 + 12, the sum of the two fp32 gradients 12, cast 6 = 84.
+  // Fused: 4 and 6.
+  REQUIRE(find(g, "attn_norm").forward_bytes.value() == Approx(36.0 * tokens * 4096.0));
+  REQUIRE(find(g, "mlp_norm").backward_bytes.value() == Approx(84.0 * tokens * 4096.0));
+  REQUIRE(find(f, "attn_norm").forward_bytes.value() == Approx(4.0 * tokens * 4096.0));
+  REQUIRE(find(g, "attn_norm").forward_flops.value() == find(f, "attn_norm").forward_flops.value());
+
+  // RoPE on Q and K, 4096 + 1024 = 5120 per token: cast 6, complex multiply 8, cast back 6 = 20
+  // each way; fused 4.
+  REQUIRE(find(g, "rope").forward_bytes.value() == Approx(20.0 * tokens * 5120.0));
+  REQUIRE(find(g, "rope").backward_bytes.value() == Approx(20.0 * tokens * 5120.0));
+  REQUIRE(find(f, "rope").backward_bytes.value() == Approx(4.0 * tokens * 5120.0));
+
+  // repeat_kv: K and V (1024 each) read, copied to 4096 each: 2 x (1024 + 4096) x 2 = 20,480
+  // bytes per token each way; backward 2 x (4096 - 1024) = 6144 additions. Fused: no kernel.
+  REQUIRE(find(g, "repeat_kv").forward_bytes.value() == Approx(20480.0 * tokens));
+  REQUIRE(find(g, "repeat_kv").backward_bytes.value() == Approx(20480.0 * tokens));
+  REQUIRE(find(g, "repeat_kv").backward_flops.value() == Approx(6144.0 * tokens));
+  REQUIRE(std::none_of(f.begin(), f.end(), [](const auto& k) { return k.name == "repeat_kv"; }));
+  // Multi-head attention has nothing to copy.
+  const auto mha = layer_kernels(io::load_model("llama2-7b"), eager);
+  REQUIRE(
+      std::none_of(mha.begin(), mha.end(), [](const auto& k) { return k.name == "repeat_kv"; }));
+
+  // SwiGLU over 14336 per token: silu 2e, multiply 3e = 5e = 10; backward two multiply
+  // gradients 3e each and silu's 3e = 9e = 18. Fused: 3e and 5e.
+  REQUIRE(find(g, "mlp_act").forward_bytes.value() == Approx(10.0 * tokens * 14336.0));
+  REQUIRE(find(g, "mlp_act").backward_bytes.value() == Approx(18.0 * tokens * 14336.0));
+  REQUIRE(find(f, "mlp_act").forward_bytes.value() == Approx(6.0 * tokens * 14336.0));
+
+  // The loss over 128256 logits per token: the cast 6 and log_softmax's read and write 8 = 14;
+  // backward zero fill 4, log_softmax backward 12, cast back 6 = 22.
+  const double logits = tokens * 128256.0;
+  const auto ce = find(head_kernels(m, eager), "cross_entropy");
+  REQUIRE(ce.forward_bytes.value() == Approx(14.0 * logits));
+  REQUIRE(ce.backward_bytes.value() == Approx(22.0 * logits));
+
+  // In fp32 the casts are no-ops (x.float() returns x): RoPE 8 each way; the norm forward
+  // 8 + 4 + 8 + 2e = 28 and backward 6e + 60 = 84 with e = 4.
+  eager.element_bytes = 4;
+  const auto fp32 = layer_kernels(m, eager);
+  REQUIRE(find(fp32, "rope").forward_bytes.value() == Approx(8.0 * tokens * 5120.0));
+  REQUIRE(find(fp32, "attn_norm").forward_bytes.value() == Approx(28.0 * tokens * 4096.0));
+  REQUIRE(find(fp32, "attn_norm").backward_bytes.value() == Approx(84.0 * tokens * 4096.0));
+}
+
 TEST_CASE("kernels: a sliding window scales the attention core, both conventions", "[model]") {
   const auto m = io::load_model("mistral-7b");  // window 4096, q = 4096, kv = 1024
   auto full_model = m;

@@ -1,6 +1,8 @@
 // Software-stack profiles: loading (built-ins, files, errors) and what each parameter does to
 // the simulated iteration, on built-in hardware and models loaded the way `trainsim run` does.
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 #include <utility>
@@ -71,7 +73,7 @@ TEST_CASE("stack: every built-in loads and names itself", "[stack][io]") {
   const auto ids = io::builtin_stack_ids();
   REQUIRE(ids == std::vector<std::string>{"deepspeed-zero3-2021", "llm-foundry", "megatron-core",
                                           "megatron-lm", "megatron-lm-2019", "pytorch-2.3-fsdp",
-                                          "torchtitan-fsdp2"});
+                                          "torchtitan-fsdp2", "torchtitan-fsdp2-rmsnorm"});
   for (const auto& id : ids) REQUIRE(io::load_stack(id).id == id);
 }
 
@@ -358,6 +360,85 @@ TEST_CASE("stack: loss.cross_entropy is optional, checked and names its key", "[
                Catch::Contains("/loss/cross_entropy") && Catch::Contains("unfused"));
   REQUIRE_THAT(load_error(stack_json({{"loss", {{"label_smoothing", 0.1}}}})),
                Catch::Contains("label_smoothing") && Catch::Contains("unknown key"));
+}
+
+TEST_CASE("stack: the eager-kernel keys are optional, checked and name their key", "[stack][io]") {
+  const stack::StackSpec plain = io::stack_from_json(stack_json({}), "s.json", "");
+  REQUIRE_FALSE(plain.fp32_logits_cross_entropy);
+  REQUIRE_FALSE(plain.eager_fp32_rmsnorm);
+  REQUIRE_FALSE(plain.complex_fp32_rope);
+  REQUIRE_FALSE(plain.gqa_repeat_kv);
+  REQUIRE_FALSE(plain.eager_swiglu);
+  const stack::StackSpec eager = io::stack_from_json(
+      stack_json({{"loss", {{"cross_entropy", "fp32_logits"}}},
+                  {"norm", {{"rmsnorm", "eager_fp32"}}},
+                  {"rope", {{"kernel", "complex_fp32"}}},
+                  {"attention", {{"gqa", "repeat_kv"}}},
+                  {"mlp", {{"activation", "eager"}}}}),
+      "s.json", "");
+  REQUIRE(eager.fp32_logits_cross_entropy);
+  REQUIRE_FALSE(eager.unfused_cross_entropy);
+  REQUIRE(eager.eager_fp32_rmsnorm);
+  REQUIRE(eager.complex_fp32_rope);
+  REQUIRE(eager.gqa_repeat_kv);
+  REQUIRE(eager.eager_swiglu);
+  // torchtitan's code (the sources in stacks/torchtitan-fsdp2*.json): everything eager but the
+  // norm in torchtitan-fsdp2 (Triton fused_rmsnorm), the norm too in its -rmsnorm variant.
+  const stack::StackSpec titan = io::load_stack("torchtitan-fsdp2");
+  REQUIRE((titan.fp32_logits_cross_entropy && titan.complex_fp32_rope && titan.gqa_repeat_kv &&
+           titan.eager_swiglu && !titan.eager_fp32_rmsnorm));
+  REQUIRE(io::load_stack("torchtitan-fsdp2-rmsnorm").eager_fp32_rmsnorm);
+  REQUIRE_THAT(load_error(stack_json({{"norm", {{"rmsnorm", "eager"}}}})),
+               Catch::Contains("/norm/rmsnorm") && Catch::Contains("eager_fp32"));
+  REQUIRE_THAT(load_error(stack_json({{"norm", {{"layernorm", "eager_fp32"}}}})),
+               Catch::Contains("/norm") && Catch::Contains("layernorm") &&
+                   Catch::Contains("unknown key"));
+  REQUIRE_THAT(load_error(stack_json({{"rope", {{"kernel", "complex"}}}})),
+               Catch::Contains("/rope/kernel") && Catch::Contains("complex_fp32"));
+  REQUIRE_THAT(load_error(stack_json({{"attention", {{"gqa", "expand"}}}})),
+               Catch::Contains("/attention/gqa") && Catch::Contains("repeat_kv"));
+  REQUIRE_THAT(load_error(stack_json({{"mlp", {{"activation", "silu"}}}})),
+               Catch::Contains("/mlp/activation") && Catch::Contains("eager"));
+  REQUIRE_THAT(load_error(stack_json({{"loss", {{"cross_entropy", "fp32"}}}})),
+               Catch::Contains("/loss/cross_entropy") && Catch::Contains("fp32_logits"));
+}
+
+TEST_CASE("stack: extends merges a stack over its base, and a bad base is one error",
+          "[stack][io]") {
+  // Only what differs: the base's keys, this object's merged over them (JSON merge patch).
+  const stack::StackSpec child = io::stack_from_json(
+      nlohmann::json::parse(R"({"extends": "megatron-lm", "id": "megatron-lm-overlap",
+        "name": "Megatron-LM, overlapped TP", "tensor_parallel": {"overlap": true}})"),
+      "child.json", "");
+  const stack::StackSpec base = io::load_stack("megatron-lm");
+  REQUIRE(child.id == "megatron-lm-overlap");
+  REQUIRE(child.tp_overlap);
+  REQUIRE_FALSE(base.tp_overlap);
+  REQUIRE(child.unfused_attention == base.unfused_attention);
+  REQUIRE(child.unfused_cross_entropy == base.unfused_cross_entropy);
+  REQUIRE(child.attention_speed == base.attention_speed);
+  // The built-in variant is exactly its base but for the norm.
+  stack::StackSpec variant = io::load_stack("torchtitan-fsdp2-rmsnorm");
+  const stack::StackSpec titan = io::load_stack("torchtitan-fsdp2");
+  REQUIRE(variant.eager_fp32_rmsnorm != titan.eager_fp32_rmsnorm);
+  REQUIRE(variant.elementwise_traffic == titan.elementwise_traffic);
+  REQUIRE(variant.op_level_selective == titan.op_level_selective);
+  REQUIRE(variant.fsdp_forward_prefetch == titan.fsdp_forward_prefetch);
+
+  REQUIRE_THAT(load_error(nlohmann::json::parse(R"({"extends": "megatron-lmm"})")),
+               Catch::Contains("s.json") && Catch::Contains("/extends") &&
+                   Catch::Contains("megatron-lm"));
+  REQUIRE_THAT(load_error(nlohmann::json::parse(R"({"extends": 3})")),
+               Catch::Contains("/extends") && Catch::Contains("built-in stack"));
+  // A file that extends itself: the chain is cut with one error, not a stack overflow.
+  const std::string path = "stack_extends_itself.json";
+  {
+    std::ofstream f(path);
+    f << R"({"extends": "stack_extends_itself.json"})";
+  }
+  REQUIRE_THAT(load_error(nlohmann::json::parse(R"({"extends": "stack_extends_itself.json"})")),
+               Catch::Contains("/extends") && Catch::Contains("extend itself"));
+  std::remove(path.c_str());
 }
 
 TEST_CASE("stack: without overlap_grad_reduce the gradients are reduced once, after backward",

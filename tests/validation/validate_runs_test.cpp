@@ -145,6 +145,21 @@ TEST_CASE("validate: torchtitan Llama 3 8B row maps to a SwiGLU, RoPE, GQA model
   CHECK(m.measured == 2973.0);
 }
 
+TEST_CASE("validate: torchtitan's 70B rows run its eager RMSNorm, the others its fused one",
+          "[validation]") {
+  // train_configs at torchtitan 1ea476e9f (the commit that published the table): llama2_70b
+  // and llama3_70b set norm_type "rmsnorm", llama3_8b and llama2_13b "fused_rmsnorm".
+  for (const char* id : {"torchtitan-2024-a100-llama3-70b-64gpu-full",
+                         "torchtitan-2024-a100-llama2-70b-64gpu-lbs1-selective-op",
+                         "torchtitan-2024-a100-llama2-70b-64gpu-lbs2-full"}) {
+    const Mapping m = mapped(row(id));
+    CHECK(m.base["stack"] == "torchtitan-fsdp2-rmsnorm");
+    CHECK(m.source->name == "torchtitan-2024");
+  }
+  CHECK(mapped(row("torchtitan-2024-a100-llama2-13b-64gpu-lbs2-none")).base["stack"] ==
+        "torchtitan-fsdp2");
+}
+
 TEST_CASE("validate: A100 40GB rows get the 40 GiB inline profile", "[validation]") {
   // foundry-a100-40g-mpt-1b-s2048-g8-mb8: "A100 (40GB)", memory_gb 40.
   const Mapping m = mapped(row("foundry-a100-40g-mpt-1b-s2048-g8-mb8"));

@@ -99,6 +99,16 @@ struct LayerShape {
   // Megatron's vocab-parallel cross entropy as separate ops over fp32 logits (stack
   // loss.cross_entropy "unfused"); false: one fused kernel.
   bool unfused_cross_entropy = false;
+  // Eager PyTorch kernels priced op by op (stack keys of the same names, docs/stacks.md):
+  // torchtitan's fp32 logits and F.cross_entropy (loss.cross_entropy "fp32_logits"), RMSNorm in
+  // fp32 op by op (norm.rmsnorm "eager_fp32"), complex fp32 RoPE (rope.kernel "complex_fp32"),
+  // K and V copied to every query head (attention.gqa "repeat_kv"), SwiGLU as silu then
+  // multiply (mlp.activation "eager").
+  bool fp32_logits_cross_entropy = false;
+  bool eager_fp32_rmsnorm = false;
+  bool complex_fp32_rope = false;
+  bool gqa_repeat_kv = false;
+  bool eager_swiglu = false;
   // Selective recomputation as torchtitan's op-level activation checkpointing (stack
   // recompute.selective "op"; apply_op_level_selective); false: Megatron's attention core.
   bool op_level_selective = false;

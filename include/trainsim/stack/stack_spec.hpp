@@ -167,6 +167,35 @@ struct StackSpec {
   // and the cast back), each through HBM. Optional "loss": {"cross_entropy": "unfused"};
   // default "fused" (one kernel reads the logits and writes the fp32 softmax).
   bool unfused_cross_entropy = false;
+  // The LM loss as torchtitan's code of 2024 computes it: `self.output(h).float()` in the
+  // model, then F.cross_entropy (log_softmax and nll_loss) over the fp32 logits. Optional
+  // "loss": {"cross_entropy": "fp32_logits"}.
+  bool fp32_logits_cross_entropy = false;
+
+  // RMSNorm run op by op in fp32 as eager PyTorch code writes it (torchtitan's norm_type
+  // "rmsnorm", Hugging Face's LlamaRMSNorm): the cast to fp32, pow, mean, multiply by rsqrt, the
+  // cast back and the weight multiply, each through HBM. Optional "norm": {"rmsnorm":
+  // "eager_fp32"}; default "fused" (one kernel, as Apex, Transformer Engine or torchtitan's
+  // Triton fused_rmsnorm run it). LayerNorm is one kernel (nn.LayerNorm) in every stack.
+  bool eager_fp32_rmsnorm = false;
+
+  // Rotary embeddings as Meta's Llama reference code and torchtitan compute them: Q and K cast
+  // to fp32, viewed as complex numbers, multiplied by the complex frequencies, cast back.
+  // Optional "rope": {"kernel": "complex_fp32"}; default "fused" (one kernel reads and writes
+  // each element: Transformer Engine, Apex fused RoPE).
+  bool complex_fp32_rope = false;
+
+  // Grouped-query attention with K and V expanded to every query head before the attention
+  // kernel (torchtitan's and Meta's `repeat_kv`: expand, then reshape, a copy); default
+  // "native" (the kernel reads the shared K and V heads). Optional "attention": {"gqa":
+  // "repeat_kv"}.
+  bool gqa_repeat_kv = false;
+
+  // The SwiGLU activation as two eager ops, `F.silu(w1(x)) * w3(x)` (torchtitan's FeedForward):
+  // silu writes its output, the multiply reads it back; backward three kernels. Optional "mlp":
+  // {"activation": "eager"}; default "fused" (Megatron-Core's bias_swiglu, one kernel). GELU is
+  // one kernel either way.
+  bool eager_swiglu = false;
 
   // What selective recomputation recomputes: Megatron-LM's policy, the attention core
   // (Korthikanti et al. 2022 §5), or torchtitan's op-level activation checkpointing (every op
