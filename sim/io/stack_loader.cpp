@@ -107,6 +107,21 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
                                                  describe_json(fsdp.raw("host_cost_per_rank")));
     }
   }
+  if (fsdp.has("staging_passes")) {
+    ObjectReader passes = fsdp.object("staging_passes");
+    // At most 16 passes of the call's bytes: a copy is 2, a fill 1.
+    const auto count = [&passes](const char* key) {
+      const double v = passes.number_or(key, 0.0);
+      if (!(v >= 0.0 && v <= 16.0)) {
+        throw passes.error(key, "expected HBM passes over the call's bytes from 0 to 16, got " +
+                                    describe_json(passes.raw(key)));
+      }
+      return v;
+    };
+    s.fsdp_staging_passes_gather = count("all_gather");
+    s.fsdp_staging_passes_reduce = count("reduce_scatter");
+    passes.finish();
+  }
   fsdp.finish();
 
   ObjectReader tp = r.object("tensor_parallel");

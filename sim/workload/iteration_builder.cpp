@@ -430,10 +430,17 @@ class Builder {
            s_.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter;
   }
 
-  // Host time before an FSDP collective over `shape`: the stack's cost per rank times its ranks
-  // (list-form collectives loop over the ranks on the host).
-  Seconds fsdp_host_cost(const parallel::GroupShape& shape) const {
-    return s_.stack.fsdp_host_cost_per_rank * static_cast<double>(shape.ranks);
+  // Time an FSDP collective over `shape` of `bytes` (unsharded) spends beside NCCL's: the
+  // stack's host cost per rank times its ranks (list-form collectives loop over the ranks on
+  // the host), and its staging copies, `passes` over the bytes at the profile's HBM bandwidth.
+  Seconds fsdp_extra(const parallel::GroupShape& shape, Bytes bytes, double passes) const {
+    Seconds t = s_.stack.fsdp_host_cost_per_rank * static_cast<double>(shape.ranks);
+    if (passes > 0.0) {
+      // Bandwidth time only: the copies' launches are host work (the cost per rank above).
+      const hardware::GpuSpec& gpu = s_.hardware.gpu;
+      t = t + (bytes * passes) / (gpu.hbm_bandwidth * gpu.memory_efficiency);
+    }
+    return t;
   }
 
   // Bytes per gradient element in DP reductions: the stack's gradient_reduce_dtype, or the
@@ -449,8 +456,8 @@ class Builder {
   // Stages are built one after another, so only the current stage's calls can match: a short
   // list searched linearly, cheaper than a map keyed by strings for the tens of thousands of
   // communication ops of a large pipeline.
-  // `host`: host time before the call starts (the stack's list-form collectives), added to its
-  // time.
+  // `host`: time the call spends beside NCCL's (the stack's host cost and staging copies around
+  // list-form collectives, fsdp_extra), added to its time.
   std::int32_t collective(std::int64_t stage, Op op, const char* group,
                           const parallel::GroupShape& shape, Bytes bytes, double repeat = 1.0,
                           Seconds host = Seconds(0.0)) {
@@ -753,8 +760,9 @@ class Builder {
                    OpId issue_after, bool backward, StateGroup group = StateGroup::Dense) {
     if (state_group(group).ranks <= 1) return kNone;
     info.backward = backward;
-    const auto call = collective(stage, Op::AllGather, shard_name(group), state_group(group), bytes,
-                                 1.0, fsdp_host_cost(state_group(group)));
+    const auto call =
+        collective(stage, Op::AllGather, shard_name(group), state_group(group), bytes, 1.0,
+                   fsdp_extra(state_group(group), bytes, s_.stack.fsdp_staging_passes_gather));
     const OpId id = comm(st.dp, call, backward ? "fsdp_all_gather_bwd" : "fsdp_all_gather", info);
     dep(issue_after, id);
     return id;
@@ -772,8 +780,9 @@ class Builder {
       case Sharding::HybridShard: {
         // FSDP reduce-scatters gradients after every backward of a unit (no no_sync).
         if (shape.ranks > 1) {
-          const auto call = collective(stage, Op::ReduceScatter, shard_name(group), shape, bytes,
-                                       1.0, fsdp_host_cost(shape));
+          const auto call =
+              collective(stage, Op::ReduceScatter, shard_name(group), shape, bytes, 1.0,
+                         fsdp_extra(shape, bytes, s_.stack.fsdp_staging_passes_reduce));
           id = comm(st.dp, call, "fsdp_reduce_scatter", info);
           dep(after, id);
         }

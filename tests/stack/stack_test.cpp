@@ -659,6 +659,42 @@ TEST_CASE("stack: host_cost_per_rank adds its cost times the ranks to each FSDP 
   REQUIRE(slow.iteration_time > base.iteration_time);
 }
 
+TEST_CASE("stack: staging_passes add their HBM passes over each FSDP call's bytes",
+          "[stack][workload]") {
+  // h100-dgx: 3.35 TB/s at memory efficiency 0.88 (hardware_profiles/h100-dgx.json). A gather
+  // of B bytes takes 3 B / (3.35e12 x 0.88) longer with 3 passes, a ReduceScatter 4 B / (...)
+  // with 4; nothing else changes.
+  nlohmann::json fsdp{{"forward_prefetch", 2}, {"backward_prefetch", "backward_pre"}};
+  const report::Report base = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}})).report;
+  fsdp["staging_passes"] = {{"all_gather", 3}, {"reduce_scatter", 4}};
+  const report::Report slow = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}})).report;
+  REQUIRE(slow.collectives.size() == base.collectives.size());
+  const double bandwidth = 3.35e12 * 0.88;
+  std::size_t staged = 0;
+  for (std::size_t i = 0; i < base.collectives.size(); ++i) {
+    const auto& b = base.collectives[i];
+    const auto& s = slow.collectives[i];
+    REQUIRE(s.bytes.value() == b.bytes.value());
+    const bool shard = b.group == "shard";
+    const double passes = !shard                      ? 0.0
+                          : b.op == "all_gather"      ? 3.0
+                          : b.op == "reduce_scatter" ? 4.0
+                                                      : 0.0;
+    if (passes > 0.0) ++staged;
+    REQUIRE(s.time.value() ==
+            Approx(b.time.value() + passes * b.bytes.value() / bandwidth).epsilon(1e-12));
+  }
+  REQUIRE(staged >= 2);
+  REQUIRE(slow.iteration_time > base.iteration_time);
+  // Checked and named: at most 16 passes, only the two collectives.
+  fsdp["staging_passes"] = {{"all_gather", 17}};
+  REQUIRE_THAT(load_error(stack_json({{"fsdp", fsdp}})),
+               Catch::Contains("/fsdp/staging_passes/all_gather") && Catch::Contains("16"));
+  fsdp["staging_passes"] = {{"all_reduce", 2}};
+  REQUIRE_THAT(load_error(stack_json({{"fsdp", fsdp}})),
+               Catch::Contains("all_reduce") && Catch::Contains("unknown key"));
+}
+
 TEST_CASE("stack: a blocking fetch overlaps no FSDP AllGather with compute", "[stack][workload]") {
   // blocking_fetch: each gather waits for every kernel issued before it and the compute after
   // it waits for the gather, so no compute kernel runs while an FSDP AllGather does. Without it

@@ -130,6 +130,14 @@ struct StackSpec {
   // (c10d stages them through a flat buffer). Added to the call's time on the DP stream.
   // Default 0 (the flat-tensor _base collectives of PyTorch FSDP).
   Seconds fsdp_host_cost_per_rank;
+  // HBM passes over each FSDP call's full (unsharded) bytes that the framework's staging copies
+  // make around the collective: DeepSpeed 2021 zero-fills the gathered tensor and c10d's
+  // list-form all_gather copies its flat output into the per-rank views (3 passes); the
+  // gradient is divided in place and c10d copies the list into a flat input (4). Priced at the
+  // profile's HBM bandwidth and added to the call's time. Optional "fsdp": {"staging_passes":
+  // {"all_gather": 3, "reduce_scatter": 4}}; default 0 (the collective works in place).
+  double fsdp_staging_passes_gather = 0.0;
+  double fsdp_staging_passes_reduce = 0.0;
 
   // Tensor-parallel collectives run beside the GEMM they feed or drain (Transformer Engine's
   // userbuffers overlap, PyTorch async TP) instead of blocking it (Megatron-LM's default).
