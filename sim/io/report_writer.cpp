@@ -114,7 +114,11 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
       << ", sharding " << parallel::to_string(p.sharding) << ", schedule "
       << parallel::to_string(p.schedule)
       << (p.virtual_stages > 1 ? " x" + std::to_string(p.virtual_stages) : "") << ", recompute "
-      << parallel::to_string(p.recompute) << (p.sequence_parallel ? ", sp" : "") << "\n"
+      << parallel::to_string(p.recompute)
+      << (p.recompute_layers > 0
+              ? " (" + std::to_string(p.recompute_layers) + " layers per chunk)"
+              : std::string())
+      << (p.sequence_parallel ? ", sp" : "") << "\n"
       << "training     seq " << s.training.seq_len << ", global batch " << s.training.global_batch
       << ", micro-batch " << s.training.micro_batch << " (" << s.num_microbatches()
       << " per step), " << parallel::to_string(s.training.precision) << "\n\n";

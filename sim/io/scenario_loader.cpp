@@ -161,6 +161,9 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
     p.sharding = pick<Sharding>(par.choice_or("sharding", kShardings, "none"), kShardings);
     p.shard_group = degree("shard_group", 0, parallel::kMaxGpus);
     p.recompute = pick<Recompute>(par.choice_or("recompute", kRecomputes, "none"), kRecomputes);
+    if (par.has("recompute_layers")) {
+      p.recompute_layers = par.integer("recompute_layers", 1, model::kMaxLayers);
+    }
     par.finish();
   } else {
     p.sharding = Sharding::None;
@@ -217,7 +220,8 @@ const std::vector<std::string>& scenario_paths() {
                                                  "parallel.virtual_stages",
                                                  "parallel.sharding",
                                                  "parallel.shard_group",
-                                                 "parallel.recompute"};
+                                                 "parallel.recompute",
+                                                 "parallel.recompute_layers"};
   return paths;
 }
 
@@ -280,6 +284,8 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
                              {"sharding", parallel::to_string(p.sharding)},
                              {"recompute", parallel::to_string(p.recompute)}};
   if (p.sharding == Sharding::HybridShard) parallel["shard_group"] = parallel::hybrid_shard_size(s);
+  // Only a partial recomputation carries recompute_layers, so other reports keep their keys.
+  if (p.recompute_layers > 0) parallel["recompute_layers"] = p.recompute_layers;
   // Only MoE scenarios carry ep, so a dense scenario's report keeps its keys.
   if (model::is_moe(s.model)) parallel["ep"] = p.ep;
   return nlohmann::json{{"hardware", s.hardware_name},

@@ -92,6 +92,21 @@ std::vector<Problem> validate(const Scenario& s) {
                                 " exceeds the model's " + str(m.num_layers) +
                                 " layers; expected at most one chunk per layer");
   }
+  if (p.recompute_layers > 0 && p.recompute != Recompute::Full) {
+    problem("/parallel/recompute_layers",
+            "recompute_layers " + str(p.recompute_layers) +
+                " applies only with recompute \"full\"; expected recompute \"full\" or no "
+                "recompute_layers");
+  } else if (p.recompute_layers > 0 && p.pp * p.virtual_stages <= m.num_layers) {
+    // The largest model chunk: layers / chunks, rounded up (the first chunks take the rest).
+    const std::int64_t chunks = p.pp * p.virtual_stages;
+    const std::int64_t largest = (m.num_layers + chunks - 1) / chunks;
+    if (p.recompute_layers > largest) {
+      problem("/parallel/recompute_layers",
+              "recompute_layers " + str(p.recompute_layers) + " exceeds the " + str(largest) +
+                  " layers of a model chunk; expected at most " + str(largest));
+    }
+  }
   if (p.virtual_stages > 1 && p.schedule != PipelineSchedule::Interleaved) {
     problem("/parallel/virtual_stages",
             "virtual_stages " + str(p.virtual_stages) +

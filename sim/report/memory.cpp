@@ -59,6 +59,35 @@ std::int64_t moe_layers_in_stage(const parallel::Scenario& s, std::int64_t stage
   return count;
 }
 
+// Layers of pipeline stage `stage` that keep all their activations under a partial full
+// recomputation (ParallelPlan::recompute_layers: the first recompute_layers layers of each
+// model chunk are recomputed, the rest are not), dense and MoE apart, under the same assignment
+// as moe_layers_in_stage. None when every layer or no layer is recomputed whole.
+struct KeptLayers {
+  std::int64_t dense = 0;
+  std::int64_t moe = 0;
+};
+KeptLayers kept_layers_in_stage(const parallel::Scenario& s, std::int64_t stage) {
+  KeptLayers out;
+  const parallel::ParallelPlan& p = s.parallel;
+  if (p.recompute != Recompute::Full || p.recompute_layers == 0) return out;
+  const model::ModelSpec& m = s.model;
+  const std::int64_t chunks = p.pp * p.virtual_stages;
+  const std::int64_t base = m.num_layers / chunks;
+  const std::int64_t extra = m.num_layers % chunks;
+  for (std::int64_t c = 0; c < p.virtual_stages; ++c) {
+    const std::int64_t vs = c * p.pp + stage;
+    const std::int64_t first = vs * base + std::min(vs, extra);
+    const std::int64_t end = first + base + (vs < extra ? 1 : 0);
+    const std::int64_t kept_first = std::min(end, first + p.recompute_layers);
+    const std::int64_t moe =
+        std::max<std::int64_t>(0, end - std::max(kept_first, m.num_dense_layers));
+    out.moe += model::is_moe(m) ? moe : 0;
+    out.dense += (end - kept_first) - (model::is_moe(m) ? moe : 0);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::int64_t element_bytes(hardware::Dtype precision) {
@@ -309,6 +338,17 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
         activation_bytes_per_moe_layer(m, shape, plan.recompute, act).value();
     activations = (per_layer * d(num_layers - moe_layers) + per_moe_layer * d(moe_layers)) *
                   in_flight_microbatches(s, stage);
+  }
+  // A partial full recomputation: the layers it does not recompute keep all their activations.
+  const KeptLayers kept = kept_layers_in_stage(s, stage);
+  if (kept.dense > 0) {
+    const double none = activation_bytes_per_layer(m, shape, Recompute::None, act).value();
+    activations += (none - per_layer) * d(kept.dense) * in_flight_microbatches(s, stage);
+  }
+  if (kept.moe > 0) {
+    const double none = activation_bytes_per_moe_layer(m, shape, Recompute::None, act).value();
+    const double full = activation_bytes_per_moe_layer(m, shape, plan.recompute, act).value();
+    activations += (none - full) * d(kept.moe) * in_flight_microbatches(s, stage);
   }
   if (plan.recompute == Recompute::Full && num_layers > 0) {
     // The layer whose forward is recomputed holds its full activations during its backward.

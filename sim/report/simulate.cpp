@@ -47,7 +47,17 @@ double recompute_ratio(const parallel::Scenario& s) {
                               : model::selective_recompute_flops(layer);
   const Flops model_flops = model::model_flops_per_token(s.model, s.training.seq_len) *
                             static_cast<double>(s.training.seq_len);
-  return per_layer.value() * static_cast<double>(s.model.num_layers) / model_flops.value();
+  // Layers recomputed: all, or each model chunk's first recompute_layers (chunks of
+  // layers / chunks layers, the first layers % chunks of them one more).
+  std::int64_t layers = s.model.num_layers;
+  if (s.parallel.recompute == parallel::Recompute::Full && s.parallel.recompute_layers > 0) {
+    const std::int64_t chunks = s.parallel.pp * s.parallel.virtual_stages;
+    const std::int64_t base = s.model.num_layers / chunks;
+    const std::int64_t extra = s.model.num_layers % chunks;
+    const std::int64_t n = s.parallel.recompute_layers;
+    layers = extra * std::min(n, base + 1) + (chunks - extra) * std::min(n, base);
+  }
+  return per_layer.value() * static_cast<double>(layers) / model_flops.value();
 }
 
 // What the report is derived from: the makespan, the activity of every stage over the whole

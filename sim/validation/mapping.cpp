@@ -546,11 +546,26 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     return std::nullopt;
   }
 
-  if (run.recompute) {
+  const bool layer_level = run.recompute && contains(lower(*run.recompute), "selective") &&
+                           contains(lower(*run.recompute), "layer");
+  if (layer_level) {
+    // torchtitan's layer-level selective checkpointing (parallelize_llama.py at 1ea476e9f,
+    // checkpoint_wrapper: selective_ac_option a positive int x checkpoints every x-th
+    // TransformerBlock whole, `_count % every_x_layer == 0`, and keeps the others' activations).
+    m.recomputes = {Recompute::Full};
+    m.assumptions.push_back(
+        "recompute '" + *run.recompute +
+        "': torchtitan's selective_ac_option 2, every second layer recomputed whole (its "
+        "config's example; the source states no value), as recompute full with "
+        "recompute_layers " +
+        str(run.layers.value_or(0) / 2) +
+        " (the first half of each model chunk's layers: the same count)");
+  } else if (run.recompute) {
     const auto r = parse_recompute(*run.recompute);
     if (!r) {
       reason = "activation recompute '" + *run.recompute +
-               "' is not modelled (trainsim recomputes all layers or none: none, selective, full)";
+               "' is not modelled (trainsim recomputes all layers or none: none, selective, "
+               "full; or full for each chunk's first layers)";
       return std::nullopt;
     }
     m.recomputes = {*r};
@@ -681,6 +696,9 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
                         {"sequence_parallel", sequence_parallel},
                         {"sharding", parallel::to_string(sharding)}};
   if (moe) m.base["parallel"]["ep"] = *run.ep;
+  if (layer_level) {
+    m.base["parallel"]["recompute_layers"] = std::max<std::int64_t>(1, *run.layers / 2);
+  }
   return m;
 }
 

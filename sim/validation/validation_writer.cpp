@@ -81,7 +81,7 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
 
 nlohmann::json plan_json(const parallel::Scenario& s) {
   const parallel::ParallelPlan& p = s.parallel;
-  return {{"gpus", s.gpus},
+  nlohmann::json plan = {{"gpus", s.gpus},
           {"tp", p.tp},
           {"pp", p.pp},
           {"cp", p.cp},
@@ -94,6 +94,8 @@ nlohmann::json plan_json(const parallel::Scenario& s) {
           {"sharding", parallel::to_string(p.sharding)},
           {"recompute", parallel::to_string(p.recompute)},
           {"precision", parallel::to_string(s.training.precision)}};
+  if (p.recompute_layers > 0) plan["recompute_layers"] = p.recompute_layers;
+  return plan;
 }
 
 nlohmann::json summary_json(const Summary& s) {

@@ -171,9 +171,10 @@ class Builder {
         const auto vs = static_cast<std::size_t>(virtual_stage(stage, chunk));
         const std::int64_t first = chunk_first_layer_[vs];
         for (std::int64_t l = first; l < first + chunk_layers_[vs]; ++l) {
+          const bool whole = parallel::recomputes_whole_layer(p_, l - first);
           for (const TimedKernel& k : kernels_of(l).kernels) {
             per_microbatch += k.fwd.value() + k.bwd.value();
-            if (p_.recompute == parallel::Recompute::Full) per_microbatch += k.fwd.value();
+            if (whole) per_microbatch += k.fwd.value();
           }
           if (p_.recompute == parallel::Recompute::Selective) {
             for (const TimedKernel& k : kernels_of(l).recomputed) per_microbatch += k.fwd.value();
@@ -941,7 +942,7 @@ class Builder {
             // BACKWARD_PRE prefetch: the next layer's gather is issued as this one starts.
             pending_gather = gather_layer(stage, st, next, prev_layer_end, true);
           }
-          if (p_.recompute == parallel::Recompute::Full) {
+          if (parallel::recomputes_whole_layer(p_, l - l0)) {
             const OpId recomputed = layer_forward(stage, st, info, wait, true);
             wait = kNone;
             if (resharded && s_.stack.fsdp_recompute_gather == stack::RecomputeGather::Separate) {

@@ -6,11 +6,11 @@ set(TRAINSIM_RUNS ${PROJECT_SOURCE_DIR}/validation/published_runs.json)
 add_test(NAME cli.validate.table COMMAND trainsim validate --source Korthikanti --jobs 2)
 set_tests_properties(cli.validate.table PROPERTIES PASS_REGULAR_EXPRESSION
   "korthikanti22-22B-selective-sp +korthikanti22 +iteration time +[0-9.]+ s +1.100 s +[-+][0-9.]+%.*\noverall +10 +0 +[0-9.]+% +[-+][0-9.]+%\n$")
-# JSON (keys sorted): 6 torchtitan rows compared; the two with layer-level checkpointing are
-# skipped with the reason.
+# JSON (keys sorted): all 8 torchtitan rows compared, none skipped; a layer-level checkpointing
+# row runs recompute full on half the layers, its plan saying so.
 add_test(NAME cli.validate.json COMMAND trainsim validate --source torchtitan --format json)
 set_tests_properties(cli.validate.json PROPERTIES PASS_REGULAR_EXPRESSION
-  "\"overall\": {[^}]*\"compared\": 6,[^}]*\"skipped\": 2.*\"reason\": \"activation recompute 'selective \\(layer\\)' is not modelled")
+  "\"overall\": {[^}]*\"compared\": 8,[^}]*\"skipped\": 0.*\"id\": \"torchtitan-2024-a100-llama3-8b-64gpu-selective-layer\",[^}]*\"recompute\": \"full\",[^}]*\"recompute_layers\": 16,")
 # CSV: header, rows, per-source and overall lines.
 add_test(NAME cli.validate.csv COMMAND trainsim validate --source Shoeybi --format csv)
 set_tests_properties(cli.validate.csv PROPERTIES PASS_REGULAR_EXPRESSION

@@ -242,6 +242,37 @@ TEST_CASE("memory: recomputation and parallelism shrink activations; 70B DDP doe
   REQUIRE_FALSE(memory_per_gpu(big, 0).fits);
 }
 
+TEST_CASE("memory: a partial full recomputation keeps the other layers' activations",
+          "[report][memory]") {
+  // llama2-7b (32 layers) on one stage, one micro-batch in flight: recompute_layers N keeps
+  // the full activations (recompute none) of 32 - N layers and the input of N, plus the one
+  // layer being recomputed during backward: activations(N) = activations(full) + (32 - N) x
+  // (per-layer none - per-layer full), the head's and the working layer's unchanged.
+  auto s = paper_scenario(64);
+  s.parallel.recompute = Recompute::Full;
+  const double full = memory_per_gpu(s, 0).activations.value();
+  const auto shape = model::LayerShape{.micro_batch = 2, .seq_len = 4096};
+  const double none_layer = activation_bytes_per_layer(s.model, shape, Recompute::None).value();
+  const double full_layer = activation_bytes_per_layer(s.model, shape, Recompute::Full).value();
+  for (const std::int64_t n : {1, 16, 31}) {
+    s.parallel.recompute_layers = n;
+    const double partial = memory_per_gpu(s, 0).activations.value();
+    REQUIRE(partial == Approx(full + static_cast<double>(32 - n) * (none_layer - full_layer))
+                           .epsilon(1e-12));
+  }
+  // All 32 layers: the same as recompute full.
+  s.parallel.recompute_layers = 32;
+  REQUIRE(memory_per_gpu(s, 0).activations.value() == Approx(full).epsilon(1e-15));
+  // With 4 pipeline stages of 8 layers, 3 per chunk: 5 layers of each stage keep theirs.
+  s.parallel.pp = 4;
+  s.parallel.dp = 16;
+  s.parallel.recompute_layers = 0;
+  const double full4 = memory_per_gpu(s, 3).activations.value();
+  s.parallel.recompute_layers = 3;
+  REQUIRE(memory_per_gpu(s, 3).activations.value() ==
+          Approx(full4 + 5.0 * (none_layer - full_layer)).epsilon(1e-12));
+}
+
 TEST_CASE("memory: usable memory takes the CUDA context, NCCL, workspace, headroom, fragmentation",
           "[report][memory]") {
   auto s = paper_scenario(128);  // 80 GiB; the spec defaults: 512 MiB context, 256 MiB NCCL,

@@ -145,6 +145,20 @@ TEST_CASE("validate: torchtitan Llama 3 8B row maps to a SwiGLU, RoPE, GQA model
   CHECK(m.measured == 2973.0);
 }
 
+TEST_CASE("validate: torchtitan's layer-level checkpointing is full recompute of half the layers",
+          "[validation]") {
+  // "selective (layer)": torchtitan's selective_ac_option 2 checkpoints every second block
+  // whole; Llama 3 8B has 32 layers, so 16 are recomputed (recompute_layers 16 of one chunk).
+  const Mapping m = mapped(row("torchtitan-2024-a100-llama3-8b-64gpu-selective-layer"));
+  CHECK(m.recomputes == std::vector<parallel::Recompute>{parallel::Recompute::Full});
+  CHECK(m.base["parallel"]["recompute_layers"] == 16);
+  CHECK(std::any_of(m.assumptions.begin(), m.assumptions.end(), [](const std::string& a) {
+    return a.find("selective_ac_option 2") != std::string::npos;
+  }));
+  CHECK(mapped(row("torchtitan-2024-a100-llama2-13b-64gpu-lbs2-selective-layer"))
+            .base["parallel"]["recompute_layers"] == 20);
+}
+
 TEST_CASE("validate: torchtitan's 70B rows run its eager RMSNorm, the others its fused one",
           "[validation]") {
   // train_configs at torchtitan 1ea476e9f (the commit that published the table): llama2_70b
@@ -240,8 +254,6 @@ TEST_CASE("validate: free-text fields", "[validation]") {
 
 TEST_CASE("validate: rows that cannot be mapped are skipped with the reason", "[validation]") {
   CHECK_THAT(skip_reason(row("gptneox20b-96gpu")), Contains("in parallel"));
-  CHECK_THAT(skip_reason(row("torchtitan-2024-a100-llama3-8b-64gpu-selective-layer")),
-             Contains("'selective (layer)' is not modelled"));
   CHECK_THAT(skip_reason(row("opt175b-992gpu")),
              Contains("not stated by the source: vocab, global_batch_sequences, tp, pp, dp"));
   PublishedRun run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");

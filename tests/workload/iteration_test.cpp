@@ -8,6 +8,7 @@
 #include "sim/io/scenario_loader.hpp"
 #include "tests/paper_scenario.hpp"
 #include "trainsim/collective/collective_model.hpp"
+#include "trainsim/parallel/validate.hpp"
 #include "trainsim/report/simulate.hpp"
 #include "trainsim/workload/iteration.hpp"
 
@@ -53,6 +54,56 @@ TEST_CASE("iteration: the time breakdown adds up to the iteration time", "[workl
               Approx(r.iteration_time.value()).epsilon(1e-9));
     }
   }
+}
+
+TEST_CASE("iteration: recompute_layers recomputes each chunk's first layers only",
+          "[workload][report]") {
+  // 16 equal layers on 4 stages (4 per stage), communication free: a stage's compute is its
+  // kernels' sum, so recomputing 1 of its 4 layers adds a quarter of what recomputing all adds,
+  // and HFU counts a quarter of the recomputed FLOPs (hfu / mfu - 1).
+  auto with = [](parallel::Recompute recompute, std::int64_t layers) {
+    parallel::Scenario s = pipeline_scenario("1f1b", 1, 8);
+    s.parallel.recompute = recompute;
+    s.parallel.recompute_layers = layers;
+    return report::simulate(s, report::SimulateOptions{.build = kFreeCommunication}).report;
+  };
+  const report::Report none = with(parallel::Recompute::None, 0);
+  const report::Report full = with(parallel::Recompute::Full, 0);
+  const report::Report one = with(parallel::Recompute::Full, 1);
+  const report::Report all = with(parallel::Recompute::Full, 4);
+  for (std::size_t i = 0; i < none.stages.size(); ++i) {
+    const double added = (full.stages[i].compute - none.stages[i].compute).value();
+    REQUIRE(added > 0.0);
+    REQUIRE((one.stages[i].compute - none.stages[i].compute).value() ==
+            Approx(added / 4.0).epsilon(1e-9));
+    REQUIRE(all.stages[i].compute.value() == Approx(full.stages[i].compute.value()).epsilon(1e-12));
+  }
+  REQUIRE(one.hfu / one.mfu - 1.0 == Approx((full.hfu / full.mfu - 1.0) / 4.0).epsilon(1e-12));
+
+  // Read from a scenario, checked: only with recompute full, at most a chunk's layers.
+  const auto problems = [](const std::string& parallel_json) {
+    io::ScenarioDocument doc;
+    doc.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "llama2-7b",
+      "cluster": {"gpus": 8}, "training": {"seq_len": 4096, "micro_batch": 1}})");
+    doc.json["parallel"] = nlohmann::json::parse(parallel_json);
+    std::string out;
+    for (const auto& p : parallel::validate(io::scenario_from_document(doc))) {
+      out += p.key + ": " + p.message + "\n";
+    }
+    return out;
+  };
+  REQUIRE(problems(R"({"pp": 2, "recompute": "full", "recompute_layers": 16})").empty());
+  REQUIRE_THAT(problems(R"({"pp": 2, "recompute": "full", "recompute_layers": 17})"),
+               Catch::Contains("/parallel/recompute_layers") &&
+                   Catch::Contains("exceeds the 16 layers"));
+  REQUIRE_THAT(problems(R"({"recompute": "selective", "recompute_layers": 2})"),
+               Catch::Contains("/parallel/recompute_layers") && Catch::Contains("full"));
+  io::ScenarioDocument zero;
+  zero.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "llama2-7b",
+    "cluster": {"gpus": 8}, "training": {"seq_len": 4096, "micro_batch": 1},
+    "parallel": {"recompute": "full", "recompute_layers": 0}})");
+  REQUIRE_THROWS_WITH(io::scenario_from_document(zero),
+                      Catch::Contains("recompute_layers") && Catch::Contains("1"));
 }
 
 TEST_CASE("iteration: without communication nothing is exposed", "[workload][report]") {

@@ -43,7 +43,19 @@ struct ParallelPlan {
   Sharding sharding = Sharding::ShardGradOp;
   std::int64_t shard_group = 0;  // hybrid_shard: ranks per shard group (0 = one node's worth)
   Recompute recompute = Recompute::None;
+  // With recompute Full: how many layers of each model chunk (a pipeline stage's layers, or a
+  // virtual stage's) are recomputed, the first ones; the others keep their activations
+  // (Megatron-LM's --recompute-method block --recompute-num-layers). 0: every layer.
+  std::int64_t recompute_layers = 0;
 };
+
+// Whether layer `index_in_chunk` (0-based within its model chunk) is recomputed whole: recompute
+// Full and among the chunk's first recompute_layers layers (all when 0).
+[[nodiscard]] inline bool recomputes_whole_layer(const ParallelPlan& p,
+                                                 std::int64_t index_in_chunk) {
+  return p.recompute == Recompute::Full &&
+         (p.recompute_layers == 0 || index_in_chunk < p.recompute_layers);
+}
 
 // Bounds on a scenario, checked where it is read (io::scenario_from_document). Clusters of
 // 2^24 GPUs, contexts of 2^24 tokens and 2^30 sequences per step are far beyond any training
