@@ -108,7 +108,7 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
   const double t = r.iteration_time.value();
   auto share = [t](Seconds x) { return t > 0.0 ? percent(x.value() / t) : std::string("-"); };
   out << "scenario     " << s.model_name << " on " << s.gpus << " x " << s.hardware_name << " ("
-      << s.nodes() << " nodes)\n"
+      << s.nodes() << (s.nodes() == 1 ? " node)\n" : " nodes)\n")
       << "stack        " << s.stack_name << "\n"
       << "plan         tp " << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp " << p.dp
       << ", sharding " << parallel::to_string(p.sharding) << ", schedule "
