@@ -33,6 +33,9 @@ void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
                "none | zero1 | shard_grad_op | full_shard | hybrid_shard");
   c.add_option("--shard-group", f.shard_group, "Ranks per shard group for hybrid_shard");
   c.add_option("--recompute", f.recompute, "Activation recomputation: none | selective | full");
+  c.add_option("--recompute-layers", f.recompute_layers,
+               "With --recompute full: layers recomputed per model chunk, the first ones "
+               "(default all)");
   add_memory_headroom_flag(c, f.memory_headroom);
 }
 
@@ -87,6 +90,7 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
   set("parallel.sharding", f.sharding, "--sharding");
   set("parallel.shard_group", f.shard_group, "--shard-group");
   set("parallel.recompute", f.recompute, "--recompute");
+  set("parallel.recompute_layers", f.recompute_layers, "--recompute-layers");
   return doc;
 }
 

@@ -16,7 +16,7 @@ struct ScenarioFlags {
   std::optional<std::string> hardware, model, stack, precision, optimizer, schedule, sharding,
       recompute;
   std::optional<std::int64_t> nodes, gpus, seq_len, global_batch, micro_batch, tp, pp, cp,
-      ep, virtual_stages, shard_group;
+      ep, virtual_stages, shard_group, recompute_layers;
   // Fraction of HBM kept free; overrides the stack's memory.headroom_fraction.
   std::optional<double> memory_headroom;
   bool sequence_parallel = false;

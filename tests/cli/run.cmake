@@ -44,3 +44,20 @@ trainsim_expect_exit(cli.run.memory_headroom_require_fit 3 "^error: the plan nee
 trainsim_expect_exit(cli.run.memory_headroom_bad 2
   "^error: command line \\(--memory-headroom\\): expected a fraction of HBM from 0 to below 1"
   run ${run_args} --memory-headroom 1.5)
+# --recompute-layers: the plan line and the JSON scenario say how many layers each chunk
+# recomputes (llama2-7b's 32 layers at pp 2: 16 per chunk); without --recompute full, or above
+# a chunk's layers, it is a plan error naming the key (exit 3, as every plan that cannot run).
+add_test(NAME cli.run.recompute_layers COMMAND trainsim run ${run_args} --pp 2
+         --global-batch 512 --recompute full --recompute-layers 4)
+set_tests_properties(cli.run.recompute_layers PROPERTIES PASS_REGULAR_EXPRESSION
+  "plan [^\n]*recompute full \\(4 layers per chunk\\)")
+add_test(NAME cli.run.recompute_layers_json COMMAND trainsim run ${run_args} --pp 2
+         --global-batch 512 --recompute full --recompute-layers 4 --format json)
+set_tests_properties(cli.run.recompute_layers_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"recompute\": \"full\",[^}]*\"recompute_layers\": 4")
+trainsim_expect_exit(cli.run.recompute_layers_without_full 3
+  "^error: /parallel/recompute_layers: recompute_layers 4 applies only with recompute \"full\""
+  run ${run_args} --recompute-layers 4)
+trainsim_expect_exit(cli.run.recompute_layers_too_many 3
+  "^error: /parallel/recompute_layers: recompute_layers 17 exceeds the 16 layers of a model chunk"
+  run ${run_args} --pp 2 --global-batch 512 --recompute full --recompute-layers 17)
