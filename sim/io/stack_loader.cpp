@@ -122,6 +122,15 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
     s.fsdp_staging_passes_reduce = count("reduce_scatter");
     passes.finish();
   }
+  if (fsdp.has("copy_out_passes")) {
+    const double v = fsdp.number("copy_out_passes");
+    if (!(v >= 0.0 && v <= 16.0)) {
+      throw fsdp.error("copy_out_passes",
+                       "expected HBM passes over the gathered bytes from 0 to 16, got " +
+                           describe_json(fsdp.raw("copy_out_passes")));
+    }
+    s.fsdp_copy_out_passes = v;
+  }
   fsdp.finish();
 
   ObjectReader tp = r.object("tensor_parallel");

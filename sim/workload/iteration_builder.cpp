@@ -474,8 +474,10 @@ class Builder {
       }
     }
     const collective::CollectiveCost c = cm_.cost(op, shape, bytes);
-    Seconds time = c.time * (repeat * options_.communication_scale);
+    // The what-if scale multiplies the whole call, the host and staging time around it too.
+    Seconds time = c.time * repeat;
     if (host.value() > 0.0) time = time + host;
+    time = time * options_.communication_scale;
     CollectiveCall call{.op = std::string(collective::to_string(op)),
                         .group = group,
                         .shape = shape,
@@ -701,28 +703,56 @@ class Builder {
   }
   static const char* dp_name(StateGroup g) { return g == StateGroup::Expert ? "expert_dp" : "dp"; }
 
+  // An FSDP unit's gather: the op that ends it (kNone when nothing is gathered) and the bytes
+  // gathered.
+  struct Gather {
+    OpId op = kNone;
+    double bytes = 0.0;
+  };
+
   // FSDP AllGather of global layer `layer`'s weights (info.layer): one call for a dense layer,
   // and for an MoE layer with ep > 1 a second one of its experts over the expert group, on the
-  // same stream (so the second ends last). Returns the op the layer waits for, or kNone.
-  OpId gather_layer(std::int64_t stage, const StageStreams& st, OpInfo info, OpId issue_after,
-                    bool backward) {
+  // same stream (so the second ends last). The layer waits for unit_ready() of the result.
+  Gather gather_layer(std::int64_t stage, const StageStreams& st, OpInfo info, OpId issue_after,
+                      bool backward) {
+    Gather g;
+    const auto add = [&](Bytes bytes, StateGroup group) {
+      const OpId id = fsdp_gather(stage, st, bytes, info, issue_after, backward, group);
+      if (id == kNone) return;
+      g.op = id;
+      g.bytes += bytes.value();
+    };
     if (!is_moe_layer(info.layer) && per_tensor_gathers()) {
       // One call per weight tensor, in order on the DP stream: the last ends last.
-      OpId id = kNone;
       for (const double elements : layer_tensor_elements_) {
-        id = fsdp_gather(stage, st, Bytes(elements * static_cast<double>(elem_)), info, issue_after,
-                         backward);
+        add(Bytes(elements * static_cast<double>(elem_)), StateGroup::Dense);
       }
-      return id;
+      return g;
     }
     if (!is_moe_layer(info.layer)) {
-      return fsdp_gather(stage, st, layer_param_bytes_, info, issue_after, backward);
+      add(layer_param_bytes_, StateGroup::Dense);
+      return g;
     }
-    const OpId dense = fsdp_gather(stage, st, moe_param_bytes_, info, issue_after, backward);
-    if (expert_param_bytes_.value() <= 0.0) return dense;
-    const OpId experts = fsdp_gather(stage, st, expert_param_bytes_, info, issue_after, backward,
-                                     StateGroup::Expert);
-    return experts != kNone ? experts : dense;
+    add(moe_param_bytes_, StateGroup::Dense);
+    if (expert_param_bytes_.value() > 0.0) add(expert_param_bytes_, StateGroup::Expert);
+    return g;
+  }
+
+  // The op a unit's compute waits for once gather `g` has ended: the gather itself, or with the
+  // stack's copy_out_passes a copy on the compute stream of the gathered bytes out of the flat
+  // buffer into the unit's tensors, issued where the unit starts (FSDP2's
+  // foreach_all_gather_copy_out in wait_for_unshard, on the current stream). HBM bandwidth
+  // time, as the staging passes (fsdp_extra).
+  OpId unit_ready(const StageStreams& st, const Gather& g, OpInfo info, bool backward) {
+    const double passes = s_.stack.fsdp_copy_out_passes;
+    if (g.op == kNone || passes <= 0.0) return g.op;
+    const hardware::GpuSpec& gpu = s_.hardware.gpu;
+    info.backward = backward;
+    const OpId id =
+        op(st.compute, Bytes(g.bytes * passes) / (gpu.hbm_bandwidth * gpu.memory_efficiency),
+           comm_name("fsdp_copy_out"), info);
+    dep(g.op, id);
+    return id;
   }
 
   // Gradient synchronization of global layer `layer` (info.layer): grad_sync of its gradients,
@@ -867,8 +897,9 @@ class Builder {
       if (!step.backward) {
         if (gathers_params() && root.value() > 0.0) {
           // Root FSDP unit (embedding / head weights) gathered at the start of the pass.
-          wait = fsdp_gather(stage, st, root, info,
-                             s_.stack.fsdp_blocking_fetch ? last_compute : kNone, false);
+          const OpId ag = fsdp_gather(stage, st, root, info,
+                                      s_.stack.fsdp_blocking_fetch ? last_compute : kNone, false);
+          wait = unit_ready(st, Gather{ag, root.value()}, info, false);
         }
         if (first) {
           for (const auto& k : embedding_) {
@@ -890,8 +921,8 @@ class Builder {
             const OpId issue = s_.stack.fsdp_blocking_fetch ? last_compute
                                : layer_end.size() >= depth  ? layer_end[layer_end.size() - depth]
                                                             : kNone;
-            const OpId ag = gather_layer(stage, st, info, issue, false);
-            if (ag != kNone) wait = ag;
+            const Gather ag = gather_layer(stage, st, info, issue, false);
+            if (ag.op != kNone) wait = unit_ready(st, ag, info, false);
           }
           last_compute = layer_forward(stage, st, info, wait, false);
           layer_end.push_back(last_compute);
@@ -916,7 +947,7 @@ class Builder {
         auto& done = backward_done[static_cast<std::size_t>(step.chunk)];
         const bool last_mb = ++done == microbatches_;
         OpId prev_layer_end = kNone;
-        OpId pending_gather = kNone;
+        Gather pending_gather;
         const bool resharded =
             p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard;
         const bool blocking = s_.stack.fsdp_blocking_fetch;
@@ -927,12 +958,12 @@ class Builder {
         }
         for (std::int64_t l = l0 + nl - 1; l >= l0; --l) {
           info.layer = static_cast<std::int32_t>(l);
-          wait = pending_gather;
-          pending_gather = kNone;
+          wait = unit_ready(st, pending_gather, info, true);
+          pending_gather = Gather{};
           if (resharded && blocking) {
             // A blocking fetch, issued after every kernel and (on the DP stream) every
             // reduction before it: nothing is prefetched.
-            wait = gather_layer(stage, st, info, last_compute, true);
+            wait = unit_ready(st, gather_layer(stage, st, info, last_compute, true), info, true);
           }
           const bool regather = resharded && !blocking && l > l0;
           const bool pre = s_.stack.fsdp_backward_prefetch == stack::BackwardPrefetch::Pre;
@@ -948,7 +979,7 @@ class Builder {
             if (resharded && s_.stack.fsdp_recompute_gather == stack::RecomputeGather::Separate) {
               // The recomputed forward released the weights again: the backward gathers them
               // a third time, once the recomputation has ended.
-              wait = gather_layer(stage, st, info, recomputed, true);
+              wait = unit_ready(st, gather_layer(stage, st, info, recomputed, true), info, true);
             }
           } else if (p_.recompute == parallel::Recompute::Selective) {
             for (const auto& k : kernels_of(l).recomputed) {

@@ -663,8 +663,11 @@ TEST_CASE("stack: staging_passes add their HBM passes over each FSDP call's byte
           "[stack][workload]") {
   // h100-dgx: 3.35 TB/s at memory efficiency 0.88 (hardware_profiles/h100-dgx.json). A gather
   // of B bytes takes 3 B / (3.35e12 x 0.88) longer with 3 passes, a ReduceScatter 4 B / (...)
-  // with 4; nothing else changes.
-  nlohmann::json fsdp{{"forward_prefetch", 2}, {"backward_prefetch", "backward_pre"}};
+  // with 4; nothing else changes. The base drops the paper stack's own passes (null removes a
+  // key in a merge patch).
+  nlohmann::json fsdp{{"forward_prefetch", 2},
+                      {"backward_prefetch", "backward_pre"},
+                      {"staging_passes", nullptr}};
   const report::Report base = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}})).report;
   fsdp["staging_passes"] = {{"all_gather", 3}, {"reduce_scatter", 4}};
   const report::Report slow = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}})).report;
@@ -693,6 +696,60 @@ TEST_CASE("stack: staging_passes add their HBM passes over each FSDP call's byte
   fsdp["staging_passes"] = {{"all_reduce", 2}};
   REQUIRE_THAT(load_error(stack_json({{"fsdp", fsdp}})),
                Catch::Contains("all_reduce") && Catch::Contains("unknown key"));
+}
+
+TEST_CASE("stack: copy_out_passes copy each gathered unit on the compute stream before it runs",
+          "[stack][workload]") {
+  // FSDP2's copy-out (foreach_all_gather_copy_out in wait_for_unshard): after each FSDP
+  // AllGather, a compute-stream op of 2 B / (3.35e12 x 0.88) for B gathered bytes (h100-dgx's
+  // HBM at memory efficiency 0.88, hardware_profiles/h100-dgx.json), which starts once the
+  // gather has ended. full_shard gathers each of the 2 layers in forward and again in backward,
+  // and the root unit (embedding) once: 5 gathers, 5 copies.
+  nlohmann::json fsdp{{"forward_prefetch", 2}, {"backward_prefetch", "backward_pre"}};
+  const report::Simulation base = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}}));
+  fsdp["copy_out_passes"] = 2;
+  const report::Simulation copied = report::simulate(gpt_full_shard(4, {{"fsdp", fsdp}}));
+  const double bandwidth = 3.35e12 * 0.88;
+  const auto& g = copied.iteration.graph;
+  const auto& t = copied.timeline.ops;
+  const auto info_of = [&](engine::OpId op) -> const workload::OpInfo& {
+    return copied.iteration.ops[static_cast<std::size_t>(g.op_tag(op))];
+  };
+  std::vector<engine::OpId> gathers;
+  std::vector<engine::OpId> copies;
+  for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+    if (g.op_name(op).rfind("fsdp_all_gather", 0) == 0) gathers.push_back(op);
+    if (g.op_name(op) == "fsdp_copy_out") copies.push_back(op);
+  }
+  REQUIRE(gathers.size() == 5);
+  REQUIRE(copies.size() == gathers.size());
+  for (const engine::OpId c : copies) {
+    REQUIRE(g.op_kind(c) == engine::OpKind::Compute);
+    const workload::OpInfo& ci = info_of(c);
+    // Its gather: same layer and pass, ended before the copy starts.
+    const engine::OpId* gather = nullptr;
+    for (const engine::OpId& a : gathers) {
+      const workload::OpInfo& ai = info_of(a);
+      if (ai.layer == ci.layer && ai.backward == ci.backward) gather = &a;
+    }
+    REQUIRE(gather != nullptr);
+    const auto& call =
+        copied.iteration.collectives[static_cast<std::size_t>(info_of(*gather).collective)];
+    REQUIRE(g.op_duration(c).value() ==
+            Approx(2.0 * call.bytes.value() / bandwidth).epsilon(1e-12));
+    REQUIRE(t[static_cast<std::size_t>(c)].start >= t[static_cast<std::size_t>(*gather)].end);
+  }
+  REQUIRE(copied.report.iteration_time > base.report.iteration_time);
+  // Without the key there is no copy (the default, FSDP1's flat parameter).
+  for (engine::OpId op = 0; op < base.iteration.graph.num_ops(); ++op) {
+    REQUIRE(base.iteration.graph.op_name(op) != "fsdp_copy_out");
+  }
+  // Checked and named: 0 to 16 passes.
+  fsdp["copy_out_passes"] = 17;
+  REQUIRE_THAT(load_error(stack_json({{"fsdp", fsdp}})),
+               Catch::Contains("/fsdp/copy_out_passes") && Catch::Contains("16"));
+  fsdp["copy_out_passes"] = "2";
+  REQUIRE_THAT(load_error(stack_json({{"fsdp", fsdp}})), Catch::Contains("/fsdp/copy_out_passes"));
 }
 
 TEST_CASE("stack: a blocking fetch overlaps no FSDP AllGather with compute", "[stack][workload]") {

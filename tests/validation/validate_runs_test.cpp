@@ -32,7 +32,7 @@ namespace {
 // ZeRO-3 rows included) plus a small margin. It
 // must only ever be lowered: a change that raises the error above it has made the simulator
 // worse on published measurements.
-constexpr double kShippedRowsMapeBound = 0.075;
+constexpr double kShippedRowsMapeBound = 0.074;
 
 const std::vector<PublishedRun>& shipped() {
   static const std::vector<PublishedRun> runs =

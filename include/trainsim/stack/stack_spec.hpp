@@ -138,6 +138,13 @@ struct StackSpec {
   // {"all_gather": 3, "reduce_scatter": 4}}; default 0 (the collective works in place).
   double fsdp_staging_passes_gather = 0.0;
   double fsdp_staging_passes_reduce = 0.0;
+  // HBM passes over each gathered FSDP unit's bytes made on the compute stream after its
+  // AllGather, before the unit's forward or backward runs: PyTorch FSDP2 gathers into one flat
+  // buffer and copies it out into each parameter's own tensor (foreach_all_gather_copy_out,
+  // torch.split_with_sizes_copy, on the current stream in wait_for_unshard): a read and a
+  // write, 2. Optional "fsdp": {"copy_out_passes": 2}; default 0 (FSDP1's flat parameter is the
+  // gather's output; the unit's tensors are views of it).
+  double fsdp_copy_out_passes = 0.0;
 
   // Tensor-parallel collectives run beside the GEMM they feed or drain (Transformer Engine's
   // userbuffers overlap, PyTorch async TP) instead of blocking it (Megatron-LM's default).
