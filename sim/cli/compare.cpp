@@ -271,6 +271,7 @@ int compare(const CompareOptions& o) {
     throw ConfigError("--steps: unknown value '" + o.steps + "'; expected skip-first or all");
   }
   const parallel::Scenario s = load_scenario(o.scenario);
+  require_valid_plan(o.scenario, s);
   const io::KinetoTrace trace = io::read_kineto_trace(o.trace);
   const io::TraceSummary sum = io::summarize(
       trace, o.steps == "all" ? io::StepSelection::All : io::StepSelection::SkipFirst);

@@ -135,7 +135,7 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
 
 int describe(const DescribeOptions& o) {
   const parallel::Scenario s = load_scenario(o.scenario);
-  parallel::require_valid(s);
+  require_valid_plan(o.scenario, s);
   const model::ModelSpec& m = s.model;
   const auto params = model::num_parameters(m);
   const auto matmul = model::matmul_parameters(m);

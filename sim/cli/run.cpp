@@ -24,6 +24,7 @@ struct RunOptions {
 
 int run(const RunOptions& o) {
   const parallel::Scenario s = load_scenario(o.scenario);
+  require_valid_plan(o.scenario, s);
   // A trace shows every op of the iteration, so it needs the whole timeline, not the steady
   // state's extrapolation (report/simulate.hpp).
   const bool full = o.full_simulation || !o.trace.empty();

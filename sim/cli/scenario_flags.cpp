@@ -3,6 +3,7 @@
 #include <map>
 
 #include "trainsim/error.hpp"
+#include "trainsim/parallel/validate.hpp"
 
 namespace trainsim::cli {
 
@@ -113,6 +114,30 @@ parallel::Scenario load_scenario(const ScenarioFlags& f) {
                       e.problem() + "; expected " + flag->second +
                           (f.file.empty() ? "" : " or the key in the scenario file"));
   }
+}
+
+void require_valid_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
+  const auto problems = parallel::validate(s);
+  if (problems.empty()) return;
+  const parallel::Problem& p = problems.front();
+  const io::ScenarioDocument doc = scenario_document(f);
+  // The file, then the flags that set the problem's key, a key under it or the object above
+  // it: set_path's origins read "command line (--tp)", listed as "command line (--pp, --tp)".
+  std::string flags;
+  for (const auto& [pointer, origin] : doc.overridden) {
+    const bool related = pointer.rfind(p.key + "/", 0) == 0 || pointer == p.key ||
+                         p.key.rfind(pointer + "/", 0) == 0;
+    if (!related) continue;
+    constexpr std::string_view kPrefix = "command line (";
+    const bool flag = origin.rfind(kPrefix, 0) == 0 && origin.back() == ')';
+    const std::string name =
+        flag ? origin.substr(kPrefix.size(), origin.size() - kPrefix.size() - 1) : origin;
+    flags += (flags.empty() ? "" : ", ") + name;
+  }
+  std::string where = f.file.empty() ? "" : doc.source;
+  if (!flags.empty()) where += (where.empty() ? "" : ", ") + ("command line (" + flags + ")");
+  if (where.empty()) where = doc.source;
+  throw PlanError(where + ": " + p.key + ": " + p.message);
 }
 
 }  // namespace trainsim::cli

@@ -41,4 +41,9 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags);
 // flag that sets it. Throws ConfigError.
 [[nodiscard]] parallel::Scenario load_scenario(const ScenarioFlags& flags);
 
+// Throws PlanError for a plan that cannot run (parallel::validate's first problem), naming where
+// the scenario came from: its file, and the flags that set a key under the problem's, e.g.
+// "plan.json, command line (--tp): /parallel: ...".
+void require_valid_plan(const ScenarioFlags& flags, const parallel::Scenario& scenario);
+
 }  // namespace trainsim::cli

@@ -49,7 +49,7 @@ trainsim_expect_exit(cli.describe.unknown_model 2
   "^error: .*unknown model 'llama2-7'; did you mean 'llama2-7b'"
   describe --hardware h100-dgx --model llama2-7 --gpus 8 --seq-len 4096)
 trainsim_expect_exit(cli.describe.tp_over_heads 3
-  "^error: /parallel/tp: tp 64 does not divide heads 32"
+  "^error: command line \\(--tp\\): /parallel/tp: tp 64 does not divide heads 32"
   describe --hardware h100-dgx --model llama2-7b --gpus 64 --tp 64 --seq-len 4096)
 trainsim_expect_exit(cli.describe.misspelled_model 2
   "^error: .*misspelled_model.json: /position_embedding: missing required key"
@@ -86,7 +86,7 @@ add_test(NAME cli.run.moe_ep COMMAND trainsim run --hardware h100-dgx --model mi
 set_tests_properties(cli.run.moe_ep PROPERTIES
   PASS_REGULAR_EXPRESSION "\"op\": \"all_to_all\"")
 trainsim_expect_exit(cli.run.moe_ep_not_dividing 3
-  "^error: /parallel/ep: ep 3 does not divide dp 32"
+  "^error: command line \\(--ep\\): /parallel/ep: ep 3 does not divide dp 32"
   run --hardware h100-dgx --model mixtral-8x7b --gpus 64 --seq-len 4096 --tp 2 --ep 3)
 # deepseek-v3 (latent attention, 256 experts) on 1,024 H800s with pp 16 and ep 64 simulates.
 add_test(NAME cli.run.deepseek_v3_ep COMMAND trainsim run --hardware h800-dgx --model deepseek-v3

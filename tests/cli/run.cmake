@@ -56,8 +56,23 @@ add_test(NAME cli.run.recompute_layers_json COMMAND trainsim run ${run_args} --p
 set_tests_properties(cli.run.recompute_layers_json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"recompute\": \"full\",[^}]*\"recompute_layers\": 4")
 trainsim_expect_exit(cli.run.recompute_layers_without_full 3
-  "^error: /parallel/recompute_layers: recompute_layers 4 applies only with recompute \"full\""
+  "^error: command line \\(--recompute-layers\\): /parallel/recompute_layers: recompute_layers 4 applies only with recompute \"full\""
   run ${run_args} --recompute-layers 4)
 trainsim_expect_exit(cli.run.recompute_layers_too_many 3
-  "^error: /parallel/recompute_layers: recompute_layers 17 exceeds the 16 layers of a model chunk"
+  "^error: command line \\(--recompute-layers\\): /parallel/recompute_layers: recompute_layers 17 exceeds the 16 layers of a model chunk"
   run ${run_args} --pp 2 --global-batch 512 --recompute full --recompute-layers 17)
+# An impossible plan names where it came from: the scenario file, and the flags that set the
+# offending keys.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/plan_tp3.json [=[
+{"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 8},
+ "training": {"seq_len": 4096}, "parallel": {"tp": 3}}
+]=])
+trainsim_expect_exit(cli.run.plan_error_names_file 3
+  "^error: [^\n]*plan_tp3.json: /parallel: gpus 8 do not split into tp x pp x cp = 3 x 1 x 1"
+  run ${CMAKE_CURRENT_BINARY_DIR}/plan_tp3.json)
+trainsim_expect_exit(cli.run.plan_error_names_file_and_flag 3
+  "^error: [^\n]*plan_tp3.json, command line \\(--tp\\): /parallel: gpus 8 do not split into tp x pp x cp = 5"
+  run ${CMAKE_CURRENT_BINARY_DIR}/plan_tp3.json --tp 5)
+trainsim_expect_exit(cli.describe.plan_error_names_file 3
+  "^error: [^\n]*plan_tp3.json: /parallel: gpus 8 do not split"
+  describe ${CMAKE_CURRENT_BINARY_DIR}/plan_tp3.json)
