@@ -98,9 +98,8 @@ std::vector<Problem> validate(const Scenario& s) {
                 " applies only with recompute \"full\"; expected recompute \"full\" or no "
                 "recompute_layers");
   } else if (p.recompute_layers > 0 && p.pp * p.virtual_stages <= m.num_layers) {
-    // The largest model chunk: layers / chunks, rounded up (the first chunks take the rest).
-    const std::int64_t chunks = p.pp * p.virtual_stages;
-    const std::int64_t largest = (m.num_layers + chunks - 1) / chunks;
+    // The largest model chunk, the first.
+    const std::int64_t largest = chunk_layers(m.num_layers, p.pp * p.virtual_stages, 0).count;
     if (p.recompute_layers > largest) {
       problem("/parallel/recompute_layers",
               "recompute_layers " + str(p.recompute_layers) + " exceeds the " + str(largest) +

@@ -47,14 +47,12 @@ std::int64_t moe_layers_in_stage(const parallel::Scenario& s, std::int64_t stage
   const model::ModelSpec& m = s.model;
   const std::int64_t pp = s.parallel.pp;
   const std::int64_t chunks = pp * s.parallel.virtual_stages;
-  const std::int64_t base = m.num_layers / chunks;
-  const std::int64_t extra = m.num_layers % chunks;
   std::int64_t count = 0;
   for (std::int64_t c = 0; c < s.parallel.virtual_stages; ++c) {
-    const std::int64_t vs = c * pp + stage;
-    const std::int64_t first = vs * base + std::min(vs, extra);
-    const std::int64_t end = first + base + (vs < extra ? 1 : 0);
-    count += std::max<std::int64_t>(0, end - std::max(first, m.num_dense_layers));
+    const parallel::ChunkLayers chunk =
+        parallel::chunk_layers(m.num_layers, chunks, c * pp + stage);
+    const std::int64_t end = chunk.first + chunk.count;
+    count += std::max<std::int64_t>(0, end - std::max(chunk.first, m.num_dense_layers));
   }
   return count;
 }
@@ -73,13 +71,11 @@ KeptLayers kept_layers_in_stage(const parallel::Scenario& s, std::int64_t stage)
   if (p.recompute != Recompute::Full || p.recompute_layers == 0) return out;
   const model::ModelSpec& m = s.model;
   const std::int64_t chunks = p.pp * p.virtual_stages;
-  const std::int64_t base = m.num_layers / chunks;
-  const std::int64_t extra = m.num_layers % chunks;
   for (std::int64_t c = 0; c < p.virtual_stages; ++c) {
-    const std::int64_t vs = c * p.pp + stage;
-    const std::int64_t first = vs * base + std::min(vs, extra);
-    const std::int64_t end = first + base + (vs < extra ? 1 : 0);
-    const std::int64_t kept_first = std::min(end, first + p.recompute_layers);
+    const parallel::ChunkLayers chunk =
+        parallel::chunk_layers(m.num_layers, chunks, c * p.pp + stage);
+    const std::int64_t end = chunk.first + chunk.count;
+    const std::int64_t kept_first = std::min(end, chunk.first + p.recompute_layers);
     const std::int64_t moe =
         std::max<std::int64_t>(0, end - std::max(kept_first, m.num_dense_layers));
     out.moe += model::is_moe(m) ? moe : 0;

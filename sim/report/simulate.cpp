@@ -47,15 +47,15 @@ double recompute_ratio(const parallel::Scenario& s) {
                               : model::selective_recompute_flops(layer);
   const Flops model_flops = model::model_flops_per_token(s.model, s.training.seq_len) *
                             static_cast<double>(s.training.seq_len);
-  // Layers recomputed: all, or each model chunk's first recompute_layers (chunks of
-  // layers / chunks layers, the first layers % chunks of them one more).
+  // Layers recomputed: all, or each model chunk's first recompute_layers.
   std::int64_t layers = s.model.num_layers;
   if (s.parallel.recompute == parallel::Recompute::Full && s.parallel.recompute_layers > 0) {
     const std::int64_t chunks = s.parallel.pp * s.parallel.virtual_stages;
-    const std::int64_t base = s.model.num_layers / chunks;
-    const std::int64_t extra = s.model.num_layers % chunks;
-    const std::int64_t n = s.parallel.recompute_layers;
-    layers = extra * std::min(n, base + 1) + (chunks - extra) * std::min(n, base);
+    layers = 0;
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      layers += std::min(s.parallel.recompute_layers,
+                         parallel::chunk_layers(s.model.num_layers, chunks, c).count);
+    }
   }
   return per_layer.value() * static_cast<double>(layers) / model_flops.value();
 }

@@ -205,14 +205,10 @@ class Builder {
   // Layers of each virtual stage (model chunk): as even as possible, the first chunks taking
   // the remainder (the last stage also runs the LM head and the loss).
   void assign_layers() {
-    const std::int64_t base = m_.num_layers / virtual_stages_;
-    const std::int64_t extra = m_.num_layers % virtual_stages_;
-    std::int64_t first = 0;
     for (std::int64_t v = 0; v < virtual_stages_; ++v) {
-      const std::int64_t n = base + (v < extra ? 1 : 0);
-      chunk_first_layer_.push_back(first);
-      chunk_layers_.push_back(n);
-      first += n;
+      const parallel::ChunkLayers c = parallel::chunk_layers(m_.num_layers, virtual_stages_, v);
+      chunk_first_layer_.push_back(c.first);
+      chunk_layers_.push_back(c.count);
     }
   }
 

@@ -3,6 +3,7 @@
 // and CLI flags; parallel/validate checks it; everything downstream trusts a validated scenario.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,6 +49,20 @@ struct ParallelPlan {
   // (Megatron-LM's --recompute-method block --recompute-num-layers). 0: every layer.
   std::int64_t recompute_layers = 0;
 };
+
+// The layers of model chunk `chunk` (0-based in model order; `chunks` = pp x virtual_stages of
+// them, chunk c on pipeline stage c % pp): as even as possible, the first num_layers % chunks
+// chunks taking one more. The one assignment the builder, memory, HFU and validation share.
+struct ChunkLayers {
+  std::int64_t first = 0;  // global index of the chunk's first layer
+  std::int64_t count = 0;
+};
+[[nodiscard]] inline ChunkLayers chunk_layers(std::int64_t num_layers, std::int64_t chunks,
+                                              std::int64_t chunk) {
+  const std::int64_t base = num_layers / chunks;
+  const std::int64_t extra = num_layers % chunks;
+  return {chunk * base + std::min(chunk, extra), base + (chunk < extra ? 1 : 0)};
+}
 
 // Whether layer `index_in_chunk` (0-based within its model chunk) is recomputed whole: recompute
 // Full and among the chunk's first recompute_layers layers (all when 0).
