@@ -38,7 +38,9 @@ constexpr const char* kColumns[] = {
     // appended after the first release's columns, so that positions stay as they were
     "stack", "mfu_bf16",
     // expert-parallel degree (1 for dense models), appended for the same reason
-    "ep"};
+    "ep",
+    // layers of each model chunk recomputed under recompute "full" (0: all), likewise
+    "recompute_layers"};
 
 // RFC 4180: quote a field holding a comma, a quote or a line break; double inner quotes. Line
 // breaks become spaces so that every row stays one line (merge relies on it).
@@ -186,6 +188,7 @@ std::string csv_row(std::int64_t index, const parallel::Scenario& s, const sweep
   f.push_back(csv_field(s.stack_name));
   f.push_back(e.report ? format_number(e.report->mfu_bf16) : "");
   f.push_back(std::to_string(p.ep));
+  f.push_back(std::to_string(p.recompute_layers));
   std::string out;
   for (std::size_t i = 0; i < f.size(); ++i) out += (i == 0 ? "" : ",") + f[i];
   return out + "\n";

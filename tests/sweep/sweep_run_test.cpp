@@ -53,7 +53,8 @@ TEST_CASE("sweep run: one row per scenario in spec order, invalid plans as rows"
   CHECK(csv.find(",ok,pytorch-2.3-fsdp,") != std::string::npos);
 }
 
-TEST_CASE("sweep run: parallel.ep is an axis, and ep is the last CSV column", "[sweep]") {
+TEST_CASE("sweep run: parallel.ep is an axis, and ep and recompute_layers end each CSV row",
+          "[sweep]") {
   // mixtral-8x7b (8 experts) on 16 GPUs, tp 1: dp 16. ep 1, 2, 4 and 8 divide both; ep 3
   // divides neither. Under shard_grad_op every GPU holds the full bf16 parameters of its
   // experts: at ep 1 all of them (2 bytes x 46.7 B > 80 GB, pruned as out of memory). Each
@@ -75,8 +76,9 @@ TEST_CASE("sweep run: parallel.ep is an axis, and ep is the last CSV column", "[
     start = end + 1;
   }
   REQUIRE(lines.size() == 6);
-  // The header ends with the appended columns; dense or not, every row ends with its ep.
-  const std::string tail = ",status,stack,mfu_bf16,ep";
+  // The header ends with the appended columns; dense or not, every row ends with its ep and
+  // its recompute_layers (0: recompute "none" here).
+  const std::string tail = ",status,stack,mfu_bf16,ep,recompute_layers";
   REQUIRE(lines[0].size() >= tail.size());
   CHECK(lines[0].substr(lines[0].size() - tail.size()) == tail);
   const std::vector<std::string> eps = {"1", "2", "4", "8", "3"};
@@ -84,7 +86,9 @@ TEST_CASE("sweep run: parallel.ep is an axis, and ep is the last CSV column", "[
   for (std::size_t i = 0; i < eps.size(); ++i) {
     const std::string& row = lines[i + 1];
     INFO(row);
-    CHECK(row.substr(row.rfind(',') + 1) == eps[i]);
+    CHECK(row.substr(row.rfind(',') + 1) == "0");
+    const std::string head = row.substr(0, row.rfind(','));
+    CHECK(head.substr(head.rfind(',') + 1) == eps[i]);
     // memory_total_bytes is column 31 (0-based 30) of the header.
     std::size_t pos = 0;
     for (int c = 0; c < 30; ++c) pos = row.find(',', pos) + 1;
@@ -185,4 +189,36 @@ TEST_CASE("sweep run: the spec digest follows the expanded scenarios, not the sp
   // (0xcbf29ce484222325 ^ 0x61) * 0x100000001b3 mod 2^64 = 0xaf63dc4c8601ec8c.
   CHECK(fnv1a64("") == 0xcbf29ce484222325ULL);
   CHECK(fnv1a64("a") == 0xaf63dc4c8601ec8cULL);
+}
+
+TEST_CASE("sweep run: a recompute_layers axis is told apart by its CSV column", "[sweep]") {
+  // llama2-7b's 32 layers on pp 2: 16 per stage, so 2, 4 and 16 layers recomputed are all
+  // valid; the last column carries the value, and recomputing fewer layers is faster (less
+  // recomputed forward), so iteration_time_s (column 21, 0-based 20) falls as the axis falls.
+  const SweepSpec spec = parse_sweep_spec(
+      R"({"base": {"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 16},
+                  "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 64},
+                  "parallel": {"pp": 2, "recompute": "full"}},
+         "axes": {"parallel.recompute_layers": [16, 4, 2]}})",
+      "spec.json", "");
+  const std::string csv = run(spec, 2);
+  std::vector<std::string> lines;
+  for (std::size_t start = 0; start < csv.size();) {
+    const std::size_t end = csv.find('\n', start);
+    lines.push_back(csv.substr(start, end - start));
+    start = end + 1;
+  }
+  REQUIRE(lines.size() == 4);
+  const std::vector<std::string> values = {"16", "4", "2"};
+  double previous = 0.0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::string& row = lines[i + 1];
+    INFO(row);
+    CHECK(row.substr(row.rfind(',') + 1) == values[i]);
+    std::size_t pos = 0;
+    for (int c = 0; c < 20; ++c) pos = row.find(',', pos) + 1;
+    const double time = std::stod(row.substr(pos, row.find(',', pos) - pos));
+    if (i > 0) CHECK(time < previous);
+    previous = time;
+  }
 }
