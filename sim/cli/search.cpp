@@ -128,6 +128,23 @@ std::optional<std::string> env(const char* name) {
   return std::string(v);
 }
 
+// enumerate_plans holds every plan in memory: bound the space before it does. An upper estimate
+// (duplicates and pp = 1 folding not subtracted), in double so it cannot overflow; `eps` is the
+// number of EP degrees (1 before they are known). `flags` names the flags in the message.
+void check_space_size(const sweep::SearchSpace& space, double eps, const char* flags) {
+  const auto n = [](const auto& list) { return static_cast<double>(list.size()); };
+  const double schedules = n(space.schedule) * n(space.virtual_stages) + 1;
+  const double plans = n(space.tp) * n(space.pp) * schedules * n(space.cp) * eps *
+                       n(space.sequence_parallel) * n(space.micro_batch) * n(space.sharding) *
+                       n(space.recompute);
+  if (plans > static_cast<double>(kMaxSearchPlans)) {
+    throw ConfigError(flags, "",
+                      "search space of up to " + std::to_string(static_cast<std::int64_t>(plans)) +
+                          " plans: too large; expected at most " +
+                          std::to_string(kMaxSearchPlans) + " (fewer values per flag)");
+  }
+}
+
 sweep::SearchSpace space_of(const SearchOptions& o) {
   sweep::SearchSpace space;
   // Degrees are bounded as in a scenario file (io::kMaxDegree), so tp x pp x cp fits an int64.
@@ -169,19 +186,7 @@ sweep::SearchSpace space_of(const SearchOptions& o) {
       space.sequence_parallel.push_back(item == "true");
     }
   }
-  // enumerate_plans holds every plan in memory: bound the space before it does. An upper
-  // estimate (duplicates and pp = 1 folding not subtracted), in double so it cannot overflow.
-  const auto n = [](const auto& list) { return static_cast<double>(list.size()); };
-  const double schedules = n(space.schedule) * n(space.virtual_stages) + 1;
-  const double plans = n(space.tp) * n(space.pp) * schedules * n(space.cp) *
-                       n(space.sequence_parallel) * n(space.micro_batch) * n(space.sharding) *
-                       n(space.recompute);
-  if (plans > static_cast<double>(kMaxSearchPlans)) {
-    throw ConfigError("command line (--tp, --pp, --cp, --micro-batch, ...)", "",
-                      "search space of up to " + std::to_string(static_cast<std::int64_t>(plans)) +
-                          " plans: too large; expected at most " +
-                          std::to_string(kMaxSearchPlans) + " (fewer values per flag)");
-  }
+  check_space_size(space, 1.0, "command line (--tp, --pp, --cp, --micro-batch, ...)");
   return space;
 }
 
@@ -213,17 +218,7 @@ void apply_expert_parallelism(const SearchOptions& o, const parallel::Scenario& 
                                                                base.model.num_experts)
                                     .size())
           : static_cast<double>(space.ep.size());
-  const auto n = [](const auto& list) { return static_cast<double>(list.size()); };
-  const double schedules = n(space.schedule) * n(space.virtual_stages) + 1;
-  const double plans = n(space.tp) * n(space.pp) * schedules * n(space.cp) * eps *
-                       n(space.sequence_parallel) * n(space.micro_batch) * n(space.sharding) *
-                       n(space.recompute);
-  if (plans > static_cast<double>(kMaxSearchPlans)) {
-    throw ConfigError("command line (--tp, --pp, --cp, --ep, --micro-batch, ...)", "",
-                      "search space of up to " + std::to_string(static_cast<std::int64_t>(plans)) +
-                          " plans: too large; expected at most " +
-                          std::to_string(kMaxSearchPlans) + " (fewer values per flag)");
-  }
+  check_space_size(space, eps, "command line (--tp, --pp, --cp, --ep, --micro-batch, ...)");
 }
 
 parallel::Scenario base_of(const SearchOptions& o) {
