@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string_view>
@@ -453,10 +454,15 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
       second_line = at;
     }
     if (rows >= 1 && (*index - previous != stride || stride <= 0)) {
+      // The row that should follow; none past the largest index (previous + step would wrap).
+      const std::int64_t step = std::max<std::int64_t>(stride, 1);
+      const std::string expected =
+          previous > std::numeric_limits<std::int64_t>::max() - step
+              ? "no row after it"
+              : "row " + std::to_string(previous + step);
       throw ConfigError(name, where,
                         "row " + std::to_string(*index) + " out of place after row " +
-                            std::to_string(previous) + "; expected row " +
-                            std::to_string(previous + std::max<std::int64_t>(stride, 1)) +
+                            std::to_string(previous) + "; expected " + expected +
                             " (a shard's rows i with i % N == K, in order)");
     }
     previous = *index;

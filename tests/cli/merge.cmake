@@ -51,3 +51,9 @@ trainsim_bad_input(merge search_top "search_1of2_top2.json: /top: differs from [
   ${data}/search_0of2.json ${data}/search_1of2_top2.json)
 trainsim_bad_input(merge search_and_sweep "header_a.csv: a sweep output, but [^\n]*search_0of2.json is a search output"
   ${data}/header_a.csv ${data}/search_0of2.json)
+# Found by fuzzing: a row repeated at the largest index once overflowed computing the row
+# expected next.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/index_max.csv
+  "index,x\n9223372036854775807,a\n9223372036854775807,b\n# trainsim shard 0/1 of 1 scenarios, spec 00000000000000aa, 2 rows\n")
+trainsim_bad_input(merge index_max "index_max.csv: line 3: row 9223372036854775807 out of place after row 9223372036854775807; expected no row after it"
+  ${CMAKE_CURRENT_BINARY_DIR}/index_max.csv)

@@ -147,6 +147,18 @@ TEST_CASE("merge: incomplete, foreign, duplicate and missing shards are errors",
       Contains("a.csv: line 2: row without an index"));
 }
 
+TEST_CASE("merge: a row repeated at the largest index is an error, not an overflow",
+          "[sweep][io]") {
+  // Found by fuzz_sweep_merge: two rows of index 2^63 - 1 made the message compute the next
+  // expected row as 2^63 - 1 + 1, a signed overflow (UBSan). The rows are out of place, and no
+  // row can follow the largest index.
+  const std::string rows = "index,x\n9223372036854775807,a\n9223372036854775807,b\n";
+  REQUIRE_THROWS_WITH(
+      merge_outputs({{"a.csv", shard(rows, 0, 1, 1, 2)}}, std::nullopt),
+      Catch::Contains("a.csv: line 3: row 9223372036854775807 out of place after row "
+                      "9223372036854775807; expected no row after it"));
+}
+
 TEST_CASE("format_number: shortest round trip, locale-independent", "[sweep][io]") {
   CHECK(format_number(0.1) == "0.1");
   CHECK(format_number(0.0) == "0");
