@@ -221,6 +221,9 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
   if (r.has("data_parallel")) {
     ObjectReader dpr = r.object("data_parallel");
     s.dp_overlap = dpr.boolean_or("overlap_grad_reduce", true);
+    s.dp_overlap_param_gather = dpr.boolean_or("overlap_param_gather", false);
+    s.dp_buckets_first_chunk_only =
+        dpr.choice_or("buckets", {"every_chunk", "first_chunk"}, "every_chunk") == "first_chunk";
     dpr.finish();
   }
   if (r.has("moe")) {

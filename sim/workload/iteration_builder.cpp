@@ -689,6 +689,16 @@ class Builder {
   // (CP ranks hold the same weights, as in Megatron-LM's dp-cp group), or the hybrid shard.
   const parallel::GroupShape& shard_group() const { return it_.placement.shard; }
 
+  // Whether `chunk` of `stage` splits its gradients (and overlapped weight gathers) into
+  // per-layer buckets, or is one bucket (stack dp_buckets_first_chunk_only).
+  bool bucketed(std::int64_t stage, std::int64_t chunk) const {
+    return !s_.stack.dp_buckets_first_chunk_only || (stage == 0 && chunk == 0);
+  }
+
+  bool overlaps_param_gather() const {
+    return p_.sharding == Sharding::Zero1 && s_.stack.dp_overlap_param_gather;
+  }
+
   // The group sharing one copy of `g`'s state, and its names in the report (FSDP's, and
   // DDP's / ZeRO-1's).
   const parallel::GroupShape& state_group(StateGroup g) const {
@@ -827,10 +837,12 @@ class Builder {
       case Sharding::None:
       case Sharding::Zero1: {
         if (!last_microbatch || shape.ranks <= 1) return kNone;
-        if (!s_.stack.dp_overlap) {
+        if (!s_.stack.dp_overlap || !grad_bucketed_) {
           // Megatron-LM's local DDP reduces its contiguous gradient buffer once, after the
           // last backward of the step (train_step: forward_backward_func, then
-          // allreduce_gradients): collected here, issued by deferred_grad_sync().
+          // allreduce_gradients); a chunk that is one bucket (dp_buckets_first_chunk_only)
+          // once its last backward has produced every gradient: collected here, issued by
+          // deferred_grad_sync().
           (group == StateGroup::Expert ? deferred_expert_grad_bytes_ : deferred_grad_bytes_) +=
               bytes.value();
           return kNone;
@@ -869,6 +881,10 @@ class Builder {
     recv_name_ = it_.graph.intern_name("pp_recv_wait");
 
     const auto steps = pipeline_order(p_.schedule, pp_, stage, microbatches_, chunks_);
+    // With the stack's overlap_param_gather: per chunk, the weight gathers its first forward
+    // pass waits for, issued before anything else on the DP stream.
+    const std::vector<std::vector<OpId>> param_gathers =
+        overlaps_param_gather() ? issue_param_gathers(stage, st) : std::vector<std::vector<OpId>>{};
     OpId last_dp = kNone;
     OpId last_compute = kNone;
     // Micro-batches each chunk has seen backward, to spot the last one (gradient sync).
@@ -890,6 +906,12 @@ class Builder {
       }
       const Bytes root = root_bytes(first, last);
       OpId wait = kNone;  // what the next kernel waits for (besides stream order)
+      // The overlapped weight gathers this pass waits for: the chunk's first forward only.
+      const std::vector<OpId>* gathered =
+          !step.backward && step.microbatch == 0 && !param_gathers.empty()
+              ? &param_gathers[static_cast<std::size_t>(step.chunk)]
+              : nullptr;
+      if (gathered != nullptr && !gathered->empty()) wait = gathered->front();
       if (!step.backward) {
         if (gathers_params() && root.value() > 0.0) {
           // Root FSDP unit (embedding / head weights) gathered at the start of the pass.
@@ -908,6 +930,9 @@ class Builder {
         std::vector<OpId> layer_end;
         for (std::int64_t l = l0; l < l0 + nl; ++l) {
           info.layer = static_cast<std::int32_t>(l);
+          if (gathered != nullptr && static_cast<std::size_t>(l - l0) < gathered->size()) {
+            wait = (*gathered)[static_cast<std::size_t>(l - l0)];
+          }
           if (gathers_params()) {
             // FSDP prefetch: with d = the stack's forward_prefetch gathers in flight, the gather
             // of layer l is issued when layer l-d has ended (d = 2: as layer l-1 starts, PyTorch
@@ -942,6 +967,7 @@ class Builder {
         const std::int64_t nl = chunk_layers_[static_cast<std::size_t>(vs)];
         auto& done = backward_done[static_cast<std::size_t>(step.chunk)];
         const bool last_mb = ++done == microbatches_;
+        grad_bucketed_ = bucketed(stage, step.chunk);
         OpId prev_layer_end = kNone;
         Gather pending_gather;
         const bool resharded =
@@ -1004,6 +1030,17 @@ class Builder {
           const OpId g = grad_sync(stage, st, root_grads, info, last_compute, last_mb);
           if (g != kNone) last_dp = g;
         }
+        if (last_mb && s_.stack.dp_overlap && !grad_bucketed_) {
+          // A chunk that is one bucket: its gradients reduced once, now that all exist.
+          for (const StateGroup group : {StateGroup::Dense, StateGroup::Expert}) {
+            const double pending =
+                group == StateGroup::Dense ? deferred_grad_bytes_ : deferred_expert_grad_bytes_;
+            if (pending <= 0.0) continue;
+            const OpId g = deferred_grad_sync(stage, st, last_compute, group);
+            if (g != kNone) last_dp = g;
+          }
+        }
+        grad_bucketed_ = true;
         if (!first) pass_send_[slot] = send(stage, st, info, last_compute, true);
       }
     }
@@ -1016,6 +1053,66 @@ class Builder {
       if (g != kNone) last_dp = g;
     }
     optimizer(stage, st, last_dp);
+  }
+
+  // Megatron-Core's --overlap-param-gather (stack dp_overlap_param_gather): the distributed
+  // optimizer's AllGather of the weights it updated, overlapping the forward of the iteration
+  // that uses them. In the steady state the gathers of iteration i + 1 follow i's step; here
+  // they open the iteration, in forward order on the DP stream, each issued as the one before
+  // ends (the next is dispatched from the pre-hook that waits for the previous one). A bucketed
+  // chunk gathers layer by layer, the embedding with its first layer and the final norm and LM
+  // head with its last; any other chunk in one call. Returns, per chunk, the gathers its first
+  // forward pass waits for: one per layer, or one for the chunk.
+  std::vector<std::vector<OpId>> issue_param_gathers(std::int64_t stage, const StageStreams& st) {
+    std::vector<std::vector<OpId>> out(static_cast<std::size_t>(chunks_));
+    OpInfo info;
+    info.stage = static_cast<std::int32_t>(stage);
+    const auto gather = [&](double dense, double experts) {
+      OpId id = kNone;
+      if (dense > 0.0 && shard_group().ranks > 1) {
+        const auto call = collective(stage, Op::AllGather, "dp", shard_group(), Bytes(dense));
+        id = comm(st.dp, call, "zero1_all_gather", info);
+      }
+      if (experts > 0.0 && it_.placement.expert_shard.ranks > 1) {
+        const auto call = collective(stage, Op::AllGather, "expert_dp", it_.placement.expert_shard,
+                                     Bytes(experts));
+        id = comm(st.dp, call, "zero1_all_gather", info);  // the later of the two
+      }
+      return id;
+    };
+    for (std::int64_t c = 0; c < chunks_; ++c) {
+      const std::int64_t vs = virtual_stage(stage, c);
+      const std::int64_t l0 = chunk_first_layer_[static_cast<std::size_t>(vs)];
+      const std::int64_t nl = chunk_layers_[static_cast<std::size_t>(vs)];
+      const double embedding = root_bytes(vs == 0, false).value();
+      const double tail = root_bytes(false, vs == virtual_stages_ - 1).value();
+      const auto layer_bytes = [&](std::int64_t l) {
+        if (!is_moe_layer(l)) return std::pair{layer_param_bytes_.value(), 0.0};
+        return std::pair{moe_param_bytes_.value(), expert_param_bytes_.value()};
+      };
+      auto& ops = out[static_cast<std::size_t>(c)];
+      if (bucketed(stage, c) && nl > 0) {
+        for (std::int64_t l = l0; l < l0 + nl; ++l) {
+          info.layer = static_cast<std::int32_t>(l);
+          auto [dense, experts] = layer_bytes(l);
+          if (l == l0) dense += embedding;
+          if (l == l0 + nl - 1) dense += tail;
+          ops.push_back(gather(dense, experts));
+        }
+      } else {
+        info.layer = -1;
+        double dense = embedding + tail;
+        double experts = 0.0;
+        for (std::int64_t l = l0; l < l0 + nl; ++l) {
+          const auto [d, e] = layer_bytes(l);
+          dense += d;
+          experts += e;
+        }
+        ops.push_back(gather(dense, experts));
+      }
+      if (std::all_of(ops.begin(), ops.end(), [](OpId id) { return id == kNone; })) ops.clear();
+    }
+    return out;
   }
 
   // The stage's whole gradient buffer reduced in one call after its last backward kernel
@@ -1102,6 +1199,8 @@ class Builder {
     OpInfo info;
     info.stage = static_cast<std::int32_t>(stage);
     const OpId opt = kernel(st, t, false, false, info, last_dp);
+    // With overlap_param_gather the gathers open the iteration instead (issue_param_gathers).
+    if (overlaps_param_gather()) return;
     if (p_.sharding == Sharding::Zero1 && shard_group().ranks > 1) {
       // The distributed optimizer gathers the updated bf16 weights for the next iteration.
       const auto call = collective(stage, Op::AllGather, "dp", shard_group(),
@@ -1188,6 +1287,7 @@ class Builder {
     std::int32_t index;
   };
   std::vector<StageCall> stage_calls_;
+  bool grad_bucketed_ = true;         // the backward pass being built reduces per-layer buckets
   double deferred_grad_bytes_ = 0.0;  // gradients awaiting the step's one reduction
   double deferred_expert_grad_bytes_ = 0.0;  // the same of the routed experts (ep > 1)
   std::int64_t stage_calls_stage_ = -1;

@@ -492,6 +492,155 @@ TEST_CASE("stack: without overlap_grad_reduce the gradients are reduced once, af
   REQUIRE(deferred.compute.value() < overlapped.compute.value());
 }
 
+namespace {
+
+// A four-layer model under zero1 on `gpus` GPUs of one H100 node with pipeline degree `pp`,
+// 4 micro-batches per data-parallel rank, with `data_parallel` merged into the paper stack.
+report::Simulation zero1_with(std::int64_t gpus, std::int64_t pp,
+                              const nlohmann::json& data_parallel) {
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx",
+    "model": {"layers": 4, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 1024,
+              "vocab": 512, "activation": "swiglu", "norm": "rmsnorm",
+              "tied_embeddings": false, "position_embedding": "rope"},
+    "training": {"seq_len": 512, "micro_batch": 1},
+    "parallel": {"sharding": "zero1"}})");
+  doc.json["cluster"]["gpus"] = gpus;
+  doc.json["parallel"]["pp"] = pp;
+  doc.json["training"]["global_batch"] = 4 * gpus / pp;
+  doc.json["stack"] = stack_json({{"data_parallel", data_parallel}});
+  return report::simulate(
+      io::scenario_from_document(doc),
+      report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
+}
+
+// Every op of the simulation named `name`, in graph order.
+std::vector<engine::OpId> ops_named(const report::Simulation& sim, const std::string& name) {
+  std::vector<engine::OpId> out;
+  const engine::Graph& g = sim.iteration.graph;
+  for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+    if (g.op_name(op) == name) out.push_back(op);
+  }
+  return out;
+}
+
+double bytes_of(const report::Report& r, const std::string& op, std::int64_t stage) {
+  double bytes = 0.0;
+  for (const auto& c : r.collectives) {
+    if (c.op == op && c.group == "dp" && c.stage == stage) {
+      bytes += c.bytes.value() * static_cast<double>(c.count);
+    }
+  }
+  return bytes;
+}
+
+std::int64_t calls_of(const report::Report& r, const std::string& op, std::int64_t stage) {
+  std::int64_t calls = 0;
+  for (const auto& c : r.collectives) {
+    if (c.op == op && c.group == "dp" && c.stage == stage) calls += c.count;
+  }
+  return calls;
+}
+
+}  // namespace
+
+TEST_CASE("stack: overlap_param_gather moves zero1's weight gather before the forward it feeds",
+          "[stack][workload]") {
+  // dp 2 on 2 GPUs, no pipeline: one bucketed chunk of 4 layers.
+  const report::Simulation after_step = zero1_with(2, 1, {{"overlap_param_gather", false}});
+  const report::Simulation overlapped = zero1_with(2, 1, {{"overlap_param_gather", true}});
+  // The same weights are gathered: after the step in one call, overlapped in one call per layer
+  // (the embedding with the first, the final norm and the LM head with the last).
+  REQUIRE(calls_of(after_step.report, "all_gather", 0) == 1);
+  REQUIRE(calls_of(overlapped.report, "all_gather", 0) == 4);
+  REQUIRE(bytes_of(overlapped.report, "all_gather", 0) ==
+          Approx(bytes_of(after_step.report, "all_gather", 0)).epsilon(1e-12));
+
+  // After the step, the gather is the iteration's last op: it ends the iteration.
+  const auto late = ops_named(after_step, "zero1_all_gather");
+  REQUIRE(late.size() == 1);
+  REQUIRE(after_step.timeline.ops[static_cast<std::size_t>(late[0])].end ==
+          after_step.timeline.end);
+  // Overlapped, the gathers open the iteration back to back, and the first forward kernel of
+  // each layer in micro-batch 0 starts no earlier than its layer's gather has ended.
+  const auto early = ops_named(overlapped, "zero1_all_gather");
+  REQUIRE(early.size() == 4);
+  const auto& t = overlapped.timeline.ops;
+  REQUIRE(t[static_cast<std::size_t>(early[0])].start.since_start().value() == 0.0);
+  for (std::size_t i = 1; i < early.size(); ++i) {
+    REQUIRE(t[static_cast<std::size_t>(early[i])].start ==
+            t[static_cast<std::size_t>(early[i - 1])].end);
+  }
+  const engine::Graph& g = overlapped.iteration.graph;
+  std::vector<bool> seen(4, false);
+  for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+    const workload::OpInfo& info = overlapped.iteration.ops[static_cast<std::size_t>(op)];
+    if (g.op_kind(op) != engine::OpKind::Compute || info.microbatch != 0 || info.backward ||
+        info.layer < 0 || seen[static_cast<std::size_t>(info.layer)]) {
+      continue;
+    }
+    seen[static_cast<std::size_t>(info.layer)] = true;
+    REQUIRE(t[static_cast<std::size_t>(op)].start >=
+            t[static_cast<std::size_t>(early[static_cast<std::size_t>(info.layer)])].end);
+  }
+  REQUIRE(seen == std::vector<bool>(4, true));
+  // Hidden behind the forward, it leaves less exposed communication and a shorter iteration.
+  REQUIRE(overlapped.report.exposed_communication.value() <
+          after_step.report.exposed_communication.value());
+  REQUIRE(overlapped.report.iteration_time.value() < after_step.report.iteration_time.value());
+}
+
+TEST_CASE("stack: buckets first_chunk reduces a later pipeline stage's gradients in one call",
+          "[stack][workload]") {
+  // pp 2 x dp 2 on 4 GPUs: 2 layers per stage, 4 micro-batches.
+  const report::Simulation every = zero1_with(4, 2, {{"buckets", "every_chunk"}});
+  const report::Simulation first = zero1_with(4, 2, {{"buckets", "first_chunk"}});
+  // Stage 0 keeps its buckets: one ReduceScatter per layer and one of the embedding's gradients.
+  REQUIRE(calls_of(every.report, "reduce_scatter", 0) == 3);
+  REQUIRE(calls_of(first.report, "reduce_scatter", 0) == 3);
+  // Stage 1 is one bucket: one call carrying the bytes of its 3 bucketed calls.
+  REQUIRE(calls_of(every.report, "reduce_scatter", 1) == 3);
+  REQUIRE(calls_of(first.report, "reduce_scatter", 1) == 1);
+  REQUIRE(bytes_of(first.report, "reduce_scatter", 1) ==
+          Approx(bytes_of(every.report, "reduce_scatter", 1)).epsilon(1e-12));
+  // ... issued after the stage's last backward kernel: it starts no earlier than every compute
+  // op of stage 1 before the optimizer has ended.
+  const auto rs = ops_named(first, "zero1_reduce_scatter");
+  const engine::Graph& g = first.iteration.graph;
+  const auto& t = first.timeline.ops;
+  for (const engine::OpId op : rs) {
+    if (first.iteration.ops[static_cast<std::size_t>(op)].stage != 1) continue;
+    for (engine::OpId k = 0; k < g.num_ops(); ++k) {
+      const workload::OpInfo& info = first.iteration.ops[static_cast<std::size_t>(k)];
+      if (info.stage == 1 && g.op_kind(k) == engine::OpKind::Compute && info.backward) {
+        REQUIRE(t[static_cast<std::size_t>(k)].end <= t[static_cast<std::size_t>(op)].start);
+      }
+    }
+  }
+  // With overlap_param_gather too, stage 1 gathers its weights in one call, stage 0 per layer
+  // (the embedding with layer 0).
+  const report::Simulation both =
+      zero1_with(4, 2, {{"buckets", "first_chunk"}, {"overlap_param_gather", true}});
+  REQUIRE(calls_of(both.report, "all_gather", 0) == 2);
+  REQUIRE(calls_of(both.report, "all_gather", 1) == 1);
+  REQUIRE(bytes_of(both.report, "all_gather", 1) ==
+          Approx(bytes_of(first.report, "all_gather", 1)).epsilon(1e-12));
+}
+
+TEST_CASE("stack: data_parallel.overlap_param_gather and buckets are checked", "[stack][io]") {
+  const stack::StackSpec plain = io::stack_from_json(stack_json({}), "s.json", "");
+  REQUIRE_FALSE(plain.dp_overlap_param_gather);
+  REQUIRE_FALSE(plain.dp_buckets_first_chunk_only);
+  const stack::StackSpec core = io::load_stack("megatron-core");
+  REQUIRE(core.dp_overlap_param_gather);
+  REQUIRE(core.dp_buckets_first_chunk_only);
+  REQUIRE_THAT(load_error(stack_json({{"data_parallel", {{"overlap_param_gather", "on"}}}})),
+               Catch::Contains("/data_parallel/overlap_param_gather"));
+  REQUIRE_THAT(load_error(stack_json({{"data_parallel", {{"buckets", "per_layer"}}}})),
+               Catch::Contains("/data_parallel/buckets") && Catch::Contains("first_chunk"));
+}
+
 TEST_CASE("stack: FP8 cast bytes per element of each recipe", "[stack][fp8]") {
   // A bf16 tensor of N elements cast to FP8 (docs/stacks.md, "FP8 recipes"):
   // delayed: the scale from the amax history, the amax recorded by the cast itself: read 2 B,

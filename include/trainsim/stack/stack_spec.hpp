@@ -224,6 +224,27 @@ struct StackSpec {
   // DDP before 2023). Optional "data_parallel": {"overlap_grad_reduce": false}; default true.
   bool dp_overlap = true;
 
+  // Under `zero1`, the AllGather of the updated weights overlaps the next iteration's forward
+  // instead of following the optimizer step (Megatron-Core's --overlap-param-gather: the
+  // distributed optimizer issues the first bucket's AllGather in zero_grad and each next one from
+  // the forward pre-hook that waits for the one before; core_r0.8.0
+  // megatron/core/optimizer/distrib_optimizer.py, _dispatch_gather_model_params and
+  // _finish_param_sync_helper). Modelled as the gathers issued back to back on the DP stream at
+  // the start of the iteration, in forward order, one per gradient bucket (below), each the first
+  // forward pass of its layers waits for. Optional "data_parallel": {"overlap_param_gather":
+  // true}; default false (one AllGather of the stage's weights after the step, exposed).
+  bool dp_overlap_param_gather = false;
+
+  // Which model chunks split their gradients (and, with dp_overlap_param_gather, their weight
+  // gathers) into per-layer buckets under `none` and `zero1`. "every_chunk" (default): every
+  // chunk, as PyTorch DDP's buckets. "first_chunk": only the first model chunk of the first
+  // pipeline stage; every other chunk is one bucket, reduced once after its last backward of the
+  // step and gathered once before its first forward (Megatron-Core's DistributedDataParallel
+  // sets bucket_size None on pipeline ranks above 0, and training.py passes disable_bucketing for
+  // model chunks after the first; core_r0.8.0). Optional "data_parallel": {"buckets":
+  // "first_chunk"}.
+  bool dp_buckets_first_chunk_only = false;
+
   // Mixture-of-experts all-to-all (dispatch and combine) hidden behind compute: Megatron-Core's
   // 1F1B all-to-all overlap and DeepSeek-V3's DualPipe run one micro-batch's all-to-all beside
   // another's compute. Modelled as the all-to-all on its own stream with no compute waiting for
