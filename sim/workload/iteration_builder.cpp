@@ -1115,8 +1115,10 @@ class Builder {
     return out;
   }
 
-  // The stage's whole gradient buffer reduced in one call after its last backward kernel
-  // (stack dp_overlap false: Megatron-LM before --overlap-grad-reduce).
+  // The gradients collected by grad_sync() reduced in one call after `after`: the stage's
+  // whole buffer after its last backward kernel (stack dp_overlap false: Megatron-LM before
+  // --overlap-grad-reduce), or one chunk's after its last backward pass (a chunk that is one
+  // bucket, dp_buckets_first_chunk_only).
   OpId deferred_grad_sync(std::int64_t stage, const StageStreams& st, OpId after,
                           StateGroup group = StateGroup::Dense) {
     double& pending = group == StateGroup::Expert ? deferred_expert_grad_bytes_
