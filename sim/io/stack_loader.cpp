@@ -100,6 +100,7 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
           ? stack::RecomputeGather::Separate
           : stack::RecomputeGather::Shared;
   s.fsdp_blocking_fetch = fsdp.boolean_or("blocking_fetch", false);
+  s.fsdp_reshard_last_layer = fsdp.boolean_or("reshard_last_layer", true);
   if (fsdp.has("host_cost_per_rank")) {
     s.fsdp_host_cost_per_rank = fsdp.seconds("host_cost_per_rank", /*allow_zero=*/true);
     if (s.fsdp_host_cost_per_rank.value() > 1e-3) {

@@ -973,7 +973,10 @@ class Builder {
         const bool resharded =
             p_.sharding == Sharding::FullShard || p_.sharding == Sharding::HybridShard;
         const bool blocking = s_.stack.fsdp_blocking_fetch;
-        if (resharded && !blocking) {
+        // The model's last layer stays gathered from its forward to its backward when the
+        // stack does not reshard it (fsdp_reshard_last_layer false).
+        const bool kept = !s_.stack.fsdp_reshard_last_layer && l0 + nl == m_.num_layers;
+        if (resharded && !blocking && !kept) {
           // FULL_SHARD resharded after forward: gather the last layer again before backward.
           info.layer = static_cast<std::int32_t>(l0 + nl - 1);
           pending_gather = gather_layer(stage, st, info, kNone, true);

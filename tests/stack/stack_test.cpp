@@ -1021,3 +1021,40 @@ TEST_CASE("stack: op-level selective recomputation reruns each kernel's recomput
   REQUIRE_THAT(load_error(stack_json({{"recompute", {{"selective", "layer"}}}})),
                Catch::Contains("/recompute/selective"));
 }
+
+TEST_CASE("stack: reshard_last_layer false keeps the last layer gathered into its backward",
+          "[stack][workload]") {
+  // The two-layer model under FULL_SHARD on 4 GPUs, one micro-batch. Resharded (the default),
+  // each layer is gathered before its forward and again before its backward: 2 + 2 gathers.
+  // With reshard_last_layer false (torchtitan) the last layer, layer 1, is not gathered again:
+  // 3, and layer 0 keeps both of its gathers.
+  const auto gathers = [](const report::Simulation& sim, const std::string& name,
+                          std::int32_t layer) {
+    std::int64_t n = 0;
+    const auto& g = sim.iteration.graph;
+    for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+      const workload::OpInfo& info = sim.iteration.ops[static_cast<std::size_t>(g.op_tag(op))];
+      if (g.op_name(op) == name && info.layer == layer) ++n;
+    }
+    return n;
+  };
+  const report::Simulation resharded = report::simulate(gpt_full_shard(4, {}));
+  const report::Simulation kept =
+      report::simulate(gpt_full_shard(4, {{"fsdp", {{"reshard_last_layer", false}}}}));
+  for (const std::int32_t layer : {0, 1}) {
+    CHECK(gathers(resharded, "fsdp_all_gather", layer) == 1);
+    CHECK(gathers(resharded, "fsdp_all_gather_bwd", layer) == 1);
+    CHECK(gathers(kept, "fsdp_all_gather", layer) == 1);
+  }
+  CHECK(gathers(kept, "fsdp_all_gather_bwd", 0) == 1);
+  CHECK(gathers(kept, "fsdp_all_gather_bwd", 1) == 0);
+  // One AllGather of a layer less on the DP stream: its time leaves the communication total.
+  const double layer_gather = layer0_calls(resharded, "fsdp_all_gather").front()->time.value();
+  CHECK(kept.report.communication.value() ==
+        Approx(resharded.report.communication.value() - layer_gather).epsilon(1e-9));
+  // The key: optional, default true, a boolean.
+  REQUIRE(io::stack_from_json(stack_json({}), "s.json", "").fsdp_reshard_last_layer);
+  REQUIRE_FALSE(io::load_stack("torchtitan-fsdp2").fsdp_reshard_last_layer);
+  REQUIRE_THAT(load_error(stack_json({{"fsdp", {{"reshard_last_layer", "no"}}}})),
+               Catch::Contains("/fsdp/reshard_last_layer"));
+}

@@ -145,6 +145,14 @@ struct StackSpec {
   // write, 2. Optional "fsdp": {"copy_out_passes": 2}; default 0 (FSDP1's flat parameter is the
   // gather's output; the unit's tensors are views of it).
   double fsdp_copy_out_passes = 0.0;
+  // Under full_shard and hybrid_shard, whether the model's last layer is resharded after its
+  // forward and gathered again before its backward, as every other layer. torchtitan wraps it
+  // with reshard_after_forward=False ("do not reshard after forward for the last transformer
+  // block since FSDP would prefetch it immediately"; torchtitan/parallelisms/
+  // parallelize_llama.py at 1ea476e9f): its weights stay gathered from its forward to its
+  // backward, one gather fewer per micro-batch. Optional "fsdp": {"reshard_last_layer": false};
+  // default true (PyTorch FSDP1 FULL_SHARD reshards every unit).
+  bool fsdp_reshard_last_layer = true;
 
   // Tensor-parallel collectives run beside the GEMM they feed or drain (Transformer Engine's
   // userbuffers overlap, PyTorch async TP) instead of blocking it (Megatron-LM's default).
