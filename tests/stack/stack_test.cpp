@@ -32,6 +32,18 @@ nlohmann::json stack_json(const nlohmann::json& changes) {
   return j;
 }
 
+// The small model of these tests: `layers` layers of hidden 256 (4 heads, SwiGLU of 1024,
+// RMSNorm, RoPE, untied embeddings over a 512-token vocabulary), every kernel shorter than a
+// millisecond on an H100.
+nlohmann::json tiny_model(std::int64_t layers) {
+  nlohmann::json m = nlohmann::json::parse(R"({
+    "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 1024, "vocab": 512,
+    "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false,
+    "position_embedding": "rope"})");
+  m["layers"] = layers;
+  return m;
+}
+
 // The paper's FSDP setting (tests/paper_scenario.hpp) on `gpus` GPUs with an inline stack.
 parallel::Scenario paper_with(std::int64_t gpus, const nlohmann::json& changes,
                               const nlohmann::json& overrides = nlohmann::json::object()) {
@@ -40,16 +52,14 @@ parallel::Scenario paper_with(std::int64_t gpus, const nlohmann::json& changes,
   return testing::paper_fsdp(gpus, o);
 }
 
-// A two-layer model small enough that every kernel is shorter than a millisecond on an H100.
+// The two-layer tiny_model() on one GPU with an inline stack.
 parallel::Scenario tiny_with(const nlohmann::json& changes) {
   io::ScenarioDocument doc;
   doc.json = nlohmann::json::parse(R"({
     "hardware": "h100-dgx",
-    "model": {"layers": 2, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 1024,
-              "vocab": 512, "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false,
-              "position_embedding": "rope"},
     "cluster": {"gpus": 1},
     "training": {"seq_len": 512, "micro_batch": 1}})");
+  doc.json["model"] = tiny_model(2);
   doc.json["stack"] = stack_json(changes);
   return io::scenario_from_document(doc);
 }
@@ -448,12 +458,10 @@ TEST_CASE("stack: without overlap_grad_reduce the gradients are reduced once, af
     io::ScenarioDocument doc;
     doc.json = nlohmann::json::parse(R"({
       "hardware": "h100-dgx",
-      "model": {"layers": 2, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 1024,
-                "vocab": 512, "activation": "swiglu", "norm": "rmsnorm",
-                "tied_embeddings": false, "position_embedding": "rope"},
       "cluster": {"gpus": 2},
       "training": {"seq_len": 512, "micro_batch": 1, "global_batch": 8},
       "parallel": {"sharding": "none"}})");
+    doc.json["model"] = tiny_model(2);
     doc.json["stack"] = stack_json({{"data_parallel", {{"overlap_grad_reduce", overlap}}}});
     return report::simulate(io::scenario_from_document(doc)).report;
   };
@@ -494,18 +502,16 @@ TEST_CASE("stack: without overlap_grad_reduce the gradients are reduced once, af
 
 namespace {
 
-// A four-layer model under zero1 on `gpus` GPUs of one H100 node with pipeline degree `pp`,
-// 4 micro-batches per data-parallel rank, with `data_parallel` merged into the paper stack.
+// The four-layer tiny_model() under zero1 on `gpus` GPUs of one H100 node with pipeline degree
+// `pp`, 4 micro-batches per data-parallel rank, with `data_parallel` merged into the paper stack.
 report::Simulation zero1_with(std::int64_t gpus, std::int64_t pp,
                               const nlohmann::json& data_parallel) {
   io::ScenarioDocument doc;
   doc.json = nlohmann::json::parse(R"({
     "hardware": "h100-dgx",
-    "model": {"layers": 4, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 1024,
-              "vocab": 512, "activation": "swiglu", "norm": "rmsnorm",
-              "tied_embeddings": false, "position_embedding": "rope"},
     "training": {"seq_len": 512, "micro_batch": 1},
     "parallel": {"sharding": "zero1"}})");
+  doc.json["model"] = tiny_model(4);
   doc.json["cluster"]["gpus"] = gpus;
   doc.json["parallel"]["pp"] = pp;
   doc.json["training"]["global_batch"] = 4 * gpus / pp;
