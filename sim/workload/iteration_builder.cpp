@@ -1035,26 +1035,15 @@ class Builder {
         }
         if (last_mb && s_.stack.dp_overlap && !grad_bucketed_) {
           // A chunk that is one bucket: its gradients reduced once, now that all exist.
-          for (const StateGroup group : {StateGroup::Dense, StateGroup::Expert}) {
-            const double pending =
-                group == StateGroup::Dense ? deferred_grad_bytes_ : deferred_expert_grad_bytes_;
-            if (pending <= 0.0) continue;
-            const OpId g = deferred_grad_sync(stage, st, last_compute, group);
-            if (g != kNone) last_dp = g;
-          }
+          const OpId g = flush_deferred_grads(stage, st, last_compute);
+          if (g != kNone) last_dp = g;
         }
         grad_bucketed_ = true;
         if (!first) pass_send_[slot] = send(stage, st, info, last_compute, true);
       }
     }
-    if (deferred_grad_bytes_ > 0.0) {
-      const OpId g = deferred_grad_sync(stage, st, last_compute);
-      if (g != kNone) last_dp = g;
-    }
-    if (deferred_expert_grad_bytes_ > 0.0) {
-      const OpId g = deferred_grad_sync(stage, st, last_compute, StateGroup::Expert);
-      if (g != kNone) last_dp = g;
-    }
+    const OpId g = flush_deferred_grads(stage, st, last_compute);
+    if (g != kNone) last_dp = g;
     optimizer(stage, st, last_dp);
   }
 
@@ -1071,17 +1060,7 @@ class Builder {
     OpInfo info;
     info.stage = static_cast<std::int32_t>(stage);
     const auto gather = [&](double dense, double experts) {
-      OpId id = kNone;
-      if (dense > 0.0 && shard_group().ranks > 1) {
-        const auto call = collective(stage, Op::AllGather, "dp", shard_group(), Bytes(dense));
-        id = comm(st.dp, call, "zero1_all_gather", info);
-      }
-      if (experts > 0.0 && it_.placement.expert_shard.ranks > 1) {
-        const auto call = collective(stage, Op::AllGather, "expert_dp", it_.placement.expert_shard,
-                                     Bytes(experts));
-        id = comm(st.dp, call, "zero1_all_gather", info);  // the later of the two
-      }
-      return id;
+      return zero1_gather(stage, st, info, dense, experts, kNone);
     };
     for (std::int64_t c = 0; c < chunks_; ++c) {
       const std::int64_t vs = virtual_stage(stage, c);
@@ -1116,6 +1095,40 @@ class Builder {
       if (std::all_of(ops.begin(), ops.end(), [](OpId id) { return id == kNone; })) ops.clear();
     }
     return out;
+  }
+
+  // The distributed optimizer's AllGather of `dense` weight bytes over the shard group and of
+  // `experts` bytes (routed experts, ep > 1) over the expert shard group, on the DP stream after
+  // `after`. Returns the later of the two ops, or kNone when neither group gathers anything.
+  OpId zero1_gather(std::int64_t stage, const StageStreams& st, const OpInfo& info, double dense,
+                    double experts, OpId after) {
+    OpId id = kNone;
+    if (dense > 0.0 && shard_group().ranks > 1) {
+      const auto call = collective(stage, Op::AllGather, "dp", shard_group(), Bytes(dense));
+      id = comm(st.dp, call, "zero1_all_gather", info);
+      dep(after, id);
+    }
+    if (experts > 0.0 && it_.placement.expert_shard.ranks > 1) {
+      const auto call =
+          collective(stage, Op::AllGather, "expert_dp", it_.placement.expert_shard, Bytes(experts));
+      id = comm(st.dp, call, "zero1_all_gather", info);
+      dep(after, id);
+    }
+    return id;
+  }
+
+  // The gradients grad_sync() collected, dense and then the routed experts', each reduced in one
+  // call after `after` (deferred_grad_sync). Returns the last op, or kNone when none was pending.
+  OpId flush_deferred_grads(std::int64_t stage, const StageStreams& st, OpId after) {
+    OpId last = kNone;
+    for (const StateGroup group : {StateGroup::Dense, StateGroup::Expert}) {
+      const double pending =
+          group == StateGroup::Dense ? deferred_grad_bytes_ : deferred_expert_grad_bytes_;
+      if (pending <= 0.0) continue;
+      const OpId g = deferred_grad_sync(stage, st, after, group);
+      if (g != kNone) last = g;
+    }
+    return last;
   }
 
   // The gradients collected by grad_sync() reduced in one call after `after`: the stage's
@@ -1204,21 +1217,11 @@ class Builder {
     OpInfo info;
     info.stage = static_cast<std::int32_t>(stage);
     const OpId opt = kernel(st, t, false, false, info, last_dp);
-    // With overlap_param_gather the gathers open the iteration instead (issue_param_gathers).
-    if (overlaps_param_gather()) return;
-    if (p_.sharding == Sharding::Zero1 && shard_group().ranks > 1) {
-      // The distributed optimizer gathers the updated bf16 weights for the next iteration.
-      const auto call = collective(stage, Op::AllGather, "dp", shard_group(),
-                                   Bytes(static_cast<double>(params * elem_)));
-      const OpId ag = comm(st.dp, call, "zero1_all_gather", info);
-      dep(opt, ag);
-    }
-    if (p_.sharding == Sharding::Zero1 && expert_params > 0 &&
-        it_.placement.expert_shard.ranks > 1) {
-      const auto call = collective(stage, Op::AllGather, "expert_dp", it_.placement.expert_shard,
-                                   Bytes(static_cast<double>(expert_params * elem_)));
-      const OpId ag = comm(st.dp, call, "zero1_all_gather", info);
-      dep(opt, ag);
+    // The distributed optimizer gathers the updated weights for the next iteration, here after
+    // the step, or with overlap_param_gather as the iteration opens (issue_param_gathers).
+    if (p_.sharding == Sharding::Zero1 && !overlaps_param_gather()) {
+      zero1_gather(stage, st, info, static_cast<double>(params * elem_),
+                   static_cast<double>(expert_params * elem_), opt);
     }
   }
 

@@ -274,9 +274,9 @@ TEST_CASE("extrapolation: agrees with full simulation under Megatron-Core's data
   // first_chunk), so later stages and chunks reduce their gradients in one call each. Both
   // touch only the first forward and the last backward of a chunk: the steady state between
   // them is the same, and extrapolation must agree with full simulation at every schedule's
-  // threshold and four times past it.
-  // Without contention every schedule is extrapolated at four times its threshold (as in the
-  // test above), so the agreement is not that of two full simulations.
+  // threshold and four times past it. Without contention every schedule is extrapolated at four
+  // times its threshold (as in the test above), so the agreement is not that of two full
+  // simulations.
   const auto sched = GENERATE(from_range(std::begin(kSchedules), std::end(kSchedules)));
   const double contention = GENERATE(-1.0, 0.0);
   for (const std::int64_t m : {sched.first_extrapolated, 4 * sched.first_extrapolated}) {
