@@ -188,6 +188,14 @@ const std::vector<SourceProfile>& source_profiles() {
        .stack = "torchtitan-fsdp2",
        .convention = FlopConvention::PalmWithEmbeddings,
        .style = kLlama},
+      // The same code base's H100 tables, a source of their own: the llm-foundry stack's fitted
+      // elementwise_traffic comes from the A100 rows, and these rows check it on another GPU
+      // (scripts/refit-stacks holds them out).
+      {.name = "llm-foundry-h100",
+       .group_contains = "llm-foundry MPT benchmarks, H100",
+       .stack = "llm-foundry",
+       .convention = FlopConvention::PalmWithEmbeddings,
+       .style = kMpt},
       {.name = "llm-foundry",
        .group_contains = "llm-foundry",
        .stack = "llm-foundry",
@@ -530,6 +538,8 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   }
 
   Sharding sharding = Sharding::None;
+  // Set when the row names a gradient-reduce dtype other than its stack's.
+  std::string reduce_dtype;
   if (run.sharding) {
     const auto s = parse_sharding(*run.sharding);
     if (!s) {
@@ -537,7 +547,16 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
       return std::nullopt;
     }
     sharding = *s;
-    if (contains(lower(*run.sharding), "mixed_precision")) {
+    const std::string text = lower(*run.sharding);
+    if (contains(text, "mixed_precision default")) {
+      // Composer's FSDP mixed_precision DEFAULT: parameters in the training precision,
+      // gradients reduced in float32 (composer/distributed/mosaic_parallelism.py,
+      // get_mixed_precision: reduce_dtype = torch.float32); PURE reduces in the training
+      // precision, the llm-foundry stack's own setting.
+      reduce_dtype = "fp32";
+      m.assumptions.push_back("'" + *run.sharding +
+                              "': gradients reduced in fp32 (Composer's DEFAULT mixed precision)");
+    } else if (contains(text, "mixed_precision") && !contains(text, "mixed_precision pure")) {
       m.assumptions.push_back("'" + *run.sharding +
                               "': the gradient-reduce dtype is the stack's, whatever the row's");
     }
@@ -671,15 +690,19 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   m.base["hardware"] = hw->document;
   m.base["stack"] = std::string(src.stack);
   if (fp8) {
-    // The source's stack with the row's recipe, inline (stack key fp8.recipe).
-    const auto text = io::builtin_file("stacks", src.stack);
-    if (!text) throw InternalError("stacks/" + std::string(src.stack) + ".json is not built in");
-    nlohmann::json stack_doc = nlohmann::json::parse(std::string(*text));
-    stack_doc["fp8"]["recipe"] = fp8->recipe;
-    m.base["stack"] = std::move(stack_doc);
+    m.stack_overrides["fp8"]["recipe"] = fp8->recipe;
     m.assumptions.push_back("fp8 recipe " + fp8->recipe + " (stack " + std::string(src.stack) +
                             " with fp8.recipe from the row's precision text)");
     if (!fp8->assumption.empty()) m.assumptions.push_back(fp8->assumption);
+  }
+  if (!reduce_dtype.empty()) m.stack_overrides["gradient_reduce_dtype"] = reduce_dtype;
+  if (!m.stack_overrides.empty()) {
+    // The source's stack with the keys the row sets, inline.
+    const auto text = io::builtin_file("stacks", src.stack);
+    if (!text) throw InternalError("stacks/" + std::string(src.stack) + ".json is not built in");
+    nlohmann::json stack_doc = nlohmann::json::parse(std::string(*text));
+    stack_doc.merge_patch(m.stack_overrides);
+    m.base["stack"] = std::move(stack_doc);
   }
   if (moe) {
     m.base["model"] = *moe;

@@ -110,6 +110,10 @@ struct Mapping {
   std::string hardware;
   std::vector<std::string> assumptions;
   nlohmann::json base;  // the scenario document with every fixed key
+  // The stack keys the row itself sets (its FP8 recipe, its gradient-reduce dtype), merged into
+  // the source's stack in `base` and into a stack that replaces it (validate --stack): an object,
+  // empty when the row sets none.
+  nlohmann::json stack_overrides = nlohmann::json::object();
   std::vector<std::int64_t> micro_batches;
   std::vector<std::int64_t> virtual_stages;
   std::vector<parallel::Recompute> recomputes;

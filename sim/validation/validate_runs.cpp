@@ -111,10 +111,10 @@ ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
     if (const auto other = options.stacks.find(std::string(mappings[i]->source->stack));
         other != options.stacks.end()) {
       nlohmann::json replaced = other->second;
-      // The row's FP8 recipe, inlined by map_run into the source's stack, carries over.
-      const nlohmann::json& mapped = mappings[i]->base["stack"];
-      if (mapped.is_object() && mapped.contains("fp8") && mapped["fp8"].contains("recipe")) {
-        replaced["fp8"]["recipe"] = mapped["fp8"]["recipe"];
+      // The keys the row sets (its FP8 recipe, its gradient-reduce dtype), inlined by map_run
+      // into the source's stack, carry over.
+      if (!mappings[i]->stack_overrides.empty()) {
+        replaced.merge_patch(mappings[i]->stack_overrides);
       }
       mappings[i]->base["stack"] = std::move(replaced);
     }

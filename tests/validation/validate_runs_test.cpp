@@ -34,7 +34,10 @@ namespace {
 // it models what the rows' own code does: then the bound follows, with the rows that moved and
 // why in docs/validation.md. Raised once so, 0.074 -> 0.075: Megatron-Core's
 // --overlap-param-gather and its bucketing (docs/validation.md, Megatron-Core 2024 on H100).
-constexpr double kShippedRowsMapeBound = 0.075;
+// Raised once by data, not by the model, 0.075 -> 0.091: the 70 rows of llm-foundry's H100
+// tables joined the file (the source's MAPE 13.7%; the 217 earlier rows stay at 7.4%), the gap
+// they measure analysed in docs/validation.md ("Hopper, across sources").
+constexpr double kShippedRowsMapeBound = 0.091;
 
 const std::vector<PublishedRun>& shipped() {
   static const std::vector<PublishedRun> runs =
@@ -81,8 +84,8 @@ std::string row_json(const std::string& overrides_before_notes = "") {
 
 }  // namespace
 
-TEST_CASE("validate: the shipped file reads with 226 rows in file order", "[validation]") {
-  REQUIRE(shipped().size() == 226);
+TEST_CASE("validate: the shipped file reads with 296 rows in file order", "[validation]") {
+  REQUIRE(shipped().size() == 296);
   CHECK(shipped().front().id == "narayanan21-t1-1.7B-32gpu");
   CHECK(shipped()[44].index == 44);
 }
@@ -556,6 +559,53 @@ TEST_CASE("validate: llm-foundry's printed MFU follows from its throughput",
   const auto f =
       source_flops(FlopConvention::PalmWithEmbeddings, s.model, 1, 2048, parallel::Recompute::None);
   CHECK(19271.0 * f.model.value() / 2048.0 / 312e12 == Approx(0.5623).epsilon(2e-3));
+}
+
+TEST_CASE("validate: llm-foundry's H100 rows are a source of their own on h100-dgx",
+          "[validation][flops]") {
+  // foundry-h100-80g-mpt-7b-s2048-g8-mb6 (section 'H100 80GB BF16'): 10643 tokens/s per GPU,
+  // MFU 46.44 % of 989 TFLOP/s. N = 32 * (12 * 4096^2 + 2 * 2 * 4096) + 50368 * 4096 +
+  // 2048 * 4096 + 2 * 4096 = 6.6577e9; per token 6N + 12 * 32 * 4096 * 2048 = 4.3167e10;
+  // 10643 * 4.3167e10 / 989e12 = 0.4645.
+  const Mapping m = mapped(row("foundry-h100-80g-mpt-7b-s2048-g8-mb6"));
+  CHECK(m.source->name == "llm-foundry-h100");
+  CHECK(m.base["hardware"] == "h100-dgx");
+  // "mixed_precision DEFAULT": Composer reduces gradients in fp32, inlined into the stack.
+  CHECK(m.base["stack"]["id"] == "llm-foundry");
+  CHECK(m.base["stack"]["gradient_reduce_dtype"] == "fp32");
+  CHECK(m.stack_overrides == nlohmann::json{{"gradient_reduce_dtype", "fp32"}});
+  // The A100 rows of the same README stay with the fitted source; PURE keeps the stack's own
+  // reduction (in the training precision), by name.
+  const Mapping pure = mapped(row("foundry-a100-40g-mpt-1b-s2048-g8-mb8"));
+  CHECK(pure.source->name == "llm-foundry");
+  CHECK(pure.base["stack"] == "llm-foundry");
+  CHECK(pure.stack_overrides.empty());
+  io::ScenarioDocument doc;
+  doc.json = candidate_document(m, 6, 1, parallel::Recompute::None);
+  const parallel::Scenario s = io::scenario_from_document(doc);
+  const auto f =
+      source_flops(FlopConvention::PalmWithEmbeddings, s.model, 1, 2048, parallel::Recompute::None);
+  CHECK(10643.0 * f.model.value() / 2048.0 / 989e12 == Approx(0.4644).epsilon(2e-3));
+}
+
+TEST_CASE("validate: a stack replaced with --stack keeps a row's fp32 gradient reduction",
+          "[validation]") {
+  // foundry-h100-80g-mpt-13b-s2048-g8-mb2 ran Composer's DEFAULT mixed precision: map_run
+  // inlines llm-foundry with gradient_reduce_dtype fp32. Replacing llm-foundry by its own
+  // built-in text (which reduces in the training precision) must keep fp32 and the prediction.
+  const PublishedRun& run = row("foundry-h100-80g-mpt-13b-s2048-g8-mb2");
+  const nlohmann::json builtin = nlohmann::json::parse(*io::builtin_file("stacks", "llm-foundry"));
+  REQUIRE(builtin["gradient_reduce_dtype"] == "precision");
+  const ValidationReport plain =
+      validate_runs({run}, {.jobs = 1, .source_filter = "", .stacks = {}});
+  const ValidationReport replaced =
+      validate_runs({run}, {.jobs = 1, .source_filter = "", .stacks = {{"llm-foundry", builtin}}});
+  REQUIRE(plain.rows.size() == 1);
+  REQUIRE(replaced.rows.size() == 1);
+  REQUIRE(plain.rows.front().compared);
+  CHECK(replaced.rows.front().predicted == plain.rows.front().predicted);
+  const auto bf16 = static_cast<std::size_t>(hardware::Dtype::Bf16);
+  CHECK(replaced.rows.front().scenario.stack.gradient_reduce_dtype[bf16] == hardware::Dtype::Fp32);
 }
 
 TEST_CASE("validate: a stack replaced with --stack keeps an fp8 row's recipe",
