@@ -36,6 +36,7 @@ struct ValidateOptions {
   std::string jobs = "0";
   std::string source;
   std::string plot;
+  std::string scenarios;            // folder for each compared row's scenario file
   std::vector<std::string> stacks;  // "ID=FILE"
 };
 
@@ -178,8 +179,70 @@ void draw_plot(const nlohmann::json& data, const std::string& out_path) {
   image.commit();
 }
 
+// The file name of a row's scenario: its id, each character outside [A-Za-z0-9._-] replaced by
+// '_', and ".json" ("." and ".." alone are not ids a file can carry, nor is an empty one).
+std::string scenario_file_name(const std::string& id) {
+  std::string name = id;
+  for (char& c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) == 0 && c != '.' && c != '_' && c != '-') c = '_';
+  }
+  if (name.empty() || name == "." || name == "..") name = "_" + name;
+  return name + ".json";
+}
+
+// --scenarios DIR, checked before the rows run: a folder, or a path whose parent folder exists
+// (the folder is then created once the rows have run). Throws ConfigError naming the folder.
+void check_scenarios_folder(const std::string& dir) {
+  const std::string flag = "--scenarios " + dir;
+  std::error_code ec;
+  const std::filesystem::path folder(dir);
+  if (std::filesystem::exists(folder, ec)) {
+    if (!std::filesystem::is_directory(folder, ec)) {
+      throw ConfigError(flag, "", "expected a folder (created when missing), got a file");
+    }
+    return;
+  }
+  const std::filesystem::path parent = folder.parent_path().empty() ? "." : folder.parent_path();
+  if (!std::filesystem::is_directory(parent, ec)) {
+    throw ConfigError(flag, "",
+                      "cannot create the folder: its parent " + parent.string() +
+                          " is not a folder; expected a path whose parent folder exists");
+  }
+}
+
+// Each compared row's scenario document to DIR/<id>.json, each file written atomically; the
+// names are checked for clashes before anything is written. Throws ConfigError naming the
+// folder or the file.
+void write_scenarios(const validation::ValidationReport& report, const std::string& dir) {
+  const std::string flag = "--scenarios " + dir;
+  std::map<std::string, const validation::RowResult*> files;  // file name -> row
+  for (const validation::RowResult& r : report.rows) {
+    if (!r.compared) continue;
+    const std::string name = scenario_file_name(r.id);
+    if (const auto [it, fresh] = files.emplace(name, &r); !fresh) {
+      throw ConfigError(flag, "",
+                        "rows '" + it->second->id + "' and '" + r.id +
+                            "' would both be written to " + name +
+                            "; expected ids that differ in letters, digits, '.', '_' or '-'");
+    }
+  }
+  std::error_code ec;
+  const std::filesystem::path folder(dir);
+  if (!std::filesystem::is_directory(folder, ec) &&
+      (!std::filesystem::create_directory(folder, ec) || ec)) {
+    throw ConfigError(flag, "",
+                      "cannot create the folder (" + ec.message() +
+                          "); expected a path whose parent folder exists and is writable");
+  }
+  for (const auto& [name, row] : files) {
+    io::write_file_atomically((folder / name).string(), row->document.dump(2) + "\n");
+  }
+}
+
 int run_validate(const ValidateOptions& o) {
   const int jobs = sweep::parse_jobs(o.jobs, "--jobs");
+  if (!o.scenarios.empty()) check_scenarios_folder(o.scenarios);
   const std::string name = o.file.empty() ? validation::kBuiltinRunsName : o.file;
   const std::string text =
       o.file.empty() ? validation::builtin_runs_text() : validation::read_runs_file(o.file);
@@ -216,6 +279,7 @@ int run_validate(const ValidateOptions& o) {
   const bool need_json = o.format == "json" || !o.plot.empty();
   const nlohmann::json json = need_json ? validation::validation_to_json(report, info) : nullptr;
   if (!o.plot.empty()) draw_plot(json, o.plot);
+  if (!o.scenarios.empty()) write_scenarios(report, o.scenarios);
   if (o.format == "json") {
     std::cout << json.dump(2) << '\n';
   } else if (o.format == "csv") {
@@ -245,6 +309,9 @@ void register_validate(CLI::App& app, int& exit_code) {
   c->add_option("--plot", o->plot,
                 "Also draw predicted against measured to this PNG (python3 "
                 "and matplotlib)");
+  c->add_option("--scenarios", o->scenarios,
+                "Also write each compared row's scenario, the plan simulated, to "
+                "DIR/<id>.json (for trainsim run; DIR is created when missing)");
   c->callback([o, &exit_code]() { exit_code = run_validate(*o); });
 }
 

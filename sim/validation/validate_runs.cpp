@@ -225,6 +225,7 @@ ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
     }
     const Candidate& c = candidates[use_best ? best[i] : smallest[i]];
     row.scenario = *c.scenario;
+    row.document = candidate_document(m, c.micro_batch, c.virtual_stages, c.recompute);
     row.choices.candidates = count[i];
     row.choices.fitting = fitting[i];
     if (m.search_micro_batch) row.choices.micro_batch = c.micro_batch;

@@ -46,3 +46,14 @@ if(TRAINSIM_NO_MATPLOTLIB EQUAL 0)
   add_test(NAME cli.validate.plot
            COMMAND trainsim validate --source Korthikanti --plot ${CMAKE_CURRENT_BINARY_DIR}/validate.png)
 endif()
+
+# --scenarios DIR: the compared rows' scenarios, which `trainsim run` reproduces exactly.
+add_test(NAME cli.validate.scenarios
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DOUT=${CMAKE_CURRENT_BINARY_DIR}/validate-scenarios
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/validate_scenarios.cmake)
+# ... and its folder must be one: a file there, or a missing parent, is one error line.
+trainsim_bad_input(validate scenarios_not_a_folder "--scenarios [^\n]*README.md: expected a folder"
+                   --source BLOOM --scenarios ${PROJECT_SOURCE_DIR}/README.md)
+trainsim_bad_input(validate scenarios_no_parent "--scenarios [^\n]*: cannot create the folder: its parent"
+                   --source BLOOM --scenarios ${CMAKE_CURRENT_BINARY_DIR}/no-such-parent/scenarios)

@@ -61,6 +61,9 @@ struct RowResult {
   std::string hardware;  // profile id, or the inline override's id
   std::string stack;
   parallel::Scenario scenario;  // the plan simulated (searched knobs applied)
+  // Its scenario document, hardware, model and stack inline where the mapping made them so:
+  // `trainsim run` on it reproduces the prediction (validate --scenarios writes it).
+  nlohmann::json document;
   SearchedChoices choices;
   bool fits = true;  // trainsim's memory model says the simulated plan fits
   // Every assumption the mapping made beyond the row's own values (defaults it applied,
