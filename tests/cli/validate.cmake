@@ -57,3 +57,14 @@ trainsim_bad_input(validate scenarios_not_a_folder "--scenarios [^\n]*README.md:
                    --source BLOOM --scenarios ${PROJECT_SOURCE_DIR}/README.md)
 trainsim_bad_input(validate scenarios_no_parent "--scenarios [^\n]*: cannot create the folder: its parent"
                    --source BLOOM --scenarios ${CMAKE_CURRENT_BINARY_DIR}/no-such-parent/scenarios)
+
+# scripts/split-rows (standard Python only) on torchtitan's 8 rows: each row's scenario from
+# --scenarios, its trace split by kind, the two free weights fitted with the others held.
+find_program(TRAINSIM_PYTHON3 python3)
+if(TRAINSIM_PYTHON3)
+  add_test(NAME cli.validate.split_rows
+           COMMAND ${TRAINSIM_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/split-rows
+                   $<TARGET_FILE:trainsim> --source torchtitan --hold gemm=1 --hold attention=1)
+  set_tests_properties(cli.validate.split_rows PROPERTIES PASS_REGULAR_EXPRESSION
+    "^source 'torchtitan': 8 rows; mean absolute error of the step time [0-9.]+% as modelled, [0-9.]+% with the weights\n  other +weight +[0-9.]+ +\\(standard error [0-9.]+\\)\n  communication +weight +[0-9.]+ +\\(standard error [0-9.]+\\)\n  gemm +weight +1.000 +\\(held\\)\n  attention +weight +1.000 +\\(held\\)\n$")
+endif()
