@@ -2,14 +2,7 @@
 # against the values derived in tests/io/kineto_reader_test.cpp, and the simulated side against
 # `trainsim run --format json` of the same scenario.
 # cmake -DTRAINSIM=... -DSCENARIO=... -DTRACE=... -P compare_check.cmake
-function(run_trainsim out)
-  execute_process(COMMAND ${TRAINSIM} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE stdout
-                  ERROR_VARIABLE stderr)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "trainsim ${ARGN}: exit ${rc}\n${stderr}")
-  endif()
-  set(${out} "${stdout}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_trainsim.cmake)
 
 function(require_match text regex)
   if(NOT text MATCHES "${regex}")

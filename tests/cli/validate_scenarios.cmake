@@ -4,14 +4,7 @@
 # skipped, so the folder holds one file) and an llm-foundry H100 row, whose stack is inlined with
 # the row's fp32 gradient reduction.
 # cmake -DTRAINSIM=... -DOUT=... -P validate_scenarios.cmake
-function(run_trainsim out)
-  execute_process(COMMAND ${TRAINSIM} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE stdout
-                  ERROR_VARIABLE stderr)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "trainsim ${ARGN}: exit ${rc}\n${stderr}")
-  endif()
-  set(${out} "${stdout}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_trainsim.cmake)
 
 file(REMOVE_RECURSE ${OUT})
 foreach(case "BLOOM;bloom176b-384gpu" "llm-foundry MPT benchmarks, H100;foundry-h100-80g-mpt-13b-s2048-g8-mb2")
