@@ -191,12 +191,21 @@ std::string scenario_file_name(const std::string& id) {
   return name + ".json";
 }
 
+// The folder --scenarios names, without a trailing separator ("rows/" -> "rows").
+std::filesystem::path scenarios_folder(const std::string& dir) {
+  std::filesystem::path folder = std::filesystem::path(dir).lexically_normal();
+  if (!folder.has_filename() && folder.has_parent_path() && folder != folder.root_path()) {
+    folder = folder.parent_path();
+  }
+  return folder;
+}
+
 // --scenarios DIR, checked before the rows run: a folder, or a path whose parent folder exists
 // (the folder is then created once the rows have run). Throws ConfigError naming the folder.
 void check_scenarios_folder(const std::string& dir) {
   const std::string flag = "--scenarios " + dir;
   std::error_code ec;
-  const std::filesystem::path folder(dir);
+  const std::filesystem::path folder = scenarios_folder(dir);
   if (std::filesystem::exists(folder, ec)) {
     if (!std::filesystem::is_directory(folder, ec)) {
       throw ConfigError(flag, "", "expected a folder (created when missing), got a file");
@@ -228,7 +237,7 @@ void write_scenarios(const validation::ValidationReport& report, const std::stri
     }
   }
   std::error_code ec;
-  const std::filesystem::path folder(dir);
+  const std::filesystem::path folder = scenarios_folder(dir);
   if (!std::filesystem::is_directory(folder, ec) &&
       (!std::filesystem::create_directory(folder, ec) || ec)) {
     throw ConfigError(flag, "",
