@@ -179,8 +179,9 @@ void draw_plot(const nlohmann::json& data, const std::string& out_path) {
   image.commit();
 }
 
-// The file name of a row's scenario: its id, each character outside [A-Za-z0-9._-] replaced by
-// '_', and ".json" ("." and ".." alone are not ids a file can carry, nor is an empty one).
+// The file name of a row's scenario: its id, each byte outside [A-Za-z0-9._-] replaced by '_'
+// (a multi-byte UTF-8 character by one '_' per byte), and ".json" ("." and ".." alone are not ids a
+// file can carry, nor is an empty one).
 std::string scenario_file_name(const std::string& id) {
   std::string name = id;
   for (char& c : name) {
@@ -220,15 +221,23 @@ void check_scenarios_folder(const std::string& dir) {
   }
 }
 
-// Each compared row's scenario document to DIR/<id>.json, each file written atomically; the
-// names are checked for clashes before anything is written. Throws ConfigError naming the
-// folder or the file.
-void write_scenarios(const validation::ValidationReport& report, const std::string& dir) {
+// The file of each compared row's scenario under --scenarios DIR (file name -> row), checked
+// before anything is written: two rows whose ids share a file name, or a name longer than the
+// file system allows, is a ConfigError naming the rows.
+using ScenarioFiles = std::map<std::string, const validation::RowResult*>;
+ScenarioFiles scenario_files(const validation::ValidationReport& report, const std::string& dir) {
   const std::string flag = "--scenarios " + dir;
-  std::map<std::string, const validation::RowResult*> files;  // file name -> row
+  constexpr std::size_t kMaxName = 255;  // NAME_MAX of Linux file systems, in bytes
+  ScenarioFiles files;
   for (const validation::RowResult& r : report.rows) {
     if (!r.compared) continue;
     const std::string name = scenario_file_name(r.id);
+    if (name.size() > kMaxName) {
+      throw ConfigError(flag, "",
+                        "row '" + r.id.substr(0, 40) + "...' would be written to a file name of " +
+                            std::to_string(name.size()) + " bytes; expected ids of at most " +
+                            std::to_string(kMaxName - 5) + " bytes");
+    }
     if (const auto [it, fresh] = files.emplace(name, &r); !fresh) {
       throw ConfigError(flag, "",
                         "rows '" + it->second->id + "' and '" + r.id +
@@ -236,16 +245,36 @@ void write_scenarios(const validation::ValidationReport& report, const std::stri
                             "; expected ids that differ in letters, digits, '.', '_' or '-'");
     }
   }
+  return files;
+}
+
+// Writes `files` to DIR, each atomically; DIR is created when missing. On a failure the files
+// this call wrote, and DIR if it created it, are removed before the ConfigError goes on: a
+// failed run leaves no scenario behind.
+void write_scenarios(const ScenarioFiles& files, const std::string& dir) {
+  const std::string flag = "--scenarios " + dir;
   std::error_code ec;
   const std::filesystem::path folder = scenarios_folder(dir);
-  if (!std::filesystem::is_directory(folder, ec) &&
-      (!std::filesystem::create_directory(folder, ec) || ec)) {
-    throw ConfigError(flag, "",
-                      "cannot create the folder (" + ec.message() +
-                          "); expected a path whose parent folder exists and is writable");
+  bool created = false;
+  if (!std::filesystem::is_directory(folder, ec)) {
+    created = std::filesystem::create_directory(folder, ec);
+    if (!created || ec) {
+      throw ConfigError(flag, "",
+                        "cannot create the folder (" + ec.message() +
+                            "); expected a path whose parent folder exists and is writable");
+    }
   }
-  for (const auto& [name, row] : files) {
-    io::write_file_atomically((folder / name).string(), row->document.dump(2) + "\n");
+  std::vector<std::filesystem::path> written;
+  try {
+    for (const auto& [name, row] : files) {
+      const std::filesystem::path path = folder / name;
+      io::write_file_atomically(path.string(), row->document.dump(2) + "\n");
+      written.push_back(path);
+    }
+  } catch (...) {
+    for (const auto& path : written) std::filesystem::remove(path, ec);
+    if (created) std::filesystem::remove(folder, ec);
+    throw;
   }
 }
 
@@ -287,8 +316,11 @@ int run_validate(const ValidateOptions& o) {
                                   .source_filter = o.source};
   const bool need_json = o.format == "json" || !o.plot.empty();
   const nlohmann::json json = need_json ? validation::validation_to_json(report, info) : nullptr;
+  // The scenario files' names are checked before the plot is drawn: a clash leaves no output.
+  const ScenarioFiles files =
+      o.scenarios.empty() ? ScenarioFiles{} : scenario_files(report, o.scenarios);
   if (!o.plot.empty()) draw_plot(json, o.plot);
-  if (!o.scenarios.empty()) write_scenarios(report, o.scenarios);
+  if (!o.scenarios.empty()) write_scenarios(files, o.scenarios);
   if (o.format == "json") {
     std::cout << json.dump(2) << '\n';
   } else if (o.format == "csv") {
@@ -320,7 +352,12 @@ void register_validate(CLI::App& app, int& exit_code) {
                 "and matplotlib)");
   c->add_option("--scenarios", o->scenarios,
                 "Also write each compared row's scenario, the plan simulated, to "
-                "DIR/<id>.json (for trainsim run; DIR is created when missing)");
+                "DIR/<id>.json (for trainsim run; DIR is created when missing)")
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            return v.empty() ? std::string("expected a folder, got an empty path") : std::string();
+          },
+          "DIR"));
   c->callback([o, &exit_code]() { exit_code = run_validate(*o); });
 }
 

@@ -695,7 +695,12 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
                             " with fp8.recipe from the row's precision text)");
     if (!fp8->assumption.empty()) m.assumptions.push_back(fp8->assumption);
   }
-  if (!reduce_dtype.empty()) m.stack_overrides["gradient_reduce_dtype"] = reduce_dtype;
+  if (!reduce_dtype.empty()) {
+    m.stack_overrides["gradient_reduce_dtype"] = reduce_dtype;
+    m.stack_overrides["sources"]["gradient_reduce_dtype"] =
+        "The row's mixed_precision DEFAULT: Composer reduces gradients in float32 "
+        "(composer/distributed/mosaic_parallelism.py, get_mixed_precision).";
+  }
   if (!m.stack_overrides.empty()) {
     // The source's stack with the keys the row sets, inline.
     const auto text = io::builtin_file("stacks", src.stack);

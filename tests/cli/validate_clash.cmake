@@ -1,6 +1,7 @@
-# `trainsim validate --scenarios DIR` on two rows whose ids map to one file name ("clash/1" and
-# "clash_1", copies of the shipped file's first row): exit 2, one error line naming both rows,
-# and nothing written, not even the folder (names are checked before it is created).
+# Bad cases of `trainsim validate --scenarios DIR`, each exit 2 with one error line and no
+# scenario left behind: two rows whose ids map to one file name ("clash/1" and "clash_1", copies
+# of the shipped file's first row; not even the folder is created), a write that fails partway,
+# an id too long for a file name, and an empty folder name.
 # cmake -DTRAINSIM=... -DRUNS=... -DWORK=... -P validate_clash.cmake
 file(READ ${RUNS} text)
 string(JSON row GET "${text}" 0)
@@ -19,4 +20,37 @@ if(NOT err MATCHES "^error: --scenarios [^\n]*/scenarios: rows 'clash/1' and 'cl
 endif()
 if(EXISTS ${WORK}/scenarios)
   message(FATAL_ERROR "${WORK}/scenarios was created")
+endif()
+
+# A write that fails partway (rows "a" and "z", and a folder already named z.json in DIR): exit
+# 2, one error line, and a.json, written first, removed again; DIR, which existed, stays.
+string(JSON first SET "${row}" id "\"a\"")
+string(JSON second SET "${row}" id "\"z\"")
+file(WRITE ${WORK}/runs_az.json "[${first}, ${second}]\n")
+file(MAKE_DIRECTORY ${WORK}/existing/z.json)
+execute_process(COMMAND ${TRAINSIM} validate ${WORK}/runs_az.json --scenarios ${WORK}/existing
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "^error: [^\n]*z.json[^\n]*\n$")
+  message(FATAL_ERROR "expected exit 2 and one error line naming z.json, got ${rc}:\n${err}")
+endif()
+if(EXISTS ${WORK}/existing/a.json OR NOT IS_DIRECTORY ${WORK}/existing/z.json)
+  message(FATAL_ERROR "a failed write left a.json behind, or removed what was there")
+endif()
+
+# An id too long for a file name (300 bytes): refused before anything is written.
+string(REPEAT "x" 300 long_id)
+string(JSON second SET "${row}" id "\"${long_id}\"")
+file(WRITE ${WORK}/runs_long.json "[${second}]\n")
+execute_process(COMMAND ${TRAINSIM} validate ${WORK}/runs_long.json --scenarios ${WORK}/long
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "^error: --scenarios [^\n]*: row 'x+\\.\\.\\.' would be written to a file name of 305 bytes[^\n]*\n$"
+   OR EXISTS ${WORK}/long)
+  message(FATAL_ERROR "expected exit 2, one error line and no folder, got ${rc}:\n${err}")
+endif()
+
+# An empty folder name: one error line, exit 2.
+execute_process(COMMAND ${TRAINSIM} validate --source BLOOM --scenarios ""
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "^error: --scenarios: expected a folder, got an empty path\n$")
+  message(FATAL_ERROR "expected exit 2 and one error line, got ${rc}:\n${err}")
 endif()

@@ -585,7 +585,10 @@ TEST_CASE("validate: llm-foundry's H100 rows are a source of their own on h100-d
   // "mixed_precision DEFAULT": Composer reduces gradients in fp32, inlined into the stack.
   CHECK(m.base["stack"]["id"] == "llm-foundry");
   CHECK(m.base["stack"]["gradient_reduce_dtype"] == "fp32");
-  CHECK(m.stack_overrides == nlohmann::json{{"gradient_reduce_dtype", "fp32"}});
+  CHECK(m.stack_overrides["gradient_reduce_dtype"] == "fp32");
+  // ... and its source says why, in place of the stack's own (PURE) reason.
+  CHECK(m.base["stack"]["sources"]["gradient_reduce_dtype"].get<std::string>().find("DEFAULT") !=
+        std::string::npos);
   // The A100 rows of the same README stay with the fitted source; PURE keeps the stack's own
   // reduction (in the training precision), by name.
   const Mapping pure = mapped(row("foundry-a100-40g-mpt-1b-s2048-g8-mb8"));
