@@ -14,6 +14,12 @@ add_test(NAME cli.run.trace_content COMMAND ${CMAKE_COMMAND} -E cat
          ${CMAKE_CURRENT_BINARY_DIR}/timeline.json)
 set_tests_properties(cli.run.trace_content PROPERTIES FIXTURES_REQUIRED trace
   PASS_REGULAR_EXPRESSION "\"traceEvents\".*\"thread_name\".*\"algorithm\":\"ring\".*\"ph\":\"X\"")
+# Each compute op names the rate it is priced at: the first layer's norm, QKV projection and
+# attention core, in op order.
+add_test(NAME cli.run.trace_kinds COMMAND ${CMAKE_COMMAND} -E cat
+         ${CMAKE_CURRENT_BINARY_DIR}/timeline.json)
+set_tests_properties(cli.run.trace_kinds PROPERTIES FIXTURES_REQUIRED trace
+  PASS_REGULAR_EXPRESSION "\"kind\":\"memory_bound\"[^}]*},\"cat\":\"compute\",[^}]*\"name\":\"attn_norm\".*\"kind\":\"gemm\"[^}]*},\"cat\":\"compute\",[^}]*\"name\":\"qkv_proj\".*\"kind\":\"attention\"[^}]*},\"cat\":\"compute\",[^}]*\"name\":\"attn_core\"")
 add_test(NAME cli.run.scenario_file COMMAND trainsim run
          ${CMAKE_CURRENT_SOURCE_DIR}/../data/scenario_tp2.json --format json)
 set_tests_properties(cli.run.scenario_file PROPERTIES
