@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainsim/error.hpp"
-#include "trainsim/model/kernels.hpp"
+#include "trainsim/report/kernel_breakdown.hpp"
 
 #include "sim/io/atomic_file.hpp"
 
@@ -13,21 +13,6 @@ namespace trainsim::io {
 namespace {
 
 double micros(Seconds t) { return t.value() * 1e6; }
-
-// The rate a compute op is priced at (model::KernelKind): "gemm" (the GEMM efficiency curve),
-// "attention" (the fused attention curve) or "memory_bound" (HBM bandwidth), the categories of
-// `trainsim compare` and scripts/split-rows.
-const char* kind_name(model::KernelKind kind) {
-  switch (kind) {
-    case model::KernelKind::Gemm:
-      return "gemm";
-    case model::KernelKind::Attention:
-      return "attention";
-    case model::KernelKind::MemoryBound:
-      return "memory_bound";
-  }
-  throw InternalError("trace: unknown kernel kind");
-}
 
 }  // namespace
 
@@ -80,7 +65,8 @@ void write_trace(std::ostream& out, const workload::Iteration& it,
       args["protocol"] = c.protocol;
     } else {
       args["flops"] = info.flops.value();
-      args["kind"] = kind_name(info.kernel_kind);
+      // The rate it is priced at, as `trainsim compare` names the category.
+      args["kind"] = report::to_string(report::category_of(info.kernel_kind));
     }
     events.push_back({{"ph", "X"},
                       {"name", g.op_name(op)},

@@ -139,6 +139,18 @@ std::string_view to_string(KernelCategory category) {
   return "memory_bound";
 }
 
+KernelCategory category_of(model::KernelKind kind) {
+  switch (kind) {
+    case model::KernelKind::Gemm:
+      return KernelCategory::Gemm;
+    case model::KernelKind::Attention:
+      return KernelCategory::Attention;
+    case model::KernelKind::MemoryBound:
+      return KernelCategory::MemoryBound;
+  }
+  return KernelCategory::MemoryBound;
+}
+
 KernelCategory classify_kernel(std::string_view name, std::string_view trace_category) {
   const std::string n = lowercase(name);
   const std::string c = lowercase(trace_category);
@@ -321,17 +333,7 @@ StepBreakdown simulated_breakdown(const Simulation& sim, std::int64_t stage) {
         k.category = KernelCategory::Communication;
         k.op = it.collectives[static_cast<std::size_t>(info.collective)].op;
       } else {
-        switch (info.kernel_kind) {
-          case model::KernelKind::Gemm:
-            k.category = KernelCategory::Gemm;
-            break;
-          case model::KernelKind::Attention:
-            k.category = KernelCategory::Attention;
-            break;
-          case model::KernelKind::MemoryBound:
-            k.category = KernelCategory::MemoryBound;
-            break;
-        }
+        k.category = category_of(info.kernel_kind);
       }
       kernels.push_back(std::move(k));
     }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trainsim/model/kernels.hpp"
 #include "trainsim/report/simulate.hpp"
 #include "trainsim/units.hpp"
 
@@ -33,6 +34,10 @@ inline constexpr std::array<KernelCategory, 6> kKernelCategories = {
 
 // "gemm", "attention", "memory_bound", "memcpy", "memset", "communication".
 [[nodiscard]] std::string_view to_string(KernelCategory category);
+
+// The category of a simulated compute op, from the rate it is priced at (model::KernelKind):
+// Gemm, Attention or MemoryBound.
+[[nodiscard]] KernelCategory category_of(model::KernelKind kind);
 
 // The category of a GPU event from its kernel name and its Kineto category ("kernel",
 // "gpu_memcpy", "gpu_memset"). The first matching row of the table in kernel_breakdown.cpp
