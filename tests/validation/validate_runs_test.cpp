@@ -36,8 +36,10 @@ namespace {
 // --overlap-param-gather and its bucketing (docs/validation.md, Megatron-Core 2024 on H100).
 // Raised once by data, not by the model, 0.075 -> 0.091: the 70 rows of llm-foundry's H100
 // tables joined the file (the source's MAPE 13.7%; the 217 earlier rows stay at 7.4%), the gap
-// they measure analysed in docs/validation.md ("Hopper, across sources").
-constexpr double kShippedRowsMapeBound = 0.091;
+// they measure analysed in docs/validation.md ("Hopper, across sources"). Lowered 0.091 ->
+// 0.083 when the llm-foundry stack took Composer's default BACKWARD_POST prefetch (measured
+// 0.0820).
+constexpr double kShippedRowsMapeBound = 0.083;
 
 const std::vector<PublishedRun>& shipped() {
   static const std::vector<PublishedRun> runs =
