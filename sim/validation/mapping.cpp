@@ -329,6 +329,52 @@ std::optional<Fp8RecipeChoice> parse_fp8_recipe(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
+                                                    std::string& reason) {
+  const std::string t = lower(framework);
+  ScriptSettings out;
+  if (contains(t, "attn_impl flash")) {
+    out.stack_overrides["attention_speed"] = 1.0;
+    out.stack_overrides["sources"]["attention_speed"] =
+        "1: the row's script sets attn_impl flash, MPT's FlashAttention 2 path (llm-foundry "
+        "llmfoundry/models/layers/attention.py, flash_attn_fn), the kernel the profiles' "
+        "attention curves describe.";
+    out.assumptions.emplace_back("attn_impl flash: attention_speed 1 (FlashAttention 2)");
+  }
+  for (const char* mode : {"backward_pre", "backward_post"}) {
+    if (!contains(t, std::string("backward_prefetch ") + mode)) continue;
+    out.stack_overrides["fsdp"]["backward_prefetch"] = mode;
+    out.stack_overrides["fsdp"]["sources"]["backward_prefetch"] =
+        std::string(mode) + ": set by the row's script (its framework text).";
+    out.assumptions.push_back(std::string("fsdp.backward_prefetch ") + mode +
+                              " (the row's script)");
+  }
+  if (contains(t, "forward_prefetch true")) {
+    if (!contains(t, "limit_all_gathers true")) {
+      reason =
+          "forward_prefetch true without limit_all_gathers true: FSDP's forward gathers "
+          "are then bounded by the host alone, a depth no stack key describes";
+      return std::nullopt;
+    }
+    // The limiter (torch/distributed/fsdp/_limiter_utils.py) keeps at most 2 reshard events
+    // unconfirmed: before a gather, _unshard synchronizes the oldest once 2 are queued. Unit
+    // l's pre-forward hook prefetches unit l + 1 (_pre_forward_unshard, _prefetch_handle
+    // FORWARD) after units l - 2 and l - 1 were resharded, so it waits for unit l - 2's
+    // forward: the gather of layer k is issued when layer k - 3 ends. Without forward
+    // prefetching unit l gathers itself in its own pre-forward hook, after unit l - 2: depth 2.
+    out.stack_overrides["fsdp"]["forward_prefetch"] = 3;
+    out.stack_overrides["fsdp"]["sources"]["forward_prefetch"] =
+        "3: the row's script sets forward_prefetch true with limit_all_gathers true: PyTorch "
+        "FSDP1 prefetches the next unit from the current unit's pre-forward hook "
+        "(_runtime_utils.py, _pre_forward_unshard, _prefetch_handle), and the rate limiter "
+        "(_limiter_utils.py, 2 reshard events in flight) issues that gather once the unit "
+        "three back has ended.";
+    out.assumptions.emplace_back(
+        "forward_prefetch true with limit_all_gathers true: fsdp.forward_prefetch 3");
+  }
+  return out;
+}
+
 std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::string& reason) {
   const std::string gpu = lower(run.gpu);
   HardwareChoice choice;
@@ -550,8 +596,9 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     const std::string text = lower(*run.sharding);
     if (contains(text, "mixed_precision default")) {
       // Composer's FSDP mixed_precision DEFAULT: parameters in the training precision,
-      // gradients reduced in float32 (composer/distributed/mosaic_parallelism.py,
-      // get_mixed_precision: reduce_dtype = torch.float32); PURE reduces in the training
+      // gradients reduced in float32 (composer/trainer/mosaic_fsdp_utils.py of Composer
+      // 0.16-0.17, the rows' versions, get_mixed_precision: reduce_dtype = torch.float32; in
+      // composer/distributed/mosaic_parallelism.py since 2024-05); PURE reduces in the training
       // precision, the llm-foundry stack's own setting.
       reduce_dtype = "fp32";
       m.assumptions.push_back("'" + *run.sharding +
@@ -699,7 +746,14 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     m.stack_overrides["gradient_reduce_dtype"] = reduce_dtype;
     m.stack_overrides["sources"]["gradient_reduce_dtype"] =
         "The row's mixed_precision DEFAULT: Composer reduces gradients in float32 "
-        "(composer/distributed/mosaic_parallelism.py, get_mixed_precision).";
+        "(composer/trainer/mosaic_fsdp_utils.py of Composer 0.16-0.17, get_mixed_precision).";
+  }
+  const std::optional<ScriptSettings> script = parse_script_settings(run.framework, reason);
+  if (!script) return std::nullopt;
+  if (!script->stack_overrides.empty()) {
+    m.stack_overrides.merge_patch(script->stack_overrides);
+    m.assumptions.insert(m.assumptions.end(), script->assumptions.begin(),
+                         script->assumptions.end());
   }
   if (!m.stack_overrides.empty()) {
     // The source's stack with the keys the row sets, inline.

@@ -80,6 +80,24 @@ struct Fp8RecipeChoice {
 };
 [[nodiscard]] std::optional<Fp8RecipeChoice> parse_fp8_recipe(std::string_view text);
 
+// Software settings a row's framework text records from the script that ran it (the
+// transcriber's words, the row listing "framework" among its derived_fields), as stack keys to
+// merge over the row's stack, each with the assumption to print:
+// - "attn_impl flash": FlashAttention 2, the kernel of the profiles' attention curves:
+//   attention_speed 1 ("attn_impl triton" keeps the stack's own);
+// - "backward_prefetch BACKWARD_PRE" / "BACKWARD_POST": fsdp.backward_prefetch;
+// - "forward_prefetch true" with "limit_all_gathers true": PyTorch FSDP1 prefetches the next
+//   unit from the current one's pre-forward hook and its rate limiter holds the gather until
+//   the unit three back is resharded: fsdp.forward_prefetch 3.
+// Empty overrides when the text names none of them; nullopt with `reason` set for
+// "forward_prefetch true" without the rate limiter (a depth no stack key describes).
+struct ScriptSettings {
+  nlohmann::json stack_overrides = nlohmann::json::object();
+  std::vector<std::string> assumptions;
+};
+[[nodiscard]] std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
+                                                                  std::string& reason);
+
 // The hardware a row maps to: a built-in profile id, or an inline override of one (A100 40GB).
 struct HardwareChoice {
   std::string id;           // "a100-dgx", or "a100-dgx-40gb" for the override

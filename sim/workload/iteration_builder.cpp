@@ -991,11 +991,20 @@ class Builder {
             wait = unit_ready(st, gather_layer(stage, st, info, last_compute, true), info, true);
           }
           const bool regather = resharded && !blocking && l > l0;
-          const bool pre = s_.stack.fsdp_backward_prefetch == stack::BackwardPrefetch::Pre;
           OpInfo next = info;
           next.layer = static_cast<std::int32_t>(l - 1);
-          if (regather && pre) {
-            // BACKWARD_PRE prefetch: the next layer's gather is issued as this one starts.
+          if (regather) {
+            // The next layer's gather, issued as this layer's backward starts, after the layer
+            // before it, on the DP stream ahead of this layer's reduction. Both of PyTorch
+            // FSDP1's BackwardPrefetch modes give this GPU schedule while the host runs ahead.
+            // BACKWARD_PRE issues it from this unit's pre-backward hook, BACKWARD_POST from its
+            // post-backward hook, before this unit's ReduceScatter; neither makes the unshard
+            // stream wait for compute (_prefetch_handle -> _unshard in
+            // torch/distributed/fsdp/_runtime_utils.py, "without synchronization"). The rate
+            // limiter holds the host until the unit two back (PRE: three) was resharded, and
+            // the one NCCL stream of the process group runs the gather after the previous
+            // layer's ReduceScatter, which waits for that layer's backward. So the stack key
+            // fsdp.backward_prefetch changes nothing here (docs/stacks.md).
             pending_gather = gather_layer(stage, st, next, prev_layer_end, true);
           }
           if (parallel::recomputes_whole_layer(p_, l - l0)) {
@@ -1014,11 +1023,6 @@ class Builder {
           }
           last_compute = layer_backward(stage, st, info, wait);
           prev_layer_end = last_compute;
-          if (regather && !pre) {
-            // BACKWARD_POST: issued once this layer's gradient exists, before its reduction
-            // (FSDP's post-backward hook reshards, prefetches, then reduces).
-            pending_gather = gather_layer(stage, st, next, last_compute, true);
-          }
           const OpId g = sync_layer(stage, st, info, last_compute, last_mb);
           if (g != kNone) last_dp = g;
         }

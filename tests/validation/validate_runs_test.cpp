@@ -38,8 +38,11 @@ namespace {
 // tables joined the file (the source's MAPE 13.7%; the 217 earlier rows stay at 7.4%), the gap
 // they measure analysed in docs/validation.md ("Hopper, across sources"). Lowered 0.091 ->
 // 0.083 when the llm-foundry stack took Composer's default BACKWARD_POST prefetch (measured
-// 0.0820).
-constexpr double kShippedRowsMapeBound = 0.083;
+// 0.0820), then raised 0.083 -> 0.095 by modelling what the rows' code does: FSDP1 issues a
+// BACKWARD_POST gather without waiting for the gradient's kernels (it had been priced after
+// them), and the 18 large-scale H100 rows ran sweep.py's forward prefetch and FlashAttention 2
+// (measured 0.0940; those rows +15.7% -> +22.6%).
+constexpr double kShippedRowsMapeBound = 0.095;
 
 const std::vector<PublishedRun>& shipped() {
   static const std::vector<PublishedRun> runs =
@@ -599,6 +602,55 @@ TEST_CASE("validate: llm-foundry's H100 rows are a source of their own on h100-d
   CHECK(pure.stack_overrides.empty());
   CHECK(foundry_mfu("foundry-h100-80g-mpt-7b-s2048-g8-mb6", 6, 10643.0, 989e12) ==
         Approx(0.4644).epsilon(2e-3));
+}
+
+TEST_CASE("validate: script settings in a row's framework text become stack keys", "[validation]") {
+  std::string reason;
+  // No setting named: nothing to merge.
+  const auto none = parse_script_settings("llm-foundry / Composer + PyTorch FSDP", reason);
+  REQUIRE(none);
+  CHECK(none->stack_overrides.empty());
+  CHECK(none->assumptions.empty());
+  // FSDP1 with forward prefetching under the rate limiter: the gather of layer l waits for
+  // layer l - 3 (the limiter's 2 reshard events plus the prefetch one unit ahead).
+  const auto all = parse_script_settings(
+      "attn_impl flash, limit_all_gathers true, forward_prefetch true, "
+      "backward_prefetch BACKWARD_PRE",
+      reason);
+  REQUIRE(all);
+  CHECK(all->stack_overrides["attention_speed"] == 1.0);
+  CHECK(all->stack_overrides["fsdp"]["forward_prefetch"] == 3);
+  CHECK(all->stack_overrides["fsdp"]["backward_prefetch"] == "backward_pre");
+  CHECK(all->assumptions.size() == 3);
+  // triton keeps the stack's own attention speed; BACKWARD_POST is recorded as such.
+  const auto triton =
+      parse_script_settings("attn_impl triton, backward_prefetch BACKWARD_POST", reason);
+  REQUIRE(triton);
+  CHECK_FALSE(triton->stack_overrides.contains("attention_speed"));
+  CHECK(triton->stack_overrides["fsdp"]["backward_prefetch"] == "backward_post");
+  // Forward prefetching without the limiter has no depth a stack key describes: skipped.
+  CHECK_FALSE(parse_script_settings("forward_prefetch true", reason));
+  CHECK_THAT(reason, Contains("limit_all_gathers"));
+}
+
+TEST_CASE("validate: llm-foundry's large-scale H100 rows run their sweep script's settings",
+          "[validation]") {
+  // sweep.py, added with the table in 5e85bd62d: limit_all_gathers, forward_prefetch true,
+  // BACKWARD_PRE for every model, attn_impl flash for 1b, 3b, 7b and 70b, triton for 13b, 30b.
+  const Mapping flash = mapped(row("foundry-h100-80g-mpt-7b-s2048-g512-mb6"));
+  CHECK(flash.base["stack"]["attention_speed"] == 1.0);
+  CHECK(flash.base["stack"]["fsdp"]["forward_prefetch"] == 3);
+  CHECK(flash.base["stack"]["fsdp"]["backward_prefetch"] == "backward_pre");
+  // Composer's DEFAULT mixed precision is kept beside them.
+  CHECK(flash.base["stack"]["gradient_reduce_dtype"] == "fp32");
+  const Mapping triton = mapped(row("foundry-h100-80g-mpt-13b-s2048-g512-mb16"));
+  const nlohmann::json builtin = nlohmann::json::parse(*io::builtin_file("stacks", "llm-foundry"));
+  CHECK(triton.base["stack"]["attention_speed"] == builtin["attention_speed"]);
+  CHECK(triton.base["stack"]["fsdp"]["forward_prefetch"] == 3);
+  // The 8-GPU table's rows (sweep.sh at b2a43a147) name none: the stack's own prefetch.
+  const Mapping small = mapped(row("foundry-h100-80g-mpt-7b-s2048-g8-mb6"));
+  CHECK(small.base["stack"]["fsdp"]["forward_prefetch"] == builtin["fsdp"]["forward_prefetch"]);
+  CHECK_FALSE(small.stack_overrides.contains("attention_speed"));
 }
 
 TEST_CASE("validate: a stack replaced with --stack keeps a row's fp32 gradient reduction",

@@ -15,10 +15,12 @@
 
 namespace trainsim::stack {
 
-// When FSDP issues the AllGather of the next unit during backward (PyTorch's BackwardPrefetch).
+// When FSDP issues the AllGather of the next unit during backward (PyTorch's BackwardPrefetch),
+// as the stack records it. Both modes give the same GPU schedule in the model (docs/stacks.md,
+// fsdp.backward_prefetch): FSDP1 issues either without a stream wait on compute.
 enum class BackwardPrefetch {
-  Pre,   // BACKWARD_PRE: as the current unit's backward starts (overlaps it)
-  Post,  // BACKWARD_POST: after the current unit's gradient is computed
+  Pre,   // BACKWARD_PRE: from the current unit's pre-backward hook
+  Post,  // BACKWARD_POST: from its post-backward hook, before its ReduceScatter
 };
 
 // How Transformer Engine scales the FP8 casts of its GEMM inputs (docs/stacks.md, "FP8
