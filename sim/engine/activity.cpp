@@ -39,14 +39,21 @@ DeviceActivity activity(const Graph& graph, const Timeline& timeline,
     if (s < 0 || s >= graph.num_streams()) {
       throw InternalError("engine activity: no stream " + std::to_string(s));
     }
-    Seconds& kernel_sum =
-        graph.stream_kind(s) == OpKind::Compute ? a.compute_kernel_sum : a.communication_kernel_sum;
+    const bool compute = graph.stream_kind(s) == OpKind::Compute;
+    Seconds& kernel_sum = compute ? a.compute_kernel_sum : a.communication_kernel_sum;
     for (const OpId op : graph.stream_ops(s)) {
       const OpTiming& t = timeline.ops[static_cast<std::size_t>(op)];
       const SimTime begin = std::max(t.start, from);
       const SimTime end = std::min(t.end, to);
       if (!(begin < end)) continue;  // outside the window, or zero-duration
       kernel_sum += end - begin;
+      if (compute) {
+        const Seconds ran = t.end - t.start;
+        const Seconds nominal = graph.op_duration(op);
+        // Unslowed ops add exactly what they ran; slowed ones their nominal share of it.
+        a.compute_nominal_sum +=
+            ran == nominal ? end - begin : (end - begin) * (nominal.value() / ran.value());
+      }
     }
     num_ops += graph.stream_ops(s).size();
   }

@@ -22,6 +22,7 @@ void Graph::reserve(std::size_t num_ops, std::size_t num_dependencies) {
   op_duration_.reserve(num_ops);
   op_name_.reserve(num_ops);
   op_tag_.reserve(num_ops);
+  op_class_.reserve(num_ops);
   dependencies_.reserve(num_dependencies);
 }
 
@@ -54,8 +55,19 @@ OpId Graph::add_op(StreamId stream, Seconds duration, NameId name_id, std::int32
   op_duration_.push_back(duration);
   op_name_.push_back(name_id);
   op_tag_.push_back(tag);
+  op_class_.push_back(ContentionClass::Default);
   streams_[idx(stream)].ops.push_back(id);
   return id;
+}
+
+void Graph::set_contention_class(OpId op, ContentionClass contention_class) {
+  if (!in_range(op, op_stream_.size())) {
+    fail("set_contention_class: no op " + std::to_string(op));
+  }
+  if (stream_kind(op_stream_[idx(op)]) != OpKind::Compute) {
+    fail("set_contention_class: op '" + op_name(op) + "' is not a compute op");
+  }
+  op_class_[idx(op)] = contention_class;
 }
 
 void Graph::add_dependency(OpId before, OpId after) {

@@ -1,6 +1,7 @@
 #include "trainsim/engine/simulator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -120,13 +121,21 @@ InternalError cycle_error(const Graph& graph, const Adjacency& succ,
 
 Timeline simulate(const Graph& graph, const EngineOptions& options) {
   const double contention = options.comm_compute_contention;
-  if (!(contention >= 0.0) || !std::isfinite(contention)) {
-    throw InternalError("engine: comm_compute_contention is " + std::to_string(contention) +
-                        "; expected a finite value >= 0");
+  const double gemm_contention = options.gemm_comm_contention.value_or(contention);
+  for (const auto& [key, value] : {std::pair{"comm_compute_contention", contention},
+                                   std::pair{"gemm_comm_contention", gemm_contention}}) {
+    if (!(value >= 0.0) || !std::isfinite(value)) {
+      throw InternalError(std::string("engine: ") + key + " is " + std::to_string(value) +
+                          "; expected a finite value >= 0");
+    }
   }
-  const bool contended_model = contention > 0.0;
-  // Wall time per unit of full-speed work while communication runs on the device.
-  const double slow_stretch = 1.0 + contention;
+  const bool contended_model = contention > 0.0 || gemm_contention > 0.0;
+  // Wall time per unit of full-speed work while communication runs on the device, by
+  // ContentionClass.
+  const std::array<double, 2> slow_stretch{1.0 + contention, 1.0 + gemm_contention};
+  const auto stretch_of = [&](OpId op) {
+    return slow_stretch[static_cast<std::size_t>(graph.op_contention_class(op))];
+  };
 
   const std::int32_t n = graph.num_ops();
   const std::int32_t num_streams = graph.num_streams();
@@ -163,18 +172,20 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
   EventQueue<EndEvent> queue;
   queue.reserve(idx(std::max<std::int32_t>(num_streams, 16)));
 
-  // A contention change on `device` at `now`, from `old_stretch` to `new_stretch` (wall time per
-  // unit of full-speed work). A running compute op scheduled to end at E still has
-  // (E - now) / old_stretch of work, which now takes (E - now) * new_stretch / old_stretch: the
-  // scheduled end in the timeline is the whole state, no per-op work counter is needed. Ops due
-  // at `now` are left alone, so they end on time.
-  const auto rescale = [&](DeviceId device, SimTime now, double factor) {
+  // A contention change on `device` at `now`: communication starts (`contended`) or the last of
+  // it ends. A running compute op of stretch S (wall time per unit of full-speed work while
+  // contended) scheduled to end at E still has (E - now) of wall time at the old rate, which
+  // now takes (E - now) * S or (E - now) / S: the scheduled end in the timeline is the whole
+  // state, no per-op work counter is needed. Ops due at `now` are left alone, so they end on
+  // time.
+  const auto rescale = [&](DeviceId device, SimTime now, bool contended) {
     for (auto k = compute_offsets[idx(device)]; k < compute_offsets[idx(device) + 1]; ++k) {
       const OpId op = running[idx(compute_streams[idx(k)])];
       if (op < 0) continue;
       OpTiming& t = timeline.ops[idx(op)];
       if (t.end <= now) continue;
-      t.end = now + (t.end - now) * factor;
+      const double stretch = stretch_of(op);
+      t.end = now + (t.end - now) * (contended ? stretch : 1.0 / stretch);
       queue.push(t.end, EndEvent{op, ++version[idx(op)]});
     }
   };
@@ -188,13 +199,13 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
     if (stream_is_compute[idx(s)] != 0) {
       running[idx(s)] = op;
       // Uncontended compute ends at exactly start + duration (no stretch arithmetic).
-      t.end = contended_model && comm_running[idx(device)] > 0 ? now + duration * slow_stretch
+      t.end = contended_model && comm_running[idx(device)] > 0 ? now + duration * stretch_of(op)
                                                                : now + duration;
     } else {
       t.end = now + duration;
       // Zero-duration communication occupies no time and slows nothing.
       if (contended_model && duration > Seconds(0.0) && comm_running[idx(device)]++ == 0) {
-        rescale(device, now, slow_stretch);
+        rescale(device, now, true);
       }
     }
     queue.push(t.end, EndEvent{op, version[idx(op)]});
@@ -218,7 +229,7 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
       running[idx(s)] = -1;
     } else if (contended_model && graph.op_duration(op) > Seconds(0.0)) {
       const DeviceId device = stream_device[idx(s)];
-      if (--comm_running[idx(device)] == 0) rescale(device, now, 1.0 / slow_stretch);
+      if (--comm_running[idx(device)] == 0) rescale(device, now, false);
     }
     for (auto k = succ.offsets[idx(op)]; k < succ.offsets[idx(op) + 1]; ++k) {
       const OpId next = succ.targets[idx(k)];

@@ -486,6 +486,9 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
     hw.gpu.memory_efficiency = g.fraction("memory_efficiency");
     hw.gpu.kernel_launch_overhead = g.seconds("kernel_launch_overhead", /*allow_zero=*/true);
     hw.gpu.comm_compute_contention = number_in(g, "comm_compute_contention", 0.0, 10.0);
+    if (g.has("gemm_comm_contention")) {
+      hw.gpu.gemm_comm_contention = number_in(g, "gemm_comm_contention", 0.0, 10.0);
+    }
     g.finish();
   }
   {

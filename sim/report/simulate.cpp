@@ -17,11 +17,15 @@
 namespace trainsim::report {
 
 Watts average_power(const hardware::PowerSpec& power, Seconds compute_busy,
-                    Seconds exposed_communication, Seconds idle) {
+                    Seconds exposed_communication, Seconds idle, Seconds contention_stretch) {
   const Seconds total = compute_busy + exposed_communication + idle;
   if (total.value() <= 0.0) return power.idle;
-  const Joules energy = power.compute * compute_busy + power.communication * exposed_communication +
-                        power.idle * idle;
+  // The time contention added to compute kernels is time they wait for SMs a collective holds
+  // (a persistent GEMM's second round runs on the few SMs its first left): billed at the
+  // communication power, the nominal work at the compute power.
+  const Seconds stretch = std::clamp(contention_stretch, Seconds(0.0), compute_busy);
+  const Joules energy = power.compute * (compute_busy - stretch) +
+                        power.communication * (exposed_communication + stretch) + power.idle * idle;
   const Watts w = energy / total;
   return w > power.tdp ? power.tdp : w;
 }
@@ -82,7 +86,8 @@ Run run(const parallel::Scenario& s, const collective::CollectiveModel& collecti
   r.iteration = workload::build_iteration(s, collectives, options);
   r.timeline = engine::simulate(
       r.iteration.graph,
-      engine::EngineOptions{.comm_compute_contention = s.hardware.gpu.comm_compute_contention});
+      engine::EngineOptions{.comm_compute_contention = s.hardware.gpu.comm_compute_contention,
+                            .gemm_comm_contention = s.hardware.gpu.gemm_comm_contention});
   r.primitives.makespan = r.timeline.end.since_start();
   for (const engine::DeviceId device : r.iteration.stage_device) {
     r.primitives.stages.push_back(
@@ -121,8 +126,8 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
     engine::DeviceActivity a = p.stages[stage];
     a.idle = a.idle + host_overhead;
     const MemoryBreakdown mem = memory_per_gpu(s, static_cast<std::int64_t>(stage));
-    const Watts w =
-        average_power(s.hardware.power, a.compute_busy, a.exposed_communication, a.idle);
+    const Watts w = average_power(s.hardware.power, a.compute_busy, a.exposed_communication, a.idle,
+                                  a.compute_kernel_sum - a.compute_nominal_sum);
     power_sum += w;
     r.stages.push_back(StageSummary{.stage = static_cast<std::int64_t>(stage),
                                     .compute = a.compute_kernel_sum,
@@ -333,6 +338,7 @@ std::optional<Primitives> extrapolate(const std::array<const Run*, 4>& runs,
         !field(&engine::DeviceActivity::exposed_communication) ||
         !field(&engine::DeviceActivity::idle) ||
         !field(&engine::DeviceActivity::compute_kernel_sum) ||
+        !field(&engine::DeviceActivity::compute_nominal_sum) ||
         !field(&engine::DeviceActivity::communication_kernel_sum)) {
       return std::nullopt;
     }

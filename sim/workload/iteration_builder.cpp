@@ -528,6 +528,9 @@ class Builder {
     info.kernel_kind = k.kind;
     const engine::NameId name = recompute ? k.recompute_name : (backward ? k.bwd_name : k.fwd_name);
     const OpId id = op(st.compute, backward ? k.bwd : k.fwd, name, info);
+    if (k.kind == model::KernelKind::Gemm) {
+      it_.graph.set_contention_class(id, engine::ContentionClass::Gemm);
+    }
     dep(wait, id);
     return id;
   }

@@ -28,16 +28,16 @@ add_test(NAME cli.search.explain_data_parallel_wins
 set_tests_properties(cli.search.explain_data_parallel_wins PROPERTIES PASS_REGULAR_EXPRESSION
   "It is pure data parallelism[^\n]*\n +The best model-parallel plan \\(tp=2 [^\n]*x the tokens/s[^\n]*\n +- Collective time per iteration[^\n]*data-parallel [0-9.]+ s on 16 ranks -> [0-9.]+ s on 8 ranks[^\n]*tensor/context/pipeline 0\\.000 s -> 0\\.0*[1-9]")
 
-# --explain names the causes: llama3-70b on 64 GPUs, global batch 256, restricted to two plans.
-# Pure data parallelism (dp 64, micro-batch 4) runs 256 / (64 x 4) = 1 micro-batch and needs full
-# recomputation to fit; tp 2 (dp 32, micro-batch 1) runs 256 / 32 = 8 micro-batches, and under
-# full_shard each one gathers the parameters again, so its data-parallel calls grow 8-fold.
+# --explain names the causes: llama3-70b on 64 GPUs, global batch 128, micro-batch 1. Pure data
+# parallelism (dp 64) runs 128 / 64 = 2 micro-batches and fits only with full recomputation;
+# tp 2 (dp 32) runs 128 / 32 = 4, and under full_shard each one gathers the parameters again, so
+# its data-parallel calls double, while its split weights leave room to keep every activation.
 add_test(NAME cli.search.explain_causes
-         COMMAND trainsim search --hardware h100-dgx --model llama3-70b --gpus 64 --global-batch 256
-                 --seq-len 4096 --tp 1,2 --pp 1 --micro-batch 1,4 --sharding full_shard
+         COMMAND trainsim search --hardware h100-dgx --model llama3-70b --gpus 64 --global-batch 128
+                 --seq-len 4096 --tp 1,2 --pp 1 --micro-batch 1 --sharding full_shard
                  --recompute none,full --explain --top 1 --jobs 2)
 set_tests_properties(cli.search.explain_causes PROPERTIES PASS_REGULAR_EXPRESSION
-  "Gradient accumulation: 1 -> 8 micro-batches per step per data-parallel rank; data-parallel collective calls ([0-9]+) -> [0-9]+ per iteration \\(full_shard -> full_shard: the parameters are gathered again for every micro-batch\\)\\.\n +- Recomputation: full -> none, recomputed share of executed FLOPs [1-9][0-9.]*% -> 0\\.0%")
+  "Gradient accumulation: 2 -> 4 micro-batches per step per data-parallel rank; data-parallel collective calls ([0-9]+) -> [0-9]+ per iteration \\(full_shard -> full_shard: the parameters are gathered again for every micro-batch\\)\\.\n +- Recomputation: full -> none, recomputed share of executed FLOPs [1-9][0-9.]*% -> 0\\.0%")
 
 # Mixture of experts: mixtral-8x7b (8 experts) on 64 H100, tp 1 or 2, no pipeline: dp 64 or 32,
 # and ep in the divisors of dp that divide 8: 1, 2, 4, 8 for each, so 2 x 4 = 8 plans. Under

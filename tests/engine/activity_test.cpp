@@ -7,6 +7,8 @@
 #include "trainsim/engine/graph.hpp"
 #include "trainsim/engine/simulator.hpp"
 #include "trainsim/error.hpp"
+#include "trainsim/hardware/hardware_spec.hpp"
+#include "trainsim/report/simulate.hpp"
 #include "trainsim/units.hpp"
 
 using namespace trainsim;
@@ -162,6 +164,25 @@ TEST_CASE("engine: activity counts contention slowdown as kernel time", "[engine
   REQUIRE(ms(a.compute_kernel_sum) == Approx(10.8).epsilon(1e-12));
   REQUIRE(ms(a.compute_busy) == Approx(10.8).epsilon(1e-12));
   REQUIRE(ms(a.exposed_communication) == Approx(0.0).margin(1e-12));
+  // Its nominal time is its duration; over half the run, half of it.
+  REQUIRE(ms(a.compute_nominal_sum) == Approx(10.0).epsilon(1e-12));
+  const DeviceActivity first = activity(g, t, d, SimTime::zero(), SimTime::zero() + 5.4_ms);
+  REQUIRE(ms(first.compute_nominal_sum) == Approx(5.0).epsilon(1e-12));
+}
+
+TEST_CASE("report: time contention adds to compute is billed at communication watts",
+          "[report][power]") {
+  hardware::PowerSpec p;
+  p.idle = Watts(100.0);
+  p.compute = Watts(700.0);
+  p.communication = Watts(400.0);
+  p.tdp = Watts(700.0);
+  // 10.8 ms busy of which 0.8 ms contention: (10 * 700 + 0.8 * 400) / 10.8 = 677.8 W.
+  CHECK(report::average_power(p, 10.8_ms, Seconds(0.0), Seconds(0.0), 0.8_ms).value() ==
+        Approx((10.0 * 700.0 + 0.8 * 400.0) / 10.8).epsilon(1e-12));
+  // Without it, all busy time at compute watts.
+  CHECK(report::average_power(p, 10.8_ms, Seconds(0.0), Seconds(0.0)).value() ==
+        Approx(700.0).epsilon(1e-12));
 }
 
 TEST_CASE("engine: activity rejects a bad window or a foreign timeline", "[engine]") {

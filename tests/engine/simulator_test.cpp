@@ -360,4 +360,51 @@ TEST_CASE("engine: contention must be finite and non-negative", "[engine]") {
   REQUIRE_THROWS_AS(simulate(b.g, EngineOptions{.comm_compute_contention =
                                                     std::numeric_limits<double>::quiet_NaN()}),
                     InternalError);
+  REQUIRE_THROWS_AS(simulate(b.g, EngineOptions{.gemm_comm_contention = -1.0}), InternalError);
+  REQUIRE_THROWS_AS(
+      simulate(b.g, EngineOptions{.gemm_comm_contention = std::numeric_limits<double>::infinity()}),
+      InternalError);
+}
+
+TEST_CASE("engine: GEMM ops slow by their own contention", "[engine]") {
+  const EngineOptions opts{.comm_compute_contention = 0.25, .gemm_comm_contention = 1.0};
+  Builder b;
+  const DeviceId d0 = b.g.add_device("stage0");
+  const StreamId compute = b.g.add_stream(d0, "compute", OpKind::Compute);
+  const StreamId tp = b.g.add_stream(d0, "tp", OpKind::Communication);
+  SECTION("a GEMM under communication runs at half speed") {
+    const OpId g = b.op(compute, 10_ms);
+    b.g.set_contention_class(g, ContentionClass::Gemm);
+    const OpId m = b.op(tp, 4_ms);
+    const Timeline t = simulate(b.g, opts);
+    // At 1 / (1 + 1) = 0.5 while m runs, [0, 4]: 2 ms of work, 8 ms left at full speed from
+    // 4 ms: ends at 12 ms. The communication is not slowed.
+    REQUIRE(end_ms(t, g) == Approx(12.0).epsilon(1e-12));
+    REQUIRE(end_ms(t, m) == Approx(4.0).epsilon(1e-12));
+  }
+  SECTION("a GEMM then another kernel, each at its own rate") {
+    const OpId g = b.op(compute, 2_ms);
+    b.g.set_contention_class(g, ContentionClass::Gemm);
+    const OpId k = b.op(compute, 4_ms);
+    const OpId m = b.op(tp, 6_ms);
+    const Timeline t = simulate(b.g, opts);
+    // g: 2 ms of work at 0.5 takes [0, 4]. k starts at 4 with m running until 6: 2 ms at 0.8
+    // is 1.6 ms of work, 2.4 ms left at full speed: ends at 8.4 ms.
+    REQUIRE(end_ms(t, g) == Approx(4.0).epsilon(1e-12));
+    REQUIRE(end_ms(t, k) == Approx(8.4).epsilon(1e-12));
+    REQUIRE(end_ms(t, m) == Approx(6.0).epsilon(1e-12));
+  }
+  SECTION("unset, GEMMs take the contention of every other kernel") {
+    const OpId g = b.op(compute, 10_ms);
+    b.g.set_contention_class(g, ContentionClass::Gemm);
+    b.op(tp, 4_ms);
+    const Timeline t = simulate(b.g, EngineOptions{.comm_compute_contention = 0.25});
+    // As "communication over the start of a compute op" above: 10.8 ms.
+    REQUIRE(end_ms(t, g) == Approx(10.8).epsilon(1e-12));
+  }
+  SECTION("only compute ops take a contention class") {
+    const OpId m = b.op(tp, 4_ms);
+    REQUIRE_THROWS_AS(b.g.set_contention_class(m, ContentionClass::Gemm), InternalError);
+    REQUIRE_THROWS_AS(b.g.set_contention_class(m + 1, ContentionClass::Gemm), InternalError);
+  }
 }

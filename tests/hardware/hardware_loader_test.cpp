@@ -118,6 +118,23 @@ TEST_CASE("hardware_loader: built-ins match the paper's Table 1 (P13)",
   REQUIRE_FALSE(h100.collective.pat_enabled);
 }
 
+TEST_CASE("hardware_loader: Hopper profiles slow GEMMs 2x beside a collective", "[hardware][io]") {
+  // cuBLAS's Hopper GEMMs are persistent, one CTA per SM filling its registers and shared
+  // memory (the H200 trace in tests/data/traces): with any SM held by NCCL they take two
+  // rounds, c = 1 (the profiles' gemm_comm_contention source). Other GPUs leave it unset, so
+  // their GEMMs take comm_compute_contention like every kernel.
+  for (const char* id : {"h100-dgx", "h200-dgx", "h200-sxm", "h800-dgx"}) {
+    INFO(id);
+    const hardware::HardwareSpec hw = io::load_hardware(id);
+    REQUIRE(hw.gpu.gemm_comm_contention.has_value());
+    CHECK(*hw.gpu.gemm_comm_contention == 1.0);
+  }
+  for (const char* id : {"v100-dgx", "a100-dgx", "b200-dgx"}) {
+    INFO(id);
+    CHECK_FALSE(io::load_hardware(id).gpu.gemm_comm_contention.has_value());
+  }
+}
+
 TEST_CASE("hardware_loader: built-in SM counts match the datasheets", "[hardware][io]") {
   // NVIDIA's architecture whitepapers (docs/sources.md C.1): V100 SXM2 80, A100 108,
   // H100 SXM5 132, H200 132 (the same GH100), B200 148 (2 dies x 74).
@@ -270,6 +287,11 @@ TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and 
     j["gpu"]["gemm"]["max_efficiency"] = 1.5;
     REQUIRE_THROWS_WITH(load(j), Catch::Contains("/gpu/gemm/max_efficiency: expected a fraction "
                                                  "in (0, 1]"));
+  }
+  SECTION("GEMM contention out of range") {
+    j["gpu"]["gemm_comm_contention"] = -0.5;
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/gpu/gemm_comm_contention: expected a number in "
+                                                 "[0.0, 10.0], got -0.5"));
   }
   SECTION("power above the TDP") {
     j["power"]["compute"] = "800 W";

@@ -43,8 +43,11 @@ parallel::Scenario scenario(const std::string& schedule, std::int64_t pp, std::i
                           {"recompute", recompute}};
   if (sharding == "hybrid_shard") doc.json["parallel"]["shard_group"] = 2;
   parallel::Scenario s = io::scenario_from_document(doc);
-  // A negative `contention` keeps the profile's (h100-dgx: 0.1).
-  if (contention >= 0.0) s.hardware.gpu.comm_compute_contention = contention;
+  // A negative `contention` keeps the profile's (h100-dgx: 0.1, GEMMs 1); else every kernel's.
+  if (contention >= 0.0) {
+    s.hardware.gpu.comm_compute_contention = contention;
+    s.hardware.gpu.gemm_comm_contention = contention;
+  }
   return s;
 }
 

@@ -186,12 +186,23 @@ TEST_CASE("stack: no kernel is shorter than the host's dispatch time", "[stack][
 
 TEST_CASE("stack: deeper FSDP prefetch never slows an iteration", "[stack][workload]") {
   // forward_prefetch 1 issues each gather only when the previous layer ends: nothing overlaps
-  // the forward gathers, so the paper's 256-GPU setting is strictly slower than with 2.
-  const double one = iteration_s(paper_with(256, {{"fsdp", {{"forward_prefetch", 1}}}}));
-  const double two = iteration_s(paper_with(256, {{"fsdp", {{"forward_prefetch", 2}}}}));
-  const double four = iteration_s(paper_with(256, {{"fsdp", {{"forward_prefetch", 4}}}}));
+  // the forward gathers, so the paper's 256-GPU setting is strictly slower than with 2. With
+  // one contention for every kernel (the GEMMs' set to the others'), a gather issued earlier
+  // only overlaps more: 4 is never slower than 2. With h100-dgx's GEMMs contended more than
+  // the other kernels (gemm_comm_contention 1, comm_compute_contention 0.1), an earlier gather
+  // can overlap a GEMM where it overlapped a norm, so no order between 2 and 4 holds there.
+  const auto uniform = [](parallel::Scenario s) {
+    s.hardware.gpu.gemm_comm_contention = s.hardware.gpu.comm_compute_contention;
+    return s;
+  };
+  const double one = iteration_s(uniform(paper_with(256, {{"fsdp", {{"forward_prefetch", 1}}}})));
+  const double two = iteration_s(uniform(paper_with(256, {{"fsdp", {{"forward_prefetch", 2}}}})));
+  const double four = iteration_s(uniform(paper_with(256, {{"fsdp", {{"forward_prefetch", 4}}}})));
   REQUIRE(one > two);
   REQUIRE(four <= two * (1.0 + 1e-12));
+  // With the profile as shipped, prefetching still beats gathering each layer as it starts.
+  CHECK(iteration_s(paper_with(256, {{"fsdp", {{"forward_prefetch", 1}}}})) >
+        iteration_s(paper_with(256, {{"fsdp", {{"forward_prefetch", 2}}}})));
 }
 
 TEST_CASE("stack: BACKWARD_POST prices BACKWARD_PRE's schedule", "[stack][workload]") {
@@ -599,10 +610,13 @@ TEST_CASE("stack: overlap_param_gather moves zero1's weight gather before the fo
             t[static_cast<std::size_t>(early[static_cast<std::size_t>(info.layer)])].end);
   }
   REQUIRE(seen == std::vector<bool>(4, true));
-  // Hidden behind the forward, it leaves less exposed communication and a shorter iteration.
+  // Hidden behind the forward, it leaves less exposed communication. The iteration is shorter
+  // only where the contention the overlap costs is below the communication it hides: on this
+  // tiny model, whose GEMMs h100-dgx slows 2x beside a collective (gemm_comm_contention 1), it
+  // is not (2.662 ms against 2.657 ms), so no order between the iteration times is asserted, as
+  // in the deferred-reduction test above.
   REQUIRE(overlapped.report.exposed_communication.value() <
           after_step.report.exposed_communication.value());
-  REQUIRE(overlapped.report.iteration_time.value() < after_step.report.iteration_time.value());
 }
 
 TEST_CASE("stack: buckets first_chunk reduces a later pipeline stage's gradients in one call",

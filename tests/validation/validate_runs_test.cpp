@@ -41,8 +41,10 @@ namespace {
 // 0.0820), then raised 0.083 -> 0.095 by modelling what the rows' code does: FSDP1 issues a
 // BACKWARD_POST gather without waiting for the gradient's kernels (it had been priced after
 // them), and the 18 large-scale H100 rows ran sweep.py's forward prefetch and FlashAttention 2
-// (measured 0.0940; those rows +15.7% -> +22.6%).
-constexpr double kShippedRowsMapeBound = 0.095;
+// (measured 0.0940; those rows +15.7% -> +22.6%). Lowered 0.095 -> 0.078 when the Hopper
+// profiles took gemm_comm_contention 1, the GEMM kernels' own slowdown beside a collective
+// (measured 0.0759).
+constexpr double kShippedRowsMapeBound = 0.078;
 
 const std::vector<PublishedRun>& shipped() {
   static const std::vector<PublishedRun> runs =

@@ -123,6 +123,8 @@ TEST_CASE("iteration: per-GPU compute does not depend on the GPU count", "[workl
   auto b = scenario(2048, R"({"parallel.sharding": "none"})");
   a.hardware.gpu.comm_compute_contention = 0.0;
   b.hardware.gpu.comm_compute_contention = 0.0;
+  a.hardware.gpu.gemm_comm_contention = 0.0;
+  b.hardware.gpu.gemm_comm_contention = 0.0;
   REQUIRE(report::simulate(a).report.compute.value() ==
           Approx(report::simulate(b).report.compute.value()).epsilon(1e-12));
 }

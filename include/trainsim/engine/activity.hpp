@@ -29,6 +29,9 @@ struct DeviceActivity {
   // Sum over compute ops of their running time inside the window, contention slowdown included
   // (so it exceeds the sum of nominal durations when communication slowed compute).
   Seconds compute_kernel_sum;
+  // The same at nominal speed: each op's running time inside the window times its duration
+  // over its whole running time. compute_kernel_sum minus this is the time contention added.
+  Seconds compute_nominal_sum;
   // Sum over communication ops of their running time inside the window.
   Seconds communication_kernel_sum;
 };

@@ -25,6 +25,10 @@ using NameId = std::int32_t;
 // device (EngineOptions::comm_compute_contention); compute ops never slow anything.
 enum class OpKind { Compute, Communication };
 
+// How much a compute op slows while communication runs on its device: Default at
+// EngineOptions::comm_compute_contention, Gemm at EngineOptions::gemm_comm_contention.
+enum class ContentionClass : std::uint8_t { Default, Gemm };
+
 // One dependency edge: `after` may start only once `before` has ended.
 struct Dependency {
   OpId before = -1;
@@ -60,6 +64,9 @@ class Graph {
   // Appends an op to the end of `stream`. `name_id` comes from intern_name().
   // Requires: `stream` and `name_id` exist; `duration` is finite and >= 0.
   OpId add_op(StreamId stream, Seconds duration, NameId name_id, std::int32_t tag = -1);
+  // Sets a compute op's contention class (Default until set).
+  // Requires: `op` exists and is on a compute stream.
+  void set_contention_class(OpId op, ContentionClass contention_class);
   // `after` starts only when `before` has ended. Duplicate edges are allowed and harmless.
   // Requires: both ops exist and differ.
   void add_dependency(OpId before, OpId after);
@@ -100,6 +107,7 @@ class Graph {
   [[nodiscard]] NameId op_name_id(OpId op) const { return op_name_[idx(op)]; }
   [[nodiscard]] const std::string& op_name(OpId op) const { return name(op_name_id(op)); }
   [[nodiscard]] std::int32_t op_tag(OpId op) const { return op_tag_[idx(op)]; }
+  [[nodiscard]] ContentionClass op_contention_class(OpId op) const { return op_class_[idx(op)]; }
 
   [[nodiscard]] const std::string& name(NameId id) const { return names_[idx(id)]; }
   // Every dependency edge in insertion order (stream order is implicit, not listed here).
@@ -126,6 +134,7 @@ class Graph {
   std::vector<Seconds> op_duration_;
   std::vector<NameId> op_name_;
   std::vector<std::int32_t> op_tag_;
+  std::vector<ContentionClass> op_class_;
   std::vector<Dependency> dependencies_;
   std::vector<std::string> names_;
   std::map<std::string, NameId, std::less<>> name_index_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "trainsim/engine/graph.hpp"
@@ -18,6 +19,9 @@ struct EngineOptions {
   // the number of concurrent communication ops, and communication ops are never slowed.
   // Default 0: overlap is free. Requires: finite and >= 0.
   double comm_compute_contention = 0.0;
+  // The same for compute ops of ContentionClass::Gemm; unset, comm_compute_contention.
+  // Requires: finite and >= 0 when set.
+  std::optional<double> gemm_comm_contention = std::nullopt;
 };
 
 // When one op ran: [start, end). end - start equals the op's duration unless communication on

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "trainsim/hardware/collective_library.hpp"
@@ -92,6 +93,9 @@ struct GpuSpec {
   // Fraction by which compute kernels slow while a communication kernel runs beside them
   // (NCCL kernels take SMs and HBM bandwidth): compute runs at 1 / (1 + contention).
   double comm_compute_contention = 0.0;
+  // The same for GEMM kernels, when the profile gives it apart (Hopper's persistent cuBLAS
+  // kernels, one CTA per SM, take two rounds when NCCL holds any SM); unset, the value above.
+  std::optional<double> gemm_comm_contention;
 };
 
 // Intra-node interconnect.

@@ -62,7 +62,10 @@ struct Simulation {
 
 // Power of one GPU over a window from its activity: idle time at idle watts, time with compute
 // running at compute watts, time with only communication at communication watts; capped at TDP.
+// `contention_stretch` (compute_kernel_sum - compute_nominal_sum), the time communication added
+// to compute kernels by slowing them, is billed at communication watts, out of compute_busy.
 [[nodiscard]] Watts average_power(const hardware::PowerSpec& power, Seconds compute_busy,
-                                  Seconds exposed_communication, Seconds idle);
+                                  Seconds exposed_communication, Seconds idle,
+                                  Seconds contention_stretch = Seconds(0.0));
 
 }  // namespace trainsim::report
