@@ -47,12 +47,12 @@ DeviceActivity activity(const Graph& graph, const Timeline& timeline,
       const SimTime end = std::min(t.end, to);
       if (!(begin < end)) continue;  // outside the window, or zero-duration
       kernel_sum += end - begin;
-      if (compute) {
+      if (compute && graph.op_contention_class(op) == ContentionClass::Gemm) {
         const Seconds ran = t.end - t.start;
         const Seconds nominal = graph.op_duration(op);
-        // Unslowed ops add exactly what they ran; slowed ones their nominal share of it.
-        a.compute_nominal_sum +=
-            ran == nominal ? end - begin : (end - begin) * (nominal.value() / ran.value());
+        if (ran > nominal) {
+          a.gemm_contention_stretch += (end - begin) * ((ran - nominal).value() / ran.value());
+        }
       }
     }
     num_ops += graph.stream_ops(s).size();

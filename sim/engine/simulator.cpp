@@ -185,6 +185,7 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
       OpTiming& t = timeline.ops[idx(op)];
       if (t.end <= now) continue;
       const double stretch = stretch_of(op);
+      if (stretch == 1.0) continue;  // an uncontended class: its end does not move
       t.end = now + (t.end - now) * (contended ? stretch : 1.0 / stretch);
       queue.push(t.end, EndEvent{op, ++version[idx(op)]});
     }

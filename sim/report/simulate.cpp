@@ -20,9 +20,9 @@ Watts average_power(const hardware::PowerSpec& power, Seconds compute_busy,
                     Seconds exposed_communication, Seconds idle, Seconds contention_stretch) {
   const Seconds total = compute_busy + exposed_communication + idle;
   if (total.value() <= 0.0) return power.idle;
-  // The time contention added to compute kernels is time they wait for SMs a collective holds
-  // (a persistent GEMM's second round runs on the few SMs its first left): billed at the
-  // communication power, the nominal work at the compute power.
+  // The time the GEMM contention added is time a persistent GEMM waits for SMs a collective
+  // holds (its second round runs on the few SMs its first left): billed at the communication
+  // power, the GEMM's own work at the compute power.
   const Seconds stretch = std::clamp(contention_stretch, Seconds(0.0), compute_busy);
   const Joules energy = power.compute * (compute_busy - stretch) +
                         power.communication * (exposed_communication + stretch) + power.idle * idle;
@@ -127,7 +127,7 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
     a.idle = a.idle + host_overhead;
     const MemoryBreakdown mem = memory_per_gpu(s, static_cast<std::int64_t>(stage));
     const Watts w = average_power(s.hardware.power, a.compute_busy, a.exposed_communication, a.idle,
-                                  a.compute_kernel_sum - a.compute_nominal_sum);
+                                  a.gemm_contention_stretch);
     power_sum += w;
     r.stages.push_back(StageSummary{.stage = static_cast<std::int64_t>(stage),
                                     .compute = a.compute_kernel_sum,
@@ -338,7 +338,7 @@ std::optional<Primitives> extrapolate(const std::array<const Run*, 4>& runs,
         !field(&engine::DeviceActivity::exposed_communication) ||
         !field(&engine::DeviceActivity::idle) ||
         !field(&engine::DeviceActivity::compute_kernel_sum) ||
-        !field(&engine::DeviceActivity::compute_nominal_sum) ||
+        !field(&engine::DeviceActivity::gemm_contention_stretch) ||
         !field(&engine::DeviceActivity::communication_kernel_sum)) {
       return std::nullopt;
     }

@@ -75,6 +75,10 @@ struct TimedKernel {
   double selective = 0.0;  // share of the forward recomputed under selective recomputation
   bool cp_exchange = false;  // the attention core: CP's K/V ring exchange runs beside it
   model::KernelKind kind = model::KernelKind::MemoryBound;
+  // The op is GEMM math alone, so it slows beside a collective by the profile's GEMM contention
+  // (engine::ContentionClass::Gemm). A GEMM op that also carries FP8 casts (memory-bound) or
+  // whose time is a host floor (kernel_dispatch, expert launches) keeps the default contention.
+  bool gemm_contention = false;
 };
 
 // Where a TP collective sits relative to the layer's kernels (Megatron-LM, Shoeybi et al. 2019
@@ -250,6 +254,9 @@ class Builder {
     // elsewhere, an exact no-op).
     t.fwd = price(work_of(k, false, local_seq_), traffic, dtype) * k.load_imbalance;
     t.bwd = price(work_of(k, true, local_seq_), traffic, dtype) * k.load_imbalance;
+    // Host time, not GEMM math: price() lifted a pass to the stack's dispatch floor.
+    const Seconds dispatch = s_.stack.kernel_dispatch;
+    bool floored = dispatch.value() > 0.0 && (!(t.fwd > dispatch) || !(t.bwd > dispatch));
     if (fp8 && k.fp8_eligible) {
       // The FP8 casts of the GEMM's operands, memory-bound and added to the GEMM's time (TE
       // launches them just before it): forward the input [m x k] and the weight [k x n],
@@ -283,9 +290,13 @@ class Builder {
       // so the kernel takes at least that many launches of host time.
       const double groups = static_cast<double>(k.expert_groups);
       const double casts = fp8 && k.fp8_eligible ? 1.0 : 0.0;
-      t.fwd = max(t.fwd, s_.stack.moe_expert_launch * (groups * (1.0 + casts)));
-      t.bwd = max(t.bwd, s_.stack.moe_expert_launch * (groups * (2.0 + casts)));
+      const Seconds fwd_floor = s_.stack.moe_expert_launch * (groups * (1.0 + casts));
+      const Seconds bwd_floor = s_.stack.moe_expert_launch * (groups * (2.0 + casts));
+      floored = floored || !(t.fwd > fwd_floor) || !(t.bwd > bwd_floor);
+      t.fwd = max(t.fwd, fwd_floor);
+      t.bwd = max(t.bwd, bwd_floor);
     }
+    t.gemm_contention = k.kind == model::KernelKind::Gemm && !(fp8 && k.fp8_eligible) && !floored;
     t.fwd_flops = k.forward_flops;
     t.bwd_flops = k.backward_flops;
     t.selective = k.selective_recompute;
@@ -528,9 +539,7 @@ class Builder {
     info.kernel_kind = k.kind;
     const engine::NameId name = recompute ? k.recompute_name : (backward ? k.bwd_name : k.fwd_name);
     const OpId id = op(st.compute, backward ? k.bwd : k.fwd, name, info);
-    if (k.kind == model::KernelKind::Gemm) {
-      it_.graph.set_contention_class(id, engine::ContentionClass::Gemm);
-    }
+    if (k.gemm_contention) it_.graph.set_contention_class(id, engine::ContentionClass::Gemm);
     dep(wait, id);
     return id;
   }

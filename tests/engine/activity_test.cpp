@@ -164,10 +164,27 @@ TEST_CASE("engine: activity counts contention slowdown as kernel time", "[engine
   REQUIRE(ms(a.compute_kernel_sum) == Approx(10.8).epsilon(1e-12));
   REQUIRE(ms(a.compute_busy) == Approx(10.8).epsilon(1e-12));
   REQUIRE(ms(a.exposed_communication) == Approx(0.0).margin(1e-12));
-  // Its nominal time is its duration; over half the run, half of it.
-  REQUIRE(ms(a.compute_nominal_sum) == Approx(10.0).epsilon(1e-12));
-  const DeviceActivity first = activity(g, t, d, SimTime::zero(), SimTime::zero() + 5.4_ms);
-  REQUIRE(ms(first.compute_nominal_sum) == Approx(5.0).epsilon(1e-12));
+  // A Default-class op: its slowdown is not GEMM contention stretch.
+  REQUIRE(ms(a.gemm_contention_stretch) == Approx(0.0).margin(1e-12));
+}
+
+TEST_CASE("engine: activity separates the stretch GEMM contention adds", "[engine]") {
+  Graph g;
+  const DeviceId d = g.add_device("stage0");
+  const StreamId c = g.add_stream(d, "compute", OpKind::Compute);
+  const StreamId tp = g.add_stream(d, "tp", OpKind::Communication);
+  const NameId n = g.intern_name("op");
+  g.set_contention_class(g.add_op(c, 10_ms, n), ContentionClass::Gemm);
+  g.add_op(tp, 4_ms, n);
+  const Timeline t = simulate(g, EngineOptions{.gemm_comm_contention = 1.0});
+  // The GEMM runs at half speed over [0, 4] (2 ms of work) and ends at 12 ms (simulator_test):
+  // 2 ms of its 12 are stretch.
+  const DeviceActivity a = activity(g, t, d, SimTime::zero(), t.end);
+  REQUIRE(ms(a.compute_kernel_sum) == Approx(12.0).epsilon(1e-12));
+  REQUIRE(ms(a.gemm_contention_stretch) == Approx(2.0).epsilon(1e-12));
+  // A window of half the run takes half of it (the proportional split).
+  const DeviceActivity half = activity(g, t, d, SimTime::zero(), SimTime::zero() + 6_ms);
+  REQUIRE(ms(half.gemm_contention_stretch) == Approx(1.0).epsilon(1e-12));
 }
 
 TEST_CASE("report: time contention adds to compute is billed at communication watts",

@@ -29,9 +29,10 @@ struct DeviceActivity {
   // Sum over compute ops of their running time inside the window, contention slowdown included
   // (so it exceeds the sum of nominal durations when communication slowed compute).
   Seconds compute_kernel_sum;
-  // The same at nominal speed: each op's running time inside the window times its duration
-  // over its whole running time. compute_kernel_sum minus this is the time contention added.
-  Seconds compute_nominal_sum;
+  // The part of compute_kernel_sum that contention added to ContentionClass::Gemm ops: each such
+  // op's running time inside the window times the share of its whole running time beyond its
+  // duration (a proportional split; exact for the whole-iteration windows the report uses).
+  Seconds gemm_contention_stretch;
   // Sum over communication ops of their running time inside the window.
   Seconds communication_kernel_sum;
 };

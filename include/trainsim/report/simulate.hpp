@@ -62,8 +62,9 @@ struct Simulation {
 
 // Power of one GPU over a window from its activity: idle time at idle watts, time with compute
 // running at compute watts, time with only communication at communication watts; capped at TDP.
-// `contention_stretch` (compute_kernel_sum - compute_nominal_sum), the time communication added
-// to compute kernels by slowing them, is billed at communication watts, out of compute_busy.
+// `contention_stretch` (DeviceActivity::gemm_contention_stretch), the time a collective added
+// to GEMM kernels of the profile's own GEMM contention, is billed at communication watts, out of
+// compute_busy. Other kernels' slowdown stays at compute watts (SMs and HBM shared, not idle).
 [[nodiscard]] Watts average_power(const hardware::PowerSpec& power, Seconds compute_busy,
                                   Seconds exposed_communication, Seconds idle,
                                   Seconds contention_stretch = Seconds(0.0));
