@@ -79,10 +79,8 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
     throw fsdp.error("forward_prefetch", "expected at most 64 AllGathers in flight, got " +
                                              std::to_string(s.fsdp_forward_prefetch));
   }
-  s.fsdp_backward_prefetch =
-      fsdp.choice("backward_prefetch", {"backward_pre", "backward_post"}) == "backward_pre"
-          ? stack::BackwardPrefetch::Pre
-          : stack::BackwardPrefetch::Post;
+  // Checked, not kept: BACKWARD_PRE and BACKWARD_POST price one schedule (docs/stacks.md).
+  (void)fsdp.choice("backward_prefetch", {"backward_pre", "backward_post"});
   s.fsdp_gather_granularity =
       fsdp.choice_or("gather_granularity", {"unit", "parameter"}, "unit") == "parameter"
           ? stack::GatherGranularity::Parameter

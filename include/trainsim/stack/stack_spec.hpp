@@ -15,14 +15,6 @@
 
 namespace trainsim::stack {
 
-// When FSDP issues the AllGather of the next unit during backward (PyTorch's BackwardPrefetch),
-// as the stack records it. Both modes give the same GPU schedule in the model (docs/stacks.md,
-// fsdp.backward_prefetch): FSDP1 issues either without a stream wait on compute.
-enum class BackwardPrefetch {
-  Pre,   // BACKWARD_PRE: from the current unit's pre-backward hook
-  Post,  // BACKWARD_POST: from its post-backward hook, before its ReduceScatter
-};
-
 // How Transformer Engine scales the FP8 casts of its GEMM inputs (docs/stacks.md, "FP8
 // recipes"): each FP8 GEMM's input and weight (forward) and output gradient (backward) are cast
 // by a memory-bound kernel whose bytes per element depend on the recipe.
@@ -115,7 +107,8 @@ struct StackSpec {
   // FSDP forward: AllGathers in flight, i.e. the gather of layer l is issued when layer
   // l - forward_prefetch ends. PyTorch FSDP's rate limiter (limit_all_gathers) keeps two.
   int fsdp_forward_prefetch = 2;
-  BackwardPrefetch fsdp_backward_prefetch = BackwardPrefetch::Pre;
+  // The stack file's fsdp.backward_prefetch is checked and not kept: both of PyTorch FSDP1's
+  // modes give the same GPU schedule (docs/stacks.md, fsdp.backward_prefetch).
   // Optional "fsdp" keys, defaults PyTorch FSDP's. gather_granularity: one AllGather per layer
   // or per weight tensor. persistence_threshold (with "parameter"): weight tensors of fewer
   // elements are replicated, never gathered, their gradients AllReduced (DeepSpeed's
