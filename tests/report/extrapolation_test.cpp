@@ -270,6 +270,29 @@ TEST_CASE("extrapolation: the cost does not grow with the number of micro-batche
           Approx(m128.report.iteration_time.value() + 1984.0 * slope).epsilon(1e-9));
 }
 
+TEST_CASE("extrapolation: a transient that decays under contention is extrapolated later",
+          "[report][extrapolation]") {
+  // 1F1B on 4 stages, zero1, with h100-dgx's contention (0.1, GEMMs 1): the makespan's
+  // second difference does not vanish once the pipeline is full but decays geometrically. In
+  // steps of d = 4 it is about 1.1e-5 of the makespan at the schedule's own start m1 = 8 and
+  // 4.1e-7 at 16 (d = 1 and 2 are worse at 8), so no start of the schedule's own is on a line.
+  // The decay between them, ln(4.1e-7 / 1.1e-5) / 8 = -0.41 per micro-batch, takes it under
+  // 1e-16 about ln(1e-16 / 4.1e-7) / -0.41 = 54 micro-batches past 16: the next start is near
+  // 70 (72 with m's residue modulo 4), whose runs lie on one line, with a check run of
+  // 72 + 2 x 4 + 2 x 4 = 88 micro-batches. Before later starts, this plan was simulated whole.
+  const auto s = scenario("1f1b", 4, 1, "zero1", "none", 1, 1, 1024);
+  report::SimulateOptions full_options;
+  full_options.mode = report::SimulationMode::Full;
+  const report::Simulation full = report::simulate(s, full_options);
+  const report::Simulation fast = report::simulate(s);
+  REQUIRE(fast.extrapolated);
+  // Past every run of the schedule's own start (8, 9, 10 with d = 1 and its check run
+  // 10 + 2 + 8 = 20; 12 and 24 with d = 2 and 4), within the budget of m / 2.
+  CHECK(fast.simulated_microbatches > 24);
+  CHECK(fast.simulated_microbatches <= 512);
+  require_agree(fast.report, full.report);
+}
+
 TEST_CASE("extrapolation: agrees with full simulation under Megatron-Core's data parallelism",
           "[report][extrapolation]") {
   // The megatron-core stack under zero1: the weight gathers open the iteration
