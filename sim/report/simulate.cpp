@@ -183,12 +183,13 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
 // cyclicity theorem); every quantity the report derives from (makespan, per-stage busy, exposed
 // and idle times and kernel sums, collective counts) is then affine in the micro-batch count m.
 // The steady state may repeat only every c periods (the cyclicity): 1F1B pipelines whose stages
-// differ alternate between two per-micro-batch increments. simulate() therefore tries d, 2d and
-// pp d in turn; for each it runs m1, m1 + d and m1 + 2d micro-batches (runs shared between
-// tries), requires a zero second difference of every such quantity, extrapolates each one
-// linearly to the real m and derives the report from the extrapolated quantities exactly as
-// from simulated ones. Quantities that do not depend on the timeline (memory, FLOPs per token)
-// come from the real scenario. When every period fails because the makespan's second
+// differ alternate between two per-micro-batch increments, and under contention a 1F1B
+// pipeline's increments can jump once every pp - 1 micro-batches. simulate() therefore tries d,
+// 2d, (pp - 1) d and pp d in turn; for each it runs m1, m1 + d and m1 + 2d micro-batches (runs
+// shared between tries), requires a zero second difference of every such quantity, extrapolates
+// each one linearly to the real m and derives the report from the extrapolated quantities
+// exactly as from simulated ones. Quantities that do not depend on the timeline (memory, FLOPs per
+// token) come from the real scenario. When every period fails because the makespan's second
 // difference is still decaying (contention, below), the tries start again later, where the
 // decay measured so far brings it under rounding (later_start). The tries stop while the
 // reduced runs would exceed m / 2 micro-batches in all, so a failed attempt costs at most half
@@ -199,11 +200,11 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
 //  - the runs issue the same collective calls (op, group, bytes, time, stage, algorithm);
 //  - no stream gains work per period faster than the makespan grows (else a queue is still
 //    building and a steeper regime follows: the makespan is a maximum of affine functions);
-//  - a fourth run, 2 max(d, pp) micro-batches further, lies on the same line. With
-//    communication slowing compute (EngineOptions::comm_compute_contention) the system is no
-//    longer max-plus linear, and trainsim's pipelines show damped period-2 oscillations and
-//    per-micro-batch increments that hold for a few micro-batches and then jump once per pp
-//    micro-batches; three consecutive points alone can sit in such a window.
+//  - a fourth run, 2 max(d, pp) micro-batches further (rounded up to whole periods), lies on
+//    the same line. With communication slowing compute (EngineOptions::comm_compute_contention)
+//    the system is no longer max-plus linear, and trainsim's pipelines show damped period-2
+//    oscillations and per-micro-batch increments that hold for a few micro-batches and then jump
+//    once per pp or pp - 1 micro-batches; three consecutive points alone can sit in such a window.
 // These conditions do not prove periodicity; full simulation (SimulationMode::Full) remains the
 // reference, and tests/report/extrapolation_test.cpp compares the two.
 
@@ -233,7 +234,9 @@ std::optional<SteadyStatePlan> steady_state_plan(const parallel::Scenario& s, st
   // Same residue as m modulo the period, so that (m - m1) / d is an integer.
   first += ((m - first) % plan.period + plan.period) % plan.period;
   plan.first = first;
-  plan.check = first + 2 * plan.period + 2 * std::max(plan.period, pp);
+  // Whole periods past the third run: 2 max(d, pp) micro-batches, rounded up to a multiple of d.
+  const std::int64_t far = 2 * std::max(plan.period, pp);
+  plan.check = first + 2 * plan.period + (far + plan.period - 1) / plan.period * plan.period;
   if (3 * first + 3 * plan.period + plan.check >= m) return std::nullopt;
   return plan;
 }
@@ -418,10 +421,12 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
   const std::int64_t m = s.num_microbatches();
 
   if (options.mode == SimulationMode::Extrapolate) {
-    // The schedule's period, then twice and pp times it: a max-plus system's steady state may
-    // repeat only every c periods (its cyclicity, Baccelli et al. §3.7); 1F1B pipelines whose
-    // stages differ alternate between two per-micro-batch increments, so their makespan is
-    // affine in steps of 2 micro-batches only. Runs are shared between the candidates.
+    // The schedule's period, then twice, pp - 1 and pp times it: a max-plus system's steady
+    // state may repeat only every c periods (its cyclicity, Baccelli et al. §3.7); 1F1B
+    // pipelines whose stages differ alternate between two per-micro-batch increments, so their
+    // makespan is affine in steps of 2 micro-batches only; under contention some repeat every
+    // pp - 1 (llama2-70b on 64 H100, TP 4, PP 8, no sharding: a jump of 5.5e-5 s every 7
+    // micro-batches). Runs are shared between the candidates.
     const std::int64_t base =
         s.parallel.schedule == parallel::PipelineSchedule::Interleaved ? s.parallel.pp : 1;
     std::map<std::int64_t, Run> runs;
@@ -438,6 +443,7 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
       return it->second;
     };
     std::vector<std::int64_t> periods = {base, 2 * base};
+    if (s.parallel.pp > 3) periods.push_back((s.parallel.pp - 1) * base);
     if (s.parallel.pp > 2) periods.push_back(s.parallel.pp * base);
     // The first reduced count, 0 for the schedule's own (steady_state_plan), and where the
     // previous start left the makespan's relative second difference.

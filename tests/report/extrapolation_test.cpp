@@ -293,6 +293,32 @@ TEST_CASE("extrapolation: a transient that decays under contention is extrapolat
   require_agree(fast.report, full.report);
 }
 
+TEST_CASE("extrapolation: a steady state that repeats every pp - 1 micro-batches",
+          "[report][extrapolation]") {
+  // llama2-70b on 64 H100, TP 4, PP 8 (1F1B), dp 2 without sharding, 512 micro-batches. Under
+  // h100-dgx's contention the makespan grows by equal steps except for a jump of +-5.5e-5 s
+  // every 7 = pp - 1 micro-batches (full simulations of 40 to 140 micro-batches: second
+  // differences at rounding level but at 43/44, 50/51, 57/58, ...). Periods 1, 2 and pp = 8
+  // each put three close runs on a line that the far run misses; period 7 is tried before pp:
+  // m1 = 16 rounded to m's residue modulo 7 is 22 (512 - 22 = 490 = 70 x 7), runs of 22, 29
+  // and 36, and a check run 2 pp = 16 micro-batches further rounded up to whole periods:
+  // 36 + 21 = 57.
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx", "model": "llama2-70b", "cluster": {"gpus": 64},
+    "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 1024},
+    "parallel": {"tp": 4, "pp": 8, "sharding": "none"}})");
+  const parallel::Scenario s = io::scenario_from_document(doc);
+  REQUIRE(s.num_microbatches() == 512);
+  report::SimulateOptions full_options;
+  full_options.mode = report::SimulationMode::Full;
+  const report::Simulation full = report::simulate(s, full_options);
+  const report::Simulation fast = report::simulate(s);
+  REQUIRE(fast.extrapolated);
+  CHECK(fast.simulated_microbatches == 57);
+  require_agree(fast.report, full.report);
+}
+
 TEST_CASE("extrapolation: agrees with full simulation under Megatron-Core's data parallelism",
           "[report][extrapolation]") {
   // The megatron-core stack under zero1: the weight gathers open the iteration
