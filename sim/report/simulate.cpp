@@ -387,7 +387,7 @@ constexpr double kTargetResidue = 1e-16;
 // the second difference under kTargetResidue. The budget (half the full simulation) still
 // bounds every attempt, so a start past it ends the tries.
 std::optional<std::int64_t> later_start(const std::optional<Transient>& previous,
-                                        const Transient& now) {
+                                        const Transient& now, std::int64_t microbatches) {
   if (now.second_difference < kRoundingResidue) return std::nullopt;
   if (!previous || !(now.second_difference < previous->second_difference) ||
       now.first <= previous->first) {
@@ -396,9 +396,10 @@ std::optional<std::int64_t> later_start(const std::optional<Transient>& previous
   const double per_microbatch = std::log(now.second_difference / previous->second_difference) /
                                 static_cast<double>(now.first - previous->first);
   const double steps = std::log(kTargetResidue / now.second_difference) / per_microbatch;
-  // A slow decay gives a start past the budget, which ends the tries.
-  const double target =
-      std::min(static_cast<double>(now.first) + std::ceil(steps), static_cast<double>(1LL << 40));
+  // A slow decay gives a start past the budget, which ends the tries; capped at the real count,
+  // which no budget admits, before the conversion.
+  const double target = std::min(static_cast<double>(now.first) + std::ceil(steps),
+                                 static_cast<double>(microbatches));
   return std::max(now.first + 1, static_cast<std::int64_t>(target));
 }
 
@@ -450,7 +451,7 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
     std::int64_t first = options.reduced_microbatches;
     std::optional<Transient> previous;
     for (;;) {
-      Transient best{.first = 0, .period = 0, .second_difference = 0.0};
+      std::optional<Transient> best;
       for (const std::int64_t period : periods) {
         const auto plan = steady_state_plan(s, period, first);
         if (!plan) continue;
@@ -466,8 +467,9 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
         const Seconds t2 = reduced(plan->first + d).primitives.makespan;
         const Seconds t3 = reduced(third).primitives.makespan;
         const double second_difference = std::abs(((t3 - t2) - (t2 - t1)).value()) / t3.value();
-        if (best.period == 0 || second_difference < best.second_difference) {
-          best = {.first = plan->first, .period = period, .second_difference = second_difference};
+        if (!best || second_difference < best->second_difference) {
+          best = Transient{
+              .first = plan->first, .period = period, .second_difference = second_difference};
         }
         if (!(second_difference <= kRelativeTolerance)) continue;
         const auto p = extrapolate({&reduced(plan->first), &reduced(plan->first + d),
@@ -483,12 +485,12 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
         sim.extrapolated = true;
         return sim;
       }
-      if (options.reduced_microbatches > 0 || best.period == 0) break;
-      const std::optional<std::int64_t> later = later_start(previous, best);
+      if (options.reduced_microbatches > 0 || !best) break;
+      const std::optional<std::int64_t> later = later_start(previous, *best, m);
       if (!later) break;
       previous = best;
       first = *later;
-      periods = {best.period};
+      periods = {best->period};
     }
   }
 
