@@ -29,7 +29,7 @@ struct CollectiveOptions {
   std::string hardware;
   std::string op;
   std::string nodes;
-  int gpus_per_node = 0;  // 0: the profile's
+  std::optional<int> gpus_per_node;  // none: the profile's
   std::string min_bytes = "8";
   std::string max_bytes = "8GiB";
   int step_factor = 2;
@@ -181,7 +181,7 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
   const auto proto = parse_proto_flag(o.proto);
   const collective::CollectiveModel model(io::load_hardware(o.hardware));
   const auto& hw = model.hardware();
-  const std::int64_t gpn = o.gpus_per_node == 0 ? hw.node.gpus_per_node : o.gpus_per_node;
+  const std::int64_t gpn = o.gpus_per_node.value_or(static_cast<int>(hw.node.gpus_per_node));
   if (gpn < 1 || gpn > hw.node.gpus_per_node) {
     throw ConfigError("--gpus-per-node: expected 1 to " + std::to_string(hw.node.gpus_per_node) +
                       " (the GPUs of a " + hw.id + " node), got " + std::to_string(gpn));

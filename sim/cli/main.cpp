@@ -1,5 +1,6 @@
 // trainsim's entry point: parses the command line, runs one subcommand and turns exceptions
 // into one line on stderr and an exit code: 2 bad input, 3 impossible plan, 1 internal error.
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -110,6 +111,26 @@ std::string non_utf8_message(int i, char** argv) {
   return arg + ": this command line argument " + std::string(tail);
 }
 
+// The error for an empty argument, or "" when there is none. CLI11 reads an empty value as an
+// absent one (`--tp ""` would keep the file's tp, `-o ""` would write to stdout), so no
+// subcommand gets one: every flag, file and path needs a value.
+std::string empty_argument_message(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.size() > 2 && arg.rfind("--", 0) == 0 && arg.back() == '=') {
+      return "command line (" + std::string(arg.substr(0, arg.size() - 1)) +
+             "): empty value; expected a value after '='";
+    }
+    if (!arg.empty()) continue;
+    if (i > 1 && argv[i - 1][0] == '-') {
+      return "command line (" + std::string(argv[i - 1]) + "): empty value; expected a value";
+    }
+    return "command line: argument " + std::to_string(i) +
+           " is empty; expected a file, a value or a flag";
+  }
+  return "";
+}
+
 // "[json.exception.out_of_range.406] number overflow ..." -> "number overflow ...".
 std::string nlohmann_message(const nlohmann::json::exception& e) {
   const std::string what = e.what();
@@ -131,9 +152,26 @@ int internal_error(std::string_view what) {
                 1);
 }
 
+// Exit 2 when what the command printed did not all reach stdout (a full disk, a reader that
+// closed the pipe): a partial report must not pass for a whole one. The file outputs (-o,
+// --trace) are checked where they are committed (io::AtomicFile).
+int check_stdout(int exit_code) {
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!failed) return exit_code;
+  std::cout.clear();
+  return report("error: ",
+                "standard output: cannot write the output; expected a writable stdout (disk full "
+                "or a closed pipe?)",
+                exit_code == 0 ? 2 : exit_code);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A reader that closes the pipe early (`trainsim run ... | head -1`) makes writes fail with
+  // EPIPE instead of killing the process, so the failure is reported like any other.
+  static_cast<void>(std::signal(SIGPIPE, SIG_IGN));
   CLI::App app{"trainsim: performance simulator for distributed LLM training"};
   app.set_version_flag("--version", std::string("trainsim ") + trainsim::kVersion);
   app.require_subcommand(1);
@@ -157,10 +195,14 @@ int main(int argc, char** argv) {
       if (!trainsim::io::is_valid_utf8(argv[i]))
         return report("error: ", non_utf8_message(i, argv), 2);
     }
+    if (const std::string empty = empty_argument_message(argc, argv); !empty.empty()) {
+      return report("error: ", empty, 2);
+    }
     if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
       return report("error: ", unknown, 2);
     }
     app.parse(argc, argv);
+    exit_code = check_stdout(exit_code);
   } catch (const CLI::ParseError& e) {
     // CLI11 uses exit code 0 for --help and --version: print them as CLI11 does.
     if (e.get_exit_code() == 0) return app.exit(e);

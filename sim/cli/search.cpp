@@ -69,6 +69,24 @@ std::vector<std::string> split(const std::string& text) {
   return out;
 }
 
+// A value given twice would give each of its plans twice in the ranking.
+void require_distinct(const std::string& flag, const std::vector<std::string>& items) {
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (items[i] == items[j]) {
+        throw ConfigError(
+            flag, "", "'" + items[i] + "' given twice; expected distinct values, got '" + [&items] {
+              std::string all;
+              for (const std::string& item : items) {
+                all += (all.empty() ? "" : ",") + item;
+              }
+              return all;
+            }() + "'");
+      }
+    }
+  }
+}
+
 // Positive integers, each at most `max_value`.
 std::vector<std::int64_t> int_list(const std::string& flag, const std::string& text,
                                    std::int64_t max_value) {
@@ -99,6 +117,9 @@ std::vector<std::int64_t> int_list(const std::string& flag, const std::string& t
     out.push_back(v);
   }
   if (out.empty()) throw ConfigError(flag, "", "empty list; expected e.g. 1,2,4,8, got ''");
+  std::vector<std::string> values;
+  for (const std::int64_t v : out) values.push_back(std::to_string(v));
+  require_distinct(flag, values);
   return out;
 }
 
@@ -119,6 +140,7 @@ std::vector<E> enum_list(const std::string& flag, const std::string& text,
     out.push_back(*(choices.begin() + (it - names.begin())));
   }
   if (out.empty()) throw ConfigError(flag, "", "empty list; expected one or more of " + all);
+  require_distinct(flag, split(text));
   return out;
 }
 
@@ -185,6 +207,7 @@ sweep::SearchSpace space_of(const SearchOptions& o) {
       }
       space.sequence_parallel.push_back(item == "true");
     }
+    require_distinct("--sequence-parallel", split(*o.sequence_parallel));
   }
   check_space_size(space, 1.0, "command line (--tp, --pp, --cp, --micro-batch, ...)");
   return space;

@@ -399,6 +399,16 @@ void check_json_text(const std::string& text, const std::string& source, std::si
   std::size_t line = 1;
   bool in_string = false;
   bool escaped = false;
+  // Every value is the document itself, the first element of an object or array, or follows a
+  // comma, so 1 + containers + commas bounds the values from above.
+  std::int64_t containers = 0;
+  std::int64_t values = 1;
+  const auto too_many = [&](const std::string& kind, std::int64_t limit) {
+    return ConfigError(source, "",
+                       "JSON with more than " + std::to_string(limit) + " " + kind + " (line " +
+                           std::to_string(line) + "); expected " + what + " of at most " +
+                           std::to_string(limit) + " " + kind);
+  };
   for (const char c : text) {
     if (c == '\n') ++line;
     if (in_string) {
@@ -411,7 +421,13 @@ void check_json_text(const std::string& text, const std::string& source, std::si
       }
     } else if (c == '"') {
       in_string = true;
+    } else if (c == ',') {
+      if (++values > kMaxJsonValues) throw too_many("values", kMaxJsonValues);
     } else if (c == '{' || c == '[') {
+      if (++containers > kMaxJsonContainers) {
+        throw too_many("objects and arrays", kMaxJsonContainers);
+      }
+      if (++values > kMaxJsonValues) throw too_many("values", kMaxJsonValues);
       if (++depth > max_depth) {
         throw ConfigError(source, "",
                           "JSON nested too deeply at line " + std::to_string(line) +

@@ -25,6 +25,12 @@ namespace trainsim::io {
 // 100,000-level nesting from exhausting memory or the stack.
 inline constexpr std::size_t kMaxJsonBytes = std::size_t{64} << 20U;  // 64 MiB
 inline constexpr int kMaxJsonDepth = 64;
+// Bounds on the parsed document, which the byte limit alone leaves at 20 million values and
+// over 2 GB for 64 MiB of "[{},{},...]": at most 2 million objects and arrays and 8 million
+// values in all (a 64 MiB profiler trace holds about 0.3 million events of some 15 values
+// each). At the limits nlohmann's tree takes about 0.5 GB and 3 s to build.
+inline constexpr std::int64_t kMaxJsonContainers = 2'000'000;
+inline constexpr std::int64_t kMaxJsonValues = 8'000'000;
 
 // Reads at most `max_bytes` of the file at `path`, in chunks, never more than max_bytes + 1
 // bytes in all, so an endless stream (/dev/zero, a FIFO) or a huge file is refused at once; a
@@ -50,8 +56,9 @@ nlohmann::json parse_json(const std::string& text, const std::string& source);
 // above U+10FFFF), the only text nlohmann can write back as JSON.
 [[nodiscard]] bool is_valid_utf8(std::string_view text);
 // Refuses, before parsing, text that no JSON input of trainsim may be: longer than `max_bytes`
-// ("file too large; expected <what> of at most ..."), holding a NUL byte (binary data), or
-// nesting objects and arrays deeper than `max_depth` (naming the line). Throws ConfigError
+// ("file too large; expected <what> of at most ..."), holding a NUL byte (binary data),
+// nesting objects and arrays deeper than `max_depth` (naming the line), or holding more objects
+// and arrays than kMaxJsonContainers or more values than kMaxJsonValues. Throws ConfigError
 // naming `source`.
 void check_json_text(const std::string& text, const std::string& source, std::size_t max_bytes,
                      int max_depth, const std::string& what);

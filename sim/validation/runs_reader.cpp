@@ -107,6 +107,27 @@ PublishedRun read_row(const nlohmann::json& json, const std::string& source, std
           key, "expected a fraction in (0, 1] (0.41 = 41 %), got " + io::describe_json(r.raw(key)));
     }
   }
+  // Measured values far outside what any GPU run gives are a unit mistake (or garbage), and a
+  // tiny one would make the relative error infinite: bounds with decades of margin on each side.
+  struct Bounds {
+    const char* key;
+    std::optional<double> value;
+    double lo;
+    double hi;
+    const char* range;  // lo to hi, with the unit
+  };
+  for (const Bounds& b :
+       {Bounds{"tflops_per_gpu", run.tflops_per_gpu, 1e-3, 1e5, "0.001 to 1e5 TFLOP/s"},
+        Bounds{"mfu", run.mfu, 1e-6, 1.0, "1e-6 to 1"},
+        Bounds{"hfu", run.hfu, 1e-6, 1.0, "1e-6 to 1"},
+        Bounds{"tokens_per_sec_per_gpu", run.tokens_per_s_per_gpu, 1e-3, 1e9,
+               "0.001 to 1e9 tokens/s per GPU"},
+        Bounds{"iteration_time_s", run.iteration_time_s, 1e-6, 1e7, "1e-6 to 1e7 s"}}) {
+    if (b.value && !(*b.value >= b.lo && *b.value <= b.hi)) {
+      throw r.error(b.key, std::string("expected a measured value from ") + b.range + ", got " +
+                               io::describe_json(r.raw(b.key)));
+    }
+  }
   // extra_metrics: free-form measured extras; only grad_accum and ep (the expert-parallel
   // degree of a mixture-of-experts run) are used, each a count when given.
   io::ObjectReader extra = r.object("extra_metrics");

@@ -48,9 +48,10 @@ if(NOT rc EQUAL 2 OR NOT err MATCHES "^error: --scenarios [^\n]*: row 'x+\\.\\.\
   message(FATAL_ERROR "expected exit 2, one error line and no folder, got ${rc}:\n${err}")
 endif()
 
-# An empty folder name: one error line, exit 2.
+# An empty folder name: one error line, exit 2 (every empty argument is refused before the
+# subcommand runs).
 execute_process(COMMAND ${TRAINSIM} validate --source BLOOM --scenarios ""
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 2 OR NOT err MATCHES "^error: --scenarios: expected a folder, got an empty path\n$")
+if(NOT rc EQUAL 2 OR NOT err MATCHES "^error: command line \\(--scenarios\\): empty value; expected a value\n$")
   message(FATAL_ERROR "expected exit 2 and one error line, got ${rc}:\n${err}")
 endif()

@@ -764,3 +764,61 @@ trainsim_robust(reader.validate_not_an_array 2 "^error: obj\\.json: .*\\bexpecte
   PREP "write obj.json {}" -- validate obj.json)
 trainsim_robust(reader.validate_stack_mapping 2 "^error: [^:]*--stack[^:]*: .*\\bexpected"
   -- validate --source Shoeybi --stack nonsense)
+
+# A stdout whose writes fail: a full disk (/dev/full) or a reader that closed the pipe
+# (`trainsim run ... | head -1`). The report must not end as a silent partial one (exit 0) nor
+# as a death by SIGPIPE.
+trainsim_robust(corrupt.stdout_full_run 2 "^error: standard output: .*\\bexpected a writable stdout"
+  STDOUT full INPUT ${IN}/scenario.json -- run scenario.json)
+trainsim_robust(corrupt.stdout_closed_run 2
+  "^error: standard output: .*\\bexpected a writable stdout"
+  STDOUT closed INPUT ${IN}/scenario.json -- run scenario.json)
+trainsim_robust(corrupt.stdout_full_describe 2
+  "^error: standard output: .*\\bexpected a writable stdout"
+  STDOUT full INPUT ${IN}/scenario.json -- describe scenario.json)
+trainsim_robust(corrupt.stdout_closed_collective 2
+  "^error: standard output: .*\\bexpected a writable stdout"
+  STDOUT closed -- collective --hardware h100-dgx --op all_reduce --nodes 2)
+trainsim_robust(corrupt.stdout_full_search 2
+  "^error: standard output: .*\\bexpected a writable stdout"
+  STDOUT full -- ${search_small} --gpus 8 --global-batch 8 --tp 1 --pp 1)
+trainsim_robust(corrupt.stdout_closed_sweep 2
+  "^error: standard output: .*\\bexpected a writable stdout"
+  STDOUT closed INPUT ${IN}/sweep4.json -- sweep sweep4.json --jobs 1)
+
+# A JSON document under the size limit whose values alone would take gigabytes once parsed:
+# 2,000,001 empty objects (6 MB of text) and 8,000,001 zeros (16 MB).
+trainsim_robust(unbounded.json_many_objects 2
+  "^error: many\\.json: JSON with more than 2000000 objects and arrays.*\\bexpected"
+  PREP "many many.json 2000001 {}" -- run many.json)
+trainsim_robust(unbounded.json_many_values 2
+  "^error: many\\.json: JSON with more than 8000000 values.*\\bexpected"
+  PREP "many many.json 8000001 0" -- validate many.json)
+
+# Empty values: CLI11 would read them as absent flags.
+trainsim_robust(format.empty_flag_value 2 "^error: command line \\(--tp\\): empty value.*\\bexpected"
+  INPUT ${IN}/scenario.json -- run scenario.json --tp=)
+trainsim_robust(format.empty_output_path 2
+  "^error: command line \\(--output\\): empty value.*\\bexpected"
+  INPUT ${IN}/sweep4.json -- sweep sweep4.json --output=)
+
+# Lists with a value twice, which would rank each of its plans twice.
+trainsim_robust(reader.search_list_duplicate 2
+  "^error: --tp: '1' given twice.*\\bexpected distinct values"
+  -- ${search_small} --gpus 8 --global-batch 8 --tp 1,2,1)
+trainsim_robust(reader.search_enum_duplicate 2
+  "^error: --sharding: 'zero1' given twice.*\\bexpected distinct values"
+  -- ${search_small} --gpus 8 --global-batch 8 --sharding zero1,zero1)
+trainsim_robust(reader.collective_zero_gpus_per_node 2
+  "^error: --gpus-per-node: expected 1 to 8"
+  -- collective --hardware h100-dgx --op all_reduce --nodes 2 --gpus-per-node 0)
+
+# A measured value that no run gives: a unit mistake, or one that makes the error infinite.
+trainsim_robust(reader.validate_measured_tiny 2
+  "^error: published_runs\\.json: /[0-9]+/tflops_per_gpu: expected a measured value from"
+  INPUT ${runs} PREP "set published_runs.json tflops_per_gpu 1e-320"
+  -- validate published_runs.json --jobs 1)
+trainsim_robust(reader.validate_mfu_zeroish 2
+  "^error: published_runs\\.json: /[0-9]+/mfu: expected a measured value from"
+  INPUT ${runs} PREP "set published_runs.json mfu 1e-300"
+  -- validate published_runs.json --jobs 1)

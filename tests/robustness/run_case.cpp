@@ -6,7 +6,7 @@
 //   run_case --trainsim PATH --workdir DIR --exit 2 --stderr REGEX
 //            [--input FILE]... [--prep "OP ARG..."]... [--no-file PATH]... [--stdin FILE]
 //            [--env NAME=VALUE]... [--max-rss-mib 1024] [--max-seconds 5] [--percent-args]
-//            -- args...
+//            [--stdout pipe|full|closed] -- args...
 //
 // REGEX is an ECMAScript regex searched in the one stderr line; --no-file paths are relative to
 // the work folder. Exit status 0 when every check passes, else 1 with a diagnosis on stderr.
@@ -28,10 +28,13 @@
 //   copy SRC DST          copy a file
 //   append SRC DST        append SRC's bytes to DST
 //   nest FILE N KIND      write N nested JSON arrays (KIND array) or objects (KIND object)
+//   many FILE N TEXT      write a JSON array of N copies of TEXT ("[TEXT,TEXT,...]")
 //   sparse FILE MIB       a file of MIB MiB of NUL bytes that takes no disk space
 //   fifo FILE             a named pipe that nobody writes to
 //   mkdir DIR             a folder
 //   write FILE WORDS...   write the words joined by spaces and a newline
+// --stdout gives trainsim's stdout to the runner (pipe, the default), to /dev/full (every write
+// fails with ENOSPC) or to a pipe whose reader has gone (every write fails with EPIPE).
 // With --percent-args, the arguments after -- are percent-decoded too (for bytes such as 0xFF
 // that a CMake file cannot hold).
 // Linux only for the in-flight memory check (/proc/<pid>/statm); the rest is POSIX.
@@ -79,6 +82,7 @@ struct Options {
   long max_rss_mib = 1024;
   double max_seconds = 5.0;
   bool percent_args = false;
+  std::string stdout_mode = "pipe";
   std::vector<std::string> args;
 };
 
@@ -130,6 +134,11 @@ Options parse_options(int argc, char** argv) {
       {"--env", [&](const std::string& v) { o.env.push_back(v); }},
       {"--max-rss-mib", [&](const std::string& v) { o.max_rss_mib = std::stol(v); }},
       {"--max-seconds", [&](const std::string& v) { o.max_seconds = std::stod(v); }},
+      {"--stdout",
+       [&](const std::string& v) {
+         if (v != "pipe" && v != "full" && v != "closed") fail("run_case: --stdout " + v);
+         o.stdout_mode = v;
+       }},
   };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -171,7 +180,7 @@ long current_rss_kib(pid_t pid) {
 // `max_seconds` or past `max_rss_kib` of resident memory (0: no memory limit).
 Outcome spawn(const std::string& program, const std::vector<std::string>& args, const fs::path& dir,
               const std::string& stdin_file, const std::vector<std::string>& env,
-              double max_seconds, long max_rss_kib) {
+              double max_seconds, long max_rss_kib, const std::string& stdout_mode = "pipe") {
   std::array<int, 2> out_pipe{};
   std::array<int, 2> err_pipe{};
   if (pipe(out_pipe.data()) != 0 || pipe(err_pipe.data()) != 0)
@@ -187,6 +196,16 @@ Outcome spawn(const std::string& program, const std::vector<std::string>& args, 
     if (in_fd < 0 || chdir(dir.c_str()) != 0) _exit(127);
     dup2(in_fd, 0);
     dup2(out_pipe[1], 1);
+    if (stdout_mode == "full") {
+      const int full_fd = open("/dev/full", O_WRONLY);
+      if (full_fd < 0) _exit(127);
+      dup2(full_fd, 1);
+    } else if (stdout_mode == "closed") {
+      std::array<int, 2> gone{};
+      if (pipe(gone.data()) != 0) _exit(127);
+      close(gone[0]);
+      dup2(gone[1], 1);
+    }
     dup2(err_pipe[1], 2);
     close(out_pipe[0]);
     close(err_pipe[0]);
@@ -394,6 +413,13 @@ void run_prep(const Options& o, const std::string& step) {
     text += "0";
     for (long i = 0; i < n; ++i) text += object ? "}" : "]";
     write_all(file, text + "\n");
+  } else if (op == "many") {
+    need(4);
+    const long n = std::stol(w[2]);
+    std::string text = "[";
+    text.reserve(static_cast<std::size_t>(n) * (w[3].size() + 1) + 2);
+    for (long i = 0; i < n; ++i) text += (i == 0 ? "" : ",") + w[3];
+    write_all(file, text + "]\n");
   } else if (op == "sparse") {
     need(3);
     write_all(file, "");
@@ -449,7 +475,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, std::string> placed = list_dir(o.workdir);
 
   const Outcome r = spawn(o.trainsim, o.args, o.workdir, o.stdin_file, o.env, o.max_seconds,
-                          o.max_rss_mib * 1024);
+                          o.max_rss_mib * 1024, o.stdout_mode);
 
   std::vector<std::string> problems;
   if (r.timed_out) {
