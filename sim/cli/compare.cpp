@@ -272,6 +272,7 @@ int compare(const CompareOptions& o) {
   }
   const parallel::Scenario s = load_scenario(o.scenario);
   require_valid_plan(o.scenario, s);
+  require_bounded_full_simulation(s, "compare");
   const io::KinetoTrace trace = io::read_kineto_trace(o.trace);
   const io::TraceSummary sum = io::summarize(
       trace, o.steps == "all" ? io::StepSelection::All : io::StepSelection::SkipFirst);

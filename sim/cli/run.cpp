@@ -28,6 +28,7 @@ int run(const RunOptions& o) {
   // A trace shows every op of the iteration, so it needs the whole timeline, not the steady
   // state's extrapolation (report/simulate.hpp).
   const bool full = o.full_simulation || !o.trace.empty();
+  if (full) require_bounded_full_simulation(s, o.trace.empty() ? "--full-simulation" : "--trace");
   const report::Simulation sim = report::simulate(
       s, report::SimulateOptions{.build = {}, .mode = full ? report::SimulationMode::Full
                                               : report::SimulationMode::Extrapolate});

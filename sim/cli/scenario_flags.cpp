@@ -4,6 +4,7 @@
 
 #include "trainsim/error.hpp"
 #include "trainsim/parallel/validate.hpp"
+#include "trainsim/report/simulate.hpp"
 
 namespace trainsim::cli {
 
@@ -138,6 +139,21 @@ void require_valid_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
   if (!flags.empty()) where += (where.empty() ? "" : ", ") + ("command line (" + flags + ")");
   if (where.empty()) where = doc.source;
   throw PlanError(where + ": " + p.key + ": " + p.message);
+}
+
+void require_bounded_full_simulation(const parallel::Scenario& scenario, const std::string& flag) {
+  const std::int64_t ops = report::full_simulation_ops(scenario);
+  if (ops <= report::kMaxFullSimulationOps) return;
+  throw ConfigError("command line (" + flag + ")", "",
+                    "the whole iteration has " + std::to_string(ops) + " ops (" +
+                        std::to_string(scenario.num_microbatches()) +
+                        " micro-batches per step); expected at most " +
+                        std::to_string(report::kMaxFullSimulationOps) +
+                        " for a whole-iteration simulation (fewer micro-batches" +
+                        (flag == "compare" ? "; compare needs every op of the iteration)"
+                                           : ", or no " + flag +
+                                                 ": the report alone extrapolates the steady "
+                                                 "state)"));
 }
 
 }  // namespace trainsim::cli

@@ -46,4 +46,10 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags);
 // "plan.json, command line (--tp): /parallel: ...".
 void require_valid_plan(const ScenarioFlags& flags, const parallel::Scenario& scenario);
 
+// Throws ConfigError naming `flag` when the whole-iteration simulation that `flag` asks for
+// (--trace, --full-simulation, compare's kernel breakdown) would hold more than
+// report::kMaxFullSimulationOps ops: minutes and gigabytes, where the steady state's
+// extrapolation gives the report in milliseconds.
+void require_bounded_full_simulation(const parallel::Scenario& scenario, const std::string& flag);
+
 }  // namespace trainsim::cli

@@ -412,6 +412,24 @@ parallel::Scenario with_microbatches(const parallel::Scenario& s, std::int64_t m
 
 }  // namespace
 
+std::int64_t full_simulation_ops(const parallel::Scenario& s, const workload::BuildOptions& build) {
+  parallel::require_valid(s);
+  const collective::CollectiveModel collectives(s.hardware);
+  const std::int64_t m = s.num_microbatches();
+  const auto ops = [&](std::int64_t count) -> std::int64_t {
+    return workload::build_iteration(with_microbatches(s, count), collectives, build)
+        .graph.num_ops();
+  };
+  // The interleaved schedule runs micro-batches in groups of pp.
+  const std::int64_t base =
+      s.parallel.schedule == parallel::PipelineSchedule::Interleaved ? s.parallel.pp : 1;
+  if (m <= 2 * base) return ops(m);
+  const std::int64_t first = ops(base);
+  const std::int64_t per_group = ops(2 * base) - first;
+  // m <= kMaxMicrobatches (2^16) and a group's ops fit an int32: no overflow.
+  return first + (m - base) / base * per_group;
+}
+
 Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& build) {
   return simulate(s, SimulateOptions{.build = build});
 }

@@ -345,3 +345,26 @@ TEST_CASE("extrapolation: agrees with full simulation under Megatron-Core's data
     if (contention == 0.0 && m > sched.first_extrapolated) CHECK(fast.extrapolated);
   }
 }
+
+TEST_CASE("full_simulation_ops counts the whole iteration's graph from two small ones",
+          "[report][extrapolation]") {
+  // The bound on --trace and --full-simulation (report::kMaxFullSimulationOps) rests on this
+  // count: it must equal the ops of the graph a full simulation builds, for every schedule and
+  // sharding, including micro-batch counts that are not a multiple of the pipeline depth.
+  for (const Schedule& sched : kSchedules) {
+    for (const std::string sharding : {"none", "zero1", "full_shard", "hybrid_shard"}) {
+      for (const std::string recompute : {"none", "full"}) {
+        const std::int64_t step = sched.chunks > 1 ? 2 : 1;
+        for (const std::int64_t m : {step, 2 * step, 3 * step, 17 * step}) {
+          INFO(sched.name << " pp " << sched.pp << " " << sharding << " recompute " << recompute
+                          << " m " << m);
+          const auto s = scenario(sched.name, sched.pp, sched.chunks, sharding, recompute, 2, 1, m);
+          report::SimulateOptions full_options;
+          full_options.mode = report::SimulationMode::Full;
+          const report::Simulation full = report::simulate(s, full_options);
+          CHECK(report::full_simulation_ops(s) == full.iteration.graph.num_ops());
+        }
+      }
+    }
+  }
+}

@@ -822,3 +822,17 @@ trainsim_robust(reader.validate_mfu_zeroish 2
   "^error: published_runs\\.json: /[0-9]+/mfu: expected a measured value from"
   INPUT ${runs} PREP "set published_runs.json mfu 1e-300"
   -- validate published_runs.json --jobs 1)
+
+# Whole-iteration simulations of the largest allowed step (65,536 micro-batches): 23.6 million
+# ops for llama3.2-1b on 8 GPUs, minutes and gigabytes, where the report alone extrapolates.
+trainsim_robust(unbounded.run_trace_huge_batch 2
+  "^error: command line \\(--trace\\): the whole iteration has [0-9]+ ops.*\\bexpected at most 4000000"
+  NO_FILE t.json -- run --hardware h100-dgx --model llama3.2-1b --gpus 8 --seq-len 1024
+  --global-batch 524288 --trace t.json)
+trainsim_robust(unbounded.run_full_simulation_huge_batch 2
+  "^error: command line \\(--full-simulation\\): the whole iteration has [0-9]+ ops.*\\bexpected at most"
+  -- run --hardware h100-dgx --model llama3.2-1b --gpus 8 --seq-len 1024
+  --global-batch 524288 --full-simulation)
+trainsim_robust(unbounded.compare_huge_batch 2
+  "^error: command line \\(compare\\): the whole iteration has [0-9]+ ops.*\\bexpected at most"
+  -- compare ${trace_scenario} --trace ${trace} --global-batch 20000)

@@ -60,6 +60,19 @@ struct Simulation {
 [[nodiscard]] Simulation simulate(const parallel::Scenario& scenario,
                                   const workload::BuildOptions& build);
 
+// The ops of the scenario's whole op graph (what SimulationMode::Full builds, simulates and a
+// trace writes), counted from the graphs of 1 and 2 micro-batches (pp and 2 pp with the
+// interleaved schedule): every micro-batch adds the same ops. Costs two small graph builds.
+[[nodiscard]] std::int64_t full_simulation_ops(const parallel::Scenario& scenario,
+                                               const workload::BuildOptions& build = {});
+// The most ops a whole-iteration simulation requested on the command line (--trace,
+// --full-simulation, compare) may hold. Measured on one core of a 2-core machine, llama3.2-1b on
+// 8 H100 at 1,000 micro-batches (360,000 ops): 0.25 s and 49 MB to simulate, 1.1 s with its
+// 74 MB trace; so about 3 s and 400 MB to simulate at the limit, and some 12 s and 800 MB of
+// trace, which no trace viewer opens whole. The 405B plan of bench/simulate_bench.cpp has
+// 62,000 ops.
+inline constexpr std::int64_t kMaxFullSimulationOps = 4'000'000;
+
 // Power of one GPU over a window from its activity: idle time at idle watts, time with compute
 // running at compute watts, time with only communication at communication watts; capped at TDP.
 // `contention_stretch` (DeviceActivity::gemm_contention_stretch), the time a collective added
