@@ -188,6 +188,19 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
         "calibrate: expected at least one input: a measurement document (.json) "
         "or an nccl-tests log");
   }
+  // The same file twice would count its points twice in every fit (as merge refuses a repeated
+  // shard). Paths are compared as files: ./a.txt and a.txt are one input.
+  for (std::size_t i = 0; i < o.inputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (o.inputs[i] == o.inputs[j] || std::filesystem::equivalent(o.inputs[i], o.inputs[j], ec)) {
+        throw ConfigError(o.inputs[i], "",
+                          "given twice (inputs " + std::to_string(j + 1) + " and " +
+                              std::to_string(i + 1) +
+                              "); expected each measurement once, or its points count twice");
+      }
+    }
+  }
   calibrate::FitOptions options;
   try {
     options.min_collective_bytes = Bytes(io::parse_unit(o.min_bytes, io::UnitKind::Data));

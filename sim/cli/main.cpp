@@ -53,7 +53,7 @@ std::string command_list(const CLI::App& app) {
 std::string unknown_command(const CLI::App& app, int argc, char** argv) {
   if (argc < 2) return "";
   const std::string first = argv[1];
-  if (first.empty() || first.front() == '-') return "";
+  if (first.empty()) return "";
   std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     names.push_back(sub->get_name());
@@ -61,6 +61,12 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
   }
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  if (first.front() == '-') {
+    // Only --help and --version come before the subcommand.
+    if (first == "-h" || first == "--help" || first == "--version") return "";
+    return "command line (" + first + "): unknown option before the command; expected a command " +
+           "first, one of " + list + " (or --help, --version)";
+  }
   return "unknown command '" + first + "'" + trainsim::io::did_you_mean(first, names) +
          "; expected one of " + list;
 }
@@ -69,6 +75,8 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
 //   "Could not convert: --tp = abc"        -> "--tp: cannot convert 'abc'; expected ..."
 //   "--format: yaml not in {table,json}"   -> "--format: unknown value 'yaml'; expected ..."
 //   "A subcommand is required"             -> "... ; expected one of <commands>"
+//   "The following argument was not expected: x"  -> "x: unexpected argument; expected ..."
+//   "--tp: At Most 1 required but received 2"     -> "--tp: given 2 times; expected ..."
 std::string cli11_message(const CLI::ParseError& e, const std::string& commands) {
   const std::string text = one_line(e.what());
   constexpr std::string_view kConvert = "Could not convert: ";
@@ -92,6 +100,19 @@ std::string cli11_message(const CLI::ParseError& e, const std::string& commands)
   }
   if (text == "A subcommand is required") {
     return "a subcommand is required; expected one of " + commands;
+  }
+  for (const std::string_view lead : {"The following argument was not expected: ",
+                                      "The following arguments were not expected: "}) {
+    if (text.rfind(lead, 0) == 0) {
+      return "command line (" + text.substr(lead.size()) +
+             "): unexpected argument; expected only the command's options and arguments (see "
+             "trainsim <command> --help)";
+    }
+  }
+  constexpr std::string_view kAtMost = ": At Most 1 required but received ";
+  if (const auto at = text.find(kAtMost); at != std::string::npos) {
+    return "command line (" + text.substr(0, at) + "): given " + text.substr(at + kAtMost.size()) +
+           " times; expected it once";
   }
   return text;
 }

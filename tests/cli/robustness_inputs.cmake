@@ -10,7 +10,8 @@ set(robust_base --hardware h100-dgx --model llama2-7b --seq-len 4096)
 trainsim_expect_exit(cli.robust.unknown_command 2
   "^error: unknown command 'swep'; did you mean 'sweep'\\?; expected one of describe, run"
   swep spec.json)
-trainsim_expect_exit(cli.robust.unknown_option 2 "^error: The following argument"
+trainsim_expect_exit(cli.robust.unknown_option 2
+  "^error: command line \\(--no-such-flag\\): unexpected argument; expected"
   run --no-such-flag)
 trainsim_expect_exit(cli.robust.option_not_a_number 2 "^error: .*--tp"
   describe ${robust_base} --gpus 8 --tp two)

@@ -836,3 +836,15 @@ trainsim_robust(unbounded.run_full_simulation_huge_batch 2
 trainsim_robust(unbounded.compare_huge_batch 2
   "^error: command line \\(compare\\): the whole iteration has [0-9]+ ops.*\\bexpected at most"
   -- compare ${trace_scenario} --trace ${trace} --global-batch 20000)
+
+# CLI11's remaining messages in the project's shape, and an option before the command.
+trainsim_robust(format.merge_unexpected_flag 2
+  "^error: command line \\(--format\\): unexpected argument.*\\bexpected"
+  ${csv_shards} -- merge s0.csv s1.csv --format json)
+trainsim_robust(format.run_flag_twice 2 "^error: command line \\(--tp\\): given 2 times.*\\bexpected"
+  INPUT ${IN}/scenario.json -- run scenario.json --tp 2 --tp 4)
+trainsim_robust(format.option_before_command 2
+  "^error: command line \\(-x\\): unknown option before the command.*\\bexpected a command"
+  -- -x run)
+trainsim_robust(reader.calibrate_input_twice 2 "^error: [^:]*h100-ndr-2node-all_reduce\\.txt: given twice.*\\bexpected"
+  -- calibrate --base h100-dgx ${nccl_log} ${nccl_log})
