@@ -72,18 +72,14 @@ std::vector<std::string> split(const std::string& text) {
 // A value given twice would give each of its plans twice in the ranking.
 void require_distinct(const std::string& flag, const std::vector<std::string>& items) {
   for (std::size_t i = 0; i < items.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (items[i] == items[j]) {
-        throw ConfigError(
-            flag, "", "'" + items[i] + "' given twice; expected distinct values, got '" + [&items] {
-              std::string all;
-              for (const std::string& item : items) {
-                all += (all.empty() ? "" : ",") + item;
-              }
-              return all;
-            }() + "'");
-      }
+    if (std::find(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i), items[i]) ==
+        items.begin() + static_cast<std::ptrdiff_t>(i)) {
+      continue;
     }
+    std::string all;
+    for (const std::string& item : items) all += (all.empty() ? "" : ",") + item;
+    throw ConfigError(flag, "",
+                      "'" + items[i] + "' given twice; expected distinct values, got '" + all + "'");
   }
 }
 
