@@ -100,6 +100,20 @@ parallel::Scenario load_scenario(const ScenarioFlags& f) {
   const io::ScenarioDocument doc = scenario_document(f);
   try {
     parallel::Scenario s = io::scenario_from_document(doc);
+    // A sweep may set shard_group beside a sharding axis (it applies to the hybrid_shard rows);
+    // one scenario with shard_group and another sharding would silently ignore it.
+    const auto& par = doc.json.find("parallel");
+    if (s.parallel.sharding != parallel::Sharding::HybridShard && par != doc.json.end() &&
+        par->is_object() && par->contains("shard_group")) {
+      const auto origin = doc.overridden.find("/parallel/shard_group");
+      throw ConfigError(origin == doc.overridden.end() ? doc.source : origin->second,
+                        "/parallel/shard_group",
+                        std::string("shard_group applies only with sharding \"hybrid_shard\", "
+                                    "and the sharding is \"") +
+                            parallel::to_string(s.parallel.sharding) +
+                            "\"; expected sharding \"hybrid_shard\" (--sharding hybrid_shard) "
+                            "or no shard_group");
+    }
     apply_memory_headroom(f.memory_headroom, s);
     return s;
   } catch (const ConfigError& e) {

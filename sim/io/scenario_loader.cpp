@@ -263,9 +263,13 @@ parallel::Scenario scenario_from_document(const ScenarioDocument& doc) {
     return parse(doc);
   } catch (const ConfigError& e) {
     // Blame the flag or axis that set the offending value, not the file.
-    for (const auto& [pointer, origin] : doc.overridden) {
-      if (e.source() == doc.source && e.pointer().rfind(pointer, 0) == 0) {
-        throw ConfigError(origin, e.pointer(), e.problem());
+    // The key itself or an object above it: "/parallel/recompute" does not own
+    // "/parallel/recompute_layers".
+    if (e.source() == doc.source) {
+      for (const auto& [pointer, origin] : doc.overridden) {
+        if (e.pointer() == pointer || e.pointer().rfind(pointer + "/", 0) == 0) {
+          throw ConfigError(origin, e.pointer(), e.problem());
+        }
       }
     }
     throw;

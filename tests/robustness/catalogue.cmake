@@ -848,3 +848,11 @@ trainsim_robust(format.option_before_command 2
   -- -x run)
 trainsim_robust(reader.calibrate_input_twice 2 "^error: [^:]*h100-ndr-2node-all_reduce\\.txt: given twice.*\\bexpected"
   -- calibrate --base h100-dgx ${nccl_log} ${nccl_log})
+# shard_group with a sharding other than hybrid_shard was ignored by run; the key named, not the
+# flag whose name it starts with (--recompute for --recompute-layers).
+trainsim_robust(reader.run_shard_group_without_hybrid 2
+  "^error: command line \\(--shard-group\\): /parallel/shard_group: .*\\bexpected sharding \"hybrid_shard\""
+  -- run ${small} --gpus 8 --sharding full_shard --shard-group 4)
+trainsim_robust(reader.run_recompute_layers_zero 2
+  "^error: command line \\(--recompute-layers\\): /parallel/recompute_layers: .*\\bexpected"
+  -- run ${small} --gpus 8 --recompute full --recompute-layers 0)
