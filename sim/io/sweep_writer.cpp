@@ -12,12 +12,14 @@
 #include <map>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
 #include "trainsim/error.hpp"
 #include "trainsim/parallel/placement.hpp"
+#include "trainsim/sweep/evaluate.hpp"
 #include "trainsim/sweep/shard.hpp"
 
 #include "sim/io/report_writer.hpp"
@@ -370,11 +372,267 @@ struct ShardFile {
 
 std::string where_line(std::int64_t line) { return "line " + std::to_string(line); }
 
+// The status a row starts its `status` with (Evaluation::status_text): "ok", or "invalid: ..."
+// or "out_of_memory: ..." with the reason.
+std::optional<sweep::Status> status_of(std::string_view text) {
+  if (text == "ok") return sweep::Status::Ok;
+  for (const sweep::Status s : {sweep::Status::Invalid, sweep::Status::OutOfMemory}) {
+    const std::string prefix = std::string(sweep::to_string(s)) + ": ";
+    if (text.size() > prefix.size() && text.substr(0, prefix.size()) == prefix) return s;
+  }
+  return std::nullopt;
+}
+
+constexpr const char* kStatusExpected = "'ok', 'invalid: <reason>' or 'out_of_memory: <reason>'";
+
+// What each CSV column holds, as csv_row writes it. Metrics are filled for "ok" rows only; the
+// memory columns for "ok" and "out_of_memory" rows.
+enum class Cell { Index, Text, Word, Count, OptionalCount, Bool, Metric, Memory, Fits, Status };
+
+constexpr Cell kColumnCells[] = {
+    Cell::Index, Cell::Text, Cell::Text,
+    // gpus, nodes, tp, pp, cp, dp, micro_batch, global_batch, seq_len
+    Cell::Count, Cell::Count, Cell::Count, Cell::Count, Cell::Count, Cell::Count, Cell::Count,
+    Cell::Count, Cell::Count,
+    // precision, optimizer, sharding, shard_group, schedule, virtual_stages, recompute, sp
+    Cell::Word, Cell::Word, Cell::Word, Cell::OptionalCount, Cell::Word, Cell::Count, Cell::Word,
+    Cell::Bool,
+    // iteration_time_s .. bubble_s
+    Cell::Metric, Cell::Metric, Cell::Metric, Cell::Metric, Cell::Metric, Cell::Metric,
+    Cell::Metric, Cell::Metric, Cell::Metric, Cell::Metric,
+    // memory_total_bytes, fits
+    Cell::Memory, Cell::Fits,
+    // watts_per_gpu .. usd_per_million_tokens
+    Cell::Metric, Cell::Metric, Cell::Metric, Cell::Metric, Cell::Metric,
+    // status, stack, mfu_bf16, ep, recompute_layers
+    Cell::Status, Cell::Text, Cell::Metric, Cell::Count, Cell::Count};
+static_assert(std::size(kColumnCells) == std::size(kColumns));
+constexpr std::size_t kStatusColumn = 37;
+static_assert(std::string_view(kColumns[kStatusColumn]) == "status");
+
+// The fields of a CSV line with their quotes removed (RFC 4180); the line has balanced quotes.
+std::vector<std::string> csv_fields(std::string_view line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"') {
+      if (quoted && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else {
+        quoted = !quoted;
+      }
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+bool is_count(std::string_view v) {
+  std::int64_t n = 0;
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  return !v.empty() && ec == std::errc() && ptr == v.data() + v.size() && n >= 0;
+}
+
+// A metric as format_number writes it: a finite number, never negative.
+bool is_metric(std::string_view v) {
+  double x = 0.0;
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  return !v.empty() && ec == std::errc() && ptr == v.data() + v.size() && std::isfinite(x) &&
+         x >= 0.0;
+}
+
+bool is_word(std::string_view v) {
+  return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// Why a CSV row (with the header's number of fields) is not one csv_row writes, or nullopt.
+std::optional<std::string> csv_row_problem(std::string_view row) {
+  const std::vector<std::string> f = csv_fields(row);
+  const std::optional<sweep::Status> status = status_of(f[kStatusColumn]);
+  const auto column = [&](std::size_t i) {
+    return std::string("column ") + kColumns[i] + " is '" + f[i].substr(0, 40) + "'; expected ";
+  };
+  if (!status) return column(kStatusColumn) + kStatusExpected;
+  const bool ok = *status == sweep::Status::Ok;
+  const bool has_memory = ok || *status == sweep::Status::OutOfMemory;
+  const std::string filled = std::string(" (an '") + sweep::to_string(*status) + "' row)";
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const std::string& v = f[i];
+    switch (kColumnCells[i]) {
+      case Cell::Index:
+      case Cell::Status:
+        break;  // checked by the caller and above
+      case Cell::Text:
+        if (v.empty()) return column(i) + "a name";
+        break;
+      case Cell::Word:
+        if (!is_word(v)) return column(i) + "a name such as 'bf16' or 'none'";
+        break;
+      case Cell::Count:
+        if (!is_count(v)) return column(i) + "an integer >= 0";
+        break;
+      case Cell::OptionalCount:
+        if (!v.empty() && !is_count(v)) return column(i) + "an integer >= 0 or nothing";
+        break;
+      case Cell::Bool:
+        if (v != "true" && v != "false") return column(i) + "true or false";
+        break;
+      case Cell::Metric:
+        if (ok && !is_metric(v)) return column(i) + "a finite number >= 0" + filled;
+        if (!ok && !v.empty()) return column(i) + "nothing" + filled;
+        break;
+      case Cell::Memory:
+        if (has_memory && !is_count(v)) return column(i) + "a byte count" + filled;
+        if (!has_memory && !v.empty()) return column(i) + "nothing" + filled;
+        break;
+      case Cell::Fits:
+        if (ok && v != "true" && v != "false") return column(i) + "true or false" + filled;
+        if (*status == sweep::Status::OutOfMemory && v != "false") {
+          return column(i) + "false" + filled;
+        }
+        if (!has_memory && !v.empty()) return column(i) + "nothing" + filled;
+        break;
+    }
+  }
+  return std::nullopt;
+}
+
+// Deepest nesting of objects and arrays in JSON text (strings skipped).
+int json_depth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+bool is_json_metric(const nlohmann::json& v) { return v.is_number() && v.get<double>() >= 0.0; }
+
+// Why a JSON value is not an object of metrics (numbers >= 0), flags (true/false), names
+// (strings, where `names`) or, when `nested`, such objects: nullopt when it is.
+std::optional<std::string> metrics_problem(const nlohmann::json& v, const std::string& key,
+                                           bool names, bool nested) {
+  if (!v.is_object()) return "'" + key + "' is not an object; expected an object";
+  for (const auto& [k, x] : v.items()) {
+    if (x.is_object() && nested) {
+      if (auto p = metrics_problem(x, key + "." + k, names, false)) return p;
+    } else if (!is_json_metric(x) && !x.is_boolean() && !(names && x.is_string())) {
+      return "'" + key + "." + k + "' is " + x.dump().substr(0, 40) + "; expected a number >= 0" +
+             (names ? ", true, false or a name" : " or true or false");
+    }
+  }
+  return std::nullopt;
+}
+
+// Why a JSON line (valid JSON) is not one json_line writes, or nullopt. Checks the keys each
+// status has and the type of each value; the scenario's own keys are the scenario reader's.
+std::optional<std::string> json_row_problem(const nlohmann::json& j) {
+  if (!j.is_object()) return std::string("not an object; expected one JSON object per row");
+  const auto status_it = j.find("status");
+  const std::optional<sweep::Status> status =
+      status_it != j.end() && status_it->is_string()
+          ? status_of(status_it->get_ref<const std::string&>())
+          : std::nullopt;
+  if (!status) return std::string("'status' missing or not a status; expected ") + kStatusExpected;
+  const auto scenario = j.find("scenario");
+  if (scenario == j.end() || !scenario->is_object()) {
+    return std::string("'scenario' missing or not an object; expected the row's scenario");
+  }
+  for (const char* k : {"hardware", "model", "stack"}) {
+    if (!scenario->contains(k) || !(*scenario)[k].is_string()) {
+      return std::string("'scenario.") + k + "' missing or not a name; expected a name";
+    }
+  }
+  for (const char* k : {"cluster", "parallel", "training"}) {
+    if (!scenario->contains(k)) {
+      return std::string("'scenario.") + k + "' missing; expected an object";
+    }
+    if (auto p = metrics_problem((*scenario)[k], std::string("scenario.") + k, true, false)) {
+      return p;
+    }
+  }
+  // The report's keys (report_to_json, less context and scenario) and their kinds.
+  enum class Kind { Metric, Object, Rows };
+  static const std::map<std::string, Kind> kReport = {{"iteration_time_s", Kind::Metric},
+                                                      {"tokens_per_s", Kind::Metric},
+                                                      {"tokens_per_s_per_gpu", Kind::Metric},
+                                                      {"model_flops_per_token", Kind::Metric},
+                                                      {"tflops_per_gpu", Kind::Metric},
+                                                      {"mfu", Kind::Metric},
+                                                      {"mfu_bf16", Kind::Metric},
+                                                      {"hfu", Kind::Metric},
+                                                      {"compute_s", Kind::Metric},
+                                                      {"communication_s", Kind::Metric},
+                                                      {"exposed_communication_s", Kind::Metric},
+                                                      {"bubble_s", Kind::Metric},
+                                                      {"memory", Kind::Object},
+                                                      {"power", Kind::Object},
+                                                      {"cost", Kind::Object},
+                                                      {"collectives", Kind::Rows},
+                                                      {"stages", Kind::Rows}};
+  const bool ok = *status == sweep::Status::Ok;
+  const std::string of_row = std::string("an '") + sweep::to_string(*status) + "' row";
+  for (const auto& [key, value] : j.items()) {
+    if (key == "index" || key == "status" || key == "scenario") continue;
+    const auto kind = kReport.find(key);
+    const bool allowed =
+        kind != kReport.end() && (ok || (key == "memory" && *status == sweep::Status::OutOfMemory));
+    if (!allowed)
+      return "unknown key '" + key.substr(0, 40) + "'; expected only the keys of " + of_row;
+    if (kind->second == Kind::Metric && !is_json_metric(value)) {
+      return "'" + key + "' is " + value.dump().substr(0, 40) + "; expected a number >= 0";
+    }
+    if (kind->second == Kind::Object) {
+      if (auto p = metrics_problem(value, key, false, true)) return p;
+    }
+    if (kind->second == Kind::Rows) {
+      if (!value.is_array()) return "'" + key + "' is not an array; expected an array";
+      for (const nlohmann::json& r : value) {
+        if (auto p = metrics_problem(r, key + "[]", key == "collectives", false)) return p;
+      }
+    }
+  }
+  const auto missing = [&](const std::string& key) -> std::optional<std::string> {
+    if (j.contains(key)) return std::nullopt;
+    return "'" + key + "' missing; expected every key of " + of_row;
+  };
+  if (ok) {
+    for (const auto& [key, kind] : kReport) {
+      if (auto p = missing(key)) return p;
+    }
+  } else if (*status == sweep::Status::OutOfMemory) {
+    return missing("memory");
+  }
+  return std::nullopt;
+}
+
 // Pass 1 over one input: every line read once, in bounded memory. Checks the format (against
-// `format` when set), the CSV header (against `header` when set), each row's shape and place in
-// the shard, the end record and the row count. Sets `format` and `header` from the first input.
-ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::string& header,
-                      const std::string& header_source) {
+// `format` when set), the CSV header (the one csv_header writes), each row's cells (the values
+// csv_row or json_line writes) and place in the shard, the end record and the row count. Sets
+// `format` and `header` from the first input.
+ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::string& header) {
   const std::string& name = src.name();
   src.rewind();
   bool terminated = false;
@@ -402,14 +660,30 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
                         "not a sweep CSV header; expected a header starting with 'index,', got '" +
                             h.substr(0, 40) + "'");
     }
-    if (header_source.empty()) {
-      header = h;
-    } else if (h != header) {
+    // Exactly the header csv_header writes, so that each cell can be checked against its
+    // column; the message names the first column that differs.
+    std::string expected = csv_header();
+    expected.pop_back();  // its '\n'
+    if (h != expected) {
+      const std::vector<std::string> columns = csv_fields(h);
+      std::size_t i = 0;
+      while (i < columns.size() && i < std::size(kColumns) && columns[i] == kColumns[i]) ++i;
+      const std::string got =
+          i < columns.size() ? "'" + columns[i].substr(0, 40) + "'" : std::string("missing");
+      const std::string want =
+          i < std::size(kColumns) ? "'" + std::string(kColumns[i]) + "'" : std::string("no column");
+      if (i == columns.size() && i == std::size(kColumns)) {
+        throw ConfigError(name, "line 1",
+                          "CSV header has the right columns, written differently (quotes or "
+                          "spaces); expected it exactly as trainsim sweep writes it");
+      }
       throw ConfigError(name, "line 1",
-                        "CSV header differs from " + header_source +
-                            "'s; expected the same columns from the same trainsim version, got a "
-                            "different header");
+                        "CSV header column " + std::to_string(i + 1) + " is " + got +
+                            "; expected " + want +
+                            ", as this version of trainsim sweep writes the header (merge shards "
+                            "with the trainsim that wrote them)");
     }
+    header = h;
     num_fields = *csv_field_count(h);
     line = src.next(terminated);
     ++number;
@@ -442,10 +716,29 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
                 (fields ? std::to_string(*fields) + " fields" : std::string("an unclosed quote")) +
                 "); expected " + std::to_string(num_fields) + " fields, as in the header");
       }
-    } else if (!nlohmann::json::accept(row)) {
-      throw ConfigError(name, where,
-                        "row " + std::to_string(*index) +
-                            " is not valid JSON (truncated?); expected one JSON object per line");
+      if (const std::optional<std::string> problem = csv_row_problem(row)) {
+        throw ConfigError(name, where,
+                          "row " + std::to_string(*index) + ": " + *problem +
+                              ", as trainsim sweep writes it (an edited or damaged shard?)");
+      }
+    } else {
+      // A row nests three deep (memory.reserved); the bound keeps the parse small.
+      constexpr int kMaxRowDepth = 8;
+      if (!nlohmann::json::accept(row) || json_depth(row) > kMaxRowDepth) {
+        throw ConfigError(name, where,
+                          "row " + std::to_string(*index) +
+                              " is not valid JSON (truncated?); expected one JSON object per line");
+      }
+      const nlohmann::json parsed = nlohmann::json::parse(row, nullptr, false);
+      const std::optional<std::string> problem =
+          parsed.is_discarded()
+              ? std::optional<std::string>("not valid JSON; expected one JSON object per line")
+              : json_row_problem(parsed);
+      if (problem) {
+        throw ConfigError(name, where,
+                          "row " + std::to_string(*index) + ": " + *problem +
+                              ", as trainsim sweep writes it (an edited or damaged shard?)");
+      }
     }
     if (rows == 0) {
       first_index = *index;
@@ -541,12 +834,10 @@ void merge_sources(const std::vector<LineSource*>& sources, std::optional<std::i
   if (sources.empty()) throw ConfigError("merge", "", "no inputs; expected one or more files");
   std::optional<SweepFormat> format;
   std::string header;
-  std::string header_source;
   std::map<std::int64_t, ShardFile> shards;  // by K
   const ShardFile* first = nullptr;
   for (LineSource* src : sources) {
-    const ShardFile file = check_shard(*src, format, header, header_source);
-    if (header_source.empty()) header_source = src->name();
+    const ShardFile file = check_shard(*src, format, header);
     const ShardTrailer& t = file.trailer;
     const std::string shard = shard_text(t.shard_index, t.shard_count);
     // The end record's line: rows, the header for CSV, and itself.

@@ -69,11 +69,12 @@ struct SweepOutput {
 // Joins the outputs of every shard of one sweep (all CSV or all JSON lines, each ending with its
 // end record) into the unsharded output: rows in index order, the CSV header once, no end
 // record. Throws ConfigError naming the file (and line) for: an empty file or one without an end
-// record (a shard cut short), a last line without its newline, mixed formats, a CSV header that
-// differs, a row with the wrong number of fields or JSON that does not parse, a row without an
-// index or not of its shard, a row count other than the end record's, shards of different specs,
-// shard counts or sweep sizes, a shard given twice or missing, and `expected` (--expect) other
-// than the sweep's size.
+// record (a shard cut short), a last line without its newline, mixed formats, a CSV header other
+// than csv_header's, a row with the wrong number of fields or JSON that does not parse, a cell
+// or key of a kind csv_row or json_line never writes (a metric that is not a finite number >= 0,
+// an unknown status or key), a row without an index or not of its shard, a row count other than
+// the end record's, shards of different specs, shard counts or sweep sizes, a shard given twice
+// or missing, and `expected` (--expect) other than the sweep's size.
 [[nodiscard]] std::string merge_outputs(const std::vector<SweepOutput>& outputs,
                                         std::optional<std::int64_t> expected);
 

@@ -124,6 +124,31 @@ trainsim_robust(corrupt.merge_json_shard_twice 2
   "^error: j1\\.json: .*\\bexpected" ${json_shards} -- merge j0.json j1.json j1.json)
 trainsim_robust(corrupt.merge_json_missing_shard 2
   "^error: .*missing shard 0/2.*\\bexpected" ${json_shards} -- merge j1.json)
+# Cells and keys no sweep writes: a shard edited by hand or damaged in place, complete in shape.
+# A negative or non-numeric metric, an unknown status, a renamed column in the only shard.
+trainsim_robust(corrupt.merge_csv_negative_metric 2
+  "^error: s0\\.csv: line 2: row 0: column iteration_time_s is '-[0-9.e-]+'.*\\bexpected a finite number >= 0"
+  ${csv_shards} PREP "subst s0.csv ,none,false, ,none,false,-" -- merge s0.csv s1.csv)
+trainsim_robust(corrupt.merge_csv_nan_metric 2
+  "^error: s1\\.csv: line 2: row 1: column iteration_time_s is 'nan.*\\bexpected a finite number >= 0"
+  ${csv_shards} PREP "subst s1.csv ,none,false, ,none,false,nan" -- merge s0.csv s1.csv)
+trainsim_robust(corrupt.merge_csv_status_edited 2
+  "^error: s0\\.csv: line 2: row 0: column status is 'fine'.*\\bexpected 'ok'"
+  ${csv_shards} PREP "subst s0.csv ,ok, ,fine," -- merge s0.csv s1.csv)
+trainsim_robust(corrupt.merge_csv_renamed_column 2
+  "^error: one\\.csv: line 1: CSV header column 22 is 'tokens_per_sec'.*\\bexpected 'tokens_per_s'"
+  INPUT ${IN}/sweep4.json PREP "trainsim one.csv sweep sweep4.json --shard 0/1"
+  PREP "subst one.csv tokens_per_s, tokens_per_sec," -- merge one.csv)
+trainsim_robust(corrupt.merge_json_text_metric 2
+  "^error: j0\\.json: line 1: row 0: 'mfu' is \"abc\".*\\bexpected a number >= 0"
+  ${json_shards} PREP "setstr j0.json mfu abc" -- merge j0.json j1.json)
+trainsim_robust(corrupt.merge_json_unknown_key 2
+  "^error: j1\\.json: line 1: row 1: unknown key 'extra'.*\\bexpected only the keys"
+  ${json_shards} PREP "subst j1.json %22status%22: %22extra%22:1,%22status%22:"
+  -- merge j0.json j1.json)
+trainsim_robust(corrupt.merge_json_no_scenario 2
+  "^error: j0\\.json: line 1: row 0: 'scenario' missing or not an object.*\\bexpected"
+  ${json_shards} PREP "subst j0.json %22scenario%22 %22scenari0%22" -- merge j0.json j1.json)
 # Search shards (JSON documents): cut short, of two different runs, or one missing.
 trainsim_robust(corrupt.merge_search_cut 2
   "^error: q0\\.json: .*\\bexpected" PREP "trainsim q0.json ${search_shard_args} --shard 0/2"

@@ -21,6 +21,25 @@ std::string shard(const std::string& rows, std::int64_t k, std::int64_t n, std::
                              format);
 }
 
+// The header and rows of a real sweep: row(i, tag) is an "invalid" row whose reason is `tag`,
+// as csv_row writes it (42 columns: 20 of the scenario, 17 empty metrics, status, stack, an
+// empty mfu_bf16, ep and recompute_layers).
+std::string row(std::int64_t i, const std::string& tag) {
+  return std::to_string(i) +
+         ",h100-dgx,llama2-7b,8,1,1,1,1,8,1,8,1024,bf16,adamw,none,,1f1b,1,none,false" +
+         std::string(17, ',') + ",invalid: " + tag + ",pytorch-2.3-fsdp,,1,0\n";
+}
+const std::string kHeader = csv_header();
+
+// A JSON line as json_line writes it for an "invalid" row, with `extra` keys before its end.
+std::string json_row(std::int64_t i, const std::string& tag, const std::string& extra = "") {
+  return "{\"index\":" + std::to_string(i) +
+         ",\"scenario\":{\"cluster\":{\"gpus\":8,\"nodes\":1},\"hardware\":\"h100-dgx\","
+         "\"model\":\"llama2-7b\",\"parallel\":{\"tp\":1},\"stack\":\"pytorch-2.3-fsdp\","
+         "\"training\":{\"seq_len\":1024}},\"status\":\"invalid: " +
+         tag + "\"" + extra + "}\n";
+}
+
 }  // namespace
 
 TEST_CASE("merge: the end record reads back, and only exactly as written", "[sweep][io]") {
@@ -60,72 +79,78 @@ TEST_CASE("merge: the end record reads back, and only exactly as written", "[swe
 
 TEST_CASE("merge: rows are joined by index, the header once, end records dropped", "[sweep][io]") {
   // Five scenarios in two shards: shard 0/2 holds 0, 2, 4 and shard 1/2 holds 1, 3.
-  const std::string merged =
-      merge_outputs({{"b.csv", shard("index,x\n1,b\n3,d\n", 1, 2, 5, 2)},
-                     {"a.csv", shard("index,x\n0,a\n2,c\n4,e\n", 0, 2, 5, 3)}},
-                    std::nullopt);
-  CHECK(merged == "index,x\n0,a\n1,b\n2,c\n3,d\n4,e\n");
+  const std::string merged = merge_outputs(
+      {{"b.csv", shard(kHeader + row(1, "b") + row(3, "d"), 1, 2, 5, 2)},
+       {"a.csv", shard(kHeader + row(0, "a") + row(2, "c") + row(4, "e"), 0, 2, 5, 3)}},
+      std::nullopt);
+  CHECK(merged == kHeader + row(0, "a") + row(1, "b") + row(2, "c") + row(3, "d") + row(4, "e"));
   // JSON lines: no header.
   const SweepFormat j = SweepFormat::JsonLines;
-  CHECK(merge_outputs({{"1", shard("{\"index\":1,\"v\":2}\n", 1, 2, 2, 1, j)},
-                       {"0", shard("{\"index\":0,\"v\":1}\n", 0, 2, 2, 1, j)}},
-                      2) == "{\"index\":0,\"v\":1}\n{\"index\":1,\"v\":2}\n");
+  CHECK(merge_outputs({{"1", shard(json_row(1, "b"), 1, 2, 2, 1, j)},
+                       {"0", shard(json_row(0, "a"), 0, 2, 2, 1, j)}},
+                      2) == json_row(0, "a") + json_row(1, "b"));
   // A shard with no scenario (shard 2/3 of 2) is a header and its end record.
-  CHECK(merge_outputs({{"a", shard("index,x\n0,a\n", 0, 3, 2, 1)},
-                       {"b", shard("index,x\n1,b\n", 1, 3, 2, 1)},
-                       {"c", shard("index,x\n", 2, 3, 2, 0)}},
-                      std::nullopt) == "index,x\n0,a\n1,b\n");
+  CHECK(merge_outputs({{"a", shard(kHeader + row(0, "a"), 0, 3, 2, 1)},
+                       {"b", shard(kHeader + row(1, "b"), 1, 3, 2, 1)},
+                       {"c", shard(kHeader, 2, 3, 2, 0)}},
+                      std::nullopt) == kHeader + row(0, "a") + row(1, "b"));
 }
 
 TEST_CASE("merge: incomplete, foreign, duplicate and missing shards are errors", "[sweep][io]") {
   using Catch::Contains;
-  const std::string a = shard("index,x\n0,a\n2,c\n", 0, 2, 3, 2);
-  const std::string b = shard("index,x\n1,b\n", 1, 2, 3, 1);
-  REQUIRE(merge_outputs({{"a.csv", a}, {"b.csv", b}}, 3) == "index,x\n0,a\n1,b\n2,c\n");
+  const std::string a = shard(kHeader + row(0, "a") + row(2, "c"), 0, 2, 3, 2);
+  const std::string b = shard(kHeader + row(1, "b"), 1, 2, 3, 1);
+  REQUIRE(merge_outputs({{"a.csv", a}, {"b.csv", b}}, 3) ==
+          kHeader + row(0, "a") + row(1, "b") + row(2, "c"));
 
   // A run killed mid-row: the last line has no newline, and no end record follows.
-  REQUIRE_THROWS_AS(merge_outputs({{"a.csv", a}, {"b.csv", "index,x\n1,"}}, std::nullopt),
+  REQUIRE_THROWS_AS(merge_outputs({{"a.csv", a}, {"b.csv", kHeader + "1,"}}, std::nullopt),
                     ConfigError);
-  REQUIRE_THROWS_WITH(merge_outputs({{"a.csv", a}, {"b.csv", "index,x\n1,"}}, std::nullopt),
+  REQUIRE_THROWS_WITH(merge_outputs({{"a.csv", a}, {"b.csv", kHeader + "1,"}}, std::nullopt),
                       Contains("b.csv: line 2: incomplete: the last line has no line break"));
   // Killed between rows, or an unsharded output: whole lines but no end record.
-  REQUIRE_THROWS_WITH(merge_outputs({{"a.csv", a}, {"b.csv", "index,x\n1,b\n"}}, std::nullopt),
+  REQUIRE_THROWS_WITH(merge_outputs({{"a.csv", a}, {"b.csv", kHeader + row(1, "b")}}, std::nullopt),
                       Contains("b.csv: line 2: incomplete: no end record"));
   REQUIRE_THROWS_WITH(merge_outputs({{"a.csv", a}, {"b.csv", ""}}, std::nullopt),
                       Contains("b.csv: empty file"));
   // An end record cut short.
   REQUIRE_THROWS_WITH(
-      merge_outputs({{"a.csv", a}, {"b.csv", "index,x\n1,b\n# trainsim shard 1/2 of 3\n"}},
-                    std::nullopt),
+      merge_outputs(
+          {{"a.csv", a}, {"b.csv", kHeader + row(1, "b") + "# trainsim shard 1/2 of 3\n"}},
+          std::nullopt),
       Contains("b.csv: line 3: malformed end record"));
   // A row with the wrong field count before a complete end record (possible only if the
   // file was edited or concatenated; the row is checked anyway).
   REQUIRE_THROWS_WITH(
-      merge_outputs({{"a.csv", a}, {"b.csv", shard("index,x\n1,b,c\n", 1, 2, 3, 1)}}, std::nullopt),
-      Contains("b.csv: line 2: truncated or malformed row 1 (3 fields); expected 2 fields"));
+      merge_outputs({{"a.csv", a}, {"b.csv", shard(kHeader + "1,b,c\n", 1, 2, 3, 1)}},
+                    std::nullopt),
+      Contains("b.csv: line 2: truncated or malformed row 1 (3 fields); expected 42 fields"));
   REQUIRE_THROWS_WITH(
-      merge_outputs({{"a", shard("{\"index\":0,\"v\":1}\n", 0, 2, 2, 1, SweepFormat::JsonLines)},
+      merge_outputs({{"a", shard(json_row(0, "a"), 0, 2, 2, 1, SweepFormat::JsonLines)},
                      {"b", shard("{\"index\":1,\"v\":\n", 1, 2, 2, 1, SweepFormat::JsonLines)}},
                     std::nullopt),
       Contains("b: line 1: row 1 is not valid JSON"));
   // Rows missing from a shard whose end record survived (the count disagrees).
   REQUIRE_THROWS_WITH(
-      merge_outputs({{"a.csv", shard("index,x\n0,a\n", 0, 2, 3, 2)}, {"b.csv", b}}, std::nullopt),
+      merge_outputs({{"a.csv", shard(kHeader + row(0, "a"), 0, 2, 3, 2)}, {"b.csv", b}},
+                    std::nullopt),
       Contains("a.csv: line 3: 1 rows, but the end record says 2; expected 2 "
                "rows for shard 0/2 of 3 scenarios"));
   // A row of another shard.
   REQUIRE_THROWS_WITH(
-      merge_outputs({{"a.csv", a}, {"b.csv", shard("index,x\n2,c\n", 1, 2, 3, 1)}}, std::nullopt),
+      merge_outputs({{"a.csv", a}, {"b.csv", shard(kHeader + row(2, "c"), 1, 2, 3, 1)}},
+                    std::nullopt),
       Contains("b.csv: line 2: row 2 out of place in shard 1/2; expected row 1"));
   // Shards of another spec, another split or another sweep size.
   REQUIRE_THROWS_WITH(
-      merge_outputs(
-          {{"a.csv", a}, {"b.csv", shard("index,x\n1,b\n", 1, 2, 3, 1, SweepFormat::Csv, 0xbb)}},
-          std::nullopt),
+      merge_outputs({{"a.csv", a},
+                     {"b.csv", shard(kHeader + row(1, "b"), 1, 2, 3, 1, SweepFormat::Csv, 0xbb)}},
+                    std::nullopt),
       Contains("b.csv: line 3: a shard of another sweep (spec 00000000000000bb, but a.csv's is "
                "00000000000000aa)"));
   REQUIRE_THROWS_WITH(
-      merge_outputs({{"a.csv", a}, {"b.csv", shard("index,x\n1,b\n", 1, 3, 3, 1)}}, std::nullopt),
+      merge_outputs({{"a.csv", a}, {"b.csv", shard(kHeader + row(1, "b"), 1, 3, 3, 1)}},
+                    std::nullopt),
       Contains("b.csv: line 3: shard 1/3 of 3 scenarios, but a.csv is a shard 0/2 of 3"));
   REQUIRE_THROWS_WITH(merge_outputs({{"a.csv", a}, {"b.csv", a}}, std::nullopt),
                       "b.csv: line 4: shard 0/2 given twice, also in a.csv; expected each shard "
@@ -136,14 +161,14 @@ TEST_CASE("merge: incomplete, foreign, duplicate and missing shards are errors",
                       Contains("--expect: the shards are of a sweep of 3 scenarios"));
   REQUIRE_THROWS_WITH(
       merge_outputs({{"a.csv", a}, {"b.csv", shard("index,y\n1,b\n", 1, 2, 3, 1)}}, std::nullopt),
-      Contains("b.csv: line 1: CSV header differs from a.csv's"));
+      Contains("b.csv: line 1: CSV header column 2 is 'y'; expected 'hardware'"));
   REQUIRE_THROWS_WITH(
       merge_outputs(
-          {{"a.csv", a}, {"b.json", shard("{\"index\":1}\n", 1, 2, 3, 1, SweepFormat::JsonLines)}},
+          {{"a.csv", a}, {"b.json", shard(json_row(1, "b"), 1, 2, 3, 1, SweepFormat::JsonLines)}},
           std::nullopt),
       Contains("b.json: format differs from the other inputs"));
   REQUIRE_THROWS_WITH(
-      merge_outputs({{"a.csv", shard("index,x\nzero,a\n", 0, 1, 1, 1)}}, std::nullopt),
+      merge_outputs({{"a.csv", shard(kHeader + "zero,a\n", 0, 1, 1, 1)}}, std::nullopt),
       Contains("a.csv: line 2: row without an index"));
 }
 
@@ -152,7 +177,7 @@ TEST_CASE("merge: a row repeated at the largest index is an error, not an overfl
   // Found by fuzz_sweep_merge: two rows of index 2^63 - 1 made the message compute the next
   // expected row as 2^63 - 1 + 1, a signed overflow (UBSan). The rows are out of place, and no
   // row can follow the largest index.
-  const std::string rows = "index,x\n9223372036854775807,a\n9223372036854775807,b\n";
+  const std::string rows = kHeader + row(9223372036854775807, "a") + row(9223372036854775807, "b");
   REQUIRE_THROWS_WITH(
       merge_outputs({{"a.csv", shard(rows, 0, 1, 1, 2)}}, std::nullopt),
       Catch::Contains("a.csv: line 3: row 9223372036854775807 out of place after row "
@@ -164,4 +189,87 @@ TEST_CASE("format_number: shortest round trip, locale-independent", "[sweep][io]
   CHECK(format_number(0.0) == "0");
   CHECK(format_number(53828756480.0) == "53828756480");
   CHECK(std::stod(format_number(0.7695502713386605)) == 0.7695502713386605);
+}
+
+TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
+  using Catch::Contains;
+  // An "ok" row with every metric filled; `tokens` is its tokens_per_s cell (column 22).
+  const auto ok_row = [](const std::string& tokens) {
+    return "0,h100-dgx,llama2-7b,8,1,1,1,1,8,1,8,1024,bf16,adamw,none,,1f1b,1,none,false,"
+           "1.5," +
+           tokens +
+           ",3,4,0.5,0.6,1,0.2,0.1,0,1000,true,700,5600,8400,1.2,3.4,ok,"
+           "pytorch-2.3-fsdp,0.5,1,0\n";
+  };
+  const auto merge_csv = [](const std::string& rows) {
+    return merge_outputs({{"a.csv", shard(kHeader + rows, 0, 1, 1, 1)}}, std::nullopt);
+  };
+  CHECK(merge_csv(ok_row("5.5")) == kHeader + ok_row("5.5"));
+  // format_number never writes these for a report (no output holds NaN), nor a negative rate.
+  for (const char* bad : {"nan", "inf", "-5", "hello", ""}) {
+    REQUIRE_THROWS_WITH(merge_csv(ok_row(bad)),
+                        Contains(std::string("a.csv: line 2: row 0: column tokens_per_s is '") +
+                                 bad + "'; expected a finite number >= 0 (an 'ok' row)"));
+  }
+  // Metrics belong to "ok" rows only; an "invalid" row has none.
+  std::string invalid = row(0, "x");
+  invalid.replace(invalid.find("false,") + 6, 0, "1.5");
+  REQUIRE_THROWS_WITH(merge_csv(invalid),
+                      Contains("row 0: column iteration_time_s is '1.5'; expected nothing (an "
+                               "'invalid' row)"));
+  std::string status = ok_row("5.5");
+  status.replace(status.find(",ok,"), 4, ",fine,");
+  REQUIRE_THROWS_WITH(merge_csv(status),
+                      Contains("row 0: column status is 'fine'; expected 'ok', 'invalid: "
+                               "<reason>' or 'out_of_memory: <reason>'"));
+  // One shard alone with a renamed column: nothing to compare it with but the writer's header.
+  std::string header = kHeader;
+  header.replace(header.find("tokens_per_s,"), 13, "tokens_per_sec,");
+  REQUIRE_THROWS_WITH(
+      merge_outputs({{"a.csv", shard(header + ok_row("5.5"), 0, 1, 1, 1)}}, std::nullopt),
+      Contains("a.csv: line 1: CSV header column 22 is 'tokens_per_sec'; expected "
+               "'tokens_per_s'"));
+
+  // JSON lines: the keys each status has, and the type of each value.
+  const SweepFormat j = SweepFormat::JsonLines;
+  const auto merge_json = [j](const std::string& line) {
+    return merge_outputs({{"a", shard(line, 0, 1, 1, 1, j)}}, std::nullopt);
+  };
+  std::string report;
+  for (const char* key : {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
+                          "model_flops_per_token", "tflops_per_gpu", "mfu", "mfu_bf16", "hfu",
+                          "compute_s", "communication_s", "exposed_communication_s", "bubble_s"}) {
+    report += std::string(",\"") + key + "\":0.5";
+  }
+  report +=
+      ",\"memory\":{\"total_bytes\":1000,\"fits\":true,\"reserved\":{\"nccl_buffers_bytes\":8}},"
+      "\"power\":{\"watts_per_gpu\":700},\"cost\":{\"usd_per_million_tokens\":3.4},"
+      "\"collectives\":[{\"op\":\"all_gather\",\"bytes\":1024,\"time_s\":0.001}],"
+      "\"stages\":[{\"stage\":0,\"compute_s\":1}]";
+  std::string ok = json_row(0, "x", report);
+  ok.replace(ok.find("invalid: x"), 10, "ok");
+  CHECK(merge_json(ok) == ok);
+  std::string text_metric = ok;
+  text_metric.replace(text_metric.find("\"mfu\":0.5"), 9, "\"mfu\":\"abc\"");
+  REQUIRE_THROWS_WITH(merge_json(text_metric),
+                      Contains("a: line 1: row 0: 'mfu' is \"abc\"; expected a number >= 0"));
+  REQUIRE_THROWS_WITH(merge_json(json_row(0, "x", ",\"mfu\":0.5")),
+                      Contains("row 0: unknown key 'mfu'; expected only the keys of an "
+                               "'invalid' row"));
+  std::string no_scenario = json_row(0, "x");
+  no_scenario.replace(no_scenario.find("\"scenario\""), 10, "\"scenari0\"");
+  REQUIRE_THROWS_WITH(merge_json(no_scenario),
+                      Contains("row 0: 'scenario' missing or not an object"));
+  std::string no_mfu = ok;
+  no_mfu.replace(no_mfu.find(",\"mfu\":0.5"), 10, "");
+  REQUIRE_THROWS_WITH(merge_json(no_mfu),
+                      Contains("row 0: 'mfu' missing; expected every key of an 'ok' row"));
+  std::string bytes = ok;
+  bytes.replace(bytes.find("\"total_bytes\":1000"), 18, "\"total_bytes\":\"1000\"");
+  REQUIRE_THROWS_WITH(merge_json(bytes),
+                      Contains("row 0: 'memory.total_bytes' is \"1000\"; expected a number >= 0"));
+  std::string oom = json_row(0, "x");
+  oom.replace(oom.find("invalid: x"), 10, "out_of_memory: x");
+  REQUIRE_THROWS_WITH(merge_json(oom), Contains("row 0: 'memory' missing; expected every key of an "
+                                                "'out_of_memory' row"));
 }
