@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "trainsim/error.hpp"
+#include "trainsim/parallel/scenario.hpp"
 
 #include "sim/io/json_reader.hpp"
 
@@ -21,6 +22,9 @@ namespace {
 // Traces of long profiling windows can exceed 64 MiB: profile fewer steps (schedule(active=2)).
 constexpr std::size_t kMaxBytes = std::size_t{64} << 20U;
 constexpr int kMaxDepth = 64;
+// Largest ts and dur read, in microseconds (time_field).
+constexpr double kMaxTimestampUs = 1e17;
+constexpr double kMaxDurationUs = 1e12;
 const std::string kExpectTrace =
     "expected a PyTorch profiler trace (a JSON file from prof.export_chrome_trace() or "
     "tensorboard_trace_handler)";
@@ -168,6 +172,21 @@ class TraceParser {
     if (const auto ws = info->find("world_size"); ws != info->end() && ws->is_number_integer()) {
       trace_.world_size = ws->get<std::int64_t>();
     }
+    // Shown as "rank R of W" and written to the report: a rank outside its world is a damaged
+    // or hand-made trace.
+    if (trace_.world_size && (*trace_.world_size < 1 || *trace_.world_size > parallel::kMaxGpus)) {
+      throw ConfigError(source_, "/distributedInfo/world_size",
+                        "expected 1 to " + std::to_string(parallel::kMaxGpus) + " ranks, got " +
+                            std::to_string(*trace_.world_size));
+    }
+    if (trace_.rank &&
+        (*trace_.rank < 0 || (trace_.world_size && *trace_.rank >= *trace_.world_size))) {
+      throw ConfigError(source_, "/distributedInfo/rank",
+                        "expected a rank from 0 to world_size - 1" +
+                            (trace_.world_size ? " (" + std::to_string(*trace_.world_size - 1) + ")"
+                                               : std::string()) +
+                            ", got " + std::to_string(*trace_.rank));
+    }
   }
 
   // ts or dur of an event of interest: present, a number, finite and >= 0.
@@ -190,6 +209,17 @@ class TraceParser {
       throw ConfigError(source_, at,
                         std::string(x < 0.0 ? "negative " : "non-finite ") + key + "; expected " +
                             what + " in microseconds >= 0, got " + describe_json(*v));
+    }
+    // ts and dur are microseconds, ts relative to baseTimeNanoseconds in newer traces and absolute
+    // in older ones (docs/sources.md, File formats §2); a Unix-epoch clock reads about 1.7e15 us
+    // in 2024, and 1e17 is the year 5138. No kernel or step runs 1e12 us (11.6 days). Past them,
+    // sums print as 300-digit numbers or overflow.
+    const bool is_ts = std::string(key) == "ts";
+    if (x > (is_ts ? kMaxTimestampUs : kMaxDurationUs)) {
+      throw ConfigError(source_, at,
+                        std::string(key) + " too large; expected " + what +
+                            " in microseconds of at most " + (is_ts ? "1e17" : "1e12") + ", got " +
+                            describe_json(*v));
     }
     return x;
   }

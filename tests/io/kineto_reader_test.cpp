@@ -302,6 +302,21 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
     REQUIRE_THROWS_WITH(
         parse_kineto_trace(trace_of(kStep + "," + head + R"("ts": 1e400, "dur": 2})"), "t.json"),
         Contains("t.json: invalid JSON (number overflow"));
+    // Past the bounds (kineto_reader.cpp, time_field): sums would print as 300-digit numbers.
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + "," + head + R"("ts": 5, "dur": 1e307})"), "t.json"),
+        Contains("/traceEvents/1/dur: dur too large; expected a duration in microseconds of at "
+                 "most 1e12, got 1e+307"));
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + "," + head + R"("ts": 2e17, "dur": 2})"), "t.json"),
+        Contains("/traceEvents/1/ts: ts too large; expected a timestamp in microseconds of at "
+                 "most 1e17, got 2e+17"));
+    // A Unix-epoch clock in microseconds (2024) and an 11-day step are within them.
+    CHECK_NOTHROW(parse_kineto_trace(
+        trace_of(R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1",
+                     "ts": 1.7e15, "dur": 1e12},)" +
+                 head + R"("ts": 1.7e15, "dur": 2})"),
+        "t.json"));
     // The ProfilerStep itself is checked too.
     REQUIRE_THROWS_WITH(
         parse_kineto_trace(
@@ -316,6 +331,24 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
                  R"(, {"ph": "i", "s": "g", "name": "Record Window End", "ts": 5},
                       {"ph": "s", "id": 1, "cat": "ac2g", "name": "ac2g", "ts": 1})"),
         "t.json"));
+  }
+  SECTION("distributedInfo") {
+    const auto with_info = [](const std::string& info) {
+      return "{\"distributedInfo\": " + info + ", \"traceEvents\": [" + kStep + "," + kKernel +
+             "]}";
+    };
+    REQUIRE_THROWS_WITH(parse_kineto_trace(with_info(R"({"rank": 5, "world_size": 2})"), "t.json"),
+                        Contains("t.json: /distributedInfo/rank: expected a rank from 0 to "
+                                 "world_size - 1 (1), got 5"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(with_info(R"({"rank": -1})"), "t.json"),
+                        Contains("/distributedInfo/rank: expected a rank from 0 to world_size - "
+                                 "1, got -1"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(with_info(R"({"rank": 0, "world_size": 0})"), "t.json"),
+                        Contains("/distributedInfo/world_size: expected 1 to 16777216 ranks, got "
+                                 "0"));
+    const auto t = parse_kineto_trace(with_info(R"({"rank": 1, "world_size": 2})"), "t.json");
+    CHECK(t.rank == 1);
+    CHECK(t.world_size == 2);
   }
   SECTION("a kernel without a name") {
     REQUIRE_THROWS_WITH(

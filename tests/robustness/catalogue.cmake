@@ -881,3 +881,13 @@ trainsim_robust(reader.run_shard_group_without_hybrid 2
 trainsim_robust(reader.run_recompute_layers_zero 2
   "^error: command line \\(--recompute-layers\\): /parallel/recompute_layers: .*\\bexpected"
   -- run ${small} --gpus 8 --recompute full --recompute-layers 0)
+# Trace values no profiler writes: a kernel of 1e307 us printed as a 300-digit iteration time,
+# and a rank outside its world was shown as "rank 5 of 2".
+trainsim_robust(reader.compare_trace_duration_huge 2
+  "^error: tp2_overlap\\.json: /traceEvents/[0-9]+/dur: dur too large.*\\bexpected a duration"
+  INPUT ${trace} PREP "set tp2_overlap.json dur 1e307"
+  -- compare ${trace_scenario} --trace tp2_overlap.json)
+trainsim_robust(reader.compare_trace_rank_outside_world 2
+  "^error: tp2_overlap\\.json: /distributedInfo/rank: expected a rank from 0 to world_size - 1"
+  INPUT ${trace} PREP "set tp2_overlap.json rank 5"
+  -- compare ${trace_scenario} --trace tp2_overlap.json)
