@@ -17,10 +17,11 @@ struct Edge {
   std::int32_t comm_delta;
 };
 
-}  // namespace
-
-DeviceActivity activity(const Graph& graph, const Timeline& timeline,
-                        std::span<const StreamId> streams, SimTime from, SimTime to) {
+// Activity of `streams` in [from, to); `busy`, when given, holds the busy and idle times
+// simulate() summed for exactly these streams and window, and the edges are not swept.
+DeviceActivity activity_of(const Graph& graph, const Timeline& timeline,
+                           std::span<const StreamId> streams, SimTime from, SimTime to,
+                           const DeviceBusy* busy) {
   if (timeline.ops.size() != static_cast<std::size_t>(graph.num_ops())) {
     throw InternalError("engine activity: the timeline has " + std::to_string(timeline.ops.size()) +
                         " ops but the graph has " + std::to_string(graph.num_ops()) +
@@ -56,6 +57,13 @@ DeviceActivity activity(const Graph& graph, const Timeline& timeline,
       }
     }
     num_ops += graph.stream_ops(s).size();
+  }
+  if (busy != nullptr) {
+    a.compute_busy = busy->compute_busy;
+    a.communication_busy = busy->communication_busy;
+    a.exposed_communication = busy->exposed_communication;
+    a.idle = busy->idle;
+    return a;
   }
 
   // Start and end edges of every op, in time order. A stream runs one op at a time, so its
@@ -102,12 +110,24 @@ DeviceActivity activity(const Graph& graph, const Timeline& timeline,
   return a;
 }
 
+}  // namespace
+
+DeviceActivity activity(const Graph& graph, const Timeline& timeline,
+                        std::span<const StreamId> streams, SimTime from, SimTime to) {
+  return activity_of(graph, timeline, streams, from, to, nullptr);
+}
+
 DeviceActivity activity(const Graph& graph, const Timeline& timeline, DeviceId device, SimTime from,
                         SimTime to) {
   if (device < 0 || device >= graph.num_devices()) {
     throw InternalError("engine activity: no device " + std::to_string(device));
   }
-  return activity(graph, timeline, graph.device_streams(device), from, to);
+  // The whole run of a device: simulate() summed its busy times as it ran.
+  const auto d = static_cast<std::size_t>(device);
+  const bool whole = from == SimTime::zero() && to == timeline.end && d < timeline.devices.size() &&
+                     timeline.devices[d].exact;
+  return activity_of(graph, timeline, graph.device_streams(device), from, to,
+                     whole ? &timeline.devices[d] : nullptr);
 }
 
 }  // namespace trainsim::engine

@@ -169,6 +169,24 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
   std::vector<OpId> running(idx(num_streams), -1);  // the running op of each compute stream
   std::vector<std::int32_t> comm_running(idx(num_devices), 0);
 
+  // Busy time per device (DeviceBusy): the running ops of each kind, and where the sums stop.
+  timeline.devices.assign(idx(num_devices), DeviceBusy{});
+  std::vector<std::int32_t> busy_compute(idx(num_devices), 0);
+  std::vector<std::int32_t> busy_comm(idx(num_devices), 0);
+  std::vector<SimTime> busy_until(idx(num_devices), SimTime::zero());
+  // The segment [busy_until, now) of `device`, by what ran in it (engine::activity's account).
+  const auto account = [&](DeviceId device, SimTime now) {
+    DeviceBusy& b = timeline.devices[idx(device)];
+    const Seconds span = now - busy_until[idx(device)];
+    const bool computing = busy_compute[idx(device)] > 0;
+    const bool communicating = busy_comm[idx(device)] > 0;
+    if (computing) b.compute_busy += span;
+    if (communicating) b.communication_busy += span;
+    if (communicating && !computing) b.exposed_communication += span;
+    if (!communicating && !computing) b.idle += span;
+    busy_until[idx(device)] = now;
+  };
+
   EventQueue<EndEvent> queue;
   queue.reserve(idx(std::max<std::int32_t>(num_streams, 16)));
 
@@ -197,6 +215,11 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
     const Seconds duration = graph.op_duration(op);
     OpTiming& t = timeline.ops[idx(op)];
     t.start = now;
+    // activity counts only ops that take time; so do the running sums.
+    if (duration > Seconds(0.0)) {
+      account(device, now);
+      ++(stream_is_compute[idx(s)] != 0 ? busy_compute : busy_comm)[idx(device)];
+    }
     if (stream_is_compute[idx(s)] != 0) {
       running[idx(s)] = op;
       // Uncontended compute ends at exactly start + duration (no stretch arithmetic).
@@ -226,6 +249,12 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
     ++num_finished;
     timeline.end = std::max(timeline.end, now);
     const StreamId s = graph.op_stream(op);
+    if (graph.op_duration(op) > Seconds(0.0)) {
+      const DeviceId device = stream_device[idx(s)];
+      account(device, now);
+      --(stream_is_compute[idx(s)] != 0 ? busy_compute : busy_comm)[idx(device)];
+      if (!(timeline.ops[idx(op)].start < now)) timeline.devices[idx(device)].exact = false;
+    }
     if (stream_is_compute[idx(s)] != 0) {
       running[idx(s)] = -1;
     } else if (contended_model && graph.op_duration(op) > Seconds(0.0)) {
@@ -239,6 +268,7 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
   }
 
   if (num_finished != n) throw cycle_error(graph, succ, pending, n - num_finished);
+  for (DeviceId d = 0; d < num_devices; ++d) account(d, timeline.end);
   return timeline;
 }
 

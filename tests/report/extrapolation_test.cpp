@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "trainsim/engine/activity.hpp"
 #include "trainsim/report/simulate.hpp"
 
 #include "sim/io/scenario_loader.hpp"
@@ -363,6 +364,41 @@ TEST_CASE("full_simulation_ops counts the whole iteration's graph from two small
           full_options.mode = report::SimulationMode::Full;
           const report::Simulation full = report::simulate(s, full_options);
           CHECK(report::full_simulation_ops(s) == full.iteration.graph.num_ops());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("engine: the busy times simulate sums equal activity's edge sweep bit for bit",
+          "[report][engine]") {
+  // simulate() sums each device's busy and idle time as it runs (engine::DeviceBusy), and
+  // activity over a device's whole run returns those sums; over a list of streams it sweeps
+  // their start and end edges. The report's figures and the sweep's bytes rest on the two being
+  // equal, not merely close: both add the same segments in time order. Checked on every stage of
+  // every schedule and sharding, with the profile's contention (rescheduled compute ops) and
+  // without it.
+  for (const Schedule& sched : kSchedules) {
+    for (const std::string sharding : {"none", "zero1", "full_shard", "hybrid_shard"}) {
+      for (const double contention : {-1.0, 0.0}) {
+        INFO(sched.name << " pp " << sched.pp << " " << sharding << " contention " << contention);
+        const auto s =
+            scenario(sched.name, sched.pp, sched.chunks, sharding, "none", 2, 1, 8, contention);
+        report::SimulateOptions full_options;
+        full_options.mode = report::SimulationMode::Full;
+        const report::Simulation sim = report::simulate(s, full_options);
+        const engine::Graph& g = sim.iteration.graph;
+        for (const engine::DeviceId d : sim.iteration.stage_device) {
+          REQUIRE(sim.timeline.devices.at(static_cast<std::size_t>(d)).exact);
+          const engine::DeviceActivity fast =
+              engine::activity(g, sim.timeline, d, SimTime::zero(), sim.timeline.end);
+          const engine::DeviceActivity swept = engine::activity(
+              g, sim.timeline, g.device_streams(d), SimTime::zero(), sim.timeline.end);
+          CHECK(fast.compute_busy.value() == swept.compute_busy.value());
+          CHECK(fast.communication_busy.value() == swept.communication_busy.value());
+          CHECK(fast.exposed_communication.value() == swept.exposed_communication.value());
+          CHECK(fast.idle.value() == swept.idle.value());
+          CHECK(fast.compute_kernel_sum.value() == swept.compute_kernel_sum.value());
         }
       }
     }

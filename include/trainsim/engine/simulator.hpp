@@ -31,9 +31,25 @@ struct OpTiming {
   SimTime end;
 };
 
+// Busy and idle time of one device over [0, Timeline::end), summed by simulate() as it runs:
+// the figures engine::activity reports for that window, from the same segments between op
+// boundaries added in the same (time) order, so they are equal bit for bit. `exact` is false
+// when an op of non-zero duration ended where it started (a duration below the clock's
+// resolution): activity skips such an op and the running sums did not, so activity then sums
+// the device's edges itself.
+struct DeviceBusy {
+  Seconds compute_busy;
+  Seconds communication_busy;
+  Seconds exposed_communication;
+  Seconds idle;
+  bool exact = true;
+};
+
 // The result of simulate(): the timing of every op, indexed by OpId, and the makespan.
 struct Timeline {
   std::vector<OpTiming> ops;
+  // Indexed by DeviceId.
+  std::vector<DeviceBusy> devices;
   // The latest end of any op; SimTime::zero() for an empty graph.
   SimTime end;
   // Events popped from the queue, stale ones included (a cost figure for benchmarks).
