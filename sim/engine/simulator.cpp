@@ -170,21 +170,29 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
   std::vector<std::int32_t> comm_running(idx(num_devices), 0);
 
   // Busy time per device (DeviceBusy): the running ops of each kind, and where the sums stop.
+  struct BusyState {
+    SimTime until;
+    std::int32_t computing = 0;
+    std::int32_t communicating = 0;
+  };
   timeline.devices.assign(idx(num_devices), DeviceBusy{});
-  std::vector<std::int32_t> busy_compute(idx(num_devices), 0);
-  std::vector<std::int32_t> busy_comm(idx(num_devices), 0);
-  std::vector<SimTime> busy_until(idx(num_devices), SimTime::zero());
-  // The segment [busy_until, now) of `device`, by what ran in it (engine::activity's account).
+  std::vector<BusyState> busy(idx(num_devices));
+  // The segment [until, now) of `device`, by what ran in it (engine::activity's account). An
+  // empty segment adds zero everywhere, so it is skipped.
   const auto account = [&](DeviceId device, SimTime now) {
+    BusyState& state = busy[idx(device)];
+    if (now == state.until) return;
+    const Seconds span = now - state.until;
     DeviceBusy& b = timeline.devices[idx(device)];
-    const Seconds span = now - busy_until[idx(device)];
-    const bool computing = busy_compute[idx(device)] > 0;
-    const bool communicating = busy_comm[idx(device)] > 0;
-    if (computing) b.compute_busy += span;
-    if (communicating) b.communication_busy += span;
-    if (communicating && !computing) b.exposed_communication += span;
-    if (!communicating && !computing) b.idle += span;
-    busy_until[idx(device)] = now;
+    if (state.computing > 0) {
+      b.compute_busy += span;
+    } else if (state.communicating > 0) {
+      b.exposed_communication += span;
+    } else {
+      b.idle += span;
+    }
+    if (state.communicating > 0) b.communication_busy += span;
+    state.until = now;
   };
 
   EventQueue<EndEvent> queue;
@@ -218,7 +226,8 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
     // activity counts only ops that take time; so do the running sums.
     if (duration > Seconds(0.0)) {
       account(device, now);
-      ++(stream_is_compute[idx(s)] != 0 ? busy_compute : busy_comm)[idx(device)];
+      ++(stream_is_compute[idx(s)] != 0 ? busy[idx(device)].computing
+                                        : busy[idx(device)].communicating);
     }
     if (stream_is_compute[idx(s)] != 0) {
       running[idx(s)] = op;
@@ -252,7 +261,8 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
     if (graph.op_duration(op) > Seconds(0.0)) {
       const DeviceId device = stream_device[idx(s)];
       account(device, now);
-      --(stream_is_compute[idx(s)] != 0 ? busy_compute : busy_comm)[idx(device)];
+      --(stream_is_compute[idx(s)] != 0 ? busy[idx(device)].computing
+                                        : busy[idx(device)].communicating);
       if (!(timeline.ops[idx(op)].start < now)) timeline.devices[idx(device)].exact = false;
     }
     if (stream_is_compute[idx(s)] != 0) {
