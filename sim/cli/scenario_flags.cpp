@@ -102,7 +102,7 @@ parallel::Scenario load_scenario(const ScenarioFlags& f) {
     parallel::Scenario s = io::scenario_from_document(doc);
     // A sweep may set shard_group beside a sharding axis (it applies to the hybrid_shard rows);
     // one scenario with shard_group and another sharding would silently ignore it.
-    const auto& par = doc.json.find("parallel");
+    const auto par = doc.json.find("parallel");
     if (s.parallel.sharding != parallel::Sharding::HybridShard && par != doc.json.end() &&
         par->is_object() && par->contains("shard_group")) {
       const auto origin = doc.overridden.find("/parallel/shard_group");

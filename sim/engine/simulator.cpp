@@ -258,17 +258,17 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
     ++num_finished;
     timeline.end = std::max(timeline.end, now);
     const StreamId s = graph.op_stream(op);
-    if (graph.op_duration(op) > Seconds(0.0)) {
-      const DeviceId device = stream_device[idx(s)];
+    const DeviceId device = stream_device[idx(s)];
+    const bool compute = stream_is_compute[idx(s)] != 0;
+    const bool takes_time = graph.op_duration(op) > Seconds(0.0);
+    if (takes_time) {
       account(device, now);
-      --(stream_is_compute[idx(s)] != 0 ? busy[idx(device)].computing
-                                        : busy[idx(device)].communicating);
+      --(compute ? busy[idx(device)].computing : busy[idx(device)].communicating);
       if (!(timeline.ops[idx(op)].start < now)) timeline.devices[idx(device)].exact = false;
     }
-    if (stream_is_compute[idx(s)] != 0) {
+    if (compute) {
       running[idx(s)] = -1;
-    } else if (contended_model && graph.op_duration(op) > Seconds(0.0)) {
-      const DeviceId device = stream_device[idx(s)];
+    } else if (contended_model && takes_time) {
       if (--comm_running[idx(device)] == 0) rescale(device, now, false);
     }
     for (auto k = succ.offsets[idx(op)]; k < succ.offsets[idx(op) + 1]; ++k) {
