@@ -25,8 +25,8 @@ struct EndEvent {
 
 // Compressed sparse rows: the successors of op i are targets[offsets[i] .. offsets[i + 1]).
 struct Adjacency {
-  std::vector<std::int32_t> offsets;
-  std::vector<OpId> targets;
+  CachedVector<std::int32_t> offsets;
+  CachedVector<OpId> targets;
 };
 
 // Successors of every op: its dependency targets (in insertion order), then the next op on its
@@ -67,7 +67,7 @@ std::string describe(const Graph& graph, OpId op) {
 // started either, so walking "waits on" links from one of them must revisit an op: that loop is a
 // cycle. Returns the error naming it.
 InternalError cycle_error(const Graph& graph, const Adjacency& succ,
-                          const std::vector<std::int32_t>& pending, std::int64_t num_stuck) {
+                          const CachedVector<std::int32_t>& pending, std::int64_t num_stuck) {
   const std::int32_t n = graph.num_ops();
   // Predecessor lists on the error path only: invert the successor rows.
   Adjacency pred;
@@ -159,13 +159,13 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
   }
 
   const Adjacency succ = successors(graph);
-  std::vector<std::int32_t> pending(idx(n), 0);
+  CachedVector<std::int32_t> pending(idx(n), 0);
   for (const OpId t : succ.targets) ++pending[idx(t)];
 
   Timeline timeline;
   timeline.ops.assign(idx(n), OpTiming{});
   // Reschedule count per op (EndEvent); only compute ops under contention are ever rescheduled.
-  std::vector<std::uint32_t> version(idx(n), 0);
+  CachedVector<std::uint32_t> version(idx(n), 0);
   std::vector<OpId> running(idx(num_streams), -1);  // the running op of each compute stream
   std::vector<std::int32_t> comm_running(idx(num_devices), 0);
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trainsim/engine/block_cache.hpp"
 #include "trainsim/units.hpp"
 
 namespace trainsim::engine {
@@ -122,7 +123,7 @@ class Graph {
     DeviceId device = -1;
     std::string name;
     OpKind kind = OpKind::Compute;
-    std::vector<OpId> ops;
+    CachedVector<OpId> ops;
   };
 
   static std::size_t idx(std::int32_t i) { return static_cast<std::size_t>(i); }
@@ -130,12 +131,13 @@ class Graph {
   std::vector<Device> devices_;
   std::vector<Stream> streams_;
   // Ops as parallel arrays (structure of arrays): the simulator walks them linearly.
-  std::vector<StreamId> op_stream_;
-  std::vector<Seconds> op_duration_;
-  std::vector<NameId> op_name_;
-  std::vector<std::int32_t> op_tag_;
-  std::vector<ContentionClass> op_class_;
-  std::vector<Dependency> dependencies_;
+  // Per-op storage comes from block_cache, reused by the next graph built on the thread.
+  CachedVector<StreamId> op_stream_;
+  CachedVector<Seconds> op_duration_;
+  CachedVector<NameId> op_name_;
+  CachedVector<std::int32_t> op_tag_;
+  CachedVector<ContentionClass> op_class_;
+  CachedVector<Dependency> dependencies_;
   std::vector<std::string> names_;
   std::map<std::string, NameId, std::less<>> name_index_;
 };

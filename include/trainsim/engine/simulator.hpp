@@ -47,7 +47,7 @@ struct DeviceBusy {
 
 // The result of simulate(): the timing of every op, indexed by OpId, and the makespan.
 struct Timeline {
-  std::vector<OpTiming> ops;
+  CachedVector<OpTiming> ops;  // by OpId
   // Indexed by DeviceId.
   std::vector<DeviceBusy> devices;
   // The latest end of any op; SimTime::zero() for an empty graph.

@@ -47,7 +47,7 @@ struct OpInfo {
 
 struct Iteration {
   engine::Graph graph;
-  std::vector<OpInfo> ops;                    // by op tag (== OpId)
+  engine::CachedVector<OpInfo> ops;  // by op tag (== OpId)
   std::vector<CollectiveCall> collectives;
   std::vector<engine::DeviceId> stage_device; // device of each pipeline stage
   parallel::Placement placement;
