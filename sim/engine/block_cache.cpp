@@ -116,6 +116,12 @@ class Cache {
       total_ -= best->bytes;
       blocks_.erase(best);
     } else {
+      // No cached block fits: free the oldest ones until the new block, the live ones and the
+      // cache together stay within the thread's peak (or the new live total, if higher).
+      const std::size_t size = size_class(bytes);
+      while (!blocks_.empty() && live_ + total_ + size > std::max(peak_, live_ + size)) {
+        evict_oldest();
+      }
       block = new_block(bytes);
     }
     live_ += usable(block);
@@ -127,17 +133,14 @@ class Cache {
     const std::size_t bytes = usable(block);
     // A block taken on another thread was not counted here.
     live_ -= std::min(live_, bytes);
-    // Never more than the thread once held live: the cache does not raise the peak.
+    // The live blocks and the cache together stay within the most the thread held live at
+    // once: the cache never raises the thread's peak.
     const std::size_t cap = std::min(kMaxCachedBytes, peak_);
-    if (bytes > cap) {
+    if (bytes > cap - std::min(cap, live_)) {
       free_storage(storage_of(block));
       return;
     }
-    while (!blocks_.empty() && total_ + bytes > cap) {
-      free_storage(blocks_.front().storage);
-      total_ -= blocks_.front().bytes;
-      blocks_.pop_front();
-    }
+    while (!blocks_.empty() && live_ + total_ + bytes > cap) evict_oldest();
     try {
       blocks_.push_back(Block{bytes, storage_of(block)});
       total_ += bytes;
@@ -156,6 +159,12 @@ class Cache {
   }
 
  private:
+  void evict_oldest() noexcept {
+    free_storage(blocks_.front().storage);
+    total_ -= blocks_.front().bytes;
+    blocks_.pop_front();
+  }
+
   std::deque<Block> blocks_;
   std::size_t total_ = 0;  // bytes cached
   std::size_t live_ = 0;   // bytes taken on this thread and not yet given back

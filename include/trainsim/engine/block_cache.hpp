@@ -18,9 +18,9 @@ namespace block_cache {
 
 // Requests below this go straight to operator new and delete.
 inline constexpr std::size_t kMinCachedBlock = std::size_t{1} << 20;
-// Released blocks stay cached per thread up to the most bytes of blocks the thread has held at
-// once (so the cache does not raise the process's peak), and never more than this; the oldest
-// go first.
+// A thread's live and cached blocks together never exceed the most bytes of blocks it has held
+// live at once (so the cache does not raise its peak), and the cache never holds more than
+// this; the oldest cached blocks are freed first.
 inline constexpr std::size_t kMaxCachedBytes = std::size_t{1} << 30;
 
 // A block of at least `bytes` bytes (>= kMinCachedBlock), aligned for any scalar type: a cached
