@@ -1,6 +1,7 @@
 #include "trainsim/engine/block_cache.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <deque>
@@ -40,6 +41,9 @@ std::size_t size_class(std::size_t bytes) {
 void* storage_of(void* block) { return static_cast<char*>(block) - kHeader; }
 
 std::size_t usable(void* block) { return *static_cast<const std::size_t*>(storage_of(block)); }
+
+// Bytes cached by all threads together, held within kMaxCachedBytes.
+std::atomic<std::size_t> process_cached{0};
 
 // Set when the calling thread's cache has been destroyed (thread exit): a vector destroyed
 // later, such as a static one, frees its block directly. Trivially destructible, so it can
@@ -114,6 +118,7 @@ class Cache {
     if (best != blocks_.end()) {
       block = static_cast<char*>(best->storage) + kHeader;
       total_ -= best->bytes;
+      process_cached -= best->bytes;
       blocks_.erase(best);
     } else {
       // No cached block fits: free the oldest ones until the new block, the live ones and the
@@ -135,16 +140,23 @@ class Cache {
     live_ -= std::min(live_, bytes);
     // The live blocks and the cache together stay within the most the thread held live at
     // once: the cache never raises the thread's peak.
-    const std::size_t cap = std::min(kMaxCachedBytes, peak_);
+    const std::size_t cap = peak_;
     if (bytes > cap - std::min(cap, live_)) {
       free_storage(storage_of(block));
       return;
     }
     while (!blocks_.empty() && live_ + total_ + bytes > cap) evict_oldest();
+    // Within the process-wide bound too, or the block is freed.
+    if (process_cached.fetch_add(bytes) + bytes > kMaxCachedBytes) {
+      process_cached -= bytes;
+      free_storage(storage_of(block));
+      return;
+    }
     try {
       blocks_.push_back(Block{bytes, storage_of(block)});
       total_ += bytes;
     } catch (...) {  // no memory for the bookkeeping: free the block instead
+      process_cached -= bytes;
       free_storage(storage_of(block));
     }
   }
@@ -155,6 +167,7 @@ class Cache {
   void clear() noexcept {
     for (const Block& b : blocks_) free_storage(b.storage);
     blocks_.clear();
+    process_cached -= total_;
     total_ = 0;
   }
 
@@ -162,6 +175,7 @@ class Cache {
   void evict_oldest() noexcept {
     free_storage(blocks_.front().storage);
     total_ -= blocks_.front().bytes;
+    process_cached -= blocks_.front().bytes;
     blocks_.pop_front();
   }
 

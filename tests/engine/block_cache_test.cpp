@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -116,4 +117,22 @@ TEST_CASE("block_cache: a block may be released on another thread", "[engine][bl
   other.join();
   CHECK(cached_there == 0);
   CHECK(block_cache::cached_blocks() == 0);
+}
+
+TEST_CASE("block_cache: all caches together stay within kMaxCachedBytes", "[engine][block_cache]") {
+  block_cache::clear();
+  // Six blocks of 100 MiB live at once (only their headers are written, so this costs address
+  // space, not memory). Each rounds up to the size class 104 MiB (100 MiB lies between 64 and
+  // 128 MiB: steps of 8 MiB). The thread's peak admits all six back, but the process-wide bound
+  // of 512 MiB admits four (416 MiB); the fifth would make 520 MiB, so it and the sixth are
+  // freed.
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  static_assert(block_cache::kMaxCachedBytes == 512 * kMiB);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 6; ++i) blocks.push_back(block_cache::take(100 * kMiB));
+  for (void* b : blocks) block_cache::give(b);
+  CHECK(block_cache::cached_blocks() == 4);
+  CHECK(block_cache::cached_bytes() == 4 * 104 * kMiB);
+  block_cache::clear();
+  CHECK(block_cache::cached_bytes() == 0);
 }

@@ -19,9 +19,9 @@ namespace block_cache {
 // Requests below this go straight to operator new and delete.
 inline constexpr std::size_t kMinCachedBlock = std::size_t{1} << 20;
 // A thread's live and cached blocks together never exceed the most bytes of blocks it has held
-// live at once (so the cache does not raise its peak), and the cache never holds more than
-// this; the oldest cached blocks are freed first.
-inline constexpr std::size_t kMaxCachedBytes = std::size_t{1} << 30;
+// live at once (so the cache does not raise its peak), and all threads' caches together never
+// hold more than this, whatever the thread count; the oldest cached blocks are freed first.
+inline constexpr std::size_t kMaxCachedBytes = std::size_t{512} << 20;
 
 // A block of at least `bytes` bytes (>= kMinCachedBlock), aligned for any scalar type: a cached
 // one at most twice as large when there is one, else a new one rounded up to a size class (an
