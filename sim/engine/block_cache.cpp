@@ -18,6 +18,7 @@
 #if !defined(TRAINSIM_BLOCKS_FROM_NEW) && defined(__linux__)
 #define TRAINSIM_BLOCKS_MAPPED 1
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 namespace trainsim::engine::block_cache {
@@ -65,7 +66,8 @@ void* map_storage(std::size_t total) {
   const std::uintptr_t aligned = (begin + kHugePage - 1) / kHugePage * kHugePage;
   if (aligned > begin) (void)munmap(raw, aligned - begin);
   const std::uintptr_t end = begin + mapped;
-  const std::uintptr_t used_end = aligned + (total + 4095) / 4096 * 4096;
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const std::uintptr_t used_end = aligned + (total + page - 1) / page * page;
   if (end > used_end) (void)munmap(reinterpret_cast<void*>(used_end), end - used_end);
   void* storage = reinterpret_cast<void*>(aligned);
   (void)madvise(storage, total, MADV_HUGEPAGE);
@@ -140,12 +142,11 @@ class Cache {
     live_ -= std::min(live_, bytes);
     // The live blocks and the cache together stay within the most the thread held live at
     // once: the cache never raises the thread's peak.
-    const std::size_t cap = peak_;
-    if (bytes > cap - std::min(cap, live_)) {
+    if (bytes > peak_ - std::min(peak_, live_)) {
       free_storage(storage_of(block));
       return;
     }
-    while (!blocks_.empty() && live_ + total_ + bytes > cap) evict_oldest();
+    while (!blocks_.empty() && live_ + total_ + bytes > peak_) evict_oldest();
     // Within the process-wide bound too, or the block is freed.
     if (process_cached.fetch_add(bytes) + bytes > kMaxCachedBytes) {
       process_cached -= bytes;

@@ -23,8 +23,8 @@ inline constexpr std::size_t kMinCachedBlock = std::size_t{1} << 20;
 // hold more than this, whatever the thread count; the oldest cached blocks are freed first.
 inline constexpr std::size_t kMaxCachedBytes = std::size_t{512} << 20;
 
-// A block of at least `bytes` bytes (>= kMinCachedBlock), aligned for any scalar type: a cached
-// one at most twice as large when there is one, else a new one rounded up to a size class (an
+// A block of at least `bytes` bytes (>= kMinCachedBlock), aligned for any scalar type: the
+// smallest cached one that is large enough, else a new one rounded up to a size class (an
 // eighth of a power of two), so that arrays of slightly different lengths share blocks.
 // Throws std::bad_alloc.
 [[nodiscard]] void* take(std::size_t bytes);
