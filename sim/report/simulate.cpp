@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <optional>
 #include <vector>
@@ -189,11 +190,13 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
 // shared between tries), requires a zero second difference of every such quantity, extrapolates
 // each one linearly to the real m and derives the report from the extrapolated quantities
 // exactly as from simulated ones. Quantities that do not depend on the timeline (memory, FLOPs per
-// token) come from the real scenario. When every period fails because the makespan's second
-// difference is still decaying (contention, below), the tries start again later, where the
-// decay measured so far brings it under rounding (later_start). The tries stop while the
-// reduced runs would exceed m / 2 micro-batches in all, so a failed attempt costs at most half
-// a full simulation on top of it.
+// token) come from the real scenario. The schedule's own start m1 (two pipeline depths) is tried
+// first; its runs stay within m / 2 micro-batches in all. Under contention (below) the transient
+// does not end once the pipeline is full but decays over tens of micro-batches, so when that
+// start fails a probe follows: one reduced run as long as the budget allows, whose
+// per-micro-batch event times show where the steady state begins (steady_start); the three close
+// runs then start there, and the probe is the far run. With the probe all runs stay within
+// 3 m / 4, so a failed attempt costs at most three quarters of a full simulation on top of it.
 //
 // Guards, each a necessary condition of the steady state; any failure falls back to full
 // simulation:
@@ -220,7 +223,7 @@ struct SteadyStatePlan {
 
 // The reduced counts for `s` with period `period`, or none when full simulation costs no more:
 // the four reduced runs cost about 3 m1 + 3 d + check micro-batches against m for the full one
-// (simulate() also keeps all tries together within m / 2).
+// (simulate() also keeps these tries together within m / 2).
 std::optional<SteadyStatePlan> steady_state_plan(const parallel::Scenario& s, std::int64_t period,
                                                  std::int64_t requested_first) {
   const std::int64_t m = s.num_microbatches();
@@ -364,43 +367,72 @@ std::optional<Primitives> extrapolate(const std::array<const Run*, 4>& runs,
   return out;
 }
 
-// The makespan's relative second difference at one reduced start and period.
-struct Transient {
-  std::int64_t first = 0;
-  std::int64_t period = 0;
-  double second_difference = 0.0;
-};
+// Above this relative second difference of the makespan at the schedule's own start, at periods
+// d and 2d both, the reduced runs are still inside the pipeline's transient, and the longer
+// periods at that start do not escape it: in the 10,560-plan fixed-batch sweep of
+// bench/simulate_bench.cpp, no plan whose second difference at period d exceeded this was
+// extrapolated at the same start with another period. Their runs (up to 2 pp^2 micro-batches)
+// are then saved for the probe.
+constexpr double kTransientResidue = 1e-9;
+// A probe's per-micro-batch event times are in the steady state where their second difference
+// is below this fraction of the probe's makespan: ten times the rounding of event times (a few
+// units in the last place, about 1e-15), a hundredth of what extrapolate() accepts of the
+// makespans (kRelativeTolerance). The two measures fall together: for llama2-70b on 128 H100
+// (TP 8, PP 8, hybrid_shard) the probe's (in steps of 1) is 1.4e-14 at micro-batch 64, the
+// makespan's (in steps of 8 micro-batches) 2.4e-13 at 64 and 1.3e-14 at 72. The probe only
+// chooses the start; extrapolate()'s checks decide.
+constexpr double kProbeResidue = 1e-14;
 
-// Below this the makespan's second difference is rounding (a few units in the last place of
-// sums of hundreds of durations): its transient has passed, and a failed extrapolation failed
-// on something later starts do not change (another quantity's cyclicity, a queue that slowly
-// drains); no later start is tried.
-constexpr double kRoundingResidue = 1e-14;
-// The second difference a later start aims at: below the rounding of one addition.
-constexpr double kTargetResidue = 1e-16;
-
-// Where to try again after every period failed at `now`, or none. With contention the
-// transient does not end once the pipeline is full but decays geometrically (llama2-7b on 64
-// H100, TP 8, PP 8, no sharding: relative second differences of the makespan 7e-6 at 16
-// micro-batches, 2e-8 at 32, 7e-13 at 64 and exactly zero from 96 on). The first retry starts
-// twice as late; later ones start where the decay measured between the last two starts brings
-// the second difference under kTargetResidue. The budget (half the full simulation) still
-// bounds every attempt, so a start past it ends the tries.
-std::optional<std::int64_t> later_start(const std::optional<Transient>& previous,
-                                        const Transient& now, std::int64_t microbatches) {
-  if (now.second_difference < kRoundingResidue) return std::nullopt;
-  if (!previous || !(now.second_difference < previous->second_difference) ||
-      now.first <= previous->first) {
-    return 2 * now.first;
+// The first micro-batch of `probe` (a run of `count` micro-batches) from which every stage's
+// per-micro-batch event times (the first start and the last end of the micro-batch's ops on the
+// stage) advance by the same amount every `period` micro-batches, within kProbeResidue of the
+// makespan, up to the last pp micro-batches (the drain, left out), for at least pp micro-batches
+// in a row; none when there is no such run. With contention the transient after the pipeline
+// fill decays geometrically (llama2-7b on 64 H100, TP 8, PP 8, dp 1, micro-batch 2, 1,024
+// micro-batches: second differences about 1e-5 of the makespan at micro-batch 16, 1e-9 near 43,
+// under 1e-13 from 75 and zero from 98),
+// and the makespan of a reduced run is affine in its count once the state it drains from is:
+// this finds where the reduced runs can start without guessing it from their makespans.
+std::optional<std::int64_t> steady_start(const Run& probe, std::int64_t count, std::int64_t period,
+                                         std::int64_t pp) {
+  const std::int64_t last = count - pp - 1 - 2 * period;  // the last j of X[j], X[j + p], X[j + 2p]
+  if (last < pp) return std::nullopt;
+  const auto& ops = probe.iteration.ops;
+  const auto stages = static_cast<std::size_t>(pp);
+  const auto n = static_cast<std::size_t>(count);
+  // first[stage * n + k], end[stage * n + k].
+  std::vector<double> first(stages * n, std::numeric_limits<double>::infinity());
+  std::vector<double> end(stages * n, -std::numeric_limits<double>::infinity());
+  for (std::size_t op = 0; op < ops.size(); ++op) {
+    const workload::OpInfo& info = ops[op];
+    if (info.microbatch < 0 || info.microbatch >= count || info.stage < 0 || info.stage >= pp) {
+      continue;
+    }
+    const std::size_t at =
+        static_cast<std::size_t>(info.stage) * n + static_cast<std::size_t>(info.microbatch);
+    const engine::OpTiming& t = probe.timeline.ops[op];
+    first[at] = std::min(first[at], t.start.since_start().value());
+    end[at] = std::max(end[at], t.end.since_start().value());
   }
-  const double per_microbatch = std::log(now.second_difference / previous->second_difference) /
-                                static_cast<double>(now.first - previous->first);
-  const double steps = std::log(kTargetResidue / now.second_difference) / per_microbatch;
-  // A slow decay gives a start past the budget, which ends the tries; capped at the real count,
-  // which no budget admits, before the conversion.
-  const double target = std::min(static_cast<double>(now.first) + std::ceil(steps),
-                                 static_cast<double>(microbatches));
-  return std::max(now.first + 1, static_cast<std::int64_t>(target));
+  const double tolerance = kProbeResidue * probe.primitives.makespan.value();
+  const auto steady = [&](const std::vector<double>& x, std::size_t stage, std::int64_t j) {
+    const std::size_t at = stage * n + static_cast<std::size_t>(j);
+    const auto p = static_cast<std::size_t>(period);
+    const double second = x[at + 2 * p] - 2.0 * x[at + p] + x[at];
+    return std::abs(second) <= tolerance;  // false for a stage without ops (inf - inf)
+  };
+  std::int64_t start = last + 1;
+  while (start > 0) {
+    const std::int64_t j = start - 1;
+    bool ok = true;
+    for (std::size_t stage = 0; stage < stages && ok; ++stage) {
+      ok = steady(first, stage, j) && steady(end, stage, j);
+    }
+    if (!ok) break;
+    start = j;
+  }
+  if (last + 1 - start < pp) return std::nullopt;
+  return start;
 }
 
 // A copy of `s` with `microbatches` micro-batches per data-parallel rank.
@@ -448,6 +480,7 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
     // micro-batches). Runs are shared between the candidates.
     const std::int64_t base =
         s.parallel.schedule == parallel::PipelineSchedule::Interleaved ? s.parallel.pp : 1;
+    const std::int64_t pp = s.parallel.pp;
     std::map<std::int64_t, Run> runs;
     // Reduced micro-batches simulated so far: a failed attempt costs them on top of the full
     // simulation, so the attempts together stay within half of the full one.
@@ -461,54 +494,94 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
       }
       return it->second;
     };
-    std::vector<std::int64_t> periods = {base, 2 * base};
-    if (s.parallel.pp > 3) periods.push_back((s.parallel.pp - 1) * base);
-    if (s.parallel.pp > 2) periods.push_back(s.parallel.pp * base);
-    // The first reduced count, 0 for the schedule's own (steady_state_plan), and where the
-    // previous start left the makespan's relative second difference.
-    std::int64_t first = options.reduced_microbatches;
-    std::optional<Transient> previous;
-    for (;;) {
-      std::optional<Transient> best;
-      for (const std::int64_t period : periods) {
-        const auto plan = steady_state_plan(s, period, first);
-        if (!plan) continue;
-        const std::int64_t d = plan->period;
-        const std::int64_t third = plan->first + 2 * d;
-        std::int64_t needed = 0;
-        for (const std::int64_t count : {plan->first, plan->first + d, third, plan->check}) {
-          if (runs.count(count) == 0) needed += count;
-        }
-        if (2 * (spent + needed) > m) continue;
-        // Cheapest first: the three close runs usually decide, the far one only confirms.
-        const Seconds t1 = reduced(plan->first).primitives.makespan;
-        const Seconds t2 = reduced(plan->first + d).primitives.makespan;
-        const Seconds t3 = reduced(third).primitives.makespan;
-        const double second_difference = std::abs(((t3 - t2) - (t2 - t1)).value()) / t3.value();
-        if (!best || second_difference < best->second_difference) {
-          best = Transient{
-              .first = plan->first, .period = period, .second_difference = second_difference};
-        }
-        if (!(second_difference <= kRelativeTolerance)) continue;
-        const auto p = extrapolate({&reduced(plan->first), &reduced(plan->first + d),
-                                    &reduced(third), &reduced(plan->check)},
-                                   (plan->check - third) / d, (m - third) / d);
-        if (!p) continue;
-        Run& largest = runs.at(plan->check);
-        Simulation sim;
-        sim.report = derive(s, *p);
-        sim.iteration = std::move(largest.iteration);
-        sim.timeline = std::move(largest.timeline);
-        sim.simulated_microbatches = plan->check;
-        sim.extrapolated = true;
-        return sim;
+    const auto needed = [&](std::initializer_list<std::int64_t> counts) {
+      std::int64_t sum = 0;
+      for (const std::int64_t count : counts) {
+        if (runs.count(count) == 0) sum += count;
       }
-      if (options.reduced_microbatches > 0 || !best) break;
-      const std::optional<std::int64_t> later = later_start(previous, *best, m);
-      if (!later) break;
-      previous = best;
-      first = *later;
-      periods = {best->period};
+      return sum;
+    };
+    // The report from the runs at `first`, first + d, first + 2d and `check` (a whole number of
+    // periods further), or none when they are not on one line.
+    const auto attempt = [&](std::int64_t first, std::int64_t d,
+                             std::int64_t check) -> std::optional<Simulation> {
+      const std::int64_t third = first + 2 * d;
+      const auto p =
+          extrapolate({&reduced(first), &reduced(first + d), &reduced(third), &reduced(check)},
+                      (check - third) / d, (m - third) / d);
+      if (!p) return std::nullopt;
+      Run& largest = runs.at(check);
+      Simulation sim;
+      sim.report = derive(s, *p);
+      sim.iteration = std::move(largest.iteration);
+      sim.timeline = std::move(largest.timeline);
+      sim.simulated_microbatches = check;
+      sim.extrapolated = true;
+      return sim;
+    };
+    std::vector<std::int64_t> periods = {base, 2 * base};
+    if (pp > 3) periods.push_back((pp - 1) * base);
+    if (pp > 2) periods.push_back(pp * base);
+
+    // First the schedule's own start (steady_state_plan), or the caller's.
+    bool tried = false;
+    double smallest = std::numeric_limits<double>::infinity();
+    for (const std::int64_t period : periods) {
+      // The long periods' runs reach furthest; within the transient they are left to the probe.
+      if (period > 2 * base && !(smallest <= kTransientResidue)) break;
+      const auto plan = steady_state_plan(s, period, options.reduced_microbatches);
+      if (!plan) continue;
+      const std::int64_t d = plan->period;
+      const std::int64_t third = plan->first + 2 * d;
+      if (2 * (spent + needed({plan->first, plan->first + d, third, plan->check})) > m) continue;
+      tried = true;
+      // Cheapest first: the three close runs usually decide, the far one only confirms.
+      const Seconds t1 = reduced(plan->first).primitives.makespan;
+      const Seconds t2 = reduced(plan->first + d).primitives.makespan;
+      const Seconds t3 = reduced(third).primitives.makespan;
+      const double second_difference = std::abs(((t3 - t2) - (t2 - t1)).value()) / t3.value();
+      smallest = std::min(smallest, second_difference);
+      if (!(second_difference <= kRelativeTolerance)) continue;
+      if (auto sim = attempt(plan->first, d, plan->check)) return std::move(*sim);
+    }
+
+    // Then where a probe finds the steady state. Its length C splits what is left of 3 m / 4
+    // between the probe and the three close runs so that the latest start it can find still
+    // fits: steady_start finds at most C - 2d - 2 pp, the close runs begin pp later and cost
+    // 3 (C - 2d - pp) + 3d, and C + 3 (C - 2d - pp) + 3d <= left gives C. The probe is then
+    // long enough to be the far run. It is run only when that latest start is at least twice
+    // the schedule's own, which has just failed inside the transient.
+    if (tried && options.reduced_microbatches == 0) {
+      const std::int64_t left = 3 * m / 4 - spent;
+      std::int64_t probe_count = (left + 3 * base + 3 * pp) / 4;
+      // The residue of m modulo 2 base, so the probe is a far run for periods d and 2d.
+      probe_count -= ((probe_count - m) % (2 * base) + 2 * base) % (2 * base);
+      const auto lowest = steady_state_plan(s, base, 0);
+      if (lowest && probe_count - 2 * base - 2 * pp >= 2 * lowest->first) {
+        const Run& probe = reduced(probe_count);
+        std::optional<std::int64_t> best_start;
+        std::int64_t best_period = 0;
+        for (const std::int64_t period : periods) {
+          const auto start = steady_start(probe, probe_count, period, pp);
+          if (start && (!best_start || *start < *best_start)) {
+            best_start = start;
+            best_period = period;
+          }
+        }
+        if (best_start) {
+          const std::int64_t d = best_period;
+          // Past the drain of the probe's steady micro-batches, on m's residue modulo d.
+          std::int64_t first = std::max(lowest->first, *best_start + pp);
+          first += ((m - first) % d + d) % d;
+          const std::int64_t third = first + 2 * d;
+          const std::int64_t far = 2 * std::max(d, pp);
+          std::int64_t check = third + (far + d - 1) / d * d;
+          if (probe_count >= check && (probe_count - third) % d == 0) check = probe_count;
+          if (4 * (spent + needed({first, first + d, third, check})) <= 3 * m) {
+            if (auto sim = attempt(first, d, check)) return std::move(*sim);
+          }
+        }
+      }
     }
   }
 

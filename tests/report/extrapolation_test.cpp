@@ -181,8 +181,11 @@ TEST_CASE("extrapolation: agrees with full simulation on every schedule and shar
   // Every schedule is extrapolated in some cases; without contention (a max-plus linear system,
   // eventually periodic) in all of them at 4x the threshold, where the doubled and pp-fold
   // periods (for pipelines whose makespan alternates between two increments) are affordable:
-  // 1F1B on 2 stages adds runs of 8 and 12 for d = 2 (25 + 20 = 45 <= 200 / 2); on 4 stages 12
-  // and 20 for d = 2, then 16 and 24 for d = 4 (45 + 32 + 40 = 117 <= 360 / 2).
+  // 1F1B on 2 stages adds runs of 8 and 12 for d = 2 (25 + 20 = 45 <= 200 / 2). On 4 stages,
+  // where d = 1 and 2 at m1 = 8 stay over 1e-9 off a line (8, 9, 10 and 12 simulated), the
+  // probe takes (3 x 360 / 4 - 39 + 3 + 12) / 4 = 61 micro-batches, 60 on m's residue modulo 2,
+  // finds period 4 from micro-batch 4, and the runs of 8, 12 and 16 lie on one line with it
+  // (39 + 60 + 16 = 115 <= 3 x 360 / 4).
   REQUIRE(extrapolated > 0);
   if (contention == 0.0) REQUIRE(extrapolated_far == attempted / 2);
 }
@@ -274,23 +277,24 @@ TEST_CASE("extrapolation: the cost does not grow with the number of micro-batche
 TEST_CASE("extrapolation: a transient that decays under contention is extrapolated later",
           "[report][extrapolation]") {
   // 1F1B on 4 stages, zero1, with h100-dgx's contention (0.1, GEMMs 1): the makespan's
-  // second difference does not vanish once the pipeline is full but decays geometrically. In
+  // second difference does not vanish once the pipeline is full but decays geometrically: in
   // steps of d = 4 it is about 1.1e-5 of the makespan at the schedule's own start m1 = 8 and
-  // 4.1e-7 at 16 (d = 1 and 2 are worse at 8), so no start of the schedule's own is on a line.
-  // The decay between them, ln(4.1e-7 / 1.1e-5) / 8 = -0.41 per micro-batch, takes it under
-  // 1e-16 about ln(1e-16 / 4.1e-7) / -0.41 = 54 micro-batches past 16: the next start is near
-  // 70 (72 with m's residue modulo 4), whose runs lie on one line, with a check run of
-  // 72 + 2 x 4 + 2 x 4 = 88 micro-batches. Before later starts, this plan was simulated whole.
+  // 4.1e-7 at 16, and d = 1 and 2 are worse at 8, over 1e-9, so the longer periods are not
+  // tried there (8, 9, 10 and 12 micro-batches simulated, 39 in all). A probe follows, of
+  // (3 x 1024 / 4 - 39 + 3 x 1 + 3 x 4) / 4 = 186 micro-batches (already on m's residue modulo
+  // 2); its per-micro-batch event times are on a line in steps of 2 from micro-batch 53, so the
+  // close runs are 58, 60 and 62 (53 + 4, made even) and the probe is their far run:
+  // 39 + 186 + 180 = 405 reduced micro-batches, against 1,024. Before the probe the start was
+  // guessed from the decay of the makespan's second difference between two starts (72), at
+  // 3 starts' cost; before later starts, this plan was simulated whole.
   const auto s = scenario("1f1b", 4, 1, "zero1", "none", 1, 1, 1024);
   report::SimulateOptions full_options;
   full_options.mode = report::SimulationMode::Full;
   const report::Simulation full = report::simulate(s, full_options);
   const report::Simulation fast = report::simulate(s);
   REQUIRE(fast.extrapolated);
-  // Past every run of the schedule's own start (8, 9, 10 with d = 1 and its check run
-  // 10 + 2 + 8 = 20; 12 and 24 with d = 2 and 4), within the budget of m / 2.
-  CHECK(fast.simulated_microbatches > 24);
-  CHECK(fast.simulated_microbatches <= 512);
+  // The far run is the probe.
+  CHECK(fast.simulated_microbatches == 186);
   require_agree(fast.report, full.report);
 }
 

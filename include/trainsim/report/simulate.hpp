@@ -42,8 +42,8 @@ struct Simulation {
   // The graph and timeline of `simulated_microbatches` micro-batches per data-parallel rank.
   workload::Iteration iteration;
   engine::Timeline timeline;
-  // scenario.num_microbatches() when the whole iteration was simulated; the largest reduced
-  // count when the report was extrapolated from the steady state.
+  // scenario.num_microbatches() when the whole iteration was simulated; the count of the far
+  // run, the largest of the four the report was extrapolated from, when it was extrapolated.
   std::int64_t simulated_microbatches = 0;
   // True when the report was extrapolated, so that `iteration` and `timeline` cover fewer
   // micro-batches than the report.
