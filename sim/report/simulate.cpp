@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <optional>
@@ -186,28 +187,32 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
 // The steady state may repeat only every c periods (the cyclicity): 1F1B pipelines whose stages
 // differ alternate between two per-micro-batch increments, and under contention a 1F1B
 // pipeline's increments can jump once every pp - 1 micro-batches. simulate() therefore tries d,
-// 2d, (pp - 1) d and pp d in turn; for each it runs m1, m1 + d and m1 + 2d micro-batches (runs
-// shared between tries), requires a zero second difference of every such quantity, extrapolates
+// 2d, (pp - 1) d and pp d in turn (the last two only when d or 2d came within kTransientResidue
+// of a line); for each it runs m1, m1 + d and m1 + 2d micro-batches (runs shared between
+// tries), requires a zero second difference of every such quantity, extrapolates
 // each one linearly to the real m and derives the report from the extrapolated quantities
 // exactly as from simulated ones. Quantities that do not depend on the timeline (memory, FLOPs per
 // token) come from the real scenario. The schedule's own start m1 (two pipeline depths) is tried
 // first; its runs stay within m / 2 micro-batches in all. Under contention (below) the transient
 // does not end once the pipeline is full but decays over tens of micro-batches, so when that
-// start fails a probe follows: one reduced run as long as the budget allows, whose
-// per-micro-batch event times show where the steady state begins (steady_start); the three close
-// runs then start there, and the probe is the far run. With the probe all runs stay within
-// 3 m / 4, so a failed attempt costs at most three quarters of a full simulation on top of it.
+// start fails (its close runs off a line, or its far run off theirs) a probe follows: one reduced
+// run as long as the budget allows, whose per-micro-batch event times show where the steady state
+// begins (ProbeTimes::steady_start); the three close runs then start there, in the period whose
+// runs cost least, and the probe is their far run when it lies far enough. With the probe all
+// runs stay within 3 m / 4, so a failed attempt costs at most three quarters of a full
+// simulation on top of it.
 //
 // Guards, each a necessary condition of the steady state; any failure falls back to full
 // simulation:
 //  - the runs issue the same collective calls (op, group, bytes, time, stage, algorithm);
 //  - no stream gains work per period faster than the makespan grows (else a queue is still
 //    building and a steeper regime follows: the makespan is a maximum of affine functions);
-//  - a fourth run, 2 max(d, pp) micro-batches further (rounded up to whole periods), lies on
-//    the same line. With communication slowing compute (EngineOptions::comm_compute_contention)
-//    the system is no longer max-plus linear, and trainsim's pipelines show damped period-2
-//    oscillations and per-micro-batch increments that hold for a few micro-batches and then jump
-//    once per pp or pp - 1 micro-batches; three consecutive points alone can sit in such a window.
+//  - a fourth run, at least 2 max(d, pp) micro-batches further (rounded up to whole periods;
+//    the probe, when it lies far enough), lies on the same line. With communication slowing compute
+//    (EngineOptions::comm_compute_contention) the system is no longer max-plus linear, and
+//    trainsim's pipelines show damped period-2 oscillations and per-micro-batch increments that
+//    hold for a few micro-batches and then jump once per pp or pp - 1 micro-batches; three
+//    consecutive points alone can sit in such a window.
 // These conditions do not prove periodicity; full simulation (SimulationMode::Full) remains the
 // reference, and tests/report/extrapolation_test.cpp compares the two.
 
@@ -368,11 +373,13 @@ std::optional<Primitives> extrapolate(const std::array<const Run*, 4>& runs,
 }
 
 // Above this relative second difference of the makespan at the schedule's own start, at periods
-// d and 2d both, the reduced runs are still inside the pipeline's transient, and the longer
-// periods at that start do not escape it: in the 10,560-plan fixed-batch sweep of
-// bench/simulate_bench.cpp, no plan whose second difference at period d exceeded this was
-// extrapolated at the same start with another period. Their runs (up to 2 pp^2 micro-batches)
-// are then saved for the probe.
+// d and 2d both, the reduced runs are taken to be inside the pipeline's transient, and the
+// periods (pp - 1) d and pp d are not tried there: their runs (for pp 8, 23 to 51 micro-batches
+// each) are saved for the probe. A rule from the data, not a law: in the 10,560-plan fixed-batch
+// sweep of bench/simulate_bench.cpp no plan whose second difference at period d exceeded this
+// was extrapolated at the same start with another period, but without contention 1F1B on 4
+// stages of the extrapolation tests' model is 4e-3 off a line at d = 1 and on one at pp d from
+// m1; the probe then finds that start, at the probe's cost.
 constexpr double kTransientResidue = 1e-9;
 // A probe's per-micro-batch event times are in the steady state where their second difference
 // is below this fraction of the probe's makespan: ten times the rounding of event times (a few
@@ -383,57 +390,80 @@ constexpr double kTransientResidue = 1e-9;
 // chooses the start; extrapolate()'s checks decide.
 constexpr double kProbeResidue = 1e-14;
 
-// The first micro-batch of `probe` (a run of `count` micro-batches) from which every stage's
-// per-micro-batch event times (the first start and the last end of the micro-batch's ops on the
-// stage) advance by the same amount every `period` micro-batches, within kProbeResidue of the
-// makespan, up to the last pp micro-batches (the drain, left out), for at least pp micro-batches
-// in a row; none when there is no such run. With contention the transient after the pipeline
-// fill decays geometrically (llama2-7b on 64 H100, TP 8, PP 8, dp 1, micro-batch 2, 1,024
-// micro-batches: second differences about 1e-5 of the makespan at micro-batch 16, 1e-9 near 43,
-// under 1e-13 from 75 and zero from 98),
-// and the makespan of a reduced run is affine in its count once the state it drains from is:
-// this finds where the reduced runs can start without guessing it from their makespans.
-std::optional<std::int64_t> steady_start(const Run& probe, std::int64_t count, std::int64_t period,
-                                         std::int64_t pp) {
-  const std::int64_t last = count - pp - 1 - 2 * period;  // the last j of X[j], X[j + p], X[j + 2p]
-  if (last < pp) return std::nullopt;
-  const auto& ops = probe.iteration.ops;
-  const auto stages = static_cast<std::size_t>(pp);
-  const auto n = static_cast<std::size_t>(count);
-  // first[stage * n + k], end[stage * n + k].
-  std::vector<double> first(stages * n, std::numeric_limits<double>::infinity());
-  std::vector<double> end(stages * n, -std::numeric_limits<double>::infinity());
-  for (std::size_t op = 0; op < ops.size(); ++op) {
-    const workload::OpInfo& info = ops[op];
-    if (info.microbatch < 0 || info.microbatch >= count || info.stage < 0 || info.stage >= pp) {
-      continue;
+// The latest start a probe looks for, in micro-batches: its length is capped to find starts up
+// to here, so that its cost does not grow with m. In the 10,560-plan fixed-batch sweep
+// (bench/simulate_bench.cpp), probes sized by the budget alone (up to 372 micro-batches) found
+// their starts at micro-batches 36 to 83.
+constexpr std::int64_t kLatestProbeStart = 128;
+
+// Every stage's per-micro-batch event times in a probe (a reduced run of `count` micro-batches):
+// the first start and the last end of the micro-batch's ops on the stage.
+class ProbeTimes {
+ public:
+  ProbeTimes(const Run& probe, std::int64_t count, std::int64_t pp)
+      : count_(count),
+        pp_(pp),
+        tolerance_(kProbeResidue * probe.primitives.makespan.value()),
+        first_(static_cast<std::size_t>(pp * count), std::numeric_limits<double>::infinity()),
+        end_(static_cast<std::size_t>(pp * count), -std::numeric_limits<double>::infinity()) {
+    const auto& ops = probe.iteration.ops;
+    for (std::size_t op = 0; op < ops.size(); ++op) {
+      const workload::OpInfo& info = ops[op];
+      if (info.microbatch < 0 || info.microbatch >= count || info.stage < 0 || info.stage >= pp) {
+        continue;
+      }
+      const std::size_t at = index(info.stage, info.microbatch);
+      const engine::OpTiming& t = probe.timeline.ops[op];
+      first_[at] = std::min(first_[at], t.start.since_start().value());
+      end_[at] = std::max(end_[at], t.end.since_start().value());
     }
-    const std::size_t at =
-        static_cast<std::size_t>(info.stage) * n + static_cast<std::size_t>(info.microbatch);
-    const engine::OpTiming& t = probe.timeline.ops[op];
-    first[at] = std::min(first[at], t.start.since_start().value());
-    end[at] = std::max(end[at], t.end.since_start().value());
   }
-  const double tolerance = kProbeResidue * probe.primitives.makespan.value();
-  const auto steady = [&](const std::vector<double>& x, std::size_t stage, std::int64_t j) {
-    const std::size_t at = stage * n + static_cast<std::size_t>(j);
-    const auto p = static_cast<std::size_t>(period);
-    const double second = x[at + 2 * p] - 2.0 * x[at + p] + x[at];
-    return std::abs(second) <= tolerance;  // false for a stage without ops (inf - inf)
-  };
-  std::int64_t start = last + 1;
-  while (start > 0) {
-    const std::int64_t j = start - 1;
-    bool ok = true;
-    for (std::size_t stage = 0; stage < stages && ok; ++stage) {
-      ok = steady(first, stage, j) && steady(end, stage, j);
+
+  // The first micro-batch from which every stage's times advance by the same amount every
+  // `period` micro-batches, within kProbeResidue of the probe's makespan, for at least pp
+  // micro-batches in a row up to the last `drain` micro-batches (left out: the schedule's
+  // cool-down, pp micro-batches for 1F1B and GPipe, up to 2 pp - 2 for the interleaved
+  // schedule); none when there is no such run. With contention the transient after the pipeline
+  // fill decays geometrically (llama2-7b on 64 H100, TP 8, PP 8, dp 1, micro-batch 2, 1,024
+  // micro-batches: second differences about 1e-5 of the makespan at micro-batch 16, 1e-9 near
+  // 43, under 1e-13 from 75 and zero from 98), and the makespan of a reduced run is affine in its
+  // count once the state it drains from is: this finds where the reduced runs can start without
+  // guessing it from their makespans.
+  [[nodiscard]] std::optional<std::int64_t> steady_start(std::int64_t period,
+                                                         std::int64_t drain) const {
+    // The last j of the second difference X[j], X[j + p], X[j + 2p] before the drain.
+    const std::int64_t last = count_ - drain - 1 - 2 * period;
+    if (last < pp_) return std::nullopt;
+    std::int64_t start = last + 1;
+    while (start > 0 && steady(period, start - 1)) --start;
+    if (last + 1 - start < pp_) return std::nullopt;
+    return start;
+  }
+
+ private:
+  [[nodiscard]] std::size_t index(std::int64_t stage, std::int64_t microbatch) const {
+    return static_cast<std::size_t>(stage * count_ + microbatch);
+  }
+  // Whether every stage's second difference at micro-batch j is within the tolerance; false for
+  // a stage without ops there (inf - inf).
+  [[nodiscard]] bool steady(std::int64_t period, std::int64_t j) const {
+    for (std::int64_t stage = 0; stage < pp_; ++stage) {
+      const std::size_t at = index(stage, j);
+      const auto p = static_cast<std::size_t>(period);
+      for (const std::vector<double>* x : {&first_, &end_}) {
+        const double second = (*x)[at + 2 * p] - 2.0 * (*x)[at + p] + (*x)[at];
+        if (!(std::abs(second) <= tolerance_)) return false;
+      }
     }
-    if (!ok) break;
-    start = j;
+    return true;
   }
-  if (last + 1 - start < pp) return std::nullopt;
-  return start;
-}
+
+  std::int64_t count_;
+  std::int64_t pp_;
+  double tolerance_;
+  std::vector<double> first_;
+  std::vector<double> end_;
+};
 
 // A copy of `s` with `microbatches` micro-batches per data-parallel rank.
 parallel::Scenario with_microbatches(const parallel::Scenario& s, std::int64_t microbatches) {
@@ -471,6 +501,10 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
   const collective::CollectiveModel collectives(s.hardware);
   const std::int64_t m = s.num_microbatches();
 
+  // Reduced micro-batches simulated: a failed attempt costs them on top of the full simulation,
+  // so the attempts together stay within m / 2 at the schedule's own start and 3 m / 4 with the
+  // probe.
+  std::int64_t spent = 0;
   if (options.mode == SimulationMode::Extrapolate) {
     // The schedule's period, then twice, pp - 1 and pp times it: a max-plus system's steady
     // state may repeat only every c periods (its cyclicity, Baccelli et al. §3.7); 1F1B
@@ -482,9 +516,6 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
         s.parallel.schedule == parallel::PipelineSchedule::Interleaved ? s.parallel.pp : 1;
     const std::int64_t pp = s.parallel.pp;
     std::map<std::int64_t, Run> runs;
-    // Reduced micro-batches simulated so far: a failed attempt costs them on top of the full
-    // simulation, so the attempts together stay within half of the full one.
-    std::int64_t spent = 0;
     const auto reduced = [&](std::int64_t count) -> const Run& {
       auto it = runs.find(count);
       if (it == runs.end()) {
@@ -517,6 +548,7 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
       sim.timeline = std::move(largest.timeline);
       sim.simulated_microbatches = check;
       sim.extrapolated = true;
+      sim.reduced_microbatches_simulated = spent;
       return sim;
     };
     std::vector<std::int64_t> periods = {base, 2 * base};
@@ -528,7 +560,10 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
     double smallest = std::numeric_limits<double>::infinity();
     for (const std::int64_t period : periods) {
       // The long periods' runs reach furthest; within the transient they are left to the probe.
-      if (period > 2 * base && !(smallest <= kTransientResidue)) break;
+      if (options.reduced_microbatches == 0 && period > 2 * base &&
+          !(smallest <= kTransientResidue)) {
+        break;
+      }
       const auto plan = steady_state_plan(s, period, options.reduced_microbatches);
       if (!plan) continue;
       const std::int64_t d = plan->period;
@@ -546,40 +581,51 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
     }
 
     // Then where a probe finds the steady state. Its length C splits what is left of 3 m / 4
-    // between the probe and the three close runs so that the latest start it can find still
-    // fits: steady_start finds at most C - 2d - 2 pp, the close runs begin pp later and cost
-    // 3 (C - 2d - pp) + 3d, and C + 3 (C - 2d - pp) + 3d <= left gives C. The probe is then
-    // long enough to be the far run. It is run only when that latest start is at least twice
-    // the schedule's own, which has just failed inside the transient.
+    // between the probe and the three close runs of period d so that the latest start it can
+    // use still fits: the close runs begin pp after the start, the third 2d later, and the probe
+    // is their far run if it lies r = 2 max(d, pp) past the third; so the latest start is
+    // C - r - 2d - pp, the close runs cost 3 (C - r - 2d) + 3d, and
+    // C + 3 (C - r - 2d) + 3d <= left gives C <= (left + 3d + 3r) / 4. At most
+    // kLatestProbeStart + pp + 2d + r, so that the probe's cost does not grow with m. It is run
+    // only when that latest start is at least twice the schedule's own, which has just failed
+    // (its runs off a line, or its far run off theirs).
     if (tried && options.reduced_microbatches == 0) {
       const std::int64_t left = 3 * m / 4 - spent;
-      std::int64_t probe_count = (left + 3 * base + 3 * pp) / 4;
+      const std::int64_t reach = 2 * std::max(base, pp);
+      std::int64_t probe_count =
+          std::min((left + 3 * base + 3 * reach) / 4, kLatestProbeStart + pp + 2 * base + reach);
       // The residue of m modulo 2 base, so the probe is a far run for periods d and 2d.
       probe_count -= ((probe_count - m) % (2 * base) + 2 * base) % (2 * base);
       const auto lowest = steady_state_plan(s, base, 0);
-      if (lowest && probe_count - 2 * base - 2 * pp >= 2 * lowest->first) {
+      if (lowest && probe_count - reach - 2 * base - pp >= 2 * lowest->first) {
         const Run& probe = reduced(probe_count);
-        std::optional<std::int64_t> best_start;
-        std::int64_t best_period = 0;
-        for (const std::int64_t period : periods) {
-          const auto start = steady_start(probe, probe_count, period, pp);
-          if (start && (!best_start || *start < *best_start)) {
-            best_start = start;
-            best_period = period;
-          }
-        }
-        if (best_start) {
-          const std::int64_t d = best_period;
+        const ProbeTimes times(probe, probe_count, pp);
+        const std::int64_t drain =
+            s.parallel.schedule == parallel::PipelineSchedule::Interleaved ? 2 * pp : pp;
+        // Of the periods whose steady start fits the budget, the one whose runs cost least.
+        struct Choice {
+          std::int64_t first = 0;
+          std::int64_t period = 0;
+          std::int64_t check = 0;
+          std::int64_t cost = 0;
+        };
+        std::optional<Choice> best;
+        for (const std::int64_t d : periods) {
+          const auto start = times.steady_start(d, drain);
+          if (!start) continue;
           // Past the drain of the probe's steady micro-batches, on m's residue modulo d.
-          std::int64_t first = std::max(lowest->first, *best_start + pp);
+          std::int64_t first = std::max(lowest->first, *start + pp);
           first += ((m - first) % d + d) % d;
           const std::int64_t third = first + 2 * d;
           const std::int64_t far = 2 * std::max(d, pp);
           std::int64_t check = third + (far + d - 1) / d * d;
           if (probe_count >= check && (probe_count - third) % d == 0) check = probe_count;
-          if (4 * (spent + needed({first, first + d, third, check})) <= 3 * m) {
-            if (auto sim = attempt(first, d, check)) return std::move(*sim);
-          }
+          const std::int64_t cost = needed({first, first + d, third, check});
+          if (4 * (spent + cost) > 3 * m) continue;
+          if (!best || cost < best->cost) best = Choice{first, d, check, cost};
+        }
+        if (best) {
+          if (auto sim = attempt(best->first, best->period, best->check)) return std::move(*sim);
         }
       }
     }
@@ -591,6 +637,7 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
   sim.iteration = std::move(r.iteration);
   sim.timeline = std::move(r.timeline);
   sim.simulated_microbatches = m;
+  sim.reduced_microbatches_simulated = spent;
   return sim;
 }
 

@@ -181,11 +181,12 @@ TEST_CASE("extrapolation: agrees with full simulation on every schedule and shar
   // Every schedule is extrapolated in some cases; without contention (a max-plus linear system,
   // eventually periodic) in all of them at 4x the threshold, where the doubled and pp-fold
   // periods (for pipelines whose makespan alternates between two increments) are affordable:
-  // 1F1B on 2 stages adds runs of 8 and 12 for d = 2 (25 + 20 = 45 <= 200 / 2). On 4 stages,
-  // where d = 1 and 2 at m1 = 8 stay over 1e-9 off a line (8, 9, 10 and 12 simulated), the
-  // probe takes (3 x 360 / 4 - 39 + 3 + 12) / 4 = 61 micro-batches, 60 on m's residue modulo 2,
+  // 1F1B on 2 stages adds runs of 8 and 12 for d = 2 (25 + 20 = 45 <= 200 / 2). On 4 stages
+  // the other shardings lie on a line at m1 = 8 with d = 1; with none and zero1, d = 1 and 2 at
+  // m1 = 8 stay over 1e-9 off a line (8, 9, 10 and 12 simulated, 39 in all), and the probe takes
+  // (3 x 360 / 4 - 39 + 3 x 1 + 3 x 2 x 4) / 4 = 64 micro-batches (on m's residue modulo 2),
   // finds period 4 from micro-batch 4, and the runs of 8, 12 and 16 lie on one line with it
-  // (39 + 60 + 16 = 115 <= 3 x 360 / 4).
+  // (39 + 64 + 16 = 119 <= 3 x 360 / 4).
   REQUIRE(extrapolated > 0);
   if (contention == 0.0) REQUIRE(extrapolated_far == attempted / 2);
 }
@@ -281,12 +282,14 @@ TEST_CASE("extrapolation: a transient that decays under contention is extrapolat
   // steps of d = 4 it is about 1.1e-5 of the makespan at the schedule's own start m1 = 8 and
   // 4.1e-7 at 16, and d = 1 and 2 are worse at 8, over 1e-9, so the longer periods are not
   // tried there (8, 9, 10 and 12 micro-batches simulated, 39 in all). A probe follows, of
-  // (3 x 1024 / 4 - 39 + 3 x 1 + 3 x 4) / 4 = 186 micro-batches (already on m's residue modulo
-  // 2); its per-micro-batch event times are on a line in steps of 2 from micro-batch 53, so the
-  // close runs are 58, 60 and 62 (53 + 4, made even) and the probe is their far run:
-  // 39 + 186 + 180 = 405 reduced micro-batches, against 1,024. Before the probe the start was
-  // guessed from the decay of the makespan's second difference between two starts (72), at
-  // 3 starts' cost; before later starts, this plan was simulated whole.
+  // min((3 x 1024 / 4 - 39 + 3 x 1 + 3 x 2 x 4) / 4, 128 + 4 + 2 x 1 + 2 x 4) = min(189, 142) =
+  // 142 micro-batches (on m's residue modulo 2). Its per-micro-batch event times are on a line
+  // in steps of 1 from micro-batch 58 and in steps of 2 from 53; the close runs of period 2,
+  // 58, 60 and 62 (53 + 4, made even), cost least, and the probe is their far run:
+  // 39 + 142 + 180 = 361 reduced micro-batches, against 1,024. Before the probe the start was
+  // guessed from the decay of the makespan's second difference between starts: 61 with period
+  // 3, after starts at 8 and 16 (411 reduced micro-batches); before later starts, this plan was
+  // simulated whole.
   const auto s = scenario("1f1b", 4, 1, "zero1", "none", 1, 1, 1024);
   report::SimulateOptions full_options;
   full_options.mode = report::SimulationMode::Full;
@@ -294,8 +297,17 @@ TEST_CASE("extrapolation: a transient that decays under contention is extrapolat
   const report::Simulation fast = report::simulate(s);
   REQUIRE(fast.extrapolated);
   // The far run is the probe.
-  CHECK(fast.simulated_microbatches == 186);
+  CHECK(fast.simulated_microbatches == 142);
+  CHECK(fast.reduced_microbatches_simulated == 361);
   require_agree(fast.report, full.report);
+  // Its length does not grow with m: at 4,096 micro-batches the budget would allow
+  // (3 x 4096 / 4 - 39 + 27) / 4 = 765, the cap keeps 142, and the same runs are simulated.
+  const report::Simulation longer =
+      report::simulate(scenario("1f1b", 4, 1, "zero1", "none", 1, 1, 4096));
+  REQUIRE(longer.extrapolated);
+  CHECK(longer.simulated_microbatches == 142);
+  CHECK(longer.reduced_microbatches_simulated == 361);
+  CHECK(longer.iteration.graph.num_ops() == fast.iteration.graph.num_ops());
 }
 
 TEST_CASE("extrapolation: a steady state that repeats every pp - 1 micro-batches",
@@ -330,9 +342,10 @@ TEST_CASE("extrapolation: a transient the probe does not see end is simulated in
   // h100-dgx's contention the makespan's second difference in steps of 8 micro-batches is still
   // 1e-11 of it at 400 micro-batches (full simulations of 8 to 400). At the schedule's start
   // m1 = 8, d = 1 and 2 are over 1e-9 off a line (8, 9, 10 and 12 simulated, 39 in all); the
-  // probe, (3 x 1024 / 4 - 39 + 3 x 1 + 3 x 4) / 4 = 186 micro-batches, holds no 4 (pp)
-  // micro-batches in a row whose event times are within 1e-14 of its makespan of a line. So the
-  // whole iteration is simulated, and the result is the full simulation's bit for bit.
+  // probe, min((3 x 1024 / 4 - 39 + 3 x 1 + 3 x 2 x 4) / 4, 128 + 4 + 2 x 1 + 2 x 4) = 142
+  // micro-batches, holds no 4 (pp) micro-batches in a row whose event times lie on a line
+  // within 1e-14 of its makespan, in any period. So the whole iteration is simulated, and the
+  // result is the full simulation's bit for bit.
   io::ScenarioDocument doc;
   doc.json = nlohmann::json::parse(R"({
     "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 64},
@@ -346,6 +359,8 @@ TEST_CASE("extrapolation: a transient the probe does not see end is simulated in
   const report::Simulation fast = report::simulate(s);
   REQUIRE_FALSE(fast.extrapolated);
   CHECK(fast.simulated_microbatches == 1024);
+  // The tries at m1 and the probe, on top of the full simulation.
+  CHECK(fast.reduced_microbatches_simulated == 39 + 142);
   CHECK(fast.report.iteration_time.value() == full.report.iteration_time.value());
   CHECK(fast.report.exposed_communication.value() == full.report.exposed_communication.value());
   CHECK(fast.report.bubble.value() == full.report.bubble.value());

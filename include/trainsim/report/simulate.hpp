@@ -18,9 +18,9 @@ enum class SimulationMode {
   // the report derives from is affine in the micro-batch count there (the steady state),
   // extrapolate them to the real count; otherwise simulate every micro-batch (simulate.cpp
   // gives the method and its guards). The cost stops growing with the number of micro-batches
-  // once it is large. The Simulation's graph and timeline are then those of the largest
-  // reduced run, not of the whole iteration: callers that need the whole timeline (traces,
-  // kernel breakdowns) ask for Full.
+  // once it is large. The Simulation's graph and timeline are then those of the far run, the
+  // largest of the four reduced runs the report comes from, not of the whole iteration:
+  // callers that need the whole timeline (traces, kernel breakdowns) ask for Full.
   Extrapolate,
   // Simulate every micro-batch: the Simulation's graph and timeline are the whole iteration
   // (what traces and `compare` need). Cost proportional to the number of micro-batches.
@@ -48,6 +48,9 @@ struct Simulation {
   // True when the report was extrapolated, so that `iteration` and `timeline` cover fewer
   // micro-batches than the report.
   bool extrapolated = false;
+  // Micro-batches simulated in reduced runs (the extrapolation's tries and probe), whether the
+  // report came from them or not: the cost beside a full simulation. 0 when none was tried.
+  std::int64_t reduced_microbatches_simulated = 0;
 };
 
 // Simulates one iteration of `scenario`, which must be valid (parallel::validate empty).
