@@ -3,8 +3,9 @@
 // 16,384 H100 (TP 8, PP 16, interleaved) below 20 ms; run time flat in the GPU count and in the
 // number of micro-batches (the "Everyday use" issue: llama2-7b on 8 GPUs at global batch 16,
 // 2,048 and 16,384, in both simulation modes; a fixed-global-batch plan sweep of 10,560 plans
-// in under 5 s on two cores). `peak_rss_bytes` is the process's peak resident set when the case
-// ends: run one case alone (--benchmark_filter) to read its own peak.
+// in under 5 s on two cores, and the same plans on one thread counted in ops simulated).
+// `peak_rss_bytes` is the process's peak resident set when the case ends: run one case alone
+// (--benchmark_filter) to read its own peak.
 #include <cstdint>
 #include <string>
 
@@ -17,7 +18,9 @@
 #include <sys/resource.h>
 #endif
 
+#include "trainsim/error.hpp"
 #include "trainsim/report/simulate.hpp"
+#include "trainsim/sweep/evaluate.hpp"
 
 #include "sim/io/scenario_loader.hpp"
 #include "sim/sweep/sweep_run.hpp"
@@ -131,5 +134,41 @@ void sweep_fixed_batch_2048(benchmark::State& state) {
   state.counters["peak_rss_bytes"] = peak_rss_bytes();
 }
 BENCHMARK(sweep_fixed_batch_2048)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
+// The same plans one by one on one thread, counting what was simulated: ops_simulated (every
+// graph's ops, reduced runs and full ones: the sweep's cost in a measure that does not drift
+// with the machine's load, which varies by a third between runs on a shared 2-core machine),
+// plans run (valid and fitting), plans extrapolated, and reduced micro-batches simulated.
+void simulate_fixed_batch_plans(benchmark::State& state) {
+  const sweep::SweepSpec spec = sweep::parse_sweep_spec(kFixedBatchSweep, "bench", "");
+  std::int64_t ops = 0;
+  std::int64_t plans = 0;
+  std::int64_t extrapolated = 0;
+  std::int64_t reduced = 0;
+  for (auto _ : state) {
+    ops = plans = extrapolated = reduced = 0;
+    for (std::int64_t i = 0; i < spec.size(); ++i) {
+      parallel::Scenario s;
+      try {
+        s = io::scenario_from_document(spec.document(i));
+      } catch (const ConfigError&) {
+        continue;  // an invalid row of the sweep
+      } catch (const PlanError&) {
+        continue;
+      }
+      if (sweep::screen(s).status != sweep::Status::Ok) continue;
+      const report::Simulation sim = report::simulate(s);
+      ++plans;
+      ops += sim.ops_simulated;
+      reduced += sim.reduced_microbatches_simulated;
+      if (sim.extrapolated) ++extrapolated;
+    }
+  }
+  state.counters["ops_simulated"] = static_cast<double>(ops);
+  state.counters["plans"] = static_cast<double>(plans);
+  state.counters["extrapolated"] = static_cast<double>(extrapolated);
+  state.counters["reduced_microbatches"] = static_cast<double>(reduced);
+}
+BENCHMARK(simulate_fixed_batch_plans)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace

@@ -505,6 +505,7 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
   // so the attempts together stay within m / 2 at the schedule's own start and 3 m / 4 with the
   // probe.
   std::int64_t spent = 0;
+  std::int64_t ops = 0;  // of every graph simulated
   if (options.mode == SimulationMode::Extrapolate) {
     // The schedule's period, then twice, pp - 1 and pp times it: a max-plus system's steady
     // state may repeat only every c periods (its cyclicity, Baccelli et al. §3.7); 1F1B
@@ -522,6 +523,7 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
         spent += count;
         it =
             runs.emplace(count, run(with_microbatches(s, count), collectives, options.build)).first;
+        ops += it->second.iteration.graph.num_ops();
       }
       return it->second;
     };
@@ -549,6 +551,7 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
       sim.simulated_microbatches = check;
       sim.extrapolated = true;
       sim.reduced_microbatches_simulated = spent;
+      sim.ops_simulated = ops;
       return sim;
     };
     std::vector<std::int64_t> periods = {base, 2 * base};
@@ -638,6 +641,7 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
   sim.timeline = std::move(r.timeline);
   sim.simulated_microbatches = m;
   sim.reduced_microbatches_simulated = spent;
+  sim.ops_simulated = ops + sim.iteration.graph.num_ops();
   return sim;
 }
 

@@ -361,6 +361,9 @@ TEST_CASE("extrapolation: a transient the probe does not see end is simulated in
   CHECK(fast.simulated_microbatches == 1024);
   // The tries at m1 and the probe, on top of the full simulation.
   CHECK(fast.reduced_microbatches_simulated == 39 + 142);
+  CHECK(fast.ops_simulated > fast.iteration.graph.num_ops());
+  CHECK(full.reduced_microbatches_simulated == 0);
+  CHECK(full.ops_simulated == full.iteration.graph.num_ops());
   CHECK(fast.report.iteration_time.value() == full.report.iteration_time.value());
   CHECK(fast.report.exposed_communication.value() == full.report.exposed_communication.value());
   CHECK(fast.report.bubble.value() == full.report.bubble.value());

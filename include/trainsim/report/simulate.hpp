@@ -51,6 +51,9 @@ struct Simulation {
   // Micro-batches simulated in reduced runs (the extrapolation's tries and probe), whether the
   // report came from them or not: the cost beside a full simulation. 0 when none was tried.
   std::int64_t reduced_microbatches_simulated = 0;
+  // Ops of every graph simulated, reduced runs and the full one alike: the simulation's cost in
+  // a measure that does not drift with the machine's load (bench/simulate_bench.cpp).
+  std::int64_t ops_simulated = 0;
 };
 
 // Simulates one iteration of `scenario`, which must be valid (parallel::validate empty).
