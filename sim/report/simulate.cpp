@@ -374,7 +374,7 @@ std::optional<Primitives> extrapolate(const std::array<const Run*, 4>& runs,
 
 // Above this relative second difference of the makespan at the schedule's own start, at periods
 // d and 2d both, the reduced runs are taken to be inside the pipeline's transient, and the
-// periods (pp - 1) d and pp d are not tried there: their runs (for pp 8, 23 to 51 micro-batches
+// periods (pp - 1) d and pp d are not tried there: their runs (for pp 8, up to 57 micro-batches
 // each) are saved for the probe. A rule from the data, not a law: in the 10,560-plan fixed-batch
 // sweep of bench/simulate_bench.cpp no plan whose second difference at period d exceeded this
 // was extrapolated at the same start with another period, but without contention 1F1B on 4

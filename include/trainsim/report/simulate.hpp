@@ -32,7 +32,8 @@ struct SimulateOptions {
   SimulationMode mode = SimulationMode::Extrapolate;
   // The smallest reduced micro-batch count of SimulationMode::Extrapolate; 0 chooses it from
   // the schedule (simulate.cpp, steady_state_plan). A count inside the pipeline fill only makes
-  // the affinity check fail and the simulation fall back to the full one.
+  // the affinity check fail and the simulation fall back to the full one. A count given here is
+  // the only start tried: no probe follows it.
   std::int64_t reduced_microbatches = 0;
 };
 
