@@ -226,6 +226,19 @@ struct SteadyStatePlan {
   std::int64_t check = 0;   // the fourth run's count, m1 + 2d + 2 max(d, pp)
 };
 
+// The reduced counts of period `period` from `first` on, for m micro-batches on pp stages:
+// `first` raised to m's residue modulo the period, so that (m - m1) / d is an integer, and the
+// far run whole periods past the third, 2 max(d, pp) micro-batches rounded up to a multiple of d.
+SteadyStatePlan plan_from(std::int64_t m, std::int64_t pp, std::int64_t period,
+                          std::int64_t first) {
+  SteadyStatePlan plan;
+  plan.period = period;
+  plan.first = first + ((m - first) % period + period) % period;
+  const std::int64_t far = 2 * std::max(period, pp);
+  plan.check = plan.first + 2 * period + (far + period - 1) / period * period;
+  return plan;
+}
+
 // The reduced counts for `s` with period `period`, or none when full simulation costs no more:
 // the four reduced runs cost about 3 m1 + 3 d + check micro-batches against m for the full one
 // (simulate() also keeps these tries together within m / 2).
@@ -233,19 +246,13 @@ std::optional<SteadyStatePlan> steady_state_plan(const parallel::Scenario& s, st
                                                  std::int64_t requested_first) {
   const std::int64_t m = s.num_microbatches();
   const std::int64_t pp = s.parallel.pp;
-  SteadyStatePlan plan;
-  plan.period = period;
   // Past the fill: 1F1B's warm-up runs pp - stage - 1 forwards, the interleaved schedule's
   // (pp - stage - 1) * 2 + (chunks - 1) * pp steps of m * chunks; two pipeline depths (and at
   // least 4 micro-batches, past FSDP's cross-micro-batch prefetch) start the steady state.
-  std::int64_t first = requested_first > 0 ? requested_first : std::max<std::int64_t>(4, 2 * pp);
-  // Same residue as m modulo the period, so that (m - m1) / d is an integer.
-  first += ((m - first) % plan.period + plan.period) % plan.period;
-  plan.first = first;
-  // Whole periods past the third run: 2 max(d, pp) micro-batches, rounded up to a multiple of d.
-  const std::int64_t far = 2 * std::max(plan.period, pp);
-  plan.check = first + 2 * plan.period + (far + plan.period - 1) / plan.period * plan.period;
-  if (3 * first + 3 * plan.period + plan.check >= m) return std::nullopt;
+  const std::int64_t first =
+      requested_first > 0 ? requested_first : std::max<std::int64_t>(4, 2 * pp);
+  const SteadyStatePlan plan = plan_from(m, pp, period, first);
+  if (3 * plan.first + 3 * plan.period + plan.check >= m) return std::nullopt;
   return plan;
 }
 
@@ -534,10 +541,12 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
       }
       return sum;
     };
-    // The report from the runs at `first`, first + d, first + 2d and `check` (a whole number of
-    // periods further), or none when they are not on one line.
-    const auto attempt = [&](std::int64_t first, std::int64_t d,
-                             std::int64_t check) -> std::optional<Simulation> {
+    // The report from the runs at m1, m1 + d, m1 + 2d and the far run (a whole number of periods
+    // further), or none when they are not on one line.
+    const auto attempt = [&](const SteadyStatePlan& plan) -> std::optional<Simulation> {
+      const std::int64_t first = plan.first;
+      const std::int64_t d = plan.period;
+      const std::int64_t check = plan.check;
       const std::int64_t third = first + 2 * d;
       const auto p =
           extrapolate({&reduced(first), &reduced(first + d), &reduced(third), &reduced(check)},
@@ -580,7 +589,7 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
       const double second_difference = std::abs(((t3 - t2) - (t2 - t1)).value()) / t3.value();
       smallest = std::min(smallest, second_difference);
       if (!(second_difference <= kRelativeTolerance)) continue;
-      if (auto sim = attempt(plan->first, d, plan->check)) return std::move(*sim);
+      if (auto sim = attempt(*plan)) return std::move(*sim);
     }
 
     // Then where a probe finds the steady state. Its length C splits what is left of 3 m / 4
@@ -607,28 +616,26 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
             s.parallel.schedule == parallel::PipelineSchedule::Interleaved ? 2 * pp : pp;
         // Of the periods whose steady start fits the budget, the one whose runs cost least.
         struct Choice {
-          std::int64_t first = 0;
-          std::int64_t period = 0;
-          std::int64_t check = 0;
+          SteadyStatePlan plan;
           std::int64_t cost = 0;
         };
         std::optional<Choice> best;
         for (const std::int64_t d : periods) {
           const auto start = times.steady_start(d, drain);
           if (!start) continue;
-          // Past the drain of the probe's steady micro-batches, on m's residue modulo d.
-          std::int64_t first = std::max(lowest->first, *start + pp);
-          first += ((m - first) % d + d) % d;
-          const std::int64_t third = first + 2 * d;
-          const std::int64_t far = 2 * std::max(d, pp);
-          std::int64_t check = third + (far + d - 1) / d * d;
-          if (probe_count >= check && (probe_count - third) % d == 0) check = probe_count;
-          const std::int64_t cost = needed({first, first + d, third, check});
+          // Past the drain of the probe's steady micro-batches; the probe is the far run when
+          // it lies far enough.
+          SteadyStatePlan plan = plan_from(m, pp, d, std::max(lowest->first, *start + pp));
+          const std::int64_t third = plan.first + 2 * d;
+          if (probe_count >= plan.check && (probe_count - third) % d == 0) {
+            plan.check = probe_count;
+          }
+          const std::int64_t cost = needed({plan.first, plan.first + d, third, plan.check});
           if (4 * (spent + cost) > 3 * m) continue;
-          if (!best || cost < best->cost) best = Choice{first, d, check, cost};
+          if (!best || cost < best->cost) best = Choice{plan, cost};
         }
         if (best) {
-          if (auto sim = attempt(best->first, best->period, best->check)) return std::move(*sim);
+          if (auto sim = attempt(best->plan)) return std::move(*sim);
         }
       }
     }

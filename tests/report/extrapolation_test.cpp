@@ -52,6 +52,20 @@ parallel::Scenario scenario(const std::string& schedule, std::int64_t pp, std::i
   return s;
 }
 
+// A scenario from a JSON document (built-in profile and model names).
+parallel::Scenario from_json(const char* text) {
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(text);
+  return io::scenario_from_document(doc);
+}
+
+// Every micro-batch simulated: the reference extrapolation is compared with.
+report::Simulation simulate_full(const parallel::Scenario& s) {
+  report::SimulateOptions full_options;
+  full_options.mode = report::SimulationMode::Full;
+  return report::simulate(s, full_options);
+}
+
 // 1e-9 relative; times also within 1e-12 of the iteration time, for sums that are zero in one
 // run and a rounding residue in the other (bubble_s of a pipeline-free plan).
 void require_agree(const report::Report& x, const report::Report& full) {
@@ -156,9 +170,7 @@ TEST_CASE("extrapolation: agrees with full simulation on every schedule and shar
         const auto s =
             scenario(sched.name, sched.pp, sched.chunks, sharding, recompute, 2, 1, m, contention);
         REQUIRE(s.num_microbatches() == m);
-        report::SimulateOptions full_options;
-        full_options.mode = report::SimulationMode::Full;
-        const report::Simulation full = report::simulate(s, full_options);
+        const report::Simulation full = simulate_full(s);
         const report::Simulation fast = report::simulate(s);
         REQUIRE(full.simulated_microbatches == m);
         if (m < sched.first_extrapolated) {
@@ -201,9 +213,7 @@ TEST_CASE("extrapolation: agrees with full simulation with context parallelism",
   const std::int64_t m = 200;
   CAPTURE(sharding, schedule, contention);
   const auto s = scenario(schedule, 2, chunks, sharding, "selective", 1, 2, m, contention);
-  report::SimulateOptions full_options;
-  full_options.mode = report::SimulationMode::Full;
-  const report::Simulation full = report::simulate(s, full_options);
+  const report::Simulation full = simulate_full(s);
   const report::Simulation fast = report::simulate(s);
   if (contention == 0.0) {
     // m1 = 4; the check run has m1 + 2d + 2 max(d, 2) micro-batches: 10 for d = 1, 12 for
@@ -228,9 +238,7 @@ TEST_CASE("extrapolation: a schedule that is not affine in the tried periods fal
   REQUIRE(fallback.simulated_microbatches == 60);
   REQUIRE(static_cast<std::int64_t>(fallback.timeline.ops.size()) ==
           fallback.iteration.graph.num_ops());
-  report::SimulateOptions full_options;
-  full_options.mode = report::SimulationMode::Full;
-  const report::Simulation full = report::simulate(s, full_options);
+  const report::Simulation full = simulate_full(s);
   // Identical numbers, not merely close ones.
   REQUIRE(fallback.report.iteration_time.value() == full.report.iteration_time.value());
   REQUIRE(fallback.report.bubble.value() == full.report.bubble.value());
@@ -244,9 +252,7 @@ TEST_CASE("extrapolation: a reduced count inside the pipeline fill never gives a
   const auto s = scenario("1f1b", 4, 1, "shard_grad_op", "none", 2, 1, 64);
   report::SimulateOptions forced;
   forced.reduced_microbatches = 1;
-  report::SimulateOptions full_options;
-  full_options.mode = report::SimulationMode::Full;
-  require_agree(report::simulate(s, forced).report, report::simulate(s, full_options).report);
+  require_agree(report::simulate(s, forced).report, simulate_full(s).report);
 }
 
 TEST_CASE("extrapolation: the cost does not grow with the number of micro-batches",
@@ -291,9 +297,7 @@ TEST_CASE("extrapolation: a transient that decays under contention is extrapolat
   // 3, after starts at 8 and 16 (411 reduced micro-batches); before later starts, this plan was
   // simulated whole.
   const auto s = scenario("1f1b", 4, 1, "zero1", "none", 1, 1, 1024);
-  report::SimulateOptions full_options;
-  full_options.mode = report::SimulationMode::Full;
-  const report::Simulation full = report::simulate(s, full_options);
+  const report::Simulation full = simulate_full(s);
   const report::Simulation fast = report::simulate(s);
   REQUIRE(fast.extrapolated);
   // The far run is the probe.
@@ -320,16 +324,12 @@ TEST_CASE("extrapolation: a steady state that repeats every pp - 1 micro-batches
   // m1 = 16 rounded to m's residue modulo 7 is 22 (512 - 22 = 490 = 70 x 7), runs of 22, 29
   // and 36, and a check run 2 pp = 16 micro-batches further rounded up to whole periods:
   // 36 + 21 = 57.
-  io::ScenarioDocument doc;
-  doc.json = nlohmann::json::parse(R"({
+  const parallel::Scenario s = from_json(R"({
     "hardware": "h100-dgx", "model": "llama2-70b", "cluster": {"gpus": 64},
     "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 1024},
     "parallel": {"tp": 4, "pp": 8, "sharding": "none"}})");
-  const parallel::Scenario s = io::scenario_from_document(doc);
   REQUIRE(s.num_microbatches() == 512);
-  report::SimulateOptions full_options;
-  full_options.mode = report::SimulationMode::Full;
-  const report::Simulation full = report::simulate(s, full_options);
+  const report::Simulation full = simulate_full(s);
   const report::Simulation fast = report::simulate(s);
   REQUIRE(fast.extrapolated);
   CHECK(fast.simulated_microbatches == 57);
@@ -346,16 +346,12 @@ TEST_CASE("extrapolation: a transient the probe does not see end is simulated in
   // micro-batches, holds no 4 (pp) micro-batches in a row whose event times lie on a line
   // within 1e-14 of its makespan, in any period. So the whole iteration is simulated, and the
   // result is the full simulation's bit for bit.
-  io::ScenarioDocument doc;
-  doc.json = nlohmann::json::parse(R"({
+  const parallel::Scenario s = from_json(R"({
     "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 64},
     "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 2048},
     "parallel": {"tp": 8, "pp": 4, "sharding": "none"}})");
-  const parallel::Scenario s = io::scenario_from_document(doc);
   REQUIRE(s.num_microbatches() == 1024);
-  report::SimulateOptions full_options;
-  full_options.mode = report::SimulationMode::Full;
-  const report::Simulation full = report::simulate(s, full_options);
+  const report::Simulation full = simulate_full(s);
   const report::Simulation fast = report::simulate(s);
   REQUIRE_FALSE(fast.extrapolated);
   CHECK(fast.simulated_microbatches == 1024);
@@ -387,9 +383,7 @@ TEST_CASE("extrapolation: agrees with full simulation under Megatron-Core's data
         scenario(sched.name, sched.pp, sched.chunks, "zero1", "none", 2, 1, m, contention);
     s.stack = io::load_stack("megatron-core");
     REQUIRE(s.stack.dp_overlap_param_gather);
-    report::SimulateOptions full_options;
-    full_options.mode = report::SimulationMode::Full;
-    const report::Simulation full = report::simulate(s, full_options);
+    const report::Simulation full = simulate_full(s);
     const report::Simulation fast = report::simulate(s);
     require_agree(fast.report, full.report);
     if (contention == 0.0 && m > sched.first_extrapolated) CHECK(fast.extrapolated);
@@ -409,9 +403,7 @@ TEST_CASE("full_simulation_ops counts the whole iteration's graph from two small
           INFO(sched.name << " pp " << sched.pp << " " << sharding << " recompute " << recompute
                           << " m " << m);
           const auto s = scenario(sched.name, sched.pp, sched.chunks, sharding, recompute, 2, 1, m);
-          report::SimulateOptions full_options;
-          full_options.mode = report::SimulationMode::Full;
-          const report::Simulation full = report::simulate(s, full_options);
+          const report::Simulation full = simulate_full(s);
           CHECK(report::full_simulation_ops(s) == full.iteration.graph.num_ops());
         }
       }
@@ -433,9 +425,7 @@ TEST_CASE("engine: the busy times simulate sums equal activity's edge sweep bit 
         INFO(sched.name << " pp " << sched.pp << " " << sharding << " contention " << contention);
         const auto s =
             scenario(sched.name, sched.pp, sched.chunks, sharding, "none", 2, 1, 8, contention);
-        report::SimulateOptions full_options;
-        full_options.mode = report::SimulationMode::Full;
-        const report::Simulation sim = report::simulate(s, full_options);
+        const report::Simulation sim = simulate_full(s);
         const engine::Graph& g = sim.iteration.graph;
         for (const engine::DeviceId d : sim.iteration.stage_device) {
           REQUIRE(sim.timeline.devices.at(static_cast<std::size_t>(d)).exact);
