@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include <fcntl.h>
@@ -64,13 +65,79 @@ std::string describe_json(const nlohmann::json& value) {
 
 namespace {
 
+// Watches nlohmann's parse events and throws on the second occurrence of a key in one object,
+// which nlohmann would otherwise resolve silently by keeping the last value (RFC 8259 §4: names
+// "SHOULD be unique", and receivers differ on duplicates). Keeps, per open object or array, the
+// keys seen or the element index, which gives the duplicate's JSON pointer.
+class DuplicateKeyCheck {
+ public:
+  explicit DuplicateKeyCheck(const std::string& source) : source_(source) {}
+
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+        next_element();
+        frames_.push_back(Frame{.is_array = false, .index = -1, .key = {}, .keys = {}});
+        break;
+      case Event::array_start:
+        next_element();
+        frames_.push_back(Frame{.is_array = true, .index = -1, .key = {}, .keys = {}});
+        break;
+      case Event::key: {
+        Frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second) {
+          throw ConfigError(source_, pointer(),
+                            "key given twice in one object; expected each key at most once");
+        }
+        break;
+      }
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        break;
+      case Event::value:
+        next_element();
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool is_array;
+    std::int64_t index;                    // of the current element, in an array
+    std::string key;                       // the current key, in an object
+    std::unordered_set<std::string> keys;  // every key so far, in an object
+  };
+
+  // A value or container starts: in an array it is the next element.
+  void next_element() {
+    if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
+  }
+
+  std::string pointer() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      out += f.is_array ? "/" + std::to_string(f.index) : pointer_token(f.key);
+    }
+    return out;
+  }
+
+  const std::string& source_;
+  std::vector<Frame> frames_;
+};
+
 // nlohmann's parse of text already checked by check_json_text. Every nlohmann exception becomes
 // a ConfigError naming `source`: a syntax error with its line and column, out_of_range
-// ("number overflow parsing '1e400'") with nlohmann's words.
+// ("number overflow parsing '1e400'") with nlohmann's words. A key given twice in one object is
+// a ConfigError too, unless `keys` allows it.
 nlohmann::json parse_unchecked(const std::string& text, const std::string& source,
-                               const std::string& expected) {
+                               const std::string& expected, DuplicateKeys keys) {
   try {
-    return nlohmann::json::parse(text);
+    if (keys == DuplicateKeys::Allow) return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, DuplicateKeyCheck(source));
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann reports a byte offset; turn it into line and column for humans.
     std::size_t line = 1;
@@ -442,9 +509,9 @@ void check_json_text(const std::string& text, const std::string& source, std::si
 
 nlohmann::json parse_checked_json(const std::string& text, const std::string& source,
                                   std::size_t max_bytes, int max_depth, const std::string& what,
-                                  const std::string& expected) {
+                                  const std::string& expected, DuplicateKeys keys) {
   check_json_text(text, source, max_bytes, max_depth, what);
-  return parse_unchecked(text, source, expected);
+  return parse_unchecked(text, source, expected, keys);
 }
 
 }  // namespace trainsim::io

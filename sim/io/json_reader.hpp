@@ -45,11 +45,12 @@ std::string read_text_file(
     const std::function<void(std::string_view chunk, std::size_t offset)>& inspect = {});
 
 // Reads a whole file as JSON: read_text_file and parse_checked_json with the limits above.
-// Throws ConfigError naming the file for an unreadable, too large or too deeply nested file or
-// malformed JSON (with line and column).
+// Throws ConfigError naming the file for an unreadable, too large or too deeply nested file,
+// malformed JSON (with line and column) or a key given twice in one object.
 nlohmann::json read_json_file(const std::string& path);
 // Parses `text` as JSON; `source` names it in errors. The text is checked first with
-// check_json_text and the limits above; every nlohmann exception becomes a ConfigError.
+// check_json_text and the limits above; every nlohmann exception and a key given twice in one
+// object become a ConfigError.
 nlohmann::json parse_json(const std::string& text, const std::string& source);
 
 // True when `text` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points
@@ -62,11 +63,17 @@ nlohmann::json parse_json(const std::string& text, const std::string& source);
 // naming `source`.
 void check_json_text(const std::string& text, const std::string& source, std::size_t max_bytes,
                      int max_depth, const std::string& what);
+// Whether a key may appear twice in one object. Every input a user writes refuses it, naming
+// the key's JSON pointer ("key given twice in one object"): nlohmann would keep the last value
+// and drop the first without a word. Profiler traces allow it: trace writers repeat fields of
+// an event's args (catapult-project/catapult#4343), and the trace reader reads none of those.
+enum class DuplicateKeys { Reject, Allow };
 // check_json_text, then parse_json; any other nlohmann exception (out_of_range for "1e400")
 // becomes a ConfigError naming `source`: "invalid JSON (<nlohmann's message>); <expected>".
 nlohmann::json parse_checked_json(const std::string& text, const std::string& source,
                                   std::size_t max_bytes, int max_depth, const std::string& what,
-                                  const std::string& expected);
+                                  const std::string& expected,
+                                  DuplicateKeys keys = DuplicateKeys::Reject);
 
 // A view of one JSON object with its location. Every accessor marks its key as read; finish()
 // then rejects any key nobody read. Holds a reference to the json: it must outlive the reader.

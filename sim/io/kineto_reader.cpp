@@ -44,7 +44,8 @@ ConfigError gzip_error(const std::string& source) {
 
 nlohmann::json parse_text(const std::string& text, const std::string& source) {
   if (is_gzip(text)) throw gzip_error(source);
-  return parse_checked_json(text, source, kMaxBytes, kMaxDepth, "a trace", kExpectTrace);
+  return parse_checked_json(text, source, kMaxBytes, kMaxDepth, "a trace", kExpectTrace,
+                            DuplicateKeys::Allow);
 }
 
 std::string lowercase(std::string_view s) {

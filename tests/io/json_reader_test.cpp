@@ -69,6 +69,34 @@ TEST_CASE("json_reader: malformed JSON reports line and column", "[io]") {
                       Catch::Contains("cannot open file"));
 }
 
+TEST_CASE("json_reader: a key given twice in one object is refused with its pointer", "[io]") {
+  // nlohmann alone keeps the last value: {"tp": 2, "tp": 4} would read as tp 4 without a word.
+  REQUIRE_THROWS_WITH(parse_json(R"({"tp": 2, "tp": 4})", "s.json"),
+                      "s.json: /tp: key given twice in one object; expected each key at most once");
+  // Nested in objects and arrays: the pointer names the object's place, arrays by index.
+  REQUIRE_THROWS_WITH(
+      parse_json(R"({"a": [{"x": 1}, {"x": 1, "y": {"z": 0, "z": 0}}], "b": 1})", "n.json"),
+      "n.json: /a/1/y/z: key given twice in one object; expected each key at most once");
+  // Elements of every kind count towards the index: a number, a nested array, then the object.
+  REQUIRE_THROWS_WITH(parse_json(R"([1, [2, {"k": 0}], {"k": 0, "k": 1}])", "r.json"),
+                      Catch::StartsWith("r.json: /2/k: key given twice"));
+  // Keys are compared after unescaping ("\u0074p" is "tp"), and escaped in the pointer
+  // (RFC 6901: "/" -> "~1").
+  REQUIRE_THROWS_WITH(parse_json(R"({"tp": 1, "\u0074p": 1})", "u.json"),
+                      Catch::StartsWith("u.json: /tp: key given twice"));
+  REQUIRE_THROWS_WITH(parse_json(R"({"o": {"a/b": 1, "a/b": 2}})", "e.json"),
+                      Catch::StartsWith("e.json: /o/a~1b: key given twice"));
+  // The same key in different objects, or as a value, is not a duplicate.
+  const auto ok = parse_json(
+      R"({"a": {"k": 1}, "b": {"k": 2}, "k": "k", "l": [{"k": 3}, {"k": 4}]})", "ok.json");
+  CHECK(ok["l"][1]["k"] == 4);
+  // A caller that allows duplicates (the trace reader) gets nlohmann's last value.
+  const auto allowed =
+      parse_checked_json(R"({"k": 1, "k": 2})", "t.json", kMaxJsonBytes, kMaxJsonDepth, "a trace",
+                         "expected a trace", DuplicateKeys::Allow);
+  CHECK(allowed["k"] == 2);
+}
+
 TEST_CASE("spellcheck: closest candidate within a third of the word", "[io]") {
   // "shard_grad" -> "shard_grad_op" is 3 insertions; the limit for 10 letters is max(2, 3) = 3.
   REQUIRE(closest("shard_grad", {"none", "shard_grad_op"}) == std::optional<std::string>("shard_grad_op"));

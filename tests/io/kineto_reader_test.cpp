@@ -244,6 +244,21 @@ TEST_CASE("kineto_reader: a launch outside every step leaves its kernel unassign
   CHECK(summarize(t, StepSelection::SkipFirst).used == std::vector<std::int64_t>{1});
 }
 
+TEST_CASE("kineto_reader: fields repeated in an event are read, not refused", "[io]") {
+  // Chrome trace writers repeat fields of an event (catapult-project/catapult#4343); a profiler
+  // trace is not a file the user wrote, so the trace reader keeps the last value, as nlohmann
+  // does, where every other reader refuses a repeated key. The kernel repeats "stream" and
+  // "name" in its args: it is still the one GEMM on stream 7 inside the step.
+  const auto t = parse_kineto_trace(trace_of(kStep + R"(,
+        {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16", "pid": 0, "tid": 7,
+         "ts": 10, "dur": 20, "args": {"stream": 7, "name": "a", "name": "b", "stream": 7}})"),
+                                    "dup.json");
+  REQUIRE(t.steps.size() == 1);
+  CHECK(t.streams == std::vector<std::int64_t>{7});
+  CHECK(t.step_breakdowns[0].num_kernels == 1);
+  CHECK(t.step_breakdowns[0].compute.value() == near(us(20)));
+}
+
 TEST_CASE("kineto_reader: bad input", "[io]") {
   SECTION("not JSON") {
     REQUIRE_THROWS_WITH(parse_kineto_trace("{\"traceEvents\": [", "t.json"),

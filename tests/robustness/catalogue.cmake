@@ -756,6 +756,26 @@ trainsim_robust(reader.stack_unknown_key 2
   INPUT ${ROBUST_STACKS}/pytorch-2.3-fsdp.json
   PREP "subst pytorch-2.3-fsdp.json %22attention_speed%22 %22attention_sped%22:%201,%20%22attention_speed%22"
   -- run ${small} --gpus 8 --stack pytorch-2.3-fsdp.json)
+# A key given twice in one object: nlohmann would keep the second value without a word; every
+# reader of a file the user writes refuses it, naming the key's pointer.
+trainsim_robust(reader.scenario_duplicate_key 2
+  "^error: scenario\\.json: /parallel/tp: key given twice in one object. expected each key at most once"
+  INPUT ${IN}/scenario.json PREP "subst scenario.json %22tp%22:%201 %22tp%22:%201,%20%22tp%22:%204"
+  -- run scenario.json)
+trainsim_robust(reader.sweep_duplicate_axis 2
+  "^error: sweep4\\.json: /axes/training\\.seq_len: key given twice.*\\bexpected"
+  INPUT ${IN}/sweep4.json
+  PREP "subst sweep4.json %22axes%22:%20%7B %22axes%22:%20%7B%22training.seq_len%22:%20%5B64%5D,%20"
+  -- sweep sweep4.json --list)
+trainsim_robust(reader.stack_duplicate_key 2
+  "^error: pytorch-2\\.3-fsdp\\.json: /attention_speed: key given twice.*\\bexpected"
+  INPUT ${ROBUST_STACKS}/pytorch-2.3-fsdp.json
+  PREP "subst pytorch-2.3-fsdp.json %22attention_speed%22 %22attention_speed%22:%201,%20%22attention_speed%22"
+  -- run ${small} --gpus 8 --stack pytorch-2.3-fsdp.json)
+trainsim_robust(reader.runs_duplicate_key 2
+  "^error: published_runs\\.json: /0/gpus: key given twice.*\\bexpected" INPUT ${runs}
+  PREP "subst published_runs.json %22gpus%22 %22gpus%22:%201,%20%22gpus%22"
+  -- validate published_runs.json --jobs 1)
 trainsim_robust(reader.sweep_empty_axis 2
   "^error: sweep4\\.json: /axes/training\\.seq_len: .*\\bexpected"
   INPUT ${IN}/sweep4.json PREP "set sweep4.json training.seq_len %5B%5D"
