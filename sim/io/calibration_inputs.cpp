@@ -1,8 +1,12 @@
 #include "sim/io/calibration_inputs.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <utility>
 
+#include "trainsim/collective/collective_model.hpp"
 #include "trainsim/error.hpp"
 
 #include "sim/io/measurement_reader.hpp"
@@ -24,10 +28,105 @@ void append(calibrate::MeasurementSet& to, calibrate::MeasurementSet from) {
       to, from);
 }
 
+// nccl-tests prints busbw = algbw x the op's bus factor on n ranks (src/*.cu GetBw;
+// docs/calibration-measurements.md); broadcast, reduce and send/recv print 1 on any n, which says
+// nothing of n.
+bool factor_depends_on_ranks(collective::Op op) {
+  return op == collective::Op::AllReduce || op == collective::Op::AllGather ||
+         op == collective::Op::ReduceScatter || op == collective::Op::AllToAll;
+}
+
+// Where the document's entry for `ref` is: "<document>: /nccl_tests/<i>/<key>", or the log's own
+// name when it was given on the command line.
+ConfigError entry_error(const calibrate::NcclTestsLog& log, const calibrate::LogReference& ref,
+                        const std::string& key, const std::string& problem) {
+  if (ref.origin.source.empty()) return ConfigError(log.source, "", problem);
+  return ConfigError(ref.origin.source, ref.origin.label + "/" + key, problem);
+}
+
+// The ranks and nodes a document gives for a log must be those of the run that wrote it. The log
+// itself bounds them: it lists some of its ranks (all of them, or the first ones when it was cut
+// short at scale) and prints busbw / algbw, the op's bus factor on the run's ranks.
+void check_claimed_group(const calibrate::NcclTestsLog& log, const calibrate::LogReference& ref) {
+  if (ref.ranks && log.ranks && *ref.ranks < *log.ranks) {
+    throw entry_error(log, ref, "ranks",
+                      std::to_string(*ref.ranks) + " ranks, but " + log.source + " lists " +
+                          std::to_string(*log.ranks) + " '#  Rank' lines; expected at least " +
+                          std::to_string(*log.ranks));
+  }
+  if (ref.nodes && log.nodes && *ref.nodes < *log.nodes) {
+    throw entry_error(log, ref, "nodes",
+                      std::to_string(*ref.nodes) + " nodes, but the rank lines of " + log.source +
+                          " name " + std::to_string(*log.nodes) + " hosts; expected at least " +
+                          std::to_string(*log.nodes));
+  }
+  if (ref.nodes && log.nodes && ref.ranks && log.ranks && *ref.ranks == *log.ranks &&
+      *ref.nodes != *log.nodes) {
+    throw entry_error(log, ref, "nodes",
+                      std::to_string(*ref.nodes) + " nodes, but the " + std::to_string(*log.ranks) +
+                          " rank lines of " + log.source + " (every rank) name " +
+                          std::to_string(*log.nodes) + " hosts; expected " +
+                          std::to_string(*log.nodes));
+  }
+  if (!ref.ranks || *ref.ranks < 2 || !factor_depends_on_ranks(log.op)) return;
+  // The row read most precisely: the largest out-of-place algbw (both columns print two
+  // decimals in GB/s).
+  const calibrate::NcclTestsRow* best = nullptr;
+  for (const auto& row : log.rows) {
+    if (best == nullptr || row.algbw_out_of_place.value() > best->algbw_out_of_place.value()) {
+      best = &row;
+    }
+  }
+  if (best == nullptr || best->algbw_out_of_place.value() < 1e9) return;  // too coarse to tell
+  const double algbw = best->algbw_out_of_place.value() / 1e9;
+  const double busbw = best->busbw_out_of_place.value() / 1e9;
+  const double factor = collective::bus_factor(log.op, *ref.ranks);
+  // The nccl-tests reader's tolerance (2% plus the last printed digit) on top of both cells'
+  // print rounding (0.005 GB/s each, the algbw's scaled by the factor).
+  const double slack = 0.02 * factor * algbw + 0.01 + 0.005 * (1.0 + factor);
+  if (std::abs(busbw - factor * algbw) <= slack) return;
+  const double ratio = busbw / algbw;
+  // The ranks the printed ratio implies: 2(n-1)/n = r gives n = 2/(2-r); (n-1)/n = r, 1/(1-r).
+  const double top = log.op == collective::Op::AllReduce ? 2.0 : 1.0;
+  std::string implied;
+  if (ratio > 0.0 && ratio < top && top / (top - ratio) < 1e6) {
+    implied = " (about " + std::to_string(std::llround(top / (top - ratio))) + " ranks)";
+  }
+  char numbers[160];
+  (void)std::snprintf(numbers, sizeof numbers, "busbw/algbw = %.2f / %.2f = %.4g%s at line %d",
+                      busbw, algbw, ratio, implied.c_str(), best->line);
+  char wanted[96];
+  (void)std::snprintf(wanted, sizeof wanted, "%.4g", factor);
+  throw entry_error(log, ref, "ranks",
+                    std::to_string(*ref.ranks) + " ranks, but " + log.source + " prints " +
+                        numbers + "; expected the ranks of the run that wrote the log, for which " +
+                        std::string(collective::to_string(log.op)) + " prints " + wanted + " on " +
+                        std::to_string(*ref.ranks) + " ranks");
+}
+
+// nccl-tests checks each result and prints the elements it found wrong (#wrong, with -c 1, the
+// default): a row with any is a broken collective whose time says nothing of a working one.
+void check_results(const calibrate::NcclTestsLog& log) {
+  for (const auto& row : log.rows) {
+    for (const auto& [wrong, half] : {std::pair{row.wrong_out_of_place, "out-of-place"},
+                                      std::pair{row.wrong_in_place, "in-place"}}) {
+      if (wrong && *wrong != 0) {
+        throw ConfigError(log.source, "line " + std::to_string(row.line),
+                          "#wrong " + std::to_string(*wrong) + " in the " + half +
+                              " half: nccl-tests found wrong results, so the run's times are not "
+                              "of a correct collective; expected 0 (rerun it; a log with wrong "
+                              "results is not fitted)");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog& log,
                                                    const calibrate::LogReference& ref) {
+  check_results(log);
+  check_claimed_group(log, ref);
   const auto ranks = ref.ranks ? ref.ranks : log.ranks;
   const auto nodes = ref.nodes ? ref.nodes : log.nodes;
   if (!ranks || !nodes) {

@@ -23,7 +23,11 @@ struct CalibrationInputs {
 [[nodiscard]] CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
                                                         bool include_problem_logs);
 
-// The points of one parsed log, with what `ref` says over what the log says.
+// The points of one parsed log, with what `ref` says over what the log says. Throws
+// ConfigError for a row with wrong results (#wrong above 0), and, naming the document's entry,
+// for ranks or nodes the log contradicts: fewer ranks than its rank lines or fewer nodes than
+// their hosts, other nodes than a complete rank list shows, or ranks whose bus factor is not
+// the busbw / algbw the log prints.
 [[nodiscard]] std::vector<calibrate::CollectivePoint> log_points(
     const calibrate::NcclTestsLog& log, const calibrate::LogReference& ref);
 

@@ -12,6 +12,8 @@
 
 #include "trainsim/error.hpp"
 
+#include "sim/io/calibration_inputs.hpp"
+
 using namespace trainsim;
 using namespace trainsim::io;
 using collective::Op;
@@ -530,6 +532,59 @@ TEST_CASE("nccl_tests_reader: input that is no nccl-tests log gets one clear err
                         Catch::Contains("n.txt: line 1: malformed table row; expected 13 "
                                         "columns") &&
                             Catch::Contains("is this nccl-tests output?"));
+  }
+}
+
+TEST_CASE("calibration inputs: a log's ranks and results are checked before it is fitted",
+          "[io][calibrate]") {
+  const auto log = parse_nccl_tests(join_lines(all_reduce_lines()), "four.txt");
+  calibrate::LogReference ref;
+  ref.origin.source = "doc.json";
+  ref.origin.label = "/nccl_tests/0";
+  SECTION("the log's own ranks and nodes, or what a cut-short log cannot show, are taken") {
+    REQUIRE(log_points(log, ref).front().group.ranks == 4);
+    // Every row prints busbw = algbw x 1.5 = 2(n-1)/n on n = 4 (above): 4 ranks on 2 nodes
+    // agree; 5 ranks give 1.6 against the largest row's 25.17 / 16.78 = 1.5, 6.7% off, beyond
+    // the reader's 2% and the cells' rounding (0.02 x 1.6 x 16.78 + 0.01 + 0.005 x 2.6 =
+    // 0.56 GB/s against |25.17 - 26.85| = 1.68).
+    ref.ranks = 4;
+    ref.nodes = 2;
+    REQUIRE(log_points(log, ref).size() == 3);
+    ref.ranks = 5;
+    REQUIRE_THROWS_WITH(
+        log_points(log, ref),
+        "doc.json: /nccl_tests/0/ranks: 5 ranks, but four.txt prints busbw/algbw = 25.17 / "
+        "16.78 = 1.5 (about 4 ranks) at line 12; expected the ranks of the run that wrote the "
+        "log, for which all_reduce prints 1.6 on 5 ranks");
+  }
+  SECTION("fewer ranks or nodes than the rank lines show") {
+    ref.ranks = 2;
+    REQUIRE_THROWS_WITH(log_points(log, ref),
+                        "doc.json: /nccl_tests/0/ranks: 2 ranks, but four.txt lists 4 '#  Rank' "
+                        "lines; expected at least 4");
+    ref.ranks.reset();
+    ref.nodes = 1;
+    REQUIRE_THROWS_WITH(log_points(log, ref),
+                        "doc.json: /nccl_tests/0/nodes: 1 nodes, but the rank lines of four.txt "
+                        "name 2 hosts; expected at least 2");
+  }
+  SECTION("other nodes than a complete rank list shows") {
+    ref.ranks = 4;
+    ref.nodes = 4;
+    REQUIRE_THROWS_WITH(log_points(log, ref),
+                        "doc.json: /nccl_tests/0/nodes: 4 nodes, but the 4 rank lines of "
+                        "four.txt (every rank) name 2 hosts; expected 2");
+  }
+  SECTION("a row with wrong results") {
+    auto lines = all_reduce_lines();
+    // Line 11, the 2 MiB row: its in-place #wrong (the last cell) 0 -> 7.
+    lines[10].back() = '7';
+    const auto wrong = parse_nccl_tests(join_lines(lines), "wrong.txt");
+    REQUIRE(wrong.rows[1].wrong_in_place == std::optional<std::int64_t>(7));
+    REQUIRE_THROWS_WITH(log_points(wrong, ref),
+                        Catch::StartsWith("wrong.txt: line 11: #wrong 7 in the in-place half: "
+                                          "nccl-tests found wrong results") &&
+                            Catch::Contains("expected 0"));
   }
 }
 
