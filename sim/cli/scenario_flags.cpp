@@ -124,9 +124,10 @@ parallel::Scenario load_scenario(const ScenarioFlags& f) {
                                                               {"/training", "--seq-len"},
                                                               {"/training/seq_len", "--seq-len"}};
     const auto flag = kFlags.find(e.pointer());
-    if (e.problem() != "missing required key" || flag == kFlags.end()) throw;
+    const std::string missing = "missing required key";
+    if (e.problem().rfind(missing, 0) != 0 || flag == kFlags.end()) throw;
     throw ConfigError(e.source(), e.pointer(),
-                      e.problem() + "; expected " + flag->second +
+                      missing + "; expected " + flag->second +
                           (f.file.empty() ? "" : " or the key in the scenario file"));
   }
 }

@@ -281,7 +281,8 @@ void read_collective(ObjectReader c, GpuArch arch, hardware::NodeSpec& node,
   out.ll128_enabled = c.boolean("ll128_enabled");
   out.ib_sharp = c.boolean("ib_sharp");
 
-  const nlohmann::json& version = c.raw("nccl");
+  const nlohmann::json& version =
+      c.raw("nccl", "a built-in NCCL version (\"2.20\") or an object of constants");
   if (version.is_string()) {
     const std::string id = "nccl-" + version.get<std::string>();
     const auto text = builtin_file(kNcclFolder, id);
@@ -331,7 +332,7 @@ void check_calibration_record(ObjectReader r) {
                         "expected a string naming an input, got " + describe_json(inputs[i]));
     }
   }
-  const nlohmann::json& fitted = r.raw("fitted");
+  const nlohmann::json& fitted = r.raw("fitted", "an object keyed by parameter pointer");
   if (!fitted.is_object()) throw r.error("fitted", "expected an object keyed by parameter pointer");
   for (const auto& [pointer, record] : fitted.items()) {
     const std::string at = r.pointer_of("fitted") + pointer_token(pointer);

@@ -303,19 +303,23 @@ ConfigError ObjectReader::error(const std::string& key, const std::string& probl
   return ConfigError(source_, pointer_of(key), problem);
 }
 
-const nlohmann::json& ObjectReader::at(const std::string& key) {
+const nlohmann::json& ObjectReader::at(const std::string& key, const std::string& expected) {
   auto it = json_.find(key);
   if (it == json_.end()) {
-    throw ConfigError(source_, pointer_of(key), "missing required key");
+    throw ConfigError(source_, pointer_of(key),
+                      expected.empty() ? std::string("missing required key")
+                                       : "missing required key; expected " + expected);
   }
   read_.insert(key);
   return *it;
 }
 
-const nlohmann::json& ObjectReader::raw(const std::string& key) { return at(key); }
+const nlohmann::json& ObjectReader::raw(const std::string& key, const std::string& expected) {
+  return at(key, expected);
+}
 
 std::string ObjectReader::string(const std::string& key) {
-  const auto& v = at(key);
+  const auto& v = at(key, "a string");
   if (!v.is_string()) throw error(key, "expected a string, got " + describe_json(v));
   return v.get<std::string>();
 }
@@ -325,12 +329,13 @@ std::string ObjectReader::string_or(const std::string& key, const std::string& f
 }
 
 std::string ObjectReader::choice(const std::string& key, const std::vector<std::string>& choices) {
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  (void)at(key, "one of " + list);
   const std::string v = string(key);
   for (const auto& c : choices) {
     if (c == v) return v;
   }
-  std::string list;
-  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
   throw error(key,
               "unknown value '" + v + "'" + did_you_mean(v, choices) + "; expected one of " + list);
 }
@@ -341,7 +346,7 @@ std::string ObjectReader::choice_or(const std::string& key, const std::vector<st
 }
 
 bool ObjectReader::boolean(const std::string& key) {
-  const auto& v = at(key);
+  const auto& v = at(key, "true or false");
   if (!v.is_boolean()) throw error(key, "expected true or false, got " + describe_json(v));
   return v.get<bool>();
 }
@@ -351,7 +356,7 @@ bool ObjectReader::boolean_or(const std::string& key, bool fallback) {
 }
 
 double ObjectReader::number(const std::string& key) {
-  const auto& v = at(key);
+  const auto& v = at(key, "a number");
   if (v.is_string()) {
     throw error(key, "expected a plain number (this key has no unit), got " + describe_json(v));
   }
@@ -364,6 +369,7 @@ double ObjectReader::number_or(const std::string& key, double fallback) {
 }
 
 double ObjectReader::fraction(const std::string& key) {
+  (void)at(key, "a fraction in (0, 1]");
   const double v = number(key);
   if (!(v > 0.0 && v <= 1.0)) {
     throw error(key, "expected a fraction in (0, 1], got " + describe_json(json_.at(key)));
@@ -378,7 +384,10 @@ std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_valu
 
 std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_value,
                                    std::int64_t max_value) {
-  const auto& v = at(key);
+  const auto& v =
+      at(key, max_value == std::int64_t{1} << 53U ? "an integer >= " + std::to_string(min_value)
+                                                  : "an integer in [" + std::to_string(min_value) +
+                                                        ", " + std::to_string(max_value) + "]");
   const bool whole =
       v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
                                 std::floor(v.get<double>()) == v.get<double>());
@@ -411,7 +420,7 @@ std::int64_t ObjectReader::integer_or(const std::string& key, std::int64_t min_v
 }
 
 double ObjectReader::unit(const std::string& key, UnitKind kind, bool allow_zero) {
-  const auto& v = at(key);
+  const auto& v = at(key, unit_noun(kind) + " with a unit like " + unit_example(kind));
   if (!v.is_string()) {
     throw error(key, "expected " + unit_noun(kind) + " with a unit like " + unit_example(kind) +
                          ", got " + describe_json(v));
@@ -430,11 +439,11 @@ double ObjectReader::unit(const std::string& key, UnitKind kind, bool allow_zero
 }
 
 ObjectReader ObjectReader::object(const std::string& key) {
-  return ObjectReader(at(key), source_, pointer_of(key));
+  return ObjectReader(at(key, "an object"), source_, pointer_of(key));
 }
 
 const nlohmann::json& ObjectReader::array(const std::string& key) {
-  const auto& v = at(key);
+  const auto& v = at(key, "an array");
   if (!v.is_array()) throw error(key, "expected an array, got " + describe_json(v));
   return v;
 }

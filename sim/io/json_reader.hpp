@@ -86,8 +86,10 @@ class ObjectReader {
   [[nodiscard]] const std::string& source() const { return source_; }
   [[nodiscard]] const std::string& pointer() const { return pointer_; }
   [[nodiscard]] std::string pointer_of(const std::string& key) const;
-  // The raw value of a key (marks it read); for callers that branch on the JSON type.
-  [[nodiscard]] const nlohmann::json& raw(const std::string& key);
+  // The raw value of a key (marks it read); for callers that branch on the JSON type. A missing
+  // key is "missing required key; expected <expected>" (no clause when `expected` is empty, for
+  // callers that asked has() first).
+  [[nodiscard]] const nlohmann::json& raw(const std::string& key, const std::string& expected = {});
 
   [[nodiscard]] std::string string(const std::string& key);
   [[nodiscard]] std::string string_or(const std::string& key, const std::string& fallback);
@@ -136,7 +138,10 @@ class ObjectReader {
   void finish() const;
 
  private:
-  const nlohmann::json& at(const std::string& key);
+  // The value of a required key; a missing one is "missing required key; expected <expected>",
+  // what the accessor asking for it reads ("an integer >= 1", "a bandwidth with a unit like
+  // ...").
+  const nlohmann::json& at(const std::string& key, const std::string& expected);
 
   const nlohmann::json& json_;
   std::string source_;

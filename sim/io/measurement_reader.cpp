@@ -329,7 +329,7 @@ void check_schema(ObjectReader& top) {
                                   std::string(kSchema) + "\", got " +
                                   describe_json(top.raw("schema")));
   }
-  const nlohmann::json& version = top.raw("schema_version");
+  const nlohmann::json& version = top.raw("schema_version", std::to_string(kSchemaVersion));
   const bool one = (version.is_number_integer() && version.get<std::int64_t>() == kSchemaVersion) ||
                    (version.is_number_float() && version.get<double>() == 1.0);
   if (!one) {

@@ -530,7 +530,11 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
   // GptOssConfig writes both experts_per_token and num_experts_per_tok.
   const bool alias = r.has("experts_per_token");
   const bool main = r.has("num_experts_per_tok");
-  if (!alias && !main) throw r.error("num_experts_per_tok", "missing required key");
+  if (!alias && !main) {
+    throw r.error("num_experts_per_tok",
+                  "missing required key; expected an integer >= 1, the experts each token is "
+                  "routed to (or its alias experts_per_token)");
+  }
   m.num_experts_per_token =
       r.integer(main ? "num_experts_per_tok" : "experts_per_token", 1, model::kMaxExperts);
   if (alias && main) {
@@ -692,18 +696,20 @@ ModelSpec from_hugging_face(ObjectReader& r) {
 
   // Sliding window: sliding_window (null: none), switched off by use_sliding_window false
   // (Qwen2/Qwen3: default false), on the layers hf_window_layers finds.
-  auto window = nullable_integer(r, "sliding_window", model::kMaxPositions);
+  // 0: no window (a window is at least 1 token).
+  const std::int64_t sliding =
+      nullable_integer(r, "sliding_window", model::kMaxPositions).value_or(0);
   const bool use_window =
       r.boolean_or("use_sliding_window", !contains(kHfQwenWindowTypes, model_type));
-  if (!use_window) window.reset();
+  const std::int64_t window = use_window ? sliding : 0;
   const WindowLayers windowed = hf_window_layers(r, model_type, m.num_layers);
-  if (window && windowed.count == m.num_layers) {
-    m.attention_window = *window;
-  } else if (window && windowed.count > 0) {
+  if (window > 0 && windowed.count == m.num_layers) {
+    m.attention_window = window;
+  } else if (window > 0 && windowed.count > 0) {
     throw r.error(windowed.key,
                   "layers that mix sliding-window and full attention are not modelled; expected "
                   "the window (" +
-                      std::to_string(*window) + ") on all " + std::to_string(m.num_layers) +
+                      std::to_string(window) + ") on all " + std::to_string(m.num_layers) +
                       " layers or on none, got it on " + std::to_string(windowed.count));
   }
 

@@ -59,7 +59,7 @@ template <class Spec, class FromJson, class Load>
 std::pair<Spec, std::string> load_ref(ObjectReader& r, const ScenarioDocument& doc,
                                       const std::string& key, const std::string& noun,
                                       FromJson from_json, Load load) {
-  const nlohmann::json& v = r.raw(key);
+  const nlohmann::json& v = r.raw(key, "a built-in " + noun + " name, a file path or an object");
   if (v.is_object()) {
     Spec spec = from_json(v, r.source(), r.pointer_of(key));
     std::string name = spec.id.empty() ? "inline" : spec.id;

@@ -17,12 +17,14 @@ constexpr int kMaxRunsDepth = 64;
 
 std::optional<std::int64_t> opt_integer(io::ObjectReader& r, const std::string& key,
                                         std::int64_t min_value) {
-  if (r.raw(key).is_null()) return std::nullopt;
+  if (r.raw(key, "an integer >= " + std::to_string(min_value) + " or null").is_null()) {
+    return std::nullopt;
+  }
   return r.integer(key, min_value);
 }
 
 std::optional<double> opt_number(io::ObjectReader& r, const std::string& key) {
-  if (r.raw(key).is_null()) return std::nullopt;
+  if (r.raw(key, "a positive number or null").is_null()) return std::nullopt;
   const double v = r.number(key);
   if (!(v > 0.0)) {
     throw r.error(key, "expected a positive number or null, got " + io::describe_json(r.raw(key)));
@@ -31,12 +33,12 @@ std::optional<double> opt_number(io::ObjectReader& r, const std::string& key) {
 }
 
 std::optional<std::string> opt_string(io::ObjectReader& r, const std::string& key) {
-  if (r.raw(key).is_null()) return std::nullopt;
+  if (r.raw(key, "a string or null").is_null()) return std::nullopt;
   return r.string(key);
 }
 
 std::optional<bool> opt_boolean(io::ObjectReader& r, const std::string& key) {
-  if (r.raw(key).is_null()) return std::nullopt;
+  if (r.raw(key, "true, false or null").is_null()) return std::nullopt;
   return r.boolean(key);
 }
 

@@ -198,7 +198,9 @@ TEST_CASE("hardware_loader: the GPU's SM count and GEMM and attention terms load
   SECTION("missing sms") {
     j["gpu"].erase("sms");
     REQUIRE_THROWS_AS(load(j), ConfigError);
-    REQUIRE_THROWS_WITH(load(j), "mem.json: /gpu/sms: missing required key");
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /gpu/sms: missing required key; expected an integer in "
+                        "[1, 65536]");
   }
   SECTION("negative or zero sms") {
     j["gpu"]["sms"] = -8;
@@ -219,10 +221,14 @@ TEST_CASE("hardware_loader: the GPU's SM count and GEMM and attention terms load
   }
   SECTION("missing new keys") {
     j["gpu"]["gemm"].erase("reuse_knee");
-    REQUIRE_THROWS_WITH(load(j), "mem.json: /gpu/gemm/reuse_knee: missing required key");
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /gpu/gemm/reuse_knee: missing required key; "
+                        "expected a number");
     j = small_profile();
     j["gpu"]["attention"].erase("head_dim_half");
-    REQUIRE_THROWS_WITH(load(j), "mem.json: /gpu/attention/head_dim_half: missing required key");
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /gpu/attention/head_dim_half: missing required key; "
+                        "expected a number");
   }
   SECTION("out of the calibration bounds") {
     j["gpu"]["gemm"]["reuse_knee"] = 1000;
@@ -245,7 +251,9 @@ TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and 
   SECTION("missing key") {
     j["node"].erase("gpus_per_node");
     REQUIRE_THROWS_AS(load(j), ConfigError);
-    REQUIRE_THROWS_WITH(load(j), "mem.json: /node/gpus_per_node: missing required key");
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /node/gpus_per_node: missing required key; "
+                        "expected an integer in [1, 65536]");
   }
   SECTION("unknown key with a suggestion") {
     j["fabric"]["nic_bandwith"] = "400 Gb/s";

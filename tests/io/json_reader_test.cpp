@@ -30,7 +30,10 @@ TEST_CASE("json_reader: each bad-input kind names file, pointer and expectation"
                         "got 450");
   }
   SECTION("missing key") {
-    REQUIRE_THROWS_WITH(node.seconds("latency"), "hw.json: /node/latency: missing required key");
+    REQUIRE_THROWS_WITH(
+        node.seconds("latency"),
+        "hw.json: /node/latency: missing required key; expected a time with a unit like "
+        "\"5 us\"");
   }
   SECTION("wrong type") {
     REQUIRE_THROWS_WITH(node.integer("gpus", 1),

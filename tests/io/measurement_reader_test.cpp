@@ -322,9 +322,10 @@ TEST_CASE("measurement_reader: bad documents name the file, the pointer and the 
   SECTION("missing environment or device") {
     auto j = with_record("launch", R"({"time": "5 us"})");
     j.erase("environment");
-    REQUIRE_THROWS_WITH(parse(j), "m.json: /environment: missing required key");
+    REQUIRE_THROWS_WITH(parse(j), "m.json: /environment: missing required key; expected an object");
     j["environment"] = {{"host", "node-1"}};
-    REQUIRE_THROWS_WITH(parse(j), "m.json: /environment/device: missing required key");
+    REQUIRE_THROWS_WITH(parse(j),
+                        "m.json: /environment/device: missing required key; expected a string");
     j["environment"]["device"] = "";
     REQUIRE_THROWS_WITH(parse(j), Catch::Contains("/environment/device: empty device name"));
   }

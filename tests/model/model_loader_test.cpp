@@ -138,7 +138,7 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
     const std::string text = R"({"layers": 32, "hidden": 4096})";
     REQUIRE_THROWS_AS(load_model_from_string(text, "m.json"), ConfigError);
     REQUIRE_THROWS_WITH(load_model_from_string(text, "m.json"),
-                        "m.json: /heads: missing required key");
+                        "m.json: /heads: missing required key; expected an integer in [1, 65536]");
   }
   SECTION("unknown key with a suggestion") {
     REQUIRE_THROWS_WITH(
@@ -179,7 +179,8 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
     std::string learned = llama3_8b_keys();
     learned.replace(learned.find("\"rope\""), 6, "\"learned\"");
     REQUIRE_THROWS_WITH(load_model_from_string(learned, "m.json"),
-                        "m.json: /max_positions: missing required key");
+                        "m.json: /max_positions: missing required key; expected an integer in "
+                        "[1, 4294967296]");
     REQUIRE_THROWS_WITH(
         load_model_from_string(llama3_8b_keys(R"(, "max_positions": 4096)"), "m.json"),
         Catch::StartsWith("m.json: /max_positions: max_positions is the size of a "
@@ -200,7 +201,9 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
     std::string moe = kHfRopeParameters;
     moe.insert(moe.size() - 1, R"(, "num_local_experts": 8)");
     REQUIRE_THROWS_WITH(load_model_from_string(moe, "config.json"),
-                        "config.json: /num_experts_per_tok: missing required key");
+                        "config.json: /num_experts_per_tok: missing required key; expected an "
+                        "integer >= 1, the experts each token is routed to (or its alias "
+                        "experts_per_token)");
   }
   SECTION("Hugging Face: rope_scaling of the wrong type") {
     std::string hf = kHfRopeParameters;

@@ -115,7 +115,8 @@ TEST_CASE("moe loader: bad mixture-of-experts keys name the key", "[model][io]")
   }
   SECTION("a missing top-k") {
     REQUIRE_THROWS_WITH(load_model_from_string(mixtral_keys(), "m.json"),
-                        "m.json: /experts_per_token: missing required key");
+                        "m.json: /experts_per_token: missing required key; expected an integer in "
+                        "[1, 65536]");
   }
   SECTION("every layer dense") {
     REQUIRE_THROWS_WITH(
