@@ -65,61 +65,78 @@ std::string describe_json(const nlohmann::json& value) {
 
 namespace {
 
-// Watches nlohmann's parse events and throws on the second occurrence of a key in one object,
-// which nlohmann would otherwise resolve silently by keeping the last value (RFC 8259 §4: names
-// "SHOULD be unique", and receivers differ on duplicates). Keeps, per open object or array, the
-// keys seen or the element index, which gives the duplicate's JSON pointer.
-class DuplicateKeyCheck {
+// A pass over nlohmann's SAX events that throws on the second occurrence of a key in one object,
+// which nlohmann's parse would otherwise resolve silently by keeping the last value (RFC 8259
+// §4: names "SHOULD be unique", and receivers differ on duplicates). It builds no document, so
+// it costs one more lexing of the text, linear in its size (nlohmann's callback parser would
+// rescan an array at the end of each object in it: quadratic). Keeps, per open object or array,
+// the keys seen or the element index, which give the duplicate's JSON pointer; a syntax error
+// ends the pass quietly, for the parse after it to report.
+class DuplicateKeyCheck final : public nlohmann::json_sax<nlohmann::json> {
  public:
   explicit DuplicateKeyCheck(const std::string& source) : source_(source) {}
 
-  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    switch (event) {
-      case Event::object_start:
-        next_element();
-        frames_.push_back(Frame{.is_array = false, .index = -1, .key = {}, .keys = {}});
-        break;
-      case Event::array_start:
-        next_element();
-        frames_.push_back(Frame{.is_array = true, .index = -1, .key = {}, .keys = {}});
-        break;
-      case Event::key: {
-        Frame& f = frames_.back();
-        f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second) {
-          throw ConfigError(source_, pointer(),
-                            "key given twice in one object; expected each key at most once");
-        }
-        break;
-      }
-      case Event::object_end:
-      case Event::array_end:
-        frames_.pop_back();
-        break;
-      case Event::value:
-        next_element();
-        break;
+  bool null() override { return element(); }
+  bool boolean(bool /*val*/) override { return element(); }
+  bool number_integer(number_integer_t /*val*/) override { return element(); }
+  bool number_unsigned(number_unsigned_t /*val*/) override { return element(); }
+  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return element(); }
+  bool string(string_t& /*val*/) override { return element(); }
+  bool binary(binary_t& /*val*/) override { return element(); }
+  bool start_object(std::size_t /*elements*/) override { return open(false); }
+  bool start_array(std::size_t /*elements*/) override { return open(true); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& val) override {
+    Frame& f = frames_[depth_ - 1];
+    f.key = val;
+    if (!f.keys.insert(val).second) {
+      throw ConfigError(source_, pointer(),
+                        "key given twice in one object; expected each key at most once");
     }
     return true;
+  }
+  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& /*ex*/) override {
+    return false;
   }
 
  private:
   struct Frame {
-    bool is_array;
-    std::int64_t index;                    // of the current element, in an array
+    bool is_array = false;
+    std::int64_t index = -1;               // of the current element, in an array
     std::string key;                       // the current key, in an object
     std::unordered_set<std::string> keys;  // every key so far, in an object
   };
 
   // A value or container starts: in an array it is the next element.
-  void next_element() {
-    if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
+  bool element() {
+    if (depth_ > 0 && frames_[depth_ - 1].is_array) ++frames_[depth_ - 1].index;
+    return true;
+  }
+
+  // Frames are kept when closed and reused (clear() keeps a set's buckets), so an array of many
+  // small objects allocates no set per object.
+  bool open(bool is_array) {
+    element();
+    if (depth_ == frames_.size()) frames_.emplace_back();
+    Frame& f = frames_[depth_++];
+    f.is_array = is_array;
+    f.index = -1;
+    f.key.clear();
+    f.keys.clear();
+    return true;
+  }
+
+  bool close() {
+    --depth_;
+    return true;
   }
 
   std::string pointer() const {
     std::string out;
-    for (const Frame& f : frames_) {
+    for (std::size_t i = 0; i < depth_; ++i) {
+      const Frame& f = frames_[i];
       out += f.is_array ? "/" + std::to_string(f.index) : pointer_token(f.key);
     }
     return out;
@@ -127,6 +144,7 @@ class DuplicateKeyCheck {
 
   const std::string& source_;
   std::vector<Frame> frames_;
+  std::size_t depth_ = 0;
 };
 
 // nlohmann's parse of text already checked by check_json_text. Every nlohmann exception becomes
@@ -136,8 +154,11 @@ class DuplicateKeyCheck {
 nlohmann::json parse_unchecked(const std::string& text, const std::string& source,
                                const std::string& expected, DuplicateKeys keys) {
   try {
-    if (keys == DuplicateKeys::Allow) return nlohmann::json::parse(text);
-    return nlohmann::json::parse(text, DuplicateKeyCheck(source));
+    if (keys == DuplicateKeys::Reject) {
+      DuplicateKeyCheck check(source);
+      (void)nlohmann::json::sax_parse(text, &check);
+    }
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann reports a byte offset; turn it into line and column for humans.
     std::size_t line = 1;

@@ -66,7 +66,8 @@ void check_json_text(const std::string& text, const std::string& source, std::si
 // Whether a key may appear twice in one object. Every input a user writes refuses it, naming
 // the key's JSON pointer ("key given twice in one object"): nlohmann would keep the last value
 // and drop the first without a word. Profiler traces allow it: trace writers repeat fields of
-// an event's args (catapult-project/catapult#4343), and the trace reader reads none of those.
+// an event's args (catapult-project/catapult#4343), a trace is not the user's to edit, and for
+// the fields the trace reader takes from args (stream, correlation) the last value wins.
 enum class DuplicateKeys { Reject, Allow };
 // check_json_text, then parse_json; any other nlohmann exception (out_of_range for "1e400")
 // becomes a ConfigError naming `source`: "invalid JSON (<nlohmann's message>); <expected>".
