@@ -26,8 +26,9 @@ struct CalibrationInputs {
 // The points of one parsed log, with what `ref` says over what the log says. Throws
 // ConfigError for a row with wrong results (#wrong above 0), and, naming the document's entry,
 // for ranks or nodes the log contradicts: fewer ranks than its rank lines or fewer nodes than
-// their hosts, other nodes than a complete rank list shows, or ranks whose bus factor is not
-// the busbw / algbw the log prints.
+// their hosts, other nodes than a complete rank list shows, other ranks than an all_gather,
+// reduce_scatter or alltoall count gives, or ranks whose all_reduce factor 2(n-1)/n is not the
+// busbw / algbw the log prints.
 [[nodiscard]] std::vector<calibrate::CollectivePoint> log_points(
     const calibrate::NcclTestsLog& log, const calibrate::LogReference& ref);
 

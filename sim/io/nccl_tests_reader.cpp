@@ -520,6 +520,11 @@ NcclTestsLog LogParser::parse(std::string_view text) {
   log.validation = validation_;
   for (const auto& r : rows_) {
     if (r.size > 0) log.rows.push_back(r.row);
+    // check_rows() has checked the count against the size (and the rank lines, if any).
+    if (counts_per_rank(op) && r.size > 0 && r.row.count > 0) {
+      log.ranks_from_count = r.size / r.element_bytes / r.row.count;
+      log.ranks_from_count_line = r.row.line;
+    }
   }
   log.has_footer = has_footer_;
   return log;

@@ -541,12 +541,12 @@ TEST_CASE("calibration inputs: a log's ranks and results are checked before it i
   calibrate::LogReference ref;
   ref.origin.source = "doc.json";
   ref.origin.label = "/nccl_tests/0";
-  SECTION("the log's own ranks and nodes, or what a cut-short log cannot show, are taken") {
+  SECTION("the log's own ranks and nodes, or the document's where they agree") {
     REQUIRE(log_points(log, ref).front().group.ranks == 4);
     // Every row prints busbw = algbw x 1.5 = 2(n-1)/n on n = 4 (above): 4 ranks on 2 nodes
     // agree; 5 ranks give 1.6 against the largest row's 25.17 / 16.78 = 1.5, 6.7% off, beyond
-    // the reader's 2% and the cells' rounding (0.02 x 1.6 x 16.78 + 0.01 + 0.005 x 2.6 =
-    // 0.56 GB/s against |25.17 - 26.85| = 1.68).
+    // the reader's 2% and the cells' rounding (0.02 x 1.6 x 16.78 + 0.01 + 0.05 x 2.6 =
+    // 0.68 GB/s against |25.17 - 1.6 x 16.78| = 1.68).
     ref.ranks = 4;
     ref.nodes = 2;
     REQUIRE(log_points(log, ref).size() == 3);
@@ -555,7 +555,19 @@ TEST_CASE("calibration inputs: a log's ranks and results are checked before it i
         log_points(log, ref),
         "doc.json: /nccl_tests/0/ranks: 5 ranks, but four.txt prints busbw/algbw = 25.17 / "
         "16.78 = 1.5 (about 4 ranks) at line 12; expected the ranks of the run that wrote the "
-        "log, for which all_reduce prints 1.6 on 5 ranks");
+        "log, for which all_reduce prints 2(n-1)/n = 1.6 on 5 ranks");
+  }
+  SECTION("a log cut short at scale takes the document's ranks and nodes") {
+    // The 128-node all_reduce lists ranks 0-99 of 1024 on 13 hosts; its busbw / algbw is
+    // 2 x 1023/1024 = 1.998 (calibration/nccl_tests/README.md), which 100 ranks (1.98) also
+    // pass within 2%: the document's 1024 ranks on 128 nodes are taken.
+    const auto cut = read_nccl_tests_file(fixture("h100-128node-all_reduce-ring-ll128.txt"));
+    REQUIRE(cut.ranks == std::optional<std::int64_t>(100));
+    ref.ranks = 1024;
+    ref.nodes = 128;
+    const auto points = log_points(cut, ref);
+    REQUIRE(points.front().group.ranks == 1024);
+    REQUIRE(points.front().group.nodes == 128);
   }
   SECTION("fewer ranks or nodes than the rank lines show") {
     ref.ranks = 2;
@@ -568,12 +580,27 @@ TEST_CASE("calibration inputs: a log's ranks and results are checked before it i
                         "doc.json: /nccl_tests/0/nodes: 1 nodes, but the rank lines of four.txt "
                         "name 2 hosts; expected at least 2");
   }
-  SECTION("other nodes than a complete rank list shows") {
-    ref.ranks = 4;
+  SECTION("other nodes than a complete rank list shows, with or without the document's ranks") {
     ref.nodes = 4;
     REQUIRE_THROWS_WITH(log_points(log, ref),
                         "doc.json: /nccl_tests/0/nodes: 4 nodes, but the 4 rank lines of "
                         "four.txt (every rank) name 2 hosts; expected 2");
+    ref.ranks = 4;
+    REQUIRE_THROWS_WITH(log_points(log, ref), Catch::Contains("name 2 hosts; expected 2"));
+  }
+  SECTION("all_gather's count gives the ranks exactly") {
+    // b200-roce-2node-all_gather.txt: 16 ranks on 2 hosts; each row's count is size / 4 / 16
+    // (float). 17 ranks would pass a 2% check of (n-1)/n (0.9375 against 0.9412, 0.4%).
+    const auto ag = read_nccl_tests_file(fixture("b200-roce-2node-all_gather.txt"));
+    REQUIRE(ag.ranks_from_count == std::optional<std::int64_t>(16));
+    ref.ranks = 16;
+    REQUIRE_FALSE(log_points(ag, ref).empty());
+    ref.ranks = 17;
+    REQUIRE_THROWS_WITH(log_points(ag, ref),
+                        Catch::StartsWith("doc.json: /nccl_tests/0/ranks: 17 ranks, but ") &&
+                            Catch::EndsWith("b200-roce-2node-all_gather.txt prints all_gather "
+                                            "counts of 16 ranks (size / element bytes / count "
+                                            "at line 48); expected 16"));
   }
   SECTION("a row with wrong results") {
     auto lines = all_reduce_lines();

@@ -52,6 +52,11 @@ struct NcclTestsLog {
   // rank lines (a partial paste), so the caller must say them.
   std::optional<std::int64_t> ranks;
   std::optional<std::int64_t> nodes;
+  // all_gather, reduce_scatter and alltoall print each rank's count, so size / element bytes /
+  // count is the run's rank count exactly, with or without rank lines: that of the last row
+  // (the largest), and its line. nullopt for the other ops.
+  std::optional<std::int64_t> ranks_from_count;
+  int ranks_from_count_line = 0;
   std::vector<std::string> devices;         // device names of the rank lines, in rank order
   std::optional<std::string> nccl_version;  // "2.26.2" from "NCCL version 2.26.2+cuda12.8"
   std::optional<std::int64_t> warmup_iters;
