@@ -345,7 +345,7 @@ void check_calibration_record(ObjectReader r) {
     ObjectReader f(record, r.source(), at);
     (void)f.number("value");
     // null: no standard error (no degrees of freedom, or a parameter the points do not move).
-    if (!f.raw("sigma").is_null()) (void)f.number("sigma");
+    if (!f.raw("sigma", "a number or null").is_null()) (void)f.number("sigma");
     (void)f.integer("points", 1);
     (void)f.number("rms_error");
     (void)f.number("max_error");

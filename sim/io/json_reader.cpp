@@ -324,18 +324,13 @@ ConfigError ObjectReader::error(const std::string& key, const std::string& probl
   return ConfigError(source_, pointer_of(key), problem);
 }
 
-const nlohmann::json& ObjectReader::at(const std::string& key, const std::string& expected) {
-  auto it = json_.find(key);
-  if (it == json_.end()) {
-    throw ConfigError(source_, pointer_of(key),
-                      expected.empty() ? std::string("missing required key")
-                                       : "missing required key; expected " + expected);
-  }
-  read_.insert(key);
-  return *it;
+void ObjectReader::missing(const std::string& key, std::string_view expected) const {
+  throw ConfigError(source_, pointer_of(key),
+                    expected.empty() ? std::string("missing required key")
+                                     : "missing required key; expected " + std::string(expected));
 }
 
-const nlohmann::json& ObjectReader::raw(const std::string& key, const std::string& expected) {
+const nlohmann::json& ObjectReader::raw(const std::string& key, std::string_view expected) {
   return at(key, expected);
 }
 
@@ -350,13 +345,17 @@ std::string ObjectReader::string_or(const std::string& key, const std::string& f
 }
 
 std::string ObjectReader::choice(const std::string& key, const std::vector<std::string>& choices) {
-  std::string list;
-  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-  (void)at(key, "one of " + list);
+  const auto list_of = [&choices] {
+    std::string list;
+    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+    return list;
+  };
+  (void)at(key, [&] { return "one of " + list_of(); });
   const std::string v = string(key);
   for (const auto& c : choices) {
     if (c == v) return v;
   }
+  const std::string list = list_of();
   throw error(key,
               "unknown value '" + v + "'" + did_you_mean(v, choices) + "; expected one of " + list);
 }
@@ -405,10 +404,11 @@ std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_valu
 
 std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_value,
                                    std::int64_t max_value) {
-  const auto& v =
-      at(key, max_value == std::int64_t{1} << 53U ? "an integer >= " + std::to_string(min_value)
-                                                  : "an integer in [" + std::to_string(min_value) +
-                                                        ", " + std::to_string(max_value) + "]");
+  const auto& v = at(key, [&] {
+    return max_value == std::int64_t{1} << 53U ? "an integer >= " + std::to_string(min_value)
+                                               : "an integer in [" + std::to_string(min_value) +
+                                                     ", " + std::to_string(max_value) + "]";
+  });
   const bool whole =
       v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
                                 std::floor(v.get<double>()) == v.get<double>());
@@ -441,7 +441,8 @@ std::int64_t ObjectReader::integer_or(const std::string& key, std::int64_t min_v
 }
 
 double ObjectReader::unit(const std::string& key, UnitKind kind, bool allow_zero) {
-  const auto& v = at(key, unit_noun(kind) + " with a unit like " + unit_example(kind));
+  const auto& v =
+      at(key, [kind] { return unit_noun(kind) + " with a unit like " + unit_example(kind); });
   if (!v.is_string()) {
     throw error(key, "expected " + unit_noun(kind) + " with a unit like " + unit_example(kind) +
                          ", got " + describe_json(v));

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -90,7 +91,7 @@ class ObjectReader {
   // The raw value of a key (marks it read); for callers that branch on the JSON type. A missing
   // key is "missing required key; expected <expected>" (no clause when `expected` is empty, for
   // callers that asked has() first).
-  [[nodiscard]] const nlohmann::json& raw(const std::string& key, const std::string& expected = {});
+  [[nodiscard]] const nlohmann::json& raw(const std::string& key, std::string_view expected = {});
 
   [[nodiscard]] std::string string(const std::string& key);
   [[nodiscard]] std::string string_or(const std::string& key, const std::string& fallback);
@@ -141,8 +142,21 @@ class ObjectReader {
  private:
   // The value of a required key; a missing one is "missing required key; expected <expected>",
   // what the accessor asking for it reads ("an integer >= 1", "a bandwidth with a unit like
-  // ...").
-  const nlohmann::json& at(const std::string& key, const std::string& expected);
+  // ..."). `expected` is text, or a callable giving it, called only when the key is missing.
+  template <class Expected>
+  const nlohmann::json& at(const std::string& key, const Expected& expected) {
+    const auto it = json_.find(key);
+    if (it == json_.end()) {
+      if constexpr (std::is_invocable_v<const Expected&>) {
+        missing(key, expected());
+      } else {
+        missing(key, expected);
+      }
+    }
+    read_.insert(key);
+    return *it;
+  }
+  [[noreturn]] void missing(const std::string& key, std::string_view expected) const;
 
   const nlohmann::json& json_;
   std::string source_;

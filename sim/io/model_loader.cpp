@@ -532,8 +532,9 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
   const bool main = r.has("num_experts_per_tok");
   if (!alias && !main) {
     throw r.error("num_experts_per_tok",
-                  "missing required key; expected an integer >= 1, the experts each token is "
-                  "routed to (or its alias experts_per_token)");
+                  "missing required key; expected an integer in [1, " +
+                      std::to_string(model::kMaxExperts) +
+                      "], the experts each token is routed to (or its alias experts_per_token)");
   }
   m.num_experts_per_token =
       r.integer(main ? "num_experts_per_tok" : "experts_per_token", 1, model::kMaxExperts);
@@ -696,7 +697,7 @@ ModelSpec from_hugging_face(ObjectReader& r) {
 
   // Sliding window: sliding_window (null: none), switched off by use_sliding_window false
   // (Qwen2/Qwen3: default false), on the layers hf_window_layers finds.
-  // 0: no window (a window is at least 1 token).
+  // 0 stands for no window here (a key of 0 is refused: nullable_integer reads at least 1).
   const std::int64_t sliding =
       nullable_integer(r, "sliding_window", model::kMaxPositions).value_or(0);
   const bool use_window =

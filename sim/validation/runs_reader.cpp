@@ -1,5 +1,6 @@
 #include "sim/validation/runs_reader.hpp"
 
+#include <string_view>
 #include <utility>
 
 #include "trainsim/error.hpp"
@@ -23,8 +24,9 @@ std::optional<std::int64_t> opt_integer(io::ObjectReader& r, const std::string& 
   return r.integer(key, min_value);
 }
 
-std::optional<double> opt_number(io::ObjectReader& r, const std::string& key) {
-  if (r.raw(key, "a positive number or null").is_null()) return std::nullopt;
+std::optional<double> opt_number(io::ObjectReader& r, const std::string& key,
+                                 std::string_view expected = "a positive number or null") {
+  if (r.raw(key, expected).is_null()) return std::nullopt;
   const double v = r.number(key);
   if (!(v > 0.0)) {
     throw r.error(key, "expected a positive number or null, got " + io::describe_json(r.raw(key)));
@@ -99,8 +101,8 @@ PublishedRun read_row(const nlohmann::json& json, const std::string& source, std
   run.recompute = opt_string(r, "activation_recompute");
   run.precision = opt_string(r, "precision");
   run.tflops_per_gpu = opt_number(r, "tflops_per_gpu");
-  run.mfu = opt_number(r, "mfu");
-  run.hfu = opt_number(r, "hfu");
+  run.mfu = opt_number(r, "mfu", "a fraction in (0, 1] or null");
+  run.hfu = opt_number(r, "hfu", "a fraction in (0, 1] or null");
   run.tokens_per_s_per_gpu = opt_number(r, "tokens_per_sec_per_gpu");
   run.iteration_time_s = opt_number(r, "iteration_time_s");
   for (const auto& [key, value] : {std::pair{"mfu", run.mfu}, std::pair{"hfu", run.hfu}}) {

@@ -390,4 +390,15 @@ TEST_CASE("hardware_loader: the calibration record names parameters", "[hardware
       bad["calibration"]["fitted"]["/gpu/gemm/max_efficiency"];
   REQUIRE_THROWS_WITH(load(bad),
                       Catch::Contains("expected the JSON pointer of a calibration parameter"));
+  // sigma is required (null when there is no standard error): a missing one says so.
+  auto no_sigma = j;
+  no_sigma["calibration"]["fitted"]["/gpu/gemm/max_efficiency"].erase("sigma");
+  REQUIRE_THROWS_WITH(load(no_sigma),
+                      Catch::EndsWith("/calibration/fitted/~1gpu~1gemm~1max_efficiency/sigma: "
+                                      "missing required key; expected a number or null"));
+  auto no_fitted = j;
+  no_fitted["calibration"].erase("fitted");
+  REQUIRE_THROWS_WITH(load(no_fitted),
+                      Catch::EndsWith("/calibration/fitted: missing required key; expected an "
+                                      "object keyed by parameter pointer"));
 }

@@ -202,8 +202,8 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
     moe.insert(moe.size() - 1, R"(, "num_local_experts": 8)");
     REQUIRE_THROWS_WITH(load_model_from_string(moe, "config.json"),
                         "config.json: /num_experts_per_tok: missing required key; expected an "
-                        "integer >= 1, the experts each token is routed to (or its alias "
-                        "experts_per_token)");
+                        "integer in [1, 65536], the experts each token is routed to (or its "
+                        "alias experts_per_token)");
   }
   SECTION("Hugging Face: rope_scaling of the wrong type") {
     std::string hf = kHfRopeParameters;

@@ -767,7 +767,19 @@ TEST_CASE("validate: bad runs files name the file, the row and the key", "[valid
                       Contains("/0/tpp: unknown key"));
   text = row_json();
   text.erase(text.find("\"cp\": 1,"), 8);
-  REQUIRE_THROWS_WITH(read_published_runs(text, "t.json"), Contains("/0/cp: missing required key"));
+  REQUIRE_THROWS_WITH(read_published_runs(text, "t.json"),
+                      Contains("/0/cp: missing required key; expected an integer >= 1 or null"));
+  // A missing measurement says what it holds: mfu a fraction, the others positive numbers.
+  text = row_json();
+  text.erase(text.find("\"mfu\": null,"), 13);
+  REQUIRE_THROWS_WITH(
+      read_published_runs(text, "t.json"),
+      Contains("/0/mfu: missing required key; expected a fraction in (0, 1] or null"));
+  text = row_json();
+  text.erase(text.find("\"iteration_time_s\": null,"), 26);
+  REQUIRE_THROWS_WITH(
+      read_published_runs(text, "t.json"),
+      Contains("/0/iteration_time_s: missing required key; expected a positive number or null"));
 }
 
 TEST_CASE("validate: overall MAPE on the shipped rows stays under the committed bound",
