@@ -22,6 +22,9 @@ class ConfigError : public Error {
   [[nodiscard]] const std::string& source() const { return source_; }
   [[nodiscard]] const std::string& pointer() const { return pointer_; }
   [[nodiscard]] const std::string& problem() const { return problem_; }
+  // what() as a std::string, whole even when a key or value read from a file holds a NUL byte
+  // (what() is a C string and ends at the first).
+  [[nodiscard]] std::string message() const;
 
   // The same problem located in `source` at `pointer` (an inner pointer, if any, is appended).
   [[nodiscard]] ConfigError located(const std::string& source, const std::string& pointer) const;

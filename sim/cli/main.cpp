@@ -25,12 +25,19 @@
 namespace {
 
 // CLI11's messages may span lines ("...\nRun with --help for more information."); the error
-// contract is one line, so line breaks become "; ".
+// contract is one line, so line breaks become "; " and other control characters JSON escapes.
 std::string one_line(std::string_view text) {
   std::string out;
   for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
     if (c == '\n') {
       if (!out.empty()) out += "; ";
+    } else if (byte < 0x20U || byte == 0x7FU) {
+      // Any other control character, as JSON escapes it: a key or value from an input file
+      // ("\u0000", "\u001b[2J") must neither cut the line short nor drive the terminal.
+      char escaped[8];
+      (void)std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
+      out += escaped;
     } else {
       out += c;
     }
@@ -229,7 +236,7 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);
     return report("error: ", cli11_message(e, command_list(app)), 2);
   } catch (const trainsim::ConfigError& e) {
-    return report("error: ", e.what(), 2);
+    return report("error: ", e.message(), 2);
   } catch (const trainsim::PlanError& e) {
     return report("error: ", e.what(), 3);
   } catch (const std::bad_alloc&) {

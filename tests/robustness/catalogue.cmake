@@ -762,6 +762,13 @@ trainsim_robust(reader.scenario_duplicate_key 2
   "^error: scenario\\.json: /parallel/tp: key given twice in one object. expected each key at most once"
   INPUT ${IN}/scenario.json PREP "subst scenario.json %22tp%22:%201 %22tp%22:%201,%20%22tp%22:%204"
   -- run scenario.json)
+# Control characters in a key reach the message JSON-escaped: an ESC sequence must not drive the
+# terminal, a NUL must not cut the line short.
+trainsim_robust(reader.scenario_control_characters_in_key 2
+  "^error: scenario\\.json: /parallel/x\\\\u001b.2J\\\\u0000y: unknown key"
+  INPUT ${IN}/scenario.json
+  PREP "subst scenario.json %22tp%22:%201 %22tp%22:%201,%20%22x%5Cu001b%5B2J%5Cu0000y%22:%201"
+  -- run scenario.json)
 trainsim_robust(reader.sweep_duplicate_axis 2
   "^error: sweep4\\.json: /axes/training\\.seq_len: key given twice.*\\bexpected"
   INPUT ${IN}/sweep4.json
