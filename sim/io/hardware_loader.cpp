@@ -296,7 +296,7 @@ void read_collective(ObjectReader c, GpuArch arch, hardware::NodeSpec& node,
                                 "; expected one of " + list + " or an object of constants");
     }
     const std::string source = std::string(kNcclFolder) + "/" + id + ".json";
-    const nlohmann::json constants = parse_json(std::string(*text), source);
+    const nlohmann::json constants = parse_builtin_json(*text, source);
     read_nccl_constants(ObjectReader(constants, source, ""), arch, host_cpu, out);
   } else {
     read_nccl_constants(c.object("nccl"), arch, host_cpu, out);
@@ -614,7 +614,7 @@ hardware::HardwareSpec load_hardware(const std::string& name_or_path) {
   if (name_or_path.find('/') == std::string::npos) {
     if (const auto text = builtin_file(kProfileFolder, name_or_path)) {
       const std::string source = std::string(kProfileFolder) + "/" + name_or_path + ".json";
-      return load_hardware_from_string(std::string(*text), source);
+      return hardware_from_json(parse_builtin_json(*text, source), source, "");
     }
   }
   std::error_code ec;

@@ -192,6 +192,11 @@ nlohmann::json parse_json(const std::string& text, const std::string& source) {
                             "expected a JSON document");
 }
 
+nlohmann::json parse_builtin_json(std::string_view text, const std::string& source) {
+  return parse_checked_json(std::string(text), source, kMaxJsonBytes, kMaxJsonDepth,
+                            "a JSON document", "expected a JSON document", DuplicateKeys::Allow);
+}
+
 namespace {
 
 // "a readable measurement document" from "a measurement document".

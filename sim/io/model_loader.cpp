@@ -787,7 +787,7 @@ model::ModelSpec load_model_from_string(const std::string& text, const std::stri
 
 model::ModelSpec load_model(const std::string& name_or_path) {
   if (const auto builtin = builtin_file("models", name_or_path)) {
-    auto m = model_from_json(parse_json(std::string(*builtin), "models/" + name_or_path + ".json"),
+    auto m = model_from_json(parse_builtin_json(*builtin, "models/" + name_or_path + ".json"),
                              "models/" + name_or_path + ".json", "");
     m.id = name_or_path;
     return m;

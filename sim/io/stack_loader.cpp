@@ -25,7 +25,7 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
                              const std::string& pointer, int depth) {
   if (const auto builtin = builtin_file("stacks", name)) {
     const std::string file = "stacks/" + name + ".json";
-    return resolve_extends(parse_json(std::string(*builtin), file), file, "", depth);
+    return resolve_extends(parse_builtin_json(*builtin, file), file, "", depth);
   }
   std::error_code ec;
   if (std::filesystem::is_regular_file(name, ec)) {
@@ -291,7 +291,7 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
 stack::StackSpec load_stack(const std::string& name_or_path) {
   if (const auto builtin = builtin_file("stacks", name_or_path)) {
     const std::string source = "stacks/" + name_or_path + ".json";
-    return stack_from_json(parse_json(std::string(*builtin), source), source, "");
+    return stack_from_json(parse_builtin_json(*builtin, source), source, "");
   }
   std::error_code ec;
   if (std::filesystem::is_directory(name_or_path, ec)) {

@@ -1,6 +1,8 @@
+#include "sim/io/json_reader.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "sim/io/json_reader.hpp"
+#include "sim/io/builtin_data.hpp"
 #include "sim/io/spellcheck.hpp"
 
 using namespace trainsim;
@@ -98,6 +100,24 @@ TEST_CASE("json_reader: a key given twice in one object is refused with its poin
       parse_checked_json(R"({"k": 1, "k": 2})", "t.json", kMaxJsonBytes, kMaxJsonDepth, "a trace",
                          "expected a trace", DuplicateKeys::Allow);
   CHECK(allowed["k"] == 2);
+}
+
+TEST_CASE("json_reader: no built-in file gives a key twice in one object", "[io]") {
+  // The loaders read built-in files with parse_builtin_json, without this pass; it runs here.
+  int files = 0;
+  for (const BuiltinFile& f : builtin_files()) {
+    if (!f.path.ends_with(".json")) continue;
+    INFO(f.path);
+    REQUIRE_NOTHROW(parse_checked_json(std::string(f.content), std::string(f.path), kMaxJsonBytes,
+                                       kMaxJsonDepth, "a JSON document", "expected a JSON document",
+                                       DuplicateKeys::Reject));
+    ++files;
+  }
+  // Every built-in JSON file: the hardware profiles, NCCL constants, models and stacks (35 now);
+  // at least one of each kind.
+  REQUIRE(files >= static_cast<int>(builtin_ids("hardware_profiles").size() +
+                                    builtin_ids("models").size() + builtin_ids("stacks").size()));
+  REQUIRE(!builtin_ids("hardware_profiles/nccl").empty());
 }
 
 TEST_CASE("spellcheck: closest candidate within a third of the word", "[io]") {
