@@ -9,7 +9,14 @@ namespace trainsim {
 
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& message) : std::runtime_error(message), message_(message) {}
+
+  // what() as a std::string, whole even when a name or key read from a file holds a NUL byte
+  // (what() is a C string and ends at the first).
+  [[nodiscard]] const std::string& message() const { return message_; }
+
+ private:
+  std::string message_;
 };
 
 // Bad input: unreadable file, bad JSON, a missing, unknown or ill-typed key, a bad unit, a value
@@ -22,10 +29,6 @@ class ConfigError : public Error {
   [[nodiscard]] const std::string& source() const { return source_; }
   [[nodiscard]] const std::string& pointer() const { return pointer_; }
   [[nodiscard]] const std::string& problem() const { return problem_; }
-  // what() as a std::string, whole even when a key or value read from a file holds a NUL byte
-  // (what() is a C string and ends at the first).
-  [[nodiscard]] std::string message() const;
-
   // The same problem located in `source` at `pointer` (an inner pointer, if any, is appended).
   [[nodiscard]] ConfigError located(const std::string& source, const std::string& pointer) const;
 

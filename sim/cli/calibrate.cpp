@@ -28,6 +28,7 @@
 #include "sim/io/atomic_file.hpp"
 #include "sim/io/calibration_inputs.hpp"
 #include "sim/io/hardware_loader.hpp"
+#include "sim/io/json_reader.hpp"
 #include "sim/io/unit_parse.hpp"
 
 namespace trainsim::cli {
@@ -223,7 +224,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   const io::HardwareDocument doc = io::load_hardware_document(o.base);
   const hardware::HardwareSpec base = io::load_hardware(o.base);
   const io::CalibrationInputs in = io::read_calibration_inputs(o.inputs, o.include_problem_logs);
-  for (const auto& s : in.skipped) err << "note: skipped " << s << '\n';
+  for (const auto& s : in.skipped) err << "note: skipped " << io::escape_control(s) << '\n';
 
   // --reset: every collective term back to NCCL's model and every parameter the inputs inform
   // to its neutral value, so "before" is the uncalibrated model and nothing of an earlier fit

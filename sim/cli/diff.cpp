@@ -38,7 +38,7 @@ io::DiffSide side(const ScenarioFlags& flags, const std::string& file) {
     try {
       d.report = report::simulate(d.scenario).report;
     } catch (const PlanError& e) {
-      d.problems.emplace_back(e.what());
+      d.problems.emplace_back(e.message());
     }
   }
   return d;

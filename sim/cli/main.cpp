@@ -35,9 +35,7 @@ std::string one_line(std::string_view text) {
     } else if (byte < 0x20U || byte == 0x7FU) {
       // Any other control character, as JSON escapes it: a key or value from an input file
       // ("\u0000", "\u001b[2J") must neither cut the line short nor drive the terminal.
-      char escaped[8];
-      (void)std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
-      out += escaped;
+      out += trainsim::io::escape_control(std::string_view(&c, 1));
     } else {
       out += c;
     }
@@ -238,7 +236,7 @@ int main(int argc, char** argv) {
   } catch (const trainsim::ConfigError& e) {
     return report("error: ", e.message(), 2);
   } catch (const trainsim::PlanError& e) {
-    return report("error: ", e.what(), 3);
+    return report("error: ", e.message(), 3);
   } catch (const std::bad_alloc&) {
     // Inputs are bounded where they are read; what remains is a request (a sweep, a search
     // space, a sequence) whose simulation needs more memory than this machine has.

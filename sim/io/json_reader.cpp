@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <unordered_set>
 #include <vector>
 
@@ -115,8 +116,9 @@ class DuplicateKeyCheck final : public nlohmann::json_sax<nlohmann::json> {
     return true;
   }
 
-  // Frames are kept when closed and reused (clear() keeps a set's buckets), so an array of many
-  // small objects allocates no set per object.
+  // Frames are kept when closed and reused, so an array of many small objects allocates no set
+  // per object. clear() zeroes every bucket (libstdc++), so a set grown by a large object is
+  // replaced, not cleared: else each small object after it at that depth would cost as much.
   bool open(bool is_array) {
     element();
     if (depth_ == frames_.size()) frames_.emplace_back();
@@ -124,9 +126,15 @@ class DuplicateKeyCheck final : public nlohmann::json_sax<nlohmann::json> {
     f.is_array = is_array;
     f.index = -1;
     f.key.clear();
-    f.keys.clear();
+    if (f.keys.bucket_count() > kReusedBuckets) {
+      std::unordered_set<std::string>().swap(f.keys);
+    } else {
+      f.keys.clear();
+    }
     return true;
   }
+
+  static constexpr std::size_t kReusedBuckets = 64;
 
   bool close() {
     --depth_;
@@ -190,6 +198,22 @@ nlohmann::json parse_unchecked(const std::string& text, const std::string& sourc
 nlohmann::json parse_json(const std::string& text, const std::string& source) {
   return parse_checked_json(text, source, kMaxJsonBytes, kMaxJsonDepth, "a JSON document",
                             "expected a JSON document");
+}
+
+std::string escape_control(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20U || byte == 0x7FU) {
+      char escaped[8];
+      (void)std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 nlohmann::json parse_builtin_json(std::string_view text, const std::string& source) {

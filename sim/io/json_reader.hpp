@@ -60,6 +60,11 @@ nlohmann::json parse_json(const std::string& text, const std::string& source);
 // added 2.5% to the instructions of a sweep of 7B plans).
 nlohmann::json parse_builtin_json(std::string_view text, const std::string& source);
 
+// `text` with each control character (bytes 0x00-0x1F and 0x7F) written as JSON escapes it
+// ("\u001b"): a name or key read from a file reaches an error line, a note or a CSV cell without
+// driving the terminal or cutting the line short.
+std::string escape_control(std::string_view text);
+
 // True when `text` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points
 // above U+10FFFF), the only text nlohmann can write back as JSON.
 [[nodiscard]] bool is_valid_utf8(std::string_view text);

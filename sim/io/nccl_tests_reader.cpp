@@ -520,9 +520,17 @@ NcclTestsLog LogParser::parse(std::string_view text) {
   log.validation = validation_;
   for (const auto& r : rows_) {
     if (r.size > 0) log.rows.push_back(r.row);
-    // check_rows() has checked the count against the size (and the rank lines, if any).
+    // check_rows() has checked the count against the size (and the rank lines, if any); without
+    // rank lines each row is checked on its own n, so the rows must agree on it here.
     if (counts_per_rank(op) && r.size > 0 && r.row.count > 0) {
-      log.ranks_from_count = r.size / r.element_bytes / r.row.count;
+      const std::int64_t n = r.size / r.element_bytes / r.row.count;
+      if (log.ranks_from_count && *log.ranks_from_count != n) {
+        fail(r.row.line, "count: size / element bytes / count gives " + std::to_string(n) +
+                             " ranks, line " + std::to_string(log.ranks_from_count_line) +
+                             " gives " + std::to_string(*log.ranks_from_count) +
+                             "; expected the rows of one run, on one number of ranks");
+      }
+      log.ranks_from_count = n;
       log.ranks_from_count_line = r.row.line;
     }
   }
@@ -830,6 +838,8 @@ void LogParser::read_row(const std::vector<std::string_view>& t, int line) {
   r.row.algbw_in_place = BytesPerSecond(r.algbw[1].value * 1e9);
   r.row.busbw_out_of_place = BytesPerSecond(r.busbw[0].value * 1e9);
   r.row.busbw_in_place = BytesPerSecond(r.busbw[1].value * 1e9);
+  r.row.bandwidth_half_ulp =
+      BytesPerSecond(std::max(r.algbw[0].half_ulp, r.busbw[0].half_ulp) * 1e9);
   r.row.wrong_out_of_place = wrong[0];
   r.row.wrong_in_place = wrong[1];
   rows_.push_back(std::move(r));

@@ -22,6 +22,7 @@
 #include "trainsim/sweep/evaluate.hpp"
 #include "trainsim/sweep/shard.hpp"
 
+#include "sim/io/json_reader.hpp"
 #include "sim/io/report_writer.hpp"
 #include "sim/io/scenario_loader.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -46,11 +47,13 @@ constexpr const char* kColumns[] = {
     "recompute_layers"};
 
 // RFC 4180: quote a field holding a comma, a quote or a line break; double inner quotes. Line
-// breaks become spaces so that every row stays one line (merge relies on it).
+// breaks become spaces so that every row stays one line (merge relies on it); other control
+// characters (a name read from a file) are escaped as JSON escapes them.
 std::string csv_field(std::string_view text) {
   std::string s(text);
   std::replace(s.begin(), s.end(), '\n', ' ');
   std::replace(s.begin(), s.end(), '\r', ' ');
+  s = escape_control(s);
   if (s.find_first_of(",\"") == std::string::npos) return s;
   std::string out = "\"";
   for (const char c : s) {

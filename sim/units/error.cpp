@@ -21,8 +21,6 @@ ConfigError::ConfigError(std::string source, std::string pointer, std::string pr
       pointer_(std::move(pointer)),
       problem_(std::move(problem)) {}
 
-std::string ConfigError::message() const { return join(source_, pointer_, problem_); }
-
 ConfigError ConfigError::located(const std::string& source, const std::string& pointer) const {
   return ConfigError(source_.empty() ? source : source_, pointer + pointer_, problem_);
 }

@@ -162,7 +162,7 @@ ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
         try {
           c.scenario = io::scenario_from_document(doc);
         } catch (const ConfigError& e) {
-          c.load_error = e.what();
+          c.load_error = e.message();
           return;
         }
         c.evaluation = sweep::evaluate(*c.scenario);

@@ -584,9 +584,12 @@ TEST_CASE("calibration inputs: a log's ranks and results are checked before it i
     ref.nodes = 4;
     REQUIRE_THROWS_WITH(log_points(log, ref),
                         "doc.json: /nccl_tests/0/nodes: 4 nodes, but the 4 rank lines of "
-                        "four.txt (every rank) name 2 hosts; expected 2");
+                        "four.txt name 2 hosts; expected 2, or the run's \"ranks\" if the log "
+                        "lists only some");
     ref.ranks = 4;
-    REQUIRE_THROWS_WITH(log_points(log, ref), Catch::Contains("name 2 hosts; expected 2"));
+    REQUIRE_THROWS_WITH(log_points(log, ref),
+                        Catch::EndsWith("name 2 hosts; expected 2 (the lines list every one of "
+                                        "the ranks given)"));
   }
   SECTION("all_gather's count gives the ranks exactly") {
     // b200-roce-2node-all_gather.txt: 16 ranks on 2 hosts; each row's count is size / 4 / 16
@@ -601,6 +604,47 @@ TEST_CASE("calibration inputs: a log's ranks and results are checked before it i
                             Catch::EndsWith("b200-roce-2node-all_gather.txt prints all_gather "
                                             "counts of 16 ranks (size / element bytes / count "
                                             "at line 48); expected 16"));
+  }
+  SECTION("without rank lines, all_gather's count gives the ranks, and its rows must agree") {
+    // A hand-written all_gather on n = 4 without rank lines (float, count = size / 4 / 4):
+    //   1048576 B / 100.0 us = 10.48576 GB/s -> 10.49; x 3/4 = 7.86432 -> 7.86
+    //   2097152 B / 150.0 us = 13.98101 GB/s -> 13.98; x 3/4 = 10.48576 -> 10.49
+    const std::vector<std::string> head = {
+        "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 "
+        "iters: 20 agg iters: 1 validation: 1 graph: 0",
+        "#",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+        "time   algbw   busbw #wrong"};
+    const std::string row1 =
+        "     1048576         65536     float    none      -1    100.0   10.49    7.86      0    "
+        "100.0   10.49    7.86      0";
+    const std::string row2 =
+        "     2097152        131072     float    none      -1    150.0   13.98   10.49      0    "
+        "150.0   13.98   10.49      0";
+    auto lines = head;
+    lines.push_back(row1);
+    lines.push_back(row2);
+    const auto ag = parse_nccl_tests(join_lines(lines), "ag.txt");
+    REQUIRE(ag.op == Op::AllGather);
+    REQUIRE_FALSE(ag.ranks.has_value());
+    REQUIRE(ag.ranks_from_count == std::optional<std::int64_t>(4));
+    // The document gives only nodes: the points take the count's 4 ranks.
+    ref.nodes = 2;
+    REQUIRE(log_points(ag, ref).front().group.ranks == 4);
+    ref.ranks = 5;
+    REQUIRE_THROWS_WITH(log_points(ag, ref),
+                        "doc.json: /nccl_tests/0/ranks: 5 ranks, but ag.txt prints all_gather "
+                        "counts of 4 ranks (size / element bytes / count at line 5); expected 4");
+    // A second row of 8 ranks (count 65536 for 2 MiB; busbw x 7/8: 13.98101 x 0.875 = 12.23),
+    // each row consistent on its own: refused, as the rows of no single run.
+    lines = head;
+    lines.push_back(row1);
+    lines.push_back(
+        "     2097152         65536     float    none      -1    150.0   13.98   12.23      0    "
+        "150.0   13.98   12.23      0");
+    REQUIRE_THROWS_WITH(parse_nccl_tests(join_lines(lines), "mixed.txt"),
+                        "mixed.txt: line 5: count: size / element bytes / count gives 8 ranks, "
+                        "line 4 gives 4; expected the rows of one run, on one number of ranks");
   }
   SECTION("a row with wrong results") {
     auto lines = all_reduce_lines();

@@ -851,6 +851,11 @@ trainsim_robust(unbounded.json_many_values 2
 # every object in it: about a minute here), so the file is refused for its shape within the limit.
 trainsim_robust(unbounded.json_array_of_objects 2 "^error: objects\\.json: /: .*\\bexpected"
   PREP "many objects.json 500000 %7B%22a%22:0%7D" -- run objects.json)
+# One object of 400,000 keys, then 300,000 empty objects beside it: the pass keeps one key set per
+# depth and reuses it, and a set grown large is replaced rather than cleared (clearing zeroes all
+# its buckets each time: cleared, the case ran past its 5 s limit; replaced, it takes 1 s).
+trainsim_robust(unbounded.json_wide_then_small_objects 2 "^error: wide\\.json: /: .*\\bexpected"
+  PREP "wide wide.json 400000 300000" -- run wide.json)
 
 # Empty values: CLI11 would read them as absent flags.
 trainsim_robust(format.empty_flag_value 2 "^error: command line \\(--tp\\): empty value.*\\bexpected"

@@ -29,6 +29,8 @@
 //   append SRC DST        append SRC's bytes to DST
 //   nest FILE N KIND      write N nested JSON arrays (KIND array) or objects (KIND object)
 //   many FILE N TEXT      write a JSON array of N copies of TEXT ("[TEXT,TEXT,...]")
+//   wide FILE N M         write a JSON array of one object of N keys ("k0" to "k<N-1>", each 0)
+//                         and M empty objects
 //   sparse FILE MIB       a file of MIB MiB of NUL bytes that takes no disk space
 //   fifo FILE             a named pipe that nobody writes to
 //   mkdir DIR             a folder
@@ -419,6 +421,15 @@ void run_prep(const Options& o, const std::string& step) {
     std::string text = "[";
     text.reserve(static_cast<std::size_t>(n) * (w[3].size() + 1) + 2);
     for (long i = 0; i < n; ++i) text += (i == 0 ? "" : ",") + w[3];
+    write_all(file, text + "]\n");
+  } else if (op == "wide") {
+    need(4);
+    const long n = std::stol(w[2]);
+    const long m = std::stol(w[3]);
+    std::string text = "[{";
+    for (long i = 0; i < n; ++i) text += (i == 0 ? "\"k" : ",\"k") + std::to_string(i) + "\":0";
+    text += "}";
+    for (long i = 0; i < m; ++i) text += ",{}";
     write_all(file, text + "]\n");
   } else if (op == "sparse") {
     need(3);

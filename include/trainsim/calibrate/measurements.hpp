@@ -41,6 +41,9 @@ struct NcclTestsRow {
   // #wrong of each half; nullopt where the log prints N/A (validation off).
   std::optional<std::int64_t> wrong_out_of_place;
   std::optional<std::int64_t> wrong_in_place;
+  // Half a unit of the last digit printed in the out-of-place algbw and busbw cells, the larger
+  // (0.005 GB/s for nccl-tests' "%7.2f").
+  BytesPerSecond bandwidth_half_ulp;
   int line = 0;  // 1-based line of the row in the log
 };
 
