@@ -29,19 +29,16 @@ namespace {
 std::string one_line(std::string_view text) {
   std::string out;
   for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
     if (c == '\n') {
       if (!out.empty()) out += "; ";
-    } else if (byte < 0x20U || byte == 0x7FU) {
-      // Any other control character, as JSON escapes it: a key or value from an input file
-      // ("\u0000", "\u001b[2J") must neither cut the line short nor drive the terminal.
-      out += trainsim::io::escape_control(std::string_view(&c, 1));
     } else {
       out += c;
     }
   }
   while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
-  return out;
+  // A key or value from an input file ("\u0000", "\u001b[2J") must neither cut the line short
+  // nor drive the terminal.
+  return trainsim::io::escape_control(out);
 }
 
 // "describe, run, ...": the subcommands in registration order.
