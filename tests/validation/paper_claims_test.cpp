@@ -326,12 +326,13 @@ TEST_CASE("paper P7: H100 reaches a lower MFU than A100 and exposes more communi
   CHECK(share_gap <= 0.20);
 }
 
-// Known gap, so [!shouldfail]. With elementwise_traffic 3.0 (the stack's earlier fit;
-// docs/validation.md has today's figures): best plans TP 1 (2, 4 nodes), TP 2 (8), TP 4 (16), TP 4
-// PP 2 (32); MFU 0.642 at 2 nodes (band [0.33, 0.47]; the compute of P7 runs too fast) and 0.190
-// at 32 (band [0.05, 0.17]); tokens/s +2.2% from 16 to 32 nodes (holds); cluster watts +20.2%
-// (band 25-60%): the 32-node plan has one micro-batch per pipeline, so half its iteration is
-// bubble at idle power and the watts per GPU fall from 632 to 380.
+// Known gap, so [!shouldfail] (docs/validation.md, "The paper's claims"). Best plans TP 1 (2
+// and 4 nodes), TP 2 (8), TP 4 (16), TP 8 (32); MFU 0.565 at 2 nodes (band [0.33, 0.47]: the
+// model's H100 runs fast) and 0.154 at 32 (in band); tokens/s +2.5% from 16 to 32 nodes (holds);
+// cluster watts +91% (band 25-60%): 618.7 W per GPU on 16 nodes, 590.4 W on 32. Holding the
+// band would take communication power at most 0.40 of compute power, where P4 needs 0.68 or
+// more. The 32-node runner-up, TP 4 PP 2 (0.1% slower), has half its step in bubble at idle
+// power and gives +20%.
 TEST_CASE("paper P8: with a fixed global batch of 32, MFU collapses from 2 to 32 nodes",
           "[validation][paper][!shouldfail]") {
   // Fig 7, §4.3: h100-dgx, llama2-7b, global batch 32, best plan on 2, 4, 8, 16, 32 nodes.
