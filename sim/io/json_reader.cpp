@@ -155,6 +155,15 @@ class DuplicateKeyCheck final : public nlohmann::json_sax<nlohmann::json> {
   std::size_t depth_ = 0;
 };
 
+}  // namespace
+
+bool check_unique_keys(const std::string& text, const std::string& source) {
+  DuplicateKeyCheck check(source);
+  return nlohmann::json::sax_parse(text, &check);
+}
+
+namespace {
+
 // nlohmann's parse of text already checked by check_json_text. Every nlohmann exception becomes
 // a ConfigError naming `source`: a syntax error with its line and column, out_of_range
 // ("number overflow parsing '1e400'") with nlohmann's words. A key given twice in one object is
@@ -162,10 +171,7 @@ class DuplicateKeyCheck final : public nlohmann::json_sax<nlohmann::json> {
 nlohmann::json parse_unchecked(const std::string& text, const std::string& source,
                                const std::string& expected, DuplicateKeys keys) {
   try {
-    if (keys == DuplicateKeys::Reject) {
-      DuplicateKeyCheck check(source);
-      (void)nlohmann::json::sax_parse(text, &check);
-    }
+    if (keys == DuplicateKeys::Reject) (void)check_unique_keys(text, source);
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann reports a byte offset; turn it into line and column for humans.

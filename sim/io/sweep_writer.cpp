@@ -725,13 +725,26 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
                               ", as trainsim sweep writes it (an edited or damaged shard?)");
       }
     } else {
-      // A row nests three deep (memory.reserved); the bound keeps the parse small.
+      // A row nests three deep (memory.reserved); the bound keeps the passes below small.
       constexpr int kMaxRowDepth = 8;
-      if (!nlohmann::json::accept(row) || json_depth(row) > kMaxRowDepth) {
+      const auto not_json = [&] {
+        return ConfigError(
+            name, where,
+            "row " + std::to_string(*index) +
+                " is not valid JSON (truncated?); expected one JSON object per line");
+      };
+      if (json_depth(row) > kMaxRowDepth) throw not_json();
+      bool well_formed = false;
+      try {
+        well_formed = check_unique_keys(std::string(row), name);
+      } catch (const ConfigError& e) {
+        // The pass throws only for a repeated key, at its pointer.
         throw ConfigError(name, where,
-                          "row " + std::to_string(*index) +
-                              " is not valid JSON (truncated?); expected one JSON object per line");
+                          "row " + std::to_string(*index) + ": key " + e.pointer() +
+                              " given twice in one object (an edited shard?); expected each key "
+                              "at most once, as trainsim sweep writes it");
       }
+      if (!well_formed) throw not_json();
       const nlohmann::json parsed = nlohmann::json::parse(row, nullptr, false);
       const std::optional<std::string> problem =
           parsed.is_discarded()

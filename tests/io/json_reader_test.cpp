@@ -100,6 +100,13 @@ TEST_CASE("json_reader: a key given twice in one object is refused with its poin
       parse_checked_json(R"({"k": 1, "k": 2})", "t.json", kMaxJsonBytes, kMaxJsonDepth, "a trace",
                          "expected a trace", DuplicateKeys::Allow);
   CHECK(allowed["k"] == 2);
+  // The pass alone (merge runs it over its shards): the same pointer; silent on a document
+  // without repeats and on a syntax error, which the caller's parse reports.
+  REQUIRE_THROWS_WITH(
+      check_unique_keys(R"([{"a": 1}, {"a": 1, "a": 2}])", "m.json"),
+      "m.json: /1/a: key given twice in one object; expected each key at most once");
+  CHECK_NOTHROW(check_unique_keys(R"({"a": {"a": 1}, "b": [{"a": 2}]})", "m.json"));
+  CHECK_NOTHROW(check_unique_keys(R"({"a": 1, "b")", "m.json"));
 }
 
 TEST_CASE("json_reader: no built-in file gives a key twice in one object", "[io]") {

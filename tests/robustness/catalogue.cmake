@@ -149,6 +149,25 @@ trainsim_robust(corrupt.merge_json_unknown_key 2
 trainsim_robust(corrupt.merge_json_no_scenario 2
   "^error: j0\\.json: line 1: row 0: 'scenario' missing or not an object.*\\bexpected"
   ${json_shards} PREP "subst j0.json %22scenario%22 %22scenari0%22" -- merge j0.json j1.json)
+# A key given twice in one object of a row or of a search shard: the parse would keep the last
+# value without a word.
+trainsim_robust(corrupt.merge_json_repeated_key 2
+  "^error: j1\\.json: line 1: row 1: key /mfu given twice in one object.*\\bexpected each key at most once"
+  ${json_shards} PREP "subst j1.json %22status%22: %22mfu%22:0.5,%22status%22:"
+  -- merge j0.json j1.json)
+trainsim_robust(corrupt.merge_search_repeated_key 2
+  "^error: q0\\.json: /objective: key given twice in one object. expected each key at most once"
+  PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
+  PREP "trainsim q1.json ${search_shard_args} --shard 1/2"
+  PREP "subst q0.json %22objective%22: %22objective%22:%20%22x%22,%20%22objective%22:"
+  -- merge q0.json q1.json)
+# A file that starts like a search output ("{" and a newline) and then nests 20 million arrays
+# (40 MB, within the 64 MiB a search shard may have): refused at its depth before any parse.
+# Parsed into a document first, it took 2.4 GB and 12 s at 30 million.
+trainsim_robust(unbounded.merge_search_deep 2
+  "^error: q0\\.json: JSON nested too deeply at line 2. expected at most 64 levels"
+  PREP "nest deep.json 20000000 array" PREP "write q0.json {" PREP "append deep.json q0.json"
+  -- merge q0.json)
 # Search shards (JSON documents): cut short, of two different runs, or one missing.
 trainsim_robust(corrupt.merge_search_cut 2
   "^error: q0\\.json: .*\\bexpected" PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
