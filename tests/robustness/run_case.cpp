@@ -1,7 +1,10 @@
 // run_case: runs one bad-input case of the robustness catalogue (catalogue.cmake) and checks
 // that trainsim refuses it cleanly: the expected exit code (a signal is a failure), exactly one
-// stderr line starting with "error: " that matches a regex, peak RSS under a limit, a wall-time
-// limit (the child is killed past it), and no output or temporary file left in the work folder.
+// stderr line starting with "error: " that matches a regex, peak RSS under a limit, a time limit
+// in CPU seconds (user + system: what the case costs, whatever else the machine runs; CTest's
+// -j16 on two cores once made a dozen cases miss a wall-time limit), and no output or temporary
+// file left in the work folder. The child is killed past the memory limit, and past
+// kWallFactor times the time limit in wall time (a hang, as on a FIFO, uses no CPU).
 //
 //   run_case --trainsim PATH --workdir DIR --exit 2 --stderr REGEX
 //            [--input FILE]... [--prep "OP ARG..."]... [--no-file PATH]... [--stdin FILE]
@@ -88,7 +91,10 @@ struct Options {
   std::vector<std::string> args;
 };
 
-// What one child did: how it ended, what it printed, its peak memory and wall time.
+// A run is killed after this many times --max-seconds of wall time.
+constexpr double kWallFactor = 12.0;
+
+// What one child did: how it ended, what it printed, its peak memory, wall and CPU time.
 struct Outcome {
   bool exited = false;
   int exit_code = 0;
@@ -98,7 +104,8 @@ struct Outcome {
   std::string out;
   std::string err;
   long max_rss_kib = 0;
-  double seconds = 0.0;
+  double seconds = 0.0;      // wall time
+  double cpu_seconds = 0.0;  // user + system time of the child and its reaped children
 };
 
 [[noreturn]] void fail(const std::string& message) {
@@ -179,7 +186,7 @@ long current_rss_kib(pid_t pid) {
 
 // Runs `program args` in `dir` with stdin from `stdin_file` (or /dev/null) and extra environment
 // variables; collects stdout and stderr (the first 1 MiB of each) and kills the child past
-// `max_seconds` or past `max_rss_kib` of resident memory (0: no memory limit).
+// `max_seconds` of wall time or past `max_rss_kib` of resident memory (0: no memory limit).
 Outcome spawn(const std::string& program, const std::vector<std::string>& args, const fs::path& dir,
               const std::string& stdin_file, const std::vector<std::string>& env,
               double max_seconds, long max_rss_kib, const std::string& stdout_mode = "pipe") {
@@ -284,6 +291,10 @@ Outcome spawn(const std::string& program, const std::vector<std::string>& args, 
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.max_rss_kib = usage.ru_maxrss;
+  const auto secs = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  r.cpu_seconds = secs(usage.ru_utime) + secs(usage.ru_stime);
   if (WIFEXITED(status)) {
     r.exited = true;
     r.exit_code = WEXITSTATUS(status);
@@ -485,13 +496,14 @@ int main(int argc, char** argv) {
   for (const auto& step : o.preps) run_prep(o, step);
   const std::map<std::string, std::string> placed = list_dir(o.workdir);
 
-  const Outcome r = spawn(o.trainsim, o.args, o.workdir, o.stdin_file, o.env, o.max_seconds,
+  const double max_wall = kWallFactor * o.max_seconds;
+  const Outcome r = spawn(o.trainsim, o.args, o.workdir, o.stdin_file, o.env, max_wall,
                           o.max_rss_mib * 1024, o.stdout_mode);
 
   std::vector<std::string> problems;
   if (r.timed_out) {
-    problems.push_back("timeout: still running after " + std::to_string(o.max_seconds) +
-                       " s; killed");
+    problems.push_back("timeout: still running after " + std::to_string(max_wall) +
+                       " s of wall time; killed");
   } else if (r.over_memory) {
     problems.push_back("memory: resident set passed " + std::to_string(o.max_rss_mib) +
                        " MiB; killed");
@@ -520,9 +532,9 @@ int main(int argc, char** argv) {
     problems.push_back("memory: peak RSS " + std::to_string(r.max_rss_kib / 1024) + " MiB, limit " +
                        std::to_string(o.max_rss_mib) + " MiB");
   }
-  if (r.seconds > o.max_seconds && !r.timed_out && !r.over_memory) {
-    problems.push_back("time: " + std::to_string(r.seconds) + " s, limit " +
-                       std::to_string(o.max_seconds) + " s");
+  if (r.cpu_seconds > o.max_seconds && !r.timed_out && !r.over_memory) {
+    problems.push_back("time: " + std::to_string(r.cpu_seconds) +
+                       " s of CPU (user + system), limit " + std::to_string(o.max_seconds) + " s");
   }
   for (const auto& p : o.no_files) {
     if (fs::exists(fs::symlink_status(o.workdir / p)))
@@ -543,8 +555,8 @@ int main(int argc, char** argv) {
   }
 
   if (problems.empty()) {
-    std::cout << "ok: exit " << r.exit_code << ", " << r.max_rss_kib / 1024 << " MiB, " << r.seconds
-              << " s: " << r.err;
+    std::cout << "ok: exit " << r.exit_code << ", " << r.max_rss_kib / 1024 << " MiB, "
+              << r.cpu_seconds << " s of CPU, " << r.seconds << " s: " << r.err;
     // Only a failed case's folder is kept, for a look; the sparse inputs are 4 GiB each when
     // copied without care.
     fs::remove_all(o.workdir, ec);
@@ -553,8 +565,8 @@ int main(int argc, char** argv) {
   std::cerr << "FAIL: " << quoted_command(o) << "\n  in " << o.workdir.string() << "\n";
   for (const auto& p : problems) std::cerr << "  " << p << "\n";
   std::cerr << "  (exit " << (r.exited ? std::to_string(r.exit_code) : "-") << ", signal "
-            << r.signal << ", peak RSS " << r.max_rss_kib / 1024 << " MiB, " << r.seconds
-            << " s)\n";
+            << r.signal << ", peak RSS " << r.max_rss_kib / 1024 << " MiB, " << r.cpu_seconds
+            << " s of CPU, " << r.seconds << " s)\n";
   auto excerpt = [](const std::string& s) {
     return s.size() > 2000 ? s.substr(0, 2000) + "..." : s;
   };
