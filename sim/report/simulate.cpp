@@ -66,15 +66,6 @@ double recompute_ratio(const parallel::Scenario& s) {
   return per_layer.value() * static_cast<double>(layers) / model_flops.value();
 }
 
-// What the report is derived from: the makespan, the activity of every stage over the whole
-// iteration and the distinct collective calls with their per-iteration counts. Everything
-// else in the report is a function of these and of the scenario.
-struct Primitives {
-  Seconds makespan;
-  std::vector<engine::DeviceActivity> stages;
-  std::vector<workload::CollectiveCall> collectives;
-};
-
 // One simulated iteration and its primitives.
 struct Run {
   workload::Iteration iteration;
@@ -98,6 +89,8 @@ Run run(const parallel::Scenario& s, const collective::CollectiveModel& collecti
   r.primitives.collectives = r.iteration.collectives;
   return r;
 }
+
+}  // namespace
 
 Report derive(const parallel::Scenario& s, const Primitives& p) {
   Report r;
@@ -173,6 +166,10 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
   }
   return r;
 }
+
+bool sharding_is_inert(const parallel::Scenario& s) { return s.parallel.dp * s.parallel.cp == 1; }
+
+namespace {
 
 // ---- steady-state extrapolation ----------------------------------------------------------
 //
@@ -548,13 +545,13 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
       const std::int64_t d = plan.period;
       const std::int64_t check = plan.check;
       const std::int64_t third = first + 2 * d;
-      const auto p =
-          extrapolate({&reduced(first), &reduced(first + d), &reduced(third), &reduced(check)},
-                      (check - third) / d, (m - third) / d);
+      auto p = extrapolate({&reduced(first), &reduced(first + d), &reduced(third), &reduced(check)},
+                           (check - third) / d, (m - third) / d);
       if (!p) return std::nullopt;
       Run& largest = runs.at(check);
       Simulation sim;
       sim.report = derive(s, *p);
+      sim.primitives = std::move(*p);
       sim.iteration = std::move(largest.iteration);
       sim.timeline = std::move(largest.timeline);
       sim.simulated_microbatches = check;
@@ -644,6 +641,7 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
   Run r = run(s, collectives, options.build);
   Simulation sim;
   sim.report = derive(s, r.primitives);
+  sim.primitives = std::move(r.primitives);
   sim.iteration = std::move(r.iteration);
   sim.timeline = std::move(r.timeline);
   sim.simulated_microbatches = m;

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <condition_variable>
 #include <exception>
+#include <future>
 #include <limits>
 #include <mutex>
 #include <system_error>
@@ -42,6 +43,48 @@ Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode m
       report::simulate(scenario, report::SimulateOptions{.build = {}, .mode = mode});
   e.memory = sim.report.memory;
   e.report = std::move(sim.report);
+  return e;
+}
+
+report::Primitives SimulationMemo::primitives(const std::string& key,
+                                              const parallel::Scenario& scenario,
+                                              report::SimulationMode mode) {
+  std::promise<report::Primitives> promise;
+  std::shared_future<report::Primitives> result;
+  bool simulate_here = false;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = entries_.find(key);
+    if (found != entries_.end()) {
+      result = found->second;
+    } else {
+      // A waiting caller holds its own copy of the future, so forgetting every entry is safe.
+      if (entries_.size() >= kMaxEntries) entries_.clear();
+      result = promise.get_future().share();
+      entries_.emplace(key, result);
+      simulate_here = true;
+    }
+  }
+  if (simulate_here) {
+    try {
+      promise.set_value(
+          report::simulate(scenario, report::SimulateOptions{.build = {}, .mode = mode})
+              .primitives);
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return result.get();
+}
+
+Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode mode,
+                    SimulationMemo& memo, const std::string& key) {
+  if (!report::sharding_is_inert(scenario)) return evaluate(scenario, mode);
+  Evaluation e = screen(scenario);
+  if (e.status != Status::Ok) return e;
+  report::Report r = report::derive(scenario, memo.primitives(key, scenario, mode));
+  e.memory = r.memory;
+  e.report = std::move(r);
   return e;
 }
 

@@ -189,17 +189,37 @@ std::size_t ScenarioResolver::loads() const {
   return cache_.size();
 }
 
+namespace {
+
+// A sweep point's document without /parallel/sharding, and where its relative paths resolve:
+// what names a plan for SimulationMemo (the memo serves one sweep, so one mode).
+std::string memo_key(const io::ScenarioDocument& doc) {
+  json j = doc.json;
+  if (const auto parallel = j.find("parallel"); parallel != j.end() && parallel->is_object()) {
+    parallel->erase("sharding");
+  }
+  return j.dump() + '\n' + doc.base_dir;
+}
+
+}  // namespace
+
 void write_sweep(const SweepSpec& spec, const SweepRunOptions& options, const Sink& sink) {
   const std::int64_t total = spec.size();
   const std::int64_t n = options.shard.size_of(total);
   if (options.format == io::SweepFormat::Csv) sink(io::csv_header());
   ScenarioResolver resolver;
+  SimulationMemo memo;
   parallel_ordered(
       n, options.jobs, kRowsAheadPerJob * std::max(1, options.jobs),
       [&](std::int64_t k) {
         const std::int64_t index = options.shard.index + k * options.shard.count;
-        const parallel::Scenario s = resolver.resolve(spec.document(index));
-        const Evaluation e = evaluate(s, options.mode);
+        const io::ScenarioDocument doc = spec.document(index);
+        const parallel::Scenario s = resolver.resolve(doc);
+        // A plan whose sharding mode is inert is simulated once for every mode the sweep gives
+        // it: the memo's key is the point's document without its sharding.
+        const Evaluation e = report::sharding_is_inert(s)
+                                 ? evaluate(s, options.mode, memo, memo_key(doc))
+                                 : evaluate(s, options.mode);
         return options.format == io::SweepFormat::Csv ? io::csv_row(index, s, e)
                                                       : io::json_line(index, s, e);
       },

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "trainsim/engine/activity.hpp"
 #include "trainsim/engine/simulator.hpp"
 #include "trainsim/parallel/scenario.hpp"
 #include "trainsim/report/report.hpp"
@@ -37,9 +39,20 @@ struct SimulateOptions {
   std::int64_t reduced_microbatches = 0;
 };
 
+// What the report is derived from: the makespan, the activity of every stage over the whole
+// iteration and the distinct collective calls with their per-iteration counts. Everything
+// else in the report is a function of these and of the scenario (derive()).
+struct Primitives {
+  Seconds makespan;
+  std::vector<engine::DeviceActivity> stages;
+  std::vector<workload::CollectiveCall> collectives;
+};
+
 // A report with the graph and timeline it came from (for traces and tests).
 struct Simulation {
   Report report;
+  // What `report` was derived from, at the real micro-batch count (extrapolated or simulated).
+  Primitives primitives;
   // The graph and timeline of `simulated_microbatches` micro-batches per data-parallel rank.
   workload::Iteration iteration;
   engine::Timeline timeline;
@@ -66,6 +79,20 @@ struct Simulation {
 // The same with the default mode and these builder options.
 [[nodiscard]] Simulation simulate(const parallel::Scenario& scenario,
                                   const workload::BuildOptions& build);
+
+// The report of `scenario` from its primitives (Simulation::primitives), as simulate() derives
+// it: throughput, MFU, memory and power from the scenario, times from the primitives.
+[[nodiscard]] Report derive(const parallel::Scenario& scenario, const Primitives& primitives);
+
+// Whether `scenario`'s data-parallel sharding mode changes nothing that simulate() builds or
+// simulates: true with one replica (dp x cp = 1), where every data-parallel collective, the
+// copies and staging passes around them and the distributed optimizer's gathers have a group of
+// one rank and are left out (workload/iteration_builder.cpp) and every sharding degree is 1
+// (report::sharding_degree), so the five modes give the same primitives bit for bit
+// (tests/report/simulate_test.cpp compares them over every built-in stack). The report still
+// differs in what it derives from the scenario (its memory breakdown). A sweep simulates such
+// plans once for all their modes (sweep::SimulationMemo).
+[[nodiscard]] bool sharding_is_inert(const parallel::Scenario& scenario);
 
 // The ops of the scenario's whole op graph (what SimulationMode::Full builds, simulates and a
 // trace writes), counted from the graphs of 1 and 2 micro-batches (pp and 2 pp with the
