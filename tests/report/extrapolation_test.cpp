@@ -14,12 +14,13 @@
 #include "sim/io/scenario_loader.hpp"
 #include "sim/io/stack_loader.hpp"
 
+#include "tests/small_dense_model.hpp"
+
 using namespace trainsim;
 
 namespace {
 
-// An 8-layer model: small enough for hundreds of full simulations in a test, deep enough for
-// 4 pipeline stages of 2 virtual stages each.
+// The small dense model (tests/small_dense_model.hpp) on h100-dgx.
 parallel::Scenario scenario(const std::string& schedule, std::int64_t pp, std::int64_t chunks,
                             const std::string& sharding, const std::string& recompute,
                             std::int64_t tp, std::int64_t cp, std::int64_t microbatches,
@@ -27,11 +28,8 @@ parallel::Scenario scenario(const std::string& schedule, std::int64_t pp, std::i
   constexpr std::int64_t kDp = 4;
   io::ScenarioDocument doc;
   doc.json = nlohmann::json::parse(R"({
-    "hardware": "h100-dgx",
-    "model": {"layers": 8, "hidden": 512, "heads": 8, "kv_heads": 8, "ffn_hidden": 1536,
-              "vocab": 1024, "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false,
-              "position_embedding": "rope"},
-    "training": {"seq_len": 1024, "micro_batch": 1}})");
+    "hardware": "h100-dgx", "training": {"seq_len": 1024, "micro_batch": 1}})");
+  doc.json["model"] = testing::small_dense_model();
   doc.json["cluster"] = {{"gpus", tp * cp * pp * kDp}};
   doc.json["training"]["global_batch"] = microbatches * kDp;
   doc.json["parallel"] = {{"tp", tp},

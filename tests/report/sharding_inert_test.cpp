@@ -17,6 +17,8 @@
 #include "sim/sweep/sweep_run.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
+#include "tests/small_dense_model.hpp"
+
 using namespace trainsim;
 
 namespace {
@@ -24,17 +26,15 @@ namespace {
 const std::vector<std::string> kShardings = {"none", "zero1", "shard_grad_op", "full_shard",
                                              "hybrid_shard"};
 
-// An 8-layer model on tp x pp x dp GPUs, 8 micro-batches per replica, under `stack`.
+// The small dense model (tests/small_dense_model.hpp) on tp x pp x dp GPUs, 8 micro-batches per
+// replica, under `stack`.
 parallel::Scenario plan(const std::string& stack, const std::string& sharding, std::int64_t tp,
                         std::int64_t pp, std::int64_t chunks, std::int64_t dp,
                         const std::string& recompute) {
   io::ScenarioDocument doc;
   doc.json = nlohmann::json::parse(R"({
-    "hardware": "h100-dgx",
-    "model": {"layers": 8, "hidden": 512, "heads": 8, "kv_heads": 8, "ffn_hidden": 1536,
-              "vocab": 1024, "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false,
-              "position_embedding": "rope"},
-    "training": {"seq_len": 1024, "micro_batch": 1}})");
+    "hardware": "h100-dgx", "training": {"seq_len": 1024, "micro_batch": 1}})");
+  doc.json["model"] = testing::small_dense_model();
   doc.json["stack"] = stack;
   doc.json["cluster"] = {{"gpus", tp * pp * dp}};
   doc.json["training"]["global_batch"] = 8 * dp;
