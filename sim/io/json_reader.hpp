@@ -57,8 +57,9 @@ nlohmann::json parse_json(const std::string& text, const std::string& source);
 // Runs the pass for keys given twice over `text` without parsing it into a document: throws
 // ConfigError naming `source` and the key's JSON pointer for the second occurrence of a key in
 // one object. A syntax error ends the pass quietly, for the caller to report: returns whether
-// the text is one well-formed JSON value. The pass keeps about 100 bytes per open object or
-// array: bound the nesting first (check_json_text) where the text may be deep.
+// the text is one well-formed JSON value. The pass keeps, per open object or array, about 100
+// bytes and every key of the object so far: bound the nesting first (check_json_text) where the
+// text may be deep.
 bool check_unique_keys(const std::string& text, const std::string& source);
 
 // Parses a file compiled into the executable (builtin_data.hpp) as parse_json does, but without

@@ -1,6 +1,7 @@
 #include "sim/io/sweep_writer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -950,10 +951,15 @@ std::ifstream open_output_file(const std::string& path) {
 
 std::string read_output_file(const std::string& path, std::size_t max_bytes) {
   std::ifstream in = open_output_file(path);
-  std::string text(max_bytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  // In chunks, so that a file of a few KiB takes a few KiB (a buffer of max_bytes + 1 kept its
+  // 64 MiB per shard).
+  std::string text;
+  std::array<char, 65536> chunk{};
+  while (in && text.size() <= max_bytes) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+  }
   if (in.bad()) throw ConfigError(path, "", "cannot read the file; expected a search output");
-  text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > max_bytes) {
     throw ConfigError(path, "",
                       "larger than " + std::to_string(max_bytes >> 20) +

@@ -46,8 +46,7 @@ Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode m
   return e;
 }
 
-report::Primitives SimulationMemo::primitives(const std::string& key,
-                                              const parallel::Scenario& scenario,
+report::Primitives SimulationMemo::primitives(std::int64_t key, const parallel::Scenario& scenario,
                                               report::SimulationMode mode) {
   std::promise<report::Primitives> promise;
   std::shared_future<report::Primitives> result;
@@ -78,7 +77,7 @@ report::Primitives SimulationMemo::primitives(const std::string& key,
 }
 
 Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode mode,
-                    SimulationMemo& memo, const std::string& key) {
+                    SimulationMemo& memo, std::int64_t key) {
   if (!report::sharding_is_inert(scenario)) return evaluate(scenario, mode);
   Evaluation e = screen(scenario);
   if (e.status != Status::Ok) return e;

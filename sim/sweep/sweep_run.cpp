@@ -191,15 +191,31 @@ std::size_t ScenarioResolver::loads() const {
 
 namespace {
 
-// A sweep point's document without /parallel/sharding, and where its relative paths resolve:
-// what names a plan for SimulationMemo (the memo serves one sweep, so one mode).
-std::string memo_key(const io::ScenarioDocument& doc) {
-  json j = doc.json;
-  if (const auto parallel = j.find("parallel"); parallel != j.end() && parallel->is_object()) {
-    parallel->erase("sharding");
+// Where the sweep varies the sharding mode alone: a plain axis of parallel.sharding with two or
+// more values. Points that differ only in its coordinate have documents that differ only in the
+// sharding, so a plan whose mode is inert (report::sharding_is_inert) is simulated once for all
+// of them, under the index of the point with the axis at its first value (SimulationMemo).
+struct ShardingAxis {
+  std::int64_t size = 0;    // values of the axis; 0 when the sweep has no such axis
+  std::int64_t stride = 1;  // points between two values of the axis (later groups vary faster)
+
+  explicit ShardingAxis(const SweepSpec& spec) {
+    for (std::size_t g = 0; g < spec.groups.size(); ++g) {
+      const AxisGroup& group = spec.groups[g];
+      if (group.keys.size() != 1 || group.keys.front() != "parallel.sharding" || group.size() < 2) {
+        continue;
+      }
+      size = group.size();
+      for (std::size_t later = g + 1; later < spec.groups.size(); ++later) {
+        stride *= spec.groups[later].size();
+      }
+    }
   }
-  return j.dump() + '\n' + doc.base_dir;
-}
+  // The point that stands for `index` in every sharding mode.
+  [[nodiscard]] std::int64_t first_of(std::int64_t index) const {
+    return index - (index / stride) % size * stride;
+  }
+};
 
 }  // namespace
 
@@ -208,17 +224,15 @@ void write_sweep(const SweepSpec& spec, const SweepRunOptions& options, const Si
   const std::int64_t n = options.shard.size_of(total);
   if (options.format == io::SweepFormat::Csv) sink(io::csv_header());
   ScenarioResolver resolver;
+  const ShardingAxis sharding_axis(spec);
   SimulationMemo memo;
   parallel_ordered(
       n, options.jobs, kRowsAheadPerJob * std::max(1, options.jobs),
       [&](std::int64_t k) {
         const std::int64_t index = options.shard.index + k * options.shard.count;
-        const io::ScenarioDocument doc = spec.document(index);
-        const parallel::Scenario s = resolver.resolve(doc);
-        // A plan whose sharding mode is inert is simulated once for every mode the sweep gives
-        // it: the memo's key is the point's document without its sharding.
-        const Evaluation e = report::sharding_is_inert(s)
-                                 ? evaluate(s, options.mode, memo, memo_key(doc))
+        const parallel::Scenario s = resolver.resolve(spec.document(index));
+        const Evaluation e = sharding_axis.size > 0 && report::sharding_is_inert(s)
+                                 ? evaluate(s, options.mode, memo, sharding_axis.first_of(index))
                                  : evaluate(s, options.mode);
         return options.format == io::SweepFormat::Csv ? io::csv_row(index, s, e)
                                                       : io::json_line(index, s, e);

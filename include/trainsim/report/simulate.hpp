@@ -89,7 +89,7 @@ struct Simulation {
 // copies and staging passes around them and the distributed optimizer's gathers have a group of
 // one rank and are left out (workload/iteration_builder.cpp) and every sharding degree is 1
 // (report::sharding_degree), so the five modes give the same primitives bit for bit
-// (tests/report/simulate_test.cpp compares them over every built-in stack). The report still
+// (tests/report/sharding_inert_test.cpp compares them over every built-in stack). The report still
 // differs in what it derives from the scenario (its memory breakdown). A sweep simulates such
 // plans once for all their modes (sweep::SimulationMemo).
 [[nodiscard]] bool sharding_is_inert(const parallel::Scenario& scenario);

@@ -49,26 +49,27 @@ struct Evaluation {
 // (report::sharding_is_inert): a sweep over the five modes simulates each such plan once. The
 // first caller of a key simulates; a caller of the same key meanwhile waits for its result. The
 // reports are what evaluate() gives each plan alone, byte for byte, since the primitives are
-// (the memo only saves the time). Thread-safe. Holds at most kMaxEntries results (each a few
-// kilobytes) and forgets them all past that: a later caller then simulates again.
+// (the memo only saves the time). Thread-safe. Holds at most kMaxEntries results (each the
+// primitives of one plan, about a kilobyte per pipeline stage) and forgets them all past that: a
+// later caller then simulates again.
 class SimulationMemo {
  public:
   static constexpr std::size_t kMaxEntries = 4096;
 
-  // The primitives of `scenario` in `mode`; `key` names everything of the scenario but its
-  // sharding mode (a sweep point's document without /parallel/sharding) and the mode.
-  report::Primitives primitives(const std::string& key, const parallel::Scenario& scenario,
+  // The primitives of `scenario` in `mode`. `key` names the plan apart from its sharding mode
+  // (a sweep's point index with its sharding axis at the first value); one memo serves one mode.
+  report::Primitives primitives(std::int64_t key, const parallel::Scenario& scenario,
                                 report::SimulationMode mode);
 
  private:
   std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_future<report::Primitives>> entries_;
+  std::unordered_map<std::int64_t, std::shared_future<report::Primitives>> entries_;
 };
 
 // evaluate(), taking the simulation of a plan whose sharding mode is inert from `memo` under
 // `key` (SimulationMemo::primitives); other plans are simulated as evaluate() does.
 [[nodiscard]] Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode mode,
-                                  SimulationMemo& memo, const std::string& key);
+                                  SimulationMemo& memo, std::int64_t key);
 
 // evaluate() without the simulation: Invalid or OutOfMemory as evaluate() says them, or Ok
 // with the memory model's breakdown and no report.
