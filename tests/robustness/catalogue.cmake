@@ -4,7 +4,8 @@
 # regexes ask for the file or flag, the key (a JSON pointer, a line, or the flag itself) and the
 # "expected" clause where the existing messages settle the wording, and only for the file or flag
 # and the key where they do not. run_case adds: no output or temporary file left behind, peak RSS
-# under 1 GiB, under 5 s of CPU time (user + system; killed past 60 s of wall time).
+# under 1 GiB, under 5 s of CPU time (user + system) and under 5 s with every thread asleep
+# (blocked on input), killed past 60 s of wall time.
 #
 # Classes (the test name's first word):
 #   corrupt    sharded outputs cut short, mixed or repeated given to merge; -o and --trace

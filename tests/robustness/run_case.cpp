@@ -3,8 +3,9 @@
 // stderr line starting with "error: " that matches a regex, peak RSS under a limit, a time limit
 // in CPU seconds (user + system: what the case costs, whatever else the machine runs; CTest's
 // -j16 on two cores once made a dozen cases miss a wall-time limit), and no output or temporary
-// file left in the work folder. The child is killed past the memory limit, and past
-// kWallFactor times the time limit in wall time (a hang, as on a FIFO, uses no CPU).
+// file left in the work folder. A run that waits (every thread asleep, as on a FIFO nobody
+// writes) longer than the time limit fails too, since waiting uses no CPU. The child is killed
+// past the memory limit, and past kWallFactor times the time limit in wall time.
 //
 //   run_case --trainsim PATH --workdir DIR --exit 2 --stderr REGEX
 //            [--input FILE]... [--prep "OP ARG..."]... [--no-file PATH]... [--stdin FILE]
@@ -106,6 +107,7 @@ struct Outcome {
   long max_rss_kib = 0;
   double seconds = 0.0;      // wall time
   double cpu_seconds = 0.0;  // user + system time of the child and its reaped children
+  double asleep_seconds = 0.0;  // wall time with every thread of the child and its children asleep
 };
 
 [[noreturn]] void fail(const std::string& message) {
@@ -184,6 +186,34 @@ long current_rss_kib(pid_t pid) {
   return pages_resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+// Whether every thread of `pid` and of its descendants is in interruptible sleep (state S in
+// /proc/<pid>/task/*/stat: waiting on a pipe, a FIFO, a lock or a timer), none running, runnable
+// or in disk I/O. A process that waits for a busy child process is not asleep. False when a
+// process cannot be read (it has ended).
+bool all_threads_asleep(pid_t pid, int depth = 0) {
+  std::error_code ec;
+  fs::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ec);
+  if (ec || depth > 16) return false;
+  bool any = false;
+  for (const fs::directory_entry& task : tasks) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    // "tid (comm) S ...": the state follows the last ')', as comm may hold one.
+    const std::size_t close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'S') {
+      return false;
+    }
+    std::ifstream children(task.path() / "children");
+    pid_t child = 0;
+    while (children >> child) {
+      if (!all_threads_asleep(child, depth + 1)) return false;
+    }
+    any = true;
+  }
+  return any;
+}
+
 // Runs `program args` in `dir` with stdin from `stdin_file` (or /dev/null) and extra environment
 // variables; collects stdout and stderr (the first 1 MiB of each) and kills the child past
 // `max_seconds` of wall time or past `max_rss_kib` of resident memory (0: no memory limit).
@@ -245,9 +275,12 @@ Outcome spawn(const std::string& program, const std::vector<std::string>& args, 
   int status = 0;
   bool reaped = false;
   rusage usage{};
+  double sampled = 0.0;  // elapsed time at the previous sample of the threads' states
   while (!reaped) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (all_threads_asleep(pid)) r.asleep_seconds += elapsed - sampled;
+    sampled = elapsed;
     if (elapsed > max_seconds && !r.timed_out && !r.over_memory) {
       r.timed_out = true;
       kill(-pid, SIGKILL);
@@ -531,6 +564,11 @@ int main(int argc, char** argv) {
   if (r.max_rss_kib > o.max_rss_mib * 1024 && !r.over_memory) {
     problems.push_back("memory: peak RSS " + std::to_string(r.max_rss_kib / 1024) + " MiB, limit " +
                        std::to_string(o.max_rss_mib) + " MiB");
+  }
+  if (r.asleep_seconds > o.max_seconds && !r.timed_out && !r.over_memory) {
+    problems.push_back("waited: " + std::to_string(r.asleep_seconds) +
+                       " s with every thread asleep (blocked on input?), limit " +
+                       std::to_string(o.max_seconds) + " s");
   }
   if (r.cpu_seconds > o.max_seconds && !r.timed_out && !r.over_memory) {
     problems.push_back("time: " + std::to_string(r.cpu_seconds) +
