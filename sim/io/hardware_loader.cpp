@@ -601,6 +601,9 @@ HardwareDocument load_hardware_document(const std::string& name_or_path) {
   }
   // The file passed load_hardware's checks; read it bounded again for its key order.
   const std::string text = read_text_file(name_or_path, kMaxJsonBytes, "a hardware profile");
+  // Bounded as the first read was (the file may have changed), and the ordered parse's width.
+  check_json_text(text, name_or_path, kMaxJsonBytes, kMaxJsonDepth, "a hardware profile");
+  (void)check_unique_keys(text, name_or_path, kMaxOrderedKeys);
   try {
     return {nlohmann::ordered_json::parse(text), name_or_path};
   } catch (const nlohmann::json::exception&) {

@@ -75,7 +75,8 @@ namespace {
 // ends the pass quietly, for the parse after it to report.
 class DuplicateKeyCheck final : public nlohmann::json_sax<nlohmann::json> {
  public:
-  explicit DuplicateKeyCheck(const std::string& source) : source_(source) {}
+  DuplicateKeyCheck(const std::string& source, std::size_t max_keys)
+      : source_(source), max_keys_(max_keys) {}
 
   bool null() override { return element(); }
   bool boolean(bool /*val*/) override { return element(); }
@@ -94,6 +95,11 @@ class DuplicateKeyCheck final : public nlohmann::json_sax<nlohmann::json> {
     if (!f.keys.insert(val).second) {
       throw ConfigError(source_, pointer(),
                         "key given twice in one object; expected each key at most once");
+    }
+    if (max_keys_ > 0 && f.keys.size() > max_keys_) {
+      throw ConfigError(source_, pointer(),
+                        "more than " + std::to_string(max_keys_) +
+                            " keys in one object; expected at most " + std::to_string(max_keys_));
     }
     return true;
   }
@@ -151,14 +157,15 @@ class DuplicateKeyCheck final : public nlohmann::json_sax<nlohmann::json> {
   }
 
   const std::string& source_;
+  std::size_t max_keys_ = 0;  // 0: no limit
   std::vector<Frame> frames_;
   std::size_t depth_ = 0;
 };
 
 }  // namespace
 
-bool check_unique_keys(const std::string& text, const std::string& source) {
-  DuplicateKeyCheck check(source);
+bool check_unique_keys(const std::string& text, const std::string& source, std::size_t max_keys) {
+  DuplicateKeyCheck check(source, max_keys);
   return nlohmann::json::sax_parse(text, &check);
 }
 

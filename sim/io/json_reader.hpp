@@ -60,7 +60,16 @@ nlohmann::json parse_json(const std::string& text, const std::string& source);
 // the text is one well-formed JSON value. The pass keeps, per open object or array, about 100
 // bytes and every key of the object so far: bound the nesting first (check_json_text) where the
 // text may be deep.
-bool check_unique_keys(const std::string& text, const std::string& source);
+// With `max_keys` > 0, an object of more keys is refused too ("more than N keys in one object").
+bool check_unique_keys(const std::string& text, const std::string& source,
+                       std::size_t max_keys = 0);
+
+// Keys per object for the readers that keep key order (sweep specs, search shards and hardware
+// documents, parsed into nlohmann::ordered_json): its ordered_map finds each new key by a linear
+// scan, so an object of n keys costs n^2 / 2 comparisons (100,000 keys took 17 s and 6 million
+// over 14 minutes). 10,000 keys cost about 0.2 s; the widest object trainsim writes or reads there
+// has under a few hundred.
+inline constexpr std::size_t kMaxOrderedKeys = 10'000;
 
 // Parses a file compiled into the executable (builtin_data.hpp) as parse_json does, but without
 // the pass for keys given twice: those files are the project's, a test runs the pass over every

@@ -134,9 +134,9 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
     Json& doc = docs.emplace_back();
     // Nesting and size bounded as every JSON input's (a search document nests 4 deep), then a
     // key given twice in one object (a hand-edited shard) refused: the parse would keep its last
-    // value without a word.
+    // value without a word; and objects of more keys than the ordered parse takes quickly.
     check_json_text(o.text, o.source, o.text.size(), kMaxJsonDepth, "a search output");
-    (void)check_unique_keys(o.text, o.source);
+    (void)check_unique_keys(o.text, o.source, kMaxOrderedKeys);
     try {
       doc = Json::parse(o.text);
     } catch (const Json::exception& e) {  // parse_error, or out_of_range for 1e400

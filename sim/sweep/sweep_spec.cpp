@@ -203,6 +203,7 @@ io::ScenarioDocument SweepSpec::document(std::int64_t index) const {
 SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
                            const std::string& base_dir) {
   (void)io::parse_json(text, source);  // the project's message for malformed JSON
+  (void)io::check_unique_keys(text, source, io::kMaxOrderedKeys);  // the ordered parse's width
   const ordered_json spec = ordered_json::parse(text);
   if (!spec.is_object()) {
     throw ConfigError(source, "",

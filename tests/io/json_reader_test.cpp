@@ -107,6 +107,11 @@ TEST_CASE("json_reader: a key given twice in one object is refused with its poin
       "m.json: /1/a: key given twice in one object; expected each key at most once");
   CHECK_NOTHROW(check_unique_keys(R"({"a": {"a": 1}, "b": [{"a": 2}]})", "m.json"));
   CHECK_NOTHROW(check_unique_keys(R"({"a": 1, "b")", "m.json"));
+  // With a limit of keys per object (the readers that keep key order): 2 keys pass, the third
+  // is refused at its pointer; keys of different objects do not add up.
+  CHECK_NOTHROW(check_unique_keys(R"({"a": 1, "b": {"c": 1, "d": 2}})", "w.json", 2));
+  REQUIRE_THROWS_WITH(check_unique_keys(R"({"o": {"a": 1, "b": 2, "c": 3}})", "w.json", 2),
+                      "w.json: /o/c: more than 2 keys in one object; expected at most 2");
 }
 
 TEST_CASE("json_reader: no built-in file gives a key twice in one object", "[io]") {

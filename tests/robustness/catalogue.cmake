@@ -874,6 +874,11 @@ trainsim_robust(unbounded.json_array_of_objects 2 "^error: objects\\.json: /: .*
 # One object of 400,000 keys, then 300,000 empty objects beside it: the pass keeps one key set per
 # depth and reuses it, and a set grown large is replaced rather than cleared (clearing zeroes all
 # its buckets each time: cleared, the case ran past its 5 s limit; replaced, it takes 1 s).
+# A sweep spec with an object of 20,000 keys: the spec keeps its key order, which costs n^2 / 2
+# comparisons to parse (100,000 keys took 17 s); refused past 10,000 keys per object.
+trainsim_robust(unbounded.sweep_wide_object 2
+  "^error: wide\\.json: /0/k10000: more than 10000 keys in one object. expected at most 10000"
+  PREP "wide wide.json 20000 0" -- sweep wide.json --list)
 trainsim_robust(unbounded.json_wide_then_small_objects 2 "^error: wide\\.json: /: .*\\bexpected"
   PREP "wide wide.json 400000 300000" -- run wide.json)
 
