@@ -164,7 +164,7 @@ class DuplicateKeyCheck final : public nlohmann::json_sax<nlohmann::json> {
 
 }  // namespace
 
-bool check_unique_keys(const std::string& text, const std::string& source, std::size_t max_keys) {
+bool check_unique_keys(std::string_view text, const std::string& source, std::size_t max_keys) {
   DuplicateKeyCheck check(source, max_keys);
   return nlohmann::json::sax_parse(text, &check);
 }

@@ -61,8 +61,7 @@ nlohmann::json parse_json(const std::string& text, const std::string& source);
 // bytes and every key of the object so far: bound the nesting first (check_json_text) where the
 // text may be deep.
 // With `max_keys` > 0, an object of more keys is refused too ("more than N keys in one object").
-bool check_unique_keys(const std::string& text, const std::string& source,
-                       std::size_t max_keys = 0);
+bool check_unique_keys(std::string_view text, const std::string& source, std::size_t max_keys = 0);
 
 // Keys per object for the readers that keep key order (sweep specs, search shards and hardware
 // documents, parsed into nlohmann::ordered_json): its ordered_map finds each new key by a linear

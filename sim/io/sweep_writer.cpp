@@ -737,7 +737,7 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
       if (json_depth(row) > kMaxRowDepth) throw not_json();
       bool well_formed = false;
       try {
-        well_formed = check_unique_keys(std::string(row), name);
+        well_formed = check_unique_keys(row, name);
       } catch (const ConfigError& e) {
         // The pass throws only for a repeated key, at its pointer.
         throw ConfigError(name, where,

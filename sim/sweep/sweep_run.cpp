@@ -189,35 +189,22 @@ std::size_t ScenarioResolver::loads() const {
   return cache_.size();
 }
 
-namespace {
-
-// Where the sweep varies the sharding mode alone: a plain axis of parallel.sharding with two or
-// more values. Points that differ only in its coordinate have documents that differ only in the
-// sharding, so a plan whose mode is inert (report::sharding_is_inert) is simulated once for all
-// of them, under the index of the point with the axis at its first value (SimulationMemo).
-struct ShardingAxis {
-  std::int64_t size = 0;    // values of the axis; 0 when the sweep has no such axis
-  std::int64_t stride = 1;  // points between two values of the axis (later groups vary faster)
-
-  explicit ShardingAxis(const SweepSpec& spec) {
-    for (std::size_t g = 0; g < spec.groups.size(); ++g) {
-      const AxisGroup& group = spec.groups[g];
-      if (group.keys.size() != 1 || group.keys.front() != "parallel.sharding" || group.size() < 2) {
-        continue;
-      }
-      size = group.size();
-      for (std::size_t later = g + 1; later < spec.groups.size(); ++later) {
-        stride *= spec.groups[later].size();
-      }
+ShardingAxis::ShardingAxis(const SweepSpec& spec) {
+  for (std::size_t g = 0; g < spec.groups.size(); ++g) {
+    const AxisGroup& group = spec.groups[g];
+    if (group.keys.size() != 1 || group.keys.front() != "parallel.sharding" || group.size() < 2) {
+      continue;
+    }
+    size = group.size();
+    for (std::size_t later = g + 1; later < spec.groups.size(); ++later) {
+      stride *= spec.groups[later].size();
     }
   }
-  // The point that stands for `index` in every sharding mode.
-  [[nodiscard]] std::int64_t first_of(std::int64_t index) const {
-    return index - (index / stride) % size * stride;
-  }
-};
+}
 
-}  // namespace
+std::int64_t ShardingAxis::first_of(std::int64_t index) const {
+  return index - (index / stride) % size * stride;
+}
 
 void write_sweep(const SweepSpec& spec, const SweepRunOptions& options, const Sink& sink) {
   const std::int64_t total = spec.size();
@@ -231,7 +218,8 @@ void write_sweep(const SweepSpec& spec, const SweepRunOptions& options, const Si
       [&](std::int64_t k) {
         const std::int64_t index = options.shard.index + k * options.shard.count;
         const parallel::Scenario s = resolver.resolve(spec.document(index));
-        const Evaluation e = sharding_axis.size > 0 && report::sharding_is_inert(s)
+        // A plan whose sharding is inert takes its simulation from the memo (evaluate()).
+        const Evaluation e = sharding_axis.size > 0
                                  ? evaluate(s, options.mode, memo, sharding_axis.first_of(index))
                                  : evaluate(s, options.mode);
         return options.format == io::SweepFormat::Csv ? io::csv_row(index, s, e)

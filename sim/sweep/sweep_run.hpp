@@ -63,6 +63,19 @@ struct SweepRunOptions {
   report::SimulationMode mode = report::SimulationMode::Extrapolate;
 };
 
+// Where a sweep varies the sharding mode alone: a plain axis of parallel.sharding with two or
+// more values. Points that differ only in its coordinate have documents that differ only in the
+// sharding, so a plan whose mode is inert (report::sharding_is_inert) is simulated once for all
+// of them, under the index of the point with the axis at its first value (SimulationMemo).
+struct ShardingAxis {
+  std::int64_t size = 0;    // values of the axis; 0 when the sweep has no such axis
+  std::int64_t stride = 1;  // points between two values of the axis (later groups vary faster)
+
+  explicit ShardingAxis(const SweepSpec& spec);
+  // The point that stands for `index` in every sharding mode. Requires size > 0.
+  [[nodiscard]] std::int64_t first_of(std::int64_t index) const;
+};
+
 // Results computed ahead of the next row to write, per thread: enough that a slow scenario
 // rarely stalls the others, few enough that memory stays a few MiB per thread whatever the
 // number of rows (a row is under 1 KiB in CSV, a few KiB in JSON lines).

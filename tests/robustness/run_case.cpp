@@ -92,7 +92,9 @@ struct Options {
   std::vector<std::string> args;
 };
 
-// A run is killed after this many times --max-seconds of wall time.
+// A run is killed after this many times --max-seconds of wall time: CTest -j16 on two cores
+// runs eight cases per core, so a case within its CPU limit may take eight times it in wall
+// time, and a little more for the machine's other work.
 constexpr double kWallFactor = 12.0;
 
 // What one child did: how it ended, what it printed, its peak memory, wall and CPU time.

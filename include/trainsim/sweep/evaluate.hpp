@@ -57,7 +57,8 @@ class SimulationMemo {
   static constexpr std::size_t kMaxEntries = 4096;
 
   // The primitives of `scenario` in `mode`. `key` names the plan apart from its sharding mode
-  // (a sweep's point index with its sharding axis at the first value); one memo serves one mode.
+  // (ShardingAxis::first_of: a sweep point with its sharding axis at the first value); one memo
+  // serves one mode.
   report::Primitives primitives(std::int64_t key, const parallel::Scenario& scenario,
                                 report::SimulationMode mode);
 
