@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
+#include <tuple>
 #include <utility>
 
 #include "trainsim/collective/collective_model.hpp"
@@ -160,13 +162,40 @@ void rank(std::vector<Candidate>& ranked, Objective objective) {
                    });
 }
 
+// The enumeration index of each plan's first twin: the first plan of `plans` equal to it in
+// every field but the sharding mode. enumerate_plans sets the fields compared here and copies
+// the rest from one base, so plans equal in them are one plan under another sharding mode; a
+// plan whose sharding is inert (report::sharding_is_inert) shares its twins' simulation
+// (SimulationMemo) under this key.
+std::vector<std::int64_t> sharding_twins(const std::vector<parallel::Scenario>& plans) {
+  using Key =
+      std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool,
+                 parallel::PipelineSchedule, std::int64_t, parallel::Recompute, std::int64_t>;
+  std::map<Key, std::int64_t> first;
+  std::vector<std::int64_t> twins;
+  twins.reserve(plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const parallel::ParallelPlan& p = plans[i].parallel;
+    const Key key{p.tp,        p.pp,
+                  p.cp,        p.dp,
+                  p.ep,        p.sequence_parallel,
+                  p.schedule,  p.virtual_stages,
+                  p.recompute, plans[i].training.micro_batch};
+    twins.push_back(first.emplace(key, static_cast<std::int64_t>(i)).first->second);
+  }
+  return twins;
+}
+
+// Evaluates every candidate; one whose sharding is inert takes its simulation from `memo`
+// under its first twin's index (`twins`, by enumeration index).
 void simulate_all(std::vector<Candidate>& cs, int jobs, report::SimulationMode mode,
-                  const Progress& progress) {
+                  const Progress& progress, const std::vector<std::int64_t>& twins,
+                  SimulationMemo& memo) {
   parallel_for(
       static_cast<std::int64_t>(cs.size()), jobs,
-      [&cs, mode](std::int64_t k) {
+      [&cs, &twins, &memo, mode](std::int64_t k) {
         Candidate& c = cs[static_cast<std::size_t>(k)];
-        c.evaluation = evaluate(c.scenario, mode);
+        c.evaluation = evaluate(c.scenario, mode, memo, twins[static_cast<std::size_t>(c.index)]);
       },
       progress);
 }
@@ -177,6 +206,8 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
                     int jobs, const Shard& shard, const Progress& progress,
                     report::SimulationMode mode, std::int64_t keep_top) {
   std::vector<parallel::Scenario> plans = enumerate_plans(base, space);
+  const std::vector<std::int64_t> twins = sharding_twins(plans);
+  SimulationMemo memo;
   SearchResult result;
   result.enumerated = static_cast<std::int64_t>(plans.size());
   std::vector<Candidate> mine;
@@ -189,7 +220,7 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
                                  .evaluation = {}});
       }
     }
-    simulate_all(mine, jobs, mode, progress);
+    simulate_all(mine, jobs, mode, progress, twins, memo);
   } else {
     // Screen every plan: validity, memory, and the bound of those that run and fit.
     std::vector<Candidate> all(plans.size());
@@ -222,7 +253,7 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
       };
       std::vector<Candidate> batch(at(next), at(end));
       next = end;
-      simulate_all(batch, jobs, mode, {});
+      simulate_all(batch, jobs, mode, {}, twins, memo);
       for (Candidate& c : batch) {
         if (c.evaluation.report && c.evaluation.report->memory.fits) {
           best.insert(std::upper_bound(best.begin(), best.end(), c.evaluation.report->tokens_per_s,

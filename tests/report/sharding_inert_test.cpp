@@ -10,6 +10,7 @@
 
 #include "trainsim/report/simulate.hpp"
 #include "trainsim/sweep/evaluate.hpp"
+#include "trainsim/sweep/search.hpp"
 
 #include "sim/io/builtin_data.hpp"
 #include "sim/io/scenario_loader.hpp"
@@ -157,5 +158,50 @@ TEST_CASE(
     INFO("jobs " << jobs);
     CHECK(inert == 10);
     CHECK(csv == alone);
+  }
+}
+
+TEST_CASE("search: plans whose sharding is inert share a simulation and rank as each alone",
+          "[sweep][search]") {
+  // llama3.2-1b on 8 GPUs, 64 sequences per step: tp {1, 8} x pp {1, 2} x micro-batch {1, 2} x
+  // the default space's three sharding modes, 1f1b only. dp = 8 / (tp pp): 1 for tp 8 pp 1, in
+  // every mode and micro-batch: 6 inert plans, sharing 2 simulations; tp 8 pp 2 does not split
+  // the GPUs (invalid); the other plans have dp >= 4.
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx", "model": "llama3.2-1b", "cluster": {"gpus": 8},
+    "training": {"seq_len": 1024, "micro_batch": 1, "global_batch": 64}})");
+  const parallel::Scenario base = io::scenario_from_document(doc);
+  sweep::SearchSpace space;
+  space.tp = {1, 8};
+  space.pp = {1, 2};
+  space.micro_batch = {1, 2};
+  space.recompute = {parallel::Recompute::None};
+  space.schedule = {parallel::PipelineSchedule::OneFOneB};
+  for (const int jobs : {1, 2}) {
+    std::vector<std::int64_t> best;  // the exhaustive search's best 3 plans
+    for (const std::int64_t keep_top : {0, 3}) {
+      const sweep::SearchResult r =
+          sweep::search(base, space, sweep::Objective::TokensPerS, jobs, {}, {},
+                        report::SimulationMode::Extrapolate, keep_top);
+      INFO("jobs " << jobs << ", keep_top " << keep_top);
+      int inert = 0;
+      for (const sweep::Candidate& c : r.ranked) {
+        INFO("plan " << c.index);
+        if (report::sharding_is_inert(c.scenario)) ++inert;
+        // What the plan prints alone, simulated without the memo.
+        CHECK(io::csv_row(c.index, c.scenario, c.evaluation) ==
+              io::csv_row(c.index, c.scenario, sweep::evaluate(c.scenario)));
+      }
+      REQUIRE(r.ranked.size() >= 3);
+      std::vector<std::int64_t> top;
+      for (std::size_t k = 0; k < 3; ++k) top.push_back(r.ranked[k].index);
+      if (keep_top == 0) {
+        CHECK(inert == 6);  // every inert plan fits, so the exhaustive search ranks all 6
+        best = top;
+      } else {
+        CHECK(top == best);  // the bounded search ranks fewer plans, the same best ones
+      }
+    }
   }
 }
