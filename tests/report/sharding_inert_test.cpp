@@ -163,21 +163,25 @@ TEST_CASE(
 
 TEST_CASE("search: plans whose sharding is inert share a simulation and rank as each alone",
           "[sweep][search]") {
-  // llama3.2-1b on 8 GPUs, 64 sequences per step: tp {1, 8} x pp {1, 2} x micro-batch {1, 2} x
-  // the default space's three sharding modes, 1f1b only. dp = 8 / (tp pp): 1 for tp 8 pp 1, in
-  // every mode and micro-batch: 6 inert plans, sharing 2 simulations; tp 8 pp 2 does not split
-  // the GPUs (invalid); the other plans have dp >= 4.
+  // llama3.2-1b (16 layers) on 8 GPUs, 64 sequences per step: tp {2, 8} x pp {1, 4} x
+  // micro-batch {1, 2} x recompute {none, full} x sequence parallelism {on, off} x the default
+  // space's three sharding modes, with pp 4 under 1f1b and interleaved (2 virtual stages). dp =
+  // 8 / (tp pp): 4 for tp 2 pp 1; 1, inert, for tp 2 pp 4 (2 schedules x 2 x 2 x 2 = 16 twin
+  // groups of 3 plans) and tp 8 pp 1 (8 groups); tp 8 pp 4 does not split the GPUs (invalid).
+  // So 72 inert plans sharing 24 simulations, each group differing from the others in a key
+  // field: a key that left out any of tp, pp, schedule, micro-batch, recomputation or sequence
+  // parallelism would give some plan another's simulation, and its row would differ.
   io::ScenarioDocument doc;
   doc.json = nlohmann::json::parse(R"({
     "hardware": "h100-dgx", "model": "llama3.2-1b", "cluster": {"gpus": 8},
     "training": {"seq_len": 1024, "micro_batch": 1, "global_batch": 64}})");
   const parallel::Scenario base = io::scenario_from_document(doc);
   sweep::SearchSpace space;
-  space.tp = {1, 8};
-  space.pp = {1, 2};
+  space.tp = {2, 8};
+  space.pp = {1, 4};
   space.micro_batch = {1, 2};
-  space.recompute = {parallel::Recompute::None};
-  space.schedule = {parallel::PipelineSchedule::OneFOneB};
+  space.recompute = {parallel::Recompute::None, parallel::Recompute::Full};
+  space.sequence_parallel = {true, false};
   for (const int jobs : {1, 2}) {
     std::vector<std::int64_t> best;  // the exhaustive search's best 3 plans
     for (const std::int64_t keep_top : {0, 3}) {
@@ -197,7 +201,7 @@ TEST_CASE("search: plans whose sharding is inert share a simulation and rank as 
       std::vector<std::int64_t> top;
       for (std::size_t k = 0; k < 3; ++k) top.push_back(r.ranked[k].index);
       if (keep_top == 0) {
-        CHECK(inert == 6);  // every inert plan fits, so the exhaustive search ranks all 6
+        CHECK(inert == 72);  // every inert plan fits, so the exhaustive search ranks all 72
         best = top;
       } else {
         CHECK(top == best);  // the bounded search ranks fewer plans, the same best ones

@@ -90,8 +90,8 @@ struct Simulation {
 // one rank and are left out (workload/iteration_builder.cpp) and every sharding degree is 1
 // (report::sharding_degree), so the five modes give the same primitives bit for bit
 // (tests/report/sharding_inert_test.cpp compares them over every built-in stack). The report still
-// differs in what it derives from the scenario (its memory breakdown). A sweep simulates such
-// plans once for all their modes (sweep::SimulationMemo).
+// differs in what it derives from the scenario (its memory breakdown). Sweeps and searches
+// simulate such plans once for all their modes (sweep::SimulationMemo).
 [[nodiscard]] bool sharding_is_inert(const parallel::Scenario& scenario);
 
 // The ops of the scenario's whole op graph (what SimulationMode::Full builds, simulates and a

@@ -46,7 +46,8 @@ struct Evaluation {
     report::SimulationMode mode = report::SimulationMode::Extrapolate);
 
 // Simulations shared by plans that differ only in an inert sharding mode
-// (report::sharding_is_inert): a sweep over the five modes simulates each such plan once. The
+// (report::sharding_is_inert): a sweep over the five modes, or a search over the modes of its
+// space, simulates each such plan once. The
 // first caller of a key simulates; a caller of the same key meanwhile waits for its result. The
 // reports are what evaluate() gives each plan alone, byte for byte, since the primitives are
 // (the memo only saves the time). Thread-safe. Holds at most kMaxEntries results (each the
@@ -57,8 +58,9 @@ class SimulationMemo {
   static constexpr std::size_t kMaxEntries = 4096;
 
   // The primitives of `scenario` in `mode`. `key` names the plan apart from its sharding mode
-  // (ShardingAxis::first_of: a sweep point with its sharding axis at the first value); one memo
-  // serves one mode.
+  // (a sweep: ShardingAxis::first_of, the point with its sharding axis at the first value; a
+  // search: the enumeration index of the plan's first twin, sim/sweep/search.cpp); one memo
+  // serves one mode and one sweep or search.
   report::Primitives primitives(std::int64_t key, const parallel::Scenario& scenario,
                                 report::SimulationMode mode);
 
