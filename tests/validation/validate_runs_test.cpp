@@ -5,6 +5,10 @@
 #include "trainsim/validation/validate_runs.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -782,12 +786,100 @@ TEST_CASE("validate: bad runs files name the file, the row and the key", "[valid
       Contains("/0/iteration_time_s: missing required key; expected a positive number or null"));
 }
 
-TEST_CASE("validate: overall MAPE on the shipped rows stays under the committed bound",
-          "[validation][slow]") {
+TEST_CASE(
+    "validate: overall MAPE on the shipped rows stays under the committed bound, and the accuracy "
+    "tables of the README and docs/validation.md print the figures validate gives",
+    "[validation][slow]") {
   // Every shipped row, knob search included, as `trainsim validate` runs them.
   const ValidationReport r =
       validate_runs(shipped(), {.jobs = sweep::default_jobs(), .source_filter = "", .stacks = {}});
   INFO("overall MAPE " << r.overall.mape << " over " << r.overall.compared << " rows");
   CHECK(r.overall.compared >= 200);
   CHECK(r.overall.mape <= kShippedRowsMapeBound);
+
+  // The README's table ("How accurate is it") and docs/validation.md's ("Accuracy") print these
+  // figures: rows, mean absolute error and bias per source, rounded to 0.1%. Each of their rows
+  // must say what validate says now, so that a change that moves a figure cannot leave the docs
+  // behind.
+  const auto percent = [](double fraction, bool sign) {
+    char text[32];
+    (void)std::snprintf(text, sizeof text, sign ? "%+.1f%%" : "%.1f%%", 100.0 * fraction);
+    return std::string(text);
+  };
+  std::map<std::string, Summary> by_source;
+  for (const Summary& s : r.sources) by_source[s.source] = s;
+  // The dense bf16/fp16 rows: every source but the Megatron-Bridge summaries (MoE, FP8).
+  Summary dense;
+  for (const RowResult& row : r.rows) {
+    if (!row.compared || row.source == "nvidia-perf-summary") continue;
+    ++dense.compared;
+    dense.mape += std::abs(row.error);
+    dense.bias += row.error;
+  }
+  REQUIRE(dense.compared > 0);
+  dense.mape /= static_cast<double>(dense.compared);
+  dense.bias /= static_cast<double>(dense.compared);
+  using Labels = std::vector<std::pair<std::string, std::string>>;
+  // The rows of the table under `heading` in `file` with `width` cells whose first cell starts
+  // with a label of `labels` (the first that matches: most specific first), the rows, MAPE and
+  // bias in cells `rows`, `rows` + 1 and `rows` + 2; returns how many rows were checked.
+  const auto check_table = [&](const std::string& file, const std::string& heading,
+                               std::size_t width, std::size_t rows, const Labels& labels) {
+    std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/" + file);
+    REQUIRE(in);
+    std::string line;
+    bool in_section = false;
+    int checked = 0;
+    while (std::getline(in, line)) {
+      if (line.rfind("## ", 0) == 0) in_section = line == heading;
+      if (!in_section || line.rfind("| ", 0) != 0) continue;
+      std::vector<std::string> cells;
+      std::size_t at = 1;
+      for (std::size_t bar; (bar = line.find(" |", at)) != std::string::npos; at = bar + 2) {
+        std::string cell = line.substr(at, bar - at);
+        cell.erase(0, cell.find_first_not_of(' '));
+        cell.erase(std::remove(cell.begin(), cell.end(), '*'), cell.end());
+        cells.push_back(cell);
+      }
+      if (cells.size() != width) continue;  // another table of the section
+      const auto label = std::find_if(labels.begin(), labels.end(), [&](const auto& l) {
+        return cells[0].rfind(l.first, 0) == 0;
+      });
+      if (label == labels.end()) continue;  // the header, or a row of another subset
+      const Summary& s = label->second == "dense"     ? dense
+                         : label->second == "overall" ? r.overall
+                                                      : by_source.at(label->second);
+      INFO(file << ": " << line);
+      CHECK(cells[rows] == std::to_string(s.compared));
+      CHECK(cells[rows + 1] == percent(s.mape, false));
+      CHECK(cells[rows + 2] == percent(s.bias, true));
+      ++checked;
+    }
+    return checked;
+  };
+  const Labels common = {
+      {"Narayanan et al. 2021, Table 1", "narayanan21-t1"},
+      {"Narayanan et al. 2021, Table 2, PTD-P", "narayanan21-t2"},
+      {"Narayanan et al. 2021, Table 2, DeepSpeed ZeRO-3", "narayanan21-t2-zero3"},
+      {"Korthikanti et al. 2022", "korthikanti22"},
+      {"Megatron-LM README 2020", "megatron-readme-2020"},
+      {"Megatron-LM README 2024", "megatron-readme-2024"},
+      {"BLOOM-176B", "bloom-176b"},
+      {"torchtitan 2024", "torchtitan-2024"},
+      {"Shoeybi et al. 2019", "shoeybi19"},
+      {"NeMo / Megatron-Bridge", "nvidia-perf-summary"},
+      {"the 279 dense", "dense"}};
+  Labels readme = common;
+  readme.insert(readme.end(), {{"llm-foundry (PyTorch FSDP, A100)", "llm-foundry"},
+                               {"llm-foundry (PyTorch FSDP, H100", "llm-foundry-h100"},
+                               {"all 287 rows", "overall"}});
+  Labels docs = common;
+  docs.insert(docs.end(), {{"llm-foundry, H100 tables", "llm-foundry-h100"},
+                           {"llm-foundry", "llm-foundry"},
+                           {"all rows", "overall"}});
+  // Every source with compared rows, the dense rows and all rows, once each.
+  CHECK(check_table("README.md", "## How accurate is it", 4, 1, readme) ==
+        static_cast<int>(readme.size()));
+  CHECK(check_table("docs/validation.md", "## Accuracy", 6, 2, docs) ==
+        static_cast<int>(docs.size()));
 }
