@@ -5,9 +5,9 @@
 #include "trainsim/validation/validate_runs.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -808,17 +808,13 @@ TEST_CASE(
   };
   std::map<std::string, Summary> by_source;
   for (const Summary& s : r.sources) by_source[s.source] = s;
-  // The dense bf16/fp16 rows: every source but the Megatron-Bridge summaries (MoE, FP8).
-  Summary dense;
-  for (const RowResult& row : r.rows) {
-    if (!row.compared || row.source == "nvidia-perf-summary") continue;
-    ++dense.compared;
-    dense.mape += std::abs(row.error);
-    dense.bias += row.error;
-  }
+  // The dense bf16/fp16 rows: every source but the Megatron-Bridge summaries (MoE, FP8),
+  // summarized as validate summarizes all rows.
+  std::vector<RowResult> dense_rows;
+  std::copy_if(r.rows.begin(), r.rows.end(), std::back_inserter(dense_rows),
+               [](const RowResult& row) { return row.source != "nvidia-perf-summary"; });
+  const Summary dense = summarize(std::move(dense_rows)).overall;
   REQUIRE(dense.compared > 0);
-  dense.mape /= static_cast<double>(dense.compared);
-  dense.bias /= static_cast<double>(dense.compared);
   using Labels = std::vector<std::pair<std::string, std::string>>;
   // The rows of the table under `heading` in `file` with `width` cells whose first cell starts
   // with a label of `labels` (the first that matches: most specific first), the rows, MAPE and
