@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "trainsim/collective/collective_model.hpp"
@@ -174,84 +175,360 @@ namespace {
 // ---- steady-state extrapolation ----------------------------------------------------------
 //
 // Method. Once a pipeline schedule (GPipe, 1F1B/PipeDream-Flush, Megatron's interleaved 1F1B;
-// Narayanan et al. 2021 §2) is full, adding d micro-batches (d = the schedule's period: pp for
-// the interleaved schedule, whose passes advance in groups of pp micro-batches, 1 otherwise)
-// inserts one more identical period of work on every stream. Without contention the op graph is
-// a max-plus linear system, whose event times grow by a constant per period once the transient
-// has passed (Baccelli, Cohen, Olsder & Quadrat, "Synchronization and Linearity", 1992, §3.7,
-// cyclicity theorem); every quantity the report derives from (makespan, per-stage busy, exposed
-// and idle times and kernel sums, collective counts) is then affine in the micro-batch count m.
-// The steady state may repeat only every c periods (the cyclicity): 1F1B pipelines whose stages
-// differ alternate between two per-micro-batch increments, and under contention a 1F1B
-// pipeline's increments can jump once every pp - 1 micro-batches. simulate() therefore tries d,
-// 2d, (pp - 1) d and pp d in turn (the last two only when d or 2d came within kTransientResidue
-// of a line); for each it runs m1, m1 + d and m1 + 2d micro-batches (runs shared between
-// tries), requires a zero second difference of every such quantity, extrapolates
-// each one linearly to the real m and derives the report from the extrapolated quantities
-// exactly as from simulated ones. Quantities that do not depend on the timeline (memory, FLOPs per
-// token) come from the real scenario. The schedule's own start m1 (two pipeline depths) is tried
-// first; its runs stay within m / 2 micro-batches in all. Under contention (below) the transient
-// does not end once the pipeline is full but decays over tens of micro-batches, so when that
-// start fails (its close runs off a line, or its far run off theirs) a probe follows: one reduced
-// run as long as the budget allows, whose per-micro-batch event times show where the steady state
-// begins (ProbeTimes::steady_start); the three close runs then start there, in the period whose
-// runs cost least, and the probe is their far run when it lies far enough. With the probe all
-// runs stay within 3 m / 4, so a failed attempt costs at most three quarters of a full
-// simulation on top of it.
+// Narayanan et al. 2021 §2) is full, every further micro-batch adds the same ops on every
+// stream, and once the transient after the fill has passed the simulated times repeat: the ops
+// of micro-batch j start and end exactly one time period P later than those of micro-batch
+// j - d (d = the schedule's period: pp for the interleaved schedule, whose passes advance in
+// groups of pp micro-batches, 1 otherwise). Without contention the op graph is a max-plus linear
+// system, which becomes periodic after a transient (Baccelli, Cohen, Olsder & Quadrat,
+// "Synchronization and Linearity", 1992, §3.7, cyclicity theorem); the period may be a multiple
+// c d of the schedule's (the cyclicity): 1F1B pipelines whose stages differ alternate between
+// two per-micro-batch increments, and under contention some repeat only every pp - 1
+// micro-batches. With communication slowing compute (EngineOptions::comm_compute_contention,
+// gemm_comm_contention) the system is no longer max-plus, and the transient decays
+// geometrically over tens of micro-batches instead of ending with the fill.
 //
-// Guards, each a necessary condition of the steady state; any failure falls back to full
-// simulation:
-//  - the runs issue the same collective calls (op, group, bytes, time, stage, algorithm);
-//  - no stream gains work per period faster than the makespan grows (else a queue is still
-//    building and a steeper regime follows: the makespan is a maximum of affine functions);
-//  - a fourth run, at least 2 max(d, pp) micro-batches further (rounded up to whole periods;
-//    the probe, when it lies far enough), lies on the same line. With communication slowing compute
-//    (EngineOptions::comm_compute_contention) the system is no longer max-plus linear, and
-//    trainsim's pipelines show damped period-2 oscillations and per-micro-batch increments that
-//    hold for a few micro-batches and then jump once per pp or pp - 1 micro-batches; three
-//    consecutive points alone can sit in such a window.
-// These conditions do not prove periodicity; full simulation (SimulationMode::Full) remains the
-// reference, and tests/report/extrapolation_test.cpp compares the two.
+// simulate() runs one reduced iteration of k micro-batches (k < m, k = m modulo the period) and
+// looks inside it for the steady state: a range of micro-batches, ending before the schedule's
+// drain, over which every op of every stream repeats the op d micro-batches earlier (the same
+// collective call, kernel kind, contention class and duration) shifted by one common P within
+// kRelativeTolerance of the run's makespan. The range must cover max(d, pp) + 2d micro-batches
+// (span_of), a pipeline's depth and two periods, so that whatever an op depends on (the
+// previous stage's activations, the next stage's gradients, FSDP's prefetched gathers) and
+// whatever runs beside it (the collectives that slow it) repeats too. Inserting n = (m - k) / d
+// more periods into that range then gives the whole iteration: everything before the insertion
+// point is the reduced run's, each inserted period is a copy of one period of the range, and the
+// drain follows shifted by n P, entered from the same state. So each quantity the report derives
+// from is the reduced run's plus n times its value over one period:
+//  - the makespan grows by n P;
+//  - each stage's activity (busy, exposed, idle and kernel sums) by n times the activity over a
+//    window [a, a + P) that only ops of the range overlap (engine::activity);
+//  - each collective call's count by n times its ops in d consecutive micro-batches of the
+//    range.
+// Quantities that do not depend on the timeline (memory, FLOPs per token) come from the real
+// scenario. GPipe, whose stages are not throttled by one another in the forward phase, has no
+// such range and is extrapolated from reduced runs on a line (below).
+//
+// The run's length. The first is the schedule's own: pp + 1 micro-batches to fill the pipeline
+// (the first micro-batch whose ops repeat the previous one's is pp + 1, when there is no
+// transient), a range of period 2d and the drain, on m's residue modulo 2d; it is tried when it
+// is at most m / 2. When its range is too short, the run itself says how long the next must be
+// (next_count): where its range begins, and no sooner than its transient's second differences
+// (the change of each op's shift from one period to the next), decaying geometrically, fall
+// below the tolerance; a run too short to show the decay past the fill is followed by one three
+// times as long. At most kMaxRuns runs, while all of them together stay within m, starting at
+// most kLatestSteadyStart micro-batches in, so that their cost does not grow with m; otherwise
+// the whole iteration is simulated. These checks do not prove periodicity; full simulation
+// (SimulationMode::Full) remains the reference, and tests/report/extrapolation_test.cpp compares
+// the two.
 
-// Second differences above this fraction of the scale (the makespan, at least) are not
-// rounding: event times are sums of durations, each addition rounding at 2^-53 relative.
+// An op's shift may differ from the period's by this fraction of the run's makespan. Event times
+// are sums of durations, each addition rounding at 2^-53 relative (about 1e-16), so a settled
+// shift is far inside it; one still converging at this level leaves the extrapolated figures
+// within 1e-10 of full simulation in the benchmarks' sweeps (docs/sweep.md).
 constexpr double kRelativeTolerance = 1e-12;
 
-struct SteadyStatePlan {
-  std::int64_t first = 0;   // m1
-  std::int64_t period = 1;  // d
-  std::int64_t check = 0;   // the fourth run's count, m1 + 2d + 2 max(d, pp)
+// The latest micro-batch a steady range may begin at: runs stop growing here, so that the cost
+// of a slow transient does not grow with m. In the 10,560-plan fixed-batch sweep of
+// bench/simulate_bench.cpp the latest range used begins at micro-batch 163 (of a run of 182).
+constexpr std::int64_t kLatestSteadyStart = 192;
+
+// At most this many reduced runs per simulation: the first and two lengthened by what the
+// previous one showed. In that sweep 1,055 of the 1,235 plans extrapolated (those not shared
+// between sharding modes) took one run, 107 two and 73 three.
+constexpr int kMaxRuns = 3;
+
+// Micro-batches left out at the end of a run: the schedule's cool-down (pp for 1F1B,
+// whose last backward passes run without forwards between them; 2 pp for the interleaved
+// schedule, whose cool-down spans two groups of pp) and one more, whose backward carries the
+// step's gradient reduction.
+std::int64_t drain_of(const parallel::Scenario& s) {
+  const std::int64_t pp = s.parallel.pp;
+  return (s.parallel.schedule == parallel::PipelineSchedule::Interleaved ? 2 * pp : pp) + 1;
+}
+
+// The micro-batches a steady range of period d must cover.
+std::int64_t span_of(std::int64_t d, std::int64_t pp) { return std::max(d, pp) + 2 * d; }
+
+// The smallest count at least `count` that equals m modulo d, so that (m - count) / d periods
+// are inserted.
+std::int64_t with_residue(std::int64_t count, std::int64_t m, std::int64_t d) {
+  return count + ((m - count) % d + d) % d;
+}
+
+// A steady range of period d: micro-batches first - d to last repeat with shift `period`.
+struct SteadyRange {
+  std::int64_t d = 1;
+  std::int64_t first = 0;  // the lowest j whose ops repeat j - d's
+  std::int64_t last = 0;   // the highest such j, before the drain
+  double period = 0.0;     // P, seconds
 };
 
-// The reduced counts of period `period` from `first` on, for m micro-batches on pp stages:
-// `first` raised to m's residue modulo the period, so that (m - m1) / d is an integer, and the
-// far run whole periods past the third, 2 max(d, pp) micro-batches rounded up to a multiple of d.
-SteadyStatePlan plan_from(std::int64_t m, std::int64_t pp, std::int64_t period,
-                          std::int64_t first) {
-  SteadyStatePlan plan;
-  plan.period = period;
-  plan.first = first + ((m - first) % period + period) % period;
-  const std::int64_t far = 2 * std::max(period, pp);
-  plan.check = plan.first + 2 * period + (far + period - 1) / period * period;
-  return plan;
+// A reduced run's ops grouped by stream and micro-batch, each group in stream order.
+class RunIndex {
+ public:
+  RunIndex(const Run& r, std::int64_t count)
+      : run_(r), count_(count), streams_(r.iteration.graph.num_streams()) {
+    const engine::Graph& g = r.iteration.graph;
+    begin_.assign(static_cast<std::size_t>(streams_ * count_ + 1), 0);
+    for (engine::StreamId st = 0; st < streams_; ++st) {
+      for (const engine::OpId op : g.stream_ops(st)) {
+        const std::int64_t j = microbatch(op);
+        if (j >= 0 && j < count_) ++begin_[slot(st, j) + 1];
+      }
+    }
+    for (std::size_t i = 1; i < begin_.size(); ++i) begin_[i] += begin_[i - 1];
+    ops_.resize(begin_.back());
+    std::vector<std::size_t> next(begin_.begin(), begin_.end() - 1);
+    for (engine::StreamId st = 0; st < streams_; ++st) {
+      for (const engine::OpId op : g.stream_ops(st)) {
+        const std::int64_t j = microbatch(op);
+        if (j >= 0 && j < count_) ops_[next[slot(st, j)]++] = op;
+      }
+    }
+  }
+
+  [[nodiscard]] std::int64_t microbatch(engine::OpId op) const { return info(op).microbatch; }
+
+  // The steady range of period d ending at `last`, at most `longest` micro-batches long, or none
+  // when micro-batch `last` does not repeat last - d's ops at all (a different structure, or no
+  // ops).
+  [[nodiscard]] std::optional<SteadyRange> range(std::int64_t d, std::int64_t last,
+                                                 double tolerance,
+                                                 std::int64_t longest = kNoLimit) const {
+    if (last - d < 0) return std::nullopt;
+    const auto period = shift(last, d);
+    if (!period || !(*period > 0.0)) return std::nullopt;
+    std::int64_t j = last;
+    while (j - d >= 0 && last - j < longest && repeats(j, d, *period, tolerance)) --j;
+    if (j == last) return std::nullopt;
+    return SteadyRange{.d = d, .first = j + 1, .last = last, .period = *period};
+  }
+
+  // The largest change of any op's shift over j - d from one period to the next, at micro-batch
+  // j (>= 2d): the second difference that decays through a transient. Infinite where the ops
+  // of j, j - d and j - 2d differ.
+  [[nodiscard]] double second_difference(std::int64_t j, std::int64_t d) const {
+    double worst = 0.0;
+    for (engine::StreamId st = 0; st < streams_; ++st) {
+      const auto a = ops(st, j);
+      const auto b = ops(st, j - d);
+      const auto c = ops(st, j - 2 * d);
+      if (a.size() != b.size() || b.size() != c.size()) return kInfinity;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        if (!same_op(a[i], b[i]) || !same_op(b[i], c[i])) return kInfinity;
+        const auto& ta = timing(a[i]);
+        const auto& tb = timing(b[i]);
+        const auto& tc = timing(c[i]);
+        worst = std::max({worst, std::abs(((ta.start - tb.start) - (tb.start - tc.start)).value()),
+                          std::abs(((ta.end - tb.end) - (tb.end - tc.end)).value())});
+      }
+    }
+    return worst;
+  }
+
+  [[nodiscard]] std::span<const engine::OpId> ops(engine::StreamId st, std::int64_t j) const {
+    const std::size_t at = slot(st, j);
+    return {ops_.data() + begin_[at], begin_[at + 1] - begin_[at]};
+  }
+
+  [[nodiscard]] const workload::OpInfo& info(engine::OpId op) const {
+    return run_.iteration.ops[static_cast<std::size_t>(run_.iteration.graph.op_tag(op))];
+  }
+
+ private:
+  static constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  static constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max();
+
+  [[nodiscard]] std::size_t slot(engine::StreamId st, std::int64_t j) const {
+    return static_cast<std::size_t>(st * count_ + j);
+  }
+  [[nodiscard]] const engine::OpTiming& timing(engine::OpId op) const {
+    return run_.timeline.ops[static_cast<std::size_t>(op)];
+  }
+  // The same op of another micro-batch: the same collective call (or none), kernel kind and
+  // duration.
+  [[nodiscard]] bool same_op(engine::OpId x, engine::OpId y) const {
+    const workload::OpInfo& a = info(x);
+    const workload::OpInfo& b = info(y);
+    const engine::Graph& g = run_.iteration.graph;
+    return a.collective == b.collective && a.kernel_kind == b.kernel_kind && a.stage == b.stage &&
+           a.backward == b.backward && g.op_duration(x) == g.op_duration(y) &&
+           g.op_contention_class(x) == g.op_contention_class(y);
+  }
+  // The shift of micro-batch j's first op over j - d's, on the first stream with ops in j,
+  // when j - d has the same op there.
+  [[nodiscard]] std::optional<double> shift(std::int64_t j, std::int64_t d) const {
+    for (engine::StreamId st = 0; st < streams_; ++st) {
+      const auto a = ops(st, j);
+      if (a.empty()) continue;
+      const auto b = ops(st, j - d);
+      if (b.empty() || !same_op(a[0], b[0])) return std::nullopt;
+      return (timing(a[0]).start - timing(b[0]).start).value();
+    }
+    return std::nullopt;
+  }
+  // Whether every op of micro-batch j repeats j - d's, shifted by `period` within `tolerance`.
+  [[nodiscard]] bool repeats(std::int64_t j, std::int64_t d, double period,
+                             double tolerance) const {
+    for (engine::StreamId st = 0; st < streams_; ++st) {
+      const auto a = ops(st, j);
+      const auto b = ops(st, j - d);
+      if (a.size() != b.size()) return false;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        if (!same_op(a[i], b[i])) return false;
+        const auto& ta = timing(a[i]);
+        const auto& tb = timing(b[i]);
+        if (!(std::abs((ta.start - tb.start).value() - period) <= tolerance) ||
+            !(std::abs((ta.end - tb.end).value() - period) <= tolerance)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  const Run& run_;
+  std::int64_t count_;
+  engine::StreamId streams_;
+  std::vector<std::size_t> begin_;
+  std::vector<engine::OpId> ops_;
+};
+
+// The primitives at m micro-batches from a run of `count` whose steady range is `range`, or
+// none when a window of one period cannot be placed inside it on every stage or a collective's
+// count is not its ops'.
+std::optional<Primitives> extrapolate(const Run& r, const RunIndex& index, const SteadyRange& range,
+                                      std::int64_t count, std::int64_t m) {
+  const engine::Graph& g = r.iteration.graph;
+  const std::int64_t n = (m - count) / range.d;
+  const auto times = static_cast<double>(n);
+  Primitives out;
+  out.makespan = r.primitives.makespan + Seconds(times * range.period);
+
+  // Each stage's window starts at the first op of a micro-batch j of the range on its device,
+  // the latest j whose window only ops of the range overlap (on stage 0 of 1F1B the forward of
+  // j runs beside the backward of j - pp + 1, so j lies at least a pipeline depth into the
+  // range). A stream's ops run one after another, so those a window overlaps are found by
+  // binary search.
+  const auto inside = [&](engine::DeviceId device, SimTime from, SimTime to) {
+    for (const engine::StreamId st : g.device_streams(device)) {
+      const auto ops = g.stream_ops(st);
+      auto it = std::partition_point(ops.begin(), ops.end(), [&](engine::OpId op) {
+        return !(from < r.timeline.ops[static_cast<std::size_t>(op)].end);
+      });
+      for (; it != ops.end(); ++it) {
+        const engine::OpTiming& t = r.timeline.ops[static_cast<std::size_t>(*it)];
+        if (!(t.start < to)) break;
+        if (!(t.start < t.end)) continue;
+        const std::int64_t j = index.microbatch(*it);
+        if (j < range.first - range.d || j > range.last) return false;
+      }
+    }
+    return true;
+  };
+  for (std::size_t stage = 0; stage < r.iteration.stage_device.size(); ++stage) {
+    const engine::DeviceId device = r.iteration.stage_device[stage];
+    std::optional<SimTime> from;
+    for (std::int64_t j = range.last; j >= range.first && !from; --j) {
+      std::optional<SimTime> start;
+      for (const engine::StreamId st : g.device_streams(device)) {
+        const auto ops = index.ops(st, j);
+        if (ops.empty()) continue;
+        const SimTime t = r.timeline.ops[static_cast<std::size_t>(ops[0])].start;
+        if (!start || t < *start) start = t;
+      }
+      if (start && inside(device, *start, *start + Seconds(range.period))) from = start;
+    }
+    if (!from) return std::nullopt;
+    const SimTime to = *from + Seconds(range.period);
+    const engine::DeviceActivity w = engine::activity(g, r.timeline, device, *from, to);
+    engine::DeviceActivity a = r.primitives.stages[stage];
+    const auto grow = [&](Seconds engine::DeviceActivity::*f) { a.*f = a.*f + w.*f * times; };
+    grow(&engine::DeviceActivity::compute_busy);
+    grow(&engine::DeviceActivity::communication_busy);
+    grow(&engine::DeviceActivity::exposed_communication);
+    grow(&engine::DeviceActivity::idle);
+    grow(&engine::DeviceActivity::compute_kernel_sum);
+    grow(&engine::DeviceActivity::gemm_contention_stretch);
+    grow(&engine::DeviceActivity::communication_kernel_sum);
+    out.stages.push_back(a);
+  }
+
+  // Counts: each call's ops in the run must be its count, and d micro-batches of the range add
+  // the same ops every period.
+  out.collectives = r.primitives.collectives;
+  std::vector<std::int64_t> total(out.collectives.size(), 0);
+  std::vector<std::int64_t> per_period(out.collectives.size(), 0);
+  for (std::size_t op = 0; op < r.iteration.ops.size(); ++op) {
+    const workload::OpInfo& info = r.iteration.ops[op];
+    if (info.collective < 0) continue;
+    const auto c = static_cast<std::size_t>(info.collective);
+    ++total[c];
+    if (info.microbatch >= range.first && info.microbatch < range.first + range.d) ++per_period[c];
+  }
+  for (std::size_t c = 0; c < out.collectives.size(); ++c) {
+    out.collectives[c].count += n * per_period[c];
+  }
+  return out;
 }
 
-// The reduced counts for `s` with period `period`, or none when full simulation costs no more:
-// the four reduced runs cost about 3 m1 + 3 d + check micro-batches against m for the full one
-// (simulate() also keeps these tries together within m / 2).
-std::optional<SteadyStatePlan> steady_state_plan(const parallel::Scenario& s, std::int64_t period,
-                                                 std::int64_t requested_first) {
-  const std::int64_t m = s.num_microbatches();
-  const std::int64_t pp = s.parallel.pp;
-  // Past the fill: 1F1B's warm-up runs pp - stage - 1 forwards, the interleaved schedule's
-  // (pp - stage - 1) * 2 + (chunks - 1) * pp steps of m * chunks; two pipeline depths (and at
-  // least 4 micro-batches, past FSDP's cross-micro-batch prefetch) start the steady state.
-  const std::int64_t first =
-      requested_first > 0 ? requested_first : std::max<std::int64_t>(4, 2 * pp);
-  const SteadyStatePlan plan = plan_from(m, pp, period, first);
-  if (3 * plan.first + 3 * plan.period + plan.check >= m) return std::nullopt;
-  return plan;
+// The count of the next run from a run of `count` whose range of period d was too short or
+// absent: the shortest run that holds a whole range of d (`span_of`) and its drain; three times
+// `count` when the run ends too soon after the pipeline fill to show how its transient decays;
+// none when it shows neither a range nor a decay, or a range beginning later than
+// kLatestSteadyStart.
+std::optional<std::int64_t> next_count(const RunIndex& index, std::int64_t count, std::int64_t d,
+                                       std::int64_t pp, std::int64_t drain, double tolerance) {
+  const std::int64_t last = count - drain - 1;
+  const std::int64_t w = std::max(d, pp);
+  // Where a range begins: at the start of the one this run holds when it is at least a pipeline
+  // long (the micro-batches before the drain do not depend on the run's length), ...
+  std::optional<std::int64_t> start;
+  if (const auto range = index.range(d, last, tolerance);
+      range && range->last - range->first + 1 >= w) {
+    start = range->first;
+  }
+  if (last - 2 * w + 1 < 2 * pp + 2 * d) {
+    // (The second differences of the fill, the first two pipeline depths, say nothing of the
+    // transient's decay.)
+    if (!start) return 3 * count;
+  } else {
+    // ... and no sooner than the transient's second differences, the largest of each of the last
+    // two windows of w micro-batches, extrapolated geometrically, fall below the tolerance, one
+    // window later (the shifts settle a little after their changes do). A range whose shifts
+    // still converge moves with the run's length; this holds the next run beyond it.
+    double earlier = 0.0;
+    double later = 0.0;
+    for (std::int64_t j = last - 2 * w + 1; j <= last; ++j) {
+      double& worst = j <= last - w ? earlier : later;
+      worst = std::max(worst, index.second_difference(j, d));
+    }
+    if (later > tolerance) {
+      if (!(later < earlier)) return std::nullopt;
+      const double windows = std::ceil(std::log(tolerance / later) / std::log(later / earlier));
+      if (!(windows * static_cast<double>(w) <= kLatestSteadyStart)) return std::nullopt;
+      const std::int64_t settled = last + (static_cast<std::int64_t>(windows) + 1) * w;
+      start = std::max(start.value_or(0), settled);
+    } else if (!start) {
+      return std::nullopt;
+    }
+  }
+  if (*start > kLatestSteadyStart) return std::nullopt;
+  return *start + span_of(d, pp) + drain;
 }
+
+// ---- GPipe: reduced runs on a line ----
+//
+// GPipe runs every forward before any backward, so its stages do not throttle one another in
+// the forward phase: a faster stage runs ahead of a slower one, the gap at the turn to the
+// backward phase grows with every micro-batch, and no single shift describes a period. Its
+// steady state is found the earlier way instead: the makespan, every stage's activity and every
+// collective's count are affine in the micro-batch count past the fill (max-plus linear, as
+// above), so runs of k, k + d and k + 2d micro-batches (k = max(4, 2 pp), d = 1 then 2) must
+// have zero second differences within kRelativeTolerance, and a fourth run 2 max(d, pp)
+// micro-batches further must lie on their line; the quantities are then extrapolated along it.
+// All four runs stay within m / 2 micro-batches, else the whole iteration is simulated.
 
 bool same_calls(const std::vector<workload::CollectiveCall>& a,
                 const std::vector<workload::CollectiveCall>& b) {
@@ -283,9 +560,9 @@ std::vector<double> stream_busy(const Run& r) {
   return busy;
 }
 
-// Affine extrapolation in periods past the third run. x[0..2] are at m1, m1 + d, m1 + 2d and
-// x[3] at `check_steps` periods past x[2]; the result is `steps` periods past x[2], or none when
-// the points are not on one line within the tolerance on `scale` (relative to the distance for
+// Affine extrapolation in periods past the third run (GPipe). x[0..2] are at m1, m1 + d, m1 + 2d
+// and x[3] at `check_steps` periods past x[2]; the result is `steps` periods past x[2], or none
+// when the points are not on one line within the tolerance on `scale` (relative to the distance for
 // the far point, since rounding in the slope grows with it).
 class Extrapolator {
  public:
@@ -316,10 +593,10 @@ class Extrapolator {
   double steps_;
 };
 
-// The primitives at the real micro-batch count from the reduced runs, or none when they are not
-// in the steady state.
-std::optional<Primitives> extrapolate(const std::array<const Run*, 4>& runs,
-                                      std::int64_t check_steps, std::int64_t steps) {
+// The primitives at the real micro-batch count from GPipe's reduced runs, or none when they are
+// not on one line.
+std::optional<Primitives> extrapolate_line(const std::array<const Run*, 4>& runs,
+                                           std::int64_t check_steps, std::int64_t steps) {
   std::array<const Primitives*, 4> p{};
   for (std::size_t i = 0; i < runs.size(); ++i) p[i] = &runs[i]->primitives;
   for (std::size_t i = 1; i < p.size(); ++i) {
@@ -376,104 +653,124 @@ std::optional<Primitives> extrapolate(const std::array<const Run*, 4>& runs,
   return out;
 }
 
-// Above this relative second difference of the makespan at the schedule's own start, at periods
-// d and 2d both, the reduced runs are taken to be inside the pipeline's transient, and the
-// periods (pp - 1) d and pp d are not tried there: their runs (for pp 8, up to 57 micro-batches
-// each) are saved for the probe. A rule from the data, not a law: in the 10,560-plan fixed-batch
-// sweep of bench/simulate_bench.cpp no plan whose second difference at period d exceeded this
-// was extrapolated at the same start with another period, but without contention 1F1B on 4
-// stages of the extrapolation tests' model is 4e-3 off a line at d = 1 and on one at pp d from
-// m1; the probe then finds that start, at the probe's cost.
-constexpr double kTransientResidue = 1e-9;
-// A probe's per-micro-batch event times are in the steady state where their second difference
-// is below this fraction of the probe's makespan: ten times the rounding of event times (a few
-// units in the last place, about 1e-15), a hundredth of what extrapolate() accepts of the
-// makespans (kRelativeTolerance). The two measures fall together: for llama2-70b on 128 H100
-// (TP 8, PP 8, hybrid_shard) the probe's (in steps of 1) is 1.4e-14 at micro-batch 64, the
-// makespan's (in steps of 8 micro-batches) 2.4e-13 at 64 and 1.3e-14 at 72. The probe only
-// chooses the start; extrapolate()'s checks decide.
-constexpr double kProbeResidue = 1e-14;
-
-// The latest start a probe looks for, in micro-batches: its length is capped to find starts up
-// to here, so that its cost does not grow with m. In the 10,560-plan fixed-batch sweep
-// (bench/simulate_bench.cpp), probes sized by the budget alone (up to 372 micro-batches) found
-// their starts at micro-batches 36 to 83.
-constexpr std::int64_t kLatestProbeStart = 128;
-
-// Every stage's per-micro-batch event times in a probe (a reduced run of `count` micro-batches):
-// the first start and the last end of the micro-batch's ops on the stage.
-class ProbeTimes {
- public:
-  ProbeTimes(const Run& probe, std::int64_t count, std::int64_t pp)
-      : count_(count),
-        pp_(pp),
-        tolerance_(kProbeResidue * probe.primitives.makespan.value()),
-        first_(static_cast<std::size_t>(pp * count), std::numeric_limits<double>::infinity()),
-        end_(static_cast<std::size_t>(pp * count), -std::numeric_limits<double>::infinity()) {
-    const auto& ops = probe.iteration.ops;
-    for (std::size_t op = 0; op < ops.size(); ++op) {
-      const workload::OpInfo& info = ops[op];
-      if (info.microbatch < 0 || info.microbatch >= count || info.stage < 0 || info.stage >= pp) {
-        continue;
-      }
-      const std::size_t at = index(info.stage, info.microbatch);
-      const engine::OpTiming& t = probe.timeline.ops[op];
-      first_[at] = std::min(first_[at], t.start.since_start().value());
-      end_[at] = std::max(end_[at], t.end.since_start().value());
-    }
-  }
-
-  // The first micro-batch from which every stage's times advance by the same amount every
-  // `period` micro-batches, within kProbeResidue of the probe's makespan, for at least pp
-  // micro-batches in a row up to the last `drain` micro-batches (left out: the schedule's
-  // cool-down, pp micro-batches for 1F1B and GPipe, up to 2 pp - 2 for the interleaved
-  // schedule); none when there is no such run. With contention the transient after the pipeline
-  // fill decays geometrically (llama2-7b on 64 H100, TP 8, PP 8, dp 1, micro-batch 2, 1,024
-  // micro-batches: second differences about 1e-5 of the makespan at micro-batch 16, 1e-9 near
-  // 43, under 1e-13 from 75 and zero from 98), and the makespan of a reduced run is affine in its
-  // count once the state it drains from is: this finds where the reduced runs can start without
-  // guessing it from their makespans.
-  [[nodiscard]] std::optional<std::int64_t> steady_start(std::int64_t period,
-                                                         std::int64_t drain) const {
-    // The last j of the second difference X[j], X[j + p], X[j + 2p] before the drain.
-    const std::int64_t last = count_ - drain - 1 - 2 * period;
-    if (last < pp_) return std::nullopt;
-    std::int64_t start = last + 1;
-    while (start > 0 && steady(period, start - 1)) --start;
-    if (last + 1 - start < pp_) return std::nullopt;
-    return start;
-  }
-
- private:
-  [[nodiscard]] std::size_t index(std::int64_t stage, std::int64_t microbatch) const {
-    return static_cast<std::size_t>(stage * count_ + microbatch);
-  }
-  // Whether every stage's second difference at micro-batch j is within the tolerance; false for
-  // a stage without ops there (inf - inf).
-  [[nodiscard]] bool steady(std::int64_t period, std::int64_t j) const {
-    for (std::int64_t stage = 0; stage < pp_; ++stage) {
-      const std::size_t at = index(stage, j);
-      const auto p = static_cast<std::size_t>(period);
-      for (const std::vector<double>* x : {&first_, &end_}) {
-        const double second = (*x)[at + 2 * p] - 2.0 * (*x)[at + p] + (*x)[at];
-        if (!(std::abs(second) <= tolerance_)) return false;
-      }
-    }
-    return true;
-  }
-
-  std::int64_t count_;
-  std::int64_t pp_;
-  double tolerance_;
-  std::vector<double> first_;
-  std::vector<double> end_;
-};
-
 // A copy of `s` with `microbatches` micro-batches per data-parallel rank.
 parallel::Scenario with_microbatches(const parallel::Scenario& s, std::int64_t microbatches) {
   parallel::Scenario r = s;
   r.training.global_batch = microbatches * s.parallel.dp * s.training.micro_batch;
   return r;
+}
+
+// Micro-batches and ops of the reduced runs simulated so far.
+struct Cost {
+  std::int64_t microbatches = 0;
+  std::int64_t ops = 0;
+};
+
+Run reduced_run(const parallel::Scenario& s, const collective::CollectiveModel& collectives,
+                const workload::BuildOptions& build, std::int64_t count, Cost& cost) {
+  Run r = run(with_microbatches(s, count), collectives, build);
+  cost.microbatches += count;
+  cost.ops += r.iteration.graph.num_ops();
+  return r;
+}
+
+// The simulation of `s` from primitives extrapolated out of the reduced run `r` of `count`
+// micro-batches, whose graph and timeline it keeps.
+Simulation extrapolated(const parallel::Scenario& s, Primitives p, Run& r, std::int64_t count,
+                        const Cost& cost) {
+  Simulation sim;
+  sim.report = derive(s, p);
+  sim.primitives = std::move(p);
+  sim.iteration = std::move(r.iteration);
+  sim.timeline = std::move(r.timeline);
+  sim.simulated_microbatches = count;
+  sim.extrapolated = true;
+  sim.reduced_microbatches_simulated = cost.microbatches;
+  sim.ops_simulated = cost.ops;
+  return sim;
+}
+
+// GPipe from reduced runs on a line (above), or none.
+std::optional<Simulation> extrapolate_gpipe(const parallel::Scenario& s,
+                                            const collective::CollectiveModel& collectives,
+                                            const SimulateOptions& options, Cost& cost) {
+  const std::int64_t m = s.num_microbatches();
+  const std::int64_t pp = s.parallel.pp;
+  std::map<std::int64_t, Run> runs;  // shared between the periods
+  const auto reduced = [&](std::int64_t count) -> const Run& {
+    auto it = runs.find(count);
+    if (it == runs.end()) {
+      it = runs.emplace(count, reduced_run(s, collectives, options.build, count, cost)).first;
+    }
+    return it->second;
+  };
+  for (const std::int64_t d : {std::int64_t{1}, std::int64_t{2}}) {
+    const std::int64_t first = options.reduced_microbatches > 0
+                                   ? options.reduced_microbatches
+                                   : with_residue(std::max<std::int64_t>(4, 2 * pp), m, d);
+    const std::int64_t third = first + 2 * d;
+    const std::int64_t check = with_residue(third + 2 * std::max(d, pp), m, d);
+    std::int64_t total = cost.microbatches;
+    for (const std::int64_t c : {first, first + d, third, check}) {
+      if (runs.count(c) == 0) total += c;
+    }
+    if (check >= m || 2 * total > m) break;
+    auto p =
+        extrapolate_line({&reduced(first), &reduced(first + d), &reduced(third), &reduced(check)},
+                         (check - third) / d, (m - third) / d);
+    if (p) return extrapolated(s, std::move(*p), runs.at(check), check, cost);
+  }
+  return std::nullopt;
+}
+
+// The other schedules from one periodic range of a reduced run (above), or none.
+std::optional<Simulation> extrapolate_periodic(const parallel::Scenario& s,
+                                               const collective::CollectiveModel& collectives,
+                                               const SimulateOptions& options, Cost& cost) {
+  const std::int64_t m = s.num_microbatches();
+  const std::int64_t pp = s.parallel.pp;
+  // The schedule's period, then twice, pp - 1 and pp times it (the cyclicity, above).
+  const std::int64_t base = s.parallel.schedule == parallel::PipelineSchedule::Interleaved ? pp : 1;
+  std::vector<std::int64_t> periods = {base, 2 * base};
+  if (pp > 3) periods.push_back((pp - 1) * base);
+  if (pp > 2) periods.push_back(pp * base);
+  const std::int64_t drain = drain_of(s);
+
+  // The schedule's own run: the fill, a range of period 2d and the drain, on m's residue modulo
+  // 2d. A count given in the options is the only run tried.
+  std::int64_t count = options.reduced_microbatches > 0
+                           ? options.reduced_microbatches
+                           : with_residue(pp + 1 + span_of(2 * base, pp) + drain, m, 2 * base);
+  std::vector<std::int64_t> tried;
+  for (int attempt = 0; attempt < kMaxRuns; ++attempt) {
+    if (count >= m || cost.microbatches + count > m || (attempt == 0 && 2 * count > m)) break;
+    tried.push_back(count);
+    Run r = reduced_run(s, collectives, options.build, count, cost);
+    const RunIndex index(r, count);
+    const double tolerance = kRelativeTolerance * r.primitives.makespan.value();
+    for (const std::int64_t d : periods) {
+      if ((m - count) % d != 0) continue;
+      // A range of span_of(d, pp) micro-batches is all it takes.
+      const auto range = index.range(d, count - drain - 1, tolerance, span_of(d, pp));
+      if (!range || range->last - range->first + 1 < span_of(d, pp)) continue;
+      if (auto p = extrapolate(r, index, *range, count, m)) {
+        return extrapolated(s, std::move(*p), r, count, cost);
+      }
+    }
+    if (options.reduced_microbatches > 0) break;
+    // The next run: the shortest any period asks for, on m's residue modulo that period.
+    std::optional<std::int64_t> next;
+    for (const std::int64_t d : periods) {
+      const auto c = next_count(index, count, d, pp, drain, tolerance);
+      if (!c) continue;
+      const std::int64_t at = with_residue(*c, m, d);
+      if (std::find(tried.begin(), tried.end(), at) != tried.end()) continue;
+      if (!next || at < *next) next = at;
+    }
+    if (!next) break;
+    count = *next;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -505,137 +802,13 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
   const collective::CollectiveModel collectives(s.hardware);
   const std::int64_t m = s.num_microbatches();
 
-  // Reduced micro-batches simulated: a failed attempt costs them on top of the full simulation,
-  // so the attempts together stay within m / 2 at the schedule's own start and 3 m / 4 with the
-  // probe.
-  std::int64_t spent = 0;
-  std::int64_t ops = 0;  // of every graph simulated
+  // What the reduced runs cost: a failed attempt costs them on top of the full simulation.
+  Cost cost;
   if (options.mode == SimulationMode::Extrapolate) {
-    // The schedule's period, then twice, pp - 1 and pp times it: a max-plus system's steady
-    // state may repeat only every c periods (its cyclicity, Baccelli et al. §3.7); 1F1B
-    // pipelines whose stages differ alternate between two per-micro-batch increments, so their
-    // makespan is affine in steps of 2 micro-batches only; under contention some repeat every
-    // pp - 1 (llama2-70b on 64 H100, TP 4, PP 8, no sharding: a jump of 5.5e-5 s every 7
-    // micro-batches). Runs are shared between the candidates.
-    const std::int64_t base =
-        s.parallel.schedule == parallel::PipelineSchedule::Interleaved ? s.parallel.pp : 1;
-    const std::int64_t pp = s.parallel.pp;
-    std::map<std::int64_t, Run> runs;
-    const auto reduced = [&](std::int64_t count) -> const Run& {
-      auto it = runs.find(count);
-      if (it == runs.end()) {
-        spent += count;
-        it =
-            runs.emplace(count, run(with_microbatches(s, count), collectives, options.build)).first;
-        ops += it->second.iteration.graph.num_ops();
-      }
-      return it->second;
-    };
-    const auto needed = [&](std::initializer_list<std::int64_t> counts) {
-      std::int64_t sum = 0;
-      for (const std::int64_t count : counts) {
-        if (runs.count(count) == 0) sum += count;
-      }
-      return sum;
-    };
-    // The report from the runs at m1, m1 + d, m1 + 2d and the far run (a whole number of periods
-    // further), or none when they are not on one line.
-    const auto attempt = [&](const SteadyStatePlan& plan) -> std::optional<Simulation> {
-      const std::int64_t first = plan.first;
-      const std::int64_t d = plan.period;
-      const std::int64_t check = plan.check;
-      const std::int64_t third = first + 2 * d;
-      auto p = extrapolate({&reduced(first), &reduced(first + d), &reduced(third), &reduced(check)},
-                           (check - third) / d, (m - third) / d);
-      if (!p) return std::nullopt;
-      Run& largest = runs.at(check);
-      Simulation sim;
-      sim.report = derive(s, *p);
-      sim.primitives = std::move(*p);
-      sim.iteration = std::move(largest.iteration);
-      sim.timeline = std::move(largest.timeline);
-      sim.simulated_microbatches = check;
-      sim.extrapolated = true;
-      sim.reduced_microbatches_simulated = spent;
-      sim.ops_simulated = ops;
-      return sim;
-    };
-    std::vector<std::int64_t> periods = {base, 2 * base};
-    if (pp > 3) periods.push_back((pp - 1) * base);
-    if (pp > 2) periods.push_back(pp * base);
-
-    // First the schedule's own start (steady_state_plan), or the caller's.
-    bool tried = false;
-    double smallest = std::numeric_limits<double>::infinity();
-    for (const std::int64_t period : periods) {
-      // The long periods' runs reach furthest; within the transient they are left to the probe.
-      if (options.reduced_microbatches == 0 && period > 2 * base &&
-          !(smallest <= kTransientResidue)) {
-        break;
-      }
-      const auto plan = steady_state_plan(s, period, options.reduced_microbatches);
-      if (!plan) continue;
-      const std::int64_t d = plan->period;
-      const std::int64_t third = plan->first + 2 * d;
-      if (2 * (spent + needed({plan->first, plan->first + d, third, plan->check})) > m) continue;
-      tried = true;
-      // Cheapest first: the three close runs usually decide, the far one only confirms.
-      const Seconds t1 = reduced(plan->first).primitives.makespan;
-      const Seconds t2 = reduced(plan->first + d).primitives.makespan;
-      const Seconds t3 = reduced(third).primitives.makespan;
-      const double second_difference = std::abs(((t3 - t2) - (t2 - t1)).value()) / t3.value();
-      smallest = std::min(smallest, second_difference);
-      if (!(second_difference <= kRelativeTolerance)) continue;
-      if (auto sim = attempt(*plan)) return std::move(*sim);
-    }
-
-    // Then where a probe finds the steady state. Its length C splits what is left of 3 m / 4
-    // between the probe and the three close runs of period d so that the latest start it can
-    // use still fits: the close runs begin pp after the start, the third 2d later, and the probe
-    // is their far run if it lies r = 2 max(d, pp) past the third; so the latest start is
-    // C - r - 2d - pp, the close runs cost 3 (C - r - 2d) + 3d, and
-    // C + 3 (C - r - 2d) + 3d <= left gives C <= (left + 3d + 3r) / 4. At most
-    // kLatestProbeStart + pp + 2d + r, so that the probe's cost does not grow with m. It is run
-    // only when that latest start is at least twice the schedule's own, which has just failed
-    // (its runs off a line, or its far run off theirs).
-    if (tried && options.reduced_microbatches == 0) {
-      const std::int64_t left = 3 * m / 4 - spent;
-      const std::int64_t reach = 2 * std::max(base, pp);
-      std::int64_t probe_count =
-          std::min((left + 3 * base + 3 * reach) / 4, kLatestProbeStart + pp + 2 * base + reach);
-      // The residue of m modulo 2 base, so the probe is a far run for periods d and 2d.
-      probe_count -= ((probe_count - m) % (2 * base) + 2 * base) % (2 * base);
-      const auto lowest = steady_state_plan(s, base, 0);
-      if (lowest && probe_count - reach - 2 * base - pp >= 2 * lowest->first) {
-        const Run& probe = reduced(probe_count);
-        const ProbeTimes times(probe, probe_count, pp);
-        const std::int64_t drain =
-            s.parallel.schedule == parallel::PipelineSchedule::Interleaved ? 2 * pp : pp;
-        // Of the periods whose steady start fits the budget, the one whose runs cost least.
-        struct Choice {
-          SteadyStatePlan plan;
-          std::int64_t cost = 0;
-        };
-        std::optional<Choice> best;
-        for (const std::int64_t d : periods) {
-          const auto start = times.steady_start(d, drain);
-          if (!start) continue;
-          // Past the drain of the probe's steady micro-batches; the probe is the far run when
-          // it lies far enough.
-          SteadyStatePlan plan = plan_from(m, pp, d, std::max(lowest->first, *start + pp));
-          const std::int64_t third = plan.first + 2 * d;
-          if (probe_count >= plan.check && (probe_count - third) % d == 0) {
-            plan.check = probe_count;
-          }
-          const std::int64_t cost = needed({plan.first, plan.first + d, third, plan.check});
-          if (4 * (spent + cost) > 3 * m) continue;
-          if (!best || cost < best->cost) best = Choice{plan, cost};
-        }
-        if (best) {
-          if (auto sim = attempt(best->plan)) return std::move(*sim);
-        }
-      }
-    }
+    auto sim = s.parallel.schedule == parallel::PipelineSchedule::GPipe
+                   ? extrapolate_gpipe(s, collectives, options, cost)
+                   : extrapolate_periodic(s, collectives, options, cost);
+    if (sim) return std::move(*sim);
   }
 
   Run r = run(s, collectives, options.build);
@@ -645,8 +818,8 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
   sim.iteration = std::move(r.iteration);
   sim.timeline = std::move(r.timeline);
   sim.simulated_microbatches = m;
-  sim.reduced_microbatches_simulated = spent;
-  sim.ops_simulated = ops + sim.iteration.graph.num_ops();
+  sim.reduced_microbatches_simulated = cost.microbatches;
+  sim.ops_simulated = cost.ops + sim.iteration.graph.num_ops();
   return sim;
 }
 

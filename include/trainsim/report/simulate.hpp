@@ -16,13 +16,13 @@ namespace trainsim::report {
 
 // How simulate() covers the iteration's micro-batches.
 enum class SimulationMode {
-  // Simulate a few reduced micro-batch counts past the pipeline fill and, when every quantity
-  // the report derives from is affine in the micro-batch count there (the steady state),
-  // extrapolate them to the real count; otherwise simulate every micro-batch (simulate.cpp
-  // gives the method and its guards). The cost stops growing with the number of micro-batches
-  // once it is large. The Simulation's graph and timeline are then those of the far run, the
-  // largest of the four reduced runs the report comes from, not of the whole iteration:
-  // callers that need the whole timeline (traces, kernel breakdowns) ask for Full.
+  // Simulate a reduced micro-batch count and, when it holds a steady range (every op of a range
+  // of micro-batches repeating the op a period earlier, shifted by one time), extrapolate every
+  // quantity the report derives from to the real count; otherwise simulate every micro-batch
+  // (simulate.cpp gives the method and its guards; GPipe uses reduced runs on a line). The cost
+  // stops growing with the number of micro-batches once it is large. The Simulation's graph and
+  // timeline are then those of the reduced run the report comes from, not of the whole
+  // iteration: callers that need the whole timeline (traces, kernel breakdowns) ask for Full.
   Extrapolate,
   // Simulate every micro-batch: the Simulation's graph and timeline are the whole iteration
   // (what traces and `compare` need). Cost proportional to the number of micro-batches.
@@ -32,10 +32,10 @@ enum class SimulationMode {
 struct SimulateOptions {
   workload::BuildOptions build;
   SimulationMode mode = SimulationMode::Extrapolate;
-  // The smallest reduced micro-batch count of SimulationMode::Extrapolate; 0 chooses it from
-  // the schedule (simulate.cpp, steady_state_plan). A count inside the pipeline fill only makes
-  // the affinity check fail and the simulation fall back to the full one. A count given here is
-  // the only start tried: no probe follows it.
+  // The reduced micro-batch count of SimulationMode::Extrapolate; 0 chooses it from the schedule
+  // and lengthens it as the runs show (simulate.cpp). A count given here is the only run tried
+  // (for GPipe, the first of its four). A count inside the pipeline fill holds no steady range,
+  // and the simulation falls back to the full one.
   std::int64_t reduced_microbatches = 0;
 };
 
@@ -56,13 +56,13 @@ struct Simulation {
   // The graph and timeline of `simulated_microbatches` micro-batches per data-parallel rank.
   workload::Iteration iteration;
   engine::Timeline timeline;
-  // scenario.num_microbatches() when the whole iteration was simulated; the count of the far
-  // run, the largest of the four the report was extrapolated from, when it was extrapolated.
+  // scenario.num_microbatches() when the whole iteration was simulated; the count of the reduced
+  // run the report was extrapolated from (for GPipe the largest of its four), when it was.
   std::int64_t simulated_microbatches = 0;
   // True when the report was extrapolated, so that `iteration` and `timeline` cover fewer
   // micro-batches than the report.
   bool extrapolated = false;
-  // Micro-batches simulated in reduced runs (the extrapolation's tries and probe), whether the
+  // Micro-batches simulated in reduced runs (every run the extrapolation tried), whether the
   // report came from them or not: the cost beside a full simulation. 0 when none was tried.
   std::int64_t reduced_microbatches_simulated = 0;
   // Ops of every graph simulated, reduced runs and the full one alike: the simulation's cost in
