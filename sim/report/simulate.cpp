@@ -192,9 +192,9 @@ namespace {
 // looks inside it for the steady state: a range of micro-batches, ending before the schedule's
 // drain, over which every op of every stream repeats the op d micro-batches earlier (the same
 // collective call, kernel kind, contention class and duration) shifted by one common P within
-// kRelativeTolerance of the run's makespan. The range must cover max(d, pp) + 2d micro-batches
-// (span_of), a pipeline's depth and two periods, so that whatever an op depends on (the
-// previous stage's activations, the next stage's gradients, FSDP's prefetched gathers) and
+// shift_tolerance (about kRelativeTolerance of one period). The range must cover max(d, pp) + 2d
+// micro-batches (span_of), a pipeline's depth and two periods, so that whatever an op depends on
+// (the previous stage's activations, the next stage's gradients, FSDP's prefetched gathers) and
 // whatever runs beside it (the collectives that slow it) repeats too. Inserting n = (m - k) / d
 // more periods into that range then gives the whole iteration: everything before the insertion
 // point is the reduced run's, each inserted period is a copy of one period of the range, and the
@@ -222,20 +222,32 @@ namespace {
 // (SimulationMode::Full) remains the reference, and tests/report/extrapolation_test.cpp compares
 // the two.
 
-// An op's shift may differ from the period's by this fraction of the run's makespan. Event times
-// are sums of durations, each addition rounding at 2^-53 relative (about 1e-16), so a settled
-// shift is far inside it; one still converging at this level leaves the extrapolated figures
-// within 1e-10 of full simulation in the benchmarks' sweeps (docs/sweep.md).
+// An op's shift may differ from the period's by this fraction of the run's makespan, and by no
+// more than this fraction of the extrapolated makespan over the periods inserted
+// (shift_tolerance). Event times are sums of durations, each addition rounding at 2^-53 relative
+// (about 1e-16), so a settled shift is far inside it.
 constexpr double kRelativeTolerance = 1e-12;
+
+// The tolerance on an op's shift for a range of period d in a run of `count` micro-batches whose
+// makespan is `makespan`, from which n = (m - count) / d periods are inserted. A shift still
+// converging, off the steady period by delta, moves every extrapolated time by about n delta: the
+// tolerance is kRelativeTolerance of the extrapolated makespan (about makespan m / count) over n,
+// so that the error does not grow with m, and at most kRelativeTolerance of the run's makespan.
+double shift_tolerance(Seconds makespan, std::int64_t count, std::int64_t m, std::int64_t d) {
+  const double n = static_cast<double>(m - count) / static_cast<double>(d);
+  const double extrapolated =
+      makespan.value() * static_cast<double>(m) / static_cast<double>(count);
+  return kRelativeTolerance * std::min(makespan.value(), extrapolated / std::max(1.0, n));
+}
 
 // The latest micro-batch a steady range may begin at: runs stop growing here, so that the cost
 // of a slow transient does not grow with m. In the 10,560-plan fixed-batch sweep of
-// bench/simulate_bench.cpp the latest range used begins at micro-batch 163 (of a run of 182).
+// bench/simulate_bench.cpp the latest range used begins at micro-batch 187 (of a run of 206).
 constexpr std::int64_t kLatestSteadyStart = 192;
 
 // At most this many reduced runs per simulation: the first and two lengthened by what the
-// previous one showed. In that sweep 1,055 of the 1,235 plans extrapolated (those not shared
-// between sharding modes) took one run, 107 two and 73 three.
+// previous one showed. In that sweep 1,055 of the 1,266 plans extrapolated took one run, 105 two
+// and 106 three.
 constexpr int kMaxRuns = 3;
 
 // Micro-batches left out at the end of a run: the schedule's cool-down (pp for 1F1B,
@@ -468,6 +480,7 @@ std::optional<Primitives> extrapolate(const Run& r, const RunIndex& index, const
     if (info.microbatch >= range.first && info.microbatch < range.first + range.d) ++per_period[c];
   }
   for (std::size_t c = 0; c < out.collectives.size(); ++c) {
+    if (total[c] != out.collectives[c].count) return std::nullopt;
     out.collectives[c].count += n * per_period[c];
   }
   return out;
@@ -526,7 +539,7 @@ std::optional<std::int64_t> next_count(const RunIndex& index, std::int64_t count
 // steady state is found the earlier way instead: the makespan, every stage's activity and every
 // collective's count are affine in the micro-batch count past the fill (max-plus linear, as
 // above), so runs of k, k + d and k + 2d micro-batches (k = max(4, 2 pp), d = 1 then 2) must
-// have zero second differences within kRelativeTolerance, and a fourth run 2 max(d, pp)
+// have zero second differences within a tolerance (Extrapolator), and a fourth run 2 max(d, pp)
 // micro-batches further must lie on their line; the quantities are then extrapolated along it.
 // All four runs stay within m / 2 micro-batches, else the whole iteration is simulated.
 
@@ -562,22 +575,22 @@ std::vector<double> stream_busy(const Run& r) {
 
 // Affine extrapolation in periods past the third run (GPipe). x[0..2] are at m1, m1 + d, m1 + 2d
 // and x[3] at `check_steps` periods past x[2]; the result is `steps` periods past x[2], or none
-// when the points are not on one line within the tolerance on `scale` (relative to the distance for
-// the far point, since rounding in the slope grows with it).
+// when the points are not on one line within the tolerance (relative to the distance for the
+// far point, since rounding in the slope grows with it). A slope off by delta moves the result
+// by steps delta: the tolerance is kRelativeTolerance of `scale`, the extrapolated makespan, over
+// the steps (as shift_tolerance), so that the error does not grow with m.
 class Extrapolator {
  public:
   Extrapolator(double scale, double check_steps, double steps)
-      : scale_(scale), check_steps_(check_steps), steps_(steps) {}
+      : tolerance_(kRelativeTolerance * scale / std::max(1.0, steps)),
+        check_steps_(check_steps),
+        steps_(steps) {}
 
   std::optional<double> operator()(const std::array<double, 4>& x) const {
-    const double size =
-        std::max({scale_, std::abs(x[0]), std::abs(x[1]), std::abs(x[2]), std::abs(x[3])});
     const double slope = x[2] - x[1];
-    if (!(std::abs(slope - (x[1] - x[0])) <= kRelativeTolerance * size)) return std::nullopt;
+    if (!(std::abs(slope - (x[1] - x[0])) <= tolerance_)) return std::nullopt;
     const double miss = x[3] - (x[2] + check_steps_ * slope);
-    if (!(std::abs(miss) <= kRelativeTolerance * size * (1.0 + check_steps_))) {
-      return std::nullopt;
-    }
+    if (!(std::abs(miss) <= tolerance_ * (1.0 + check_steps_))) return std::nullopt;
     return x[2] + steps_ * slope;
   }
 
@@ -588,7 +601,7 @@ class Extrapolator {
   }
 
  private:
-  double scale_;
+  double tolerance_;
   double check_steps_;
   double steps_;
 };
@@ -602,8 +615,11 @@ std::optional<Primitives> extrapolate_line(const std::array<const Run*, 4>& runs
   for (std::size_t i = 1; i < p.size(); ++i) {
     if (!same_calls(p[0]->collectives, p[i]->collectives)) return std::nullopt;
   }
-  const Extrapolator line(p[3]->makespan.value(), static_cast<double>(check_steps),
-                          static_cast<double>(steps));
+  // Every quantity extrapolated is at most the makespan, whose extrapolated value sets the scale.
+  const double makespan_slope = (p[2]->makespan - p[1]->makespan).value();
+  const double scale = std::max(
+      p[3]->makespan.value(), p[2]->makespan.value() + static_cast<double>(steps) * makespan_slope);
+  const Extrapolator line(scale, static_cast<double>(check_steps), static_cast<double>(steps));
   Primitives out;
   const auto makespan = line(p[0]->makespan, p[1]->makespan, p[2]->makespan, p[3]->makespan);
   if (!makespan) return std::nullopt;
@@ -612,7 +628,6 @@ std::optional<Primitives> extrapolate_line(const std::array<const Run*, 4>& runs
   // No stream may gain work faster than the makespan grows.
   const std::vector<double> b1 = stream_busy(*runs[1]);
   const std::vector<double> b2 = stream_busy(*runs[2]);
-  const double makespan_slope = (p[2]->makespan - p[1]->makespan).value();
   for (std::size_t st = 0; st < b2.size(); ++st) {
     if (b2[st] - b1[st] > makespan_slope + kRelativeTolerance * p[3]->makespan.value()) {
       return std::nullopt;
@@ -668,7 +683,10 @@ struct Cost {
 
 Run reduced_run(const parallel::Scenario& s, const collective::CollectiveModel& collectives,
                 const workload::BuildOptions& build, std::int64_t count, Cost& cost) {
-  Run r = run(with_microbatches(s, count), collectives, build);
+  // Costs spread over the step's micro-batches take the real step's share.
+  workload::BuildOptions options = build;
+  options.step_microbatches = s.num_microbatches();
+  Run r = run(with_microbatches(s, count), collectives, options);
   cost.microbatches += count;
   cost.ops += r.iteration.graph.num_ops();
   return r;
@@ -705,9 +723,10 @@ std::optional<Simulation> extrapolate_gpipe(const parallel::Scenario& s,
     return it->second;
   };
   for (const std::int64_t d : {std::int64_t{1}, std::int64_t{2}}) {
-    const std::int64_t first = options.reduced_microbatches > 0
-                                   ? options.reduced_microbatches
-                                   : with_residue(std::max<std::int64_t>(4, 2 * pp), m, d);
+    const std::int64_t first =
+        with_residue(options.reduced_microbatches > 0 ? options.reduced_microbatches
+                                                      : std::max<std::int64_t>(4, 2 * pp),
+                     m, d);
     const std::int64_t third = first + 2 * d;
     const std::int64_t check = with_residue(third + 2 * std::max(d, pp), m, d);
     std::int64_t total = cost.microbatches;
@@ -737,21 +756,24 @@ std::optional<Simulation> extrapolate_periodic(const parallel::Scenario& s,
   const std::int64_t drain = drain_of(s);
 
   // The schedule's own run: the fill, a range of period 2d and the drain, on m's residue modulo
-  // 2d. A count given in the options is the only run tried.
-  std::int64_t count = options.reduced_microbatches > 0
-                           ? options.reduced_microbatches
-                           : with_residue(pp + 1 + span_of(2 * base, pp) + drain, m, 2 * base);
+  // 2d. A count given in the options, raised to that residue, is the only run tried.
+  std::int64_t count =
+      with_residue(options.reduced_microbatches > 0 ? options.reduced_microbatches
+                                                    : pp + 1 + span_of(2 * base, pp) + drain,
+                   m, 2 * base);
   std::vector<std::int64_t> tried;
   for (int attempt = 0; attempt < kMaxRuns; ++attempt) {
     if (count >= m || cost.microbatches + count > m || (attempt == 0 && 2 * count > m)) break;
     tried.push_back(count);
     Run r = reduced_run(s, collectives, options.build, count, cost);
     const RunIndex index(r, count);
-    const double tolerance = kRelativeTolerance * r.primitives.makespan.value();
+    const auto tolerance = [&](std::int64_t d) {
+      return shift_tolerance(r.primitives.makespan, count, m, d);
+    };
     for (const std::int64_t d : periods) {
       if ((m - count) % d != 0) continue;
       // A range of span_of(d, pp) micro-batches is all it takes.
-      const auto range = index.range(d, count - drain - 1, tolerance, span_of(d, pp));
+      const auto range = index.range(d, count - drain - 1, tolerance(d), span_of(d, pp));
       if (!range || range->last - range->first + 1 < span_of(d, pp)) continue;
       if (auto p = extrapolate(r, index, *range, count, m)) {
         return extrapolated(s, std::move(*p), r, count, cost);
@@ -761,7 +783,7 @@ std::optional<Simulation> extrapolate_periodic(const parallel::Scenario& s,
     // The next run: the shortest any period asks for, on m's residue modulo that period.
     std::optional<std::int64_t> next;
     for (const std::int64_t d : periods) {
-      const auto c = next_count(index, count, d, pp, drain, tolerance);
+      const auto c = next_count(index, count, d, pp, drain, tolerance(d));
       if (!c) continue;
       const std::int64_t at = with_residue(*c, m, d);
       if (std::find(tried.begin(), tried.end(), at) != tried.end()) continue;

@@ -269,9 +269,10 @@ class Builder {
       const double input = static_cast<double>(k.gemm.m) * static_cast<double>(k.gemm.k) * batch;
       const double weight = static_cast<double>(k.gemm.k) * static_cast<double>(k.gemm.n) * batch;
       const double grad = static_cast<double>(k.gemm.m) * static_cast<double>(k.gemm.n) * batch;
-      const double weight_share = s_.stack.fp8.weight_cache_bytes_per_param > 0.0
-                                      ? 1.0 / static_cast<double>(microbatches_)
-                                      : 1.0;
+      const std::int64_t step =
+          options_.step_microbatches > 0 ? options_.step_microbatches : microbatches_;
+      const double weight_share =
+          s_.stack.fp8.weight_cache_bytes_per_param > 0.0 ? 1.0 / static_cast<double>(step) : 1.0;
       // A cast is its own fused kernel: traffic 1, the host's dispatch floor applies.
       auto cast = [&](double elements) {
         compute::KernelWork w;

@@ -255,17 +255,33 @@ TEST_CASE("extrapolation: a steady state that repeats every 2 micro-batches",
 TEST_CASE("extrapolation: a reduced count inside the pipeline fill never gives a wrong answer",
           "[report][extrapolation]") {
   // 1F1B on 4 stages fills the pipeline over its first 3 micro-batches. Forcing a reduced run of
-  // 1 micro-batch leaves it no steady range: the whole iteration is simulated, and it agrees with
-  // full simulation bit for bit.
+  // 1 micro-batch (raised to 2, m's residue modulo the first period tried, 2) leaves it no steady
+  // range: the whole iteration is simulated, and it agrees with full simulation bit for bit.
   const auto s = scenario("1f1b", 4, 1, "shard_grad_op", "none", 2, 1, 64);
   report::SimulateOptions forced;
   forced.reduced_microbatches = 1;
   const report::Simulation fast = report::simulate(s, forced);
   CHECK_FALSE(fast.extrapolated);
-  CHECK(fast.reduced_microbatches_simulated == 1);
+  CHECK(fast.reduced_microbatches_simulated == 2);
   const report::Simulation full = simulate_full(s);
   require_agree(fast.report, full.report);
   CHECK(fast.report.iteration_time.value() == full.report.iteration_time.value());
+}
+
+TEST_CASE("extrapolation: a forced reduced count is raised to the schedule's residue",
+          "[report][extrapolation]") {
+  // The interleaved schedule runs micro-batches in groups of pp: a run of 19 on 2 stages would
+  // leave a group incomplete. The count is raised to the next that equals m modulo 2 pp = 4,
+  // 20, which is the schedule's own first run (kSchedules: 3 + 12 + 5 = 20), extrapolated
+  // without contention.
+  const auto s = scenario("interleaved", 2, 2, "zero1", "none", 2, 1, 80, 0.0);
+  report::SimulateOptions forced;
+  forced.reduced_microbatches = 19;
+  const report::Simulation fast = report::simulate(s, forced);
+  REQUIRE(fast.extrapolated);
+  CHECK(fast.simulated_microbatches == 20);
+  CHECK(fast.reduced_microbatches_simulated == 20);
+  require_agree(fast.report, simulate_full(s).report);
 }
 
 TEST_CASE("extrapolation: the cost does not grow with the number of micro-batches",
@@ -301,27 +317,86 @@ TEST_CASE("extrapolation: a transient that decays under contention is extrapolat
   // micro-batch to the next do not settle once the pipeline is full but converge geometrically.
   // The first run, k0 = 5 + (4 + 4) + 5 = 18 micro-batches, holds no range of any period, and
   // ends (micro-batch 12 before its drain) too soon after the fill (8 micro-batches) to show
-  // the decay: the next run is three times as long, 54. Its second differences (the largest
-  // change of an op's shift over the previous micro-batch) are 2.0e-12 s over micro-batches 41
-  // to 44 and 3.7e-13 s over 45 to 48, against a tolerance of 3.0e-14 s (1e-12 of its
-  // makespan): ceil(log(3.0e-14 / 3.7e-13) / log(3.7e-13 / 2.0e-12)) = 2 more windows of 4,
-  // and one for the shifts to settle, put the range's start at 48 + 3 x 4 = 60, and the next run
-  // at 60 + 6 (the range) + 5 (the drain) = 71 micro-batches, which holds it:
-  // 18 + 54 + 71 = 143 reduced micro-batches, against 1,024.
+  // the decay: the next run is three times as long, 54 (makespan 0.030 s). Its second
+  // differences in steps of d = 2 micro-batches (the largest change of an op's shift over the
+  // one two micro-batches earlier) are 9.3e-13 s over micro-batches 41 to 44 and 1.7e-13 s over
+  // 45 to 48, against a tolerance of 1.1e-15 s (shift_tolerance: 1e-12 of the extrapolated
+  // makespan, about 0.030 s x 1,024 / 54, over the (1,024 - 54) / 2 = 485 periods inserted):
+  // ceil(log(1.1e-15 / 1.7e-13) / log(1.7e-13 / 9.3e-13)) = 3 more windows of 4, and one for
+  // the shifts to settle, put the range's start at 48 + 4 x 4 = 64, and the next run at 64 + 8
+  // (the range, 4 + 2 x 2) + 5 (the drain) = 77, raised to m's residue modulo 2: 78
+  // micro-batches, which holds it (period 1 asks for 4 more windows: 68 + 6 + 5 = 79):
+  // 18 + 54 + 78 = 150 reduced micro-batches, against 1,024.
   const auto s = scenario("1f1b", 4, 1, "zero1", "none", 1, 1, 1024);
   const report::Simulation full = simulate_full(s);
   const report::Simulation fast = report::simulate(s);
   REQUIRE(fast.extrapolated);
-  CHECK(fast.simulated_microbatches == 71);
-  CHECK(fast.reduced_microbatches_simulated == 18 + 54 + 71);
+  CHECK(fast.simulated_microbatches == 78);
+  CHECK(fast.reduced_microbatches_simulated == 18 + 54 + 78);
   require_agree(fast.report, full.report);
-  // The runs do not grow with m: at 4,096 micro-batches the same runs are simulated.
+  // The runs do not grow with m: at 4,096 micro-batches the same runs are simulated (the
+  // tolerance, about 1e-12 of a period, barely moves with m).
   const report::Simulation longer =
       report::simulate(scenario("1f1b", 4, 1, "zero1", "none", 1, 1, 4096));
   REQUIRE(longer.extrapolated);
-  CHECK(longer.simulated_microbatches == 71);
-  CHECK(longer.reduced_microbatches_simulated == 18 + 54 + 71);
+  CHECK(longer.simulated_microbatches == 78);
+  CHECK(longer.reduced_microbatches_simulated == 18 + 54 + 78);
   CHECK(longer.iteration.graph.num_ops() == fast.iteration.graph.num_ops());
+}
+
+TEST_CASE("extrapolation: the tolerance on a shift shrinks with the periods inserted",
+          "[report][extrapolation]") {
+  // The small dense model on 16 B200 (tp 2 with sequence parallelism, pp 4, 1F1B, dp 2,
+  // shard_grad_op, selective recomputation, megatron-core), 2,000 micro-batches, with every
+  // kernel slowed fully by concurrent communication (contention 1): the shifts converge slowly.
+  // The second run, 54 micro-batches, has second differences of 9.7e-10 s over micro-batches 41
+  // to 44 and 6.9e-10 s over 45 to 48, a factor of 0.72 per window of 4. The tolerance is 1e-12
+  // of the extrapolated makespan (about 0.028 s x 2,000 / 54) over the 1,946 periods inserted,
+  // 5.3e-16 s: reaching it takes 43 more windows, a range starting at 48 + 44 x 4 = 224, past
+  // kLatestSteadyStart (192), so the iteration is simulated in full. A tolerance of 1e-12 of the
+  // run's makespan alone (2.8e-14 s) took a third run of 187 micro-batches whose shifts were
+  // still converging below it, and 1,813 periods multiplied what was left: the exposed
+  // communication came out 1.7e-9 of itself off full simulation, a stage's bubble 8.6e-8.
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "b200-dgx", "stack": "megatron-core", "cluster": {"gpus": 16},
+    "training": {"seq_len": 2048, "micro_batch": 1, "global_batch": 4000},
+    "parallel": {"tp": 2, "pp": 4, "sequence_parallel": true, "sharding": "shard_grad_op",
+                 "recompute": "selective"}})");
+  doc.json["model"] = testing::small_dense_model();
+  parallel::Scenario s = io::scenario_from_document(doc);
+  s.hardware.gpu.comm_compute_contention = 1.0;
+  s.hardware.gpu.gemm_comm_contention = 1.0;
+  REQUIRE(s.num_microbatches() == 2000);
+  const report::Simulation fast = report::simulate(s);
+  const report::Simulation full = simulate_full(s);
+  CHECK_FALSE(fast.extrapolated);
+  CHECK(fast.reduced_microbatches_simulated == 18 + 54);
+  require_agree(fast.report, full.report);
+  CHECK(fast.report.exposed_communication.value() == full.report.exposed_communication.value());
+}
+
+TEST_CASE("extrapolation: GPipe's line tolerance shrinks with the periods extrapolated",
+          "[report][extrapolation]") {
+  // llama3-8b on 4 A100, GPipe over 4 stages, full_shard under torchtitan-fsdp2, 256
+  // micro-batches. In its runs of 8, 9, 10 and 18 micro-batches, stage 2's exposed
+  // communication has a second difference of 1.3e-13 s: within 1e-12 of the last run's makespan
+  // (1.75 s), the tolerance before, but not within 1e-12 of the extrapolated makespan (21.8 s)
+  // over the 246 micro-batches extrapolated, 8.9e-14 s. Extrapolated with the first, that
+  // exposed time came out 3.0e-11 s (1.9e-9 of itself; 246 x 1.3e-13 s) off full simulation.
+  // With d = 2 (runs of 8, 10, 12 and 20) a second difference of 1.3e-12 s exceeds 1.8e-13 s,
+  // and the iteration is simulated in full after 8 + 9 + 10 + 18 + 12 + 20 = 77 micro-batches.
+  const parallel::Scenario s = from_json(R"({
+    "hardware": "a100-dgx", "stack": "torchtitan-fsdp2", "model": "llama3-8b",
+    "cluster": {"gpus": 4}, "training": {"seq_len": 1024, "micro_batch": 1, "global_batch": 256},
+    "parallel": {"pp": 4, "pipeline_schedule": "gpipe", "sharding": "full_shard"}})");
+  REQUIRE(s.num_microbatches() == 256);
+  const report::Simulation fast = report::simulate(s);
+  const report::Simulation full = simulate_full(s);
+  CHECK_FALSE(fast.extrapolated);
+  CHECK(fast.reduced_microbatches_simulated == 77);
+  require_agree(fast.report, full.report);
+  CHECK(fast.report.iteration_time.value() == full.report.iteration_time.value());
 }
 
 TEST_CASE("extrapolation: a steady state that repeats every pp - 1 micro-batches",
@@ -402,6 +477,29 @@ TEST_CASE("extrapolation: agrees with full simulation under Megatron-Core's data
     require_agree(fast.report, full.report);
     if (contention == 0.0 && m > sched.first_extrapolated) CHECK(fast.extrapolated);
   }
+}
+
+TEST_CASE("extrapolation: a cost spread over the step's micro-batches takes the step's share",
+          "[report][extrapolation]") {
+  // Megatron-Core keeps each weight's FP8 cast across the step's micro-batches
+  // (fp8.weight_cache_bytes_per_param 2, Transformer Engine's is_first_microbatch): the cast is
+  // paid once per step, its time spread over the step's m micro-batches. A reduced run of k
+  // micro-batches must spread it over m too, or each of its micro-batches carries k / m times
+  // too much of it and the extrapolated step is too slow. Without contention every schedule is
+  // extrapolated at four times its threshold.
+  const auto sched = GENERATE(from_range(std::begin(kSchedules), std::end(kSchedules)));
+  const std::int64_t m = 4 * sched.first_extrapolated;
+  INFO(sched.name << " pp " << sched.pp << " m " << m);
+  parallel::Scenario s =
+      scenario(sched.name, sched.pp, sched.chunks, "zero1", "none", 2, 1, m, 0.0);
+  s.stack = io::load_stack("megatron-core");
+  s.training.precision = hardware::Dtype::Fp8;
+  REQUIRE(s.stack.fp8.weight_cache_bytes_per_param > 0.0);
+  const report::Simulation full = simulate_full(s);
+  const report::Simulation fast = report::simulate(s);
+  REQUIRE(fast.extrapolated);
+  CHECK(fast.simulated_microbatches < m);
+  require_agree(fast.report, full.report);
 }
 
 TEST_CASE("full_simulation_ops counts the whole iteration's graph from two small ones",

@@ -33,9 +33,10 @@ struct SimulateOptions {
   workload::BuildOptions build;
   SimulationMode mode = SimulationMode::Extrapolate;
   // The reduced micro-batch count of SimulationMode::Extrapolate; 0 chooses it from the schedule
-  // and lengthens it as the runs show (simulate.cpp). A count given here is the only run tried
-  // (for GPipe, the first of its four). A count inside the pipeline fill holds no steady range,
-  // and the simulation falls back to the full one.
+  // and lengthens it as the runs show (simulate.cpp). A count given here, raised to the next
+  // that equals m modulo the schedule's period, is the only run tried (for GPipe, the first of
+  // its four). A count inside the pipeline fill holds no steady range, and the simulation falls
+  // back to the full one.
   std::int64_t reduced_microbatches = 0;
 };
 

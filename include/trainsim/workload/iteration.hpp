@@ -58,6 +58,12 @@ struct BuildOptions {
   // Multiplies every communication time (collectives and pipeline sends). 0 gives the ideal,
   // communication-free iteration: what compute and the pipeline schedule alone allow.
   double communication_scale = 1.0;
+  // The micro-batches of the whole optimizer step when the graph holds fewer (a reduced run of
+  // report::simulate); 0: the scenario's own. What is paid once per step and spread over its
+  // micro-batches (the FP8 weight cast of a stack that caches FP8 weights) takes its share
+  // per micro-batch from this count, so that a reduced run's micro-batches cost what the full
+  // step's do.
+  std::int64_t step_microbatches = 0;
 };
 
 // Builds the graph of one iteration of `scenario` (validated, dp derived), pricing kernels with
