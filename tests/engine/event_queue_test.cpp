@@ -1,6 +1,9 @@
 #include "trainsim/engine/event_queue.hpp"
 
 #include <cstdint>
+#include <random>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -54,4 +57,38 @@ TEST_CASE("engine: event queue sequence numbers never repeat", "[engine]") {
   REQUIRE(a < b);
   REQUIRE(b < c);
   REQUIRE(q.pop().seq == c);
+}
+
+TEST_CASE("engine: event queue matches a sorted reference under interleaved pushes and pops",
+          "[engine]") {
+  // pop() leaves its event in the root until the next push() or pop() (event_queue.hpp, Cost),
+  // so interleave the two the way the simulator does: pop one, push zero to three. Times come
+  // from 8 values, so most events tie with others and the (time, seq) order decides. The
+  // reference is a std::set of (time, seq): what pop() must return is its first element.
+  EventQueue<int> q;
+  std::set<std::pair<double, std::uint64_t>> reference;
+  std::mt19937 rng(12345);
+  std::uniform_int_distribution<int> slot(0, 7);
+  std::uniform_int_distribution<int> pushes(0, 3);
+  const auto push = [&](int payload) {
+    const double t = 1e-3 * slot(rng);
+    const std::uint64_t seq = q.push(at(Seconds(t)), payload);
+    reference.emplace(t, seq);
+  };
+  for (int i = 0; i < 16; ++i) push(i);
+  int payload = 16;
+  std::int64_t popped = 0;
+  while (!q.empty()) {
+    REQUIRE(q.size() == reference.size());
+    const auto e = q.pop();
+    REQUIRE(std::pair{(e.time - SimTime::zero()).value(), e.seq} == *reference.begin());
+    reference.erase(reference.begin());
+    REQUIRE(q.size() == reference.size());
+    ++popped;
+    if (payload < 4000) {
+      for (int k = pushes(rng); k > 0; --k) push(payload++);
+    }
+  }
+  REQUIRE(reference.empty());
+  REQUIRE(popped == payload);
 }

@@ -18,7 +18,7 @@ namespace trainsim::engine {
 // Thread safety
 // -------------
 // None: an EventQueue is a plain value owned by one simulation. Concurrent const access
-// (top(), size(), empty()) is safe; any push() or pop() needs external synchronization.
+// (size(), empty()) is safe; top(), push() and pop() need external synchronization.
 // Separate simulations on separate threads each own their queue and share nothing.
 //
 // Invariants
@@ -38,7 +38,11 @@ namespace trainsim::engine {
 // (5) Time may be pushed in any order, including before the last popped time; the queue does
 //     not enforce causality, the simulator does.
 //
-// Cost: push() and pop() are O(log n) on a binary heap in one contiguous vector.
+// Cost: push() and pop() are O(log n) on a 4-ary heap in one contiguous vector. pop() leaves
+// the root in place and marks it taken; the next push() puts its event there and sifts it down
+// once, so the simulator's usual step (an op ends, the next op on its stream starts) costs one
+// sift instead of two. Since no two events share a (time, seq) key, any correct heap pops the
+// same sequence: the layout of the heap never shows in the order.
 template <class Payload>
 class EventQueue {
   static_assert(std::is_trivially_copyable_v<Payload>,
@@ -59,43 +63,91 @@ class EventQueue {
   // Queues `payload` at `time` and returns its sequence number (invariant 1).
   std::uint64_t push(SimTime time, Payload payload) {
     const std::uint64_t seq = next_seq_++;
-    heap_.push_back(Event{time, seq, payload});
-    std::push_heap(heap_.begin(), heap_.end(), Later{});
+    const Event e{time, seq, payload};
+    if (root_taken_) {
+      root_taken_ = false;
+      sift_down(e);
+    } else {
+      heap_.push_back(e);
+      sift_up(heap_.size() - 1, e);
+    }
     return seq;
   }
 
   // The earliest event (invariant 2). Requires: !empty().
-  [[nodiscard]] const Event& top() const {
+  [[nodiscard]] const Event& top() {
+    settle();
     assert(!heap_.empty());
     return heap_.front();
   }
 
   // Removes and returns the earliest event. Requires: !empty().
   Event pop() {
+    settle();
     assert(!heap_.empty());
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    const Event e = heap_.back();
-    heap_.pop_back();
-    return e;
+    root_taken_ = true;
+    return heap_.front();
   }
 
-  [[nodiscard]] bool empty() const { return heap_.empty(); }
-  [[nodiscard]] std::size_t size() const { return heap_.size(); }
+  [[nodiscard]] bool empty() const { return size() == 0; }
+  [[nodiscard]] std::size_t size() const { return heap_.size() - (root_taken_ ? 1 : 0); }
 
   // Drops every queued event; sequence numbers keep increasing (invariant 1).
-  void clear() { heap_.clear(); }
+  void clear() {
+    heap_.clear();
+    root_taken_ = false;
+  }
 
  private:
-  // std::*_heap build a max-heap, so "greater" puts the smallest (time, seq) at the front.
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      if (a.time != b.time) return a.time > b.time;
-      return a.seq > b.seq;
+  static constexpr std::size_t kArity = 2;
+
+  static bool earlier(const Event& a, const Event& b) {
+    return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+  }
+
+  // Removes a root taken by pop(): the last event fills its place.
+  void settle() {
+    if (!root_taken_) return;
+    root_taken_ = false;
+    const Event last = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) sift_down(last);
+  }
+
+  // Places `e` at the root's hole and moves it down past every earlier child.
+  void sift_down(const Event& e) {
+    const std::size_t n = heap_.size();
+    std::size_t hole = 0;
+    for (;;) {
+      const std::size_t first = kArity * hole + 1;
+      if (first >= n) break;
+      const std::size_t end = std::min(first + kArity, n);
+      std::size_t best = first;
+      for (std::size_t c = first + 1; c < end; ++c) {
+        if (earlier(heap_[c], heap_[best])) best = c;
+      }
+      if (!earlier(heap_[best], e)) break;
+      heap_[hole] = heap_[best];
+      hole = best;
     }
-  };
+    heap_[hole] = e;
+  }
+
+  // Moves `e`, whose hole is at `hole`, up past every later parent.
+  void sift_up(std::size_t hole, const Event& e) {
+    while (hole > 0) {
+      const std::size_t parent = (hole - 1) / kArity;
+      if (!earlier(e, heap_[parent])) break;
+      heap_[hole] = heap_[parent];
+      hole = parent;
+    }
+    heap_[hole] = e;
+  }
 
   std::vector<Event> heap_;
   std::uint64_t next_seq_ = 0;
+  // pop() has returned heap_.front(), which is still stored there (see Cost).
+  bool root_taken_ = false;
 };
 
 }  // namespace trainsim::engine
