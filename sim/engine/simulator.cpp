@@ -32,7 +32,8 @@ struct Adjacency {
 // Successors of every op: its dependency targets (in insertion order), then the next op on its
 // stream. Stream order is an ordinary edge here, so one counter per op (pending predecessors)
 // covers both start conditions. Built by counting sort: O(ops + dependencies), no per-op
-// allocation.
+// allocation. The simulator itself keeps the two kinds apart (DependencyEdges and next_on_stream
+// below); this whole list is for the error path.
 Adjacency successors(const Graph& graph) {
   const auto n = idx(graph.num_ops());
   Adjacency adj;
@@ -55,6 +56,44 @@ Adjacency successors(const Graph& graph) {
   std::copy_backward(adj.offsets.begin(), adj.offsets.end() - 1, adj.offsets.end());
   adj.offsets[0] = 0;
   return adj;
+}
+
+// The dependency targets of every op (compressed rows, as Adjacency, without the stream edges:
+// a graph has far fewer dependencies than ops), the next op on each op's stream (-1 for the
+// last) and each op's pending predecessors, both kinds counted.
+struct Successors {
+  Adjacency dependencies;
+  CachedVector<OpId> next_on_stream;
+  CachedVector<std::int32_t> pending;
+};
+
+Successors successors_by_kind(const Graph& graph) {
+  const auto n = idx(graph.num_ops());
+  Successors succ;
+  Adjacency& adj = succ.dependencies;
+  adj.offsets.assign(n + 1, 0);
+  succ.pending.assign(n, 0);
+  succ.next_on_stream.assign(n, -1);
+  for (const Dependency& d : graph.dependencies()) {
+    ++adj.offsets[idx(d.before) + 1];
+    ++succ.pending[idx(d.after)];
+  }
+  for (StreamId s = 0; s < graph.num_streams(); ++s) {
+    const auto ops = graph.stream_ops(s);
+    for (std::size_t i = 0; i + 1 < ops.size(); ++i) {
+      succ.next_on_stream[idx(ops[i])] = ops[i + 1];
+      ++succ.pending[idx(ops[i + 1])];
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) adj.offsets[i + 1] += adj.offsets[i];
+  adj.targets.resize(idx(adj.offsets[n]));
+  // As in successors(): offsets[i] is row i's cursor, then one shift restores the starts.
+  for (const Dependency& d : graph.dependencies()) {
+    adj.targets[idx(adj.offsets[idx(d.before)]++)] = d.after;
+  }
+  std::copy_backward(adj.offsets.begin(), adj.offsets.end() - 1, adj.offsets.end());
+  adj.offsets[0] = 0;
+  return succ;
 }
 
 std::string describe(const Graph& graph, OpId op) {
@@ -158,9 +197,8 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
     compute_offsets[idx(d) + 1] = static_cast<std::int32_t>(compute_streams.size());
   }
 
-  const Adjacency succ = successors(graph);
-  CachedVector<std::int32_t> pending(idx(n), 0);
-  for (const OpId t : succ.targets) ++pending[idx(t)];
+  Successors succ = successors_by_kind(graph);
+  CachedVector<std::int32_t>& pending = succ.pending;
 
   Timeline timeline;
   timeline.ops.assign(idx(n), OpTiming{});
@@ -271,13 +309,21 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
     } else if (contended_model && takes_time) {
       if (--comm_running[idx(device)] == 0) rescale(device, now, false);
     }
-    for (auto k = succ.offsets[idx(op)]; k < succ.offsets[idx(op) + 1]; ++k) {
-      const OpId next = succ.targets[idx(k)];
+    // Dependency targets first, then the stream's next op: the order successors() lists them,
+    // which fixes the order of their start events at one instant.
+    const Adjacency& deps = succ.dependencies;
+    for (auto k = deps.offsets[idx(op)]; k < deps.offsets[idx(op) + 1]; ++k) {
+      const OpId next = deps.targets[idx(k)];
       if (--pending[idx(next)] == 0) start(next, now);
+    }
+    if (const OpId next = succ.next_on_stream[idx(op)]; next >= 0 && --pending[idx(next)] == 0) {
+      start(next, now);
     }
   }
 
-  if (num_finished != n) throw cycle_error(graph, succ, pending, n - num_finished);
+  if (num_finished != n) {
+    throw cycle_error(graph, successors(graph), pending, n - num_finished);
+  }
   for (DeviceId d = 0; d < num_devices; ++d) account(d, timeline.end);
   return timeline;
 }
