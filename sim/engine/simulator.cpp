@@ -29,45 +29,28 @@ struct Adjacency {
   CachedVector<OpId> targets;
 };
 
-// Successors of every op: its dependency targets (in insertion order), then the next op on its
-// stream. Stream order is an ordinary edge here, so one counter per op (pending predecessors)
-// covers both start conditions. Built by counting sort: O(ops + dependencies), no per-op
-// allocation. The simulator itself keeps the two kinds apart (DependencyEdges and next_on_stream
-// below); this whole list is for the error path.
-Adjacency successors(const Graph& graph) {
-  const auto n = idx(graph.num_ops());
-  Adjacency adj;
-  adj.offsets.assign(n + 1, 0);
-  for (const Dependency& d : graph.dependencies()) ++adj.offsets[idx(d.before) + 1];
-  for (StreamId s = 0; s < graph.num_streams(); ++s) {
-    const auto ops = graph.stream_ops(s);
-    for (std::size_t i = 0; i + 1 < ops.size(); ++i) ++adj.offsets[idx(ops[i]) + 1];
-  }
-  for (std::size_t i = 0; i < n; ++i) adj.offsets[i + 1] += adj.offsets[i];
-  adj.targets.resize(idx(adj.offsets[n]));
-  // Fill row i from offsets[i] upwards, using offsets[i] as the cursor; afterwards offsets[i]
-  // holds the end of row i, i.e. the start of row i + 1, so one shift restores the starts.
-  const auto put = [&adj](OpId from, OpId to) { adj.targets[idx(adj.offsets[idx(from)]++)] = to; };
-  for (const Dependency& d : graph.dependencies()) put(d.before, d.after);
-  for (StreamId s = 0; s < graph.num_streams(); ++s) {
-    const auto ops = graph.stream_ops(s);
-    for (std::size_t i = 0; i + 1 < ops.size(); ++i) put(ops[i], ops[i + 1]);
-  }
-  std::copy_backward(adj.offsets.begin(), adj.offsets.end() - 1, adj.offsets.end());
-  adj.offsets[0] = 0;
-  return adj;
-}
-
-// The dependency targets of every op (compressed rows, as Adjacency, without the stream edges:
-// a graph has far fewer dependencies than ops), the next op on each op's stream (-1 for the
-// last) and each op's pending predecessors, both kinds counted.
+// The successors of every op, by kind: its dependency targets in insertion order (compressed
+// rows; a graph has far fewer dependencies than ops) and the next op on its stream (-1 for the
+// last). Stream order is an ordinary edge for `pending`, each op's predecessors of both kinds, so
+// one counter per op covers both start conditions. An op's successors are its dependency
+// targets, then its stream's next op (for_each_successor); that order fixes the order of their
+// start events at one instant. Built by counting sort: O(ops + dependencies), no per-op
+// allocation.
 struct Successors {
   Adjacency dependencies;
   CachedVector<OpId> next_on_stream;
   CachedVector<std::int32_t> pending;
+
+  template <class F>
+  void for_each_successor(OpId op, F&& f) const {
+    for (auto k = dependencies.offsets[idx(op)]; k < dependencies.offsets[idx(op) + 1]; ++k) {
+      f(dependencies.targets[idx(k)]);
+    }
+    if (const OpId next = next_on_stream[idx(op)]; next >= 0) f(next);
+  }
 };
 
-Successors successors_by_kind(const Graph& graph) {
+Successors successors(const Graph& graph) {
   const auto n = idx(graph.num_ops());
   Successors succ;
   Adjacency& adj = succ.dependencies;
@@ -87,7 +70,8 @@ Successors successors_by_kind(const Graph& graph) {
   }
   for (std::size_t i = 0; i < n; ++i) adj.offsets[i + 1] += adj.offsets[i];
   adj.targets.resize(idx(adj.offsets[n]));
-  // As in successors(): offsets[i] is row i's cursor, then one shift restores the starts.
+  // Fill row i from offsets[i] upwards, using offsets[i] as the cursor; afterwards offsets[i]
+  // holds the end of row i, i.e. the start of row i + 1, so one shift restores the starts.
   for (const Dependency& d : graph.dependencies()) {
     adj.targets[idx(adj.offsets[idx(d.before)]++)] = d.after;
   }
@@ -105,20 +89,20 @@ std::string describe(const Graph& graph, OpId op) {
 // Called only when some ops never started. Every such op waits on a predecessor that never
 // started either, so walking "waits on" links from one of them must revisit an op: that loop is a
 // cycle. Returns the error naming it.
-InternalError cycle_error(const Graph& graph, const Adjacency& succ,
+InternalError cycle_error(const Graph& graph, const Successors& succ,
                           const CachedVector<std::int32_t>& pending, std::int64_t num_stuck) {
   const std::int32_t n = graph.num_ops();
-  // Predecessor lists on the error path only: invert the successor rows.
+  // Predecessor lists on the error path only: invert the successors.
   Adjacency pred;
   pred.offsets.assign(idx(n) + 1, 0);
-  for (const OpId t : succ.targets) ++pred.offsets[idx(t) + 1];
+  for (OpId op = 0; op < n; ++op) {
+    succ.for_each_successor(op, [&pred](OpId t) { ++pred.offsets[idx(t) + 1]; });
+  }
   for (std::size_t i = 0; i < idx(n); ++i) pred.offsets[i + 1] += pred.offsets[i];
-  pred.targets.resize(succ.targets.size());
+  pred.targets.resize(idx(pred.offsets[idx(n)]));
   std::vector<std::int32_t> fill(pred.offsets.begin(), pred.offsets.end() - 1);
   for (OpId op = 0; op < n; ++op) {
-    for (auto k = succ.offsets[idx(op)]; k < succ.offsets[idx(op) + 1]; ++k) {
-      pred.targets[idx(fill[idx(succ.targets[idx(k)])]++)] = op;
-    }
+    succ.for_each_successor(op, [&](OpId t) { pred.targets[idx(fill[idx(t)]++)] = op; });
   }
 
   OpId cur = 0;
@@ -197,7 +181,7 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
     compute_offsets[idx(d) + 1] = static_cast<std::int32_t>(compute_streams.size());
   }
 
-  Successors succ = successors_by_kind(graph);
+  Successors succ = successors(graph);
   CachedVector<std::int32_t>& pending = succ.pending;
 
   Timeline timeline;
@@ -309,21 +293,12 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
     } else if (contended_model && takes_time) {
       if (--comm_running[idx(device)] == 0) rescale(device, now, false);
     }
-    // Dependency targets first, then the stream's next op: the order successors() lists them,
-    // which fixes the order of their start events at one instant.
-    const Adjacency& deps = succ.dependencies;
-    for (auto k = deps.offsets[idx(op)]; k < deps.offsets[idx(op) + 1]; ++k) {
-      const OpId next = deps.targets[idx(k)];
+    succ.for_each_successor(op, [&](OpId next) {
       if (--pending[idx(next)] == 0) start(next, now);
-    }
-    if (const OpId next = succ.next_on_stream[idx(op)]; next >= 0 && --pending[idx(next)] == 0) {
-      start(next, now);
-    }
+    });
   }
 
-  if (num_finished != n) {
-    throw cycle_error(graph, successors(graph), pending, n - num_finished);
-  }
+  if (num_finished != n) throw cycle_error(graph, succ, pending, n - num_finished);
   for (DeviceId d = 0; d < num_devices; ++d) account(d, timeline.end);
   return timeline;
 }

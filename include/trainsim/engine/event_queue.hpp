@@ -38,7 +38,7 @@ namespace trainsim::engine {
 // (5) Time may be pushed in any order, including before the last popped time; the queue does
 //     not enforce causality, the simulator does.
 //
-// Cost: push() and pop() are O(log n) on a 4-ary heap in one contiguous vector. pop() leaves
+// Cost: push() and pop() are O(log n) on a binary heap in one contiguous vector. pop() leaves
 // the root in place and marks it taken; the next push() puts its event there and sifts it down
 // once, so the simulator's usual step (an op ends, the next op on its stream starts) costs one
 // sift instead of two. Since no two events share a (time, seq) key, any correct heap pops the
