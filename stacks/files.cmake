@@ -7,4 +7,5 @@ set(TRAINSIM_STACK_FILES
   stacks/megatron-lm-2019.json
   stacks/megatron-core.json
   stacks/deepspeed-zero3-2021.json
-  stacks/llm-foundry.json)
+  stacks/llm-foundry.json
+  stacks/llm-foundry-torch21.json)

@@ -81,8 +81,9 @@ std::string load_error(const nlohmann::json& stack) {
 
 TEST_CASE("stack: every built-in loads and names itself", "[stack][io]") {
   const auto ids = io::builtin_stack_ids();
-  REQUIRE(ids == std::vector<std::string>{"deepspeed-zero3-2021", "llm-foundry", "megatron-core",
-                                          "megatron-lm", "megatron-lm-2019", "pytorch-2.3-fsdp",
+  REQUIRE(ids == std::vector<std::string>{"deepspeed-zero3-2021", "llm-foundry",
+                                          "llm-foundry-torch21", "megatron-core", "megatron-lm",
+                                          "megatron-lm-2019", "pytorch-2.3-fsdp",
                                           "torchtitan-fsdp2", "torchtitan-fsdp2-rmsnorm"});
   for (const auto& id : ids) REQUIRE(io::load_stack(id).id == id);
 }
