@@ -46,6 +46,32 @@ TEST_CASE("engine: event queue orders equal times by insertion", "[engine]") {
   REQUIRE(q.pop().payload == -50);
 }
 
+TEST_CASE("engine: event queue orders times by value across signs, zeros and magnitudes",
+          "[engine]") {
+  // The heap compares each time as an integer (event_queue.hpp, Cost): the IEEE 754 bits with
+  // the sign bit flipped, every bit for negative times. The order must be the doubles' own:
+  // negatives before zero, larger negatives first, subnormals between zero and the normals,
+  // -0 equal to +0 (so the two tie and come out in insertion order), and pop() must give back
+  // the time it was given (equal as a double: -0 comes back as +0).
+  EventQueue<int> q;
+  const std::vector<double> times{1.0,   -0.0,   -1e-300, 5e-324, 0.0,    -2.0,
+                                  1e300, 2.5e-3, -1.0,    1e-310, 2.5e-3, 0.5};
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    q.push(at(Seconds(times[i])), static_cast<int>(i));
+  }
+  // Sorted by value, ties (-0 and 0 at pushes 1 and 4; 2.5e-3 at 7 and 10) by insertion.
+  const std::vector<int> expected{5, 8, 2, 1, 4, 3, 9, 7, 10, 11, 0, 6};
+  std::vector<int> order;
+  while (!q.empty()) {
+    const auto e = q.pop();
+    const double t = (e.time - SimTime::zero()).value();
+    // The time comes back as pushed (-0 as +0, which it equals).
+    REQUIRE(t == times[static_cast<std::size_t>(e.payload)]);
+    order.push_back(e.payload);
+  }
+  REQUIRE(order == expected);
+}
+
 TEST_CASE("engine: event queue sequence numbers never repeat", "[engine]") {
   // Invariant 1: seqs strictly increase, across clear() too.
   EventQueue<int> q;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -42,7 +44,12 @@ namespace trainsim::engine {
 // the root in place and marks it taken; the next push() puts its event there and sifts it down
 // once, so the simulator's usual step (an op ends, the next op on its stream starts) costs one
 // sift instead of two. Since no two events share a (time, seq) key, any correct heap pops the
-// same sequence: the layout of the heap never shows in the order.
+// same sequence: the layout of the heap never shows in the order. The heap compares integers,
+// not doubles: each event's time is stored as the unsigned integer whose order is the time's
+// (its IEEE 754 bits, the sign bit flipped for times >= 0 and every bit for negative ones;
+// -0 is stored as +0, which it equals), and (time, seq) as one 128-bit unsigned key, so a
+// comparison is one subtract-with-borrow instead of two floating-point tests with their
+// branches. Requires: no time is NaN (checked by assert).
 template <class Payload>
 class EventQueue {
   static_assert(std::is_trivially_copyable_v<Payload>,
@@ -63,7 +70,7 @@ class EventQueue {
   // Queues `payload` at `time` and returns its sequence number (invariant 1).
   std::uint64_t push(SimTime time, Payload payload) {
     const std::uint64_t seq = next_seq_++;
-    const Event e{time, seq, payload};
+    const Node e{time_key(time), seq, payload};
     if (root_taken_) {
       root_taken_ = false;
       sift_down(e);
@@ -75,10 +82,10 @@ class EventQueue {
   }
 
   // The earliest event (invariant 2). Requires: !empty().
-  [[nodiscard]] const Event& top() {
+  [[nodiscard]] Event top() {
     settle();
     assert(!heap_.empty());
-    return heap_.front();
+    return event(heap_.front());
   }
 
   // Removes and returns the earliest event. Requires: !empty().
@@ -86,7 +93,7 @@ class EventQueue {
     settle();
     assert(!heap_.empty());
     root_taken_ = true;
-    return heap_.front();
+    return event(heap_.front());
   }
 
   [[nodiscard]] bool empty() const { return size() == 0; }
@@ -99,33 +106,51 @@ class EventQueue {
   }
 
  private:
-  static constexpr std::size_t kArity = 2;
+  // An event as the heap stores it: its time as an order-preserving integer (Cost).
+  struct Node {
+    std::uint64_t time;
+    std::uint64_t seq;
+    Payload payload;
+  };
 
-  static bool earlier(const Event& a, const Event& b) {
-    return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+  static constexpr std::uint64_t kSignBit = std::uint64_t{1} << 63;
+
+  static std::uint64_t time_key(SimTime time) {
+    const double t = (time - SimTime::zero()).value() + 0.0;  // -0 + 0 is +0
+    assert(!std::isnan(t));
+    const auto bits = std::bit_cast<std::uint64_t>(t);
+    return (bits & kSignBit) != 0 ? ~bits : bits | kSignBit;
+  }
+
+  static SimTime time_of(std::uint64_t key) {
+    const std::uint64_t bits = (key & kSignBit) != 0 ? key & ~kSignBit : ~key;
+    return SimTime::at(Seconds(std::bit_cast<double>(bits)));
+  }
+
+  static Event event(const Node& n) { return Event{time_of(n.time), n.seq, n.payload}; }
+
+  static bool earlier(const Node& a, const Node& b) {
+    __extension__ using Key = unsigned __int128;
+    return ((Key{a.time} << 64) | a.seq) < ((Key{b.time} << 64) | b.seq);
   }
 
   // Removes a root taken by pop(): the last event fills its place.
   void settle() {
     if (!root_taken_) return;
     root_taken_ = false;
-    const Event last = heap_.back();
+    const Node last = heap_.back();
     heap_.pop_back();
     if (!heap_.empty()) sift_down(last);
   }
 
   // Places `e` at the root's hole and moves it down past every earlier child.
-  void sift_down(const Event& e) {
+  void sift_down(const Node& e) {
     const std::size_t n = heap_.size();
     std::size_t hole = 0;
     for (;;) {
-      const std::size_t first = kArity * hole + 1;
-      if (first >= n) break;
-      const std::size_t end = std::min(first + kArity, n);
-      std::size_t best = first;
-      for (std::size_t c = first + 1; c < end; ++c) {
-        if (earlier(heap_[c], heap_[best])) best = c;
-      }
+      std::size_t best = 2 * hole + 1;
+      if (best >= n) break;
+      if (best + 1 < n && earlier(heap_[best + 1], heap_[best])) ++best;
       if (!earlier(heap_[best], e)) break;
       heap_[hole] = heap_[best];
       hole = best;
@@ -134,9 +159,9 @@ class EventQueue {
   }
 
   // Moves `e`, whose hole is at `hole`, up past every later parent.
-  void sift_up(std::size_t hole, const Event& e) {
+  void sift_up(std::size_t hole, const Node& e) {
     while (hole > 0) {
-      const std::size_t parent = (hole - 1) / kArity;
+      const std::size_t parent = (hole - 1) / 2;
       if (!earlier(e, heap_[parent])) break;
       heap_[hole] = heap_[parent];
       hole = parent;
@@ -144,7 +169,7 @@ class EventQueue {
     heap_[hole] = e;
   }
 
-  std::vector<Event> heap_;
+  std::vector<Node> heap_;
   std::uint64_t next_seq_ = 0;
   // pop() has returned heap_.front(), which is still stored there (see Cost).
   bool root_taken_ = false;
