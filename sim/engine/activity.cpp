@@ -17,6 +17,23 @@ struct Edge {
   std::int32_t comm_delta;
 };
 
+// The ops of stream `s` that may run inside [from, to): from the first whose end is after
+// `from` to the last whose start is before `to`. A stream runs its ops one after another, so
+// their starts and their ends are both in stream order and two binary searches find the range.
+// Every op outside it runs outside the window, so leaving it out changes no sum.
+std::span<const OpId> overlapping(const Graph& graph, const Timeline& timeline, StreamId s,
+                                  SimTime from, SimTime to) {
+  const auto ops = graph.stream_ops(s);
+  const auto timing = [&timeline](OpId op) -> const OpTiming& {
+    return timeline.ops[static_cast<std::size_t>(op)];
+  };
+  const auto first = std::partition_point(ops.begin(), ops.end(),
+                                          [&](OpId op) { return !(from < timing(op).end); });
+  const auto last =
+      std::partition_point(first, ops.end(), [&](OpId op) { return timing(op).start < to; });
+  return {first, last};
+}
+
 // Activity of `streams` in [from, to); `busy`, when given, holds the busy and idle times
 // simulate() summed for exactly these streams and window, and the edges are not swept.
 DeviceActivity activity_of(const Graph& graph, const Timeline& timeline,
@@ -42,7 +59,8 @@ DeviceActivity activity_of(const Graph& graph, const Timeline& timeline,
     }
     const bool compute = graph.stream_kind(s) == OpKind::Compute;
     Seconds& kernel_sum = compute ? a.compute_kernel_sum : a.communication_kernel_sum;
-    for (const OpId op : graph.stream_ops(s)) {
+    const auto ops = overlapping(graph, timeline, s, from, to);
+    for (const OpId op : ops) {
       const OpTiming& t = timeline.ops[static_cast<std::size_t>(op)];
       const SimTime begin = std::max(t.start, from);
       const SimTime end = std::min(t.end, to);
@@ -56,7 +74,7 @@ DeviceActivity activity_of(const Graph& graph, const Timeline& timeline,
         }
       }
     }
-    num_ops += graph.stream_ops(s).size();
+    num_ops += ops.size();
   }
   if (busy != nullptr) {
     a.compute_busy = busy->compute_busy;
@@ -78,7 +96,7 @@ DeviceActivity activity_of(const Graph& graph, const Timeline& timeline,
     const StreamId s = *it;
     const bool compute = graph.stream_kind(s) == OpKind::Compute;
     const auto stream_begin = static_cast<std::ptrdiff_t>(edges.size());
-    for (const OpId op : graph.stream_ops(s)) {
+    for (const OpId op : overlapping(graph, timeline, s, from, to)) {
       const OpTiming& t = timeline.ops[static_cast<std::size_t>(op)];
       const SimTime begin = std::max(t.start, from);
       const SimTime end = std::min(t.end, to);

@@ -42,7 +42,9 @@ struct DeviceActivity {
 // edge sweep the overload below makes.
 // Requires: `timeline` came from simulate(graph, ...); from <= to.
 // Throws: InternalError if the timeline does not match the graph or from > to.
-// Cost: O(n) over the whole run, else O(n * streams), for the n ops of the device's streams.
+// Cost: O(n) over the whole run, for the n ops of the device's streams; a shorter window costs
+// O(k * streams + streams * log n) for the k ops that run in it (the ops outside it are found by
+// binary search: a stream's starts and ends are in stream order).
 [[nodiscard]] DeviceActivity activity(const Graph& graph, const Timeline& timeline, DeviceId device,
                                       SimTime from, SimTime to);
 
