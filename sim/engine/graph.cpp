@@ -42,22 +42,38 @@ StreamId Graph::add_stream(DeviceId device, std::string name, OpKind kind) {
   return id;
 }
 
-OpId Graph::add_op(StreamId stream, Seconds duration, NameId name_id, std::int32_t tag) {
-  if (!in_range(stream, streams_.size())) fail("add_op: no stream " + std::to_string(stream));
-  if (!in_range(name_id, names_.size())) fail("add_op: no name " + std::to_string(name_id));
-  // !(d >= 0) also rejects NaN.
-  if (!(duration >= Seconds(0.0)) || !std::isfinite(duration.value())) {
-    fail("add_op: op '" + names_[idx(name_id)] + "' has duration " +
-         std::to_string(duration.value()) + " s; expected a finite value >= 0");
+OpId Graph::add_op(StreamId stream, Seconds duration, NameId name_id, std::int32_t tag,
+                   ContentionClass contention_class) {
+  // !(d >= 0) also rejects NaN. The checks share one branch; the message is built off the hot
+  // path (add_op runs once per op of every graph).
+  if (!in_range(stream, streams_.size()) || !in_range(name_id, names_.size()) ||
+      !(duration >= Seconds(0.0)) || !std::isfinite(duration.value()) ||
+      (contention_class != ContentionClass::Default &&
+       streams_[idx(stream)].kind != OpKind::Compute)) [[unlikely]] {
+    add_op_error(stream, duration, name_id, contention_class);
   }
   const auto id = static_cast<OpId>(op_stream_.size());
   op_stream_.push_back(stream);
   op_duration_.push_back(duration);
   op_name_.push_back(name_id);
   op_tag_.push_back(tag);
-  op_class_.push_back(ContentionClass::Default);
+  op_class_.push_back(contention_class);
   streams_[idx(stream)].ops.push_back(id);
   return id;
+}
+
+void Graph::add_op_error(StreamId stream, Seconds duration, NameId name_id,
+                         ContentionClass contention_class) const {
+  if (!in_range(stream, streams_.size())) fail("add_op: no stream " + std::to_string(stream));
+  if (!in_range(name_id, names_.size())) fail("add_op: no name " + std::to_string(name_id));
+  if (!(duration >= Seconds(0.0)) || !std::isfinite(duration.value())) {
+    fail("add_op: op '" + names_[idx(name_id)] + "' has duration " +
+         std::to_string(duration.value()) + " s; expected a finite value >= 0");
+  }
+  // What is left: a contention class (not Default) on a communication stream.
+  fail("add_op: op '" + names_[idx(name_id)] + "' has contention class " +
+       std::to_string(static_cast<int>(contention_class)) + " but stream '" +
+       streams_[idx(stream)].name + "' is not a compute stream");
 }
 
 void Graph::set_contention_class(OpId op, ContentionClass contention_class) {

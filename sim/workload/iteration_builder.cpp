@@ -503,9 +503,10 @@ class Builder {
 
   // ---- op emission ----------------------------------------------------------------------
 
-  OpId op(StreamId stream, Seconds duration, engine::NameId name, OpInfo info) {
-    const OpId id =
-        it_.graph.add_op(stream, duration, name, static_cast<std::int32_t>(it_.ops.size()));
+  OpId op(StreamId stream, Seconds duration, engine::NameId name, OpInfo info,
+          engine::ContentionClass contention_class = engine::ContentionClass::Default) {
+    const OpId id = it_.graph.add_op(stream, duration, name,
+                                     static_cast<std::int32_t>(it_.ops.size()), contention_class);
     it_.ops.push_back(info);
     return id;
   }
@@ -539,8 +540,9 @@ class Builder {
     info.flops = backward ? k.bwd_flops : k.fwd_flops;
     info.kernel_kind = k.kind;
     const engine::NameId name = recompute ? k.recompute_name : (backward ? k.bwd_name : k.fwd_name);
-    const OpId id = op(st.compute, backward ? k.bwd : k.fwd, name, info);
-    if (k.gemm_contention) it_.graph.set_contention_class(id, engine::ContentionClass::Gemm);
+    const OpId id =
+        op(st.compute, backward ? k.bwd : k.fwd, name, info,
+           k.gemm_contention ? engine::ContentionClass::Gemm : engine::ContentionClass::Default);
     dep(wait, id);
     return id;
   }

@@ -88,6 +88,11 @@ TEST_CASE("engine: graph rejects malformed construction", "[engine]") {
     REQUIRE_THROWS_AS(g.add_op(s, Seconds(std::numeric_limits<double>::infinity()), n),
                       InternalError);
   }
+  SECTION("a contention class on a communication stream") {
+    const StreamId comm = g.add_stream(d, "tp", OpKind::Communication);
+    REQUIRE_THROWS_WITH(g.add_op(comm, 1_ms, n, -1, ContentionClass::Gemm),
+                        Catch::Contains("'op'") && Catch::Contains("not a compute stream"));
+  }
   SECTION("unknown op in a dependency") {
     REQUIRE_THROWS_AS(g.add_dependency(a, 3), InternalError);
     REQUIRE_THROWS_WITH(g.add_dependency(a, 3), Catch::Contains("no op 3"));
@@ -98,4 +103,20 @@ TEST_CASE("engine: graph rejects malformed construction", "[engine]") {
   // A rejected call leaves the graph as it was.
   REQUIRE(g.num_ops() == 1);
   REQUIRE(g.num_dependencies() == 0);
+}
+
+TEST_CASE("engine: add_op sets the contention class it is given", "[engine]") {
+  // The builder gives a GEMM its class as it adds the op; the graph must hold the same as
+  // set_contention_class afterwards, and Default when none is given.
+  Graph g;
+  const DeviceId d = g.add_device("stage0");
+  const StreamId s = g.add_stream(d, "compute", OpKind::Compute);
+  const NameId n = g.intern_name("op");
+  const OpId plain = g.add_op(s, 1_ms, n);
+  const OpId given = g.add_op(s, 1_ms, n, -1, ContentionClass::Gemm);
+  const OpId set = g.add_op(s, 1_ms, n);
+  g.set_contention_class(set, ContentionClass::Gemm);
+  REQUIRE(g.op_contention_class(plain) == ContentionClass::Default);
+  REQUIRE(g.op_contention_class(given) == ContentionClass::Gemm);
+  REQUIRE(g.op_contention_class(set) == ContentionClass::Gemm);
 }

@@ -63,8 +63,10 @@ class Graph {
   // Requires: `device` exists.
   StreamId add_stream(DeviceId device, std::string name, OpKind kind);
   // Appends an op to the end of `stream`. `name_id` comes from intern_name().
-  // Requires: `stream` and `name_id` exist; `duration` is finite and >= 0.
-  OpId add_op(StreamId stream, Seconds duration, NameId name_id, std::int32_t tag = -1);
+  // Requires: `stream` and `name_id` exist; `duration` is finite and >= 0; a `contention_class`
+  // other than Default only on a compute stream.
+  OpId add_op(StreamId stream, Seconds duration, NameId name_id, std::int32_t tag = -1,
+              ContentionClass contention_class = ContentionClass::Default);
   // Sets a compute op's contention class (Default until set).
   // Requires: `op` exists and is on a compute stream.
   void set_contention_class(OpId op, ContentionClass contention_class);
@@ -127,6 +129,10 @@ class Graph {
   };
 
   static std::size_t idx(std::int32_t i) { return static_cast<std::size_t>(i); }
+  // Throws the InternalError naming what add_op() was given wrong.
+  [[noreturn, gnu::cold, gnu::noinline]] void add_op_error(StreamId stream, Seconds duration,
+                                                           NameId name_id,
+                                                           ContentionClass contention_class) const;
 
   std::vector<Device> devices_;
   std::vector<Stream> streams_;
