@@ -49,7 +49,8 @@ namespace trainsim::engine {
 // (its IEEE 754 bits, the sign bit flipped for times >= 0 and every bit for negative ones;
 // -0 is stored as +0, which it equals), and (time, seq) as one 128-bit unsigned key, so a
 // comparison is one subtract-with-borrow instead of two floating-point tests with their
-// branches. Requires: no time is NaN (checked by assert).
+// branches. Requires: no time is NaN (an assert checks it in debug builds; the engine pushes
+// only sums of finite, checked durations).
 template <class Payload>
 class EventQueue {
   static_assert(std::is_trivially_copyable_v<Payload>,
