@@ -24,8 +24,10 @@ TEST_CASE("engine: graph assigns dense ids in creation order", "[engine]") {
   const NameId ar = g.intern_name("all_reduce");
   const OpId a = g.add_op(c0, 1_ms, fwd, 7);
   const OpId b = g.add_op(tp0, 2_ms, ar);
-  const OpId c = g.add_op(c0, 3_ms, fwd);
+  // A GEMM gets its contention class as it is added, or later from set_contention_class.
+  const OpId c = g.add_op(c0, 3_ms, fwd, -1, ContentionClass::Gemm);
   const OpId d = g.add_op(c1, 4_ms, fwd);
+  g.set_contention_class(d, ContentionClass::Gemm);
   g.add_dependency(a, b);
 
   REQUIRE(std::vector<DeviceId>{d0, d1} == std::vector<DeviceId>{0, 1});
@@ -50,6 +52,9 @@ TEST_CASE("engine: graph assigns dense ids in creation order", "[engine]") {
   REQUIRE(g.op_name(b) == "all_reduce");
   REQUIRE(g.op_tag(a) == 7);
   REQUIRE(g.op_tag(b) == -1);
+  REQUIRE(g.op_contention_class(a) == ContentionClass::Default);
+  REQUIRE(g.op_contention_class(c) == ContentionClass::Gemm);
+  REQUIRE(g.op_contention_class(d) == ContentionClass::Gemm);
   REQUIRE(g.dependencies()[0].before == a);
   REQUIRE(g.dependencies()[0].after == b);
 }
@@ -103,20 +108,4 @@ TEST_CASE("engine: graph rejects malformed construction", "[engine]") {
   // A rejected call leaves the graph as it was.
   REQUIRE(g.num_ops() == 1);
   REQUIRE(g.num_dependencies() == 0);
-}
-
-TEST_CASE("engine: add_op sets the contention class it is given", "[engine]") {
-  // The builder gives a GEMM its class as it adds the op; the graph must hold the same as
-  // set_contention_class afterwards, and Default when none is given.
-  Graph g;
-  const DeviceId d = g.add_device("stage0");
-  const StreamId s = g.add_stream(d, "compute", OpKind::Compute);
-  const NameId n = g.intern_name("op");
-  const OpId plain = g.add_op(s, 1_ms, n);
-  const OpId given = g.add_op(s, 1_ms, n, -1, ContentionClass::Gemm);
-  const OpId set = g.add_op(s, 1_ms, n);
-  g.set_contention_class(set, ContentionClass::Gemm);
-  REQUIRE(g.op_contention_class(plain) == ContentionClass::Default);
-  REQUIRE(g.op_contention_class(given) == ContentionClass::Gemm);
-  REQUIRE(g.op_contention_class(set) == ContentionClass::Gemm);
 }
