@@ -3,7 +3,6 @@
 // (engine/simulator.hpp) keeps one of these; nothing else in trainsim needs it.
 #pragma once
 
-#include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cmath>
