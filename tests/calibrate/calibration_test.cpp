@@ -101,9 +101,9 @@ TEST_CASE("calibration: the 128-node log, never fitted, follows the tuned cluste
           "[calibrate][validation]") {
   // nccl-tests#322: Ring/LL128 forced on 128 H100 nodes with NCCL_MIN_NCHANNELS=32 and 2 QPs;
   // marked reported_problem because the run aborted after its 16 GiB row (an NCCL allocator
-  // bug), so no fit uses it. Its five rows reach 111.8, 215.8, 338.2, 365.7 and 367.4 GB/s
+  // bug), so no fit uses it. Its five rows reach 111.8, 215.8, 338.2, 365.6 and 367.4 GB/s
   // busbw (1 to 16 GiB, the larger column). Predicted without fitting:
-  // - by h100-dgx (default NCCL: the ring loses 0.907 of its bandwidth per doubling of nodes,
+  // - by h100-dgx (default NCCL: the ring keeps 0.907 of its bandwidth per doubling of nodes,
   //   fitted to default 4- and 8-node logs against a tuned 2-node ring) at 98, 133, 162, 181
   //   and 193 GB/s: -12% at 1 GiB, then 38-52% below from 2 GiB on;
   // - by calibration/h100-ndr-min-ctas24.profile.json (fitted to one other cluster's tuned
@@ -132,6 +132,7 @@ TEST_CASE("calibration: the 128-node log, never fitted, follows the tuned cluste
     if (p.measured > 200.0) REQUIRE(p.error_before() < -0.35);
   }
 }
+
 TEST_CASE("calibration: h200-sxm's GEMM and attention terms are what its suite fits",
           "[calibrate][validation]") {
   // scripts/refit-profiles fits the H200 suite's 62 cuBLASLt GEMMs and 19 cuDNN attention calls
