@@ -33,11 +33,14 @@ model::LayerShape layer_shape(const parallel::Scenario& s) {
 // Activations the last stage keeps for the final norm, the LM head and the loss, per
 // micro-batch (Korthikanti et al. 2022 §4.3: 4 s b h / t (1 + v / h) with SP): the inputs of the
 // final norm and of the LM head (/ t with SP) and the fp32 softmax of the vocab-parallel loss.
-double head_activation_bytes(const model::ModelSpec& m, const model::LayerShape& shape) {
+// An eager RMSNorm adds its fp32 copy (eager_norm_extra_bytes).
+double head_activation_bytes(const model::ModelSpec& m, const model::LayerShape& shape,
+                             double norm_extra_bytes) {
   const double tokens = d(model::local_tokens(shape));
   const double residual = shape.sequence_parallel ? tokens / d(shape.tp) : tokens;
   const double e = d(shape.element_bytes);
-  return residual * 2.0 * e * d(m.hidden) + 4.0 * tokens * d(model::ceil_div(m.vocab, shape.tp));
+  return residual * (2.0 * e + norm_extra_bytes) * d(m.hidden) +
+         4.0 * tokens * d(model::ceil_div(m.vocab, shape.tp));
 }
 
 // MoE layers among the layers pipeline stage `stage` runs, under the workload builder's
@@ -82,6 +85,20 @@ KeptLayers kept_layers_in_stage(const parallel::Scenario& s, std::int64_t stage)
     out.dense += (end - kept_first) - (model::is_moe(m) ? moe : 0);
   }
   return out;
+}
+
+// Tensors of an MLP's inner width saved for backward: GELU's input and output, or SwiGLU's
+// gate, up and product (fused), plus silu's output when it runs as its own op
+// (ActivationOptions::eager_swiglu).
+double mlp_saved_tensors(const model::ModelSpec& m, const ActivationOptions& options) {
+  if (m.activation != model::Activation::SwiGlu) return 2.0;
+  return options.eager_swiglu ? 4.0 : 3.0;
+}
+
+// Bytes per element of a norm's input that the norm saves beyond the fused kernel's input (e):
+// the fp32 copy of an eager RMSNorm (ActivationOptions::eager_fp32_rmsnorm).
+double eager_norm_extra_bytes(const model::ModelSpec& m, const ActivationOptions& options) {
+  return m.norm == model::Norm::RmsNorm && options.eager_fp32_rmsnorm ? 4.0 : 0.0;
 }
 
 }  // namespace
@@ -146,7 +163,7 @@ Bytes activation_bytes_per_moe_layer(const model::ModelSpec& m, const model::Lay
   const double e = d(shape.element_bytes);
   const double g = options.fp8_gemm_inputs ? 1.0 : e;
   const double h = d(m.hidden);
-  const double mlp_tensors = m.activation == model::Activation::SwiGlu ? 3.0 : 2.0;
+  const double mlp_tensors = mlp_saved_tensors(m, options);
   // Per element of an MLP's inner width: its tensors but the last (e) and the down
   // projection's input (g), as in activation_bytes_per_layer.
   const double per_inner = e * (mlp_tensors - 1.0) + g;
@@ -184,7 +201,7 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
     latents = tokens * 2.0 * e * d(m.q_lora_rank + m.kv_lora_rank);
   }
   const double f_local = d(model::ceil_div(m.ffn_hidden, shape.tp));
-  const double mlp_tensors = m.activation == model::Activation::SwiGlu ? 3.0 : 2.0;
+  const double mlp_tensors = mlp_saved_tensors(m, options);
   if (recompute == Recompute::Selective && options.op_level_selective) {
     // torchtitan's op-level policy (model::apply_op_level_selective): the block's input (kept
     // by the checkpoint; split over TP with SP), the saved mm outputs, wq's (q) and wv's (kv),
@@ -200,8 +217,11 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
   const double g = options.fp8_gemm_inputs ? 1.0 : e;
   // Replicated over TP unless SP: two norm inputs (2 e h), the QKV and MLP GEMM inputs (2 g h),
   // and the 1-byte dropout masks after attention and after the MLP (2 h).
-  const double replicated =
-      residual * (2.0 * e * h + 2.0 * g * h + (options.dropout ? 2.0 * h : 0.0));
+  // An eager RMSNorm adds its fp32 copy to each norm's input (eager_norm_extra_bytes).
+  const double replicated = residual * (2.0 * (e + eager_norm_extra_bytes(m, options)) * h +
+                                        2.0 * g * h + (options.dropout ? 2.0 * h : 0.0));
+  // repeat_kv: the attention kernel keeps K and V at the query heads' width.
+  if (options.gqa_repeat_kv && options.flash_attention) kv_local = std::max(kv_local, q_local);
   // Split over TP: Q, K, V and the attention output (e, the attention kernel's own), the MLP's
   // intermediate tensors but the last (e) and the last, the down projection's input (g). FP8
   // adds the attention projection's 1-byte input cast beside the e-byte attention output.
@@ -327,6 +347,9 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   act.flash_attention = !s.stack.unfused_attention;
   act.dropout = s.stack.unfused_attention && s.stack.attention_dropout;
   act.op_level_selective = s.stack.op_level_selective;
+  act.eager_fp32_rmsnorm = s.stack.eager_fp32_rmsnorm;
+  act.gqa_repeat_kv = s.stack.gqa_repeat_kv;
+  act.eager_swiglu = s.stack.eager_swiglu;
   const double per_layer = activation_bytes_per_layer(m, shape, plan.recompute, act).value();
   double activations = per_layer * d(num_layers) * in_flight_microbatches(s, stage);
   if (moe_layers > 0) {
@@ -359,7 +382,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   if (last) {
     const double head_in_flight =
         plan.schedule == PipelineSchedule::GPipe ? in_flight_microbatches(s, stage) : 1.0;
-    activations += head_activation_bytes(m, shape) * head_in_flight;
+    activations += head_activation_bytes(m, shape, eager_norm_extra_bytes(m, act)) * head_in_flight;
   }
   out.activations = Bytes(activations);
 

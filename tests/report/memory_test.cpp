@@ -99,6 +99,51 @@ TEST_CASE("memory: SwiGLU, GQA and flash attention generalise the table", "[repo
           Approx(2048.0 * 91'680).epsilon(1e-12));
 }
 
+TEST_CASE("memory: eager RMSNorm, repeat_kv and eager SwiGLU save what autograd keeps",
+          "[report][memory]") {
+  // llama2-70b at TP 8 as above: 91,680 B per token fused. torchtitan's eager ops at 1ea476e9f
+  // add, per token and layer in bf16 (ActivationOptions):
+  // - eager fp32 RMSNorm: each of the two norms keeps x.float() (4 B per element) beside the
+  //   weight multiply's input, where the fused kernel keeps its input alone: 2 * 4 * 8192 =
+  //   65,536 B;
+  // - repeat_kv: K and V at the 8 local query heads' width, 2 * 2 * (1024 - 128) = 3,584 B;
+  // - eager SwiGLU: silu's output, a fourth tensor of the inner width, 2 * 3584 = 7,168 B.
+  const auto m = io::load_model("llama2-70b");
+  const model::LayerShape shape{.micro_batch = 1, .seq_len = 4096, .tp = 8};
+  const double fused = 91'680;
+  const auto with = [&](ActivationOptions o, Recompute r = Recompute::None) {
+    return activation_bytes_per_layer(m, shape, r, o).value() / 4096.0;
+  };
+  REQUIRE(with({.eager_fp32_rmsnorm = true}) == Approx(fused + 65'536).epsilon(1e-12));
+  REQUIRE(with({.gqa_repeat_kv = true}) == Approx(fused + 3'584).epsilon(1e-12));
+  REQUIRE(with({.eager_swiglu = true}) == Approx(fused + 7'168).epsilon(1e-12));
+  REQUIRE(with({.eager_fp32_rmsnorm = true, .gqa_repeat_kv = true, .eager_swiglu = true}) ==
+          Approx(fused + 65'536 + 3'584 + 7'168).epsilon(1e-12));
+  // repeat_kv copies only for the flash kernel (the unfused attention reads K and V as they
+  // are; kernels.cpp adds no copy there either).
+  REQUIRE(with({.flash_attention = false, .gqa_repeat_kv = true}) ==
+          Approx(with({.flash_attention = false})).epsilon(1e-12));
+  // Full recomputation keeps the layer's input alone, whatever the ops inside.
+  REQUIRE(with({.eager_fp32_rmsnorm = true, .gqa_repeat_kv = true, .eager_swiglu = true},
+               Recompute::Full) == Approx(with({}, Recompute::Full)).epsilon(1e-12));
+  // A LayerNorm model's norm is one kernel in every stack: the RMSNorm option changes nothing.
+  const auto gpt = io::load_model("gpt3-175b");
+  REQUIRE(activation_bytes_per_layer(gpt, shape, Recompute::None, {.eager_fp32_rmsnorm = true})
+              .value() == activation_bytes_per_layer(gpt, shape, Recompute::None).value());
+
+  // The stack's keys reach the memory report. The paper's llama2-7b setting (8192 tokens, 32
+  // layers, MHA, so repeat_kv copies nothing) with all three: per token, each layer's two norms
+  // 2 * 4 * 4096 = 32,768 B and silu's output 2 * 11008 = 22,016 B, and the final norm 4 * 4096
+  // = 16,384 B.
+  auto s = paper_scenario(128);
+  const double before = memory_per_gpu(s, 0).activations.value();
+  s.stack.eager_fp32_rmsnorm = true;
+  s.stack.gqa_repeat_kv = true;
+  s.stack.eager_swiglu = true;
+  REQUIRE(memory_per_gpu(s, 0).activations.value() - before ==
+          Approx(8192.0 * (32 * (32'768.0 + 22'016.0) + 16'384.0)).epsilon(1e-12));
+}
+
 TEST_CASE("memory: llama2-7b shard_grad_op, micro-batch 2, seq 4096, 128 H100",
           "[report][memory]") {
   const auto s = paper_scenario(128);

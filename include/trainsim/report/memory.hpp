@@ -92,6 +92,22 @@ struct ActivationOptions {
   // model::apply_op_level_selective): a layer keeps its input and the outputs of the ops the
   // policy saves, not the tensors of the ops it recomputes (activation_bytes_per_layer).
   bool op_level_selective = false;
+  // Eager PyTorch ops that save more for backward than the fused kernels the formula assumes,
+  // from autograd's saved tensors of torchtitan's code at 1ea476e9f (docs/stacks.md):
+  // - eager_fp32_rmsnorm (stack norm.rmsnorm "eager_fp32", RMSNorm models only): pow and the
+  //   rsqrt multiply save the fp32 copy x.float() (4 bytes per element) and the weight
+  //   multiply its bf16 input (e): 4 h + e h per norm and token, where a fused kernel saves its
+  //   input (e h). Applies to the layer's two norms and the final norm.
+  // - gqa_repeat_kv (stack attention.gqa "repeat_kv", with flash attention): the attention
+  //   kernel saves the repeated K and V, each of the query heads' width.
+  // - eager_swiglu (stack mlp.activation "eager", SwiGLU models): silu saves its input, the
+  //   multiply both of its inputs (silu's output and w3's), w2 its input: four tensors of the
+  //   inner width where the fused kernel's three are counted. Experts too.
+  // Complex fp32 RoPE saves nothing more: the frequencies do not require grad, so the multiply
+  // saves them alone.
+  bool eager_fp32_rmsnorm = false;
+  bool gqa_repeat_kv = false;
+  bool eager_swiglu = false;
 };
 
 // Activation bytes one layer saves for backward, for one micro-batch on one GPU.
