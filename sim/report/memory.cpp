@@ -220,8 +220,11 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
   // An eager RMSNorm adds its fp32 copy to each norm's input (eager_norm_extra_bytes).
   const double replicated = residual * (2.0 * (e + eager_norm_extra_bytes(m, options)) * h +
                                         2.0 * g * h + (options.dropout ? 2.0 * h : 0.0));
-  // repeat_kv: the attention kernel keeps K and V at the query heads' width.
-  if (options.gqa_repeat_kv && options.flash_attention) kv_local = std::max(kv_local, q_local);
+  // repeat_kv: the attention kernel keeps K and V at the query heads' width (latent attention
+  // has no shared heads to repeat, as in model::add_attention_kernels).
+  if (options.gqa_repeat_kv && options.flash_attention && !model::has_mla(m)) {
+    kv_local = std::max(kv_local, q_local);
+  }
   // Split over TP: Q, K, V and the attention output (e, the attention kernel's own), the MLP's
   // intermediate tensors but the last (e) and the last, the down projection's input (g). FP8
   // adds the attention projection's 1-byte input cast beside the e-byte attention output.
