@@ -432,6 +432,19 @@ void add_moe_kernels(const ModelSpec& m, const LayerShape& s, std::vector<Kernel
 
 }  // namespace
 
+std::vector<double> weight_tensor_elements(const std::vector<KernelSpec>& layer,
+                                           std::int64_t min_elements) {
+  std::vector<double> out;
+  for (const auto& k : layer) {
+    if (k.kind != KernelKind::Gemm || k.name == "attn_scores" || k.name == "attn_context") {
+      continue;
+    }
+    const std::int64_t elements = k.gemm.k * k.gemm.n;
+    if (elements >= min_elements) out.push_back(static_cast<double>(elements));
+  }
+  return out;
+}
+
 std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
   std::vector<KernelSpec> k;
   add_attention_kernels(m, s, k);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "trainsim/model/counts.hpp"
+#include "trainsim/model/kernels.hpp"
 
 namespace trainsim::report {
 namespace {
@@ -325,6 +326,23 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
       // SHARD_GRAD_OP keeps every unsharded parameter of the stage from its forward AllGather
       // to the end of backward; gradients of 2 layers are unsharded at a time.
       buffers += d(e) * (params + expert_params) + 2.0 * d(e) * d(largest_layer);
+    } else if (s.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter &&
+               moe_layers == 0) {
+      // One weight tensor at a time (DeepSpeed ZeRO-3 before v0.6, DS@v0.3.16
+      // deepspeed/runtime/zero/stage3.py): release_sub_module partitions each module's weight
+      // again once the module has run, unless its next use comes within
+      // stage3_max_reuse_distance (1e9 elements) of fetches, farther than any tensor of a
+      // layer this large; the stack's fetches block (fsdp.blocking_fetch), so none is
+      // prefetched. At the peak: the largest tensor gathered and its whole gradient, which
+      // backward writes before the tensor's reduce-scatter. The embedding and the LM head
+      // are single tensors too. Left out: the two contiguous-gradient buffers of
+      // reduce_bucket_size elements allocated for backward (stage3.py:2931-2943; 40 to 200 MB
+      // at the 1e7 and 5e7 of the DeepSpeedExamples recipe's config and script).
+      const auto tensors = model::weight_tensor_elements(model::layer_kernels(m, layer_shape(s)),
+                                                         s.stack.fsdp_persistence_threshold);
+      double largest = d(std::max(embedding, head));
+      for (const double elements : tensors) largest = std::max(largest, elements);
+      buffers += 2.0 * d(e) * largest;
     } else {
       // FULL_SHARD frees each unit after use: 2 units gathered (current and prefetched) and
       // the unsharded gradients of 2 units (computing, reduce-scattering).

@@ -417,17 +417,10 @@ class Builder {
       // AllGather; tensors below the persistence threshold stay whole on every rank
       // (stage3_param_persistence_threshold). The tensors are the layer's projection weights as
       // Megatron-LM holds them (fused QKV, output, MLP up (with gate), down): a GEMM's [k x n].
+      layer_tensor_elements_ =
+          model::weight_tensor_elements(layer, s_.stack.fsdp_persistence_threshold);
       double gathered = 0.0;
-      for (const auto& k : layer) {
-        if (k.kind != model::KernelKind::Gemm || k.name == "attn_scores" ||
-            k.name == "attn_context") {
-          continue;  // unfused attention's batched GEMMs have no weights
-        }
-        const std::int64_t elements = k.gemm.k * k.gemm.n;
-        if (elements < s_.stack.fsdp_persistence_threshold) continue;
-        layer_tensor_elements_.push_back(static_cast<double>(elements));
-        gathered += static_cast<double>(elements);
-      }
+      for (const double elements : layer_tensor_elements_) gathered += elements;
       layer_replicated_elements_ = layer_params - gathered;
     }
   }

@@ -146,6 +146,14 @@ void apply_op_level_selective(std::vector<KernelSpec>& layer, const ModelSpec& m
 // Requires a valid model and shape (tp, cp, micro_batch, seq_len >= 1).
 [[nodiscard]] std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& shape);
 
+// The weight tensors of a dense layer's kernels (`layer`, from layer_kernels) as Megatron-LM
+// holds them, in forward order: each weight GEMM's [k x n] elements (fused QKV, output, MLP up
+// with its gate, down; the unfused attention's batched GEMMs carry no weight), keeping those of
+// `min_elements` or more (DeepSpeed ZeRO-3's stage3_param_persistence_threshold: smaller
+// tensors stay whole on every rank).
+[[nodiscard]] std::vector<double> weight_tensor_elements(const std::vector<KernelSpec>& layer,
+                                                         std::int64_t min_elements);
+
 // The kernels of one MoE layer (a layer past num_dense_layers of an MoE model) in forward
 // order: the attention half as in layer_kernels, then mlp_norm, moe_router (a GEMM of tokens x
 // hidden x num_experts, replicated on TP ranks), moe_topk (fp32 softmax and top-k), moe_permute
