@@ -319,6 +319,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
                         optimizer_bytes_per_parameter(s.training.optimizer, e) * expert_params /
                             (shard_optimizer ? expert_degree : 1.0));
 
+  const auto shape = layer_shape(s);
   double buffers = 0.0;
   const bool fp8 = s.training.precision == hardware::Dtype::Fp8;
   if (shard_state && degree > 1.0) {
@@ -338,7 +339,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
       // are single tensors too. Left out: the two contiguous-gradient buffers of
       // reduce_bucket_size elements allocated for backward (stage3.py:2931-2943; 40 to 200 MB
       // at the 1e7 and 5e7 of the DeepSpeedExamples recipe's config and script).
-      const auto tensors = model::weight_tensor_elements(model::layer_kernels(m, layer_shape(s)),
+      const auto tensors = model::weight_tensor_elements(model::layer_kernels(m, shape),
                                                          s.stack.fsdp_persistence_threshold);
       double largest = d(std::max(embedding, head));
       for (const double elements : tensors) largest = std::max(largest, elements);
@@ -362,7 +363,6 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   }
   out.buffers = Bytes(buffers);
 
-  const auto shape = layer_shape(s);
   ActivationOptions act;
   act.fp8_gemm_inputs = fp8 && s.stack.fp8.activations_saved_in_fp8;
   act.flash_attention = !s.stack.unfused_attention;
