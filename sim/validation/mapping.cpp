@@ -606,6 +606,13 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
       reduce_dtype = "fp32";
       m.assumptions.push_back("'" + *run.sharding +
                               "': gradients reduced in fp32 (Composer's DEFAULT mixed precision)");
+    } else if (contains(text, "grad_reduce_in_fp32=false")) {
+      // Megatron-Bridge's perf scripts set ddp.grad_reduce_in_fp32 False (the Megatron-Bridge
+      // rows' zero_stage_or_fsdp text): the gradient buffers and their reduction stay in the
+      // training dtype, where Megatron-LM's --bf16 default reduces in fp32.
+      reduce_dtype = "precision";
+      m.assumptions.push_back(
+          "gradients reduced in the training dtype (grad_reduce_in_fp32=False)");
     } else if (contains(text, "mixed_precision") && !contains(text, "mixed_precision pure")) {
       m.assumptions.push_back("'" + *run.sharding +
                               "': the gradient-reduce dtype is the stack's, whatever the row's");
@@ -638,6 +645,16 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
       return std::nullopt;
     }
     m.recomputes = {*r};
+    if (contains(lower(*run.recompute), "mla_up_proj")) {
+      // Megatron-Core's recompute_modules ["mla_up_proj"] recomputes the latent attention's
+      // up-projections and RoPE in backward and drops the q, k, v they produce; the nearest
+      // modelled policy is selective, which recomputes the attention core instead.
+      m.assumptions.push_back(
+          "recompute '" + *run.recompute +
+          "' priced as selective, the nearest modelled policy (Megatron-Core's core-attention "
+          "recompute): the up-projections' recomputed forward and the q, k, v memory it frees "
+          "are not modelled");
+    }
   } else if (src.recompute_default) {
     m.recomputes = {*src.recompute_default};
     m.assumptions.push_back("recompute " +
@@ -748,8 +765,11 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   if (!reduce_dtype.empty()) {
     m.stack_overrides["gradient_reduce_dtype"] = reduce_dtype;
     m.stack_overrides["sources"]["gradient_reduce_dtype"] =
-        "The row's mixed_precision DEFAULT: Composer reduces gradients in float32 "
-        "(composer/trainer/mosaic_fsdp_utils.py of Composer 0.16-0.17, get_mixed_precision).";
+        reduce_dtype == "fp32"
+            ? "The row's mixed_precision DEFAULT: Composer reduces gradients in float32 "
+              "(composer/trainer/mosaic_fsdp_utils.py of Composer 0.16-0.17, get_mixed_precision)."
+            : "The row's grad_reduce_in_fp32=False: Megatron-Core keeps the gradient buffers in "
+              "the parameters' dtype and reduces them in it (DistributedDataParallelConfig).";
   }
   const std::optional<ScriptSettings> script = parse_script_settings(run.framework, reason);
   if (!script) return std::nullopt;

@@ -51,8 +51,13 @@ namespace {
 // profiles took gemm_comm_contention 1, the GEMM kernels' own slowdown beside a collective
 // (measured 0.0759). Lowered 0.078 -> 0.064 when llm-foundry's H100 tables took a stack of their
 // own software, llm-foundry-torch21, whose time per step beyond the GPU work is fitted to one of
-// the two tables and checked on the other (measured 0.0618).
-constexpr double kShippedRowsMapeBound = 0.064;
+// the two tables and checked on the other (measured 0.0618). Raised 0.064 -> 0.071 by reading
+// what the Megatron-Bridge rows ran from their code (Megatron-Bridge 0.2.0 and 0.3.0, the
+// versions in the NeMo 25.11 and 26.02 containers): the distributed optimizer and no recompute
+// (DeepSeek-V3: MLA up-projections only), where the knob search had picked full recompute, which
+// the memory model wanted and the runs did not use; those 8 rows went from 9.6% to 37.1%, all
+// fast (measured 0.0695; docs/validation.md, the Megatron-Bridge rows).
+constexpr double kShippedRowsMapeBound = 0.071;
 
 const std::vector<PublishedRun>& shipped() {
   static const std::vector<PublishedRun> runs =
@@ -328,14 +333,23 @@ TEST_CASE("validate: mixture-of-experts rows map to the built-in model with ep f
     CHECK(m.base["parallel"]["pp"] == e.pp);
     CHECK(m.virtual_stages == std::vector<std::int64_t>{e.vp});
     CHECK(m.micro_batches == std::vector<std::int64_t>{1});
-    CHECK(m.search_recompute);
     CHECK(m.base["training"]["precision"] == e.precision);
-    if (e.precision == "fp8") {
-      CHECK(m.base["stack"]["id"] == "megatron-core");
-      CHECK(m.base["stack"]["fp8"]["recipe"] == "mxfp8");
-    } else {
-      CHECK(m.base["stack"] == "megatron-core");
-    }
+    CHECK(m.base["stack"]["id"] == "megatron-core");
+    if (e.precision == "fp8") CHECK(m.base["stack"]["fp8"]["recipe"] == "mxfp8");
+    // What the rows' code ran, not a search (the rows' zero_stage_or_fsdp and
+    // activation_recompute, read from Megatron-Bridge 0.2.0 / 0.3.0): the recipes' distributed
+    // optimizer, the perf scripts' gradients reduced in the training dtype, and their recompute:
+    // none for Qwen3, the MLA up-projections for DeepSeek-V3 (priced as selective, and said so).
+    CHECK(m.base["parallel"]["sharding"] == "zero1");
+    CHECK(m.base["stack"]["gradient_reduce_dtype"] == "precision");
+    CHECK_FALSE(m.search_recompute);
+    const bool deepseek = e.model == "deepseek-v3";
+    CHECK(m.recomputes == std::vector<parallel::Recompute>{deepseek ? parallel::Recompute::Selective
+                                                                    : parallel::Recompute::None});
+    CHECK(std::any_of(m.assumptions.begin(), m.assumptions.end(), [](const std::string& a) {
+            return a.find("mla_up_proj") != std::string::npos &&
+                   a.find("priced as selective") != std::string::npos;
+          }) == deepseek);
     CHECK(m.metric == Metric::TokensPerSecondPerGpu);
   }
   // A row naming an MoE model without its EP degree is skipped, naming the key.
@@ -426,7 +440,13 @@ TEST_CASE("validate: Blackwell and H800 rows map to their profiles", "[validatio
   CHECK(m.source->name == "nvidia-perf-summary");
   CHECK(m.hardware == "gb200-nvl72");
   CHECK(m.base["hardware"] == "gb200-nvl72");
-  CHECK(m.base["stack"] == "megatron-core");
+  CHECK(m.base["stack"]["id"] == "megatron-core");
+  // The recipe's distributed optimizer and no recompute (the row's zero_stage_or_fsdp and
+  // activation_recompute, from Megatron-Bridge 0.3.0's code); bf16 gradients reduced in bf16
+  // (the perf scripts' grad_reduce_in_fp32=False) where the stack's --bf16 default is fp32.
+  CHECK(m.base["parallel"]["sharding"] == "zero1");
+  CHECK(m.recomputes == std::vector<parallel::Recompute>{parallel::Recompute::None});
+  CHECK(m.base["stack"]["gradient_reduce_dtype"] == "precision");
   CHECK(m.base["parallel"]["tp"] == 4);
   CHECK(m.base["parallel"]["pp"] == 16);
   CHECK(m.virtual_stages == std::vector<std::int64_t>{4});
@@ -850,16 +870,22 @@ TEST_CASE(
   CHECK(r.overall.compared >= 200);
   CHECK(r.overall.mape <= kShippedRowsMapeBound);
 
-  // Every shipped row was run, so the memory model must fit its plan. One row is a documented
-  // gap (docs/validation.md, the Megatron-Bridge rows): mapped to DDP without the distributed
-  // optimizer, which the tables do not print, the B200 Llama 3.1 405B row keeps 148 GiB of
-  // optimizer state per GPU. The ZeRO-3 530B row at 640 GPUs fits since the per-tensor memory
-  // of deepspeed-zero3-2021 (100 GiB of 75.2 usable before).
+  // Every shipped row was run, so the memory model must fit its plan. Five rows are a documented
+  // gap (docs/validation.md, the Megatron-Bridge rows): with the plans their code ran (the
+  // distributed optimizer, no recompute; DeepSeek-V3 recomputing the MLA up-projections, priced
+  // as selective), the memory model puts them 13-56 GiB over the usable HBM: the Llama 3.1 405B
+  // rows at 193 of 164 GiB (GB200) and 171 of 158 (B200), the DeepSeek-V3 rows at 209-220 of 164
+  // (GB200) and 198 of 158 (B200). The Qwen3 rows fit. The ZeRO-3 530B row at 640 GPUs fits
+  // since the per-tensor memory of deepspeed-zero3-2021 (100 GiB of 75.2 usable before).
   std::vector<std::string> not_fitting;
   for (const RowResult& row : r.rows) {
     if (row.compared && !row.fits) not_fitting.push_back(row.id);
   }
-  CHECK(not_fitting == std::vector<std::string>{"mbridge-2511-b200-llama3.1-405b-fp8-128gpu"});
+  CHECK(not_fitting == std::vector<std::string>{"mbridge-2602-gb200-llama3.1-405b-fp8-256gpu",
+                                                "mbridge-2511-b200-llama3.1-405b-fp8-128gpu",
+                                                "mbridge-2602-gb200-deepseek-v3-mxfp8-256gpu",
+                                                "mbridge-2511-gb200-deepseek-v3-bf16-256gpu",
+                                                "mbridge-2602-b200-deepseek-v3-mxfp8-256gpu"});
 
   // The README's table ("How accurate is it") and docs/validation.md's ("Accuracy") print these
   // figures: rows, mean absolute error and bias per source, rounded to 0.1%. Each of their rows
