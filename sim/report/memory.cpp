@@ -35,6 +35,22 @@ model::LayerShape layer_shape(const parallel::Scenario& s) {
 // micro-batch (Korthikanti et al. 2022 §4.3: 4 s b h / t (1 + v / h) with SP): the inputs of the
 // final norm and of the LM head (/ t with SP) and the fp32 softmax of the vocab-parallel loss.
 // An eager RMSNorm adds its fp32 copy (eager_norm_extra_bytes).
+// Bytes per layer weight of the FP8 copies Transformer Engine keeps across the step. The stack's
+// fp8.weight_cache_bytes_per_param counts them as Hopper keeps them: 1 the FP8 weight, 2 with the
+// copy its backward GEMM reads. TE v2.9-v2.12 (pytorch/csrc/quantizer.cpp,
+// Float8Quantizer::create_tensor and Float8CurrentScalingQuantizer::create_tensor:
+// with_transpose = columnwise_usage && !non_tn) keeps no transpose where FP8 GEMMs take any
+// layout (nvte_is_non_tn_fp8_gemm_supported: sm 10.x-11.x and >= 13.0, the Blackwell
+// data-center GPUs of the built-in profiles), so a per-tensor recipe holds 1 byte there. MXFP8
+// quantizes the backward copy columnwise on every GPU (MXFP8Quantizer::create_tensor: rowwise
+// and columnwise data, each with one E8M0 scale byte per 32 values).
+double fp8_weight_copy_bytes(const stack::Fp8Spec& fp8, hardware::GpuArch arch) {
+  const double copies = fp8.weight_cache_bytes_per_param;
+  if (fp8.recipe == stack::Fp8Recipe::Mxfp8) return copies * (1.0 + 1.0 / 32.0);
+  if (arch == hardware::GpuArch::Blackwell) return std::min(copies, 1.0);
+  return copies;
+}
+
 double head_activation_bytes(const model::ModelSpec& m, const model::LayerShape& shape,
                              double norm_extra_bytes) {
   const double tokens = d(model::local_tokens(shape));
@@ -354,12 +370,13 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   if (fp8 && s.stack.fp8.weight_cache_bytes_per_param > 0.0) {
     // FP8 copies of the GEMM weights kept across the step's micro-batches (Transformer Engine
     // user guide, "FP8 weight caching"; the transpose for Hopper's backward GEMMs: TE
-    // "Performance considerations", "Handling transposes"). Layers only: the embedding and the
+    // "Performance considerations", "Handling transposes"; fp8_weight_copy_bytes for the GPU and
+    // the recipe). Layers only: the embedding and the
     // LM head run in bf16 (Megatron-LM keeps the output layer out of FP8). With full_shard the
     // copies live only while a unit is gathered: 2 units.
     const bool frees_units = shard_state && degree > 1.0 && plan.sharding != Sharding::ShardGradOp;
     const double held = frees_units ? 2.0 * d(largest_layer) : d(stage_layer_params);
-    buffers += s.stack.fp8.weight_cache_bytes_per_param * held;
+    buffers += fp8_weight_copy_bytes(s.stack.fp8, s.hardware.gpu.arch) * held;
   }
   out.buffers = Bytes(buffers);
 

@@ -392,6 +392,20 @@ TEST_CASE("memory: FP8 keeps bf16 state and adds the stack's FP8 weight copies",
   auto bf16_knobs = bf16;
   bf16_knobs.stack.fp8 = fp8.stack.fp8;
   CHECK(memory_per_gpu(bf16_knobs, 0).total == b.total);
+  // On Blackwell, whose FP8 GEMMs take any layout, a per-tensor recipe keeps no transpose (TE's
+  // Float8Quantizer: with_transpose = columnwise_usage && !non_tn): 1 B per layer parameter.
+  // MXFP8 keeps a rowwise and a columnwise copy, each with an E8M0 scale per 32 values, on any
+  // GPU: 2 x (1 + 1/32) = 2.0625 B.
+  auto blackwell = fp8;
+  blackwell.hardware.gpu.arch = hardware::GpuArch::Blackwell;
+  for (const stack::Fp8Recipe recipe : {stack::Fp8Recipe::Delayed, stack::Fp8Recipe::Current}) {
+    blackwell.stack.fp8.recipe = recipe;
+    CHECK(memory_per_gpu(blackwell, 0).buffers.value() ==
+          Approx(b.buffers.value() + 1.0 * 32 * 202'383'360.0).epsilon(1e-12));
+  }
+  blackwell.stack.fp8.recipe = stack::Fp8Recipe::Mxfp8;
+  CHECK(memory_per_gpu(blackwell, 0).buffers.value() ==
+        Approx(b.buffers.value() + 2.0625 * 32 * 202'383'360.0).epsilon(1e-12));
 }
 
 TEST_CASE("memory: op-level selective recomputation keeps the block input and the saved outputs",

@@ -78,6 +78,8 @@ struct Fp8Spec {
   // Bytes per GEMM weight of FP8 copies kept from the first micro-batch's cast to the end of the
   // step: 0 (cast per GEMM, nothing kept), 1 (the FP8 weight), 2 (it and its transpose, which
   // Hopper's FP8 GEMMs need for the backward; Transformer Engine's weight caching). In [0, 4].
+  // Counted as Hopper keeps them: on Blackwell a per-tensor recipe keeps no transpose, and MXFP8
+  // adds a scale byte per 32 values to each copy (report/memory.cpp, fp8_weight_copy_bytes).
   double weight_cache_bytes_per_param = 0.0;
   // The sequence-parallel AllGathers of the activations before the column-parallel GEMMs move
   // FP8 casts (1 byte per element) instead of bf16 ones. Gradient collectives stay as
