@@ -31,10 +31,6 @@ model::LayerShape layer_shape(const parallel::Scenario& s) {
                            .ep = s.parallel.ep};
 }
 
-// Activations the last stage keeps for the final norm, the LM head and the loss, per
-// micro-batch (Korthikanti et al. 2022 §4.3: 4 s b h / t (1 + v / h) with SP): the inputs of the
-// final norm and of the LM head (/ t with SP) and the fp32 softmax of the vocab-parallel loss.
-// An eager RMSNorm adds its fp32 copy (eager_norm_extra_bytes).
 // Bytes per layer weight of the FP8 copies Transformer Engine keeps across the step. The stack's
 // fp8.weight_cache_bytes_per_param counts them as Hopper keeps them: 1 the FP8 weight, 2 with the
 // copy its backward GEMM reads. TE v2.9-v2.12 (pytorch/csrc/quantizer.cpp,
@@ -51,6 +47,10 @@ double fp8_weight_copy_bytes(const stack::Fp8Spec& fp8, hardware::GpuArch arch) 
   return copies;
 }
 
+// Activations the last stage keeps for the final norm, the LM head and the loss, per
+// micro-batch (Korthikanti et al. 2022 §4.3: 4 s b h / t (1 + v / h) with SP): the inputs of the
+// final norm and of the LM head (/ t with SP) and the fp32 softmax of the vocab-parallel loss.
+// An eager RMSNorm adds its fp32 copy (eager_norm_extra_bytes).
 double head_activation_bytes(const model::ModelSpec& m, const model::LayerShape& shape,
                              double norm_extra_bytes) {
   const double tokens = d(model::local_tokens(shape));
@@ -371,9 +371,9 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     // FP8 copies of the GEMM weights kept across the step's micro-batches (Transformer Engine
     // user guide, "FP8 weight caching"; the transpose for Hopper's backward GEMMs: TE
     // "Performance considerations", "Handling transposes"; fp8_weight_copy_bytes for the GPU and
-    // the recipe). Layers only: the embedding and the
-    // LM head run in bf16 (Megatron-LM keeps the output layer out of FP8). With full_shard the
-    // copies live only while a unit is gathered: 2 units.
+    // the recipe). Layers only: the embedding and the LM head run in bf16 (Megatron-LM keeps the
+    // output layer out of FP8). With full_shard the copies live only while a unit is gathered:
+    // 2 units.
     const bool frees_units = shard_state && degree > 1.0 && plan.sharding != Sharding::ShardGradOp;
     const double held = frees_units ? 2.0 * d(largest_layer) : d(stage_layer_params);
     buffers += fp8_weight_copy_bytes(s.stack.fp8, s.hardware.gpu.arch) * held;

@@ -176,14 +176,14 @@ struct ActivationOptions {
 // (Korthikanti et al. 2022 §4.3). fp8 training (stack::Fp8Spec): activations with
 // ActivationOptions::fp8_gemm_inputs when the stack saves FP8 inputs, and buffers add
 // weight_cache_bytes_per_param per layer parameter held unsharded (all the stage's layers; with
-// full_shard/hybrid_shard the 2 gathered units). The fixed framework terms are in the reserve,
-// not in buffers (apply_memory_reserve).
-// Mixture of experts: an MoE layer's parameters are moe_layer_parameters_per_rank
-// (model/kernels.hpp): the dense part sharded as above over D, the rank's num_experts / ep
-// routed experts over D_e = expert_sharding_degree(s); its activations are
-// activation_bytes_per_moe_layer. Which layers of the stage are MoE follows the workload
-// builder's layer assignment (even chunks, the first ones taking the remainder).
-// Requires a validated scenario with parallel.dp filled in and 0 <= stage < pp.
+// full_shard/hybrid_shard the 2 gathered units), at most 1 B on Blackwell for the per-tensor
+// recipes (no transpose) and 1 + 1/32 B per copy under MXFP8 (its E8M0 scales). The fixed framework
+// terms are in the reserve, not in buffers (apply_memory_reserve). Mixture of experts: an MoE
+// layer's parameters are moe_layer_parameters_per_rank (model/kernels.hpp): the dense part sharded
+// as above over D, the rank's num_experts / ep routed experts over D_e = expert_sharding_degree(s);
+// its activations are activation_bytes_per_moe_layer. Which layers of the stage are MoE follows the
+// workload builder's layer assignment (even chunks, the first ones taking the remainder). Requires
+// a validated scenario with parallel.dp filled in and 0 <= stage < pp.
 [[nodiscard]] MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage);
 
 // memory_per_gpu of the stage whose total is largest (the first such stage on ties).
