@@ -164,6 +164,10 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
     if (par.has("recompute_layers")) {
       p.recompute_layers = par.integer("recompute_layers", 1, model::kMaxLayers);
     }
+    p.account_for_embedding_in_pipeline_split =
+        par.boolean_or("account_for_embedding_in_pipeline_split", false);
+    p.account_for_loss_in_pipeline_split =
+        par.boolean_or("account_for_loss_in_pipeline_split", false);
     par.finish();
   } else {
     p.sharding = Sharding::None;
@@ -221,7 +225,9 @@ const std::vector<std::string>& scenario_paths() {
                                                  "parallel.sharding",
                                                  "parallel.shard_group",
                                                  "parallel.recompute",
-                                                 "parallel.recompute_layers"};
+                                                 "parallel.recompute_layers",
+                                                 "parallel.account_for_embedding_in_pipeline_split",
+                                                 "parallel.account_for_loss_in_pipeline_split"};
   return paths;
 }
 
@@ -290,6 +296,11 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
   if (p.sharding == Sharding::HybridShard) parallel["shard_group"] = parallel::hybrid_shard_size(s);
   // Only a partial recomputation carries recompute_layers, so other reports keep their keys.
   if (p.recompute_layers > 0) parallel["recompute_layers"] = p.recompute_layers;
+  // Only a split that counts the embedding or the loss carries its keys, likewise.
+  if (p.account_for_embedding_in_pipeline_split) {
+    parallel["account_for_embedding_in_pipeline_split"] = true;
+  }
+  if (p.account_for_loss_in_pipeline_split) parallel["account_for_loss_in_pipeline_split"] = true;
   // Only MoE scenarios carry ep, so a dense scenario's report keeps its keys.
   if (model::is_moe(s.model)) parallel["ep"] = p.ep;
   return nlohmann::json{{"hardware", s.hardware_name},

@@ -92,14 +92,43 @@ std::vector<Problem> validate(const Scenario& s) {
                                 " exceeds the model's " + str(m.num_layers) +
                                 " layers; expected at most one chunk per layer");
   }
+  const std::int64_t counted = (p.account_for_embedding_in_pipeline_split ? 1 : 0) +
+                               (p.account_for_loss_in_pipeline_split ? 1 : 0);
+  const std::int64_t chunks = p.pp * p.virtual_stages;
+  bool split_ok = true;
+  if (counted > 0) {
+    // Megatron-Core counts the embedding and the loss as layers of the split and requires the
+    // count to divide evenly (transformer_block.py get_num_layers_to_build, its assertions).
+    const char* key = p.account_for_embedding_in_pipeline_split
+                          ? "/parallel/account_for_embedding_in_pipeline_split"
+                          : "/parallel/account_for_loss_in_pipeline_split";
+    const std::int64_t slots = m.num_layers + counted;
+    if (slots % chunks != 0) {
+      split_ok = false;
+      problem(key, "the " + str(m.num_layers) + " layers plus " + str(counted) +
+                       " counted for the embedding and loss, " + str(slots) +
+                       ", do not split evenly over pp x virtual_stages = " + str(chunks) +
+                       " model chunks; expected a multiple of " + str(chunks));
+    } else if (chunk_layers(p, m.num_layers, 0).count < 1 ||
+               chunk_layers(p, m.num_layers, chunks - 1).count < 1) {
+      split_ok = false;
+      problem(key, "with " + str(slots / chunks) +
+                       " layer per model chunk, the chunk that holds the embedding or the loss "
+                       "keeps no transformer layer; expected pp x virtual_stages of at most " +
+                       str(slots / 2));
+    }
+  }
   if (p.recompute_layers > 0 && p.recompute != Recompute::Full) {
     problem("/parallel/recompute_layers",
             "recompute_layers " + str(p.recompute_layers) +
                 " applies only with recompute \"full\"; expected recompute \"full\" or no "
                 "recompute_layers");
-  } else if (p.recompute_layers > 0 && p.pp * p.virtual_stages <= m.num_layers) {
-    // The largest model chunk, the first.
-    const std::int64_t largest = chunk_layers(m.num_layers, p.pp * p.virtual_stages, 0).count;
+  } else if (p.recompute_layers > 0 && chunks <= m.num_layers && split_ok) {
+    // The largest model chunk: the first, or with the embedding counted the second.
+    std::int64_t largest = 0;
+    for (std::int64_t c = 0; c < std::min<std::int64_t>(chunks, 2); ++c) {
+      largest = std::max(largest, chunk_layers(p, m.num_layers, c).count);
+    }
     if (p.recompute_layers > largest) {
       problem("/parallel/recompute_layers",
               "recompute_layers " + str(p.recompute_layers) + " exceeds the " + str(largest) +

@@ -66,11 +66,10 @@ double head_activation_bytes(const model::ModelSpec& m, const model::LayerShape&
 std::int64_t moe_layers_in_stage(const parallel::Scenario& s, std::int64_t stage) {
   const model::ModelSpec& m = s.model;
   const std::int64_t pp = s.parallel.pp;
-  const std::int64_t chunks = pp * s.parallel.virtual_stages;
   std::int64_t count = 0;
   for (std::int64_t c = 0; c < s.parallel.virtual_stages; ++c) {
     const parallel::ChunkLayers chunk =
-        parallel::chunk_layers(m.num_layers, chunks, c * pp + stage);
+        parallel::chunk_layers(s.parallel, m.num_layers, c * pp + stage);
     const std::int64_t end = chunk.first + chunk.count;
     count += std::max<std::int64_t>(0, end - std::max(chunk.first, m.num_dense_layers));
   }
@@ -90,10 +89,8 @@ KeptLayers kept_layers_in_stage(const parallel::Scenario& s, std::int64_t stage)
   const parallel::ParallelPlan& p = s.parallel;
   if (p.recompute != Recompute::Full || p.recompute_layers == 0) return out;
   const model::ModelSpec& m = s.model;
-  const std::int64_t chunks = p.pp * p.virtual_stages;
   for (std::int64_t c = 0; c < p.virtual_stages; ++c) {
-    const parallel::ChunkLayers chunk =
-        parallel::chunk_layers(m.num_layers, chunks, c * p.pp + stage);
+    const parallel::ChunkLayers chunk = parallel::chunk_layers(p, m.num_layers, c * p.pp + stage);
     const std::int64_t end = chunk.first + chunk.count;
     const std::int64_t kept_first = std::min(end, chunk.first + p.recompute_layers);
     const std::int64_t moe =
@@ -261,19 +258,48 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
   return Bytes(replicated + split + scores + latents);
 }
 
+// Transformer layers pipeline stage `stage` runs: its model chunks' (parallel::chunk_layers).
+std::int64_t stage_layers(const parallel::Scenario& s, std::int64_t stage) {
+  std::int64_t count = 0;
+  for (std::int64_t c = 0; c < s.parallel.virtual_stages; ++c) {
+    count +=
+        parallel::chunk_layers(s.parallel, s.model.num_layers, c * s.parallel.pp + stage).count;
+  }
+  return count;
+}
+
+// Micro-batches whose activations a layer of stage `stage` holds at the stage's peak, averaged
+// over the stage's layers.
 double in_flight_microbatches(const parallel::Scenario& s, std::int64_t stage) {
   const auto m = d(std::max<std::int64_t>(s.num_microbatches(), 1));
-  const auto p = d(s.parallel.pp);
+  const std::int64_t pp = s.parallel.pp;
+  const auto p = d(pp);
   const auto i = d(stage);
-  const auto v = d(s.parallel.virtual_stages);
+  const std::int64_t v = s.parallel.virtual_stages;
   switch (s.parallel.schedule) {
     case PipelineSchedule::GPipe:
       return m;
     case PipelineSchedule::Interleaved:
-      if (s.parallel.virtual_stages > 1) {
+      if (v > 1) {
         // Megatron-LM get_num_warmup_microbatches: 2 (p - i - 1) + (v - 1) p chunk passes,
-        // plus the one in steady state; each chunk is 1/v of the stage's layers.
-        return std::min(2.0 * (p - i - 1.0) + (v - 1.0) * p + 1.0, m * v) / v;
+        // plus the one in steady state, in its forward order: chunk (k / p) mod v for pass k
+        // (microbatch_group_size_per_vp_stage = p). Chunk c holds the passes among the first
+        // `held` that fall on it; weighted by each chunk's layers, which differ when the split
+        // counts the embedding or the loss, or leaves a remainder.
+        const auto total =
+            static_cast<std::int64_t>(std::min(2.0 * (p - i - 1.0) + d(v - 1) * p + 1.0, m * d(v)));
+        const std::int64_t cycle = pp * v;
+        double held_layers = 0.0;
+        std::int64_t layers = 0;
+        for (std::int64_t c = 0; c < v; ++c) {
+          const std::int64_t held =
+              (total / cycle) * pp + std::clamp<std::int64_t>(total % cycle - c * pp, 0, pp);
+          const std::int64_t n =
+              parallel::chunk_layers(s.parallel, s.model.num_layers, c * pp + stage).count;
+          held_layers += d(held) * d(n);
+          layers += n;
+        }
+        return layers > 0 ? held_layers / d(layers) : d(total) / d(v);
       }
       return std::min(p - i, m);
     case PipelineSchedule::OneFOneB:
@@ -298,7 +324,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   const std::int64_t head =
       last ? model::lm_head_parameters_per_tp_rank(m, tp, copy) + model::final_norm_parameters(m)
            : 0;
-  const std::int64_t num_layers = layers_in_stage(m, plan.pp, stage);
+  const std::int64_t num_layers = stage_layers(s, stage);
   double params = d(num_layers * layer + embedding + head);
   // MoE layers: their routed experts (this EP rank's) are sharded over the expert-data-parallel
   // ranks, apart from the rest; the largest layer and all layers' parameters for the buffers.

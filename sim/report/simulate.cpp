@@ -61,7 +61,7 @@ double recompute_ratio(const parallel::Scenario& s) {
     layers = 0;
     for (std::int64_t c = 0; c < chunks; ++c) {
       layers += std::min(s.parallel.recompute_layers,
-                         parallel::chunk_layers(s.model.num_layers, chunks, c).count);
+                         parallel::chunk_layers(s.parallel, s.model.num_layers, c).count);
     }
   }
   return per_layer.value() * static_cast<double>(layers) / model_flops.value();

@@ -352,6 +352,14 @@ std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
     out.assumptions.push_back(std::string("fsdp.backward_prefetch ") + mode +
                               " (the row's script)");
   }
+  for (const char* key :
+       {"account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"}) {
+    // Megatron-Core's pipeline split settings, as the row's recipe sets them (the Megatron-Bridge
+    // Llama 3.1 405B recipe sets both).
+    if (!contains(t, key)) continue;
+    out.parallel_overrides[key] = true;
+    out.assumptions.push_back(std::string(key) + " (the row's recipe)");
+  }
   if (contains(t, "forward_prefetch true")) {
     if (!contains(t, "limit_all_gathers true")) {
       reason =
@@ -773,7 +781,7 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   }
   const std::optional<ScriptSettings> script = parse_script_settings(run.framework, reason);
   if (!script) return std::nullopt;
-  if (!script->stack_overrides.empty()) {
+  if (!script->stack_overrides.empty() || !script->parallel_overrides.empty()) {
     m.stack_overrides.merge_patch(script->stack_overrides);
     m.assumptions.insert(m.assumptions.end(), script->assumptions.begin(),
                          script->assumptions.end());
@@ -801,6 +809,7 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
                         {"sequence_parallel", sequence_parallel},
                         {"sharding", parallel::to_string(sharding)}};
   if (moe) m.base["parallel"]["ep"] = *run.ep;
+  m.base["parallel"].merge_patch(script->parallel_overrides);
   if (layer_level) {
     m.base["parallel"]["recompute_layers"] = std::max<std::int64_t>(1, *run.layers / 2);
   }

@@ -93,6 +93,7 @@ struct Fp8RecipeChoice {
 // "forward_prefetch true" without the rate limiter (a depth no stack key describes).
 struct ScriptSettings {
   nlohmann::json stack_overrides = nlohmann::json::object();
+  nlohmann::json parallel_overrides = nlohmann::json::object();  // keys of the scenario's plan
   std::vector<std::string> assumptions;
 };
 [[nodiscard]] std::optional<ScriptSettings> parse_script_settings(std::string_view framework,

@@ -207,10 +207,11 @@ class Builder {
   // ---- layout ---------------------------------------------------------------------------
 
   // Layers of each virtual stage (model chunk): as even as possible, the first chunks taking
-  // the remainder (the last stage also runs the LM head and the loss).
+  // the remainder, or the plan's split counting the embedding and the loss
+  // (parallel::chunk_layers; the last stage also runs the LM head and the loss).
   void assign_layers() {
     for (std::int64_t v = 0; v < virtual_stages_; ++v) {
-      const parallel::ChunkLayers c = parallel::chunk_layers(m_.num_layers, virtual_stages_, v);
+      const parallel::ChunkLayers c = parallel::chunk_layers(s_.parallel, m_.num_layers, v);
       chunk_first_layer_.push_back(c.first);
       chunk_layers_.push_back(c.count);
     }

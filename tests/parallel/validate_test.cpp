@@ -78,9 +78,72 @@ TEST_CASE("validate: each impossible plan gets one clear problem", "[parallel]")
     s.training.precision = hardware::Dtype::Fp8;
     REQUIRE(has_problem(validate(s), "/training/precision", "has no fp8 tensor cores"));
   }
+  SECTION("a split counting the embedding and loss that does not divide the chunks") {
+    // 32 layers + 1 (embedding) = 33 slots over pp 4: Megatron-Core requires an even split.
+    Scenario s = llama7b(128, 1, 4);
+    s.parallel.account_for_embedding_in_pipeline_split = true;
+    REQUIRE(has_problem(validate(s), "/parallel/account_for_embedding_in_pipeline_split",
+                        "33, do not split evenly over pp x virtual_stages = 4"));
+    // 32 + 2 = 34 slots over 2 stages x 17 chunks: 1 slot per chunk leaves the first chunk no
+    // transformer layer.
+    s = llama7b(128, 1, 2);
+    s.parallel.account_for_embedding_in_pipeline_split = true;
+    s.parallel.account_for_loss_in_pipeline_split = true;
+    s.parallel.schedule = PipelineSchedule::Interleaved;
+    s.parallel.virtual_stages = 17;
+    s.model.num_layers = 32;
+    REQUIRE(has_problem(validate(s), "/parallel/account_for_embedding_in_pipeline_split",
+                        "keeps no transformer layer"));
+    // 30 + 2 = 32 slots over 4 stages: valid.
+    s = llama7b(128, 1, 4);
+    s.model.num_layers = 30;
+    s.parallel.account_for_embedding_in_pipeline_split = true;
+    s.parallel.account_for_loss_in_pipeline_split = true;
+    REQUIRE(validate(s).empty());
+  }
   SECTION("a partial node") {
     Scenario s = llama7b(12, 1, 1);
     s.training.global_batch = 24;
     REQUIRE(has_problem(validate(s), "/cluster/gpus", "not a whole number of 8-GPU nodes"));
   }
+}
+
+TEST_CASE("chunk_layers: the embedding and the loss counted in the pipeline split", "[parallel]") {
+  // Llama 3.1 405B as its Megatron-Bridge recipe splits it: 126 layers + the embedding + the
+  // loss = 128 slots over pp 16 x 4 chunks, 2 per chunk (Megatron-Core get_num_layers_to_build:
+  // the first chunk of the first stage and the last chunk of the last stage build one fewer).
+  ParallelPlan p;
+  p.pp = 16;
+  p.virtual_stages = 4;
+  p.account_for_embedding_in_pipeline_split = true;
+  p.account_for_loss_in_pipeline_split = true;
+  CHECK(chunk_layers(p, 126, 0).first == 0);
+  CHECK(chunk_layers(p, 126, 0).count == 1);
+  CHECK(chunk_layers(p, 126, 1).first == 1);
+  CHECK(chunk_layers(p, 126, 1).count == 2);
+  CHECK(chunk_layers(p, 126, 62).first == 123);
+  CHECK(chunk_layers(p, 126, 62).count == 2);
+  CHECK(chunk_layers(p, 126, 63).first == 125);
+  CHECK(chunk_layers(p, 126, 63).count == 1);
+  // Every layer once, in order.
+  std::int64_t next = 0;
+  for (std::int64_t c = 0; c < 64; ++c) {
+    CHECK(chunk_layers(p, 126, c).first == next);
+    next += chunk_layers(p, 126, c).count;
+  }
+  CHECK(next == 126);
+  // Without the flags, the even split: 126 = 64 x 1 + 62, the first 62 chunks one more.
+  p.account_for_embedding_in_pipeline_split = false;
+  p.account_for_loss_in_pipeline_split = false;
+  CHECK(chunk_layers(p, 126, 0).count == 2);
+  CHECK(chunk_layers(p, 126, 63).count == 1);
+  // pp 8 without interleaving: 128 slots, 16 per stage; the first and last stages build 15.
+  p.pp = 8;
+  p.virtual_stages = 1;
+  p.account_for_embedding_in_pipeline_split = true;
+  p.account_for_loss_in_pipeline_split = true;
+  CHECK(chunk_layers(p, 126, 0).count == 15);
+  CHECK(chunk_layers(p, 126, 3).count == 16);
+  CHECK(chunk_layers(p, 126, 7).first == 111);
+  CHECK(chunk_layers(p, 126, 7).count == 15);
 }

@@ -251,6 +251,30 @@ TEST_CASE("memory: pipeline schedules hold their in-flight micro-batches", "[rep
     REQUIRE(report::in_flight_microbatches(s, 0) == Approx(5.5).epsilon(1e-12));
     REQUIRE(report::in_flight_microbatches(s, 3) == Approx(2.5).epsilon(1e-12));
   }
+  SECTION("interleaved with the embedding and the loss counted in the split") {
+    // Llama 3.1 405B's shape of split (126 layers + 2 = 128 slots over pp 16 x 4 chunks) on
+    // a 126-layer model, 384 micro-batches. Stage 0 holds 2 x 15 + 3 x 16 + 1 = 79 chunk
+    // passes in Megatron's order, 16 per chunk per round: chunk 0 (the embedding's, 1 layer)
+    // 16 + 15, chunks 16, 32 and 48 (2 layers each) 16: per layer (31 x 1 + 3 x 16 x 2) / 7 =
+    // 127 / 7. Without the flags every chunk of stage 0 has 2 layers: 79 / 4. Stage 1 holds
+    // 2 x 14 + 48 + 1 = 77 passes over four 2-layer chunks: 77 / 4.
+    s.model.num_layers = 126;
+    s.gpus = 256;
+    s.parallel.pp = 16;
+    s.parallel.dp = 16;
+    s.training.global_batch = 384 * 16 * 2;
+    s.parallel.schedule = PipelineSchedule::Interleaved;
+    s.parallel.virtual_stages = 4;
+    REQUIRE(s.num_microbatches() == 384);
+    REQUIRE(report::in_flight_microbatches(s, 0) == Approx(79.0 / 4.0).epsilon(1e-12));
+    s.parallel.account_for_embedding_in_pipeline_split = true;
+    s.parallel.account_for_loss_in_pipeline_split = true;
+    REQUIRE(report::in_flight_microbatches(s, 0) == Approx(127.0 / 7.0).epsilon(1e-12));
+    REQUIRE(report::in_flight_microbatches(s, 1) == Approx(77.0 / 4.0).epsilon(1e-12));
+    // Stage 0's activations: 127 layer passes of 131,712 B per token, 8,192 tokens.
+    REQUIRE(memory_per_gpu(s, 0).activations.value() ==
+            Approx(8192.0 * 127 * 131'712).epsilon(1e-12));
+  }
   SECTION("stages split the layers and own the embedding and head") {
     s.parallel.sharding = Sharding::None;
     // Stage 0: 8 layers + embedding 131,072,000; stage 3: 8 layers + LM head + final norm.

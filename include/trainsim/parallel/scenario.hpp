@@ -48,11 +48,20 @@ struct ParallelPlan {
   // virtual stage's) are recomputed, the first ones; the others keep their activations
   // (Megatron-LM's --recompute-method block --recompute-num-layers). 0: every layer.
   std::int64_t recompute_layers = 0;
+  // Megatron-Core's account_for_embedding_in_pipeline_split and
+  // account_for_loss_in_pipeline_split: the embedding (the loss) counts as one layer of the
+  // pipeline split, in the first (last) model chunk, which then holds one transformer layer
+  // fewer (megatron/core/transformer/transformer_block.py, get_num_layers_to_build). The layers
+  // plus the counted ones must divide evenly over pp x virtual_stages chunks, as Megatron-Core
+  // requires.
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
 };
 
 // The layers of model chunk `chunk` (0-based in model order; `chunks` = pp x virtual_stages of
 // them, chunk c on pipeline stage c % pp): as even as possible, the first num_layers % chunks
-// chunks taking one more. The one assignment the builder, memory, HFU and validation share.
+// chunks taking one more. The one assignment the builder, memory, HFU and validation share
+// (through the plan's overload below).
 struct ChunkLayers {
   std::int64_t first = 0;  // global index of the chunk's first layer
   std::int64_t count = 0;
@@ -62,6 +71,23 @@ struct ChunkLayers {
   const std::int64_t base = num_layers / chunks;
   const std::int64_t extra = num_layers % chunks;
   return {chunk * base + std::min(chunk, extra), base + (chunk < extra ? 1 : 0)};
+}
+
+// The plan's assignment: the even split above, or with the embedding (loss) counted in the
+// split, (num_layers + counted) / chunks slots per chunk, the first (last) chunk's first (last)
+// slot taken by the embedding (loss). parallel::validate requires the slots to divide evenly and
+// every chunk to keep a layer.
+[[nodiscard]] inline ChunkLayers chunk_layers(const ParallelPlan& p, std::int64_t num_layers,
+                                              std::int64_t chunk) {
+  const std::int64_t chunks = p.pp * p.virtual_stages;
+  const std::int64_t embedding = p.account_for_embedding_in_pipeline_split ? 1 : 0;
+  const std::int64_t loss = p.account_for_loss_in_pipeline_split ? 1 : 0;
+  if (embedding + loss == 0) return chunk_layers(num_layers, chunks, chunk);
+  const std::int64_t slots = (num_layers + embedding + loss) / chunks;
+  const std::int64_t first = chunk == 0 ? 0 : chunk * slots - embedding;
+  const std::int64_t count =
+      slots - (chunk == 0 ? embedding : 0) - (chunk == chunks - 1 ? loss : 0);
+  return {first, count};
 }
 
 // Whether layer `index_in_chunk` (0-based within its model chunk) is recomputed whole: recompute
