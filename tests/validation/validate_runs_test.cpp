@@ -57,8 +57,11 @@ namespace {
 // (DeepSeek-V3: MLA up-projections only), where the knob search had picked full recompute, which
 // the memory model wanted and the runs did not use; those 8 rows went from 9.6% to 37.1%, all
 // fast (measured 0.0695, 0.0696 with B200's bf16 GEMM ceiling fitted to public measurements;
-// docs/validation.md, the Megatron-Bridge rows).
-constexpr double kShippedRowsMapeBound = 0.071;
+// docs/validation.md, the Megatron-Bridge rows). Raised by data, not by the model, 0.071 ->
+// 0.073: three rows of the same tables joined to compare H100 with GB200 under one container
+// (Llama 3 70B on 64 H100 +11.9%, on 64 GB200 +43.9%; Llama 3.1 405B on 1,024 H100 +27.6%;
+// measured 0.0718).
+constexpr double kShippedRowsMapeBound = 0.073;
 
 const std::vector<PublishedRun>& shipped() {
   static const std::vector<PublishedRun> runs =
@@ -105,8 +108,8 @@ std::string row_json(const std::string& overrides_before_notes = "") {
 
 }  // namespace
 
-TEST_CASE("validate: the shipped file reads with 296 rows in file order", "[validation]") {
-  REQUIRE(shipped().size() == 296);
+TEST_CASE("validate: the shipped file reads with 299 rows in file order", "[validation]") {
+  REQUIRE(shipped().size() == 299);
   CHECK(shipped().front().id == "narayanan21-t1-1.7B-32gpu");
   CHECK(shipped()[44].index == 44);
 }
@@ -964,7 +967,7 @@ TEST_CASE(
   Labels readme = common;
   readme.insert(readme.end(), {{"llm-foundry (PyTorch FSDP, A100)", "llm-foundry"},
                                {"llm-foundry (PyTorch FSDP, H100", "llm-foundry-h100"},
-                               {"all 287 rows", "overall"}});
+                               {"all 290 rows", "overall"}});
   Labels docs = common;
   docs.insert(docs.end(), {{"llm-foundry, H100 tables", "llm-foundry-h100"},
                            {"llm-foundry", "llm-foundry"},
