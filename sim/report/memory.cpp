@@ -130,8 +130,13 @@ std::int64_t element_bytes(hardware::Dtype precision) {
   return 2;
 }
 
-std::int64_t layers_in_stage(const model::ModelSpec& m, std::int64_t pp, std::int64_t stage) {
-  return m.num_layers / pp + (stage < m.num_layers % pp ? 1 : 0);
+std::int64_t layers_in_stage(const parallel::Scenario& s, std::int64_t stage) {
+  std::int64_t count = 0;
+  for (std::int64_t c = 0; c < s.parallel.virtual_stages; ++c) {
+    count +=
+        parallel::chunk_layers(s.parallel, s.model.num_layers, c * s.parallel.pp + stage).count;
+  }
+  return count;
 }
 
 std::int64_t sharding_degree(const parallel::Scenario& s) {
@@ -258,16 +263,6 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
   return Bytes(replicated + split + scores + latents);
 }
 
-// Transformer layers pipeline stage `stage` runs: its model chunks' (parallel::chunk_layers).
-std::int64_t stage_layers(const parallel::Scenario& s, std::int64_t stage) {
-  std::int64_t count = 0;
-  for (std::int64_t c = 0; c < s.parallel.virtual_stages; ++c) {
-    count +=
-        parallel::chunk_layers(s.parallel, s.model.num_layers, c * s.parallel.pp + stage).count;
-  }
-  return count;
-}
-
 // Micro-batches whose activations a layer of stage `stage` holds at the stage's peak, averaged
 // over the stage's layers.
 double in_flight_microbatches(const parallel::Scenario& s, std::int64_t stage) {
@@ -324,7 +319,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   const std::int64_t head =
       last ? model::lm_head_parameters_per_tp_rank(m, tp, copy) + model::final_norm_parameters(m)
            : 0;
-  const std::int64_t num_layers = stage_layers(s, stage);
+  const std::int64_t num_layers = layers_in_stage(s, stage);
   double params = d(num_layers * layer + embedding + head);
   // MoE layers: their routed experts (this EP rank's) are sharded over the expert-data-parallel
   // ranks, apart from the rest; the largest layer and all layers' parameters for the buffers.

@@ -54,10 +54,9 @@ void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m);
 // stack::Fp8Spec.
 [[nodiscard]] std::int64_t element_bytes(hardware::Dtype precision);
 
-// Layers pipeline stage `stage` of `pp` holds: layers / pp, the first layers % pp stages one more.
-// Requires 0 <= stage < pp.
-[[nodiscard]] std::int64_t layers_in_stage(const model::ModelSpec& m, std::int64_t pp,
-                                           std::int64_t stage);
+// Transformer layers pipeline stage `stage` holds: its model chunks' under the plan's split
+// (parallel::chunk_layers), as the workload builder assigns them. Requires 0 <= stage < pp.
+[[nodiscard]] std::int64_t layers_in_stage(const parallel::Scenario& s, std::int64_t stage);
 
 // Ranks that share one copy of the model state (the sharding degree): dp * cp for
 // zero1/shard_grad_op/full_shard (CP ranks hold the same parameters and reduce gradients with
