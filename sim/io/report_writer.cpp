@@ -108,17 +108,22 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
   const double t = r.iteration_time.value();
   auto share = [t](Seconds x) { return t > 0.0 ? percent(x.value() / t) : std::string("-"); };
   out << "scenario     " << s.model_name << " on " << s.gpus << " x " << s.hardware_name << " ("
-      << s.nodes() << (s.nodes() == 1 ? " node)\n" : " nodes)\n")
-      << "stack        " << s.stack_name << "\n"
+      << s.nodes() << (s.nodes() == 1 ? " node)\n" : " nodes)\n") << "stack        " << s.stack_name
+      << "\n"
       << "plan         tp " << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp " << p.dp
       << ", sharding " << parallel::to_string(p.sharding) << ", schedule "
       << parallel::to_string(p.schedule)
       << (p.virtual_stages > 1 ? " x" + std::to_string(p.virtual_stages) : "") << ", recompute "
       << parallel::to_string(p.recompute)
-      << (p.recompute_layers > 0
-              ? " (" + std::to_string(p.recompute_layers) + " layers per chunk)"
-              : std::string())
-      << (p.sequence_parallel ? ", sp" : "") << "\n"
+      << (p.recompute_layers > 0 ? " (" + std::to_string(p.recompute_layers) + " layers per chunk)"
+                                 : std::string())
+      << (p.sequence_parallel ? ", sp" : "")
+      << (p.account_for_embedding_in_pipeline_split && p.account_for_loss_in_pipeline_split
+              ? ", embedding and loss counted in the pipeline split"
+          : p.account_for_embedding_in_pipeline_split ? ", embedding counted in the pipeline split"
+          : p.account_for_loss_in_pipeline_split      ? ", loss counted in the pipeline split"
+                                                      : "")
+      << "\n"
       << "training     seq " << s.training.seq_len << ", global batch " << s.training.global_batch
       << ", micro-batch " << s.training.micro_batch << " (" << s.num_microbatches()
       << " per step), " << parallel::to_string(s.training.precision) << "\n\n";

@@ -82,3 +82,17 @@ trainsim_expect_exit(cli.run.plan_error_names_file_and_flag 3
 trainsim_expect_exit(cli.describe.plan_error_names_file 3
   "^error: [^\n]*plan_tp3.json: /parallel: gpus 8 do not split"
   describe ${CMAKE_CURRENT_BINARY_DIR}/plan_tp3.json)
+# Megatron-Core's pipeline split counting the embedding and the loss (tests/data/pipeline_split.json:
+# llama2-7b's 32 layers + 2 = 34 slots over pp 2, 17 per stage, each stage building 16): the plan
+# line and the JSON scenario carry it; a pp that the slots do not divide is a plan error naming
+# the key (34 over 4).
+set(split_scenario ${CMAKE_CURRENT_SOURCE_DIR}/../data/pipeline_split.json)
+add_test(NAME cli.run.pipeline_split COMMAND trainsim run ${split_scenario})
+set_tests_properties(cli.run.pipeline_split PROPERTIES PASS_REGULAR_EXPRESSION
+  "plan [^\n]*embedding and loss counted in the pipeline split")
+add_test(NAME cli.run.pipeline_split_json COMMAND trainsim run ${split_scenario} --format json)
+set_tests_properties(cli.run.pipeline_split_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"account_for_embedding_in_pipeline_split\": true,[^}]*\"account_for_loss_in_pipeline_split\": true")
+trainsim_expect_exit(cli.run.pipeline_split_uneven 3
+  "/parallel/account_for_embedding_in_pipeline_split: the 32 layers plus 2 counted for the embedding and loss, 34, do not split evenly over pp x virtual_stages = 4"
+  run ${split_scenario} --pp 4)
