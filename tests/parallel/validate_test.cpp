@@ -109,41 +109,41 @@ TEST_CASE("validate: each impossible plan gets one clear problem", "[parallel]")
 }
 
 TEST_CASE("chunk_layers: the embedding and the loss counted in the pipeline split", "[parallel]") {
+  // A plan of pp stages x v chunks, counting the embedding and the loss or not.
+  const auto plan = [](std::int64_t pp, std::int64_t v, bool counted) {
+    ParallelPlan p;
+    p.pp = pp;
+    p.virtual_stages = v;
+    p.account_for_embedding_in_pipeline_split = counted;
+    p.account_for_loss_in_pipeline_split = counted;
+    return p;
+  };
+  struct Expected {
+    ParallelPlan plan;
+    std::int64_t chunk, first, count;
+  };
   // Llama 3.1 405B as its Megatron-Bridge recipe splits it: 126 layers + the embedding + the
   // loss = 128 slots over pp 16 x 4 chunks, 2 per chunk (Megatron-Core get_num_layers_to_build:
   // the first chunk of the first stage and the last chunk of the last stage build one fewer).
-  ParallelPlan p;
-  p.pp = 16;
-  p.virtual_stages = 4;
-  p.account_for_embedding_in_pipeline_split = true;
-  p.account_for_loss_in_pipeline_split = true;
-  CHECK(chunk_layers(p, 126, 0).first == 0);
-  CHECK(chunk_layers(p, 126, 0).count == 1);
-  CHECK(chunk_layers(p, 126, 1).first == 1);
-  CHECK(chunk_layers(p, 126, 1).count == 2);
-  CHECK(chunk_layers(p, 126, 62).first == 123);
-  CHECK(chunk_layers(p, 126, 62).count == 2);
-  CHECK(chunk_layers(p, 126, 63).first == 125);
-  CHECK(chunk_layers(p, 126, 63).count == 1);
+  // Without the flags, the even split: 126 = 64 x 1 + 62, the first 62 chunks one more. At pp 8
+  // without interleaving: 16 slots per stage, the first and last stages building 15.
+  const std::vector<Expected> cases = {
+      {plan(16, 4, true), 0, 0, 1},    {plan(16, 4, true), 1, 1, 2},
+      {plan(16, 4, true), 62, 123, 2}, {plan(16, 4, true), 63, 125, 1},
+      {plan(16, 4, false), 0, 0, 2},   {plan(16, 4, false), 63, 125, 1},
+      {plan(8, 1, true), 0, 0, 15},    {plan(8, 1, true), 3, 47, 16},
+      {plan(8, 1, true), 7, 111, 15},
+  };
+  for (const Expected& e : cases) {
+    INFO("pp " << e.plan.pp << " x " << e.plan.virtual_stages << ", chunk " << e.chunk);
+    CHECK(chunk_layers(e.plan, 126, e.chunk).first == e.first);
+    CHECK(chunk_layers(e.plan, 126, e.chunk).count == e.count);
+  }
   // Every layer once, in order.
   std::int64_t next = 0;
   for (std::int64_t c = 0; c < 64; ++c) {
-    CHECK(chunk_layers(p, 126, c).first == next);
-    next += chunk_layers(p, 126, c).count;
+    CHECK(chunk_layers(plan(16, 4, true), 126, c).first == next);
+    next += chunk_layers(plan(16, 4, true), 126, c).count;
   }
   CHECK(next == 126);
-  // Without the flags, the even split: 126 = 64 x 1 + 62, the first 62 chunks one more.
-  p.account_for_embedding_in_pipeline_split = false;
-  p.account_for_loss_in_pipeline_split = false;
-  CHECK(chunk_layers(p, 126, 0).count == 2);
-  CHECK(chunk_layers(p, 126, 63).count == 1);
-  // pp 8 without interleaving: 128 slots, 16 per stage; the first and last stages build 15.
-  p.pp = 8;
-  p.virtual_stages = 1;
-  p.account_for_embedding_in_pipeline_split = true;
-  p.account_for_loss_in_pipeline_split = true;
-  CHECK(chunk_layers(p, 126, 0).count == 15);
-  CHECK(chunk_layers(p, 126, 3).count == 16);
-  CHECK(chunk_layers(p, 126, 7).first == 111);
-  CHECK(chunk_layers(p, 126, 7).count == 15);
 }
