@@ -61,8 +61,8 @@ double head_activation_bytes(const model::ModelSpec& m, const model::LayerShape&
 }
 
 // MoE layers among the layers pipeline stage `stage` runs, under the workload builder's
-// assignment: pp x virtual_stages chunks of layers / chunks layers, the first layers % chunks
-// chunks one more; stage i runs chunks c pp + i; layers past num_dense_layers are MoE.
+// assignment (parallel::chunk_layers: stage i runs chunks c pp + i); layers past
+// num_dense_layers are MoE.
 std::int64_t moe_layers_in_stage(const parallel::Scenario& s, std::int64_t stage) {
   const model::ModelSpec& m = s.model;
   const std::int64_t pp = s.parallel.pp;

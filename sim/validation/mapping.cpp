@@ -781,11 +781,8 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   }
   const std::optional<ScriptSettings> script = parse_script_settings(run.framework, reason);
   if (!script) return std::nullopt;
-  if (!script->stack_overrides.empty() || !script->parallel_overrides.empty()) {
-    m.stack_overrides.merge_patch(script->stack_overrides);
-    m.assumptions.insert(m.assumptions.end(), script->assumptions.begin(),
-                         script->assumptions.end());
-  }
+  if (!script->stack_overrides.empty()) m.stack_overrides.merge_patch(script->stack_overrides);
+  m.assumptions.insert(m.assumptions.end(), script->assumptions.begin(), script->assumptions.end());
   if (!m.stack_overrides.empty()) {
     // The source's stack with the keys the row sets, inline.
     const auto text = io::builtin_file("stacks", src.stack);

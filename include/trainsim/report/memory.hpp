@@ -181,7 +181,7 @@ struct ActivationOptions {
 // layer's parameters are moe_layer_parameters_per_rank (model/kernels.hpp): the dense part sharded
 // as above over D, the rank's num_experts / ep routed experts over D_e = expert_sharding_degree(s);
 // its activations are activation_bytes_per_moe_layer. Which layers of the stage are MoE follows the
-// workload builder's layer assignment (even chunks, the first ones taking the remainder). Requires
+// workload builder's layer assignment (parallel::chunk_layers). Requires
 // a validated scenario with parallel.dp filled in and 0 <= stage < pp.
 [[nodiscard]] MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage);
 
