@@ -159,6 +159,18 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
     s.gradient_reduce_dtype.fill(dtype);
   }
 
+  if (r.has("optimizer")) {
+    ObjectReader opt = r.object("optimizer");
+    const std::vector<std::string> dtypes = {"fp32", "bf16", "fp16"};
+    auto bytes = [&opt, &dtypes](const char* key) {
+      return opt.choice_or(key, dtypes, "fp32") == "fp32" ? 4.0 : 2.0;
+    };
+    s.optimizer_state.main_params_bytes = bytes("main_params_dtype");
+    s.optimizer_state.exp_avg_bytes = bytes("exp_avg_dtype");
+    s.optimizer_state.exp_avg_sq_bytes = bytes("exp_avg_sq_dtype");
+    opt.finish();
+  }
+
   s.elementwise_traffic = r.number("elementwise_traffic");
   if (!(s.elementwise_traffic >= 1.0 && s.elementwise_traffic <= 100.0)) {
     throw r.error("elementwise_traffic", "expected a factor from 1 (fused kernels) to 100, got " +
@@ -214,7 +226,11 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
   }
   if (r.has("recompute")) {
     ObjectReader rc = r.object("recompute");
-    s.op_level_selective = rc.choice_or("selective", {"attention", "op"}, "attention") == "op";
+    const std::string policy =
+        rc.choice_or("selective", {"attention", "op", "mla_up_proj"}, "attention");
+    s.selective = policy == "op"            ? model::SelectiveRecompute::OpLevel
+                  : policy == "mla_up_proj" ? model::SelectiveRecompute::MlaUpProj
+                                            : model::SelectiveRecompute::AttentionCore;
     rc.finish();
   }
   if (r.has("data_parallel")) {
@@ -254,6 +270,7 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
                         describe_json(f.raw("weight_cache_bytes_per_param")));
     }
     s.fp8.tp_communication_fp8 = f.choice_or("tp_communication", {"bf16", "fp8"}, "bf16") == "fp8";
+    s.fp8.param_gather = f.boolean_or("param_gather", false);
     const std::string recipe = f.choice_or("recipe", {"delayed", "current", "mxfp8"}, "delayed");
     s.fp8.recipe = recipe == "current" ? stack::Fp8Recipe::Current
                    : recipe == "mxfp8" ? stack::Fp8Recipe::Mxfp8

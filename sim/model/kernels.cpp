@@ -445,11 +445,30 @@ std::vector<double> weight_tensor_elements(const std::vector<KernelSpec>& layer,
   return out;
 }
 
+namespace {
+
+// Sets each kernel's selective_recompute by the shape's policy; the kernels come with the
+// attention core's (AttentionCore).
+void apply_selective_policy(std::vector<KernelSpec>& k, const ModelSpec& m, const LayerShape& s) {
+  switch (s.selective) {
+    case SelectiveRecompute::AttentionCore:
+      return;
+    case SelectiveRecompute::OpLevel:
+      apply_op_level_selective(k, m, s);
+      return;
+    case SelectiveRecompute::MlaUpProj:
+      apply_mla_up_proj_selective(k, m);
+      return;
+  }
+}
+
+}  // namespace
+
 std::vector<KernelSpec> layer_kernels(const ModelSpec& m, const LayerShape& s) {
   std::vector<KernelSpec> k;
   add_attention_kernels(m, s, k);
   add_dense_mlp_kernels(m, s, k);
-  if (s.op_level_selective) apply_op_level_selective(k, m, s);
+  apply_selective_policy(k, m, s);
   return k;
 }
 
@@ -457,7 +476,7 @@ std::vector<KernelSpec> moe_layer_kernels(const ModelSpec& m, const LayerShape& 
   std::vector<KernelSpec> k;
   add_attention_kernels(m, s, k);
   add_moe_kernels(m, s, k);
-  if (s.op_level_selective) apply_op_level_selective(k, m, s);
+  apply_selective_policy(k, m, s);
   return k;
 }
 
@@ -488,6 +507,16 @@ void apply_op_level_selective(std::vector<KernelSpec>& layer, const ModelSpec& m
     } else {
       k.selective_recompute = recomputed({1.0});
     }
+  }
+}
+
+void apply_mla_up_proj_selective(std::vector<KernelSpec>& layer, const ModelSpec& m) {
+  for (KernelSpec& k : layer) {
+    // add_mla_attention_kernels names the checkpointed kernels: mla_q_up (q_proj without a
+    // query LoRA), mla_kv_up and the one RoPE kernel of the layer.
+    const bool up =
+        k.name == "mla_q_up" || k.name == "q_proj" || k.name == "mla_kv_up" || k.name == "rope";
+    k.selective_recompute = has_mla(m) && up ? 1.0 : 0.0;
   }
 }
 
@@ -589,10 +618,13 @@ std::vector<KernelSpec> head_kernels(const ModelSpec& m, const LayerShape& s) {
   return k;
 }
 
-KernelSpec adamw_step_kernel(std::int64_t num_params, std::int64_t element_bytes) {
+KernelSpec adamw_step_kernel(std::int64_t num_params, std::int64_t element_bytes,
+                             double master_bytes, double moment_bytes) {
   // Per parameter, torch.optim.AdamW's update: m (3 FLOPs), v (4), bias corrections (2),
   // sqrt, eps, divide (3), decoupled weight decay (2), step (2): 16.
-  const double bytes = element_bytes >= 4 ? 28.0 : 24.0 + 2.0 * d(element_bytes);
+  const double bytes = element_bytes >= 4
+                           ? 12.0 + 2.0 * moment_bytes
+                           : 2.0 * d(element_bytes) + 2.0 * (master_bytes + moment_bytes);
   return elementwise("optimizer_step", d(num_params), 16.0, bytes, 0.0, 0.0);
 }
 

@@ -135,6 +135,15 @@ std::vector<Problem> validate(const Scenario& s) {
                   " layers of a model chunk; expected at most " + str(largest));
     }
   }
+  if (p.recompute == Recompute::Selective &&
+      s.stack.selective == model::SelectiveRecompute::MlaUpProj && !model::has_mla(m)) {
+    // Megatron-Core would run it, recomputing nothing: the plan's "selective" would mean none.
+    problem("/parallel/recompute",
+            "recompute \"selective\" with stack " + s.stack_name +
+                ", whose recompute.selective is \"mla_up_proj\", recomputes nothing in a model "
+                "without latent attention; expected recompute \"none\" or \"full\", or a stack "
+                "whose selective policy applies (\"attention\" or \"op\")");
+  }
   if (p.virtual_stages > 1 && p.schedule != PipelineSchedule::Interleaved) {
     problem("/parallel/virtual_stages",
             "virtual_stages " + str(p.virtual_stages) +

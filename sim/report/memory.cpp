@@ -14,11 +14,16 @@ using parallel::Sharding;
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
-// Bytes of optimizer state per parameter (ZeRO §3.1: K = 12 for mixed-precision Adam).
-double optimizer_bytes_per_parameter(parallel::Optimizer optimizer, std::int64_t e) {
+// Bytes of optimizer state per parameter (ZeRO §3.1: K = 12 for mixed-precision Adam, fp32
+// master weights, m and v), with the stack's dtypes for the master weights and Adam's moments.
+double optimizer_bytes_per_parameter(parallel::Optimizer optimizer, std::int64_t e,
+                                     const stack::StackSpec::OptimizerState& state) {
   const bool mixed = e < 4;
-  if (optimizer == parallel::Optimizer::AdamW) return mixed ? 12.0 : 8.0;  // (master,) m, v
-  return mixed ? 8.0 : 4.0;                                                // (master,) momentum
+  const double master = mixed ? state.main_params_bytes : 0.0;
+  if (optimizer == parallel::Optimizer::AdamW) {
+    return master + state.exp_avg_bytes + state.exp_avg_sq_bytes;
+  }
+  return master + 4.0;  // momentum
 }
 
 model::LayerShape layer_shape(const parallel::Scenario& s) {
@@ -221,7 +226,8 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
   }
   const double f_local = d(model::ceil_div(m.ffn_hidden, shape.tp));
   const double mlp_tensors = mlp_saved_tensors(m, options);
-  if (recompute == Recompute::Selective && options.op_level_selective) {
+  const bool selective = recompute == Recompute::Selective;
+  if (selective && options.selective == model::SelectiveRecompute::OpLevel) {
     // torchtitan's op-level policy (model::apply_op_level_selective): the block's input (kept
     // by the checkpoint; split over TP with SP), the saved mm outputs, wq's (q) and wv's (kv),
     // the attention kernel's output (q) and fp32 log-sum-exp, and with SwiGLU w1's (f) and
@@ -247,11 +253,21 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
   // Split over TP: Q, K, V and the attention output (e, the attention kernel's own), the MLP's
   // intermediate tensors but the last (e) and the last, the down projection's input (g). FP8
   // adds the attention projection's 1-byte input cast beside the e-byte attention output.
-  const double split =
-      tokens * (e * (2.0 * q_local + 2.0 * kv_local) + (options.fp8_gemm_inputs ? q_local : 0.0) +
-                e * (mlp_tensors - 1.0) * f_local + g * f_local);
+  // Megatron-Core's mla_up_proj recomputation frees the attention's query, key and value once
+  // the attention kernel has run (discard_output_and_register_recompute); the output (kv_local
+  // wide), the log-sum-exp and the up-projections' inputs (the latents) stay.
+  const bool up_proj_recomputed =
+      selective && model::has_mla(m) && options.selective == model::SelectiveRecompute::MlaUpProj;
+  const double attention_tensors = up_proj_recomputed ? kv_local : 2.0 * q_local + 2.0 * kv_local;
+  const double split = tokens * (e * attention_tensors + (options.fp8_gemm_inputs ? q_local : 0.0) +
+                                 e * (mlp_tensors - 1.0) * f_local + g * f_local);
+  // The attention kernel's own tensors stay unless its core is recomputed (Megatron's
+  // selective): every policy but AttentionCore keeps them as without recomputation.
+  const bool attention_kept =
+      recompute == Recompute::None ||
+      (selective && options.selective != model::SelectiveRecompute::AttentionCore);
   double scores = 0.0;
-  if (recompute == Recompute::None) {
+  if (attention_kept) {
     if (options.flash_attention) {
       scores = tokens * heads_local * 4.0;  // fp32 log-sum-exp per head and query
     } else {
@@ -350,15 +366,20 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   // Zero for a dense model (x + 0.0 == x exactly).
   const double expert_state = expert_params / (shard_state ? expert_degree : 1.0);
   out.parameters = Bytes(d(e) * params / (shard_state ? degree : 1.0) + d(e) * expert_state);
+  const bool fp8 = s.training.precision == hardware::Dtype::Fp8;
+  if (fp8 && s.stack.fp8.param_gather && !shard_state) {
+    // --fp8-param-gather: the layers' weights live in their FP8 copies (counted in the buffers
+    // below); the embedding, the LM head and the final norm stay in bf16.
+    out.parameters = Bytes(d(e) * d(embedding + head));
+  }
   out.gradients = Bytes(d(e) * params / (shard_state ? degree : 1.0) + d(e) * expert_state);
-  out.optimizer = Bytes(optimizer_bytes_per_parameter(s.training.optimizer, e) * params /
-                            (shard_optimizer ? degree : 1.0) +
-                        optimizer_bytes_per_parameter(s.training.optimizer, e) * expert_params /
-                            (shard_optimizer ? expert_degree : 1.0));
+  const double state_bytes =
+      optimizer_bytes_per_parameter(s.training.optimizer, e, s.stack.optimizer_state);
+  out.optimizer = Bytes(state_bytes * params / (shard_optimizer ? degree : 1.0) +
+                        state_bytes * expert_params / (shard_optimizer ? expert_degree : 1.0));
 
   const auto shape = layer_shape(s);
   double buffers = 0.0;
-  const bool fp8 = s.training.precision == hardware::Dtype::Fp8;
   if (shard_state && degree > 1.0) {
     if (plan.sharding == Sharding::ShardGradOp) {
       // SHARD_GRAD_OP keeps every unsharded parameter of the stage from its forward AllGather
@@ -405,7 +426,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   act.fp8_gemm_inputs = fp8 && s.stack.fp8.activations_saved_in_fp8;
   act.flash_attention = !s.stack.unfused_attention;
   act.dropout = s.stack.unfused_attention && s.stack.attention_dropout;
-  act.op_level_selective = s.stack.op_level_selective;
+  act.selective = s.stack.selective;
   act.eager_fp32_rmsnorm = s.stack.eager_fp32_rmsnorm;
   act.gqa_repeat_kv = s.stack.gqa_repeat_kv;
   act.eager_swiglu = s.stack.eager_swiglu;

@@ -47,7 +47,7 @@ double recompute_ratio(const parallel::Scenario& s) {
                                 .sequence_parallel = false,
                                 .element_bytes = 2,
                                 .causal = false,
-                                .op_level_selective = s.stack.op_level_selective};
+                                .selective = s.stack.selective};
   const auto layer = model::layer_kernels(s.model, shape);
   const Flops per_layer = s.parallel.recompute == parallel::Recompute::Full
                               ? model::full_recompute_flops(layer)

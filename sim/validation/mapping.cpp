@@ -336,6 +336,14 @@ std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
                                                     std::string& reason) {
   const std::string t = lower(framework);
   ScriptSettings out;
+  if (contains(t, "fp8_param_gather true")) {
+    out.stack_overrides["fp8"]["param_gather"] = true;
+    out.stack_overrides["fp8"]["sources"]["param_gather"] =
+        "The row's precision config sets fp8_param_gather True (Megatron-Bridge "
+        "src/megatron/bridge/training/mixed_precision.py): the layers' weights are held as FP8 "
+        "tensors.";
+    out.assumptions.emplace_back("fp8_param_gather True: stack fp8.param_gather, inline");
+  }
   if (contains(t, "attn_impl flash")) {
     out.stack_overrides["attention_speed"] = 1.0;
     out.stack_overrides["sources"]["attention_speed"] =
@@ -625,6 +633,24 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
       m.assumptions.push_back("'" + *run.sharding +
                               "': the gradient-reduce dtype is the stack's, whatever the row's");
     }
+    if (contains(text, "precision-aware optimizer")) {
+      // Megatron-Core's precision-aware optimizer with the state dtypes the row's recipe sets
+      // ("main_params_dtype float32, exp_avg_dtype bfloat16, ..."), inline as the stack's
+      // optimizer keys; a dtype the text does not name stays fp32 (OptimizerConfig's default).
+      nlohmann::json state = nlohmann::json::object();
+      for (const char* key : {"main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype"}) {
+        for (const auto& [torch_name, name] :
+             {std::pair{"float32", "fp32"}, {"bfloat16", "bf16"}, {"float16", "fp16"}}) {
+          if (contains(text, std::string(key) + " " + torch_name)) state[key] = name;
+        }
+      }
+      m.assumptions.push_back("precision-aware optimizer: stack optimizer " + state.dump() +
+                              ", inline");
+      state["sources"]["state"] =
+          "The row's precision-aware optimizer (Megatron-Core OptimizerConfig "
+          "use_precision_aware_optimizer) with the dtypes its recipe sets.";
+      m.stack_overrides["optimizer"] = std::move(state);
+    }
   } else if (dp > 1) {
     reason = "sharding (zero_stage_or_fsdp) not stated with dp " + str(dp);
     return std::nullopt;
@@ -654,14 +680,16 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     }
     m.recomputes = {*r};
     if (contains(lower(*run.recompute), "mla_up_proj")) {
-      // Megatron-Core's recompute_modules ["mla_up_proj"] recomputes the latent attention's
-      // up-projections and RoPE in backward and drops the q, k, v they produce; the nearest
-      // modelled policy is selective, which recomputes the attention core instead.
-      m.assumptions.push_back(
-          "recompute '" + *run.recompute +
-          "' priced as selective, the nearest modelled policy (Megatron-Core's core-attention "
-          "recompute): the up-projections' recomputed forward and the q, k, v memory it frees "
-          "are not modelled");
+      // Megatron-Core's recompute_modules ["mla_up_proj"]: the source's stack with this
+      // selective policy, inline (model::apply_mla_up_proj_selective).
+      m.stack_overrides["recompute"]["selective"] = "mla_up_proj";
+      m.stack_overrides["recompute"]["sources"]["selective"] =
+          "The row's recompute_modules ['mla_up_proj']: Megatron-Core recomputes the latent "
+          "attention's up-projections and RoPE before the attention's backward and frees the "
+          "query, key and value after its forward (megatron/core/transformer/"
+          "multi_latent_attention.py, recompute_up_proj).";
+      m.assumptions.push_back("recompute '" + *run.recompute +
+                              "': stack recompute.selective mla_up_proj, inline");
     }
   } else if (src.recompute_default) {
     m.recomputes = {*src.recompute_default};

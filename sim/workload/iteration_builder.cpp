@@ -152,7 +152,7 @@ class Builder {
                                .complex_fp32_rope = s.stack.complex_fp32_rope,
                                .gqa_repeat_kv = s.stack.gqa_repeat_kv,
                                .eager_swiglu = s.stack.eager_swiglu,
-                               .op_level_selective = s.stack.op_level_selective};
+                               .selective = s.stack.selective};
     local_tokens_ = model::local_tokens(shape_);
     local_seq_ = s.training.seq_len / p_.cp;
     assign_layers();
@@ -1223,9 +1223,12 @@ class Builder {
         model::ceil_div(params, report::sharding_degree(s_)) +
         (expert_params > 0 ? model::ceil_div(expert_params, report::expert_sharding_degree(s_))
                            : 0);
-    const model::KernelSpec k = s_.training.optimizer == parallel::Optimizer::AdamW
-                                    ? model::adamw_step_kernel(local, elem_)
-                                    : model::sgd_step_kernel(local, elem_);
+    const stack::StackSpec::OptimizerState& state = s_.stack.optimizer_state;
+    const model::KernelSpec k =
+        s_.training.optimizer == parallel::Optimizer::AdamW
+            ? model::adamw_step_kernel(local, elem_, state.main_params_bytes,
+                                       state.exp_avg_bytes + state.exp_avg_sq_bytes)
+            : model::sgd_step_kernel(local, elem_);
     const TimedKernel t = timed(k, true);
     OpInfo info;
     info.stage = static_cast<std::int32_t>(stage);

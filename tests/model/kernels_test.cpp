@@ -177,6 +177,12 @@ TEST_CASE("kernels: head, embedding and optimizer step", "[model]") {
   REQUIRE(adamw_step_kernel(1000, 2).forward_bytes.value() == Approx(28'000.0).epsilon(1e-12));
   REQUIRE(adamw_step_kernel(1000, 4).forward_bytes.value() == Approx(28'000.0).epsilon(1e-12));
   REQUIRE(adamw_step_kernel(1000, 2).backward_bytes.value() == 0.0);
+  // A precision-aware optimizer's 16-bit moments (m and v, 2 B each): each read and written once,
+  // 8 B less per parameter, 20 B with bf16 and fp32 main params; in fp32 training 12 + 2 x 4.
+  REQUIRE(adamw_step_kernel(1000, 2, 4.0, 4.0).forward_bytes.value() ==
+          Approx(20'000.0).epsilon(1e-12));
+  REQUIRE(adamw_step_kernel(1000, 4, 4.0, 4.0).forward_bytes.value() ==
+          Approx(20'000.0).epsilon(1e-12));
   REQUIRE(sgd_step_kernel(1000, 2).forward_bytes.value() == Approx(20'000.0).epsilon(1e-12));
 }
 
@@ -434,7 +440,7 @@ TEST_CASE("kernels: torchtitan's op-level selective recomputation, kernel by ker
   // saved (0), and of torchtitan's mm calls in forward order (wq, wk, wv, wo, w1, w3, w2 for a
   // SwiGLU layer) every second one recomputed: wk, wo and w3.
   LayerShape shape = paper_shape();
-  shape.op_level_selective = true;
+  shape.selective = SelectiveRecompute::OpLevel;
   // llama2-7b: 32 heads, 32 KV heads of 128: q = kv = 4096, so wk is 1/3 of qkv_proj.
   const auto ks = layer_kernels(io::load_model("llama2-7b"), shape);
   CHECK(find(ks, "attn_norm").selective_recompute == 1.0);
@@ -469,4 +475,30 @@ TEST_CASE("kernels: torchtitan's op-level selective recomputation, kernel by ker
   CHECK(selective_recompute_flops(ks).value() ==
         Approx(2.0 * 8192.0 * 4096.0 * (4096.0 + 4096.0 + 11008.0) + memory_bound)
             .epsilon(1e-12));
+}
+
+TEST_CASE("kernels: Megatron-Core's mla_up_proj recomputation reruns the up-projections and RoPE",
+          "[model]") {
+  // model::apply_mla_up_proj_selective: Megatron-Core's recompute_up_proj checkpoints
+  // linear_q_up_proj, linear_kv_up_proj and RoPE and nothing else; the attention kernel runs once.
+  LayerShape shape{.micro_batch = 1, .seq_len = 4096, .selective = SelectiveRecompute::MlaUpProj};
+  const ModelSpec ds = io::load_model("deepseek-v3");
+  const auto ks = moe_layer_kernels(ds, shape);
+  double up = 0.0;
+  for (const KernelSpec& k : ks) {
+    INFO(k.name);
+    const bool checkpointed = k.name == "mla_q_up" || k.name == "mla_kv_up" || k.name == "rope";
+    CHECK(k.selective_recompute == (checkpointed ? 1.0 : 0.0));
+    if (checkpointed) up += k.forward_flops.value();
+  }
+  // deepseek-v3 (q_lora_rank 1536, kv_lora_rank 512, 128 heads of nope 128 + rope 64 for q and
+  // k, v 128), 4,096 tokens, no TP: q_up 2 x 4096 x 1536 x (128 x 192) and kv_up
+  // 2 x 4096 x 512 x (128 x 256) FLOPs, plus RoPE's 3 per element of 4096 x (128 x 64 + 64).
+  CHECK(selective_recompute_flops(ks).value() ==
+        Approx(2.0 * 4096.0 * (1536.0 * 24576.0 + 512.0 * 32768.0) + 3.0 * 4096.0 * 8256.0)
+            .epsilon(1e-12));
+  CHECK(selective_recompute_flops(ks).value() == Approx(up).epsilon(1e-15));
+  // A layer without latent attention has nothing this policy checkpoints.
+  CHECK(selective_recompute_flops(layer_kernels(io::load_model("llama2-7b"), shape)).value() ==
+        0.0);
 }

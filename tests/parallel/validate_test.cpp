@@ -101,6 +101,27 @@ TEST_CASE("validate: each impossible plan gets one clear problem", "[parallel]")
     s.parallel.account_for_loss_in_pipeline_split = true;
     REQUIRE(validate(s).empty());
   }
+  SECTION("selective recomputation of latent attention's up-projections without them") {
+    // Megatron-Core's recompute_modules ["mla_up_proj"] checkpoints nothing in a layer without
+    // latent attention: "selective" would mean none.
+    Scenario s = llama7b(128, 1, 1);
+    s.stack_name = "up-proj";
+    s.stack.selective = model::SelectiveRecompute::MlaUpProj;
+    s.parallel.recompute = Recompute::Selective;
+    REQUIRE(has_problem(validate(s), "/parallel/recompute",
+                        "with stack up-proj, whose recompute.selective is \"mla_up_proj\", "
+                        "recomputes nothing in a model without latent attention"));
+    // The other policies, and this one with latent attention (a query LoRA and a KV latent),
+    // are valid.
+    s.parallel.recompute = Recompute::Full;
+    REQUIRE(validate(s).empty());
+    s.parallel.recompute = Recompute::Selective;
+    s.model.kv_lora_rank = 512;
+    s.model.qk_nope_head_dim = 128;
+    s.model.qk_rope_head_dim = 64;
+    s.model.v_head_dim = 128;
+    REQUIRE(validate(s).empty());
+  }
   SECTION("a partial node") {
     Scenario s = llama7b(12, 1, 1);
     s.training.global_batch = 24;

@@ -430,11 +430,56 @@ TEST_CASE("memory: FP8 keeps bf16 state and adds the stack's FP8 weight copies",
   blackwell.stack.fp8.recipe = stack::Fp8Recipe::Mxfp8;
   CHECK(memory_per_gpu(blackwell, 0).buffers.value() ==
         Approx(b.buffers.value() + 2.0625 * 32 * 202'383'360.0).epsilon(1e-12));
+  // --fp8-param-gather (fp8.param_gather): the 32 layers' weights live in their FP8 copies alone,
+  // so their bf16 copies, 2 B x 32 x 202,383,360, leave the parameters; the embedding and the LM
+  // head stay. Gradients, optimizer state and the FP8 copies are unchanged.
+  auto quantized = fp8;
+  quantized.stack.fp8.param_gather = true;
+  const auto q = memory_per_gpu(quantized, 0);
+  CHECK(q.parameters.value() == b.parameters.value() - 2.0 * 32 * 202'383'360.0);
+  CHECK(q.gradients == te.gradients);
+  CHECK(q.optimizer == te.optimizer);
+  CHECK(q.buffers == te.buffers);
+  // In bf16 training, or with FSDP-style sharding (its sharded bf16 counting kept), nothing moves.
+  auto quantized_bf16 = bf16;
+  quantized_bf16.stack.fp8.param_gather = true;
+  CHECK(memory_per_gpu(quantized_bf16, 0).total == b.total);
+  auto sharded = fp8;
+  sharded.parallel.sharding = Sharding::FullShard;
+  auto sharded_quantized = sharded;
+  sharded_quantized.stack.fp8.param_gather = true;
+  CHECK(memory_per_gpu(sharded_quantized, 0).total == memory_per_gpu(sharded, 0).total);
+}
+
+TEST_CASE("memory: a precision-aware optimizer keeps Adam's moments in 16 bits",
+          "[report][memory]") {
+  // Megatron-Core's use_precision_aware_optimizer with exp_avg_dtype and exp_avg_sq_dtype
+  // bfloat16 and fp32 main params (the DeepSeek-V3 recipe of Megatron-Bridge): 4 + 2 + 2 = 8 B
+  // per parameter where mixed-precision Adam keeps 12 (ZeRO §3.1), so 2/3 of the state.
+  auto s = paper_scenario(8);
+  s.parallel.sharding = Sharding::Zero1;
+  const auto fp32_state = memory_per_gpu(s, 0);
+  s.stack.optimizer_state.exp_avg_bytes = 2.0;
+  s.stack.optimizer_state.exp_avg_sq_bytes = 2.0;
+  const auto bf16_moments = memory_per_gpu(s, 0);
+  CHECK(bf16_moments.optimizer.value() ==
+        Approx(fp32_state.optimizer.value() * 8.0 / 12.0).epsilon(1e-12));
+  CHECK(bf16_moments.parameters == fp32_state.parameters);
+  // 16-bit main params too: 6 of 12.
+  s.stack.optimizer_state.main_params_bytes = 2.0;
+  CHECK(memory_per_gpu(s, 0).optimizer.value() ==
+        Approx(fp32_state.optimizer.value() * 6.0 / 12.0).epsilon(1e-12));
+  // fp32 training has no separate main params: m and v alone, 2 + 2 of 8.
+  s.training.precision = hardware::Dtype::Fp32;
+  auto fp32 = s;
+  fp32.stack.optimizer_state = {};
+  CHECK(memory_per_gpu(s, 0).optimizer.value() ==
+        Approx(memory_per_gpu(fp32, 0).optimizer.value() * 4.0 / 8.0).epsilon(1e-12));
 }
 
 TEST_CASE("memory: op-level selective recomputation keeps the block input and the saved outputs",
           "[report][memory]") {
-  // torchtitan's policy (ActivationOptions::op_level_selective): per token the block's input
+  // torchtitan's policy (ActivationOptions::selective): per token the block's input
   // (h), wq's and wv's outputs (q, kv), the attention output (q) and its fp32 log-sum-exp (4 B
   // per head), w1's and w2's outputs (f, h). llama3-8b (h 4096, q 4096, kv 1024, f 14336, 32
   // heads), bf16, 8,192 tokens, no TP:
@@ -442,7 +487,7 @@ TEST_CASE("memory: op-level selective recomputation keeps the block input and th
   const model::ModelSpec m = io::load_model("llama3-8b");
   const model::LayerShape shape{.micro_batch = 2, .seq_len = 4096};
   ActivationOptions op;
-  op.op_level_selective = true;
+  op.selective = model::SelectiveRecompute::OpLevel;
   CHECK(activation_bytes_per_layer(m, shape, Recompute::Selective, op).value() ==
         8192.0 * 63616.0);
   // Less than without recomputation (8192 x (2 x (4 x 4096 + 2 x 4096 + 2 x 1024 + 3 x 14336)
@@ -454,6 +499,30 @@ TEST_CASE("memory: op-level selective recomputation keeps the block input and th
         activation_bytes_per_layer(m, shape, Recompute::Full, megatron).value());
   CHECK(activation_bytes_per_layer(m, shape, Recompute::Selective, op).value() <
         activation_bytes_per_layer(m, shape, Recompute::None, megatron).value());
+}
+
+TEST_CASE("memory: mla_up_proj recomputation frees latent attention's query, key and value",
+          "[report][memory]") {
+  // Megatron-Core frees the checkpointed up-projections' outputs once the attention kernel has
+  // run (discard_output_and_register_recompute): per token Q and K of 128 heads x (128 + 64)
+  // and V of 128 x 128 in bf16, 2 x (2 x 24,576 + 16,384) = 131,072 B; the attention output,
+  // its log-sum-exp and the latents stay. deepseek-v3, 4,096 tokens, no TP, a dense layer and a
+  // mixture-of-experts layer alike.
+  const model::ModelSpec m = io::load_model("deepseek-v3");
+  const model::LayerShape shape{.micro_batch = 1, .seq_len = 4096};
+  ActivationOptions up;
+  up.selective = model::SelectiveRecompute::MlaUpProj;
+  const ActivationOptions megatron;
+  CHECK(activation_bytes_per_layer(m, shape, Recompute::Selective, up).value() ==
+        activation_bytes_per_layer(m, shape, Recompute::None, megatron).value() -
+            4096.0 * 131072.0);
+  CHECK(activation_bytes_per_moe_layer(m, shape, Recompute::Selective, up).value() ==
+        activation_bytes_per_moe_layer(m, shape, Recompute::None, megatron).value() -
+            4096.0 * 131072.0);
+  // The policy has nothing to free in a layer without latent attention.
+  const model::ModelSpec llama = io::load_model("llama3-8b");
+  CHECK(activation_bytes_per_layer(llama, shape, Recompute::Selective, up).value() ==
+        activation_bytes_per_layer(llama, shape, Recompute::None, megatron).value());
 }
 
 namespace {

@@ -452,7 +452,7 @@ TEST_CASE("stack: extends merges a stack over its base, and a bad base is one er
   const stack::StackSpec titan = io::load_stack("torchtitan-fsdp2");
   REQUIRE(variant.eager_fp32_rmsnorm != titan.eager_fp32_rmsnorm);
   REQUIRE(variant.elementwise_traffic == titan.elementwise_traffic);
-  REQUIRE(variant.op_level_selective == titan.op_level_selective);
+  REQUIRE(variant.selective == titan.selective);
   REQUIRE(variant.fsdp_forward_prefetch == titan.fsdp_forward_prefetch);
 
   REQUIRE_THAT(load_error(nlohmann::json::parse(R"({"extends": "megatron-lmm"})")),
@@ -1012,7 +1012,8 @@ TEST_CASE("stack: op-level selective recomputation reruns each kernel's recomput
   const parallel::Scenario op = paper_with(8, {{"recompute", {{"selective", "op"}}}},
                                            {{"parallel.recompute", "selective"}});
   const report::Simulation sim = report::simulate(op);
-  const model::LayerShape shape{.micro_batch = 2, .seq_len = 4096, .op_level_selective = true};
+  const model::LayerShape shape{
+      .micro_batch = 2, .seq_len = 4096, .selective = model::SelectiveRecompute::OpLevel};
   std::map<std::string, double> share;
   for (const auto& k : model::layer_kernels(op.model, shape)) share[k.name] = k.selective_recompute;
   // 9 of llama2-7b's 11 kernels have a share (all but attn_core and mlp_down).
@@ -1039,16 +1040,45 @@ TEST_CASE("stack: op-level selective recomputation reruns each kernel's recomput
   const parallel::Scenario megatron =
       paper_with(8, nlohmann::json::object(), {{"parallel.recompute", "selective"}});
   CHECK(report::simulate(megatron).report.iteration_time < sim.report.iteration_time);
-  // The key: "attention" (default) or "op"; anything else is refused, naming it.
-  REQUIRE_FALSE(io::stack_from_json(stack_json(nlohmann::json::object()), "s.json", "")
-                    .op_level_selective);
-  REQUIRE(io::stack_from_json(stack_json({{"recompute", {{"selective", "op"}}}}), "s.json", "")
-              .op_level_selective);
-  REQUIRE_FALSE(
-      io::stack_from_json(stack_json({{"recompute", {{"selective", "attention"}}}}), "s.json", "")
-          .op_level_selective);
+  // The key: "attention" (default), "op" or "mla_up_proj"; anything else is refused, naming it.
+  using model::SelectiveRecompute;
+  CHECK(io::stack_from_json(stack_json(nlohmann::json::object()), "s.json", "").selective ==
+        SelectiveRecompute::AttentionCore);
+  CHECK(io::stack_from_json(stack_json({{"recompute", {{"selective", "op"}}}}), "s.json", "")
+            .selective == SelectiveRecompute::OpLevel);
+  CHECK(io::stack_from_json(stack_json({{"recompute", {{"selective", "attention"}}}}), "s.json", "")
+            .selective == SelectiveRecompute::AttentionCore);
+  CHECK(
+      io::stack_from_json(stack_json({{"recompute", {{"selective", "mla_up_proj"}}}}), "s.json", "")
+          .selective == SelectiveRecompute::MlaUpProj);
   REQUIRE_THAT(load_error(stack_json({{"recompute", {{"selective", "layer"}}}})),
                Catch::Contains("/recompute/selective"));
+}
+
+TEST_CASE("stack: the optimizer state's dtypes and FP8 parameters are read, and checked",
+          "[stack]") {
+  // Defaults: fp32 main params and moments (mixed-precision Adam's 12 B), bf16 parameters.
+  const stack::StackSpec plain =
+      io::stack_from_json(stack_json(nlohmann::json::object()), "s.json", "");
+  CHECK(plain.optimizer_state.main_params_bytes == 4.0);
+  CHECK(plain.optimizer_state.exp_avg_bytes == 4.0);
+  CHECK(plain.optimizer_state.exp_avg_sq_bytes == 4.0);
+  CHECK_FALSE(plain.fp8.param_gather);
+  const stack::StackSpec aware = io::stack_from_json(
+      stack_json({{"optimizer", {{"exp_avg_dtype", "bf16"}, {"exp_avg_sq_dtype", "fp16"}}},
+                  {"fp8", {{"param_gather", true}}}}),
+      "s.json", "");
+  CHECK(aware.optimizer_state.main_params_bytes == 4.0);
+  CHECK(aware.optimizer_state.exp_avg_bytes == 2.0);
+  CHECK(aware.optimizer_state.exp_avg_sq_bytes == 2.0);
+  CHECK(aware.fp8.param_gather);
+  // Megatron-Core also allows 8-bit moments, which trainsim does not model: refused by name.
+  REQUIRE_THAT(load_error(stack_json({{"optimizer", {{"exp_avg_dtype", "uint8"}}}})),
+               Catch::Contains("/optimizer/exp_avg_dtype"));
+  REQUIRE_THAT(load_error(stack_json({{"optimizer", {{"momentum_dtype", "bf16"}}}})),
+               Catch::Contains("momentum_dtype"));
+  REQUIRE_THAT(load_error(stack_json({{"fp8", {{"param_gather", "yes"}}}})),
+               Catch::Contains("/fp8/param_gather"));
 }
 
 TEST_CASE("stack: reshard_last_layer false keeps the last layer gathered into its backward",

@@ -29,6 +29,17 @@ struct GemmShape {
   std::int64_t batch = 1;  // a strided-batched call (unfused attention's bmm over heads)
 };
 
+// What selective recomputation recomputes (stack key recompute.selective, docs/stacks.md).
+enum class SelectiveRecompute {
+  // Megatron-LM's policy, the attention core (Korthikanti et al. 2022 §5): "attention".
+  AttentionCore,
+  // torchtitan's op-level activation checkpointing (apply_op_level_selective): "op".
+  OpLevel,
+  // Megatron-Core's recompute_modules ["mla_up_proj"] (apply_mla_up_proj_selective):
+  // "mla_up_proj". Recomputes nothing in a layer without latent attention.
+  MlaUpProj,
+};
+
 // One kernel of one micro-batch on one TP rank (one CP rank).
 struct KernelSpec {
   std::string name;  // "qkv_proj", "attn_core", ...: unique within its list
@@ -47,8 +58,8 @@ struct KernelSpec {
   std::int64_t attention_window = 0;  // Attention only: the model's sliding window; 0: none
   // Share of the forward recomputed in the backward pass under selective recomputation, 0 to
   // 1. Megatron's policy (Korthikanti et al. 2022 §5): the attention core, whose activations are
-  // large and cheap to recompute, 1, every other kernel 0. torchtitan's op-level policy
-  // (LayerShape::op_level_selective, apply_op_level_selective) sets it kernel by kernel.
+  // large and cheap to recompute, 1, every other kernel 0. The other policies of
+  // SelectiveRecompute (LayerShape::selective, apply_selective_policy) set it kernel by kernel.
   double selective_recompute = 0.0;
   // Routed-expert kernels only (expert_up_gate / expert_up, expert_act, expert_down): the
   // model's expert_load_imbalance. FLOPs and bytes above are the balanced load (tokens x top-k
@@ -109,9 +120,8 @@ struct LayerShape {
   bool complex_fp32_rope = false;
   bool gqa_repeat_kv = false;
   bool eager_swiglu = false;
-  // Selective recomputation as torchtitan's op-level activation checkpointing (stack
-  // recompute.selective "op"; apply_op_level_selective); false: Megatron's attention core.
-  bool op_level_selective = false;
+  // What selective recomputation recomputes (stack recompute.selective).
+  SelectiveRecompute selective = SelectiveRecompute::AttentionCore;
 };
 
 // torchtitan's op-level selective activation checkpointing (torchtitan/models/llama/
@@ -128,6 +138,17 @@ struct LayerShape {
 // recomputed; for a GELU MLP (w1, w2) wk, wo and w2.
 void apply_op_level_selective(std::vector<KernelSpec>& layer, const ModelSpec& m,
                               const LayerShape& s);
+
+// Megatron-Core's selective recomputation of the latent attention's up-projections
+// (recompute_modules ["mla_up_proj"]; megatron/core/transformer/multi_latent_attention.py,
+// recompute_up_proj, at the core_r0.14-r0.16 releases Megatron-Bridge 0.2-0.3 ship): the
+// query and key-value up-projections (linear_q_up_proj, or linear_q_proj without a query
+// LoRA, and linear_kv_up_proj) and RoPE run under tensor_parallel.CheckpointWithoutOutput,
+// whose outputs, the attention's query, key and value, are freed once the attention kernel has
+// run (discard_output_and_register_recompute) and recomputed before its backward. Sets those
+// kernels' selective_recompute to 1 and every other kernel's, the attention core's included,
+// to 0. A layer without latent attention recomputes nothing.
+void apply_mla_up_proj_selective(std::vector<KernelSpec>& layer, const ModelSpec& m);
 
 // Tokens one rank processes per micro-batch: micro_batch * seq_len / cp.
 [[nodiscard]] std::int64_t local_tokens(const LayerShape& shape);
@@ -214,8 +235,12 @@ struct LayerRankParameters {
 // weight: 24 + 2 * element_bytes = 28 B with bf16. With fp32 training (element_bytes 4) the
 // master is the weight: reads g, p, m, v (16), writes p, m, v (12): also 28 B.
 // State layout from Rajbhandari et al. 2020 (ZeRO) §3.1; update from Loshchilov & Hutter 2019
-// Algorithm 2. Name: "optimizer_step"; the backward fields are zero.
-[[nodiscard]] KernelSpec adamw_step_kernel(std::int64_t num_params, std::int64_t element_bytes);
+// Algorithm 2. Name: "optimizer_step"; the backward fields are zero. `master_bytes` and
+// `moment_bytes` (m and v together) are the state's widths when a precision-aware optimizer
+// keeps them in 16 bits (stack::StackSpec::OptimizerState): each is read and written once, so
+// the bytes are 2 e + 2 (master + moments) mixed, 12 + 2 moments in fp32.
+[[nodiscard]] KernelSpec adamw_step_kernel(std::int64_t num_params, std::int64_t element_bytes,
+                                           double master_bytes = 4.0, double moment_bytes = 8.0);
 // SGD with momentum: reads g, master, momentum; writes master, momentum, working copy
 // (fp32: reads g, p, momentum; writes p, momentum).
 [[nodiscard]] KernelSpec sgd_step_kernel(std::int64_t num_params, std::int64_t element_bytes);

@@ -87,10 +87,12 @@ struct ActivationOptions {
   // attention-projection input adds a 1-byte copy beside the e-byte attention output that the
   // attention kernel keeps for its own backward.
   bool fp8_gemm_inputs = false;
-  // Selective recomputation as torchtitan's op-level policy (stack recompute.selective "op";
-  // model::apply_op_level_selective): a layer keeps its input and the outputs of the ops the
-  // policy saves, not the tensors of the ops it recomputes (activation_bytes_per_layer).
-  bool op_level_selective = false;
+  // What selective recomputation recomputes (stack recompute.selective): torchtitan's op-level
+  // policy (model::apply_op_level_selective) keeps a layer's input and the outputs of the ops
+  // it saves, not the tensors of the ops it recomputes; Megatron-Core's mla_up_proj
+  // (model::apply_mla_up_proj_selective) drops latent attention's query, key and value
+  // (activation_bytes_per_layer).
+  model::SelectiveRecompute selective = model::SelectiveRecompute::AttentionCore;
   // Eager PyTorch ops that save more for backward than the fused kernels the formula assumes,
   // from autograd's saved tensors of torchtitan's code at 1ea476e9f (docs/stacks.md):
   // - eager_fp32_rmsnorm (stack norm.rmsnorm "eager_fp32", RMSNorm models only): pow and the

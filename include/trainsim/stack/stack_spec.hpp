@@ -11,6 +11,7 @@
 #include <string>
 
 #include "trainsim/hardware/hardware_spec.hpp"
+#include "trainsim/model/kernels.hpp"
 #include "trainsim/units.hpp"
 
 namespace trainsim::stack {
@@ -88,6 +89,14 @@ struct Fp8Spec {
   // The scaling recipe, which sets the bytes of the cast kernels. Default Delayed, Transformer
   // Engine's default recipe (fp8_autocast without a recipe uses DelayedScaling()).
   Fp8Recipe recipe = Fp8Recipe::Delayed;
+  // The transformer layers' weights are held only as their FP8 copies (Megatron-Core's
+  // --fp8-param-gather: Transformer Engine's quantized model init keeps no bf16 copy of a TE
+  // module's weight; the distributed optimizer keeps the fp32 main weights and gathers the
+  // updated ones into the FP8 tensors). Memory only: the layers' bf16 parameters are not
+  // counted, their FP8 copies are (weight_cache_bytes_per_param). With Megatron's DDP or
+  // distributed optimizer (sharding none, zero1); FSDP-style sharding keeps its bf16 counting.
+  // The gather's bytes are not changed. Optional "fp8": {"param_gather": true}; default false.
+  bool param_gather = false;
 };
 
 // Memory the stack needs beside the model's tensors (report/memory.hpp "usable memory").
@@ -159,6 +168,20 @@ struct StackSpec {
   // training dtype); nullopt reduces in the training precision.
   std::array<std::optional<hardware::Dtype>, hardware::kNumDtypes> gradient_reduce_dtype{};
 
+  // Bytes per parameter of the optimizer's state: the fp32 main (master) weights that
+  // mixed-precision training keeps beside the working copy, and Adam's first and second moments.
+  // Megatron-Core's precision-aware optimizer (OptimizerConfig.use_precision_aware_optimizer
+  // with main_params_dtype, exp_avg_dtype, exp_avg_sq_dtype; Transformer Engine's FusedAdam)
+  // keeps them in 16 bits. Optional "optimizer": {"main_params_dtype": "fp32",
+  // "exp_avg_dtype": "bf16", "exp_avg_sq_dtype": "bf16"}, each "fp32" (the default), "bf16" or
+  // "fp16". SGD's momentum stays fp32.
+  struct OptimizerState {
+    double main_params_bytes = 4.0;
+    double exp_avg_bytes = 4.0;
+    double exp_avg_sq_bytes = 4.0;
+  };
+  OptimizerState optimizer_state;
+
   // Speed of the stack's attention kernel relative to FlashAttention-2, the kernel the hardware
   // profile's attention curve describes (FlashAttention-2 in Triton, FlashAttention-1, unfused
   // attention are slower; FlashAttention-3 and cuDNN on Hopper faster).
@@ -218,11 +241,13 @@ struct StackSpec {
   bool eager_swiglu = false;
 
   // What selective recomputation recomputes: Megatron-LM's policy, the attention core
-  // (Korthikanti et al. 2022 §5), or torchtitan's op-level activation checkpointing (every op
-  // but the saved mm and attention outputs, every second mm recomputed:
-  // model::apply_op_level_selective). Optional "recompute": {"selective": "op"}; default
-  // "attention".
-  bool op_level_selective = false;
+  // (Korthikanti et al. 2022 §5; "attention"), torchtitan's op-level activation checkpointing
+  // (every op but the saved mm and attention outputs, every second mm recomputed:
+  // model::apply_op_level_selective; "op"), or Megatron-Core's recompute_modules
+  // ["mla_up_proj"] (latent attention's up-projections and RoPE, whose query, key and value
+  // are freed after the attention kernel: model::apply_mla_up_proj_selective; "mla_up_proj").
+  // Optional "recompute": {"selective": ...}; default "attention".
+  model::SelectiveRecompute selective = model::SelectiveRecompute::AttentionCore;
 
   // Data-parallel gradient reduction overlaps backward (PyTorch DDP buckets, Megatron's
   // --overlap-grad-reduce) or runs once after the step's last backward (Megatron-LM's local
