@@ -31,6 +31,10 @@ void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
   c.add_flag("--sequence-parallel", f.sequence_parallel, "Megatron sequence parallelism");
   c.add_option("--schedule", f.schedule, "Pipeline schedule: gpipe | 1f1b | interleaved");
   c.add_option("--virtual-stages", f.virtual_stages, "Model chunks per pipeline rank");
+  c.add_flag("--account-for-embedding-in-pipeline-split", f.account_for_embedding,
+             "Megatron-Core's split: the embedding takes a layer's slot in the first model chunk");
+  c.add_flag("--account-for-loss-in-pipeline-split", f.account_for_loss,
+             "Megatron-Core's split: the loss takes a layer's slot in the last model chunk");
   c.add_option("--sharding", f.sharding,
                "none | zero1 | shard_grad_op | full_shard | hybrid_shard");
   c.add_option("--shard-group", f.shard_group, "Ranks per shard group for hybrid_shard");
@@ -89,6 +93,14 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
   }
   set("parallel.pipeline_schedule", f.schedule, "--schedule");
   set("parallel.virtual_stages", f.virtual_stages, "--virtual-stages");
+  if (f.account_for_embedding) {
+    io::set_path(doc, "parallel.account_for_embedding_in_pipeline_split", true,
+                 "command line (--account-for-embedding-in-pipeline-split)");
+  }
+  if (f.account_for_loss) {
+    io::set_path(doc, "parallel.account_for_loss_in_pipeline_split", true,
+                 "command line (--account-for-loss-in-pipeline-split)");
+  }
   set("parallel.sharding", f.sharding, "--sharding");
   set("parallel.shard_group", f.shard_group, "--shard-group");
   set("parallel.recompute", f.recompute, "--recompute");

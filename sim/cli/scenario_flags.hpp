@@ -20,6 +20,9 @@ struct ScenarioFlags {
   // Fraction of HBM kept free; overrides the stack's memory.headroom_fraction.
   std::optional<double> memory_headroom;
   bool sequence_parallel = false;
+  // Megatron-Core's pipeline split counting the embedding (the loss) as a layer.
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
   // What the scenario is for: describe accepts models the simulator cannot run yet.
   io::ScenarioUse use = io::ScenarioUse::Simulate;
 };

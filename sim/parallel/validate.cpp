@@ -105,8 +105,11 @@ std::vector<Problem> validate(const Scenario& s) {
     const std::int64_t slots = m.num_layers + counted;
     if (slots % chunks != 0) {
       split_ok = false;
-      problem(key, "the " + str(m.num_layers) + " layers plus " + str(counted) +
-                       " counted for the embedding and loss, " + str(slots) +
+      const char* what = counted == 2                                ? "the embedding and loss"
+                         : p.account_for_embedding_in_pipeline_split ? "the embedding"
+                                                                     : "the loss";
+      problem(key, "the " + str(m.num_layers) + " layers plus " + str(counted) + " counted for " +
+                       what + ", " + str(slots) +
                        ", do not split evenly over pp x virtual_stages = " + str(chunks) +
                        " model chunks; expected a multiple of " + str(chunks));
     } else if (chunk_layers(p, m.num_layers, 0).count < 1 ||

@@ -93,6 +93,18 @@ set_tests_properties(cli.run.pipeline_split PROPERTIES PASS_REGULAR_EXPRESSION
 add_test(NAME cli.run.pipeline_split_json COMMAND trainsim run ${split_scenario} --format json)
 set_tests_properties(cli.run.pipeline_split_json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"account_for_embedding_in_pipeline_split\": true,[^}]*\"account_for_loss_in_pipeline_split\": true")
+# The same keys as flags (every scenario key is also a flag): the scenario without them, then
+# with both, gives the same plan line; an uneven split set by a flag names the flag.
+add_test(NAME cli.run.pipeline_split_flags
+  COMMAND trainsim run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096
+          --global-batch 64 --micro-batch 1 --pp 2 --sharding zero1
+          --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split)
+set_tests_properties(cli.run.pipeline_split_flags PROPERTIES PASS_REGULAR_EXPRESSION
+  "plan [^\n]*embedding and loss counted in the pipeline split")
+trainsim_expect_exit(cli.run.pipeline_split_flag_uneven 3
+  "^error: command line \\(--account-for-embedding-in-pipeline-split\\): /parallel/account_for_embedding_in_pipeline_split: the 32 layers plus 1 counted for the embedding, 33, do not split evenly"
+  run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096 --global-batch 64
+      --micro-batch 1 --pp 2 --sharding zero1 --account-for-embedding-in-pipeline-split)
 trainsim_expect_exit(cli.run.pipeline_split_uneven 3
   "/parallel/account_for_embedding_in_pipeline_split: the 32 layers plus 2 counted for the embedding and loss, 34, do not split evenly over pp x virtual_stages = 4"
   run ${split_scenario} --pp 4)

@@ -83,7 +83,13 @@ TEST_CASE("validate: each impossible plan gets one clear problem", "[parallel]")
     Scenario s = llama7b(128, 1, 4);
     s.parallel.account_for_embedding_in_pipeline_split = true;
     REQUIRE(has_problem(validate(s), "/parallel/account_for_embedding_in_pipeline_split",
-                        "33, do not split evenly over pp x virtual_stages = 4"));
+                        "plus 1 counted for the embedding, 33, do not split evenly over pp x "
+                        "virtual_stages = 4"));
+    // The loss alone names its own key.
+    s.parallel.account_for_embedding_in_pipeline_split = false;
+    s.parallel.account_for_loss_in_pipeline_split = true;
+    REQUIRE(has_problem(validate(s), "/parallel/account_for_loss_in_pipeline_split",
+                        "plus 1 counted for the loss, 33"));
     // 32 + 2 = 34 slots over 2 stages x 17 chunks: 1 slot per chunk leaves the first chunk no
     // transformer layer.
     s = llama7b(128, 1, 2);
