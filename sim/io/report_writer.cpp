@@ -20,6 +20,32 @@ std::string fixed(double v, int decimals) {
 
 std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + " %"; }
 
+// Why the parameters line may read less than the weights: with the stack's fp8.param_gather the
+// layers' weights live in their FP8 copies, which the buffers count (report/memory.cpp).
+std::string parameters_note(const parallel::Scenario& s) {
+  const bool sharded = s.parallel.sharding == parallel::Sharding::ShardGradOp ||
+                       s.parallel.sharding == parallel::Sharding::FullShard ||
+                       s.parallel.sharding == parallel::Sharding::HybridShard;
+  return s.training.precision == hardware::Dtype::Fp8 && s.stack.fp8.param_gather && !sharded
+             ? " (layers' weights in FP8, in buffers)"
+             : "";
+}
+
+// The optimizer state's dtypes when the stack keeps any of them in 16 bits.
+std::string optimizer_note(const parallel::Scenario& s) {
+  const auto& o = s.stack.optimizer_state;
+  if (s.training.optimizer != parallel::Optimizer::AdamW ||
+      (o.main_params_bytes == 4.0 && o.exp_avg_bytes == 4.0 && o.exp_avg_sq_bytes == 4.0)) {
+    return "";
+  }
+  const auto bits = [](double bytes) { return bytes == 4.0 ? "32" : "16"; };
+  return std::string(" (") +
+         (report::element_bytes(s.training.precision) < 4
+              ? std::string("main weights ") + bits(o.main_params_bytes) + "-bit, "
+              : std::string()) +
+         "moments " + bits(o.exp_avg_bytes) + "/" + bits(o.exp_avg_sq_bytes) + "-bit)";
+}
+
 }  // namespace
 
 std::int64_t byte_count(Bytes bytes) { return std::llround(bytes.value()); }
@@ -149,8 +175,9 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
       << ", NCCL " << to_string(m.nccl_buffers) << ", workspace " << to_string(m.workspace)
       << ", fragmentation " << to_string(m.fragmentation) << ", headroom "
       << percent(m.headroom_fraction) << " (" << to_string(m.headroom) << ")\n"
-      << "  parameters " << to_string(m.parameters) << ", gradients " << to_string(m.gradients)
-      << ", optimizer " << to_string(m.optimizer) << "\n"
+      << "  parameters " << to_string(m.parameters) << parameters_note(s) << ", gradients "
+      << to_string(m.gradients) << ", optimizer " << to_string(m.optimizer) << optimizer_note(s)
+      << "\n"
       << "  activations " << to_string(m.activations) << ", buffers " << to_string(m.buffers)
       << "\n\n";
   out << "power        " << to_string(r.power.per_gpu) << " per GPU, " << to_string(r.power.cluster)

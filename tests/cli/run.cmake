@@ -105,6 +105,14 @@ trainsim_expect_exit(cli.run.pipeline_split_flag_uneven 3
   "^error: command line \\(--account-for-embedding-in-pipeline-split\\): /parallel/account_for_embedding_in_pipeline_split: the 32 layers plus 1 counted for the embedding, 33, do not split evenly"
   run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096 --global-batch 64
       --micro-batch 1 --pp 2 --sharding zero1 --account-for-embedding-in-pipeline-split)
+# A stack with Megatron-Core's FP8 parameters and precision-aware optimizer
+# (tests/data/mla_fp8_params.json: fp8.param_gather, bf16 moments, mla_up_proj recomputation on
+# a small latent-attention MoE model): the memory lines say why the parameters are small and
+# what the optimizer keeps.
+add_test(NAME cli.run.fp8_params_and_optimizer_state
+  COMMAND trainsim run ${CMAKE_CURRENT_SOURCE_DIR}/../data/mla_fp8_params.json)
+set_tests_properties(cli.run.fp8_params_and_optimizer_state PROPERTIES PASS_REGULAR_EXPRESSION
+  "parameters [^\n]* \\(layers' weights in FP8, in buffers\\), gradients [^\n]*, optimizer [^\n]* \\(main weights 32-bit, moments 16/16-bit\\)")
 trainsim_expect_exit(cli.run.pipeline_split_uneven 3
   "/parallel/account_for_embedding_in_pipeline_split: the 32 layers plus 2 counted for the embedding and loss, 34, do not split evenly over pp x virtual_stages = 4"
   run ${split_scenario} --pp 4)
