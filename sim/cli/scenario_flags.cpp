@@ -1,6 +1,9 @@
 #include "sim/cli/scenario_flags.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <map>
+#include <system_error>
 
 #include "trainsim/error.hpp"
 #include "trainsim/parallel/validate.hpp"
@@ -35,6 +38,9 @@ void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
              "Megatron-Core's split: the embedding takes a layer's slot in the first model chunk");
   c.add_flag("--account-for-loss-in-pipeline-split", f.account_for_loss,
              "Megatron-Core's split: the loss takes a layer's slot in the last model chunk");
+  c.add_option("--pipeline-layout", f.pipeline_layout,
+               "Transformer layers of each model chunk in model order, comma-separated "
+               "(Megatron-Core's pipeline_model_parallel_layout), e.g. 7,9,9,7");
   c.add_option("--sharding", f.sharding,
                "none | zero1 | shard_grad_op | full_shard | hybrid_shard");
   c.add_option("--shard-group", f.shard_group, "Ranks per shard group for hybrid_shard");
@@ -96,6 +102,26 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
   if (f.account_for_embedding) {
     io::set_path(doc, "parallel.account_for_embedding_in_pipeline_split", true,
                  "command line (--account-for-embedding-in-pipeline-split)");
+  }
+  if (f.pipeline_layout) {
+    // "7,9,9,7" -> [7, 9, 9, 7]; the scenario loader checks each entry's range.
+    const std::string origin = "command line (--pipeline-layout)";
+    nlohmann::json layout = nlohmann::json::array();
+    std::size_t at = 0;
+    const std::string& text = *f.pipeline_layout;
+    while (at <= text.size()) {
+      const std::size_t end = std::min(text.find(',', at), text.size());
+      const std::string item = text.substr(at, end - at);
+      std::int64_t value = 0;
+      const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+      if (item.empty() || ec != std::errc() || ptr != item.data() + item.size()) {
+        throw ConfigError(origin, "",
+                          "expected comma-separated layer counts like 7,9,9,7, got '" + text + "'");
+      }
+      layout.push_back(value);
+      at = end + 1;
+    }
+    io::set_path(doc, "parallel.pipeline_layout", layout, origin);
   }
   if (f.account_for_loss) {
     io::set_path(doc, "parallel.account_for_loss_in_pipeline_split", true,

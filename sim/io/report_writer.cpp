@@ -31,6 +31,17 @@ std::string parameters_note(const parallel::Scenario& s) {
              : "";
 }
 
+// The plan's pipeline layout, layers per model chunk in model order, when it has one.
+std::string layout_text(const parallel::ParallelPlan& p) {
+  if (p.pipeline_layout.empty()) return "";
+  std::string out = ", layout";
+  for (std::size_t c = 0; c < p.pipeline_layout.size(); ++c) {
+    out += c == 0 ? ' ' : '|';
+    out += std::to_string(p.pipeline_layout[c]);
+  }
+  return out + " layers per chunk";
+}
+
 // The optimizer state's dtypes when the stack keeps any of them in 16 bits.
 std::string optimizer_note(const parallel::Scenario& s) {
   const auto& o = s.stack.optimizer_state;
@@ -149,7 +160,7 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
           : p.account_for_embedding_in_pipeline_split ? ", embedding counted in the pipeline split"
           : p.account_for_loss_in_pipeline_split      ? ", loss counted in the pipeline split"
                                                       : "")
-      << "\n"
+      << layout_text(p) << "\n"
       << "training     seq " << s.training.seq_len << ", global batch " << s.training.global_batch
       << ", micro-batch " << s.training.micro_batch << " (" << s.num_microbatches()
       << " per step), " << parallel::to_string(s.training.precision) << "\n\n";

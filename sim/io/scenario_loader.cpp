@@ -168,6 +168,26 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
         par.boolean_or("account_for_embedding_in_pipeline_split", false);
     p.account_for_loss_in_pipeline_split =
         par.boolean_or("account_for_loss_in_pipeline_split", false);
+    if (par.has("pipeline_layout")) {
+      const auto& layout = par.array("pipeline_layout");
+      if (layout.empty() || layout.size() > static_cast<std::size_t>(model::kMaxLayers)) {
+        throw par.error("pipeline_layout",
+                        "expected the transformer layers of each model chunk, 1 to " +
+                            std::to_string(model::kMaxLayers) + " entries, got " +
+                            describe_json(layout));
+      }
+      for (std::size_t i = 0; i < layout.size(); ++i) {
+        const auto& v = layout[i];
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 1 ||
+            v.get<std::int64_t>() > model::kMaxLayers) {
+          throw ConfigError(par.source(),
+                            par.pointer_of("pipeline_layout") + "/" + std::to_string(i),
+                            "expected an integer from 1 to " + std::to_string(model::kMaxLayers) +
+                                " (a model chunk's transformer layers), got " + describe_json(v));
+        }
+        p.pipeline_layout.push_back(v.get<std::int64_t>());
+      }
+    }
     par.finish();
   } else {
     p.sharding = Sharding::None;
@@ -227,7 +247,8 @@ const std::vector<std::string>& scenario_paths() {
                                                  "parallel.recompute",
                                                  "parallel.recompute_layers",
                                                  "parallel.account_for_embedding_in_pipeline_split",
-                                                 "parallel.account_for_loss_in_pipeline_split"};
+                                                 "parallel.account_for_loss_in_pipeline_split",
+                                                 "parallel.pipeline_layout"};
   return paths;
 }
 
@@ -301,6 +322,7 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
     parallel["account_for_embedding_in_pipeline_split"] = true;
   }
   if (p.account_for_loss_in_pipeline_split) parallel["account_for_loss_in_pipeline_split"] = true;
+  if (!p.pipeline_layout.empty()) parallel["pipeline_layout"] = p.pipeline_layout;
   // Only MoE scenarios carry ep, so a dense scenario's report keeps its keys.
   if (model::is_moe(s.model)) parallel["ep"] = p.ep;
   return nlohmann::json{{"hardware", s.hardware_name},

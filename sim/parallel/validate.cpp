@@ -96,7 +96,30 @@ std::vector<Problem> validate(const Scenario& s) {
                                (p.account_for_loss_in_pipeline_split ? 1 : 0);
   const std::int64_t chunks = p.pp * p.virtual_stages;
   bool split_ok = true;
-  if (counted > 0) {
+  if (!p.pipeline_layout.empty()) {
+    // Megatron-Core's pipeline_model_parallel_layout names every chunk's layers; it refuses the
+    // account_for_* options beside it (TransformerConfig's checks).
+    const auto entries = static_cast<std::int64_t>(p.pipeline_layout.size());
+    std::int64_t sum = 0;
+    for (const std::int64_t n : p.pipeline_layout) sum += n;
+    split_ok = false;
+    if (counted > 0) {
+      problem("/parallel/pipeline_layout",
+              "a pipeline_layout gives every model chunk's layers; expected no "
+              "account_for_embedding_in_pipeline_split or account_for_loss_in_pipeline_split "
+              "beside it");
+    } else if (entries != chunks) {
+      problem("/parallel/pipeline_layout",
+              "pipeline_layout has " + str(entries) + " model chunks where pp x virtual_stages = " +
+                  str(chunks) + "; expected " + str(chunks) + " entries");
+    } else if (sum != m.num_layers) {
+      problem("/parallel/pipeline_layout",
+              "pipeline_layout's chunks hold " + str(sum) + " layers where the model has " +
+                  str(m.num_layers) + "; expected entries summing to " + str(m.num_layers));
+    } else {
+      split_ok = true;
+    }
+  } else if (counted > 0) {
     // Megatron-Core counts the embedding and the loss as layers of the split and requires the
     // count to divide evenly (transformer_block.py get_num_layers_to_build, its assertions).
     const char* key = p.account_for_embedding_in_pipeline_split
@@ -127,9 +150,12 @@ std::vector<Problem> validate(const Scenario& s) {
                 " applies only with recompute \"full\"; expected recompute \"full\" or no "
                 "recompute_layers");
   } else if (p.recompute_layers > 0 && chunks <= m.num_layers && split_ok) {
-    // The largest model chunk: the first, or with the embedding counted the second.
+    // The largest model chunk: the first, or with the embedding counted the second; any with a
+    // layout.
     std::int64_t largest = 0;
-    for (std::int64_t c = 0; c < std::min<std::int64_t>(chunks, 2); ++c) {
+    const std::int64_t scanned =
+        p.pipeline_layout.empty() ? std::min<std::int64_t>(chunks, 2) : chunks;
+    for (std::int64_t c = 0; c < scanned; ++c) {
       largest = std::max(largest, chunk_layers(p, m.num_layers, c).count);
     }
     if (p.recompute_layers > largest) {

@@ -115,8 +115,17 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
   r.mfu_bf16 = r.model_flops_per_gpu / bf16_peak;
   r.hfu = r.mfu * (1.0 + recompute_ratio(s));
 
-  // Per stage: activity over the whole iteration, memory and power.
-  double best = -1.0;
+  // Per stage: activity over the whole iteration, memory and power. The critical stage is the
+  // busiest (compute plus exposed communication); stages whose loads agree to kTieTolerance, as
+  // stages of equal work do up to the rounding of their sums, go to the first of them, so that
+  // the choice does not flip between the full simulation and its extrapolation (which agree to
+  // about 1e-12, tests/report/extrapolation_test.cpp).
+  constexpr double kTieTolerance = 1e-9;
+  double busiest = 0.0;
+  for (const engine::DeviceActivity& a : p.stages) {
+    busiest = std::max(busiest, (a.compute_busy + a.exposed_communication).value());
+  }
+  bool chosen = false;
   Watts power_sum{};
   for (std::size_t stage = 0; stage < p.stages.size(); ++stage) {
     engine::DeviceActivity a = p.stages[stage];
@@ -133,8 +142,8 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
                                     .memory_total = mem.total,
                                     .watts_per_gpu = w.value()});
     const double load = (a.compute_busy + a.exposed_communication).value();
-    if (load > best) {
-      best = load;
+    if (!chosen && load >= busiest * (1.0 - kTieTolerance)) {
+      chosen = true;
       r.critical_stage = static_cast<std::int64_t>(stage);
       r.compute = a.compute_kernel_sum;
       r.communication = a.communication_kernel_sum;

@@ -368,6 +368,29 @@ std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
     out.parallel_overrides[key] = true;
     out.assumptions.push_back(std::string(key) + " (the row's recipe)");
   }
+  if (const auto at = t.find("pipeline layout "); at != std::string::npos) {
+    // Megatron-Core's pipeline_model_parallel_layout as the row's recipe sets it, written as the
+    // transformer layers of each model chunk: "pipeline layout 4,4,...,1".
+    nlohmann::json layout = nlohmann::json::array();
+    std::size_t i = at + std::string_view("pipeline layout ").size();
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])) != 0) {
+      std::int64_t n = 0;
+      while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])) != 0) {
+        n = n * 10 + (t[i] - '0');
+        ++i;
+      }
+      layout.push_back(n);
+      if (i < t.size() && t[i] == ',') ++i;
+    }
+    if (layout.empty()) {
+      reason =
+          "'pipeline layout' in the framework text names no layer counts; expected "
+          "'pipeline layout 4,4,...,1'";
+      return std::nullopt;
+    }
+    out.assumptions.push_back("pipeline_layout " + layout.dump() + " (the row's recipe)");
+    out.parallel_overrides["pipeline_layout"] = std::move(layout);
+  }
   if (contains(t, "forward_prefetch true")) {
     if (!contains(t, "limit_all_gathers true")) {
       reason =

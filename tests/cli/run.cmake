@@ -113,6 +113,21 @@ add_test(NAME cli.run.fp8_params_and_optimizer_state
   COMMAND trainsim run ${CMAKE_CURRENT_SOURCE_DIR}/../data/mla_fp8_params.json)
 set_tests_properties(cli.run.fp8_params_and_optimizer_state PROPERTIES PASS_REGULAR_EXPRESSION
   "parameters [^\n]* \\(layers' weights in FP8, in buffers\\), gradients [^\n]*, optimizer [^\n]* \\(main weights 32-bit, moments 16/16-bit\\)")
+# --pipeline-layout: layers per model chunk, in the plan line; text that is not a list of
+# integers names the flag, a list that does not cover the model names the key.
+add_test(NAME cli.run.pipeline_layout
+  COMMAND trainsim run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096
+          --global-batch 64 --pp 4 --sharding zero1 --pipeline-layout 7,9,9,7)
+set_tests_properties(cli.run.pipeline_layout PROPERTIES PASS_REGULAR_EXPRESSION
+  "plan [^\n]*, layout 7\\|9\\|9\\|7 layers per chunk")
+trainsim_expect_exit(cli.run.pipeline_layout_text 2
+  "^error: command line \\(--pipeline-layout\\): expected comma-separated layer counts like 7,9,9,7, got '7,9,x'"
+  run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096 --global-batch 64 --pp 4
+      --sharding zero1 --pipeline-layout 7,9,x)
+trainsim_expect_exit(cli.run.pipeline_layout_sum 3
+  "^error: command line \\(--pipeline-layout\\): /parallel/pipeline_layout: pipeline_layout's chunks hold 33 layers where the model has 32"
+  run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096 --global-batch 64 --pp 4
+      --sharding zero1 --pipeline-layout 7,9,9,8)
 trainsim_expect_exit(cli.run.pipeline_split_uneven 3
   "/parallel/account_for_embedding_in_pipeline_split: the 32 layers plus 2 counted for the embedding and loss, 34, do not split evenly over pp x virtual_stages = 4"
   run ${split_scenario} --pp 4)

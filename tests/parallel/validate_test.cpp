@@ -128,11 +128,53 @@ TEST_CASE("validate: each impossible plan gets one clear problem", "[parallel]")
     s.model.v_head_dim = 128;
     REQUIRE(validate(s).empty());
   }
+  SECTION("a pipeline layout that does not cover the plan or the model") {
+    // Megatron-Core's pipeline_model_parallel_layout: one entry per model chunk (pp x
+    // virtual_stages), summing to the model's layers, and no account_for_* option beside it.
+    Scenario s = llama7b(128, 1, 4);
+    s.parallel.pipeline_layout = {7, 9, 9};
+    REQUIRE(has_problem(validate(s), "/parallel/pipeline_layout",
+                        "has 3 model chunks where pp x virtual_stages = 4; expected 4 entries"));
+    s.parallel.pipeline_layout = {7, 9, 9, 8};
+    REQUIRE(has_problem(validate(s), "/parallel/pipeline_layout",
+                        "hold 33 layers where the model has 32; expected entries summing to 32"));
+    s.parallel.pipeline_layout = {7, 9, 9, 7};
+    REQUIRE(validate(s).empty());
+    s.parallel.account_for_loss_in_pipeline_split = true;
+    REQUIRE(has_problem(validate(s), "/parallel/pipeline_layout",
+                        "expected no account_for_embedding_in_pipeline_split or "
+                        "account_for_loss_in_pipeline_split beside it"));
+    // recompute_layers is checked against the layout's largest chunk, whichever it is.
+    s.parallel.account_for_loss_in_pipeline_split = false;
+    s.parallel.recompute = Recompute::Full;
+    s.parallel.recompute_layers = 9;
+    REQUIRE(validate(s).empty());
+    s.parallel.recompute_layers = 10;
+    REQUIRE(has_problem(validate(s), "/parallel/recompute_layers", "exceeds the 9 layers"));
+  }
   SECTION("a partial node") {
     Scenario s = llama7b(12, 1, 1);
     s.training.global_batch = 24;
     REQUIRE(has_problem(validate(s), "/cluster/gpus", "not a whole number of 8-GPU nodes"));
   }
+}
+
+TEST_CASE("chunk_layers: a pipeline layout names each chunk's layers", "[parallel]") {
+  // DeepSeek-V3's 61 layers as Megatron-Bridge's recipe lays them out over pp 4 x 4 chunks
+  // (set_deepseek_v3_pipeline_model_parallel_layout): 15 chunks of 4, then 1.
+  ParallelPlan p;
+  p.pp = 4;
+  p.virtual_stages = 4;
+  p.schedule = PipelineSchedule::Interleaved;
+  p.pipeline_layout.assign(15, 4);
+  p.pipeline_layout.push_back(1);
+  CHECK(chunk_layers(p, 61, 0).first == 0);
+  CHECK(chunk_layers(p, 61, 0).count == 4);
+  CHECK(chunk_layers(p, 61, 14).first == 56);
+  CHECK(chunk_layers(p, 61, 15).first == 60);
+  CHECK(chunk_layers(p, 61, 15).count == 1);
+  // A chunk past a layout of the wrong length holds none (parallel::validate refuses the plan).
+  CHECK(chunk_layers(p, 61, 16).count == 0);
 }
 
 TEST_CASE("chunk_layers: the embedding and the loss counted in the pipeline split", "[parallel]") {

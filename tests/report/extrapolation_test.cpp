@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "trainsim/engine/activity.hpp"
+#include "trainsim/parallel/validate.hpp"
 #include "trainsim/report/simulate.hpp"
 
 #include "sim/io/scenario_loader.hpp"
@@ -224,6 +225,23 @@ TEST_CASE("extrapolation: agrees with full simulation with context parallelism",
     REQUIRE(fast.simulated_microbatches <= 20);
   }
   require_agree(fast.report, full.report);
+}
+
+TEST_CASE("extrapolation: agrees with full simulation with an uneven pipeline layout",
+          "[report][extrapolation]") {
+  // Megatron-Core's pipeline_model_parallel_layout: the small model's 8 layers as 1, 3, 3, 1
+  // over 4 stages (1F1B) or over 2 stages x 2 chunks (interleaved, stage 0 holding 1 + 3 and
+  // stage 1 3 + 1): stages and chunks of unequal work.
+  const std::string schedule = GENERATE("1f1b", "interleaved");
+  const std::string sharding = GENERATE("zero1", "full_shard");
+  const double contention = GENERATE(-1.0, 0.0);
+  CAPTURE(schedule, sharding, contention);
+  const bool interleaved = schedule == "interleaved";
+  parallel::Scenario s = scenario(schedule, interleaved ? 2 : 4, interleaved ? 2 : 1, sharding,
+                                  "none", 1, 1, 96, contention);
+  s.parallel.pipeline_layout = {1, 3, 3, 1};
+  REQUIRE(parallel::validate(s).empty());
+  require_agree(report::simulate(s).report, simulate_full(s).report);
 }
 
 TEST_CASE("extrapolation: a steady state that repeats every 2 micro-batches",

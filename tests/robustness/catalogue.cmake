@@ -943,6 +943,14 @@ trainsim_robust(reader.run_shard_group_without_hybrid 2
 trainsim_robust(reader.run_recompute_layers_zero 2
   "^error: command line \\(--recompute-layers\\): /parallel/recompute_layers: .*\\bexpected"
   -- run ${small} --gpus 8 --recompute full --recompute-layers 0)
+# A pipeline layout entry the loader refuses (a chunk of no layers), named by its index, and one
+# past int64 in the flag's text.
+trainsim_robust(reader.run_pipeline_layout_zero 2
+  "^error: command line \\(--pipeline-layout\\): /parallel/pipeline_layout/1: .*\\bexpected"
+  -- run ${small} --gpus 8 --pp 2 --pipeline-layout 16,0)
+trainsim_robust(reader.run_pipeline_layout_overflow 2
+  "^error: command line \\(--pipeline-layout\\): .*\\bexpected comma-separated layer counts"
+  -- run ${small} --gpus 8 --pp 2 --pipeline-layout 8,99999999999999999999)
 # Trace values no profiler writes: a kernel of 1e307 us printed as a 300-digit iteration time,
 # and a rank outside its world was shown as "rank 5 of 2".
 trainsim_robust(reader.compare_trace_duration_huge 2

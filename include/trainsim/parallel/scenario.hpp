@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trainsim/hardware/hardware_spec.hpp"
 #include "trainsim/model/model_spec.hpp"
@@ -56,6 +57,12 @@ struct ParallelPlan {
   // requires.
   bool account_for_embedding_in_pipeline_split = false;
   bool account_for_loss_in_pipeline_split = false;
+  // Megatron-Core's pipeline_model_parallel_layout, as the transformer layers of each model
+  // chunk in model order (pp x virtual_stages entries of at least 1, summing to the model's
+  // layers); the embedding is in the first chunk and the loss in the last, as always. Empty: the
+  // splits above. Megatron-Core's layout string ("Et*4|(t*4|)*14tmL") names each chunk's
+  // layers the same way; its multi-token prediction entries ("m") are not modelled.
+  std::vector<std::int64_t> pipeline_layout;
 };
 
 // The layers of model chunk `chunk` (0-based in model order; `chunks` = pp x virtual_stages of
@@ -79,6 +86,17 @@ struct ChunkLayers {
 // every chunk to keep a layer.
 [[nodiscard]] inline ChunkLayers chunk_layers(const ParallelPlan& p, std::int64_t num_layers,
                                               std::int64_t chunk) {
+  if (!p.pipeline_layout.empty()) {
+    // The layout's chunks (a chunk past a layout of the wrong length, which parallel::validate
+    // refuses, holds none).
+    const auto size = static_cast<std::int64_t>(p.pipeline_layout.size());
+    std::int64_t first = 0;
+    for (std::int64_t c = 0; c < std::min(chunk, size); ++c) {
+      first += p.pipeline_layout[static_cast<std::size_t>(c)];
+    }
+    return {std::min(first, num_layers),
+            chunk < size ? p.pipeline_layout[static_cast<std::size_t>(chunk)] : 0};
+  }
   const std::int64_t chunks = p.pp * p.virtual_stages;
   const std::int64_t embedding = p.account_for_embedding_in_pipeline_split ? 1 : 0;
   const std::int64_t loss = p.account_for_loss_in_pipeline_split ? 1 : 0;
