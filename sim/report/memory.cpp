@@ -369,8 +369,11 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   const bool fp8 = s.training.precision == hardware::Dtype::Fp8;
   if (fp8 && s.stack.fp8.param_gather && !shard_state) {
     // --fp8-param-gather: the layers' weights live in their FP8 copies (counted in the buffers
-    // below); the embedding, the LM head and the final norm stay in bf16.
-    out.parameters = Bytes(d(e) * d(embedding + head));
+    // below); the embedding, the LM head and the final norm stay in bf16. A stack that keeps no
+    // FP8 copies (fp8.weight_cache_bytes_per_param 0) still holds each weight once, 1 byte.
+    const double held_fp8 =
+        s.stack.fp8.weight_cache_bytes_per_param > 0.0 ? 0.0 : d(stage_layer_params);
+    out.parameters = Bytes(d(e) * d(embedding + head) + held_fp8);
   }
   out.gradients = Bytes(d(e) * params / (shard_state ? degree : 1.0) + d(e) * expert_state);
   const double state_bytes =

@@ -444,6 +444,12 @@ TEST_CASE("memory: FP8 keeps bf16 state and adds the stack's FP8 weight copies",
   auto quantized_bf16 = bf16;
   quantized_bf16.stack.fp8.param_gather = true;
   CHECK(memory_per_gpu(quantized_bf16, 0).total == b.total);
+  // A stack that keeps no FP8 copies holds each layer weight once in FP8, 1 B.
+  auto uncached = fp8;
+  uncached.stack.fp8.weight_cache_bytes_per_param = 0.0;
+  uncached.stack.fp8.param_gather = true;
+  CHECK(memory_per_gpu(uncached, 0).parameters.value() ==
+        b.parameters.value() - 1.0 * 32 * 202'383'360.0);
   auto sharded = fp8;
   sharded.parallel.sharding = Sharding::FullShard;
   auto sharded_quantized = sharded;

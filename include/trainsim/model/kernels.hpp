@@ -140,8 +140,9 @@ void apply_op_level_selective(std::vector<KernelSpec>& layer, const ModelSpec& m
                               const LayerShape& s);
 
 // Megatron-Core's selective recomputation of the latent attention's up-projections
-// (recompute_modules ["mla_up_proj"]; megatron/core/transformer/multi_latent_attention.py,
-// recompute_up_proj, at the core_r0.14-r0.16 releases Megatron-Bridge 0.2-0.3 ship): the
+// (recompute_modules ["mla_up_proj"], which Megatron-Bridge 0.2.0 and 0.3.0 set for DeepSeek-V3;
+// megatron/core/transformer/multi_latent_attention.py, recompute_up_proj, read at Megatron-LM
+// d98e8a64): the
 // query and key-value up-projections (linear_q_up_proj, or linear_q_proj without a query
 // LoRA, and linear_kv_up_proj) and RoPE run under tensor_parallel.CheckpointWithoutOutput,
 // whose outputs, the attention's query, key and value, are freed once the attention kernel has

@@ -93,7 +93,8 @@ struct Fp8Spec {
   // --fp8-param-gather: Transformer Engine's quantized model init keeps no bf16 copy of a TE
   // module's weight; the distributed optimizer keeps the fp32 main weights and gathers the
   // updated ones into the FP8 tensors). Memory only: the layers' bf16 parameters are not
-  // counted, their FP8 copies are (weight_cache_bytes_per_param). With Megatron's DDP or
+  // counted, their FP8 copies are (weight_cache_bytes_per_param; 1 byte per weight in the
+  // parameters when that is 0). With Megatron's DDP or
   // distributed optimizer (sharding none, zero1); FSDP-style sharding keeps its bf16 counting.
   // The gather's bytes are not changed. Optional "fp8": {"param_gather": true}; default false.
   bool param_gather = false;
