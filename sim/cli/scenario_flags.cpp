@@ -1,9 +1,6 @@
 #include "sim/cli/scenario_flags.hpp"
 
-#include <algorithm>
-#include <charconv>
 #include <map>
-#include <system_error>
 
 #include "trainsim/error.hpp"
 #include "trainsim/parallel/validate.hpp"
@@ -106,22 +103,13 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
   if (f.pipeline_layout) {
     // "7,9,9,7" -> [7, 9, 9, 7]; the scenario loader checks each entry's range.
     const std::string origin = "command line (--pipeline-layout)";
-    nlohmann::json layout = nlohmann::json::array();
-    std::size_t at = 0;
-    const std::string& text = *f.pipeline_layout;
-    while (at <= text.size()) {
-      const std::size_t end = std::min(text.find(',', at), text.size());
-      const std::string item = text.substr(at, end - at);
-      std::int64_t value = 0;
-      const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-      if (item.empty() || ec != std::errc() || ptr != item.data() + item.size()) {
-        throw ConfigError(origin, "",
-                          "expected comma-separated layer counts like 7,9,9,7, got '" + text + "'");
-      }
-      layout.push_back(value);
-      at = end + 1;
+    const auto layout = io::parse_layer_counts(*f.pipeline_layout);
+    if (!layout) {
+      throw ConfigError(
+          origin, "",
+          "expected comma-separated layer counts like 7,9,9,7, got '" + *f.pipeline_layout + "'");
     }
-    io::set_path(doc, "parallel.pipeline_layout", layout, origin);
+    io::set_path(doc, "parallel.pipeline_layout", *layout, origin);
   }
   if (f.account_for_loss) {
     io::set_path(doc, "parallel.account_for_loss_in_pipeline_split", true,

@@ -23,12 +23,7 @@ std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + " %";
 // Why the parameters line may read less than the weights: with the stack's fp8.param_gather the
 // layers' weights live in their FP8 copies, which the buffers count (report/memory.cpp).
 std::string parameters_note(const parallel::Scenario& s) {
-  const bool sharded = s.parallel.sharding == parallel::Sharding::ShardGradOp ||
-                       s.parallel.sharding == parallel::Sharding::FullShard ||
-                       s.parallel.sharding == parallel::Sharding::HybridShard;
-  return s.training.precision == hardware::Dtype::Fp8 && s.stack.fp8.param_gather && !sharded
-             ? " (layers' weights in FP8, in buffers)"
-             : "";
+  return report::layers_held_in_fp8(s) ? " (layers' weights in FP8, in buffers)" : "";
 }
 
 // The plan's pipeline layout, layers per model chunk in model order, when it has one.

@@ -1,7 +1,9 @@
 #include "sim/io/scenario_loader.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
+#include <system_error>
 #include <tuple>
 #include <utility>
 
@@ -301,6 +303,23 @@ parallel::Scenario scenario_from_document(const ScenarioDocument& doc) {
     }
     throw;
   }
+}
+
+std::optional<std::vector<std::int64_t>> parse_layer_counts(std::string_view text) {
+  std::vector<std::int64_t> out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string_view item = text.substr(at, end - at);
+    std::int64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size()) {
+      return std::nullopt;
+    }
+    out.push_back(value);
+    at = end + 1;
+  }
+  return out;
 }
 
 nlohmann::json scenario_to_json(const parallel::Scenario& s) {

@@ -144,6 +144,12 @@ std::int64_t layers_in_stage(const parallel::Scenario& s, std::int64_t stage) {
   return count;
 }
 
+bool layers_held_in_fp8(const parallel::Scenario& s) {
+  const Sharding sharding = s.parallel.sharding;
+  return s.training.precision == hardware::Dtype::Fp8 && s.stack.fp8.param_gather &&
+         (sharding == Sharding::None || sharding == Sharding::Zero1);
+}
+
 std::int64_t sharding_degree(const parallel::Scenario& s) {
   const std::int64_t replicas = s.parallel.dp * s.parallel.cp;
   switch (s.parallel.sharding) {
@@ -367,7 +373,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   const double expert_state = expert_params / (shard_state ? expert_degree : 1.0);
   out.parameters = Bytes(d(e) * params / (shard_state ? degree : 1.0) + d(e) * expert_state);
   const bool fp8 = s.training.precision == hardware::Dtype::Fp8;
-  if (fp8 && s.stack.fp8.param_gather && !shard_state) {
+  if (layers_held_in_fp8(s)) {
     // --fp8-param-gather: the layers' weights live in their FP8 copies (counted in the buffers
     // below); the embedding, the LM head and the final norm stay in bf16. A stack that keeps no
     // FP8 copies (fp8.weight_cache_bytes_per_param 0) still holds each weight once, 1 byte.

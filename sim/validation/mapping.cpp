@@ -9,6 +9,7 @@
 
 #include "sim/io/builtin_data.hpp"
 #include "sim/io/hardware_loader.hpp"
+#include "sim/io/scenario_loader.hpp"
 
 namespace trainsim::validation {
 namespace {
@@ -370,26 +371,20 @@ std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
   }
   if (const auto at = t.find("pipeline layout "); at != std::string::npos) {
     // Megatron-Core's pipeline_model_parallel_layout as the row's recipe sets it, written as the
-    // transformer layers of each model chunk: "pipeline layout 4,4,...,1".
-    nlohmann::json layout = nlohmann::json::array();
-    std::size_t i = at + std::string_view("pipeline layout ").size();
-    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])) != 0) {
-      std::int64_t n = 0;
-      while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])) != 0) {
-        n = n * 10 + (t[i] - '0');
-        ++i;
-      }
-      layout.push_back(n);
-      if (i < t.size() && t[i] == ',') ++i;
-    }
-    if (layout.empty()) {
+    // transformer layers of each model chunk: "pipeline layout 4,4,...,1" (the list ends at the
+    // next space), read as --pipeline-layout reads it.
+    const std::size_t from = at + std::string_view("pipeline layout ").size();
+    const std::size_t to = std::min(t.find(' ', from), t.size());
+    const auto counts = io::parse_layer_counts(std::string_view(t).substr(from, to - from));
+    if (!counts) {
       reason =
           "'pipeline layout' in the framework text names no layer counts; expected "
           "'pipeline layout 4,4,...,1'";
       return std::nullopt;
     }
+    const nlohmann::json layout = *counts;
     out.assumptions.push_back("pipeline_layout " + layout.dump() + " (the row's recipe)");
-    out.parallel_overrides["pipeline_layout"] = std::move(layout);
+    out.parallel_overrides["pipeline_layout"] = layout;
   }
   if (contains(t, "forward_prefetch true")) {
     if (!contains(t, "limit_all_gathers true")) {

@@ -58,6 +58,12 @@ void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m);
 // (parallel::chunk_layers), as the workload builder assigns them. Requires 0 <= stage < pp.
 [[nodiscard]] std::int64_t layers_in_stage(const parallel::Scenario& s, std::int64_t stage);
 
+// Whether the transformer layers' weights are held only as FP8 copies: fp8 training with the
+// stack's fp8.param_gather (Megatron-Core's --fp8-param-gather) under sharding none or zero1,
+// where memory_per_gpu leaves their bf16 copies out of the parameters. FSDP-style sharding keeps
+// its bf16 counting.
+[[nodiscard]] bool layers_held_in_fp8(const parallel::Scenario& s);
+
 // Ranks that share one copy of the model state (the sharding degree): dp * cp for
 // zero1/shard_grad_op/full_shard (CP ranks hold the same parameters and reduce gradients with
 // the DP ranks, as Megatron-LM's distributed optimizer and torchtitan's FSDP do); for
