@@ -124,6 +124,15 @@ void Document::add_collective(const std::string& op, std::int64_t ranks, std::in
       time, at);
 }
 
+void Document::add_overlap(nlohmann::json record, const Summary& beside, const Environment& at,
+                           bool fitted) {
+  const bool gemm = record.value("kernel", "") == "gemm";
+  add(fitted && gemm ? "overlap"
+      : gemm         ? "_overlap_other"
+                     : "_overlap_memory_bound",
+      std::move(record), beside, at);
+}
+
 void Document::reject(Rejection r) { rejections_.push_back(std::move(r)); }
 
 void Document::note(const std::string& text) { notes_.push_back(text); }
@@ -142,7 +151,8 @@ nlohmann::json Document::json() const {
                         {"environment", environment_json(environment_)}};
   doc["source"] = "trainsim-calib";
   // The schema's arrays first, then the comment arrays ("_unfused_attention", ...).
-  for (const char* array : {"gemm", "attention", "memory", "launch", "power", "collectives"}) {
+  for (const char* array :
+       {"gemm", "attention", "memory", "launch", "power", "collectives", "overlap"}) {
     if (records_.contains(array)) doc[array] = records_.at(array);
   }
   for (const auto& [key, array] : records_.items()) {

@@ -53,6 +53,12 @@ class Document {
   void add_collective(const std::string& op, std::int64_t ranks, std::int64_t nodes,
                       std::int64_t ranks_per_node, std::int64_t bytes, const Summary& time,
                       const Environment& at);
+  // A kernel timed alone and beside SMs held by a stand-in for a communication kernel
+  // (calib/src/overlap.cpp); `record` holds the case, "time_alone" and "time". Under "overlap"
+  // when `fitted` (what gemm_comm_contention stands for), else under "_overlap_other" (GEMMs)
+  // or "_overlap_memory_bound" (the triad), kept as comments.
+  void add_overlap(nlohmann::json record, const Summary& beside, const Environment& at,
+                   bool fitted);
   void reject(Rejection r);
   // A free-text note kept under "notes" (a sub-benchmark that could not run, and why).
   void note(const std::string& text);

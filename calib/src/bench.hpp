@@ -73,5 +73,8 @@ void run_attention_unfused(Bench& bench, const std::vector<AttentionCase>& cases
 void run_memory(Bench& bench, std::size_t array_bytes);
 void run_launch(Bench& bench);
 void run_power(Bench& bench, double seconds);
+// Each GEMM of `cases`, and the STREAM triad, alone and beside a stand-in for a communication
+// kernel holding some SMs (overlap.cpp).
+void run_overlap(Bench& bench, const std::vector<GemmCase>& cases);
 
 }  // namespace trainsim::calib

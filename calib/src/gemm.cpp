@@ -3,19 +3,16 @@
 // cuBLASLt requires for fp8 on Hopper (cuBLAS documentation, cublasLtMatmul, FP8 restrictions),
 // with fp32 accumulation; the algorithm is cuBLASLt's first heuristic choice with a 64 MiB
 // workspace, as PyTorch gives it on Hopper.
+#include "calib/src/gemm.hpp"
+
 #include <memory>
 #include <string>
 
-#include <cublasLt.h>
-
-#include "calib/src/bench.hpp"
 #include "calib/src/check.hpp"
 #include "calib/src/kernels.hpp"
 
 namespace trainsim::calib {
 namespace {
-
-constexpr std::size_t kWorkspaceBytes = 64ULL << 20;
 
 struct Types {
   cudaDataType_t ab;
@@ -48,66 +45,100 @@ std::unique_ptr<T, D> own(T* p, D d) {
   return std::unique_ptr<T, D>(p, d);
 }
 
+}  // namespace
+
 std::string describe(const GemmCase& c) {
   return "gemm " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
          " " + parallel::to_string(c.dtype);
 }
 
-void run_one(Bench& bench, cublasLtHandle_t lt, void* workspace, const GemmCase& c) {
+struct LtGemm::Descriptors {
+  cublasLtHandle_t lt = nullptr;
+  void* workspace = nullptr;
+  void* a = nullptr;
+  void* b = nullptr;
+  void* d = nullptr;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a_layout = nullptr;
+  cublasLtMatrixLayout_t b_layout = nullptr;
+  cublasLtMatrixLayout_t d_layout = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+
+  ~Descriptors() {
+    if (d_layout != nullptr) cublasLtMatrixLayoutDestroy(d_layout);
+    if (b_layout != nullptr) cublasLtMatrixLayoutDestroy(b_layout);
+    if (a_layout != nullptr) cublasLtMatrixLayoutDestroy(a_layout);
+    if (op != nullptr) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+LtGemm::LtGemm(Bench& bench, cublasLtHandle_t lt, void* workspace, const GemmCase& c,
+               int sm_count_target)
+    : d_(std::make_unique<Descriptors>()) {
   const Types t = types_of(c.dtype);
   const auto m = static_cast<std::uint64_t>(c.m);
   const auto n = static_cast<std::uint64_t>(c.n);
   const auto k = static_cast<std::uint64_t>(c.k);
-  void* a = bench.allocate(m * k * t.bytes_ab);
-  void* b = bench.allocate(k * n * t.bytes_ab);
-  void* d = bench.allocate(m * n * t.bytes_cd);
-  fill(a, t.element_ab, m * k, 1.0f, 1, bench.stream());
-  fill(b, t.element_ab, k * n, 1.0f, 2, bench.stream());
+  d_->lt = lt;
+  d_->workspace = workspace;
+  d_->a = bench.allocate(m * k * t.bytes_ab);
+  d_->b = bench.allocate(k * n * t.bytes_ab);
+  d_->d = bench.allocate(m * n * t.bytes_cd);
+  fill(d_->a, t.element_ab, m * k, 1.0f, 1, bench.stream());
+  fill(d_->b, t.element_ab, k * n, 1.0f, 2, bench.stream());
 
-  cublasLtMatmulDesc_t op_raw = nullptr;
-  CALIB_CHECK(cublasLtMatmulDescCreate(&op_raw, t.compute, CUDA_R_32F));
-  auto op = own(op_raw, cublasLtMatmulDescDestroy);
+  CALIB_CHECK(cublasLtMatmulDescCreate(&d_->op, t.compute, CUDA_R_32F));
   const cublasOperation_t transpose = CUBLAS_OP_T;
   const cublasOperation_t plain = CUBLAS_OP_N;
-  CALIB_CHECK(cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
+  CALIB_CHECK(cublasLtMatmulDescSetAttribute(d_->op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
                                              sizeof(transpose)));
   CALIB_CHECK(
-      cublasLtMatmulDescSetAttribute(op.get(), CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof(plain)));
+      cublasLtMatmulDescSetAttribute(d_->op, CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof(plain)));
+  if (sm_count_target > 0) {
+    const std::int32_t target = sm_count_target;
+    CALIB_CHECK(cublasLtMatmulDescSetAttribute(d_->op, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET,
+                                               &target, sizeof(target)));
+  }
   // A is stored k x m (transposed), B k x n, D m x n, all column-major.
-  cublasLtMatrixLayout_t a_raw = nullptr;
-  cublasLtMatrixLayout_t b_raw = nullptr;
-  cublasLtMatrixLayout_t d_raw = nullptr;
-  CALIB_CHECK(cublasLtMatrixLayoutCreate(&a_raw, t.ab, k, m, static_cast<std::int64_t>(k)));
-  auto a_layout = own(a_raw, cublasLtMatrixLayoutDestroy);
-  CALIB_CHECK(cublasLtMatrixLayoutCreate(&b_raw, t.ab, k, n, static_cast<std::int64_t>(k)));
-  auto b_layout = own(b_raw, cublasLtMatrixLayoutDestroy);
-  CALIB_CHECK(cublasLtMatrixLayoutCreate(&d_raw, t.cd, m, n, static_cast<std::int64_t>(m)));
-  auto d_layout = own(d_raw, cublasLtMatrixLayoutDestroy);
+  CALIB_CHECK(cublasLtMatrixLayoutCreate(&d_->a_layout, t.ab, k, m, static_cast<std::int64_t>(k)));
+  CALIB_CHECK(cublasLtMatrixLayoutCreate(&d_->b_layout, t.ab, k, n, static_cast<std::int64_t>(k)));
+  CALIB_CHECK(cublasLtMatrixLayoutCreate(&d_->d_layout, t.cd, m, n, static_cast<std::int64_t>(m)));
 
   cublasLtMatmulPreference_t pref_raw = nullptr;
   CALIB_CHECK(cublasLtMatmulPreferenceCreate(&pref_raw));
   auto pref = own(pref_raw, cublasLtMatmulPreferenceDestroy);
-  const std::size_t workspace_bytes = kWorkspaceBytes;
+  const std::size_t workspace_bytes = kGemmWorkspaceBytes;
   CALIB_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(),
                                                    CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                    &workspace_bytes, sizeof(workspace_bytes)));
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
   const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(lt, op.get(), a_layout.get(), b_layout.get(), d_layout.get(),
-                                     d_layout.get(), pref.get(), 1, &heuristic, &found);
-  if (status != CUBLAS_STATUS_SUCCESS || found == 0) {
+      cublasLtMatmulAlgoGetHeuristic(lt, d_->op, d_->a_layout, d_->b_layout, d_->d_layout,
+                                     d_->d_layout, pref.get(), 1, &heuristic, &found);
+  available_ = status == CUBLAS_STATUS_SUCCESS && found > 0;
+  if (available_) d_->algo = heuristic.algo;
+}
+
+LtGemm::~LtGemm() = default;
+
+void LtGemm::operator()(cudaStream_t stream) const {
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  CALIB_CHECK(cublasLtMatmul(d_->lt, d_->op, &alpha, d_->a, d_->a_layout, d_->b, d_->b_layout,
+                             &beta, d_->d, d_->d_layout, d_->d, d_->d_layout, &d_->algo,
+                             d_->workspace, kGemmWorkspaceBytes, stream));
+}
+
+namespace {
+
+void run_one(Bench& bench, cublasLtHandle_t lt, void* workspace, const GemmCase& c) {
+  const LtGemm gemm(bench, lt, workspace, c);
+  if (!gemm.available()) {
     bench.doc().note(describe(c) + ": cuBLASLt has no algorithm for it on this device");
     return;
   }
-  const float alpha = 1.0f;
-  const float beta = 0.0f;
-  const auto call = [&] {
-    CALIB_CHECK(cublasLtMatmul(lt, op.get(), &alpha, a, a_layout.get(), b, b_layout.get(), &beta, d,
-                               d_layout.get(), d, d_layout.get(), &heuristic.algo, workspace,
-                               kWorkspaceBytes, bench.stream()));
-  };
-  const Summary s = summarize(bench.time_calls(call));
+  const Summary s = summarize(bench.time_calls([&] { gemm(bench.stream()); }));
   if (bench.accept(describe(c), s)) bench.doc().add_gemm(c, s, bench.now());
 }
 
@@ -118,7 +149,7 @@ void run_gemm(Bench& bench, const std::vector<GemmCase>& cases) {
   CALIB_CHECK(cublasLtCreate(&lt_raw));
   auto lt = own(lt_raw, cublasLtDestroy);
   void* workspace = nullptr;
-  CALIB_CHECK(cudaMalloc(&workspace, kWorkspaceBytes));
+  CALIB_CHECK(cudaMalloc(&workspace, kGemmWorkspaceBytes));
   auto workspace_owner = own(workspace, cudaFree);
   for (const GemmCase& c : cases) {
     try {

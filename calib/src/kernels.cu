@@ -103,6 +103,51 @@ __global__ void softmax_kernel(__nv_bfloat16* scores, std::int64_t cols, float s
   }
 }
 
+__device__ unsigned long long global_ns() {
+  unsigned long long t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void __launch_bounds__(kHoldThreads, 1)
+    hold_kernel(const int* stop, volatile int* started, const float4* __restrict__ src,
+                float4* __restrict__ dst, std::size_t count4_per_block, double bytes_per_ns,
+                unsigned long long max_ns) {
+  extern __shared__ float4 reserved[];  // held, as a communication kernel's buffers are
+  __shared__ int done;
+  const unsigned long long begin = global_ns();
+  if (threadIdx.x == 0) {
+    // One flag per block: no atomics on host memory, which PCIe need not support.
+    started[blockIdx.x] = 1;
+    __threadfence_system();
+    reserved[0] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+  constexpr std::size_t kSlice4 = 16384;  // 256 KiB of float4 per pass
+  const float4* from = src == nullptr ? nullptr : src + blockIdx.x * count4_per_block;
+  float4* to = dst == nullptr ? nullptr : dst + blockIdx.x * count4_per_block;
+  std::size_t offset = 0;
+  double moved = 0.0;
+  for (;;) {
+    if (threadIdx.x == 0) done = (__ldcv(stop) != 0 || global_ns() - begin > max_ns) ? 1 : 0;
+    __syncthreads();
+    if (done != 0) break;
+    if (from == nullptr) {
+      __nanosleep(2000);
+    } else {
+      const std::size_t n =
+          count4_per_block - offset < kSlice4 ? count4_per_block - offset : kSlice4;
+      for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) to[offset + i] = from[offset + i];
+      offset = offset + n == count4_per_block ? 0 : offset + n;
+      moved += 32.0 * static_cast<double>(n);  // 16 bytes read and 16 written per float4
+      if (bytes_per_ns > 0.0) {
+        const auto due = begin + static_cast<unsigned long long>(moved / bytes_per_ns);
+        while (global_ns() < due) __nanosleep(500);
+      }
+    }
+    __syncthreads();
+  }
+}
+
 }  // namespace
 
 void fill(void* data, Element element, std::size_t count, float scale, std::uint32_t seed,
@@ -146,6 +191,17 @@ void softmax_bf16(void* scores, std::int64_t rows, std::int64_t cols, float scal
                   cudaStream_t stream) {
   softmax_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
       static_cast<__nv_bfloat16*>(scores), cols, scale, causal);
+}
+
+void hold_sms(int blocks, const int* stop, volatile int* started, const float* src, float* dst,
+              std::size_t count_per_block, double bytes_per_second, double max_seconds,
+              cudaStream_t stream) {
+  const double per_block_bytes_per_ns =
+      bytes_per_second > 0.0 ? bytes_per_second * 1e-9 / static_cast<double>(blocks) : 0.0;
+  hold_kernel<<<blocks, kHoldThreads, kHoldSharedBytes, stream>>>(
+      stop, started, reinterpret_cast<const float4*>(src), reinterpret_cast<float4*>(dst),
+      count_per_block / 4, per_block_bytes_per_ns,
+      static_cast<unsigned long long>(max_seconds * 1e9));
 }
 
 }  // namespace trainsim::calib

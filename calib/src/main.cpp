@@ -32,8 +32,18 @@ namespace {
 
 using namespace trainsim::calib;
 
-const std::vector<std::string> kBenchmarks = {"gemm",   "attention", "memory",
-                                              "launch", "power",     "collectives"};
+const std::vector<std::string> kBenchmarks = {"gemm",  "attention",   "memory", "launch",
+                                              "power", "collectives", "overlap"};
+
+// The GEMMs the overlap benchmark runs: the scenarios' (not the grid's), or one 8192^3 bf16.
+std::vector<GemmCase> overlap_cases(const Plan& plan) {
+  std::vector<GemmCase> out;
+  for (const GemmCase& g : plan.gemms) {
+    if (g.origin != "grid") out.push_back(g);
+  }
+  if (out.empty()) out.push_back({8192, 8192, 8192, trainsim::hardware::Dtype::Bf16, "square"});
+  return out;
+}
 
 std::string cuda_version_text(int v) {
   // cudaRuntimeGetVersion: 1000 x major + 10 x minor.
@@ -217,6 +227,9 @@ int main(int argc, char** argv) {
       if (selected.count("launch") != 0U) ok &= attempt(doc, "launch", [&] { run_launch(bench); });
       if (selected.count("power") != 0U) {
         ok &= attempt(doc, "power", [&] { run_power(bench, power_seconds); });
+      }
+      if (selected.count("overlap") != 0U) {
+        ok &= attempt(doc, "overlap", [&] { run_overlap(bench, overlap_cases(plan)); });
       }
     }
     if (selected.count("collectives") != 0U) {

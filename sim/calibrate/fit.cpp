@@ -384,6 +384,37 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
     c.informs = {index_of("/gpu/kernel_launch_overhead")};
     cases.push_back(std::move(c));
   }
+  for (const auto& p : m.overlap) {
+    // The engine stretches a GEMM's work by 1 + gemm_comm_contention while a collective runs
+    // (engine/simulator.cpp); the base is the same GEMM measured alone, so that the point
+    // informs the contention and nothing of the GEMM's own efficiency.
+    check_measured(p.origin, p.time_alone.value(), false);
+    const double alone = p.time_alone.value();
+    Case c;
+    c.model = [alone](const HardwareSpec& h) {
+      return alone * (1.0 + h.gpu.gemm_comm_contention.value_or(h.gpu.comm_compute_contention));
+    };
+    c.measured_value = p.time.value();
+    c.report = [alone](double t) { return t / alone; };
+    // The holder in the algorithm column: "24 SMs 900 GB/s", "24 SMs copying", "24 SMs waiting".
+    std::array<char, 48> holder{};
+    if (p.copying && p.rate) {
+      std::snprintf(holder.data(), holder.size(), "%lld SMs %g GB/s",
+                    static_cast<long long>(p.held_sms), p.rate->value() / 1e9);
+    } else {
+      std::snprintf(holder.data(), holder.size(), "%lld SMs %s", static_cast<long long>(p.held_sms),
+                    p.copying ? "copying" : "waiting");
+    }
+    c.row.algorithm = holder.data();
+    c.row.what = "gemm " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
+                 std::to_string(p.k) + " " + parallel::to_string(p.dtype);
+    if (p.sm_count_target > 0) c.row.what += " for " + std::to_string(p.sm_count_target) + " SMs";
+    c.row.unit = "x alone";
+    c.row.si_unit = "ratio";
+    c.row.origin = p.origin;
+    c.informs = {index_of("/gpu/gemm_comm_contention")};
+    cases.push_back(std::move(c));
+  }
   for (const auto& p : m.power) {
     static constexpr std::array<const char*, 3> kActivity = {"idle", "compute", "communication"};
     const std::string name = kActivity[static_cast<std::size_t>(p.activity)];

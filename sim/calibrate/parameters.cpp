@@ -187,6 +187,17 @@ std::vector<Parameter> make_parameters() {
       [](HardwareSpec& hw, double v) { hw.gpu.kernel_launch_overhead = Seconds(v); });
   launch.unit = ParameterUnit::Seconds;
   out.push_back(std::move(launch));
+  // A GEMM's slowdown beside communication (engine: its work runs at 1 / (1 + c) while a
+  // collective runs on the device), from the suite's overlap records. Bounds: none to 3, a GEMM
+  // at a quarter speed, past the 2x of a persistent GEMM that waits a whole round for one SM.
+  // Absent in a profile it is comm_compute_contention, which is what it reads then.
+  out.push_back(number(
+      "/gpu/gemm_comm_contention", 0.0, 3.0, 0.1,
+      "GEMM time added, as a share, while a collective runs beside it",
+      [](const HardwareSpec& hw) {
+        return hw.gpu.gemm_comm_contention.value_or(hw.gpu.comm_compute_contention);
+      },
+      [](HardwareSpec& hw, double v) { hw.gpu.gemm_comm_contention = v; }));
   // Power by activity (hardware::PowerSpec); bounds 1 W to 2 kW, the loader then checks them
   // against each other and the TDP.
   auto watts = [&out](std::string pointer, std::string meaning, Watts hardware::PowerSpec::*field,

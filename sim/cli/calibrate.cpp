@@ -375,6 +375,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   if (!o.output.empty()) {
     nlohmann::ordered_json profile = doc.json;
     nlohmann::ordered_json fitted = nlohmann::ordered_json::object();
+    bool kept_earlier = false;  // a value of an earlier fit stays in the profile
     if (o.reset) {
       // The spec started from NCCL's model: so does the profile's measured block, notes too.
       profile["collective"].erase("measured");
@@ -384,7 +385,10 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
         const bool refitted = std::any_of(
             result.values.begin(), result.values.end(),
             [&pointer = pointer](const auto& v) { return v.parameter->pointer == pointer; });
-        if (!refitted) fitted[pointer] = record;
+        if (!refitted) {
+          fitted[pointer] = record;
+          kept_earlier = true;
+        }
       }
     }
     bool collective_fitted = false;
@@ -407,8 +411,18 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
           "Fitted by trainsim calibrate; /calibration says to what and how well. Terms not "
           "listed there keep NCCL's model (hardware::MeasuredTerms defaults).";
     }
+    // The inputs of every value the profile keeps: an earlier fit's, whose values stay unless
+    // --reset, then this one's, each file once.
     std::vector<std::string> inputs;
-    for (const auto& i : o.inputs) inputs.push_back(std::filesystem::path(i).filename().string());
+    if (kept_earlier && doc.json["calibration"].contains("inputs")) {
+      for (const auto& i : doc.json["calibration"]["inputs"]) {
+        if (i.is_string()) inputs.push_back(i.get<std::string>());
+      }
+    }
+    for (const auto& i : o.inputs) {
+      const std::string name = std::filesystem::path(i).filename().string();
+      if (std::find(inputs.begin(), inputs.end(), name) == inputs.end()) inputs.push_back(name);
+    }
     profile["calibration"] = {{"tool", std::string("trainsim ") + kVersion + " calibrate"},
                               {"inputs", inputs},
                               {"fitted", fitted}};

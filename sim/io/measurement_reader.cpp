@@ -33,6 +33,8 @@ const std::string kReads = "this trainsim reads \"trainsim-measurements\" versio
 // before nlohmann builds (and later dumps, recursively) the tree.
 constexpr std::size_t kMaxBytes = std::size_t{64} << 20U;
 constexpr int kMaxDepth = 64;
+// SMs a record may name: the hardware loader's bound on a GPU's SM count.
+constexpr std::int64_t kMaxSms = 100000;
 
 // Names in the order of the enums they map to.
 const std::vector<std::string> kDtypeNames = {"fp32", "tf32", "fp16", "bf16", "fp8"};
@@ -42,8 +44,10 @@ const std::vector<std::string> kMemoryKernels = {"copy", "triad"};
 // The algorithms and protocols NCCL_ALGO / NCCL_PROTO can force, as names.cpp spells them.
 const std::vector<std::string> kAlgorithmNames = {"tree", "ring", "nvls", "nvls_tree", "pat"};
 const std::vector<std::string> kProtocolNames = {"LL", "LL128", "Simple"};
-const std::vector<std::string> kArrayKeys = {"gemm",  "attention",   "memory",    "launch",
-                                             "power", "collectives", "nccl_tests"};
+const std::vector<std::string> kArrayKeys = {"gemm",  "attention",   "memory",     "launch",
+                                             "power", "collectives", "nccl_tests", "overlap"};
+const std::vector<std::string> kOverlapKernels = {"gemm"};
+const std::vector<std::string> kHolders = {"wait", "copy"};
 
 std::string lowercase(std::string_view s) {
   std::string out(s);
@@ -229,6 +233,30 @@ calibrate::PowerPoint power_of(ObjectReader& r, const Record& rec) {
   return p;
 }
 
+calibrate::OverlapPoint overlap_of(ObjectReader& r, const Record& rec) {
+  calibrate::OverlapPoint p;
+  (void)r.choice("kernel", kOverlapKernels);  // the one kernel gemm_comm_contention covers
+  p.m = r.integer("m", 1);
+  p.n = r.integer("n", 1);
+  p.k = r.integer("k", 1);
+  p.dtype = dtype_of(r);
+  p.held_sms = r.integer("held_sms", 1, kMaxSms);
+  p.copying = r.choice("holder", kHolders) == "copy";
+  if (r.has("holder_rate")) {
+    if (!p.copying) {
+      throw r.error(
+          "holder_rate",
+          R"(a rate for a holder that does not copy; expected it only with "holder": "copy")");
+    }
+    p.rate = BytesPerSecond(finite_unit(r, "holder_rate", UnitKind::DataRate));
+  }
+  p.sm_count_target = r.has("sm_count_target") ? r.integer("sm_count_target", 0, kMaxSms) : 0;
+  p.time_alone = Seconds(finite_unit(r, "time_alone", UnitKind::Time));
+  p.time = time_of(r);
+  p.origin = rec.origin;
+  return p;
+}
+
 // Requires nodes <= ranks when both are known.
 void check_nodes(ObjectReader& r, std::int64_t ranks, std::int64_t nodes) {
   if (nodes > ranks) {
@@ -358,10 +386,11 @@ MeasurementDocument parse_measurement_document(const std::string& text, const st
   read_array(top, "power", env, set.power, power_of);
   read_array(top, "collectives", env, set.collectives, collective_of);
   read_array(top, "nccl_tests", env, doc.logs, log_of);
+  read_array(top, "overlap", env, set.overlap, overlap_of);
   top.finish();
 
   if (set.gemms.empty() && set.attention.empty() && set.memory.empty() && set.launches.empty() &&
-      set.power.empty() && set.collectives.empty() && doc.logs.empty()) {
+      set.power.empty() && set.collectives.empty() && doc.logs.empty() && set.overlap.empty()) {
     std::string list;
     for (const auto& k : kArrayKeys) list += (list.empty() ? "" : ", ") + k;
     throw ConfigError(source, "",

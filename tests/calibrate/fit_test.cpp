@@ -131,6 +131,37 @@ TEST_CASE("calibrate: the fit recovers compute and power parameters", "[calibrat
   }
 }
 
+TEST_CASE("calibrate: overlap points fit the GEMM contention and nothing else", "[calibrate]") {
+  // Times beside a holder are the times alone x (1 + 0.3), the engine's stretch for c = 0.3,
+  // with the alone times of different shapes: the fit must find 0.3 whatever they are.
+  const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
+  MeasurementSet m;
+  for (const double alone : {400e-6, 1100e-6, 3200e-6}) {
+    OverlapPoint p;
+    p.m = 8192;
+    p.n = 4096;
+    p.k = 4096;
+    p.held_sms = 24;
+    p.copying = true;
+    p.rate = BytesPerSecond(900e9);
+    p.time_alone = Seconds(alone);
+    p.time = Seconds(alone * 1.3);
+    p.origin.label = "overlap";
+    m.overlap.push_back(p);
+  }
+  const FitResult r = fit(base, m, FitOptions{});
+  REQUIRE(r.values.size() == 1);
+  REQUIRE(r.values[0].parameter->pointer == "/gpu/gemm_comm_contention");
+  REQUIRE(r.values[0].value == Approx(0.3).epsilon(1e-4));
+  REQUIRE(r.fitted.gpu.gemm_comm_contention.value() == Approx(0.3).epsilon(1e-4));
+  REQUIRE(r.residuals.size() == 3);
+  REQUIRE(r.residuals[0].algorithm == "24 SMs 900 GB/s");
+  REQUIRE(r.residuals[0].measured == Approx(1.3));
+  REQUIRE(r.residuals[0].after == Approx(1.3).epsilon(1e-4));
+  // Nothing else moved: the GEMM efficiency is the base profile's.
+  REQUIRE(r.fitted.gpu.gemm.max_efficiency == base.gpu.gemm.max_efficiency);
+}
+
 TEST_CASE("calibrate: the same inputs give bit-identical fits", "[calibrate]") {
   const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
   hardware::HardwareSpec truth = base;

@@ -16,6 +16,7 @@
 using namespace trainsim;
 using trainsim::calibrate::LogStatus;
 using trainsim::calibrate::MeasurementDocument;
+using trainsim::calibrate::OverlapPoint;
 using trainsim::calibrate::PowerActivity;
 using trainsim::collective::Op;
 using trainsim::hardware::Algorithm;
@@ -40,11 +41,14 @@ const std::string kExample = R"({
                      "time": "4.48 ms", "algorithm": "ring", "protocol": "Simple" } ],
   "nccl_tests":  [ { "file": "nccl_tests/h100-ndr-2node-all_reduce.txt", "op": "all_reduce",
                      "ranks": 16, "nodes": 2, "algorithm": "ring", "protocol": "Simple",
-                     "nccl_version": "2.26.2", "status": "healthy", "note": "free text" } ]
+                     "nccl_version": "2.26.2", "status": "healthy", "note": "free text" } ],
+  "overlap":     [ { "kernel": "gemm", "m": 8192, "n": 4096, "k": 4096, "dtype": "bf16",
+                     "held_sms": 24, "holder": "copy", "holder_rate": "900 GB/s",
+                     "time_alone": "400 us", "time": "500 us" } ]
 })";
 
-const std::array<const char*, 7> kArrays = {"gemm",  "attention",   "memory",    "launch",
-                                            "power", "collectives", "nccl_tests"};
+const std::array<const char*, 8> kArrays = {"gemm",  "attention",   "memory",     "launch",
+                                            "power", "collectives", "nccl_tests", "overlap"};
 
 // The example with its arrays removed, for tests that add just the record they need.
 nlohmann::json header_only() {
@@ -155,6 +159,30 @@ TEST_CASE("measurement_reader: the documented example is read field by field", "
   REQUIRE(log.origin.label == "/nccl_tests/0");
 }
 
+TEST_CASE("measurement_reader: an overlap record is read field by field", "[io]") {
+  const auto doc = io::parse_measurement_document(kExample, "m.json");
+  REQUIRE(doc.points.overlap.size() == 1);
+  const OverlapPoint& p = doc.points.overlap[0];
+  REQUIRE(p.m == 8192);
+  REQUIRE(p.n == 4096);
+  REQUIRE(p.k == 4096);
+  REQUIRE(p.dtype == Dtype::Bf16);
+  REQUIRE(p.held_sms == 24);
+  REQUIRE(p.copying);
+  REQUIRE(p.rate->value() == Approx(900e9));
+  REQUIRE(p.sm_count_target == 0);  // the documented default
+  REQUIRE(p.time_alone.value() == Approx(400e-6));
+  REQUIRE(p.time.value() == Approx(500e-6));
+  REQUIRE(p.origin.label == "overlap[0]");
+  const std::string waiting =
+      R"({"kernel": "gemm", "m": 1, "n": 2, "k": 3, "dtype": "bf16", "held_sms": 1,
+          "holder": "wait", "sm_count_target": 131, "time_alone": "1 us", "time": "2 us"})";
+  const auto w = parse(with_record("overlap", waiting)).points.overlap[0];
+  REQUIRE_FALSE(w.copying);
+  REQUIRE_FALSE(w.rate.has_value());
+  REQUIRE(w.sm_count_target == 131);
+}
+
 TEST_CASE("measurement_reader: every array is optional", "[io]") {
   const std::string kept = GENERATE(from_range(kArrays.begin(), kArrays.end()));
   auto j = io::parse_json(kExample, "m.json");
@@ -170,6 +198,7 @@ TEST_CASE("measurement_reader: every array is optional", "[io]") {
   REQUIRE(set.power.size() == (kept == "power" ? 1U : 0U));
   REQUIRE(set.collectives.size() == (kept == "collectives" ? 1U : 0U));
   REQUIRE(doc.logs.size() == (kept == "nccl_tests" ? 1U : 0U));
+  REQUIRE(set.overlap.size() == (kept == "overlap" ? 1U : 0U));
 }
 
 TEST_CASE("measurement_reader: optional keys take their documented defaults", "[io]") {
@@ -293,6 +322,33 @@ TEST_CASE("measurement_reader: log paths are taken from the document's folder", 
   // A document in the working folder leaves the path as written.
   REQUIRE(log_path("logs/a.txt", "m.json") == path("logs/a.txt"));
   REQUIRE(log_path("/abs/a.txt", "runs/h200/m.json") == path("/abs/a.txt"));
+}
+
+TEST_CASE("measurement_reader: bad overlap records name the key", "[io]") {
+  const std::string base =
+      R"("m": 1, "n": 2, "k": 3, "dtype": "bf16", "held_sms": 24, "time_alone": "1 us", "time": "2 us")";
+  SECTION("a rate for a holder that only waits") {
+    const auto j =
+        with_record("overlap", R"({"kernel": "gemm", "holder": "wait", "holder_rate": "9 GB/s", )" +
+                                   base + "}");
+    REQUIRE_THROWS_WITH(parse(j), Catch::Contains("m.json: /overlap/0/holder_rate: a rate for a "
+                                                  "holder that does not copy"));
+  }
+  SECTION("a kernel the contention does not cover") {
+    const auto j = with_record("overlap", R"({"kernel": "triad", "holder": "copy", )" + base + "}");
+    REQUIRE_THROWS_WITH(parse(j),
+                        Catch::Contains("m.json: /overlap/0/kernel:") && Catch::Contains("gemm"));
+  }
+  SECTION("no time alone") {
+    auto j = with_record("overlap", R"({"kernel": "gemm", "holder": "copy", )" + base + "}");
+    j["overlap"][0].erase("time_alone");
+    REQUIRE_THROWS_WITH(parse(j), Catch::Contains("m.json: /overlap/0/time_alone: missing"));
+  }
+  SECTION("no SMs held") {
+    auto j = with_record("overlap", R"({"kernel": "gemm", "holder": "copy", )" + base + "}");
+    j["overlap"][0]["held_sms"] = 0;
+    REQUIRE_THROWS_WITH(parse(j), Catch::Contains("m.json: /overlap/0/held_sms:"));
+  }
 }
 
 TEST_CASE("measurement_reader: bad documents name the file, the pointer and the fix", "[io]") {

@@ -119,6 +119,22 @@ struct LaunchPoint {
   Origin origin;
 };
 
+// A GEMM timed alone and beside SMs held by a stand-in for a communication kernel (the suite's
+// overlap benchmark, calib/src/overlap.cpp): what gemm_comm_contention means.
+struct OverlapPoint {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  hardware::Dtype dtype = hardware::Dtype::Bf16;
+  std::int64_t held_sms = 0;           // SMs the stand-in held (one block each)
+  bool copying = false;                // the stand-in copied through HBM (else it only held SMs)
+  std::optional<BytesPerSecond> rate;  // its pace, bytes read plus written; nullopt: unpaced
+  std::int64_t sm_count_target = 0;    // cuBLASLt's SM count target; 0: none
+  Seconds time_alone;
+  Seconds time;  // beside the stand-in
+  Origin origin;
+};
+
 enum class PowerActivity { Idle, Compute, Communication };
 
 // Average board power while one kind of activity ran.
@@ -136,10 +152,11 @@ struct MeasurementSet {
   std::vector<MemoryPoint> memory;
   std::vector<LaunchPoint> launches;
   std::vector<PowerPoint> power;
+  std::vector<OverlapPoint> overlap;
 };
 
 // Calls f once per kind of point with that kind's vector of each set given, in a fixed order:
-// f(a.collectives, b.collectives, ...), then gemms, attention, memory, launches, power.
+// f(a.collectives, b.collectives, ...), then gemms, attention, memory, launches, power, overlap.
 template <class F, class... Sets>
 void for_each_points(F&& f, Sets&... sets) {
   f(sets.collectives...);
@@ -148,6 +165,7 @@ void for_each_points(F&& f, Sets&... sets) {
   f(sets.memory...);
   f(sets.launches...);
   f(sets.power...);
+  f(sets.overlap...);
 }
 
 // Whether a log may be fitted (the provenance of calibration/nccl_tests/README.md's "status").

@@ -1,0 +1,269 @@
+// Compute beside communication on one GPU: how much longer a GEMM or a memory-bound kernel takes
+// while a communication kernel holds some of the SMs, the quantity the profiles call
+// gemm_comm_contention and comm_compute_contention (docs/calibration.md).
+//
+// NCCL will not put two ranks of one communicator on one GPU, so the collective is stood in for
+// by hold_sms (kernels.hpp): blocks shaped as NCCL's (one per channel, 640 threads, 40 KiB of
+// shared memory), resident for the whole measurement, either waiting (what holding SMs costs by
+// itself) or copying through HBM at a paced rate (SMs and memory bandwidth, as a collective's
+// traffic uses them). Each case is timed alone and then beside the holder, with the same
+// algorithm; the holder starts before the timed calls and stops after them.
+#include <chrono>
+#include <functional>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "calib/src/bench.hpp"
+#include "calib/src/check.hpp"
+#include "calib/src/gemm.hpp"
+#include "calib/src/kernels.hpp"
+
+namespace trainsim::calib {
+namespace {
+
+// SMs held. NCCL runs one block per channel, 16 to 32 of them on Hopper nodes (NVLS's 16 CTAs on
+// sm90, 24 ring channels on an 8 x H100 node: docs/sources.md A.2); 1 and 8 show the mechanism
+// (does one held SM already cost a whole extra round of a persistent GEMM?).
+constexpr int kHeld[] = {1, 8, 16, 24, 32};
+constexpr int kFewestCollectiveSms = 16;
+// The paced copies, bytes read plus written: 900 GB/s, what a ring collective at NVLink 4's
+// 450 GB/s per direction reads from and writes to its GPU's HBM; 100 GB/s, one GPU's share of a
+// collective across nodes over a 400 Gb/s NIC.
+constexpr double kPacedBytesPerSecond[] = {100e9, 900e9};
+constexpr std::size_t kHolderFloatsPerBlock = std::size_t{16} << 20;  // 64 MiB per block
+constexpr double kHolderMaxSeconds = 30.0;  // a holder never outlives a stuck host by more
+
+// The holder's blocks on their own stream, started and stopped by host-mapped flags.
+class Holder {
+ public:
+  explicit Holder(Bench& bench) {
+    CALIB_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CALIB_CHECK(cudaStreamCreateWithFlags(&control_, cudaStreamNonBlocking));
+    CALIB_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host_), (1 + kMaxBlocks) * sizeof(int),
+                              cudaHostAllocMapped));
+    CALIB_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&started_), host_ + 1, 0));
+    CALIB_CHECK(cudaMalloc(reinterpret_cast<void**>(&stop_), sizeof(int)));
+    const std::size_t floats = kMaxBlocks * kHolderFloatsPerBlock;
+    CALIB_CHECK(cudaMalloc(reinterpret_cast<void**>(&src_), floats * sizeof(float)));
+    CALIB_CHECK(cudaMalloc(reinterpret_cast<void**>(&dst_), floats * sizeof(float)));
+    fill(src_, Element::F32, floats, 1.0f, 9, bench.stream());
+    CALIB_CHECK(cudaStreamSynchronize(bench.stream()));
+  }
+  ~Holder() {
+    stop_quietly();
+    cudaFree(dst_);
+    cudaFree(src_);
+    cudaFree(stop_);
+    cudaFreeHost(host_);
+    cudaStreamDestroy(control_);
+    cudaStreamDestroy(stream_);
+  }
+  Holder(const Holder&) = delete;
+  Holder& operator=(const Holder&) = delete;
+
+  // Starts `blocks` blocks and returns once every one of them runs. copy: paced copy at
+  // `bytes_per_second` (0: unpaced); else they wait.
+  void start(int blocks, bool copy, double bytes_per_second) {
+    volatile int* started = host_ + 1;
+    for (int i = 0; i < kMaxBlocks; ++i) started[i] = 0;
+    CALIB_CHECK(cudaMemsetAsync(stop_, 0, sizeof(int), stream_));
+    hold_sms(blocks, stop_, started_, copy ? src_ : nullptr, copy ? dst_ : nullptr,
+             kHolderFloatsPerBlock, bytes_per_second, kHolderMaxSeconds, stream_);
+    CALIB_CHECK(cudaGetLastError());
+    running_ = true;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      int running = 0;
+      for (int i = 0; i < blocks; ++i) running += started[i];
+      if (running == blocks) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw CudaError("hold_sms: " + std::to_string(running) + " of " + std::to_string(blocks) +
+                        " blocks running after 5 s");
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  // The stop flag is written by a copy engine, so that neither it nor the blocks' polling
+  // (device memory, not host memory over PCIe) takes anything from the kernels measured.
+  void stop() {
+    running_ = false;
+    host_[0] = 1;
+    CALIB_CHECK(cudaMemcpyAsync(stop_, host_, sizeof(int), cudaMemcpyHostToDevice, control_));
+    CALIB_CHECK(cudaStreamSynchronize(control_));
+    CALIB_CHECK(cudaStreamSynchronize(stream_));
+    CALIB_CHECK(cudaGetLastError());
+  }
+
+ private:
+  void stop_quietly() {
+    if (!running_) return;
+    running_ = false;
+    host_[0] = 1;
+    cudaMemcpyAsync(stop_, host_, sizeof(int), cudaMemcpyHostToDevice, control_);
+    cudaStreamSynchronize(control_);
+    cudaStreamSynchronize(stream_);
+  }
+
+  static constexpr int kMaxBlocks = kHeld[std::size(kHeld) - 1];
+  cudaStream_t stream_ = nullptr;
+  cudaStream_t control_ = nullptr;
+  int* host_ = nullptr;     // [0] the stop value to copy; [1 + i] block i started (mapped)
+  int* started_ = nullptr;  // device address of host_ + 1
+  int* stop_ = nullptr;     // device memory
+  float* src_ = nullptr;
+  float* dst_ = nullptr;
+  bool running_ = false;
+};
+
+struct Condition {
+  int held = 0;
+  bool copy = false;
+  double bytes_per_second = 0.0;
+};
+
+std::string describe(const Condition& c) {
+  std::string text = std::to_string(c.held) + " SMs held";
+  if (c.copy) {
+    text += c.bytes_per_second > 0.0
+                ? ", copying " + std::to_string(static_cast<long long>(c.bytes_per_second / 1e9)) +
+                      " GB/s"
+                : ", copying unpaced";
+  }
+  return text;
+}
+
+// Times `call` beside the holder under `condition`; nullopt when the record was rejected.
+std::optional<Summary> time_beside(Bench& bench, Holder& holder, const Condition& condition,
+                                   const std::string& what, const std::function<void()>& call) {
+  holder.start(condition.held, condition.copy, condition.bytes_per_second);
+  std::vector<double> trials;
+  try {
+    trials = bench.time_calls(call);
+  } catch (...) {
+    holder.stop();
+    throw;
+  }
+  holder.stop();
+  const Summary s = summarize(trials);
+  if (!bench.accept(what + " beside " + describe(condition), s)) return std::nullopt;
+  return s;
+}
+
+// Whether a condition is what the profiles' one gemm_comm_contention stands for: a collective's
+// blocks (16 or more) moving data. Waiting holders and fewer blocks are kept as comments.
+bool stands_for_a_collective(const Condition& c) {
+  return c.copy && c.held >= kFewestCollectiveSms;
+}
+
+nlohmann::json condition_json(const Condition& c) {
+  nlohmann::json j = {{"held_sms", c.held}, {"holder", c.copy ? "copy" : "wait"}};
+  if (c.copy && c.bytes_per_second > 0.0) {
+    j["holder_rate"] = std::to_string(static_cast<long long>(c.bytes_per_second / 1e9)) + " GB/s";
+  }
+  return j;
+}
+
+}  // namespace
+
+void run_overlap(Bench& bench, const std::vector<GemmCase>& cases) {
+  int sms = 0;
+  int device = 0;
+  CALIB_CHECK(cudaGetDevice(&device));
+  CALIB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  Holder holder(bench);
+
+  cublasLtHandle_t lt = nullptr;
+  CALIB_CHECK(cublasLtCreate(&lt));
+  void* workspace = nullptr;
+  CALIB_CHECK(cudaMalloc(&workspace, kGemmWorkspaceBytes));
+  struct Cleanup {
+    cublasLtHandle_t lt;
+    void* workspace;
+    ~Cleanup() {
+      cudaFree(workspace);
+      cublasLtDestroy(lt);
+    }
+  } cleanup{lt, workspace};
+
+  // Clocks and power up before the first record: the first case's trials would otherwise vary.
+  if (!cases.empty()) {
+    const LtGemm warm(bench, lt, workspace, cases.front());
+    if (warm.available()) (void)bench.time_calls([&] { warm(bench.stream()); });
+    bench.release_all();
+  }
+  for (const GemmCase& c : cases) {
+    // cuBLASLt's own choice, then the choice for the SMs the holder leaves (Transformer
+    // Engine's sm_margin), each alone and beside every holder.
+    for (const int margin_of : {0, 1}) {
+      for (const int held : kHeld) {
+        const int target = margin_of == 0 ? 0 : sms - held;
+        if (margin_of == 0 && held != kHeld[0]) break;  // one pass covers every holder
+        const LtGemm gemm(bench, lt, workspace, c, target);
+        if (!gemm.available()) continue;
+        const auto call = [&] { gemm(bench.stream()); };
+        std::string what = describe(c);
+        if (target > 0) what += " for " + std::to_string(target) + " SMs";
+        const Summary alone = summarize(bench.time_calls(call));
+        if (!bench.accept(what, alone)) continue;
+        std::vector<Condition> conditions;
+        for (const int h : kHeld) {
+          if (target > 0 && h != held) continue;
+          conditions.push_back({h, false, 0.0});
+          if (target > 0) continue;
+          for (const double rate : kPacedBytesPerSecond) conditions.push_back({h, true, rate});
+        }
+        for (const Condition& condition : conditions) {
+          const auto beside = time_beside(bench, holder, condition, what, call);
+          if (!beside) continue;
+          nlohmann::json record = {{"kernel", "gemm"},
+                                   {"m", c.m},
+                                   {"n", c.n},
+                                   {"k", c.k},
+                                   {"dtype", parallel::to_string(c.dtype)},
+                                   {"sm_count_target", target},
+                                   {"time_alone", time_text(alone.median)},
+                                   {"time", time_text(beside->median)},
+                                   {"notes", c.origin}};
+          record.update(condition_json(condition));
+          bench.doc().add_overlap(std::move(record), *beside, bench.now(),
+                                  target == 0 && stands_for_a_collective(condition));
+        }
+      }
+    }
+    bench.release_all();
+  }
+
+  // The STREAM triad (memory.cpp) beside the holder: what a memory-bound kernel loses.
+  const std::size_t count = (std::size_t{1} << 30) / sizeof(float);
+  auto* a = static_cast<float*>(bench.allocate(count * sizeof(float)));
+  auto* b = static_cast<float*>(bench.allocate(count * sizeof(float)));
+  auto* cc = static_cast<float*>(bench.allocate(count * sizeof(float)));
+  fill(b, Element::F32, count, 1.0f, 7, bench.stream());
+  fill(cc, Element::F32, count, 1.0f, 8, bench.stream());
+  const auto triad = [&] { stream_triad(a, b, cc, 3.0f, count, bench.stream()); };
+  const Summary alone = summarize(bench.time_calls(triad));
+  if (bench.accept("memory triad", alone)) {
+    std::vector<Condition> conditions;
+    for (const int h : kHeld) conditions.push_back({h, false, 0.0});
+    for (const double rate : kPacedBytesPerSecond) {
+      for (const int h : kHeld) conditions.push_back({h, true, rate});
+    }
+    conditions.push_back({24, true, 0.0});
+    for (const Condition& condition : conditions) {
+      const auto beside = time_beside(bench, holder, condition, "memory triad", triad);
+      if (!beside) continue;
+      nlohmann::json record = {{"kernel", "triad"},
+                               {"bytes", std::to_string(3 * count * sizeof(float)) + " B"},
+                               {"time_alone", time_text(alone.median)},
+                               {"time", time_text(beside->median)}};
+      record.update(condition_json(condition));
+      bench.doc().add_overlap(std::move(record), *beside, bench.now(), false);
+    }
+  }
+  bench.release_all();
+}
+
+}  // namespace trainsim::calib
