@@ -192,12 +192,36 @@ TEST_CASE("the suite's document is read back by the calibration's reader", "[cal
   doc.add_power("memory_bound", 585.8, summarize({580.0, 590.0, 585.0}), env, "triad loop");
   doc.add_collective("all_gather", 16, 2, 8, 1LL << 30, t, env);
   doc.add_collective("all_reduce", 1, 1, 1, 1LL << 20, t, env);
+  const nlohmann::json overlap = {{"kernel", "gemm"},
+                                  {"m", 8192},
+                                  {"n", 4096},
+                                  {"k", 4096},
+                                  {"dtype", "bf16"},
+                                  {"sm_count_target", 0},
+                                  {"time_alone", "400 us"},
+                                  {"time", "500 us"},
+                                  {"held_sms", 24},
+                                  {"holder", "copy"},
+                                  {"holder_rate", "900 GB/s"}};
+  doc.add_overlap(overlap, t, env, true);
+  nlohmann::json waiting = overlap;
+  waiting["holder"] = "wait";
+  waiting.erase("holder_rate");
+  doc.add_overlap(waiting, t, env, false);
+  doc.add_overlap({{"kernel", "triad"},
+                   {"bytes", "3 GiB"},
+                   {"time_alone", "745 us"},
+                   {"time", "785 us"},
+                   {"held_sms", 24},
+                   {"holder", "copy"}},
+                  t, env, true);
   doc.reject({"gemm 16x16x16 bf16", "coefficient of variation 0.2 above 0.05"});
   doc.note("attention: something could not run");
   // Points in the schema's arrays only: gemm, attention, memory, launch, power (compute),
-  // collectives (all_gather on 16 ranks) = 6; the unfused attention, memory-bound power and
-  // the one-rank collective are comments.
-  REQUIRE(doc.points() == 6);
+  // collectives (all_gather on 16 ranks), overlap (the copying holder) = 7; the unfused
+  // attention, memory-bound power, the one-rank collective, the waiting holder and the triad
+  // beside a holder are comments.
+  REQUIRE(doc.points() == 7);
 
   const auto read = io::parse_measurement_document(doc.json().dump(2), "suite.json");
   REQUIRE(read.environment.device == "NVIDIA H200");
@@ -215,7 +239,15 @@ TEST_CASE("the suite's document is read back by the calibration's reader", "[cal
   REQUIRE(read.points.collectives[0].group.ranks == 16);
   REQUIRE(read.points.collectives[0].group.ranks_per_node == 8);
   REQUIRE(read.points.collectives[0].bytes.value() == Approx(1LL << 30));
+  REQUIRE(read.points.overlap.size() == 1);
+  REQUIRE(read.points.overlap[0].held_sms == 24);
+  REQUIRE(read.points.overlap[0].copying);
+  REQUIRE(read.points.overlap[0].rate->value() == Approx(900e9));
+  REQUIRE(read.points.overlap[0].time_alone.value() == Approx(400e-6));
+  REQUIRE(read.points.overlap[0].time.value() == Approx(500e-6));
   const auto json = doc.json();
+  REQUIRE(json["_overlap_other"].size() == 1);
+  REQUIRE(json["_overlap_memory_bound"].size() == 1);
   REQUIRE(json["_rejected"][0]["what"] == "gemm 16x16x16 bf16");
   REQUIRE(json["_power_memory_bound"].size() == 1);
   REQUIRE(json["_collectives_one_rank"].size() == 1);
@@ -239,6 +271,19 @@ TEST_CASE("the committed H200 documents are valid measurement documents", "[cali
   REQUIRE(suite.points.launches.size() == 1);
   const auto attention = io::read_measurement_document(dir + "attention.json");
   REQUIRE(attention.points.attention.size() >= 10);
+  // The overlap benchmark of the paper's 14 GEMM shapes and of llama-small's: 3 held-SM counts x
+  // 2 paces each, less the records the suite rejected (calibration/h200-sxm/README.md).
+  for (const char* name : {"overlap.json", "overlap-small.json"}) {
+    INFO(name);
+    const auto overlap = io::read_measurement_document(dir + name);
+    REQUIRE(overlap.points.overlap.size() >= 80);
+    REQUIRE(overlap.points.overlap.size() <= 14 * 3 * 2);
+    for (const auto& p : overlap.points.overlap) {
+      REQUIRE(p.copying);
+      REQUIRE(p.held_sms >= 16);
+      REQUIRE(p.sm_count_target == 0);
+    }
+  }
 }
 
 TEST_CASE("the recorded H200 training trace reads as the profiler wrote it", "[calib][trace]") {

@@ -196,7 +196,8 @@ TEST_CASE("paper P2: per-GPU throughput and TFLOP/s fall 28-45% from 128 to 2048
 // docs/validation.md has today's figures): compute 0.595 s at 8 GPUs and 0.636 s at 2048 (+7.0%;
 // max/min over the sweep 1.080): the profile's comm_compute_contention (0.1, an assumption)
 // slows compute while the 0.61 s of overlapped communication runs at 2048 GPUs. Today h100-dgx's
-// GEMMs also slow 2x beside a collective (gemm_comm_contention 1): 0.678 s at 8, 0.992 s at 2048.
+// GEMMs also slow beside a collective (gemm_comm_contention 0.24, measured on an H200,
+// docs/calibration.md): 0.658 s at 8, 0.749 s at 2048 (at the derived 1 before it: 0.678, 0.992).
 // Communication 0.0676 s at 8 GPUs and 0.0626 s at 16 (exposed 4.51 -> 4.18 ms): the 2-node ring,
 // calibrated to nccl-tests logs (~400 GB/s busbw), beats the single-node NVLink ring (NCCL's 360).
 // The rest holds: communication and exposed communication non-decreasing from 16 GPUs on, tokens/s

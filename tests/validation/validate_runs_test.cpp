@@ -61,8 +61,12 @@ namespace {
 // 0.073: three rows of the same tables joined to compare H100 with GB200 under one container
 // (Llama 3 70B on 64 H100 +11.9%, on 64 GB200 +43.9%; Llama 3.1 405B on 1,024 H100 +27.6%;
 // measured 0.0718; 0.0724 once the DeepSeek-V3 rows ran their recipe's mla_up_proj
-// recomputation, memory settings and pipeline layout, docs/validation.md).
-constexpr double kShippedRowsMapeBound = 0.073;
+// recomputation, memory settings and pipeline layout, docs/validation.md). Raised 0.073 -> 0.082
+// when gemm_comm_contention was measured instead of derived: GEMMs on one H200 beside 16-32 SMs
+// held by a stand-in for an NCCL kernel run 1.15-1.39x as long, not 2x, and the fit gives 0.24
+// (docs/calibration.md, "GEMMs beside communication"); the Megatron-LM 2024 H100 rows went from
+// 14.6% to 24.6% and llm-foundry's H100 tables from 4.1% to 6.2% (measured 0.0809).
+constexpr double kShippedRowsMapeBound = 0.082;
 
 const std::vector<PublishedRun>& shipped() {
   static const std::vector<PublishedRun> runs =
@@ -724,8 +728,10 @@ TEST_CASE(
   // llm-foundry-torch21's iteration_overhead is fitted to the 52 rows of llm-foundry's H100
   // 8-GPU table alone (scripts/refit-stacks, fit_apart); the 18 rows of its large-scale table
   // (128 to 512 GPUs, their framework text naming sweep.py) are not in that fit. They must come
-  // out better with it than without: docs/validation.md gives 3.5% (bias +2.1%) with it,
-  // 12.3% at 0 ms; the bounds below leave about 1.5 points either way.
+  // out better with it than without: docs/validation.md gives 7.5% (bias +3.4%) with it,
+  // 20.1% at 0 ms; the bounds below leave about 1.5 points either way. (3.5% and 12.3% while the
+  // Hopper profiles slowed GEMMs 2x beside a collective; the measured 0.24 leaves more of each
+  // step to the time per step.)
   std::vector<PublishedRun> large;
   for (const PublishedRun& run : shipped()) {
     if (run.source_group.find("llm-foundry MPT benchmarks, H100") != std::string::npos &&
@@ -745,9 +751,9 @@ TEST_CASE(
   REQUIRE(without.overall.compared == 18);
   INFO("held-out MAPE " << fitted.overall.mape << " with the fitted time per step, "
                         << without.overall.mape << " without");
-  CHECK(fitted.overall.mape < 0.05);
-  CHECK(without.overall.mape > 0.10);
-  CHECK(std::abs(fitted.overall.bias) < 0.04);
+  CHECK(fitted.overall.mape < 0.09);
+  CHECK(without.overall.mape > 0.185);
+  CHECK(std::abs(fitted.overall.bias) < 0.05);
 }
 
 TEST_CASE("validate: a stack replaced with --stack keeps a row's fp32 gradient reduction",
