@@ -35,7 +35,8 @@ constexpr double kPacedBytesPerSecond[] = {100e9, 900e9};
 constexpr std::size_t kHolderFloatsPerBlock = std::size_t{16} << 20;  // 64 MiB per block
 constexpr double kHolderMaxSeconds = 30.0;  // a holder never outlives a stuck host by more
 
-// The holder's blocks on their own stream, started and stopped by host-mapped flags.
+// The holder's blocks on their own stream: each reports its start in host-mapped memory, and all
+// stop when a copy engine writes the stop flag in device memory.
 class Holder {
  public:
   explicit Holder(Bench& bench) {

@@ -251,7 +251,9 @@ double shift_tolerance(Seconds makespan, std::int64_t count, std::int64_t m, std
 
 // The latest micro-batch a steady range may begin at: runs stop growing here, so that the cost
 // of a slow transient does not grow with m. In the 10,560-plan fixed-batch sweep of
-// bench/simulate_bench.cpp the latest range used begins at micro-batch 187 (of a run of 206).
+// bench/simulate_bench.cpp the latest range used began at micro-batch 187 (of a run of 206) with
+// Hopper's GEMM contention at 1; at the measured 0.24 the pp 8 plans' transients outlast it, and
+// 384 does not extrapolate them either (docs/sweep.md).
 constexpr std::int64_t kLatestSteadyStart = 192;
 
 // At most this many reduced runs per simulation: the first and two lengthened by what the
