@@ -122,6 +122,20 @@ LtGemm::LtGemm(Bench& bench, cublasLtHandle_t lt, void* workspace, const GemmCas
 
 LtGemm::~LtGemm() = default;
 
+LtSession::LtSession() {
+  CALIB_CHECK(cublasLtCreate(&handle_));
+  const cudaError_t allocated = cudaMalloc(&workspace_, kGemmWorkspaceBytes);
+  if (allocated != cudaSuccess) {
+    cublasLtDestroy(handle_);
+    CALIB_CHECK(allocated);
+  }
+}
+
+LtSession::~LtSession() {
+  cudaFree(workspace_);
+  cublasLtDestroy(handle_);
+}
+
 void LtGemm::operator()(cudaStream_t stream) const {
   const float alpha = 1.0f;
   const float beta = 0.0f;
@@ -145,15 +159,10 @@ void run_one(Bench& bench, cublasLtHandle_t lt, void* workspace, const GemmCase&
 }  // namespace
 
 void run_gemm(Bench& bench, const std::vector<GemmCase>& cases) {
-  cublasLtHandle_t lt_raw = nullptr;
-  CALIB_CHECK(cublasLtCreate(&lt_raw));
-  auto lt = own(lt_raw, cublasLtDestroy);
-  void* workspace = nullptr;
-  CALIB_CHECK(cudaMalloc(&workspace, kGemmWorkspaceBytes));
-  auto workspace_owner = own(workspace, cudaFree);
+  const LtSession lt;
   for (const GemmCase& c : cases) {
     try {
-      run_one(bench, lt.get(), workspace, c);
+      run_one(bench, lt.handle(), lt.workspace(), c);
     } catch (const CudaError& e) {
       bench.doc().note(describe(c) + ": " + e.what());
       std::fprintf(stderr, "trainsim-calib: %s: %s\n", describe(c).c_str(), e.what());

@@ -11,6 +11,25 @@
 
 namespace trainsim::calib {
 
+// The suite's cuBLASLt workspace, 64 MiB as PyTorch gives it on Hopper.
+inline constexpr std::size_t kGemmWorkspaceBytes = 64ULL << 20;
+
+// A cuBLASLt handle and its workspace, released together.
+class LtSession {
+ public:
+  LtSession();
+  ~LtSession();
+  LtSession(const LtSession&) = delete;
+  LtSession& operator=(const LtSession&) = delete;
+
+  [[nodiscard]] cublasLtHandle_t handle() const { return handle_; }
+  [[nodiscard]] void* workspace() const { return workspace_; }
+
+ private:
+  cublasLtHandle_t handle_ = nullptr;
+  void* workspace_ = nullptr;
+};
+
 class LtGemm {
  public:
   // Allocates A, B and D through `bench` (freed by bench.release_all()) and fills A and B with
@@ -36,8 +55,5 @@ class LtGemm {
 
 // "gemm 8192x4096x4096 bf16".
 [[nodiscard]] std::string describe(const GemmCase& c);
-
-// The suite's cuBLASLt workspace, 64 MiB as PyTorch gives it on Hopper.
-inline constexpr std::size_t kGemmWorkspaceBytes = 64ULL << 20;
 
 }  // namespace trainsim::calib

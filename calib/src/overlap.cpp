@@ -176,62 +176,48 @@ void run_overlap(Bench& bench, const std::vector<GemmCase>& cases) {
   CALIB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   Holder holder(bench);
 
-  cublasLtHandle_t lt = nullptr;
-  CALIB_CHECK(cublasLtCreate(&lt));
-  void* workspace = nullptr;
-  CALIB_CHECK(cudaMalloc(&workspace, kGemmWorkspaceBytes));
-  struct Cleanup {
-    cublasLtHandle_t lt;
-    void* workspace;
-    ~Cleanup() {
-      cudaFree(workspace);
-      cublasLtDestroy(lt);
-    }
-  } cleanup{lt, workspace};
+  const LtSession lt;
+
+  // cuBLASLt's own choice beside every holder, waiting or copying at each pace; then the choice
+  // for the SMs each holder leaves (Transformer Engine's sm_margin), beside that holder waiting.
+  std::vector<std::pair<int, std::vector<Condition>>> choices(1);
+  for (const int h : kHeld) {
+    choices.front().second.push_back({h, false, 0.0});
+    for (const double rate : kPacedBytesPerSecond)
+      choices.front().second.push_back({h, true, rate});
+  }
+  for (const int h : kHeld) choices.push_back({sms - h, {{h, false, 0.0}}});
 
   // Clocks and power up before the first record: the first case's trials would otherwise vary.
   if (!cases.empty()) {
-    const LtGemm warm(bench, lt, workspace, cases.front());
+    const LtGemm warm(bench, lt.handle(), lt.workspace(), cases.front());
     if (warm.available()) (void)bench.time_calls([&] { warm(bench.stream()); });
     bench.release_all();
   }
   for (const GemmCase& c : cases) {
-    // cuBLASLt's own choice, then the choice for the SMs the holder leaves (Transformer
-    // Engine's sm_margin), each alone and beside every holder.
-    for (const int margin_of : {0, 1}) {
-      for (const int held : kHeld) {
-        const int target = margin_of == 0 ? 0 : sms - held;
-        if (margin_of == 0 && held != kHeld[0]) break;  // one pass covers every holder
-        const LtGemm gemm(bench, lt, workspace, c, target);
-        if (!gemm.available()) continue;
-        const auto call = [&] { gemm(bench.stream()); };
-        std::string what = describe(c);
-        if (target > 0) what += " for " + std::to_string(target) + " SMs";
-        const Summary alone = summarize(bench.time_calls(call));
-        if (!bench.accept(what, alone)) continue;
-        std::vector<Condition> conditions;
-        for (const int h : kHeld) {
-          if (target > 0 && h != held) continue;
-          conditions.push_back({h, false, 0.0});
-          if (target > 0) continue;
-          for (const double rate : kPacedBytesPerSecond) conditions.push_back({h, true, rate});
-        }
-        for (const Condition& condition : conditions) {
-          const auto beside = time_beside(bench, holder, condition, what, call);
-          if (!beside) continue;
-          nlohmann::json record = {{"kernel", "gemm"},
-                                   {"m", c.m},
-                                   {"n", c.n},
-                                   {"k", c.k},
-                                   {"dtype", parallel::to_string(c.dtype)},
-                                   {"sm_count_target", target},
-                                   {"time_alone", time_text(alone.median)},
-                                   {"time", time_text(beside->median)},
-                                   {"notes", c.origin}};
-          record.update(condition_json(condition));
-          bench.doc().add_overlap(std::move(record), *beside, bench.now(),
-                                  target == 0 && stands_for_a_collective(condition));
-        }
+    for (const auto& [target, conditions] : choices) {
+      const LtGemm gemm(bench, lt.handle(), lt.workspace(), c, target);
+      if (!gemm.available()) continue;
+      const auto call = [&] { gemm(bench.stream()); };
+      std::string what = describe(c);
+      if (target > 0) what += " for " + std::to_string(target) + " SMs";
+      const Summary alone = summarize(bench.time_calls(call));
+      if (!bench.accept(what, alone)) continue;
+      for (const Condition& condition : conditions) {
+        const auto beside = time_beside(bench, holder, condition, what, call);
+        if (!beside) continue;
+        nlohmann::json record = {{"kernel", "gemm"},
+                                 {"m", c.m},
+                                 {"n", c.n},
+                                 {"k", c.k},
+                                 {"dtype", parallel::to_string(c.dtype)},
+                                 {"sm_count_target", target},
+                                 {"time_alone", time_text(alone.median)},
+                                 {"time", time_text(beside->median)},
+                                 {"notes", c.origin}};
+        record.update(condition_json(condition));
+        bench.doc().add_overlap(std::move(record), *beside, bench.now(),
+                                target == 0 && stands_for_a_collective(condition));
       }
     }
     bench.release_all();

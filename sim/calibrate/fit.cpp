@@ -384,15 +384,17 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
     c.informs = {index_of("/gpu/kernel_launch_overhead")};
     cases.push_back(std::move(c));
   }
+  const std::size_t gemm_contention = index_of("/gpu/gemm_comm_contention");
   for (const auto& p : m.overlap) {
     // The engine stretches a GEMM's work by 1 + gemm_comm_contention while a collective runs
     // (engine/simulator.cpp); the base is the same GEMM measured alone, so that the point
     // informs the contention and nothing of the GEMM's own efficiency.
     check_measured(p.origin, p.time_alone.value(), false);
     const double alone = p.time_alone.value();
+    const Parameter& contention = parameters()[gemm_contention];
     Case c;
-    c.model = [alone](const HardwareSpec& h) {
-      return alone * (1.0 + h.gpu.gemm_comm_contention.value_or(h.gpu.comm_compute_contention));
+    c.model = [&contention, alone](const HardwareSpec& h) {
+      return alone * (1.0 + contention.get(h));
     };
     c.measured_value = p.time.value();
     c.report = [alone](double t) { return t / alone; };
@@ -412,7 +414,7 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
     c.row.unit = "x alone";
     c.row.si_unit = "ratio";
     c.row.origin = p.origin;
-    c.informs = {index_of("/gpu/gemm_comm_contention")};
+    c.informs = {gemm_contention};
     cases.push_back(std::move(c));
   }
   for (const auto& p : m.power) {
