@@ -251,15 +251,18 @@ double shift_tolerance(Seconds makespan, std::int64_t count, std::int64_t m, std
 
 // The latest micro-batch a steady range may begin at: runs stop growing here, so that the cost
 // of a slow transient does not grow with m. In the 10,560-plan fixed-batch sweep of
-// bench/simulate_bench.cpp the latest range used began at micro-batch 187 (of a run of 206) with
-// Hopper's GEMM contention at 1; at the measured 0.24 the pp 8 plans' transients outlast it, and
-// 384 does not extrapolate them either (docs/sweep.md).
-constexpr std::int64_t kLatestSteadyStart = 192;
+// bench/simulate_bench.cpp, at Hopper's measured GEMM contention (0.24), the latest range used
+// began at micro-batch 337 (of a run of 356): the pp 8 plans' transients last about 250 to 340
+// micro-batches (docs/sweep.md). At 192 they were simulated in full.
+constexpr std::int64_t kLatestSteadyStart = 384;
 
-// At most this many reduced runs per simulation: the first and two lengthened by what the
-// previous one showed. In that sweep 1,055 of the 1,266 plans extrapolated took one run, 105 two
-// and 106 three.
-constexpr int kMaxRuns = 3;
+// At most this many reduced runs per simulation: the first and three lengthened by what the
+// previous one showed. A run predicted from a geometric decay can fall short where a slower
+// mode takes over (the second differences' decay per window of 8 micro-batches goes from 0.49
+// to 0.53 between runs of 90 and 267 for llama2-70b on 64 H100, tp 8, pp 8, 2,048
+// micro-batches), and the fourth run holds the range. In that sweep 1,026 of the 1,097 plans
+// extrapolated took one run, 24 two, 26 three and 21 four.
+constexpr int kMaxRuns = 4;
 
 // Micro-batches left out at the end of a run: the schedule's cool-down (pp for 1F1B,
 // whose last backward passes run without forwards between them; 2 pp for the interleaved

@@ -378,11 +378,16 @@ TEST_CASE("extrapolation: the tolerance on a shift shrinks with the periods inse
   // The second run, 54 micro-batches, has second differences of 9.7e-10 s over micro-batches 41
   // to 44 and 6.9e-10 s over 45 to 48, a factor of 0.72 per window of 4. The tolerance is 1e-12
   // of the extrapolated makespan (about 0.028 s x 2,000 / 54) over the 1,946 periods inserted,
-  // 5.3e-16 s: reaching it takes 43 more windows, a range starting at 48 + 44 x 4 = 224, past
-  // kLatestSteadyStart (192), so the iteration is simulated in full. A tolerance of 1e-12 of the
-  // run's makespan alone (2.8e-14 s) took a third run of 187 micro-batches whose shifts were
-  // still converging below it, and 1,813 periods multiplied what was left: the exposed
-  // communication came out 1.7e-9 of itself off full simulation, a stage's bubble 8.6e-8.
+  // 5.3e-16 s: reaching it takes 43 more windows, a range starting at 48 + 44 x 4 = 224. A third
+  // run of 224 + (4 + 2) + 5 = 235 micro-batches (the shortest any period asked for) shows its
+  // shifts still converging, at a slower rate than the 0.72 that predicted it, and a fourth of
+  // 254 holds a range, within kLatestSteadyStart (384): 18 + 54 + 235 + 254 = 561 micro-batches
+  // of the 2,000. Extrapolated from it, iteration time and exposed communication agree with full
+  // simulation within 7e-13 and 7e-12 of themselves, and the stages' idle time within 3e-10
+  // (stage 2), inside the 1e-9 of require_agree. A tolerance of 1e-12 of the run's makespan
+  // alone (2.8e-14 s) took a third run of 187 micro-batches whose shifts were still converging
+  // below it, and 1,813 periods multiplied what was left: the exposed communication came out
+  // 1.7e-9 of itself off full simulation, a stage's bubble 8.6e-8.
   io::ScenarioDocument doc;
   doc.json = nlohmann::json::parse(R"({
     "hardware": "b200-dgx", "stack": "megatron-core", "cluster": {"gpus": 16},
@@ -399,10 +404,9 @@ TEST_CASE("extrapolation: the tolerance on a shift shrinks with the periods inse
   REQUIRE(s.num_microbatches() == 2000);
   const report::Simulation fast = report::simulate(s);
   const report::Simulation full = simulate_full(s);
-  CHECK_FALSE(fast.extrapolated);
-  CHECK(fast.reduced_microbatches_simulated == 18 + 54);
+  CHECK(fast.extrapolated);
+  CHECK(fast.reduced_microbatches_simulated == 18 + 54 + 235 + 254);
   require_agree(fast.report, full.report);
-  CHECK(fast.report.exposed_communication.value() == full.report.exposed_communication.value());
 }
 
 TEST_CASE("extrapolation: GPipe's line tolerance shrinks with the periods extrapolated",
@@ -465,7 +469,7 @@ TEST_CASE("extrapolation: a transient that does not end in time is simulated in 
   // range and is too short to show the decay; the next, 54, holds none either, and its second
   // differences fall by a factor of only 0.87 to 0.89 per window of 4 micro-batches (2.9e-5 s
   // to 2.6e-5 s for period 1): at that rate they reach the tolerance (1.4e-12 s) after about 130
-  // windows, past kLatestSteadyStart (192). So the whole iteration is simulated, and the result is
+  // windows, past kLatestSteadyStart (384). So the whole iteration is simulated, and the result is
   // the full simulation's bit for bit.
   parallel::Scenario s = from_json(R"({
     "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 64},
