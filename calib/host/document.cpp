@@ -126,10 +126,12 @@ void Document::add_collective(const std::string& op, std::int64_t ranks, std::in
 
 void Document::add_overlap(nlohmann::json record, const Summary& beside, const Environment& at,
                            bool fitted) {
-  const bool gemm = record.value("kernel", "") == "gemm";
-  add(fitted && gemm ? "overlap"
-      : gemm         ? "_overlap_other"
-                     : "_overlap_memory_bound",
+  const std::string kernel = record.value("kernel", "");
+  const bool gemm = kernel == "gemm";
+  add(fitted && gemm       ? "overlap"
+      : gemm               ? "_overlap_other"
+      : kernel == "holder" ? "_overlap_holder"
+                           : "_overlap_memory_bound",
       std::move(record), beside, at);
 }
 

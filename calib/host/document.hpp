@@ -55,8 +55,9 @@ class Document {
                       const Environment& at);
   // A kernel timed alone and beside SMs held by a stand-in for a communication kernel
   // (calib/src/overlap.cpp); `record` holds the case, "time_alone" and "time". Under "overlap"
-  // when `fitted` (what gemm_comm_contention stands for), else under "_overlap_other" (GEMMs)
-  // or "_overlap_memory_bound" (the triad), kept as comments.
+  // when `fitted` (what gemm_comm_contention stands for), else under "_overlap_other" (GEMMs),
+  // "_overlap_holder" (kernel "holder": the stand-in's own rate alone and beside a GEMM, whose
+  // trials `beside` are) or "_overlap_memory_bound" (the triad), kept as comments.
   void add_overlap(nlohmann::json record, const Summary& beside, const Environment& at,
                    bool fitted);
   void reject(Rejection r);

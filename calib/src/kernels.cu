@@ -112,7 +112,7 @@ __device__ unsigned long long global_ns() {
 __global__ void __launch_bounds__(kHoldThreads, 1)
     hold_kernel(const int* stop, volatile int* started, const float4* __restrict__ src,
                 float4* __restrict__ dst, std::size_t count4_per_block, double bytes_per_ns,
-                unsigned long long max_ns) {
+                unsigned long long max_ns, unsigned long long* progress) {
   extern __shared__ float4 reserved[];  // held, as a communication kernel's buffers are
   __shared__ int done;
   const unsigned long long begin = global_ns();
@@ -145,6 +145,10 @@ __global__ void __launch_bounds__(kHoldThreads, 1)
       }
     }
     __syncthreads();
+  }
+  if (progress != nullptr && threadIdx.x == 0) {
+    progress[2 * blockIdx.x] = static_cast<unsigned long long>(moved);
+    progress[2 * blockIdx.x + 1] = global_ns() - begin;
   }
 }
 
@@ -195,13 +199,13 @@ void softmax_bf16(void* scores, std::int64_t rows, std::int64_t cols, float scal
 
 void hold_sms(int blocks, const int* stop, volatile int* started, const float* src, float* dst,
               std::size_t count_per_block, double bytes_per_second, double max_seconds,
-              cudaStream_t stream) {
+              unsigned long long* progress, cudaStream_t stream) {
   const double per_block_bytes_per_ns =
       bytes_per_second > 0.0 ? bytes_per_second * 1e-9 / static_cast<double>(blocks) : 0.0;
   hold_kernel<<<blocks, kHoldThreads, kHoldSharedBytes, stream>>>(
       stop, started, reinterpret_cast<const float4*>(src), reinterpret_cast<float4*>(dst),
       count_per_block / 4, per_block_bytes_per_ns,
-      static_cast<unsigned long long>(max_seconds * 1e9));
+      static_cast<unsigned long long>(max_seconds * 1e9), progress);
 }
 
 }  // namespace trainsim::calib

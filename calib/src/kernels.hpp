@@ -45,8 +45,11 @@ inline constexpr std::size_t kHoldSharedBytes = 40 * 1024;
 // `src` and `dst` (each `blocks` x `count_per_block` floats) every block copies its share round and
 // round in 256 KiB slices, paced to `bytes_per_second` in all (bytes read plus written; 0: as fast
 // as it can), as a collective moves data through HBM; with null buffers the blocks only wait.
+// When they stop, block i writes to `progress` (device memory, 2 x `blocks` values; may be null)
+// the bytes it moved, [2i], and the nanoseconds it ran, [2i + 1]: a paced block that fell behind
+// catches up unpaced, so a rate below the pace is what it could not do.
 void hold_sms(int blocks, const int* stop, volatile int* started, const float* src, float* dst,
               std::size_t count_per_block, double bytes_per_second, double max_seconds,
-              cudaStream_t stream);
+              unsigned long long* progress, cudaStream_t stream);
 
 }  // namespace trainsim::calib

@@ -9,11 +9,13 @@
 // traffic uses them). Each case is timed alone and then beside the holder, with the same
 // algorithm; the holder starts before the timed calls and stops after them.
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <iterator>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "calib/src/bench.hpp"
 #include "calib/src/check.hpp"
@@ -46,6 +48,8 @@ class Holder {
                               cudaHostAllocMapped));
     CALIB_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&started_), host_ + 1, 0));
     CALIB_CHECK(cudaMalloc(reinterpret_cast<void**>(&stop_), sizeof(int)));
+    CALIB_CHECK(cudaMalloc(reinterpret_cast<void**>(&progress_),
+                           2 * kMaxBlocks * sizeof(unsigned long long)));
     const std::size_t floats = kMaxBlocks * kHolderFloatsPerBlock;
     CALIB_CHECK(cudaMalloc(reinterpret_cast<void**>(&src_), floats * sizeof(float)));
     CALIB_CHECK(cudaMalloc(reinterpret_cast<void**>(&dst_), floats * sizeof(float)));
@@ -56,6 +60,7 @@ class Holder {
     stop_quietly();
     cudaFree(dst_);
     cudaFree(src_);
+    cudaFree(progress_);
     cudaFree(stop_);
     cudaFreeHost(host_);
     cudaStreamDestroy(control_);
@@ -71,9 +76,10 @@ class Holder {
     for (int i = 0; i < kMaxBlocks; ++i) started[i] = 0;
     CALIB_CHECK(cudaMemsetAsync(stop_, 0, sizeof(int), stream_));
     hold_sms(blocks, stop_, started_, copy ? src_ : nullptr, copy ? dst_ : nullptr,
-             kHolderFloatsPerBlock, bytes_per_second, kHolderMaxSeconds, stream_);
+             kHolderFloatsPerBlock, bytes_per_second, kHolderMaxSeconds, progress_, stream_);
     CALIB_CHECK(cudaGetLastError());
     running_ = true;
+    blocks_ = blocks;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     for (;;) {
       int running = 0;
@@ -98,6 +104,21 @@ class Holder {
     CALIB_CHECK(cudaGetLastError());
   }
 
+  // What the last run's blocks moved, bytes read plus written per second over each block's own
+  // time, summed over the blocks; 0 for waiting blocks.
+  [[nodiscard]] double rate() const {
+    std::vector<unsigned long long> progress(2 * static_cast<std::size_t>(blocks_));
+    CALIB_CHECK(cudaMemcpy(progress.data(), progress_, progress.size() * sizeof(unsigned long long),
+                           cudaMemcpyDeviceToHost));
+    double sum = 0.0;
+    for (std::size_t i = 0; i + 1 < progress.size(); i += 2) {
+      if (progress[i + 1] > 0) {
+        sum += static_cast<double>(progress[i]) / (static_cast<double>(progress[i + 1]) * 1e-9);
+      }
+    }
+    return sum;
+  }
+
  private:
   void stop_quietly() {
     if (!running_) return;
@@ -114,6 +135,8 @@ class Holder {
   int* host_ = nullptr;     // [0] the stop value to copy; [1 + i] block i started (mapped)
   int* started_ = nullptr;  // device address of host_ + 1
   int* stop_ = nullptr;     // device memory
+  unsigned long long* progress_ = nullptr;  // per block: bytes moved, nanoseconds run
+  int blocks_ = 0;                          // of the last run
   float* src_ = nullptr;
   float* dst_ = nullptr;
   bool running_ = false;
@@ -154,10 +177,20 @@ std::optional<Summary> time_beside(Bench& bench, Holder& holder, const Condition
 }
 
 // Whether a condition is what the profiles' one gemm_comm_contention stands for: a collective's
-// blocks (16 or more) moving data. Waiting holders and fewer blocks are kept as comments.
+// blocks (16 or more) moving data at a collective's pace. Waiting holders, fewer blocks and
+// unpaced copies are kept as comments.
 bool stands_for_a_collective(const Condition& c) {
-  return c.copy && c.held >= kFewestCollectiveSms;
+  return c.copy && c.bytes_per_second > 0.0 && c.held >= kFewestCollectiveSms;
 }
+
+std::string rate_text(double bytes_per_second) {
+  char text[32];
+  (void)std::snprintf(text, sizeof text, "%.1f GB/s", bytes_per_second / 1e9);
+  return text;
+}
+
+// How long a holder runs alone to give the rate it moves data at by itself.
+constexpr auto kHolderAloneTime = std::chrono::milliseconds(250);
 
 nlohmann::json condition_json(const Condition& c) {
   nlohmann::json j = {{"held_sms", c.held}, {"holder", c.copy ? "copy" : "wait"}};
@@ -186,7 +219,21 @@ void run_overlap(Bench& bench, const std::vector<GemmCase>& cases) {
     for (const double rate : kPacedBytesPerSecond)
       choices.front().second.push_back({h, true, rate});
   }
+  choices.front().second.push_back({24, true, 0.0});
   for (const int h : kHeld) choices.push_back({sms - h, {{h, false, 0.0}}});
+
+  // The holder's own rate, alone, under each copying condition: against it, the rate it keeps
+  // beside each GEMM says whether a collective's blocks would slow beside compute (the engine
+  // assumes they do not).
+  std::vector<double> rate_alone(choices.front().second.size(), 0.0);
+  for (std::size_t i = 0; i < rate_alone.size(); ++i) {
+    const Condition& condition = choices.front().second[i];
+    if (!condition.copy) continue;
+    holder.start(condition.held, true, condition.bytes_per_second);
+    std::this_thread::sleep_for(kHolderAloneTime);
+    holder.stop();
+    rate_alone[i] = holder.rate();
+  }
 
   // Clocks and power up before the first record: the first case's trials would otherwise vary.
   if (!cases.empty()) {
@@ -203,9 +250,18 @@ void run_overlap(Bench& bench, const std::vector<GemmCase>& cases) {
       if (target > 0) what += " for " + std::to_string(target) + " SMs";
       const Summary alone = summarize(bench.time_calls(call));
       if (!bench.accept(what, alone)) continue;
-      for (const Condition& condition : conditions) {
+      for (std::size_t i = 0; i < conditions.size(); ++i) {
+        const Condition& condition = conditions[i];
         const auto beside = time_beside(bench, holder, condition, what, call);
         if (!beside) continue;
+        if (target == 0 && condition.copy) {
+          nlohmann::json own = {{"kernel", "holder"},
+                                {"beside", what},
+                                {"rate_alone", rate_text(rate_alone[i])},
+                                {"rate", rate_text(holder.rate())}};
+          own.update(condition_json(condition));
+          bench.doc().add_overlap(std::move(own), *beside, bench.now(), false);
+        }
         nlohmann::json record = {{"kernel", "gemm"},
                                  {"m", c.m},
                                  {"n", c.n},

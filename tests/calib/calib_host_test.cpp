@@ -215,13 +215,24 @@ TEST_CASE("the suite's document is read back by the calibration's reader", "[cal
                    {"held_sms", 24},
                    {"holder", "copy"}},
                   t, env, true);
+  doc.add_overlap({{"kernel", "holder"},
+                   {"beside", "gemm 8192x4096x4096 bf16"},
+                   {"rate_alone", "899.8 GB/s"},
+                   {"rate", "874.2 GB/s"},
+                   {"held_sms", 24},
+                   {"holder", "copy"},
+                   {"holder_rate", "900 GB/s"}},
+                  t, env, false);
   doc.reject({"gemm 16x16x16 bf16", "coefficient of variation 0.2 above 0.05"});
   doc.note("attention: something could not run");
   // Points in the schema's arrays only: gemm, attention, memory, launch, power (compute),
   // collectives (all_gather on 16 ranks), overlap (the copying holder) = 7; the unfused
-  // attention, memory-bound power, the one-rank collective, the waiting holder and the triad
-  // beside a holder are comments.
+  // attention, memory-bound power, the one-rank collective, the waiting holder, the triad
+  // beside a holder and the holder's own rate are comments.
   REQUIRE(doc.points() == 7);
+  REQUIRE(doc.json().at("_overlap_holder").size() == 1);
+  REQUIRE(doc.json().at("_overlap_holder")[0].at("rate") == "874.2 GB/s");
+  REQUIRE(doc.json().at("_overlap_memory_bound").size() == 1);
 
   const auto read = io::parse_measurement_document(doc.json().dump(2), "suite.json");
   REQUIRE(read.environment.device == "NVIDIA H200");
