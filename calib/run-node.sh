@@ -3,8 +3,8 @@
 #   calib/run-node.sh OUTDIR [SCENARIO ...]
 # - OUTDIR/suite.json       trainsim-calib: GEMM, unfused attention, memory, launch, power and
 #                           the collectives of every GPU of the node
-# - OUTDIR/attention.json   calib/torch/attention.py: fused attention through PyTorch (when
-#                           python3 has torch)
+# - OUTDIR/attention.json   calib/torch/attention.py: fused attention through PyTorch, forward
+#                           and (comments) backward (when python3 has torch)
 # - OUTDIR/trace.json       calib/torch/train_trace.py: a profiler trace of a few training steps
 #                           of calib/examples/llama-small.json (when TRAINSIM_CALIB_TRACE=1)
 # TRAINSIM_CALIB names the trainsim-calib binary (default: build/release/calib/trainsim-calib).
@@ -27,7 +27,7 @@ echo "== trainsim-calib ${args[*]}"
 if python3 -c 'import torch' 2>/dev/null; then
   echo "== calib/torch/attention.py"
   "$calib" --list -o /dev/null "${args[@]}" | python3 "$here/torch/attention.py" \
-    -o "$out/attention.json" || status=$?
+    --backward -o "$out/attention.json" || status=$?
   if [ "${TRAINSIM_CALIB_TRACE:-0}" = 1 ]; then
     echo "== calib/torch/train_trace.py"
     python3 "$here/torch/train_trace.py" --model "$here/examples/llama-small.json" \

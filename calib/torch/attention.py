@@ -9,6 +9,14 @@ docs/calibration-measurements.md. The cases are the attention lines of `trainsim
 so that the C++ suite and this script measure the same shapes.
 
     trainsim-calib --list -o x --scenario s.json | python3 attention.py -o attention.json
+
+With --backward each case is also timed forward and backward together (the inputs requiring
+gradients, torch.autograd.grad so that nothing accumulates), and the backward's time, that less
+the forward's with the same inputs, goes under "_attention_<back end>_backward" (comments: the
+schema's attention records are forward calls) with "backward_ratio", 2.5 x forward time over
+backward time: the backward's efficiency over the forward's when the backward counts 2.5 times
+the forward's FLOPs (FlashAttention-2's count, Dao 2023 section 4.1; the hardware profiles'
+attention backward_ratio).
 """
 import argparse
 import json
@@ -44,11 +52,52 @@ def time_calls(fn, trials=7, target=0.02, warmups=3):
     return [trial(calls) for _ in range(trials)]
 
 
+def backward_record(name, q, k, v, causal, what, origin, env, max_cv, rejected):
+    """The backward of one case under back end `name`, or None when it did not run or varied."""
+    qg, kg, vg = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    dout = torch.randn_like(q)
+
+    def forward():
+        return F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
+
+    def both():
+        torch.autograd.grad(forward(), (qg, kg, vg), dout)
+
+    try:
+        with sdpa_kernel([BACKENDS[name]]):
+            fwd = time_calls(forward)
+            fb = time_calls(both)
+    except RuntimeError as e:
+        rejected.append({"what": what + " backward", "reason": str(e).splitlines()[0]})
+        return None
+    cvs = [statistics.stdev(x) / statistics.mean(x) for x in (fwd, fb)]
+    if max(cvs) > max_cv:
+        rejected.append({"what": what + " backward",
+                         "reason": f"coefficient of variation {max(cvs):.3f}"})
+        return None
+    t_fwd = statistics.median(fwd)
+    t_bwd = statistics.median(fb) - t_fwd
+    if not t_bwd > 0:
+        rejected.append({"what": what + " backward", "reason": "backward time not positive"})
+        return None
+    b, h, s, d = q.shape
+    return {"batch": b, "heads": h, "seq_len": s, "head_dim": d, "causal": causal,
+            "dtype": "bf16", "time": f"{t_bwd * 1e6:.6g} us",
+            "time_forward": f"{t_fwd * 1e6:.6g} us",
+            "backward_ratio": round(2.5 * t_fwd / t_bwd, 4),
+            "notes": f"{origin}; forward and backward (torch.autograd.grad) less forward, "
+                     f"{name} back end",
+            "environment": dict(env, timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+            "_stats": {"trials": len(fb), "forward_cv": cvs[0], "both_cv": cvs[1]}}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--backends", default="cudnn,flash")
     ap.add_argument("--max-cv", type=float, default=0.05)
+    ap.add_argument("--backward", action="store_true",
+                    help="also time each case's backward (comment records)")
     args = ap.parse_args()
     cases = []
     for line in sys.stdin:
@@ -90,10 +139,17 @@ def main():
                 "environment": dict(env, timestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
                 "_stats": {"trials": len(samples), "median": med, "min": min(samples),
                            "max": max(samples), "cv": cv}})
+            if args.backward:
+                record = backward_record(name, q, k, v, causal, what, origin, env, args.max_cv,
+                                         rejected)
+                if record:
+                    records.setdefault(name + "_backward", []).append(record)
             del q, k, v
     # The cuDNN back end is the fitted one (the graph-API fused kernel); FlashAttention-2's
     # timings are kept beside it for comparison.
     fitted = "cudnn" if records.get("cudnn") else next(iter(records))
+    if fitted.endswith("_backward"):
+        sys.exit("attention.py: no forward record was kept")
     doc = {"schema": "trainsim-measurements", "schema_version": 1,
            "source": f"calib/torch/attention.py, torch {torch.__version__}",
            "environment": env, "attention": records[fitted]}
