@@ -18,11 +18,7 @@ bool in_range(std::int32_t id, std::size_t size) {
 }  // namespace
 
 void Graph::reserve(std::size_t num_ops, std::size_t num_dependencies) {
-  op_stream_.reserve(num_ops);
-  op_duration_.reserve(num_ops);
-  op_name_.reserve(num_ops);
-  op_tag_.reserve(num_ops);
-  op_class_.reserve(num_ops);
+  ops_.reserve(num_ops);
   dependencies_.reserve(num_dependencies);
 }
 
@@ -52,12 +48,12 @@ OpId Graph::add_op(StreamId stream, Seconds duration, NameId name_id, std::int32
        streams_[idx(stream)].kind != OpKind::Compute)) [[unlikely]] {
     add_op_error(stream, duration, name_id, contention_class);
   }
-  const auto id = static_cast<OpId>(op_stream_.size());
-  op_stream_.push_back(stream);
-  op_duration_.push_back(duration);
-  op_name_.push_back(name_id);
-  op_tag_.push_back(tag);
-  op_class_.push_back(contention_class);
+  const auto id = static_cast<OpId>(ops_.size());
+  ops_.push_back(Op{.duration = duration,
+                    .stream = stream,
+                    .name = name_id,
+                    .tag = tag,
+                    .contention_class = contention_class});
   streams_[idx(stream)].ops.push_back(id);
   return id;
 }
@@ -77,19 +73,18 @@ void Graph::add_op_error(StreamId stream, Seconds duration, NameId name_id,
 }
 
 void Graph::set_contention_class(OpId op, ContentionClass contention_class) {
-  if (!in_range(op, op_stream_.size())) {
+  if (!in_range(op, ops_.size())) {
     fail("set_contention_class: no op " + std::to_string(op));
   }
-  if (stream_kind(op_stream_[idx(op)]) != OpKind::Compute) {
+  if (stream_kind(ops_[idx(op)].stream) != OpKind::Compute) {
     fail("set_contention_class: op '" + op_name(op) + "' is not a compute op");
   }
-  op_class_[idx(op)] = contention_class;
+  ops_[idx(op)].contention_class = contention_class;
 }
 
 void Graph::add_dependency(OpId before, OpId after) {
-  if (!in_range(before, op_stream_.size()) || !in_range(after, op_stream_.size())) {
-    fail("add_dependency: no op " +
-         std::to_string(in_range(before, op_stream_.size()) ? after : before));
+  if (!in_range(before, ops_.size()) || !in_range(after, ops_.size())) {
+    fail("add_dependency: no op " + std::to_string(in_range(before, ops_.size()) ? after : before));
   }
   if (before == after) {
     fail("add_dependency: op " + std::to_string(before) + " '" + op_name(before) +

@@ -83,9 +83,7 @@ class Graph {
   [[nodiscard]] std::int32_t num_streams() const {
     return static_cast<std::int32_t>(streams_.size());
   }
-  [[nodiscard]] std::int32_t num_ops() const {
-    return static_cast<std::int32_t>(op_stream_.size());
-  }
+  [[nodiscard]] std::int32_t num_ops() const { return static_cast<std::int32_t>(ops_.size()); }
   [[nodiscard]] std::int64_t num_dependencies() const {
     return static_cast<std::int64_t>(dependencies_.size());
   }
@@ -103,14 +101,16 @@ class Graph {
   // The stream's ops in execution order.
   [[nodiscard]] std::span<const OpId> stream_ops(StreamId s) const { return streams_[idx(s)].ops; }
 
-  [[nodiscard]] StreamId op_stream(OpId op) const { return op_stream_[idx(op)]; }
+  [[nodiscard]] StreamId op_stream(OpId op) const { return ops_[idx(op)].stream; }
   [[nodiscard]] DeviceId op_device(OpId op) const { return stream_device(op_stream(op)); }
   [[nodiscard]] OpKind op_kind(OpId op) const { return stream_kind(op_stream(op)); }
-  [[nodiscard]] Seconds op_duration(OpId op) const { return op_duration_[idx(op)]; }
-  [[nodiscard]] NameId op_name_id(OpId op) const { return op_name_[idx(op)]; }
+  [[nodiscard]] Seconds op_duration(OpId op) const { return ops_[idx(op)].duration; }
+  [[nodiscard]] NameId op_name_id(OpId op) const { return ops_[idx(op)].name; }
   [[nodiscard]] const std::string& op_name(OpId op) const { return name(op_name_id(op)); }
-  [[nodiscard]] std::int32_t op_tag(OpId op) const { return op_tag_[idx(op)]; }
-  [[nodiscard]] ContentionClass op_contention_class(OpId op) const { return op_class_[idx(op)]; }
+  [[nodiscard]] std::int32_t op_tag(OpId op) const { return ops_[idx(op)].tag; }
+  [[nodiscard]] ContentionClass op_contention_class(OpId op) const {
+    return ops_[idx(op)].contention_class;
+  }
 
   [[nodiscard]] const std::string& name(NameId id) const { return names_[idx(id)]; }
   // Every dependency edge in insertion order (stream order is implicit, not listed here).
@@ -136,13 +136,17 @@ class Graph {
 
   std::vector<Device> devices_;
   std::vector<Stream> streams_;
-  // Ops as parallel arrays (structure of arrays): the simulator walks them linearly.
-  // Per-op storage comes from block_cache, reused by the next graph built on the thread.
-  CachedVector<StreamId> op_stream_;
-  CachedVector<Seconds> op_duration_;
-  CachedVector<NameId> op_name_;
-  CachedVector<std::int32_t> op_tag_;
-  CachedVector<ContentionClass> op_class_;
+  // An op's facts in one record (24 bytes): add_op appends one, and the simulator reads an
+  // op's stream, duration and contention class from one cache line. Per-op storage comes from
+  // block_cache, reused by the next graph built on the thread.
+  struct Op {
+    Seconds duration;
+    StreamId stream = -1;
+    NameId name = 0;
+    std::int32_t tag = -1;
+    ContentionClass contention_class = ContentionClass::Default;
+  };
+  CachedVector<Op> ops_;
   CachedVector<Dependency> dependencies_;
   std::vector<std::string> names_;
   std::map<std::string, NameId, std::less<>> name_index_;
