@@ -52,6 +52,20 @@ std::string describe(const GemmCase& c) {
          " " + parallel::to_string(c.dtype);
 }
 
+LtSession::LtSession() {
+  CALIB_CHECK(cublasLtCreate(&handle_));
+  const cudaError_t allocated = cudaMalloc(&workspace_, kGemmWorkspaceBytes);
+  if (allocated != cudaSuccess) {
+    cublasLtDestroy(handle_);
+    CALIB_CHECK(allocated);
+  }
+}
+
+LtSession::~LtSession() {
+  cudaFree(workspace_);
+  cublasLtDestroy(handle_);
+}
+
 struct LtGemm::Descriptors {
   cublasLtHandle_t lt = nullptr;
   void* workspace = nullptr;
@@ -121,20 +135,6 @@ LtGemm::LtGemm(Bench& bench, cublasLtHandle_t lt, void* workspace, const GemmCas
 }
 
 LtGemm::~LtGemm() = default;
-
-LtSession::LtSession() {
-  CALIB_CHECK(cublasLtCreate(&handle_));
-  const cudaError_t allocated = cudaMalloc(&workspace_, kGemmWorkspaceBytes);
-  if (allocated != cudaSuccess) {
-    cublasLtDestroy(handle_);
-    CALIB_CHECK(allocated);
-  }
-}
-
-LtSession::~LtSession() {
-  cudaFree(workspace_);
-  cublasLtDestroy(handle_);
-}
 
 void LtGemm::operator()(cudaStream_t stream) const {
   const float alpha = 1.0f;

@@ -30,6 +30,8 @@ namespace {
 // (does one held SM already cost a whole extra round of a persistent GEMM?).
 constexpr int kHeld[] = {1, 8, 16, 24, 32};
 constexpr int kFewestCollectiveSms = 16;
+// The unpaced copy's blocks: NCCL's 24 ring channels on an 8 x H100 node (docs/sources.md A.2).
+constexpr int kUnpacedBlocks = 24;
 // The paced copies, bytes read plus written: 900 GB/s, what a ring collective at NVLink 4's
 // 450 GB/s per direction reads from and writes to its GPU's HBM; 100 GB/s, one GPU's share of a
 // collective across nodes over a 400 Gb/s NIC.
@@ -145,17 +147,18 @@ class Holder {
 struct Condition {
   int held = 0;
   bool copy = false;
-  double bytes_per_second = 0.0;
+  double bytes_per_second = 0.0;  // the copy's pace; 0: unpaced
+  double rate_alone = 0.0;        // what the copying holder moved alone (measured in run_overlap)
 };
+
+// A paced copy's rate as the records write it, "900 GB/s".
+std::string pace_text(const Condition& c) {
+  return std::to_string(static_cast<long long>(c.bytes_per_second / 1e9)) + " GB/s";
+}
 
 std::string describe(const Condition& c) {
   std::string text = std::to_string(c.held) + " SMs held";
-  if (c.copy) {
-    text += c.bytes_per_second > 0.0
-                ? ", copying " + std::to_string(static_cast<long long>(c.bytes_per_second / 1e9)) +
-                      " GB/s"
-                : ", copying unpaced";
-  }
+  if (c.copy) text += c.bytes_per_second > 0.0 ? ", copying " + pace_text(c) : ", copying unpaced";
   return text;
 }
 
@@ -194,9 +197,7 @@ constexpr auto kHolderAloneTime = std::chrono::milliseconds(250);
 
 nlohmann::json condition_json(const Condition& c) {
   nlohmann::json j = {{"held_sms", c.held}, {"holder", c.copy ? "copy" : "wait"}};
-  if (c.copy && c.bytes_per_second > 0.0) {
-    j["holder_rate"] = std::to_string(static_cast<long long>(c.bytes_per_second / 1e9)) + " GB/s";
-  }
+  if (c.copy && c.bytes_per_second > 0.0) j["holder_rate"] = pace_text(c);
   return j;
 }
 
@@ -219,20 +220,18 @@ void run_overlap(Bench& bench, const std::vector<GemmCase>& cases) {
     for (const double rate : kPacedBytesPerSecond)
       choices.front().second.push_back({h, true, rate});
   }
-  choices.front().second.push_back({24, true, 0.0});
+  choices.front().second.push_back({kUnpacedBlocks, true, 0.0});
   for (const int h : kHeld) choices.push_back({sms - h, {{h, false, 0.0}}});
 
-  // The holder's own rate, alone, under each copying condition: against it, the rate it keeps
-  // beside each GEMM says whether a collective's blocks would slow beside compute (the engine
-  // assumes they do not).
-  std::vector<double> rate_alone(choices.front().second.size(), 0.0);
-  for (std::size_t i = 0; i < rate_alone.size(); ++i) {
-    const Condition& condition = choices.front().second[i];
+  // The holder's own rate alone under each copying condition of cuBLASLt's own choice: against
+  // it, the rate it keeps beside each GEMM says whether a collective's blocks would slow beside
+  // compute (the engine assumes they do not).
+  for (Condition& condition : choices.front().second) {
     if (!condition.copy) continue;
     holder.start(condition.held, true, condition.bytes_per_second);
     std::this_thread::sleep_for(kHolderAloneTime);
     holder.stop();
-    rate_alone[i] = holder.rate();
+    condition.rate_alone = holder.rate();
   }
 
   // Clocks and power up before the first record: the first case's trials would otherwise vary.
@@ -250,14 +249,13 @@ void run_overlap(Bench& bench, const std::vector<GemmCase>& cases) {
       if (target > 0) what += " for " + std::to_string(target) + " SMs";
       const Summary alone = summarize(bench.time_calls(call));
       if (!bench.accept(what, alone)) continue;
-      for (std::size_t i = 0; i < conditions.size(); ++i) {
-        const Condition& condition = conditions[i];
+      for (const Condition& condition : conditions) {
         const auto beside = time_beside(bench, holder, condition, what, call);
         if (!beside) continue;
-        if (target == 0 && condition.copy) {
+        if (condition.copy) {  // (only cuBLASLt's own choice runs beside copying holders)
           nlohmann::json own = {{"kernel", "holder"},
                                 {"beside", what},
-                                {"rate_alone", rate_text(rate_alone[i])},
+                                {"rate_alone", rate_text(condition.rate_alone)},
                                 {"rate", rate_text(holder.rate())}};
           own.update(condition_json(condition));
           bench.doc().add_overlap(std::move(own), *beside, bench.now(), false);
@@ -294,7 +292,7 @@ void run_overlap(Bench& bench, const std::vector<GemmCase>& cases) {
     for (const double rate : kPacedBytesPerSecond) {
       for (const int h : kHeld) conditions.push_back({h, true, rate});
     }
-    conditions.push_back({24, true, 0.0});
+    conditions.push_back({kUnpacedBlocks, true, 0.0});
     for (const Condition& condition : conditions) {
       const auto beside = time_beside(bench, holder, condition, "memory triad", triad);
       if (!beside) continue;

@@ -434,18 +434,17 @@ TEST_CASE("extrapolation: GPipe's line tolerance shrinks with the periods extrap
 
 TEST_CASE("extrapolation: a steady state that repeats every pp - 1 micro-batches",
           "[report][extrapolation]") {
-  // llama2-70b on 64 H100, TP 4, PP 8 (1F1B), dp 2 without sharding, 512 micro-batches. Under
-  // the contention h100-dgx had when the case was found (0.1, GEMMs 1; set below) the makespan
-  // grows by equal steps except for a jump of +-5.5e-5 s
-  // every 7 = pp - 1 micro-batches (full simulations of 40 to 140 micro-batches: second
-  // differences at rounding level but at 43/44, 50/51, 57/58, ...), and so do the ops' shifts:
-  // a range of period 1, 2 or pp = 8 ends at the next jump, while one of period 7 runs from
-  // micro-batch 19 to the drain. The first run, k0 = 9 + (8 + 4)
-  // + 9 = 30 micro-batches, ends (micro-batch 20 before its drain) too soon after the fill to
-  // show more, and its period-7 range is not usable anyway ((512 - 30) / 7 is not whole): the
-  // next run is 3 x 30 = 90, whose range of period 7 begins at 19. The shortest run that holds
-  // it is 19 + (8 + 2 x 7) + 9 = 50, on m's residue modulo 7 (512 - 50 = 462 = 66 x 7):
-  // 30 + 90 + 50 = 170 reduced micro-batches, against 512.
+  // llama2-70b on 64 H100, TP 4, PP 8 (1F1B), dp 2 without sharding, 512 micro-batches. Under the
+  // contention h100-dgx had when the case was found (0.1, GEMMs 1; set below) the makespan grows by
+  // equal steps except for a jump of +-5.5e-5 s every 7 = pp - 1 micro-batches (full simulations of
+  // 40 to 140 micro-batches: second differences at rounding level but at 43/44, 50/51, 57/58, ...),
+  // and so do the ops' shifts: a range of period 1, 2 or pp = 8 ends at the next jump, while one of
+  // period 7 runs from micro-batch 19 to the drain. The first run, k0 = 9 + (8 + 4) + 9 = 30
+  // micro-batches, ends (micro-batch 20 before its drain) too soon after the fill to show more, and
+  // its period-7 range is not usable anyway ((512 - 30) / 7 is not whole): the next run is 3 x 30 =
+  // 90, whose range of period 7 begins at 19. The shortest run that holds it is 19 + (8 + 2 x 7) +
+  // 9 = 50, on m's residue modulo 7 (512 - 50 = 462 = 66 x 7): 30 + 90 + 50 = 170 reduced
+  // micro-batches, against 512.
   parallel::Scenario s = from_json(R"({
     "hardware": "h100-dgx", "model": "llama2-70b", "cluster": {"gpus": 64},
     "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 1024},

@@ -45,8 +45,8 @@ TEST_CASE("paper P2-P4: FSDP scaling from 128 to 2048 H100", "[validation][paper
 // and the GEMMs' gemm_comm_contention 0.24 (h100-dgx: measured on an H200 beside a stand-in for
 // NCCL's blocks, docs/calibration.md). 2048 GPUs overlap about 0.7 s of communication, and
 // compute grows from 0.666 to 0.749 s (+12.5%; +38% with the derived 1 the profiles had before,
-// +6.1% before any GEMM contention). The paper
-// measured compute kernel time flat within 5% (docs/validation.md, "The paper's claims").
+// +6.1% before any GEMM contention). The paper measured compute kernel time flat within 5%
+// (docs/validation.md, "The paper's claims").
 TEST_CASE("paper P3 (known gap): compute kernel time stays within 5% from 128 to 2048 H100",
           "[validation][paper][!shouldfail]") {
   const report::Report r128 = report::simulate(fsdp(128)).report;

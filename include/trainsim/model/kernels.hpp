@@ -142,13 +142,12 @@ void apply_op_level_selective(std::vector<KernelSpec>& layer, const ModelSpec& m
 // Megatron-Core's selective recomputation of the latent attention's up-projections
 // (recompute_modules ["mla_up_proj"], which Megatron-Bridge 0.2.0 and 0.3.0 set for DeepSeek-V3;
 // megatron/core/transformer/multi_latent_attention.py, recompute_up_proj, read at Megatron-LM
-// d98e8a64): the
-// query and key-value up-projections (linear_q_up_proj, or linear_q_proj without a query
-// LoRA, and linear_kv_up_proj) and RoPE run under tensor_parallel.CheckpointWithoutOutput,
-// whose outputs, the attention's query, key and value, are freed once the attention kernel has
-// run (discard_output_and_register_recompute) and recomputed before its backward. Sets those
-// kernels' selective_recompute to 1 and every other kernel's, the attention core's included,
-// to 0. A layer without latent attention recomputes nothing.
+// d98e8a64): the query and key-value up-projections (linear_q_up_proj, or linear_q_proj without a
+// query LoRA, and linear_kv_up_proj) and RoPE run under tensor_parallel.CheckpointWithoutOutput,
+// whose outputs, the attention's query, key and value, are freed once the attention kernel has run
+// (discard_output_and_register_recompute) and recomputed before its backward. Sets those kernels'
+// selective_recompute to 1 and every other kernel's, the attention core's included, to 0. A layer
+// without latent attention recomputes nothing.
 void apply_mla_up_proj_selective(std::vector<KernelSpec>& layer, const ModelSpec& m);
 
 // Tokens one rank processes per micro-batch: micro_batch * seq_len / cp.
