@@ -11,10 +11,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw InternalError("engine graph: " + what); }
 
-bool in_range(std::int32_t id, std::size_t size) {
-  return id >= 0 && static_cast<std::size_t>(id) < size;
-}
-
 }  // namespace
 
 void Graph::reserve(std::size_t num_ops, std::size_t num_dependencies) {
@@ -35,26 +31,6 @@ StreamId Graph::add_stream(DeviceId device, std::string name, OpKind kind) {
   const auto id = static_cast<StreamId>(streams_.size());
   streams_.push_back(Stream{device, std::move(name), kind, {}});
   devices_[idx(device)].streams.push_back(id);
-  return id;
-}
-
-OpId Graph::add_op(StreamId stream, Seconds duration, NameId name_id, std::int32_t tag,
-                   ContentionClass contention_class) {
-  // !(d >= 0) also rejects NaN. The checks share one branch; the message is built off the hot
-  // path (add_op runs once per op of every graph).
-  if (!in_range(stream, streams_.size()) || !in_range(name_id, names_.size()) ||
-      !(duration >= Seconds(0.0)) || !std::isfinite(duration.value()) ||
-      (contention_class != ContentionClass::Default &&
-       streams_[idx(stream)].kind != OpKind::Compute)) [[unlikely]] {
-    add_op_error(stream, duration, name_id, contention_class);
-  }
-  const auto id = static_cast<OpId>(ops_.size());
-  ops_.push_back(Op{.duration = duration,
-                    .stream = stream,
-                    .name = name_id,
-                    .tag = tag,
-                    .contention_class = contention_class});
-  streams_[idx(stream)].ops.push_back(id);
   return id;
 }
 
@@ -82,15 +58,13 @@ void Graph::set_contention_class(OpId op, ContentionClass contention_class) {
   ops_[idx(op)].contention_class = contention_class;
 }
 
-void Graph::add_dependency(OpId before, OpId after) {
+void Graph::add_dependency_error(OpId before, OpId after) const {
   if (!in_range(before, ops_.size()) || !in_range(after, ops_.size())) {
     fail("add_dependency: no op " + std::to_string(in_range(before, ops_.size()) ? after : before));
   }
-  if (before == after) {
-    fail("add_dependency: op " + std::to_string(before) + " '" + op_name(before) +
-         "' depends on itself");
-  }
-  dependencies_.push_back(Dependency{before, after});
+  // What is left: an op on itself.
+  fail("add_dependency: op " + std::to_string(before) + " '" + op_name(before) +
+       "' depends on itself");
 }
 
 NameId Graph::intern_name(std::string_view name) {

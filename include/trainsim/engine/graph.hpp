@@ -4,6 +4,7 @@
 // about transformers: an op is a duration, a name and an opaque caller tag.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -64,14 +65,15 @@ class Graph {
   StreamId add_stream(DeviceId device, std::string name, OpKind kind);
   // Appends an op to the end of `stream`. `name_id` comes from intern_name().
   // Requires: `stream` and `name_id` exist; `duration` is finite and >= 0; a `contention_class`
-  // other than Default only on a compute stream.
+  // other than Default only on a compute stream. Defined below, inline: it runs once per op of
+  // every graph built, and a call's entry and exit cost a quarter of its work.
   OpId add_op(StreamId stream, Seconds duration, NameId name_id, std::int32_t tag = -1,
               ContentionClass contention_class = ContentionClass::Default);
   // Sets a compute op's contention class (Default until set).
   // Requires: `op` exists and is on a compute stream.
   void set_contention_class(OpId op, ContentionClass contention_class);
   // `after` starts only when `before` has ended. Duplicate edges are allowed and harmless.
-  // Requires: both ops exist and differ.
+  // Requires: both ops exist and differ. Inline, as add_op.
   void add_dependency(OpId before, OpId after);
   // The id of `name` in the name table, adding it on first use. Ids are dense and follow
   // first-use order, so the same building sequence always yields the same ids.
@@ -129,10 +131,14 @@ class Graph {
   };
 
   static std::size_t idx(std::int32_t i) { return static_cast<std::size_t>(i); }
-  // Throws the InternalError naming what add_op() was given wrong.
+  static bool in_range(std::int32_t id, std::size_t size) {
+    return id >= 0 && static_cast<std::size_t>(id) < size;
+  }
+  // Throw the InternalError naming what add_op() or add_dependency() was given wrong.
   [[noreturn, gnu::cold, gnu::noinline]] void add_op_error(StreamId stream, Seconds duration,
                                                            NameId name_id,
                                                            ContentionClass contention_class) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void add_dependency_error(OpId before, OpId after) const;
 
   std::vector<Device> devices_;
   std::vector<Stream> streams_;
@@ -151,5 +157,33 @@ class Graph {
   std::vector<std::string> names_;
   std::map<std::string, NameId, std::less<>> name_index_;
 };
+
+inline OpId Graph::add_op(StreamId stream, Seconds duration, NameId name_id, std::int32_t tag,
+                          ContentionClass contention_class) {
+  // !(d >= 0) also rejects NaN. The checks share one branch; the message is built off the hot
+  // path.
+  if (!in_range(stream, streams_.size()) || !in_range(name_id, names_.size()) ||
+      !(duration >= Seconds(0.0)) || !std::isfinite(duration.value()) ||
+      (contention_class != ContentionClass::Default &&
+       streams_[idx(stream)].kind != OpKind::Compute)) [[unlikely]] {
+    add_op_error(stream, duration, name_id, contention_class);
+  }
+  const auto id = static_cast<OpId>(ops_.size());
+  ops_.push_back(Op{.duration = duration,
+                    .stream = stream,
+                    .name = name_id,
+                    .tag = tag,
+                    .contention_class = contention_class});
+  streams_[idx(stream)].ops.push_back(id);
+  return id;
+}
+
+inline void Graph::add_dependency(OpId before, OpId after) {
+  if (!in_range(before, ops_.size()) || !in_range(after, ops_.size()) || before == after)
+      [[unlikely]] {
+    add_dependency_error(before, after);
+  }
+  dependencies_.push_back(Dependency{before, after});
+}
 
 }  // namespace trainsim::engine
