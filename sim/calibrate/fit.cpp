@@ -323,6 +323,12 @@ std::vector<std::size_t> attention_parameters(const MeasurementSet& m) {
   return out;
 }
 
+// A GEMM as the residual tables name it: "gemm 8192x4096x4096 bf16".
+std::string gemm_text(std::int64_t m, std::int64_t n, std::int64_t k, hardware::Dtype dtype) {
+  return "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " +
+         parallel::to_string(dtype);
+}
+
 void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Case>& cases) {
   const auto gemm_params = gemm_parameters(m, hw);
   for (const auto& g : m.gemms) {
@@ -334,8 +340,7 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
                           .gemms = {{.m = g.m, .n = g.n, .k = g.k}},
                           .attention = {}};
     Case c = kernel_case(g.dtype, w, g.time, gemm_params);
-    c.row.what = "gemm " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
-                 std::to_string(g.k) + " " + parallel::to_string(g.dtype);
+    c.row.what = gemm_text(g.m, g.n, g.k, g.dtype);
     c.row.origin = g.origin;
     cases.push_back(std::move(c));
   }
@@ -408,8 +413,7 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
                     p.copying ? "copying" : "waiting");
     }
     c.row.algorithm = holder.data();
-    c.row.what = "gemm " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
-                 std::to_string(p.k) + " " + parallel::to_string(p.dtype);
+    c.row.what = gemm_text(p.m, p.n, p.k, p.dtype);
     if (p.sm_count_target > 0) c.row.what += " for " + std::to_string(p.sm_count_target) + " SMs";
     c.row.unit = "x alone";
     c.row.si_unit = "ratio";
