@@ -55,6 +55,12 @@ std::string attention_lines(const model::ModelSpec& m) {
   add(m.out_proj_bias, "attention output");
   add(m.mlp_bias, "MLP");
   if (!biases.empty()) out += "biases       " + biases + "\n";
+  if (m.mtp_layers > 0) {
+    out += "mtp          " + counted(m.mtp_layers, "multi-token-prediction module") +
+           " on the last pipeline stage: " +
+           std::to_string(model::mtp_parameters(m, model::Experts::All)) +
+           " parameters, one more LM-head pass each\n";
+  }
   return out;
 }
 
@@ -68,6 +74,13 @@ nlohmann::json experts_json(const model::ModelSpec& m) {
           {"shared_expert_ffn_hidden", m.shared_expert_ffn_hidden},
           {"dense_layers", m.num_dense_layers},
           {"load_imbalance", m.expert_load_imbalance}};
+}
+
+// The "mtp" object of describe's JSON, only for a model with multi-token-prediction modules.
+void add_mtp_json(const model::ModelSpec& m, nlohmann::json& out) {
+  if (m.mtp_layers == 0) return;
+  out["mtp"] = {{"layers", m.mtp_layers},
+                {"parameters", model::mtp_parameters(m, model::Experts::All)}};
 }
 
 std::string experts_line(const model::ModelSpec& m) {
@@ -112,6 +125,7 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
     if (model::is_moe(m)) {
       out["experts"] = experts_json(m);
     }
+    add_mtp_json(m, out);
     std::cout << out.dump(2) << '\n';
     return 0;
   }
@@ -162,6 +176,7 @@ int describe(const DescribeOptions& o) {
       out["experts"] = experts_json(m);
       out["experts"]["ep"] = s.parallel.ep;
     }
+    add_mtp_json(m, out);
     std::cout << out.dump(2) << '\n';
     return 0;
   }

@@ -188,7 +188,11 @@ void check_size(ObjectReader& r, const ModelSpec& m, const std::string& heads_ke
     const auto dense_layers =
         static_cast<double>(model::is_moe(m) ? m.num_dense_layers : m.num_layers);
     total = dense_layers * dense + (static_cast<double>(m.num_layers) - dense_layers) * moe;
+    // Multi-token-prediction modules: a layer of the last kind each.
+    layer = model::is_moe(m) ? moe : dense;
   }
+  // Each multi-token-prediction module: its layer, the 2h x h projection and three norms.
+  total += static_cast<double>(m.mtp_layers) * (layer + 2.0 * h * h + 6.0 * h);
   total +=
       2.0 * static_cast<double>(m.vocab) * h + static_cast<double>(m.max_positions) * h + 2.0 * h;
   if (total > static_cast<double>(model::kMaxParameters)) {
@@ -383,6 +387,7 @@ ModelSpec from_trainsim_keys(ObjectReader& r) {
   }
   m.attention_window =
       r.has("attention_window") ? r.integer("attention_window", 0, model::kMaxPositions) : 0;
+  m.mtp_layers = r.has("mtp_layers") ? r.integer("mtp_layers", 0, model::kMaxLayers) : 0;
   read_moe_keys(r, m);
   const bool head_size_given = head_dim_given || model::has_mla(m);
   check_heads(r, m, "heads", "kv_heads", "hidden", head_size_given, "head_dim");
@@ -681,18 +686,11 @@ ModelSpec from_hugging_face(ObjectReader& r) {
     m.ffn_hidden = m.expert_ffn_hidden;
   }
   read_hf_mla(r, m);
+  // DeepSeek-V3 §2.2: D multi-token-prediction modules (ModelSpec::mtp_layers), trained with the
+  // model and dropped at inference; not part of the 671B (README_WEIGHTS.md: 671B main model +
+  // 14B MTP, whose checkpoint also stores copies of the shared embedding and head).
   if (r.has("num_nextn_predict_layers")) {
-    // DeepSeek-V3 §2.2: D multi-token-prediction modules, each an embedding projection and one
-    // more transformer layer sharing the embedding and LM head; trained with the model, dropped
-    // at inference. Not part of the 671B (README_WEIGHTS.md: 671B main model + 14B MTP).
-    const std::int64_t mtp = r.integer("num_nextn_predict_layers", 0, model::kMaxLayers);
-    if (mtp > 0) {
-      uncounted.emplace_back("num_nextn_predict_layers (" + std::to_string(mtp) +
-                             " multi-token-prediction module" + (mtp == 1 ? "" : "s") +
-                             ": its layer and LM-head pass per token)");
-    } else {
-      ignored.emplace_back("num_nextn_predict_layers");
-    }
+    m.mtp_layers = r.integer("num_nextn_predict_layers", 0, model::kMaxLayers);
   }
 
   // Sliding window: sliding_window (null: none), switched off by use_sliding_window false

@@ -101,6 +101,20 @@ std::int64_t all_layers(const ModelSpec& m, Experts experts) {
 
 }  // namespace
 
+std::int64_t mtp_extra_parameters(const ModelSpec& m) {
+  return 2 * m.hidden * m.hidden + 3 * norm_parameters(m);
+}
+
+std::int64_t mtp_parameters(const ModelSpec& m, Experts experts) {
+  if (m.mtp_layers == 0) return 0;
+  const std::int64_t layer = layer_parameter_counts(m, mtp_layer_kind(m), experts).total();
+  return m.mtp_layers * (layer + mtp_extra_parameters(m));
+}
+
+std::int64_t mtp_extra_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp) {
+  return 2 * m.hidden * ceil_div(m.hidden, tp) + 3 * norm_parameters(m);
+}
+
 std::int64_t embedding_parameters(const ModelSpec& m) {
   const std::int64_t positions =
       m.position_embedding == PositionEmbedding::Learned ? m.max_positions * m.hidden : 0;
@@ -114,19 +128,20 @@ std::int64_t lm_head_parameters(const ModelSpec& m) {
 std::int64_t final_norm_parameters(const ModelSpec& m) { return norm_parameters(m); }
 
 std::int64_t num_parameters(const ModelSpec& m) {
-  return all_layers(m, Experts::All) + embedding_parameters(m) + lm_head_parameters(m) +
-         final_norm_parameters(m);
+  return all_layers(m, Experts::All) + mtp_parameters(m, Experts::All) + embedding_parameters(m) +
+         lm_head_parameters(m) + final_norm_parameters(m);
 }
 
 std::int64_t num_active_parameters(const ModelSpec& m) {
-  return all_layers(m, Experts::Active) + embedding_parameters(m) + lm_head_parameters(m) +
-         final_norm_parameters(m);
+  return all_layers(m, Experts::Active) + mtp_parameters(m, Experts::Active) +
+         embedding_parameters(m) + lm_head_parameters(m) + final_norm_parameters(m);
 }
 
 std::int64_t matmul_parameters(const ModelSpec& m) {
   // Every layer (a token's experts), the final norm and the LM head (vocab * hidden, tied or
-  // not).
-  return all_layers(m, Experts::Active) + final_norm_parameters(m) + m.vocab * m.hidden;
+  // not), and per multi-token-prediction module its active parameters and the LM head again.
+  return all_layers(m, Experts::Active) + final_norm_parameters(m) + m.vocab * m.hidden +
+         mtp_parameters(m, Experts::Active) + m.mtp_layers * m.vocab * m.hidden;
 }
 
 double attention_window_fraction(const ModelSpec& m, std::int64_t seq_len) {
@@ -146,11 +161,12 @@ Flops model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
   // attention width of 2^24, 2^24 tokens), past int64; N <= 2^50 keeps 6N exact.
   // Latent attention: 6 * L * H * (d_qk + d_v) * T * r, the same count with QK^T and AV of
   // different head sizes (the dense form is kept as it was, for identical results).
+  // A multi-token-prediction module's layer attends as a decoder layer does.
+  const auto layers = static_cast<double>(m.num_layers + m.mtp_layers);
   const double attention =
-      has_mla(m) ? 6.0 * static_cast<double>(m.num_layers) *
-                       static_cast<double>(m.num_heads * (m.head_dim + m.v_head_dim)) *
+      has_mla(m) ? 6.0 * layers * static_cast<double>(m.num_heads * (m.head_dim + m.v_head_dim)) *
                        static_cast<double>(seq_len) * attention_window_fraction(m, seq_len)
-                 : 12.0 * static_cast<double>(m.num_layers) * static_cast<double>(query_width(m)) *
+                 : 12.0 * layers * static_cast<double>(query_width(m)) *
                        static_cast<double>(seq_len) * attention_window_fraction(m, seq_len);
   return Flops(6.0 * static_cast<double>(matmul_parameters(m)) + attention);
 }
@@ -189,6 +205,20 @@ std::int64_t embedding_parameters_per_tp_rank(const ModelSpec& m, std::int64_t t
 std::int64_t lm_head_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp, LmHeadCopy copy) {
   if (m.tied_embeddings && copy == LmHeadCopy::SharedWithEmbedding) return 0;
   return ceil_div(m.vocab, tp) * m.hidden;
+}
+
+std::int64_t last_stage_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp,
+                                               std::int64_t pp) {
+  std::int64_t n = final_norm_parameters(m);
+  if (m.mtp_layers > 0 && pp > 1) {
+    // The embedding copy; an untied LM head beside it.
+    n += embedding_parameters_per_tp_rank(m, tp) +
+         lm_head_parameters_per_tp_rank(m, tp, LmHeadCopy::SharedWithEmbedding);
+  } else {
+    n += lm_head_parameters_per_tp_rank(
+        m, tp, pp > 1 ? LmHeadCopy::Separate : LmHeadCopy::SharedWithEmbedding);
+  }
+  return n + m.mtp_layers * mtp_extra_parameters_per_tp_rank(m, tp);
 }
 
 }  // namespace trainsim::model

@@ -582,6 +582,19 @@ std::vector<KernelSpec> embedding_kernels(const ModelSpec& m, const LayerShape& 
   return {elementwise("embedding", rows, fwd_flops, fwd_bytes, bwd_flops, bwd_bytes)};
 }
 
+std::vector<KernelSpec> mtp_kernels(const ModelSpec& m, const LayerShape& s) {
+  const double e = d(s.element_bytes);
+  const double t_res = residual_tokens(s);
+  std::vector<KernelSpec> k;
+  k.push_back(norm_kernel("mtp_enorm", m, s, t_res, e));
+  k.push_back(norm_kernel("mtp_hnorm", m, s, t_res, e));
+  // Reads both halves and writes them side by side: 2e bytes per element of the 2h row.
+  k.push_back(elementwise("mtp_concat", t_res * 2.0 * d(m.hidden), 0.0, 2.0 * e, 0.0, 0.0));
+  k.push_back(te_gemm("mtp_eh_proj", local_tokens(s), ceil_div(m.hidden, s.tp), 2 * m.hidden,
+                      s.element_bytes));
+  return k;
+}
+
 std::vector<KernelSpec> head_kernels(const ModelSpec& m, const LayerShape& s) {
   const std::int64_t tokens = local_tokens(s);
   const double e = d(s.element_bytes);

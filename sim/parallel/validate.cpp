@@ -198,11 +198,13 @@ std::vector<Problem> validate(const Scenario& s) {
                 " sequences; expected at most " + str(kMaxMicrobatches) +
                 " micro-batches per step (a larger micro_batch or more dp)");
   } else if (t.global_batch % per_step == 0 && m.num_layers > 0 &&
-             t.global_batch / per_step > kMaxLayerPasses / m.num_layers) {
+             t.global_batch / per_step > kMaxLayerPasses / (m.num_layers + m.mtp_layers)) {
+    // The multi-token-prediction modules' layers are simulated like the model's.
     const std::int64_t micro = t.global_batch / per_step;
+    const std::int64_t layers = m.num_layers + m.mtp_layers;
     problem("/training/global_batch",
             "global_batch " + str(t.global_batch) + " makes " + str(micro) + " micro-batches of " +
-                str(m.num_layers) + " layers = " + str(micro * m.num_layers) +
+                str(layers) + " layers = " + str(micro * layers) +
                 " layer passes to simulate; expected at most " + str(kMaxLayerPasses) +
                 " (fewer micro-batches: a larger micro_batch or more dp)");
   }

@@ -73,8 +73,7 @@ std::int64_t moe_layers_in_stage(const parallel::Scenario& s, std::int64_t stage
   const std::int64_t pp = s.parallel.pp;
   std::int64_t count = 0;
   for (std::int64_t c = 0; c < s.parallel.virtual_stages; ++c) {
-    const parallel::ChunkLayers chunk =
-        parallel::chunk_layers(s.parallel, m.num_layers, c * pp + stage);
+    const parallel::ChunkLayers chunk = parallel::chunk_layers(s, c * pp + stage);
     const std::int64_t end = chunk.first + chunk.count;
     count += std::max<std::int64_t>(0, end - std::max(chunk.first, m.num_dense_layers));
   }
@@ -95,7 +94,7 @@ KeptLayers kept_layers_in_stage(const parallel::Scenario& s, std::int64_t stage)
   if (p.recompute != Recompute::Full || p.recompute_layers == 0) return out;
   const model::ModelSpec& m = s.model;
   for (std::int64_t c = 0; c < p.virtual_stages; ++c) {
-    const parallel::ChunkLayers chunk = parallel::chunk_layers(p, m.num_layers, c * p.pp + stage);
+    const parallel::ChunkLayers chunk = parallel::chunk_layers(s, c * p.pp + stage);
     const std::int64_t end = chunk.first + chunk.count;
     const std::int64_t kept_first = std::min(end, chunk.first + p.recompute_layers);
     const std::int64_t moe =
@@ -138,8 +137,7 @@ std::int64_t element_bytes(hardware::Dtype precision) {
 std::int64_t layers_in_stage(const parallel::Scenario& s, std::int64_t stage) {
   std::int64_t count = 0;
   for (std::int64_t c = 0; c < s.parallel.virtual_stages; ++c) {
-    count +=
-        parallel::chunk_layers(s.parallel, s.model.num_layers, c * s.parallel.pp + stage).count;
+    count += parallel::chunk_layers(s, c * s.parallel.pp + stage).count;
   }
   return count;
 }
@@ -311,8 +309,7 @@ double in_flight_microbatches(const parallel::Scenario& s, std::int64_t stage) {
         for (std::int64_t c = 0; c < v; ++c) {
           const std::int64_t held =
               (total / cycle) * pp + std::clamp<std::int64_t>(total % cycle - c * pp, 0, pp);
-          const std::int64_t n =
-              parallel::chunk_layers(s.parallel, s.model.num_layers, c * pp + stage).count;
+          const std::int64_t n = parallel::chunk_layers(s, c * pp + stage).count;
           held_layers += d(held) * d(n);
           layers += n;
         }
@@ -336,11 +333,9 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   // Parameters of this stage on one TP rank.
   const std::int64_t layer = model::dense_layer_parameters_per_rank(m, tp);
   const std::int64_t embedding = first ? model::embedding_parameters_per_tp_rank(m, tp) : 0;
-  const auto copy =
-      plan.pp > 1 ? model::LmHeadCopy::Separate : model::LmHeadCopy::SharedWithEmbedding;
-  const std::int64_t head =
-      last ? model::lm_head_parameters_per_tp_rank(m, tp, copy) + model::final_norm_parameters(m)
-           : 0;
+  // The final norm and the LM head, and with multi-token prediction its modules' extras and
+  // Megatron-Core's embedding copy (model::last_stage_parameters_per_tp_rank).
+  const std::int64_t head = last ? model::last_stage_parameters_per_tp_rank(m, tp, plan.pp) : 0;
   const std::int64_t num_layers = layers_in_stage(s, stage);
   double params = d(num_layers * layer + embedding + head);
   // MoE layers: their routed experts (this EP rank's) are sharded over the expert-data-parallel
@@ -471,7 +466,16 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   if (last) {
     const double head_in_flight =
         plan.schedule == PipelineSchedule::GPipe ? in_flight_microbatches(s, stage) : 1.0;
-    activations += head_activation_bytes(m, shape, eager_norm_extra_bytes(m, act)) * head_in_flight;
+    // Each multi-token-prediction module runs the head again (its final norm, the LM head and
+    // the loss) and keeps its enorm and hnorm inputs and the projection's 2h-wide input, 4h per
+    // residual token (model::mtp_kernels); its layer is among the stage's layers above.
+    const double tokens = d(model::local_tokens(shape));
+    const double residual = plan.sequence_parallel ? tokens / d(tp) : tokens;
+    const double mtp_extra = 4.0 * residual * d(m.hidden) * d(e);
+    activations +=
+        (head_activation_bytes(m, shape, eager_norm_extra_bytes(m, act)) * d(1 + m.mtp_layers) +
+         mtp_extra * d(m.mtp_layers)) *
+        head_in_flight;
   }
   out.activations = Bytes(activations);
 

@@ -55,13 +55,12 @@ double recompute_ratio(const parallel::Scenario& s) {
   const Flops model_flops = model::model_flops_per_token(s.model, s.training.seq_len) *
                             static_cast<double>(s.training.seq_len);
   // Layers recomputed: all, or each model chunk's first recompute_layers.
-  std::int64_t layers = s.model.num_layers;
+  std::int64_t layers = s.model.num_layers + s.model.mtp_layers;
   if (s.parallel.recompute == parallel::Recompute::Full && s.parallel.recompute_layers > 0) {
     const std::int64_t chunks = s.parallel.pp * s.parallel.virtual_stages;
     layers = 0;
     for (std::int64_t c = 0; c < chunks; ++c) {
-      layers += std::min(s.parallel.recompute_layers,
-                         parallel::chunk_layers(s.parallel, s.model.num_layers, c).count);
+      layers += std::min(s.parallel.recompute_layers, parallel::chunk_layers(s, c).count);
     }
   }
   return per_layer.value() * static_cast<double>(layers) / model_flops.value();

@@ -386,6 +386,22 @@ std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
     out.assumptions.push_back("pipeline_layout " + layout.dump() + " (the row's recipe)");
     out.parallel_overrides["pipeline_layout"] = layout;
   }
+  if (const auto at = t.find("mtp_num_layers "); at != std::string::npos) {
+    // Megatron-Core's multi-token-prediction modules, "mtp_num_layers 1" (the number ends at the
+    // next non-digit).
+    const std::size_t from = at + std::string_view("mtp_num_layers ").size();
+    std::size_t to = from;
+    while (to < t.size() && to - from < 4 && t[to] >= '0' && t[to] <= '9') ++to;
+    if (to == from || (to < t.size() && t[to] >= '0' && t[to] <= '9')) {
+      reason =
+          "'mtp_num_layers' in the framework text names no module count; expected "
+          "'mtp_num_layers 1'";
+      return std::nullopt;
+    }
+    const int layers = std::stoi(std::string(t.substr(from, to - from)));
+    out.model_overrides["mtp_layers"] = layers;
+    out.assumptions.push_back("mtp_layers " + std::to_string(layers) + " (the row's recipe)");
+  }
   if (contains(t, "forward_prefetch true")) {
     if (!contains(t, "limit_all_gathers true")) {
       reason =
@@ -837,9 +853,20 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     stack_doc.merge_patch(m.stack_overrides);
     m.base["stack"] = std::move(stack_doc);
   }
-  if (moe) {
+  if (moe && !script->model_overrides.empty()) {
+    // The built-in model's file with the keys the row sets, inline.
+    const auto text = io::builtin_file("models", *moe);
+    if (!text) throw InternalError("models/" + *moe + ".json is not built in");
+    nlohmann::json model_doc = nlohmann::json::parse(std::string(*text));
+    model_doc.merge_patch(script->model_overrides);
+    model_doc["name"] = *moe;
+    model_doc["notes"] = "models/" + *moe + ".json with the keys the row's recipe sets: " +
+                         script->model_overrides.dump();
+    m.base["model"] = std::move(model_doc);
+  } else if (moe) {
     m.base["model"] = *moe;
   } else {
+    model.merge_patch(script->model_overrides);
     m.base["model"] = std::move(model);
   }
   m.base["cluster"] = {{"gpus", gpus}};

@@ -88,12 +88,15 @@ struct Fp8RecipeChoice {
 // - "backward_prefetch BACKWARD_PRE" / "BACKWARD_POST": fsdp.backward_prefetch;
 // - "forward_prefetch true" with "limit_all_gathers true": PyTorch FSDP1 prefetches the next
 //   unit from the current one's pre-forward hook and its rate limiter holds the gather until
-//   the unit three back is resharded: fsdp.forward_prefetch 3.
+//   the unit three back is resharded: fsdp.forward_prefetch 3;
+// - "mtp_num_layers N": Megatron-Core's multi-token-prediction modules, as the row's recipe sets
+//   them: the model key mtp_layers (model_overrides; merged over a built-in model's file).
 // Empty overrides when the text names none of them; nullopt with `reason` set for
 // "forward_prefetch true" without the rate limiter (a depth no stack key describes).
 struct ScriptSettings {
   nlohmann::json stack_overrides = nlohmann::json::object();
   nlohmann::json parallel_overrides = nlohmann::json::object();  // keys of the scenario's plan
+  nlohmann::json model_overrides = nlohmann::json::object();     // keys of the model
   std::vector<std::string> assumptions;
 };
 [[nodiscard]] std::optional<ScriptSettings> parse_script_settings(std::string_view framework,

@@ -209,9 +209,11 @@ class Builder {
   // Layers of each virtual stage (model chunk): as even as possible, the first chunks taking
   // the remainder, or the plan's split counting the embedding and the loss
   // (parallel::chunk_layers; the last stage also runs the LM head and the loss).
+  // The last chunk's count includes the multi-token-prediction modules' layers, global indices
+  // num_layers and up (parallel::chunk_layers of a scenario).
   void assign_layers() {
     for (std::int64_t v = 0; v < virtual_stages_; ++v) {
-      const parallel::ChunkLayers c = parallel::chunk_layers(s_.parallel, m_.num_layers, v);
+      const parallel::ChunkLayers c = parallel::chunk_layers(s_, v);
       chunk_first_layer_.push_back(c.first);
       chunk_layers_.push_back(c.count);
     }
@@ -374,6 +376,9 @@ class Builder {
     add_recomputed(dense_);
     for (const auto& k : model::embedding_kernels(m_, shape_)) embedding_.push_back(timed(k));
     for (const auto& k : model::head_kernels(m_, shape_)) head_.push_back(timed(k));
+    if (m_.mtp_layers > 0) {
+      for (const auto& k : model::mtp_kernels(m_, shape_)) mtp_.push_back(timed(k));
+    }
     assign_tp_comm(dense_);
     if (model::is_moe(m_)) {
       for (const auto& k : model::moe_layer_kernels(m_, shape_)) moe_.kernels.push_back(timed(k));
@@ -543,10 +548,12 @@ class Builder {
 
   // A TP collective between compute ops: waits for `after_op`, the next compute op waits for it.
   // `input_gather`: the forward AllGather of a column-parallel GEMM's input.
+  // `width`: the tensor's width in hidden sizes (2 for the 2h input of a multi-token-prediction
+  // module's projection).
   OpId tp_collective(std::int64_t stage, const StageStreams& st, Op o, OpInfo info, OpId after_op,
-                     bool input_gather = false) {
-    const auto call = collective(stage, o, "tp", it_.placement.tp,
-                                 input_gather ? tp_input_gather_bytes_ : tp_bytes_);
+                     bool input_gather = false, double width = 1.0) {
+    const Bytes bytes = input_gather ? tp_input_gather_bytes_ : tp_bytes_;
+    const auto call = collective(stage, o, "tp", it_.placement.tp, bytes * width);
     const char* name = o == Op::AllReduce   ? "tp_all_reduce"
                        : o == Op::AllGather ? "tp_all_gather"
                                             : "tp_reduce_scatter";
@@ -628,6 +635,57 @@ class Builder {
       if (beside != kNone) pending = beside;  // only column-parallel GEMMs have `before`
     }
     return close_layer(st, pending, last, info);
+  }
+
+  // Whether global layer `layer` is a multi-token-prediction module's (past the model's layers,
+  // on the last model chunk).
+  bool is_mtp_layer(std::int64_t layer) const { return layer >= m_.num_layers; }
+
+  // Forward of a multi-token-prediction module up to its layer (model::mtp_kernels): the lookup of
+  // the shifted tokens' embedding, the two norms, the concatenation and the projection. The
+  // projection is column-parallel: under sequence parallelism its 2h-wide input is gathered over
+  // TP first, and its output is gathered over TP after it (gather_from_tensor_model_parallel_
+  // region in _concat_embeddings), which the layer waits for. Returns the last compute op.
+  OpId mtp_forward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId wait) {
+    OpId last = kNone;
+    for (const TimedKernel& k : embedding_) {
+      last = kernel(st, k, false, false, info, wait);
+      wait = kNone;
+    }
+    for (std::size_t i = 0; i + 1 < mtp_.size(); ++i) {
+      last = kernel(st, mtp_[i], false, false, info, wait);
+      wait = kNone;
+    }
+    if (p_.tp > 1 && p_.sequence_parallel) {
+      wait = tp_collective(stage, st, Op::AllGather, info, last, false, 2.0);
+    }
+    last = kernel(st, mtp_.back(), false, false, info, wait);
+    const OpId gathered = p_.tp > 1 ? tp_collective(stage, st, Op::AllGather, info, last) : kNone;
+    return close_layer(st, gathered, last, info);
+  }
+
+  // Backward of mtp_forward, after the module's layer: under sequence parallelism the incoming
+  // gradient is gathered over TP (the backward of the scatter to the sequence-parallel region),
+  // then the projection's backward, the reduction of its 2h-wide input gradient over TP
+  // (ReduceScatter with sequence parallelism, AllReduce without: Megatron's f operator), the
+  // norms' backward and the embedding's. Returns the last compute op.
+  OpId mtp_backward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after) {
+    const OpId gathered = p_.tp > 1 && p_.sequence_parallel
+                              ? tp_collective(stage, st, Op::AllGather, info, after)
+                              : kNone;
+    OpId last = kernel(st, mtp_.back(), true, false, info, gathered);
+    OpId wait = p_.tp > 1 ? tp_collective(stage, st,
+                                          p_.sequence_parallel ? Op::ReduceScatter : Op::AllReduce,
+                                          info, last, false, 2.0)
+                          : kNone;
+    for (std::size_t r = mtp_.size() - 1; r-- > 0;) {
+      last = kernel(st, mtp_[r], true, false, info, wait);
+      wait = kNone;
+    }
+    for (auto k = embedding_.rbegin(); k != embedding_.rend(); ++k) {
+      last = kernel(st, *k, true, false, info, kNone);
+    }
+    return last;
   }
 
   // The layer's output is only ready when its trailing collective ends: represented by a
@@ -942,6 +1000,10 @@ class Builder {
           if (gathered != nullptr && static_cast<std::size_t>(l - l0) < gathered->size()) {
             wait = (*gathered)[static_cast<std::size_t>(l - l0)];
           }
+          if (is_mtp_layer(l)) {
+            last_compute = mtp_forward(stage, st, info, wait);
+            wait = kNone;
+          }
           if (gathers_params()) {
             // FSDP prefetch: with d = the stack's forward_prefetch gathers in flight, the gather
             // of layer l is issued when layer l-d has ended (d = 2: as layer l-1 starts, PyTorch
@@ -957,6 +1019,10 @@ class Builder {
           last_compute = layer_forward(stage, st, info, wait, false);
           layer_end.push_back(last_compute);
           wait = kNone;
+          if (is_mtp_layer(l)) {
+            // The module's final norm, the shared LM head and its loss.
+            for (const auto& k : head_) last_compute = kernel(st, k, false, false, info, kNone);
+          }
         }
         info.layer = -1;
         if (last) {
@@ -984,7 +1050,8 @@ class Builder {
         const bool blocking = s_.stack.fsdp_blocking_fetch;
         // The model's last layer stays gathered from its forward to its backward when the
         // stack does not reshard it (fsdp_reshard_last_layer false).
-        const bool kept = !s_.stack.fsdp_reshard_last_layer && l0 + nl == m_.num_layers;
+        const bool kept =
+            !s_.stack.fsdp_reshard_last_layer && l0 + nl == m_.num_layers + m_.mtp_layers;
         if (resharded && !blocking && !kept) {
           // FULL_SHARD resharded after forward: gather the last layer again before backward.
           info.layer = static_cast<std::int32_t>(l0 + nl - 1);
@@ -992,6 +1059,12 @@ class Builder {
         }
         for (std::int64_t l = l0 + nl - 1; l >= l0; --l) {
           info.layer = static_cast<std::int32_t>(l);
+          if (is_mtp_layer(l)) {
+            // A multi-token-prediction module's head first, as its forward ended with it.
+            for (auto k = head_.rbegin(); k != head_.rend(); ++k) {
+              last_compute = kernel(st, *k, true, false, info, kNone);
+            }
+          }
           wait = unit_ready(st, pending_gather, info, true);
           pending_gather = Gather{};
           if (resharded && blocking) {
@@ -1034,6 +1107,7 @@ class Builder {
           prev_layer_end = last_compute;
           const OpId g = sync_layer(stage, st, info, last_compute, last_mb);
           if (g != kNone) last_dp = g;
+          if (is_mtp_layer(l)) last_compute = mtp_backward(stage, st, info, last_compute);
         }
         info.layer = -1;
         if (first) {
@@ -1170,12 +1244,7 @@ class Builder {
   Bytes root_bytes(bool first, bool last) const {
     std::int64_t params = 0;
     if (first) params += model::embedding_parameters_per_tp_rank(m_, p_.tp);
-    if (last) {
-      params += model::final_norm_parameters(m_) +
-                model::lm_head_parameters_per_tp_rank(
-                    m_, p_.tp,
-                    pp_ > 1 ? model::LmHeadCopy::Separate : model::LmHeadCopy::SharedWithEmbedding);
-    }
+    if (last) params += model::last_stage_parameters_per_tp_rank(m_, p_.tp, pp_);
     return Bytes(static_cast<double>(params * elem_));
   }
 
@@ -1281,6 +1350,7 @@ class Builder {
   LayerKernels moe_;    // an MoE layer's (empty for a dense model)
   std::vector<TimedKernel> embedding_;
   std::vector<TimedKernel> head_;
+  std::vector<TimedKernel> mtp_;  // a multi-token-prediction module's, before its layer
   Bytes tp_bytes_;
   Bytes tp_input_gather_bytes_;  // forward SP AllGather before a column-parallel GEMM
   Bytes pp_bytes_;

@@ -69,6 +69,21 @@ add_test(NAME cli.describe.moe_deepseek_v3 COMMAND trainsim describe --hardware 
 set_tests_properties(cli.describe.moe_deepseek_v3 PROPERTIES
   PASS_REGULAR_EXPRESSION
   "multi-head latent.*256 routed of width 2048, 8 per token; 1 shared of width 2048; first 3 layers dense.*671026419200 total, 37552297472 active per token.*281158321152 per token.*memory per GPU \\(stage")
+# DeepSeek-V3's config.json reads num_nextn_predict_layers 1: its module's 11,610,068,224
+# parameters (tests/model/moe_counts_test.cpp) on top of the 671B, 682,636,487,424 in all, and
+# 281,158,321,152 + 10,695,310,848 = 291,853,632,000 model FLOPs per token; in JSON an "mtp"
+# object.
+add_test(NAME cli.describe.mtp COMMAND trainsim describe --hardware h100-dgx
+         --model ${CMAKE_CURRENT_SOURCE_DIR}/../data/hf_deepseek_v3_moe_config.json --gpus 8
+         --seq-len 4096)
+set_tests_properties(cli.describe.mtp PROPERTIES
+  PASS_REGULAR_EXPRESSION
+  "mtp +1 multi-token-prediction module on the last pipeline stage: 11610068224 parameters.*682636487424 total.*291853632000 per token")
+add_test(NAME cli.describe.mtp_json COMMAND trainsim describe --hardware h100-dgx
+         --model ${CMAKE_CURRENT_SOURCE_DIR}/../data/hf_deepseek_v3_moe_config.json --gpus 8
+         --seq-len 4096 --format json)
+set_tests_properties(cli.describe.mtp_json PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"mtp\": {[^}]*\"layers\": 1,[^}]*\"parameters\": 11610068224")
 # mixtral-8x7b as JSON: 46,702,792,704 total, 12,879,925,248 active.
 add_test(NAME cli.describe.moe_json COMMAND trainsim describe --hardware h100-dgx
          --model mixtral-8x7b --gpus 8 --seq-len 4096 --format json)

@@ -204,8 +204,39 @@ TEST_CASE("moe counts: Hugging Face configs load to the built-in specs", "[model
   SECTION("deepseek-ai/DeepSeek-V3") {
     const auto hf = load_model(data("hf_deepseek_v3_moe_config.json"));
     require_same_shape(hf, load_model("deepseek-v3"));
-    REQUIRE(num_parameters(hf) == 671'026'419'200);
+    // The config's num_nextn_predict_layers 1: one multi-token-prediction module, which the
+    // built-in model (the 671B main model) leaves out. Its MoE layer: latent attention
+    // 7168 x 1536 + 1536 x 128 x 192 + 7168 x 576 + 512 x 128 x 256 + 128 x 128 x 7168
+    // = 187,105,280, norms 2 x 7168 + 1536 + 512 = 16,384, experts 257 x 3 x 7168 x 2048
+    // = 11,318,329,344, router 7168 x 256 + 256 = 1,835,264: 11,507,286,272; beside it
+    // eh_proj 2 x 7168^2 = 102,760,448 and three norms 21,504: 11,610,068,224. With the
+    // shared embedding and head stored again (2 x 129,280 x 7168 = 1,853,423,616) that is
+    // README_WEIGHTS.md's "14B" MTP module (13.46B) and its 685B total (684.49B).
+    REQUIRE(hf.mtp_layers == 1);
+    REQUIRE(load_model("deepseek-v3").mtp_layers == 0);
+    REQUIRE(mtp_parameters(hf, Experts::All) == 11'610'068'224);
+    REQUIRE(num_parameters(hf) == 671'026'419'200 + 11'610'068'224);
   }
+}
+
+TEST_CASE("moe counts: a multi-token-prediction module's model FLOPs", "[model][mtp]") {
+  // DeepSeek-V3 with its module (num_nextn_predict_layers 1) at sequence 4096. Per token the
+  // module adds 6 x its active matmul parameters: the MoE layer with 8 routed and 1 shared
+  // experts (latent attention 187,105,280, norms 16,384, experts 9 x 3 x 7168 x 2048 =
+  // 396,361,728, router 1,835,264: 585,318,656), the projection and norms 102,781,952 and the
+  // LM head again 129,280 x 7168 = 926,679,040, together 1,614,779,648, x 6 = 9,688,677,888;
+  // and its attention 6 x 128 x (192 + 128) x 4096 = 1,006,632,960: 10,695,310,848.
+  ModelSpec m = load_model("deepseek-v3");
+  const double without = model_flops_per_token(m, 4096).value();
+  m.mtp_layers = 1;
+  const double added = model_flops_per_token(m, 4096).value() - without;
+  CHECK(added == 10'695'310'848.0);
+  // The Megatron-Bridge summaries count the same module: their 26.02 DeepSeek-V3 rows (with
+  // MTP) give 1,028 TFLOP/s at 3,955 tokens/s = 259.9 GFLOP per token, the 25.11 row
+  // "w/o MTP" 782 at 3,139 = 249.1 (validation/published_runs.json), 10.8 GFLOP apart; the
+  // tables' integer TFLOP/s leave about 0.1 GFLOP of rounding in each.
+  const double tables = 1028e12 / 3955.0 - 782e12 / 3139.0;
+  CHECK(added / tables == Approx(1.0).epsilon(0.02));
 }
 
 TEST_CASE("moe counts: Qwen2-MoE's gated shared expert and Q, K, V biases", "[model][io]") {

@@ -316,9 +316,22 @@ TEST_CASE("moe loader: the note line names ignored keys and what is not counted"
               "eos_token_id, ep_size, initializer_range, max_position_embeddings, n_group, "
               "norm_topk_prob, pretraining_tp, quantization_config, rms_norm_eps, rope_scaling, "
               "rope_theta, routed_scaling_factor, scoring_func, seq_aux, topk_group, topk_method, "
-              "torch_dtype, transformers_version, use_cache; not counted (would add cost): "
-              "num_nextn_predict_layers (1 multi-token-prediction module: its layer and LM-head "
-              "pass per token); docs/models.md lists the keys read"});
+              "torch_dtype, transformers_version, use_cache; docs/models.md lists the keys "
+              "read"});
+  // Its num_nextn_predict_layers is read (ModelSpec::mtp_layers), so nothing is left uncounted
+  // there; GPT-OSS's attention sinks are: 64 heads x 36 layers = 2,304 logits.
+  notes.lines.clear();
+  (void)load_model_from_string(
+      R"({"model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880,
+          "num_local_experts": 128, "num_experts_per_tok": 4, "num_hidden_layers": 36,
+          "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,
+          "vocab_size": 201088, "tie_word_embeddings": false})",
+      "oss-note.json");
+  REQUIRE(notes.lines ==
+          std::vector<std::string>{
+              "note: oss-note.json: not counted (would add cost): attention sinks (gpt_oss: one "
+              "learned logit per head and layer, 2304 parameters); docs/models.md lists the keys "
+              "read"});
 }
 
 TEST_CASE("moe loader: a scenario simulates MoE and latent-attention models", "[model][io]") {

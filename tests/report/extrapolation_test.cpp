@@ -245,6 +245,21 @@ TEST_CASE("extrapolation: agrees with full simulation with an uneven pipeline la
   require_agree(report::simulate(s).report, simulate_full(s).report);
 }
 
+TEST_CASE("extrapolation: agrees with full simulation with a multi-token-prediction module",
+          "[report][extrapolation]") {
+  // The module's layer, projection and second LM-head pass make the last stage the busiest
+  // (ModelSpec::mtp_layers), under each schedule and an FSDP sharding that gathers its layer.
+  const std::string schedule = GENERATE("1f1b", "interleaved");
+  const std::string sharding = GENERATE("zero1", "full_shard");
+  CAPTURE(schedule, sharding);
+  const bool interleaved = schedule == "interleaved";
+  parallel::Scenario s = scenario(schedule, interleaved ? 2 : 4, interleaved ? 2 : 1, sharding,
+                                  "none", 2, 1, 96, -1.0);
+  s.model.mtp_layers = 1;
+  REQUIRE(parallel::validate(s).empty());
+  require_agree(report::simulate(s).report, simulate_full(s).report);
+}
+
 TEST_CASE("extrapolation: a steady state that repeats every 2 micro-batches",
           "[report][extrapolation]") {
   // 1F1B on 2 stages with DDP, without contention: the two stages differ (embedding, LM head),

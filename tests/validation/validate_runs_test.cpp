@@ -321,22 +321,31 @@ TEST_CASE("validate: mixture-of-experts rows map to the built-in model with ep f
   // The Megatron-Bridge MoE rows map to the built-in model, parallel.ep from extra_metrics.ep,
   // the printed micro-batch, TP, PP and VP, and recompute searched (not printed): the bf16 rows
   // train in bf16 on the megatron-core stack, the MXFP8 rows in fp8 with the mxfp8 recipe.
+  // The 26.02 DeepSeek-V3 rows ran the recipe's multi-token-prediction module (their framework
+  // text: mtp_num_layers 1): the built-in file inline with mtp_layers 1. The 25.11 row is
+  // "w/o MTP".
   struct Expected {
     std::string id, model, precision;
-    std::int64_t ep, pp, vp;
+    std::int64_t ep, pp, vp, mtp;
   };
   const std::vector<Expected> moe_rows = {
-      {"mbridge-2602-gb200-deepseek-v3-mxfp8-256gpu", "deepseek-v3", "fp8", 64, 4, 4},
-      {"mbridge-2511-gb200-deepseek-v3-bf16-256gpu", "deepseek-v3", "bf16", 64, 4, 4},
-      {"mbridge-2602-b200-deepseek-v3-mxfp8-256gpu", "deepseek-v3", "fp8", 8, 16, 1},
-      {"mbridge-2511-gb200-qwen3-235b-a22b-bf16-256gpu", "qwen3-235b-a22b", "bf16", 32, 8, 3},
-      {"mbridge-2602-b200-qwen3-235b-a22b-mxfp8-256gpu", "qwen3-235b-a22b", "fp8", 8, 8, 1},
-      {"mbridge-2602-b200-qwen3-30b-a3b-mxfp8-8gpu", "qwen3-30b-a3b", "fp8", 8, 1, 1},
+      {"mbridge-2602-gb200-deepseek-v3-mxfp8-256gpu", "deepseek-v3", "fp8", 64, 4, 4, 1},
+      {"mbridge-2511-gb200-deepseek-v3-bf16-256gpu", "deepseek-v3", "bf16", 64, 4, 4, 0},
+      {"mbridge-2602-b200-deepseek-v3-mxfp8-256gpu", "deepseek-v3", "fp8", 8, 16, 1, 1},
+      {"mbridge-2511-gb200-qwen3-235b-a22b-bf16-256gpu", "qwen3-235b-a22b", "bf16", 32, 8, 3, 0},
+      {"mbridge-2602-b200-qwen3-235b-a22b-mxfp8-256gpu", "qwen3-235b-a22b", "fp8", 8, 8, 1, 0},
+      {"mbridge-2602-b200-qwen3-30b-a3b-mxfp8-8gpu", "qwen3-30b-a3b", "fp8", 8, 1, 1, 0},
   };
   for (const Expected& e : moe_rows) {
     INFO(e.id);
     const Mapping m = mapped(row(e.id));
-    CHECK(m.base["model"] == e.model);
+    if (e.mtp == 0) {
+      CHECK(m.base["model"] == e.model);
+    } else {
+      CHECK(m.base["model"]["name"] == e.model);
+      CHECK(m.base["model"]["mtp_layers"] == e.mtp);
+      CHECK(m.base["model"]["layers"] == 61);
+    }
     CHECK(m.base["parallel"]["ep"] == e.ep);
     CHECK(m.base["parallel"]["tp"] == 1);
     CHECK(m.base["parallel"]["pp"] == e.pp);
@@ -692,6 +701,16 @@ TEST_CASE("validate: script settings in a row's framework text become stack keys
   // Forward prefetching without the limiter has no depth a stack key describes: skipped.
   CHECK_FALSE(parse_script_settings("forward_prefetch true", reason));
   CHECK_THAT(reason, Contains("limit_all_gathers"));
+  // Megatron-Core's multi-token-prediction modules become the model key; a count that is not a
+  // number skips the row.
+  const auto mtp =
+      parse_script_settings("recipe; multi-token prediction mtp_num_layers 2 (x)", reason);
+  REQUIRE(mtp);
+  CHECK(mtp->model_overrides["mtp_layers"] == 2);
+  CHECK(mtp->stack_overrides.empty());
+  CHECK(none->model_overrides.empty());
+  CHECK_FALSE(parse_script_settings("mtp_num_layers one", reason));
+  CHECK_THAT(reason, Contains("mtp_num_layers"));
 }
 
 TEST_CASE("validate: llm-foundry's large-scale H100 rows run their sweep script's settings",

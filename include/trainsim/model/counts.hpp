@@ -59,17 +59,33 @@ enum class Experts { All, Active };
                                                           Experts experts);
 // Layers with an MoE block: num_layers - num_dense_layers, or 0 for a dense model.
 [[nodiscard]] std::int64_t num_moe_layers(const ModelSpec& m);
+// Multi-token prediction (ModelSpec::mtp_layers): the kind of each module's layer, that of the
+// model's last layer (Megatron-Core's get_gpt_mtp_block_spec takes the decoder's last layer
+// spec): MoE in an MoE model (the loaders keep at least one MoE layer, and they come last).
+[[nodiscard]] inline LayerKind mtp_layer_kind(const ModelSpec& m) {
+  return is_moe(m) ? LayerKind::Moe : LayerKind::Dense;
+}
+// One module's parameters beside its layer: the 2h x h projection (eh_proj, no bias) and three
+// norms (enorm, hnorm and final_layernorm; DeepSeek-V3 §2.2, the RMSNorms and M_k).
+[[nodiscard]] std::int64_t mtp_extra_parameters(const ModelSpec& m);
+// Every module's parameters, its layer counted with all experts or a token's; 0 without MTP.
+// The shared embedding and LM head are not counted again.
+[[nodiscard]] std::int64_t mtp_parameters(const ModelSpec& m, Experts experts);
+// A module's parameters beside its layer on one TP rank: eh_proj column-parallel (h / tp output
+// columns of 2h inputs), the norms replicated.
+[[nodiscard]] std::int64_t mtp_extra_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp);
 // Input-side tables: token embedding vocab * hidden plus learned positions max_positions * hidden.
 [[nodiscard]] std::int64_t embedding_parameters(const ModelSpec& m);
 // Separate LM-head weights: vocab * hidden, or 0 when tied to the token embedding.
 [[nodiscard]] std::int64_t lm_head_parameters(const ModelSpec& m);
 // The final norm before the LM head.
 [[nodiscard]] std::int64_t final_norm_parameters(const ModelSpec& m);
-// Every trainable parameter, each shared tensor once; every expert of an MoE model.
+// Every trainable parameter, each shared tensor once; every expert of an MoE model; the
+// multi-token-prediction modules (mtp_parameters) included.
 [[nodiscard]] std::int64_t num_parameters(const ModelSpec& m);
 // The parameters one token uses (Experts::Active in every MoE layer), embedding and LM head
-// included: the "activated parameters" of MoE model cards (Mixtral 12.9B, DeepSeek-V3 37B).
-// Equals num_parameters for a dense model.
+// included: the "activated parameters" of MoE model cards (Mixtral 12.9B, DeepSeek-V3 37B,
+// which count no MTP module). Equals num_parameters for a dense model.
 [[nodiscard]] std::int64_t num_active_parameters(const ModelSpec& m);
 
 // N of the model-FLOPs formula (DESIGN.md "Metrics"): every parameter one token uses except the
@@ -78,7 +94,9 @@ enum class Experts { All, Active };
 // included, as in Kaplan et al. 2020 §2.1 and the worked example (docs/sources.md W.1;
 // llama2-7b: 6,607,343,616). For an MoE model only the active experts count (Experts::Active):
 // the non-embedding active parameters, the convention of the GPT-OSS model card
-// (arXiv:2508.10925, "active parameters": 5.13B for gpt-oss-120b).
+// (arXiv:2508.10925, "active parameters": 5.13B for gpt-oss-120b). Multi-token prediction adds
+// each module's active parameters and one more pass of the LM head (vocab * hidden) per module,
+// as Megatron-LM's num_floating_point_operations counts it (training.py, mtp_num_layers).
 [[nodiscard]] std::int64_t matmul_parameters(const ModelSpec& m);
 
 // The share of causal full attention's QK^T and AV work that remains under the model's sliding
@@ -103,7 +121,8 @@ enum class Experts { All, Active };
 // d_qk = qk_nope_head_dim + qk_rope_head_dim and AV one of d_v = v_head_dim, so the attention
 // term is 6 * layers * heads * (d_qk + d_v) * seq_len * r (12 L H Q T when d_qk = d_v = Q); the
 // latent down- and up-projections are weights in N (DeepSeek-V2 §2.1.2, eqs. 9-10 and 12-14:
-// the naive, unabsorbed form that training runs).
+// the naive, unabsorbed form that training runs). Each multi-token-prediction module's layer
+// counts as one more layer in the attention term.
 [[nodiscard]] Flops model_flops_per_token(const ModelSpec& m, std::int64_t seq_len);
 
 // FLOPs of one iteration of `batch` sequences by Narayanan et al. 2021 (Megatron-LM PTD-P, §5.1,
@@ -132,5 +151,13 @@ enum class Experts { All, Active };
 enum class LmHeadCopy { SharedWithEmbedding, Separate };
 [[nodiscard]] std::int64_t lm_head_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp,
                                                           LmHeadCopy copy);
+// The non-layer parameters one TP rank of the last of `pp` pipeline stages holds: the final norm
+// and the LM head (a separate copy of tied weights when pp > 1, as above), and with multi-token
+// prediction each module's extras (mtp_extra_parameters_per_tp_rank) and, when pp > 1,
+// Megatron-Core's copy of the embedding for the modules' lookups (gpt_model.py builds the
+// embedding where pre_process or mtp_process), which then also holds tied LM-head weights. With
+// one stage the embedding is the first stage's (embedding_parameters_per_tp_rank).
+[[nodiscard]] std::int64_t last_stage_parameters_per_tp_rank(const ModelSpec& m, std::int64_t tp,
+                                                             std::int64_t pp);
 
 }  // namespace trainsim::model

@@ -225,6 +225,15 @@ struct LayerRankParameters {
 [[nodiscard]] std::vector<KernelSpec> embedding_kernels(const ModelSpec& m,
                                                         const LayerShape& shape);
 
+// A multi-token-prediction module's kernels before its layer (ModelSpec::mtp_layers;
+// megatron/core/transformer/multi_token_prediction.py, _concat_embeddings): the norms of the
+// shifted tokens' embedding and of the previous depth's hidden state (mtp_enorm, mtp_hnorm),
+// their concatenation (mtp_concat: torch.cat writes 2h per token; its backward is views) and
+// the 2h x h projection (mtp_eh_proj, column-parallel: h / tp output columns, a Transformer
+// Engine linear). The module's embedding lookup is embedding_kernels; after its layer it runs
+// head_kernels (its final norm, the shared LM head and its loss).
+[[nodiscard]] std::vector<KernelSpec> mtp_kernels(const ModelSpec& m, const LayerShape& shape);
+
 // The last stage's kernels: final_norm, lm_head (vocab-parallel GEMM, vocab / tp columns) and
 // cross_entropy (Megatron's vocab-parallel loss, computed in fp32).
 [[nodiscard]] std::vector<KernelSpec> head_kernels(const ModelSpec& m, const LayerShape& shape);

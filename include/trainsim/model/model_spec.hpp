@@ -52,6 +52,16 @@ struct ModelSpec {
   // Sliding-window causal attention on every layer (Mistral): a query attends to itself and at
   // most attention_window - 1 earlier tokens. 0: full causal attention (the default).
   std::int64_t attention_window = 0;
+  // Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, §2.2): mtp_layers sequential modules
+  // trained with the model and dropped at inference. Module k combines the hidden state of depth
+  // k - 1 (the decoder's output for k = 1) with the embedding of the token k positions ahead:
+  // an RMSNorm of each, their concatenation projected by a 2h x h matrix, one transformer layer
+  // of the kind of the model's last layer, a final norm, then the shared LM head and a loss.
+  // The embedding and the LM head are the model's (shared). Megatron-Core builds them on the
+  // last pipeline stage, which then also holds a copy of the embedding
+  // (megatron/core/transformer/multi_token_prediction.py; models/gpt/gpt_model.py builds the
+  // embedding where pre_process or mtp_process). 0: none (the default).
+  std::int64_t mtp_layers = 0;
 
   // Mixture of experts (Shazeer et al. 2017; Fedus et al. 2022 "Switch Transformers"; DeepSeekMoE,
   // Dai et al. 2024, arXiv:2401.06066). num_experts == 0 is a dense model: every field below

@@ -61,7 +61,8 @@ struct ParallelPlan {
   // chunk in model order (pp x virtual_stages entries of at least 1, summing to the model's
   // layers); the embedding is in the first chunk and the loss in the last, as always. Empty: the
   // splits above. Megatron-Core's layout string ("Et*4|(t*4|)*14tmL") names each chunk's
-  // layers the same way; its multi-token prediction entries ("m") are not modelled.
+  // layers the same way; its multi-token prediction entries ("m") are
+  // not given here: the model's mtp_layers join the last chunk (chunk_layers of a Scenario).
   std::vector<std::int64_t> pipeline_layout;
 };
 
@@ -163,6 +164,17 @@ struct Scenario {
     return (gpus + hardware.node.gpus_per_node - 1) / hardware.node.gpus_per_node;
   }
 };
+
+// The layers model chunk `chunk` runs: the plan's split of the model's layers, and in the last
+// chunk after them the layers of the multi-token-prediction modules (ModelSpec::mtp_layers),
+// whose global indices follow the model's (Megatron-Core builds the modules on the last
+// pipeline stage: get_mtp_num_layers_to_build in megatron/core/transformer/
+// multi_token_prediction.py). The builder, memory and HFU count through it.
+[[nodiscard]] inline ChunkLayers chunk_layers(const Scenario& s, std::int64_t chunk) {
+  ChunkLayers c = chunk_layers(s.parallel, s.model.num_layers, chunk);
+  if (chunk == s.parallel.pp * s.parallel.virtual_stages - 1) c.count += s.model.mtp_layers;
+  return c;
+}
 
 // tp * pp * cp, or nothing when the product overflows int64 (each degree may be up to 2^24).
 [[nodiscard]] inline std::optional<std::int64_t> model_parallel_size(const ParallelPlan& p) {
