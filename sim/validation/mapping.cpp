@@ -387,8 +387,8 @@ std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
     out.parallel_overrides["pipeline_layout"] = layout;
   }
   if (const auto at = t.find("mtp_num_layers "); at != std::string::npos) {
-    // Megatron-Core's multi-token-prediction modules, "mtp_num_layers 1" (the number ends at the
-    // next non-digit).
+    // Megatron-Core's multi-token-prediction modules, "mtp_num_layers 1": a count of at most 4
+    // digits (the model key's bound then names what is out of range).
     const std::size_t from = at + std::string_view("mtp_num_layers ").size();
     std::size_t to = from;
     while (to < t.size() && to - from < 4 && t[to] >= '0' && t[to] <= '9') ++to;
