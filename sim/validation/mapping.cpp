@@ -402,6 +402,18 @@ std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
     out.model_overrides["mtp_layers"] = layers;
     out.assumptions.push_back("mtp_layers " + std::to_string(layers) + " (the row's recipe)");
   }
+  if (contains(t, "cross_entropy_loss_fusion true")) {
+    // Megatron-Core's fused vocab-parallel loss (cross_entropy_loss_fusion; with
+    // cross_entropy_fusion_impl "te", Transformer Engine's parallel cross entropy: one pass for
+    // each row's max and sum, one that writes the logits' gradient in place, 3e bytes per logit,
+    // and backward a scale of that gradient in place, 2e): the stack's fused loss, which counts
+    // e + 4 forward (3e at bf16) and 4 + e backward (2 bytes more).
+    out.stack_overrides["loss"]["cross_entropy"] = "fused";
+    out.stack_overrides["loss"]["sources"]["cross_entropy"] =
+        "fused: the row's cross_entropy_loss_fusion True (its framework text): Megatron-Core's "
+        "fused loss kernel instead of the op-by-op vocab_parallel_cross_entropy.";
+    out.assumptions.emplace_back("cross_entropy_loss_fusion True: stack loss.cross_entropy fused");
+  }
   if (contains(t, "forward_prefetch true")) {
     if (!contains(t, "limit_all_gathers true")) {
       reason =

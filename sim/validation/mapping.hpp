@@ -89,6 +89,8 @@ struct Fp8RecipeChoice {
 // - "forward_prefetch true" with "limit_all_gathers true": PyTorch FSDP1 prefetches the next
 //   unit from the current one's pre-forward hook and its rate limiter holds the gather until
 //   the unit three back is resharded: fsdp.forward_prefetch 3;
+// - "cross_entropy_loss_fusion True": Megatron-Core's fused loss kernel: loss.cross_entropy
+//   fused;
 // - "mtp_num_layers N": Megatron-Core's multi-token-prediction modules, as the row's recipe sets
 //   them: the model key mtp_layers (model_overrides; merged over a built-in model's file).
 // Empty overrides when the text names none of them; nullopt with `reason` set for

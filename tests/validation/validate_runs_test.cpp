@@ -711,6 +711,16 @@ TEST_CASE("validate: script settings in a row's framework text become stack keys
   CHECK(none->model_overrides.empty());
   CHECK_FALSE(parse_script_settings("mtp_num_layers one", reason));
   CHECK_THAT(reason, Contains("mtp_num_layers"));
+  // Megatron-Core's fused loss kernel: the stack's fused cross entropy. Every Megatron-Bridge row
+  // ran it (its model providers' default), so its mapped stack carries it.
+  const auto loss = parse_script_settings("loss cross_entropy_loss_fusion True (te)", reason);
+  REQUIRE(loss);
+  CHECK(loss->stack_overrides["loss"]["cross_entropy"] == "fused");
+  CHECK_FALSE(none->stack_overrides.contains("loss"));
+  const Mapping bridge = mapped(row("mbridge-2602-b200-qwen3-30b-a3b-mxfp8-8gpu"));
+  CHECK(bridge.base["stack"]["loss"]["cross_entropy"] == "fused");
+  CHECK(io::stack_from_json(bridge.base["stack"], "row", "/stack").unfused_cross_entropy == false);
+  CHECK(io::load_stack("megatron-core").unfused_cross_entropy);
 }
 
 TEST_CASE("validate: llm-foundry's large-scale H100 rows run their sweep script's settings",
