@@ -55,14 +55,19 @@ double fp8_weight_copy_bytes(const stack::Fp8Spec& fp8, hardware::GpuArch arch) 
 // Activations the last stage keeps for the final norm, the LM head and the loss, per
 // micro-batch (Korthikanti et al. 2022 §4.3: 4 s b h / t (1 + v / h) with SP): the inputs of the
 // final norm and of the LM head (/ t with SP) and the fp32 softmax of the vocab-parallel loss.
-// An eager RMSNorm adds its fp32 copy (eager_norm_extra_bytes).
+// An eager RMSNorm adds its fp32 copy (eager_norm_extra_bytes). Each multi-token-prediction
+// module runs the head again (its final norm, the LM head and the loss) and keeps its enorm and
+// hnorm inputs and the projection's 2h-wide input, 4h per residual token (model::mtp_kernels);
+// its layer is among the stage's layers.
 double head_activation_bytes(const model::ModelSpec& m, const model::LayerShape& shape,
                              double norm_extra_bytes) {
   const double tokens = d(model::local_tokens(shape));
   const double residual = shape.sequence_parallel ? tokens / d(shape.tp) : tokens;
   const double e = d(shape.element_bytes);
-  return residual * (2.0 * e + norm_extra_bytes) * d(m.hidden) +
-         4.0 * tokens * d(model::ceil_div(m.vocab, shape.tp));
+  const double head = residual * (2.0 * e + norm_extra_bytes) * d(m.hidden) +
+                      4.0 * tokens * d(model::ceil_div(m.vocab, shape.tp));
+  const double mtp_inputs = 4.0 * residual * d(m.hidden) * e;
+  return head * d(1 + m.mtp_layers) + mtp_inputs * d(m.mtp_layers);
 }
 
 // MoE layers among the layers pipeline stage `stage` runs, under the workload builder's
@@ -466,16 +471,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   if (last) {
     const double head_in_flight =
         plan.schedule == PipelineSchedule::GPipe ? in_flight_microbatches(s, stage) : 1.0;
-    // Each multi-token-prediction module runs the head again (its final norm, the LM head and
-    // the loss) and keeps its enorm and hnorm inputs and the projection's 2h-wide input, 4h per
-    // residual token (model::mtp_kernels); its layer is among the stage's layers above.
-    const double tokens = d(model::local_tokens(shape));
-    const double residual = plan.sequence_parallel ? tokens / d(tp) : tokens;
-    const double mtp_extra = 4.0 * residual * d(m.hidden) * d(e);
-    activations +=
-        (head_activation_bytes(m, shape, eager_norm_extra_bytes(m, act)) * d(1 + m.mtp_layers) +
-         mtp_extra * d(m.mtp_layers)) *
-        head_in_flight;
+    activations += head_activation_bytes(m, shape, eager_norm_extra_bytes(m, act)) * head_in_flight;
   }
   out.activations = Bytes(activations);
 

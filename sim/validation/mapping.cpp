@@ -333,6 +333,21 @@ std::optional<Fp8RecipeChoice> parse_fp8_recipe(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+
+// Built-in file `dir`/`id`.json as JSON, with `overrides` merged over it (RFC 7386).
+nlohmann::json patched_builtin(const char* dir, std::string_view id,
+                               const nlohmann::json& overrides) {
+  const auto text = io::builtin_file(dir, id);
+  if (!text)
+    throw InternalError(std::string(dir) + "/" + std::string(id) + ".json is not built in");
+  nlohmann::json doc = nlohmann::json::parse(std::string(*text));
+  doc.merge_patch(overrides);
+  return doc;
+}
+
+}  // namespace
+
 std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
                                                     std::string& reason) {
   const std::string t = lower(framework);
@@ -387,20 +402,21 @@ std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
     out.parallel_overrides["pipeline_layout"] = layout;
   }
   if (const auto at = t.find("mtp_num_layers "); at != std::string::npos) {
-    // Megatron-Core's multi-token-prediction modules, "mtp_num_layers 1": a count of at most 4
-    // digits (the model key's bound then names what is out of range).
+    // Megatron-Core's multi-token-prediction modules, "mtp_num_layers 1" (the count ends at the
+    // next space), read as the pipeline layout's counts are; the model key's bound then names
+    // what is out of range.
     const std::size_t from = at + std::string_view("mtp_num_layers ").size();
-    std::size_t to = from;
-    while (to < t.size() && to - from < 4 && t[to] >= '0' && t[to] <= '9') ++to;
-    if (to == from || (to < t.size() && t[to] >= '0' && t[to] <= '9')) {
+    const std::size_t to = std::min(t.find(' ', from), t.size());
+    const auto counts = io::parse_layer_counts(std::string_view(t).substr(from, to - from));
+    if (!counts || counts->size() != 1) {
       reason =
           "'mtp_num_layers' in the framework text names no module count; expected "
           "'mtp_num_layers 1'";
       return std::nullopt;
     }
-    const int layers = std::stoi(std::string(t.substr(from, to - from)));
-    out.model_overrides["mtp_layers"] = layers;
-    out.assumptions.push_back("mtp_layers " + std::to_string(layers) + " (the row's recipe)");
+    out.model_overrides["mtp_layers"] = counts->front();
+    out.assumptions.push_back("mtp_layers " + std::to_string(counts->front()) +
+                              " (the row's recipe)");
   }
   if (contains(t, "cross_entropy_loss_fusion true")) {
     // Megatron-Core's fused vocab-parallel loss (cross_entropy_loss_fusion; with
@@ -859,18 +875,11 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   m.assumptions.insert(m.assumptions.end(), script->assumptions.begin(), script->assumptions.end());
   if (!m.stack_overrides.empty()) {
     // The source's stack with the keys the row sets, inline.
-    const auto text = io::builtin_file("stacks", src.stack);
-    if (!text) throw InternalError("stacks/" + std::string(src.stack) + ".json is not built in");
-    nlohmann::json stack_doc = nlohmann::json::parse(std::string(*text));
-    stack_doc.merge_patch(m.stack_overrides);
-    m.base["stack"] = std::move(stack_doc);
+    m.base["stack"] = patched_builtin("stacks", src.stack, m.stack_overrides);
   }
   if (moe && !script->model_overrides.empty()) {
     // The built-in model's file with the keys the row sets, inline.
-    const auto text = io::builtin_file("models", *moe);
-    if (!text) throw InternalError("models/" + *moe + ".json is not built in");
-    nlohmann::json model_doc = nlohmann::json::parse(std::string(*text));
-    model_doc.merge_patch(script->model_overrides);
+    nlohmann::json model_doc = patched_builtin("models", *moe, script->model_overrides);
     model_doc["name"] = *moe;
     model_doc["notes"] = "models/" + *moe + ".json with the keys the row's recipe sets: " +
                          script->model_overrides.dump();

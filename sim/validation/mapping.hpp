@@ -94,7 +94,8 @@ struct Fp8RecipeChoice {
 // - "mtp_num_layers N": Megatron-Core's multi-token-prediction modules, as the row's recipe sets
 //   them: the model key mtp_layers (model_overrides; merged over a built-in model's file).
 // Empty overrides when the text names none of them; nullopt with `reason` set for
-// "forward_prefetch true" without the rate limiter (a depth no stack key describes).
+// "forward_prefetch true" without the rate limiter (a depth no stack key describes) and for a
+// "pipeline layout" or "mtp_num_layers" without its numbers.
 struct ScriptSettings {
   nlohmann::json stack_overrides = nlohmann::json::object();
   nlohmann::json parallel_overrides = nlohmann::json::object();  // keys of the scenario's plan
