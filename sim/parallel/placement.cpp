@@ -84,6 +84,7 @@ Placement place(const Scenario& s) {
   out.ep = group_shape(p.ep, p.tp * p.cp, g, d);
   out.expert_shard =
       p.ep > 1 ? group_shape(p.dp * p.cp / p.ep, p.tp * p.cp * p.ep, g, d) : out.shard;
+  out.embedding = p.pp > 1 ? group_shape(2, p.tp * p.cp * p.dp * (p.pp - 1), g, d) : GroupShape{};
   return out;
 }
 

@@ -1131,7 +1131,43 @@ class Builder {
     }
     const OpId g = flush_deferred_grads(stage, st, last_compute);
     if (g != kNone) last_dp = g;
-    optimizer(stage, st, last_dp);
+    const OpId e = embedding_grad_sync(stage, st, last_compute, last_dp);
+    optimizer(stage, st, e != kNone ? e : last_dp);
+  }
+
+  // With pipeline parallelism, the first stage holds the word embedding and the last a copy of
+  // it when the LM head is tied to it (or the copy a multi-token-prediction module reads), and
+  // the two copies' gradients are summed before the step: Megatron's finalize_model_grads
+  // all-reduces the weight's whole gradient buffer (main_grad, in the gradient-reduce dtype)
+  // over the embedding group once the data-parallel reduction is done
+  // (_allreduce_word_embedding_grads in megatron/core/distributed/finalize_model_grads.py;
+  // train_step in Megatron-LM 2021's megatron/training.py), and the optimizer step waits for
+  // it. Under FSDP-style sharding each rank holds only its shard of that gradient by then.
+  // Both stages' calls wait for both stages' last backward and reduction. Returns the call on
+  // this stage, or kNone when the stage holds no copy.
+  OpId embedding_grad_sync(std::int64_t stage, const StageStreams& st, OpId last_compute,
+                           OpId last_dp) {
+    if (pp_ < 2 || (stage != 0 && stage != pp_ - 1)) return kNone;
+    if (!m_.tied_embeddings && m_.mtp_layers == 0) return kNone;
+    const double elements =
+        static_cast<double>(model::ceil_div(m_.vocab, p_.tp)) * static_cast<double>(m_.hidden);
+    const double shards = gathers_params() ? static_cast<double>(report::sharding_degree(s_)) : 1.0;
+    const Bytes bytes(elements * grad_element_bytes() / shards);
+    const auto call = collective(stage, Op::AllReduce, "embedding", it_.placement.embedding, bytes);
+    OpInfo info;
+    info.stage = static_cast<std::int32_t>(stage);
+    const OpId id = comm(st.dp, call, "embedding_grad_all_reduce", info);
+    dep(last_compute, id);
+    dep(last_dp, id);
+    if (stage == 0) {
+      embedding_first_ = EmbeddingSync{.compute = last_compute, .dp = last_dp, .call = id};
+    } else {
+      dep(embedding_first_.compute, id);
+      dep(embedding_first_.dp, id);
+      dep(last_compute, embedding_first_.call);
+      dep(last_dp, embedding_first_.call);
+    }
+    return id;
   }
 
   // Megatron-Core's --overlap-param-gather (stack dp_overlap_param_gather): the distributed
@@ -1386,6 +1422,14 @@ class Builder {
   double deferred_expert_grad_bytes_ = 0.0;  // the same of the routed experts (ep > 1)
   std::int64_t stage_calls_stage_ = -1;
   std::vector<std::pair<const char*, engine::NameId>> comm_names_;
+  // The first stage's embedding-gradient AllReduce and what it waits for on that stage, for
+  // the last stage's call to join (embedding_grad_sync).
+  struct EmbeddingSync {
+    OpId compute = kNone;
+    OpId dp = kNone;
+    OpId call = kNone;
+  };
+  EmbeddingSync embedding_first_;
   // By pipe_slot(): the receive marker and the send op of every pass.
   std::vector<OpId> pass_recv_;
   std::vector<OpId> pass_send_;

@@ -260,6 +260,22 @@ TEST_CASE("extrapolation: agrees with full simulation with a multi-token-predict
   require_agree(report::simulate(s).report, simulate_full(s).report);
 }
 
+TEST_CASE("extrapolation: agrees with full simulation with the embedding tied across stages",
+          "[report][extrapolation]") {
+  // A tied LM head on the last stage: its gradient and the first stage's embedding gradient are
+  // all-reduced between the two stages before the step (embedding_grad_sync), a dependency
+  // across the pipeline's ends.
+  const std::string schedule = GENERATE("1f1b", "interleaved", "gpipe");
+  const std::string sharding = GENERATE("none", "zero1", "full_shard");
+  CAPTURE(schedule, sharding);
+  const bool interleaved = schedule == "interleaved";
+  parallel::Scenario s = scenario(schedule, interleaved ? 2 : 4, interleaved ? 2 : 1, sharding,
+                                  "none", 2, 1, 96, -1.0);
+  s.model.tied_embeddings = true;
+  REQUIRE(parallel::validate(s).empty());
+  require_agree(report::simulate(s).report, simulate_full(s).report);
+}
+
 TEST_CASE("extrapolation: a steady state that repeats every 2 micro-batches",
           "[report][extrapolation]") {
   // 1F1B on 2 stages with DDP, without contention: the two stages differ (embedding, LM head),

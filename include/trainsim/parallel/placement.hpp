@@ -41,6 +41,11 @@ struct Placement {
   // shard group. Megatron-Core's expert ranks with cp 1 (parallel_state.py, order tp-ep-dp-pp).
   GroupShape ep;
   GroupShape expert_shard;
+  // The first and the last pipeline stage's ranks of one (tp, cp, dp) position (stride
+  // tp x cp x dp x (pp - 1)): both hold the word embedding when the LM head is tied to it or a
+  // multi-token-prediction module reads it, and sum its gradient (Megatron's embedding group,
+  // parallel_state.py). One rank without pipeline parallelism.
+  GroupShape embedding;
 
   [[nodiscard]] const GroupShape& of(GroupKind kind) const;
 };
