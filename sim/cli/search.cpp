@@ -363,8 +363,9 @@ bool is_data_parallel_group(const std::string& group) {
 
 // Summed time of one iteration's collective calls (count x time per call, on the stage that
 // issues most of each kind): the data-parallel ones (FSDP/ZeRO/DDP groups) or the
-// model-parallel ones (TP, CP, PP). The expert all-to-all (group "ep") is in neither: the
-// expert-parallelism lines of --explain give it.
+// model-parallel ones (TP, CP, PP, and the pipeline ends' embedding sum, group "embedding").
+// The expert all-to-all (group "ep") is in neither: the expert-parallelism lines of --explain
+// give it.
 double collective_seconds(const report::Report& r, bool data_parallel) {
   double total = 0.0;
   for (const report::CollectiveSummary& c : r.collectives) {
