@@ -44,3 +44,15 @@ trainsim_bad_input(compare bad_stage "--stage\\): no such pipeline stage; expect
   ${compare_scenario} --trace ${TRACE_DATA}/tp2_overlap.json --stage 1)
 trainsim_bad_input(compare bad_scenario "bad_scenario.json: /parallel/sharding: unknown value"
   ${CMAKE_CURRENT_SOURCE_DIR}/../data/bad_scenario.json --trace ${TRACE_DATA}/tp2_overlap.json)
+
+# scripts/trace-kernel-bandwidth (standard Python only) on the H200 trace: the HBM rate of each
+# class of eager memory-bound kernel, as docs/calibration.md quotes it (contiguous 0.86 of peak,
+# strided 0.40, the step's memory-bound kernels 36.46 ms per step).
+find_program(TRAINSIM_PYTHON3 python3)
+if(TRAINSIM_PYTHON3)
+  add_test(NAME cli.compare.trace_kernel_bandwidth
+           COMMAND ${TRAINSIM_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/trace-kernel-bandwidth
+                   ${TRACE_DATA}/h200-llama-small.json)
+  set_tests_properties(cli.compare.trace_kernel_bandwidth PROPERTIES PASS_REGULAR_EXPRESSION
+    "\nstrided +293 +14\\.60 +27\\.98 +0\\.40\ncontiguous +336 +7\\.83 +32\\.31 +0\\.86\n.*\nmemory-bound +36\\.46 +95\\.55\n")
+endif()
