@@ -1142,7 +1142,8 @@ class Builder {
   // over the embedding group once the data-parallel reduction is done
   // (_allreduce_word_embedding_grads in megatron/core/distributed/finalize_model_grads.py;
   // train_step in Megatron-LM 2021's megatron/training.py), and the optimizer step waits for
-  // it. Under FSDP-style sharding each rank holds only its shard of that gradient by then.
+  // it. Under FSDP-style sharding the same code first gathers the sharded gradient
+  // (_unshard_if_dtensor, full_tensor()) and all-reduces it whole; that gather is not priced.
   // Both stages' calls wait for both stages' last backward and reduction. Returns the call on
   // this stage, or kNone when the stage holds no copy.
   OpId embedding_grad_sync(std::int64_t stage, const StageStreams& st, OpId last_compute,
@@ -1151,8 +1152,7 @@ class Builder {
     if (!m_.tied_embeddings && m_.mtp_layers == 0) return kNone;
     const double elements =
         static_cast<double>(model::ceil_div(m_.vocab, p_.tp)) * static_cast<double>(m_.hidden);
-    const double shards = gathers_params() ? static_cast<double>(report::sharding_degree(s_)) : 1.0;
-    const Bytes bytes(elements * grad_element_bytes() / shards);
+    const Bytes bytes(elements * grad_element_bytes());
     const auto call = collective(stage, Op::AllReduce, "embedding", it_.placement.embedding, bytes);
     OpInfo info;
     info.stage = static_cast<std::int32_t>(stage);

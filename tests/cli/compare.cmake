@@ -54,5 +54,5 @@ if(TRAINSIM_PYTHON3)
            COMMAND ${TRAINSIM_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/trace-kernel-bandwidth
                    ${TRACE_DATA}/h200-llama-small.json)
   set_tests_properties(cli.compare.trace_kernel_bandwidth PROPERTIES PASS_REGULAR_EXPRESSION
-    "\nstrided +293 +14\\.60 +27\\.98 +0\\.40\ncontiguous +336 +7\\.83 +32\\.31 +0\\.86\n.*\nmemory-bound +36\\.46 +95\\.55\n")
+    "\nstrided +293 +14\\.60 +27\\.98 +0\\.40\ncontiguous +344 +8\\.10 +33\\.41 +0\\.86\n.*\nmemory-bound +36\\.46 +97\\.76\n")
 endif()

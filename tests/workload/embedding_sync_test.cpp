@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "trainsim/collective/collective_model.hpp"
+#include "trainsim/engine/simulator.hpp"
 #include "trainsim/parallel/placement.hpp"
 #include "trainsim/parallel/validate.hpp"
 #include "trainsim/report/simulate.hpp"
@@ -105,19 +107,61 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "embedding sync: a pipeline inside one node sums over NVLink; sharded gradients only "
-    "their shard",
+    "embedding sync: a pipeline inside one node sums over NVLink; the whole gradient in "
+    "every sharding",
     "[workload][embedding]") {
   // 2 stages of 2 GPUs (tp 2, dp 1): ranks 0-1 and 2-3, one node.
   const Calls in_node = embedding_calls(build(scenario(true, 2, "none", 2)), 1);
   CHECK(in_node.ops == 1);
   CHECK(in_node.nodes == 1);
-  // zero1 keeps the whole gradient buffer (the distributed optimizer shards the state, and
-  // Megatron all-reduces the weight's whole main_grad); FULL_SHARD's ranks hold 1/dp of it after
-  // the ReduceScatter: dp 2, so 1,048,576 / 2.
-  CHECK(embedding_calls(build(scenario(true, 2, "zero1")), 0).bytes == 1024.0 / 2 * 512 * 4);
-  CHECK(embedding_calls(build(scenario(true, 2, "full_shard")), 0).bytes ==
-        1024.0 / 2 * 512 * 4 / 2);
+  // Megatron all-reduces the weight's whole gradient: zero1 keeps the whole main_grad buffer,
+  // and a sharded gradient is gathered whole first (_unshard_if_dtensor), so the call carries
+  // 1,048,576 bytes under every sharding, dp 2 or not.
+  for (const std::string sharding : {"zero1", "shard_grad_op", "full_shard", "hybrid_shard"}) {
+    CAPTURE(sharding);
+    CHECK(embedding_calls(build(scenario(true, 2, sharding)), 0).bytes == 1024.0 / 2 * 512 * 4);
+  }
+}
+
+TEST_CASE("embedding sync: an MTP module's copy of an untied embedding is summed too",
+          "[workload][embedding]") {
+  // Megatron-Core builds the embedding on the last stage for the module (pre_process or
+  // mtp_process) and sums its gradient as it does a tied head's.
+  parallel::Scenario s = scenario(false, 4, "none");
+  s.model.mtp_layers = 1;
+  REQUIRE(parallel::validate(s).empty());
+  const workload::Iteration it = build(s);
+  CHECK(embedding_calls(it, 0).ops == 1);
+  CHECK(embedding_calls(it, 3).ops == 1);
+  CHECK(embedding_calls(it, 3).bytes == 1024.0 / 2 * 512 * 4);
+}
+
+TEST_CASE("embedding sync: both ends start the sum together, when the later one is ready",
+          "[workload][embedding]") {
+  // The last stage finishes its backward passes before stage 0 (1F1B drains towards stage 0),
+  // so without the dependency across the pipeline its call would start first; an AllReduce
+  // needs both ends, and both calls start at stage 0's readiness.
+  const workload::Iteration it = build(scenario(true, 4, "zero1"));
+  const engine::Timeline t = engine::simulate(it.graph, engine::EngineOptions{});
+  std::vector<engine::OpId> calls;
+  for (engine::OpId op = 0; op < it.graph.num_ops(); ++op) {
+    if (it.graph.op_name(op) == "embedding_grad_all_reduce") calls.push_back(op);
+  }
+  REQUIRE(calls.size() == 2);
+  const engine::OpTiming a = t.ops[static_cast<std::size_t>(calls[0])];
+  const engine::OpTiming b = t.ops[static_cast<std::size_t>(calls[1])];
+  CHECK(a.start == b.start);
+  CHECK(a.end == b.end);
+  // The last stage's own backward passes ended before that start.
+  SimTime last_stage_backward_end = SimTime::zero();
+  for (engine::OpId op = 0; op < it.graph.num_ops(); ++op) {
+    const auto& info = it.ops[static_cast<std::size_t>(op)];
+    if (info.stage == 3 && info.backward) {
+      last_stage_backward_end =
+          std::max(last_stage_backward_end, t.ops[static_cast<std::size_t>(op)].end);
+    }
+  }
+  CHECK(last_stage_backward_end < a.start);
 }
 
 TEST_CASE("embedding sync: the step waits for the sum after the first stage's last backward",

@@ -15,7 +15,8 @@ namespace trainsim::report {
 struct CollectiveSummary {
   std::int64_t stage = 0;  // pipeline stage that issues the calls
   std::string op;          // "all_gather"
-  std::string group;       // "tp", "cp", "dp", "pp", "shard", "replicate"
+  std::string group;       // "tp", "cp", "dp", "pp", "shard", "replicate", "ep", "expert_dp",
+                           // "expert_shard", "embedding"
   std::int64_t ranks = 0;
   std::int64_t nodes = 0;
   Bytes bytes;             // per call, nccl-tests accounting

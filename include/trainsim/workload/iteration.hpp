@@ -22,7 +22,8 @@ namespace trainsim::workload {
 // A distinct collective call of the iteration: same op, group and size on one stage.
 struct CollectiveCall {
   std::string op;         // "all_gather", "reduce_scatter", "all_reduce", "send_recv", ...
-  std::string group;      // "tp", "cp", "dp", "shard", "replicate", "pp"
+  std::string group;      // "tp", "cp", "dp", "shard", "replicate", "pp", "ep", "expert_dp",
+                          // "expert_shard", "embedding"
   parallel::GroupShape shape;
   Bytes bytes;            // per call, nccl-tests accounting
   Seconds time;           // per call
