@@ -20,6 +20,7 @@
 
 #include "sim/io/scenario_loader.hpp"
 
+#include "tests/build_iteration.hpp"
 #include "tests/small_dense_model.hpp"
 
 using namespace trainsim;
@@ -46,10 +47,7 @@ parallel::Scenario scenario(bool tied, std::int64_t pp, const std::string& shard
   return s;
 }
 
-workload::Iteration build(const parallel::Scenario& s) {
-  return workload::build_iteration(s, collective::CollectiveModel(s.hardware),
-                                   workload::BuildOptions{});
-}
+workload::Iteration build(const parallel::Scenario& s) { return testing::build_iteration(s); }
 
 // The iteration's embedding-group calls on `stage`: their count (ops) and the bytes of the one
 // call (0 when there is none).

@@ -14,6 +14,8 @@
 #include "sim/io/builtin_data.hpp"
 #include "sim/io/scenario_loader.hpp"
 
+#include "tests/build_iteration.hpp"
+
 using namespace trainsim;
 
 namespace {
@@ -45,11 +47,7 @@ parallel::Scenario scenario(const std::string& precision, const std::string& rec
   return io::scenario_from_document(doc);
 }
 
-workload::Iteration build(const parallel::Scenario& s) {
-  parallel::require_valid(s);
-  return workload::build_iteration(s, collective::CollectiveModel(s.hardware),
-                                   workload::BuildOptions{});
-}
+workload::Iteration build(const parallel::Scenario& s) { return testing::build_iteration(s); }
 
 // Duration of the first compute op named `name`.
 double seconds(const workload::Iteration& it, const std::string& name) {

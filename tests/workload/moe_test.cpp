@@ -19,6 +19,7 @@
 #include "sim/io/scenario_loader.hpp"
 #include "sim/io/stack_loader.hpp"
 
+#include "tests/build_iteration.hpp"
 #include "tests/small_moe_model.hpp"
 
 using namespace trainsim;
@@ -45,10 +46,8 @@ parallel::Scenario moe_scenario(std::int64_t ep, const nlohmann::json& overrides
 }
 
 workload::Iteration build(const parallel::Scenario& s, double communication_scale = 1.0) {
-  parallel::require_valid(s);
-  return workload::build_iteration(
-      s, collective::CollectiveModel(s.hardware),
-      workload::BuildOptions{.communication_scale = communication_scale});
+  return testing::build_iteration(
+      s, workload::BuildOptions{.communication_scale = communication_scale});
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) {

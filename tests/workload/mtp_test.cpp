@@ -17,6 +17,7 @@
 #include "sim/io/model_loader.hpp"
 #include "sim/io/scenario_loader.hpp"
 
+#include "tests/build_iteration.hpp"
 #include "tests/small_moe_model.hpp"
 
 using namespace trainsim;
@@ -44,10 +45,7 @@ parallel::Scenario scenario(std::int64_t mtp, std::int64_t tp = 1) {
   return s;
 }
 
-workload::Iteration build(const parallel::Scenario& s) {
-  return workload::build_iteration(s, collective::CollectiveModel(s.hardware),
-                                   workload::BuildOptions{});
-}
+workload::Iteration build(const parallel::Scenario& s) { return testing::build_iteration(s); }
 
 // Ops named `name` on pipeline stage `stage`.
 std::int64_t count(const workload::Iteration& it, const std::string& name, std::int32_t stage) {
