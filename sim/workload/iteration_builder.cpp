@@ -1150,8 +1150,9 @@ class Builder {
                            OpId last_dp) {
     if (pp_ < 2 || (stage != 0 && stage != pp_ - 1)) return kNone;
     if (!m_.tied_embeddings && m_.mtp_layers == 0) return kNone;
-    const double elements =
-        static_cast<double>(model::ceil_div(m_.vocab, p_.tp)) * static_cast<double>(m_.hidden);
+    // The word embedding on one TP rank: the elements of the last stage's copy.
+    const auto elements = static_cast<double>(
+        model::lm_head_parameters_per_tp_rank(m_, p_.tp, model::LmHeadCopy::Separate));
     const Bytes bytes(elements * grad_element_bytes());
     const auto call = collective(stage, Op::AllReduce, "embedding", it_.placement.embedding, bytes);
     OpInfo info;
