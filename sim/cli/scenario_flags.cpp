@@ -16,6 +16,9 @@ void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
                "Software stack: built-in id (pytorch-2.3-fsdp, megatron-lm, ...) or JSON file");
   c.add_option("--nodes", f.nodes, "Number of nodes");
   c.add_option("--gpus", f.gpus, "Number of GPUs (instead of --nodes)");
+  c.add_option("--nodes-per-domain", f.nodes_per_domain,
+               "Hosts of each NVLink domain the job fills before the next (Slurm's --segment on "
+               "GB200 NVL72; default: every host of a domain)");
   c.add_option("--seq-len", f.seq_len, "Sequence length in tokens");
   c.add_option("--global-batch", f.global_batch,
                "Sequences per optimizer step (default: dp x micro-batch)");
@@ -82,6 +85,7 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
   set("stack", f.stack, "--stack");
   set("cluster.nodes", f.nodes, "--nodes");
   set("cluster.gpus", f.gpus, "--gpus");
+  set("cluster.nodes_per_domain", f.nodes_per_domain, "--nodes-per-domain");
   set("training.seq_len", f.seq_len, "--seq-len");
   set("training.global_batch", f.global_batch, "--global-batch");
   set("training.micro_batch", f.micro_batch, "--micro-batch");

@@ -15,8 +15,8 @@ struct ScenarioFlags {
   std::string file;  // optional positional scenario.json
   std::optional<std::string> hardware, model, stack, precision, optimizer, schedule, sharding,
       recompute, pipeline_layout;
-  std::optional<std::int64_t> nodes, gpus, seq_len, global_batch, micro_batch, tp, pp, cp,
-      ep, virtual_stages, shard_group, recompute_layers;
+  std::optional<std::int64_t> nodes, gpus, nodes_per_domain, seq_len, global_batch, micro_batch, tp,
+      pp, cp, ep, virtual_stages, shard_group, recompute_layers;
   // Fraction of HBM kept free; overrides the stack's memory.headroom_fraction.
   std::optional<double> memory_headroom;
   bool sequence_parallel = false;

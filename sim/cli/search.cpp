@@ -41,7 +41,7 @@ using parallel::Sharding;
 struct SearchOptions {
   std::string hardware, model, precision, optimizer;
   std::optional<std::string> stack;
-  std::optional<std::int64_t> gpus, nodes, global_batch, seq_len;
+  std::optional<std::int64_t> gpus, nodes, nodes_per_domain, global_batch, seq_len;
   std::optional<double> memory_headroom;
   std::string objective = "tokens_per_s";
   int top = 5;
@@ -254,6 +254,8 @@ parallel::Scenario base_of(const SearchOptions& o) {
   }
   if (o.gpus) set("cluster.gpus", *o.gpus, "--gpus");
   if (o.nodes) set("cluster.nodes", *o.nodes, "--nodes");
+  if (o.nodes_per_domain)
+    set("cluster.nodes_per_domain", *o.nodes_per_domain, "--nodes-per-domain");
   set("training.seq_len", *o.seq_len, "--seq-len");
   set("training.global_batch", *o.global_batch, "--global-batch");
   if (!o.precision.empty()) set("training.precision", o.precision, "--precision");
@@ -822,6 +824,9 @@ void register_search(CLI::App& app, int& exit_code) {
                 "Software stack: built-in id (default pytorch-2.3-fsdp) or JSON file");
   c->add_option("--gpus", o->gpus, "Number of GPUs");
   c->add_option("--nodes", o->nodes, "Number of nodes (instead of --gpus)");
+  c->add_option("--nodes-per-domain", o->nodes_per_domain,
+                "Hosts of each NVLink domain the job fills before the next (Slurm's --segment "
+                "on GB200 NVL72; default: every host of a domain)");
   c->add_option("--global-batch", o->global_batch, "Sequences per optimizer step (held fixed)")
       ->required();
   c->add_option("--seq-len", o->seq_len, "Sequence length in tokens")->required();

@@ -123,6 +123,19 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
     }
     s.gpus = nodes * per_node;
   }
+  if (cluster.has("nodes_per_domain")) {
+    const std::int64_t most = s.hardware.node.hosts_per_domain();
+    const std::int64_t n = cluster.integer("nodes_per_domain", 1, parallel::kMaxGpus);
+    if (n > most) {
+      throw cluster.error("nodes_per_domain",
+                          "expected 1 to " + std::to_string(most) +
+                              ", the hosts of one NVLink domain of this hardware (" +
+                              std::to_string(s.hardware.node.domain_gpus()) + " GPUs, " +
+                              std::to_string(s.hardware.node.gpus_per_node) + " per host), got " +
+                              std::to_string(n));
+    }
+    s.nodes_per_domain = n;
+  }
   cluster.finish();
 
   ObjectReader training = top.object("training");
@@ -232,6 +245,7 @@ const std::vector<std::string>& scenario_paths() {
                                                  "stack",
                                                  "cluster.nodes",
                                                  "cluster.gpus",
+                                                 "cluster.nodes_per_domain",
                                                  "training.seq_len",
                                                  "training.global_batch",
                                                  "training.micro_batch",
@@ -344,10 +358,13 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
   if (!p.pipeline_layout.empty()) parallel["pipeline_layout"] = p.pipeline_layout;
   // Only MoE scenarios carry ep, so a dense scenario's report keeps its keys.
   if (model::is_moe(s.model)) parallel["ep"] = p.ep;
+  nlohmann::json cluster = {{"gpus", s.gpus}, {"nodes", s.nodes()}};
+  // Only a placement that leaves hosts of a domain out carries its key, likewise.
+  if (s.nodes_per_domain > 0) cluster["nodes_per_domain"] = s.nodes_per_domain;
   return nlohmann::json{{"hardware", s.hardware_name},
                         {"model", s.model_name},
                         {"stack", s.stack_name},
-                        {"cluster", {{"gpus", s.gpus}, {"nodes", s.nodes()}}},
+                        {"cluster", std::move(cluster)},
                         {"training",
                          {{"seq_len", s.training.seq_len},
                           {"global_batch", s.training.global_batch},

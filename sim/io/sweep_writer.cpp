@@ -45,7 +45,9 @@ constexpr const char* kColumns[] = {
     // expert-parallel degree (1 for dense models), appended for the same reason
     "ep",
     // layers of each model chunk recomputed under recompute "full" (0: all), likewise
-    "recompute_layers"};
+    "recompute_layers",
+    // hosts of each NVLink domain the job fills (cluster.nodes_per_domain, else all), likewise
+    "nodes_per_domain"};
 
 // RFC 4180: quote a field holding a comma, a quote or a line break; double inner quotes. Line
 // breaks become spaces so that every row stays one line (merge relies on it); other control
@@ -196,6 +198,8 @@ std::string csv_row(std::int64_t index, const parallel::Scenario& s, const sweep
   f.push_back(e.report ? format_number(e.report->mfu_bf16) : "");
   f.push_back(std::to_string(p.ep));
   f.push_back(std::to_string(p.recompute_layers));
+  f.push_back(std::to_string(s.nodes_per_domain > 0 ? s.nodes_per_domain
+                                                    : s.hardware.node.hosts_per_domain()));
   std::string out;
   for (std::size_t i = 0; i < f.size(); ++i) out += (i == 0 ? "" : ",") + f[i];
   return out + "\n";
@@ -408,8 +412,8 @@ constexpr Cell kColumnCells[] = {
     Cell::Memory, Cell::Fits,
     // watts_per_gpu .. usd_per_million_tokens
     Cell::Metric, Cell::Metric, Cell::Metric, Cell::Metric, Cell::Metric,
-    // status, stack, mfu_bf16, ep, recompute_layers
-    Cell::Status, Cell::Text, Cell::Metric, Cell::Count, Cell::Count};
+    // status, stack, mfu_bf16, ep, recompute_layers, nodes_per_domain
+    Cell::Status, Cell::Text, Cell::Metric, Cell::Count, Cell::Count, Cell::Count};
 static_assert(std::size(kColumnCells) == std::size(kColumns));
 constexpr std::size_t kStatusColumn = 37;
 static_assert(std::string_view(kColumns[kStatusColumn]) == "status");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
+#include <vector>
 
 namespace trainsim::parallel {
 
@@ -31,6 +33,46 @@ GroupShape span(std::int64_t size, std::int64_t stride, std::int64_t g) {
                     .ranks_per_node = most};
 }
 
+// Units spanned and the most members in one unit for the group of `size` ranks `stride` apart
+// whose first member is rank `base`, with units of `g` consecutive ranks. Requires stride < g:
+// consecutive members are then less than a unit apart, so every unit from the first member's
+// to the last member's holds at least one.
+GroupShape span_from(std::int64_t base, std::int64_t size, std::int64_t stride, std::int64_t g) {
+  const std::int64_t first = base / g;
+  const std::int64_t last = (base + (size - 1) * stride) / g;
+  // Members below rank r: the j < size with base + j * stride < r.
+  const auto below = [&](std::int64_t r) {
+    return r <= base ? std::int64_t{0} : std::min(size, (r - base + stride - 1) / stride);
+  };
+  const auto in_unit = [&](std::int64_t k) { return below((k + 1) * g) - below(k * g); };
+  // A unit's count depends on k * g mod stride, which repeats every stride / gcd(stride, g)
+  // units: the first units of one period and the last unit cover every distinct count.
+  const std::int64_t period = stride / std::gcd(stride, g);
+  std::int64_t most = in_unit(last);
+  for (std::int64_t k = first; k <= std::min(last, first + period + 1); ++k) {
+    most = std::max(most, in_unit(k));
+  }
+  return GroupShape{.ranks = size, .nodes = last - first + 1, .ranks_per_node = most};
+}
+
+// Every group of the kind has the shape of rank 0's in units of `g`: the stride reaches a unit
+// (one member per unit), or the unit is a multiple of the stride and the groups' span (size x
+// stride) is a multiple of the unit (every group starts less than a stride into a unit and
+// fills units as rank 0's does) or divides it (every group lies inside one unit).
+bool alike_in(std::int64_t size, std::int64_t stride, std::int64_t g) {
+  const std::int64_t span = size * stride;
+  return size <= 1 || stride >= g || (g % stride == 0 && (span % g == 0 || g % span == 0));
+}
+
+// Worse for a collective: more domains, then more nodes, then fewer ranks sharing a domain and
+// a node (the traffic between domains leaves through fewer hosts' NICs).
+bool worse(const GroupShape& a, const GroupShape& b) {
+  if (a.domains != b.domains) return a.domains > b.domains;
+  if (a.nodes != b.nodes) return a.nodes > b.nodes;
+  if (a.ranks_per_domain != b.ranks_per_domain) return a.ranks_per_domain < b.ranks_per_domain;
+  return a.ranks_per_node < b.ranks_per_node;
+}
+
 }  // namespace
 
 GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node) {
@@ -52,6 +94,45 @@ GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus
   return out;
 }
 
+namespace {
+
+// The worst shape (`worse`) among a kind's groups of `size` ranks `stride` apart, with
+// `gpus_per_node` ranks per node and `domain_gpus` per NVLink domain. The groups start at ranks
+// i + size x stride x o for i < `starts` and o < `repeats`: for a dimension of the rank order,
+// the ranks inside its stride and the groups of the dimensions outside it.
+GroupShape worst_group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node,
+                             std::int64_t domain_gpus, std::int64_t starts, std::int64_t repeats) {
+  const std::int64_t g = gpus_per_node;
+  const std::int64_t d = domain_gpus;
+  const GroupShape rank0 = group_shape(size, stride, g, d);
+  if (alike_in(size, stride, g) && alike_in(size, stride, d)) return rank0;
+  // Here stride < d (alike_in holds for stride >= d, and g <= d). A group's shape depends on
+  // its start's place in its domain (nodes tile domains), so the distinct starts modulo d are
+  // all there is to look at: at most d of them, found in at most starts x d / gcd(span, d)
+  // steps (the starts' offsets repeat modulo d after that many groups).
+  const std::int64_t span = size * stride;
+  const std::int64_t outer = std::min(repeats, d / std::gcd(span, d));
+  std::vector<char> seen(static_cast<std::size_t>(d), 0);
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (std::int64_t i = 0; i < std::min(starts, d); ++i) {
+      seen[static_cast<std::size_t>((i + span * o) % d)] = 1;
+    }
+  }
+  GroupShape worst = rank0;
+  for (std::int64_t r = 0; r < d; ++r) {
+    if (seen[static_cast<std::size_t>(r)] == 0) continue;
+    GroupShape shape = stride >= g ? GroupShape{.ranks = size, .nodes = size, .ranks_per_node = 1}
+                                   : span_from(r, size, stride, g);
+    const GroupShape domains = span_from(r, size, stride, d);
+    shape.domains = domains.nodes;
+    shape.ranks_per_domain = domains.ranks_per_node;
+    if (worse(shape, worst)) worst = shape;
+  }
+  return worst;
+}
+
+}  // namespace
+
 std::int64_t hybrid_shard_size(const Scenario& s) {
   const ParallelPlan& p = s.parallel;
   if (p.shard_group > 0) return p.shard_group;
@@ -65,26 +146,39 @@ Placement place(const Scenario& s) {
   // A cluster smaller than one node packs its GPUs into that node, and one smaller than an
   // NVLink domain into that domain.
   const std::int64_t g = std::min<std::int64_t>(s.hardware.node.gpus_per_node, s.gpus);
-  const std::int64_t d = std::max(g, std::min<std::int64_t>(s.hardware.node.domain_gpus(), s.gpus));
+  // The job's GPUs in each NVLink domain: the hosts it fills there (cluster.nodes_per_domain,
+  // Slurm's --segment), by default the whole domain.
+  const std::int64_t domain = s.nodes_per_domain > 0
+                                  ? s.nodes_per_domain * s.hardware.node.gpus_per_node
+                                  : s.hardware.node.domain_gpus();
+  const std::int64_t d = std::max(g, std::min<std::int64_t>(domain, s.gpus));
+  // A dimension's groups start at the ranks inside its stride, once per group of the
+  // dimensions outside it.
+  const auto shape = [&](std::int64_t size, std::int64_t stride) {
+    return worst_group_shape(size, stride, g, d, stride,
+                             std::max<std::int64_t>(1, s.gpus / (size * stride)));
+  };
   Placement out;
   // Strides follow the rank order TP (innermost), CP, DP, PP.
-  out.tp = group_shape(p.tp, 1, g, d);
-  out.cp = group_shape(p.cp, p.tp, g, d);
-  out.dp = group_shape(p.dp, p.tp * p.cp, g, d);
-  out.pp = group_shape(p.pp, p.tp * p.cp * p.dp, g, d);
+  out.tp = shape(p.tp, 1);
+  out.cp = shape(p.cp, p.tp);
+  out.dp = shape(p.dp, p.tp * p.cp);
+  out.pp = shape(p.pp, p.tp * p.cp * p.dp);
   if (p.sharding == Sharding::HybridShard) {
     const std::int64_t shard = hybrid_shard_size(s);
-    out.shard = group_shape(shard, p.tp * p.cp, g, d);
-    out.replicate = group_shape(p.dp / shard, p.tp * p.cp * shard, g, d);
+    out.shard = shape(shard, p.tp * p.cp);
+    out.replicate = shape(p.dp / shard, p.tp * p.cp * shard);
   } else {
     // CP ranks hold the same weights as their DP peers and join their gradient reduction.
-    out.shard = group_shape(p.dp * p.cp, p.tp, g, d);
+    out.shard = shape(p.dp * p.cp, p.tp);
     out.replicate = GroupShape{};
   }
-  out.ep = group_shape(p.ep, p.tp * p.cp, g, d);
-  out.expert_shard =
-      p.ep > 1 ? group_shape(p.dp * p.cp / p.ep, p.tp * p.cp * p.ep, g, d) : out.shard;
-  out.embedding = p.pp > 1 ? group_shape(2, p.tp * p.cp * p.dp * (p.pp - 1), g, d) : GroupShape{};
+  out.ep = shape(p.ep, p.tp * p.cp);
+  out.expert_shard = p.ep > 1 ? shape(p.dp * p.cp / p.ep, p.tp * p.cp * p.ep) : out.shard;
+  // The embedding groups pair each rank of the first stage with its peer on the last.
+  const std::int64_t stage = p.tp * p.cp * p.dp;
+  out.embedding =
+      p.pp > 1 ? worst_group_shape(2, stage * (p.pp - 1), g, d, stage, 1) : GroupShape{};
   return out;
 }
 

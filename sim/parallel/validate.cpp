@@ -24,6 +24,12 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/cluster/gpus", "gpus " + str(s.gpus) + " is not a whole number of " + str(g) +
                                  "-GPU nodes; expected a multiple of " + str(g));
   }
+  if (s.nodes_per_domain < 0 || s.nodes_per_domain > s.hardware.node.hosts_per_domain()) {
+    problem("/cluster/nodes_per_domain",
+            "nodes_per_domain " + str(s.nodes_per_domain) + " is outside 1 to " +
+                str(s.hardware.node.hosts_per_domain()) +
+                ", the hosts of one NVLink domain; expected one of them, or unset");
+  }
   const auto model_parallel_or = model_parallel_size(p);
   if (!model_parallel_or || *model_parallel_or > s.gpus) {
     // Checked first: the product may not even fit an int64 (tp = pp = cp = 2^24).

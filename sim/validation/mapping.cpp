@@ -891,6 +891,20 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     m.base["model"] = std::move(model);
   }
   m.base["cluster"] = {{"gpus", gpus}};
+  if (hw->id == "gb200-nvl72" && std::string_view(src.name) == "nvidia-perf-summary") {
+    // Megatron-Bridge's performance scripts submit a job of 4-GPU hosts (GB200) with Slurm's
+    // --segment set to the node count up to 18 (one NVL72 rack) and beyond it to the largest
+    // divisor of the node count up to 18 (scripts/performance/utils/executors.py,
+    // slurm_executor, at v0.2.0 for more than 18 nodes and at v0.3.0): the job fills that many
+    // hosts of each rack. 64 nodes: 16 per rack.
+    const std::int64_t nodes = gpus / 4;
+    std::int64_t segment = std::min<std::int64_t>(nodes, 18);
+    while (nodes % segment != 0) --segment;
+    m.base["cluster"]["nodes_per_domain"] = segment;
+    m.assumptions.push_back("nodes_per_domain " + str(segment) +
+                            ": Megatron-Bridge's performance scripts run GB200 jobs with Slurm's "
+                            "--segment, the largest divisor of the node count up to 18");
+  }
   m.base["training"] = {{"seq_len", *run.seq_len},
                         {"global_batch", *run.global_batch},
                         {"precision", parallel::to_string(*dtype)}};

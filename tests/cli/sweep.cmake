@@ -13,7 +13,7 @@ set_tests_properties(cli.sweep.list PROPERTIES PASS_REGULAR_EXPRESSION
 # shard's end record (4 scenarios in all, 1 row here).
 add_test(NAME cli.sweep.csv COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/fig9_seq_len.json --shard 0/5)
 set_tests_properties(cli.sweep.csv PROPERTIES PASS_REGULAR_EXPRESSION
-  "^index,hardware,model,gpus,nodes,tp,pp,cp,dp,[^\n]*,status,stack,mfu_bf16,ep,recompute_layers\n0,h100-dgx,llama2-7b,256,32,1,1,1,256,1,256,1024,bf16,adamw,shard_grad_op,,1f1b,1,none,false,[0-9.e+-]+,[^\n]*,ok,pytorch-2.3-fsdp,[0-9.e+-]+,1,0\n# trainsim shard 0/5 of 4 scenarios, spec [0-9a-f]+, 1 rows\n$")
+  "^index,hardware,model,gpus,nodes,tp,pp,cp,dp,[^\n]*,status,stack,mfu_bf16,ep,recompute_layers,nodes_per_domain\n0,h100-dgx,llama2-7b,256,32,1,1,1,256,1,256,1024,bf16,adamw,shard_grad_op,,1f1b,1,none,false,[0-9.e+-]+,[^\n]*,ok,pytorch-2.3-fsdp,[0-9.e+-]+,1,0,1\n# trainsim shard 0/5 of 4 scenarios, spec [0-9a-f]+, 1 rows\n$")
 add_test(NAME cli.sweep.json COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/fig9_seq_len.json --shard 1/5 --format json)
 set_tests_properties(cli.sweep.json PROPERTIES PASS_REGULAR_EXPRESSION
   "^\\{\"index\":1,\"scenario\":\\{[^\n]*\"seq_len\":2048[^\n]*\"status\":\"ok\"[^\n]*\"tokens_per_s\":[^\n]*\\}\n\\{\"trainsim_shard\":\"1/5\",\"scenarios\":4,\"spec\":\"[0-9a-f]+\",\"rows\":1\\}\n$")
@@ -36,7 +36,7 @@ foreach(spec fig4_scaling fig5_tp_pp fig7_fixed_batch fig9_seq_len)
   set_tests_properties(cli.examples.${spec}.list PROPERTIES PASS_REGULAR_EXPRESSION "^index,")
   add_test(NAME cli.examples.${spec}.shard
            COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/${spec}.json --shard 0/64)
-  set_tests_properties(cli.examples.${spec}.shard PROPERTIES PASS_REGULAR_EXPRESSION "\n0,h100-dgx,llama2-7b,[^\n]*,ok,pytorch-2.3-fsdp,[0-9.e+-]+,1,0\n")
+  set_tests_properties(cli.examples.${spec}.shard PROPERTIES PASS_REGULAR_EXPRESSION "\n0,h100-dgx,llama2-7b,[^\n]*,ok,pytorch-2.3-fsdp,[0-9.e+-]+,1,0,1\n")
 endforeach()
 add_test(NAME cli.examples.paper_fsdp_128 COMMAND trainsim run ${TRAINSIM_EXAMPLES}/paper_fsdp_128.json --format json)
 set_tests_properties(cli.examples.paper_fsdp_128 PROPERTIES PASS_REGULAR_EXPRESSION

@@ -2,6 +2,7 @@
 // and an end-to-end run that keeps a 16-way TP group on NVLink.
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -31,22 +32,63 @@ Scenario nvl72(std::int64_t gpus, std::int64_t tp, std::int64_t pp) {
 
 TEST_CASE("placement: TP 16 and TP 72 on GB200 NVL72 span trays but one NVLink domain",
           "[parallel]") {
-  for (const std::int64_t tp : {16, 72}) {
-    const Placement p = place(nvl72(144, tp, 1));
+  // TP 72 on two full racks, and TP 16 on 128 GPUs filling 16 of each rack's 18 trays: every
+  // group starts at a multiple of its size, which the job's GPUs per domain (72, 64) divide.
+  for (const auto& [tp, nodes_per_domain] : {std::pair<std::int64_t, std::int64_t>{16, 16},
+                                             std::pair<std::int64_t, std::int64_t>{72, 0}}) {
+    Scenario s = nvl72(tp == 16 ? 128 : 144, tp, 1);
+    s.nodes_per_domain = nodes_per_domain;
+    const Placement p = place(s);
     REQUIRE(p.tp.ranks == tp);
     REQUIRE(p.tp.nodes == tp / 4);  // 4 GPUs per tray
     REQUIRE(p.tp.ranks_per_node == 4);
     REQUIRE(p.tp.domains == 1);
     REQUIRE(p.tp.ranks_per_domain == tp);
   }
-  // DP under tp 16 on 144 GPUs: ranks 0, 16, ..., 128; ranks 0-64 (5) in the first domain of
-  // 72, 80-128 (4) in the second; one per tray.
+  // DP under tp 16 on 144 GPUs: the groups start at ranks 0-15; rank 0's is 0, 16, ..., 128:
+  // 0-64 (5) in the first domain of 72, 80-128 (4) in the second; one per tray. Rank 8's is
+  // 8-56 (4) and 72-136 (5): the same spans.
   const Placement p = place(nvl72(144, 16, 1));
   REQUIRE(p.dp.ranks == 9);
   REQUIRE(p.dp.nodes == 9);
   REQUIRE(p.dp.ranks_per_node == 1);
   REQUIRE(p.dp.domains == 2);
   REQUIRE(p.dp.ranks_per_domain == 5);
+}
+
+TEST_CASE("placement: a group that straddles two racks prices every group of its kind",
+          "[parallel]") {
+  // TP 16 on two full racks of 72: the groups start at 0, 16, ..., 128; the one of ranks 64-79
+  // has 64-71 in the first rack and 72-79 in the second. Rank 0's group (0-15) stays in one.
+  Scenario s = nvl72(144, 16, 1);
+  REQUIRE(group_shape(16, 1, 4, 72).domains == 1);
+  const Placement full = place(s);
+  REQUIRE(full.tp.domains == 2);
+  REQUIRE(full.tp.ranks_per_domain == 8);
+  REQUIRE(full.tp.nodes == 4);  // trays 16-19: 64-79 start at a tray's first GPU
+  REQUIRE(full.tp.ranks_per_node == 4);
+
+  // tp 16, pp 4 on 256 GPUs (dp 4, the DP groups 16 apart spanning 64 ranks, one set per stage
+  // starting at 0, 64, 128 and 192): on full racks (0-71, 72-143, 144-215, 216-255) rank 0's
+  // group 0-48 is in one rack, 64-112 has 64 in the first and 80-112 in the second, 192-240 has
+  // 192 and 208 in the third and 224 and 240 in the fourth. The worst: 2 racks; of those, the
+  // fewest in one rack, 2.
+  s = nvl72(256, 16, 4);
+  REQUIRE(s.parallel.dp == 4);
+  const Placement racks = place(s);
+  REQUIRE(racks.dp.domains == 2);
+  REQUIRE(racks.dp.ranks_per_domain == 2);
+  REQUIRE(racks.dp.nodes == 4);
+  // Filling 16 trays of each rack (Slurm's --segment 16: 64 GPUs per rack), each stage is a
+  // rack: every DP group and every TP group in one.
+  s.nodes_per_domain = 16;
+  const Placement segment = place(s);
+  REQUIRE(segment.dp.domains == 1);
+  REQUIRE(segment.dp.ranks_per_domain == 4);
+  REQUIRE(segment.tp.domains == 1);
+  // The pipeline's groups (stride 64) cross a rack at every stage either way.
+  REQUIRE(segment.pp.domains == 4);
+  REQUIRE(racks.pp.domains == 4);
 }
 
 TEST_CASE("placement: pipeline stages share a domain or not by their stride", "[parallel]") {
@@ -85,16 +127,18 @@ TEST_CASE("placement: with one node per domain the domains are the nodes", "[par
 
 TEST_CASE("placement: a TP-16 run on gb200-nvl72 keeps TP on NVLink end to end",
           "[parallel][report]") {
-  // GPT-3 175B (96 heads, 96 KV heads: both divisible by 16) on two racks, tp 16, dp 9.
-  // Llama 3 70B has 8 KV heads, which tp 16 cannot split (validate.cpp, Megatron's rule).
+  // GPT-3 175B (96 heads, 96 KV heads: both divisible by 16) on two racks filled 16 trays
+  // each, tp 16, dp 8. Llama 3 70B has 8 KV heads, which tp 16 cannot split (validate.cpp,
+  // Megatron's rule).
   io::ScenarioDocument doc;
   doc.json = nlohmann::json::parse(R"({
-    "hardware": "gb200-nvl72", "cluster": {"gpus": 144}, "model": "gpt3-175b",
-    "training": {"seq_len": 2048, "global_batch": 72, "micro_batch": 1},
+    "hardware": "gb200-nvl72", "cluster": {"gpus": 128, "nodes_per_domain": 16},
+    "model": "gpt3-175b", "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1},
     "parallel": {"tp": 16, "sequence_parallel": true, "sharding": "zero1"}
   })");
   const Scenario s = io::scenario_from_document(doc);
-  REQUIRE(s.parallel.dp == 9);
+  REQUIRE(s.nodes_per_domain == 16);
+  REQUIRE(s.parallel.dp == 8);
   REQUIRE(validate(s).empty());
   const auto run = report::simulate(s);
   REQUIRE(run.report.tokens_per_s > 0.0);
@@ -111,6 +155,50 @@ TEST_CASE("placement: a TP-16 run on gb200-nvl72 keeps TP on NVLink end to end",
   // The same plan with every tray its own NVLink domain puts TP on the 400 Gb/s NICs: slower.
   Scenario trays = s;
   trays.hardware.node.nvlink_domain_gpus = 4;
+  trays.nodes_per_domain = 0;
   const auto slow = report::simulate(trays);
   REQUIRE(slow.report.iteration_time > run.report.iteration_time);
+
+  // On two full racks (72 + 56 GPUs) the TP group of ranks 64-79 straddles them: TP leaves
+  // NVLink there, and every rank waits for it.
+  Scenario full = s;
+  full.nodes_per_domain = 0;
+  const auto straddled = report::simulate(full);
+  REQUIRE(straddled.report.iteration_time > run.report.iteration_time);
+}
+
+TEST_CASE("placement: cluster.nodes_per_domain is read, bounded and printed back",
+          "[parallel][io]") {
+  const auto load = [](const std::string& cluster, const std::string& hardware) {
+    io::ScenarioDocument doc;
+    doc.json = nlohmann::json::parse(R"({"model": "llama2-7b", "training": {"seq_len": 4096}})");
+    doc.json["hardware"] = hardware;
+    doc.json["cluster"] = nlohmann::json::parse(cluster);
+    doc.source = "s.json";
+    return io::scenario_from_document(doc);
+  };
+  const Scenario s = load(R"({"gpus": 256, "nodes_per_domain": 16})", "gb200-nvl72");
+  REQUIRE(s.nodes_per_domain == 16);
+  REQUIRE(io::scenario_to_json(s)["cluster"]["nodes_per_domain"] == 16);
+  // Unset: every host of a domain, and the report's cluster keeps its two keys.
+  const Scenario whole = load(R"({"gpus": 256})", "gb200-nvl72");
+  REQUIRE(whole.nodes_per_domain == 0);
+  REQUIRE(io::scenario_to_json(whole)["cluster"].size() == 2);
+  // 18 trays in a GB200 NVL72 rack; one host per domain on h100-dgx.
+  REQUIRE_THROWS_WITH(load(R"({"gpus": 256, "nodes_per_domain": 19})", "gb200-nvl72"),
+                      "s.json: /cluster/nodes_per_domain: expected 1 to 18, the hosts of one "
+                      "NVLink domain of this hardware (72 GPUs, 4 per host), got 19");
+  REQUIRE_THROWS_WITH(load(R"({"gpus": 64, "nodes_per_domain": 2})", "h100-dgx"),
+                      "s.json: /cluster/nodes_per_domain: expected 1 to 1, the hosts of one "
+                      "NVLink domain of this hardware (8 GPUs, 8 per host), got 2");
+  REQUIRE_THROWS_WITH(load(R"({"gpus": 64, "nodes_per_domain": 0})", "h100-dgx"),
+                      Catch::StartsWith("s.json: /cluster/nodes_per_domain: expected an integer "
+                                        ">= 1"));
+  // A scenario built in code is checked by validate.
+  Scenario wrong = s;
+  wrong.nodes_per_domain = 19;
+  wrong.parallel.dp = 256;
+  bool found = false;
+  for (const Problem& p : validate(wrong)) found = found || p.key == "/cluster/nodes_per_domain";
+  REQUIRE(found);
 }

@@ -83,6 +83,31 @@ TEST_CASE("placement: strides that do not divide the node are counted exactly", 
   REQUIRE(g.ranks_per_node == 3);
 }
 
+TEST_CASE("placement: groups whose starts fall differently in their nodes take the worst",
+          "[parallel]") {
+  // tp 2, dp 3, pp 4 on 24 GPUs of 8-GPU nodes: DP groups of ranks 2 apart start at 0, 1, 6, 7,
+  // 12, 13, 18 and 19. Rank 0's, 0-2-4, is in node 0; 6-8-10 has 6 in node 0 and 8, 10 in node
+  // 1; 7-9-11 and 12-14-16 likewise split 1 + 2; 18-20-22 is in node 2. The worst: 2 nodes.
+  Scenario s = scenario(24, 2, 4, 1);
+  REQUIRE(s.parallel.dp == 3);
+  REQUIRE(group_shape(3, 2, 8).nodes == 1);
+  const Placement p = place(s);
+  REQUIRE(p.dp.ranks == 3);
+  REQUIRE(p.dp.nodes == 2);
+  REQUIRE(p.dp.ranks_per_node == 2);
+  REQUIRE(p.dp.domains == 2);  // one node per domain
+  REQUIRE(p.dp.ranks_per_domain == 2);
+
+  // The embedding's groups pair a first-stage rank with its last-stage peer: tp 1, dp 3, pp 3
+  // on 9 GPUs pairs 0-6, 1-7 and 2-8; rank 0's pair is in node 0, 2-8 spans nodes 0 and 1.
+  Scenario e = scenario(9, 1, 3, 1);
+  REQUIRE(e.parallel.dp == 3);
+  const Placement pe = place(e);
+  REQUIRE(pe.embedding.ranks == 2);
+  REQUIRE(pe.embedding.nodes == 2);
+  REQUIRE(pe.embedding.ranks_per_node == 1);
+}
+
 TEST_CASE("placement: hybrid_shard shards within a node and replicates across", "[parallel]") {
   Scenario s = scenario(64, 1, 1, 1);
   s.parallel.sharding = Sharding::HybridShard;

@@ -22,12 +22,12 @@ std::string shard(const std::string& rows, std::int64_t k, std::int64_t n, std::
 }
 
 // The header and rows of a real sweep: row(i, tag) is an "invalid" row whose reason is `tag`,
-// as csv_row writes it (42 columns: 20 of the scenario, 17 empty metrics, status, stack, an
-// empty mfu_bf16, ep and recompute_layers).
+// as csv_row writes it (43 columns: 20 of the scenario, 17 empty metrics, status, stack, an
+// empty mfu_bf16, ep, recompute_layers and nodes_per_domain).
 std::string row(std::int64_t i, const std::string& tag) {
   return std::to_string(i) +
          ",h100-dgx,llama2-7b,8,1,1,1,1,8,1,8,1024,bf16,adamw,none,,1f1b,1,none,false" +
-         std::string(17, ',') + ",invalid: " + tag + ",pytorch-2.3-fsdp,,1,0\n";
+         std::string(17, ',') + ",invalid: " + tag + ",pytorch-2.3-fsdp,,1,0,1\n";
 }
 const std::string kHeader = csv_header();
 
@@ -124,7 +124,7 @@ TEST_CASE("merge: incomplete, foreign, duplicate and missing shards are errors",
   REQUIRE_THROWS_WITH(
       merge_outputs({{"a.csv", a}, {"b.csv", shard(kHeader + "1,b,c\n", 1, 2, 3, 1)}},
                     std::nullopt),
-      Contains("b.csv: line 2: truncated or malformed row 1 (3 fields); expected 42 fields"));
+      Contains("b.csv: line 2: truncated or malformed row 1 (3 fields); expected 43 fields"));
   REQUIRE_THROWS_WITH(
       merge_outputs({{"a", shard(json_row(0, "a"), 0, 2, 2, 1, SweepFormat::JsonLines)},
                      {"b", shard("{\"index\":1,\"v\":\n", 1, 2, 2, 1, SweepFormat::JsonLines)}},
@@ -199,7 +199,7 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
            "1.5," +
            tokens +
            ",3,4,0.5,0.6,1,0.2,0.1,0,1000,true,700,5600,8400,1.2,3.4,ok,"
-           "pytorch-2.3-fsdp,0.5,1,0\n";
+           "pytorch-2.3-fsdp,0.5,1,0,1\n";
   };
   const auto merge_csv = [](const std::string& rows) {
     return merge_outputs({{"a.csv", shard(kHeader + rows, 0, 1, 1, 1)}}, std::nullopt);

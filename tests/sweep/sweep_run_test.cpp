@@ -1,5 +1,9 @@
 #include "sim/sweep/sweep_run.hpp"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "sim/io/scenario_loader.hpp"
@@ -33,6 +37,41 @@ std::string run(const SweepSpec& spec, int jobs, Shard shard = {},
 
 std::size_t count_lines(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t end = std::min(text.find(separator, start), text.size());
+    parts.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+// The cells of a CSV row, a quoted cell (RFC 4180, no inner quotes here) with its quotes.
+std::vector<std::string> csv_cells(const std::string& row) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (const char c : row) {
+    if (c == '"') quoted = !quoted;
+    if (c == ',' && !quoted) {
+      cells.emplace_back();
+    } else {
+      cells.back() += c;
+    }
+  }
+  return cells;
+}
+
+// The cell of column `name` (named in `header`) in a CSV row.
+std::string cell(const std::string& header, const std::string& row, const std::string& name) {
+  const std::vector<std::string> names = split(header, ',');
+  const auto at = std::find(names.begin(), names.end(), name);
+  REQUIRE(at != names.end());
+  const std::vector<std::string> cells = csv_cells(row);
+  REQUIRE(cells.size() == names.size());
+  return cells[static_cast<std::size_t>(at - names.begin())];
 }
 
 }  // namespace
@@ -76,9 +115,10 @@ TEST_CASE("sweep run: parallel.ep is an axis, and ep and recompute_layers end ea
     start = end + 1;
   }
   REQUIRE(lines.size() == 6);
-  // The header ends with the appended columns; dense or not, every row ends with its ep and
-  // its recompute_layers (0: recompute "none" here).
-  const std::string tail = ",status,stack,mfu_bf16,ep,recompute_layers";
+  // The header ends with the appended columns; dense or not, every row carries its ep, its
+  // recompute_layers (0: recompute "none" here) and its hosts per NVLink domain (1 on
+  // h100-dgx).
+  const std::string tail = ",status,stack,mfu_bf16,ep,recompute_layers,nodes_per_domain";
   REQUIRE(lines[0].size() >= tail.size());
   CHECK(lines[0].substr(lines[0].size() - tail.size()) == tail);
   const std::vector<std::string> eps = {"1", "2", "4", "8", "3"};
@@ -86,16 +126,13 @@ TEST_CASE("sweep run: parallel.ep is an axis, and ep and recompute_layers end ea
   for (std::size_t i = 0; i < eps.size(); ++i) {
     const std::string& row = lines[i + 1];
     INFO(row);
-    CHECK(row.substr(row.rfind(',') + 1) == "0");
-    const std::string head = row.substr(0, row.rfind(','));
-    CHECK(head.substr(head.rfind(',') + 1) == eps[i]);
-    // memory_total_bytes is column 31 (0-based 30) of the header.
-    std::size_t pos = 0;
-    for (int c = 0; c < 30; ++c) pos = row.find(',', pos) + 1;
-    const std::string cell = row.substr(pos, row.find(',', pos) - pos);
+    CHECK(cell(lines[0], row, "recompute_layers") == "0");
+    CHECK(cell(lines[0], row, "nodes_per_domain") == "1");
+    CHECK(cell(lines[0], row, "ep") == eps[i]);
+    const std::string bytes = cell(lines[0], row, "memory_total_bytes");
     if (i < 4) {
-      REQUIRE(!cell.empty());
-      memory.push_back(std::stoll(cell));
+      REQUIRE(!bytes.empty());
+      memory.push_back(std::stoll(bytes));
     }
   }
   CHECK(lines[5].find(",invalid: /parallel/ep: ep 3 does not divide dp 16") != std::string::npos);
@@ -214,11 +251,30 @@ TEST_CASE("sweep run: a recompute_layers axis is told apart by its CSV column", 
   for (std::size_t i = 0; i < values.size(); ++i) {
     const std::string& row = lines[i + 1];
     INFO(row);
-    CHECK(row.substr(row.rfind(',') + 1) == values[i]);
-    std::size_t pos = 0;
-    for (int c = 0; c < 20; ++c) pos = row.find(',', pos) + 1;
-    const double time = std::stod(row.substr(pos, row.find(',', pos) - pos));
+    CHECK(cell(lines[0], row, "recompute_layers") == values[i]);
+    const double time = std::stod(cell(lines[0], row, "iteration_time_s"));
     if (i > 0) CHECK(time < previous);
     previous = time;
   }
+}
+
+TEST_CASE("sweep run: a nodes_per_domain axis is told apart by its CSV column", "[sweep]") {
+  // llama2-7b (32 heads, 32 KV heads: tp 16 splits them) on 256 GB200 GPUs, tp 16, pp 4, dp 4.
+  // Filling 16 trays of each 18-tray rack (64 GPUs), every TP group of 16 is in one rack; on
+  // full racks of 72 the group of ranks 64-79 has 8 GPUs in each of two racks, so its
+  // collectives leave NVLink for the 400 Gb/s NICs and the step is slower. The default (18,
+  // every tray) prints the rack's 18.
+  const SweepSpec spec = parse_sweep_spec(
+      R"({"base": {"hardware": "gb200-nvl72", "model": "llama2-7b", "cluster": {"gpus": 256},
+                  "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 16},
+                  "parallel": {"tp": 16, "pp": 4, "sequence_parallel": true}},
+         "axes": {"cluster.nodes_per_domain": [16, 18]}})",
+      "spec.json", "");
+  const std::vector<std::string> lines = split(run(spec, 2), '\n');
+  REQUIRE(lines.size() == 4);  // header, two rows, the empty tail after the last line break
+  CHECK(cell(lines[0], lines[1], "nodes_per_domain") == "16");
+  CHECK(cell(lines[0], lines[2], "nodes_per_domain") == "18");
+  CHECK(cell(lines[0], lines[1], "status") == "ok");
+  CHECK(std::stod(cell(lines[0], lines[1], "iteration_time_s")) <
+        std::stod(cell(lines[0], lines[2], "iteration_time_s")));
 }

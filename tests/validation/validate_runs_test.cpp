@@ -397,6 +397,30 @@ TEST_CASE("validate: mixture-of-experts rows map to the built-in model with ep f
   CHECK(find_source(row("deepseek-v3-report-h800-2048gpu"))->name == "deepseek-v3-report");
 }
 
+TEST_CASE("validate: the Megatron-Bridge GB200 rows fill 16 trays of each rack", "[validation]") {
+  // Megatron-Bridge's slurm_executor (scripts/performance/utils/executors.py, v0.2.0 and
+  // v0.3.0) gives a 4-GPU-per-host job --segment = the largest divisor of its node count up to
+  // 18: 256 GPUs = 64 nodes -> 16 (64 = 4 x 16; 18 and 17 do not divide it); 64 GPUs = 16
+  // nodes -> 16. Rows on other hardware carry no such key.
+  for (const char* id :
+       {"mbridge-2602-gb200-llama3.1-405b-fp8-256gpu", "mbridge-2602-gb200-llama3-70b-mxfp8-64gpu",
+        "mbridge-2602-gb200-deepseek-v3-mxfp8-256gpu", "mbridge-2511-gb200-deepseek-v3-bf16-256gpu",
+        "mbridge-2511-gb200-qwen3-235b-a22b-bf16-256gpu"}) {
+    INFO(id);
+    const Mapping m = mapped(row(id));
+    CHECK(m.base["hardware"] == "gb200-nvl72");
+    CHECK(m.base["cluster"]["nodes_per_domain"] == 16);
+    CHECK(std::any_of(m.assumptions.begin(), m.assumptions.end(), [](const std::string& a) {
+      return a.rfind("nodes_per_domain 16: ", 0) == 0;
+    }));
+  }
+  for (const char* id :
+       {"mbridge-2602-h100-llama3-70b-fp8-64gpu", "mbridge-2602-b200-deepseek-v3-mxfp8-256gpu"}) {
+    INFO(id);
+    CHECK_FALSE(mapped(row(id)).base["cluster"].contains("nodes_per_domain"));
+  }
+}
+
 TEST_CASE("validate: fp8 rows map their precision text to a Transformer Engine recipe",
           "[validation][fp8]") {
   const auto recipe = [](const std::string& text) {

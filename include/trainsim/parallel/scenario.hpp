@@ -152,6 +152,10 @@ struct Scenario {
   model::ModelSpec model;
   stack::StackSpec stack;
   std::int64_t gpus = 0;
+  // Hosts of each NVLink domain the job fills before the next domain (cluster.nodes_per_domain:
+  // Slurm's --segment on GB200 NVL72 racks), at most the domain's; 0: every host of a domain.
+  // Only the placement of ranks reads it (parallel::place).
+  std::int64_t nodes_per_domain = 0;
   TrainingSpec training;
   ParallelPlan parallel;
 
