@@ -1,0 +1,195 @@
+// Placement against brute force: every group of every kind listed from the rank order
+// rank = t + tp x (c + cp x (d + dp x p)) (placement.hpp), its hosts and NVLink domains counted
+// rank by rank, and the worst taken by the rule docs/placement.md states (most domains, then
+// most hosts, then fewest ranks in one domain, then in one host). parallel::place must give
+// that shape for every kind, on hosts of 4 GPUs with domains of 1, 2, 3 and 18 hosts, filled
+// whole or in part.
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "trainsim/parallel/placement.hpp"
+
+using namespace trainsim::parallel;
+
+namespace {
+
+struct Shape {
+  std::int64_t nodes = 0, per_node = 0, domains = 0, per_domain = 0;
+};
+
+// Units spanned by `ranks` and the most of them in one unit of `unit` consecutive ranks.
+std::pair<std::int64_t, std::int64_t> count(const std::vector<std::int64_t>& ranks,
+                                            std::int64_t unit) {
+  std::map<std::int64_t, std::int64_t> per;
+  for (const std::int64_t r : ranks) ++per[r / unit];
+  std::int64_t most = 0;
+  for (const auto& [u, n] : per) most = std::max(most, n);
+  return {static_cast<std::int64_t>(per.size()), most};
+}
+
+bool worse(const Shape& a, const Shape& b) {
+  if (a.domains != b.domains) return a.domains > b.domains;
+  if (a.nodes != b.nodes) return a.nodes > b.nodes;
+  if (a.per_domain != b.per_domain) return a.per_domain < b.per_domain;
+  return a.per_node < b.per_node;
+}
+
+Shape worst(const std::vector<std::vector<std::int64_t>>& groups, std::int64_t g, std::int64_t d) {
+  Shape out;
+  bool first = true;
+  for (const auto& ranks : groups) {
+    const auto [nodes, per_node] = count(ranks, g);
+    const auto [domains, per_domain] = count(ranks, d);
+    const Shape s{nodes, per_node, domains, per_domain};
+    if (first || worse(s, out)) out = s;
+    first = false;
+  }
+  return out;
+}
+
+void check(const GroupShape& got, const Shape& want) {
+  CHECK(got.nodes == want.nodes);
+  CHECK(got.ranks_per_node == want.per_node);
+  CHECK(got.domains == want.domains);
+  CHECK(got.ranks_per_domain == want.per_domain);
+}
+
+}  // namespace
+
+TEST_CASE("placement: every kind's shape is the worst of its groups listed rank by rank",
+          "[parallel]") {
+  std::int64_t plans = 0;
+  std::int64_t differs_from_rank0 = 0;
+  for (const std::int64_t hosts_per_domain : {1, 2, 3, 18}) {
+    for (const std::int64_t filled : {0, 1, 2, 16}) {
+      if (filled > hosts_per_domain) continue;
+      for (const std::int64_t gpus : {24, 48, 72, 96, 144}) {
+        for (const std::int64_t tp : {1, 2, 3, 4, 6, 8, 16}) {
+          for (const std::int64_t cp : {1, 2, 3}) {
+            for (const std::int64_t pp : {1, 2, 3, 4}) {
+              if (gpus % (tp * cp * pp) != 0) continue;
+              const std::int64_t dp = gpus / (tp * cp * pp);
+              for (const std::int64_t ep : {1, 2, 3, 4}) {
+                if (dp % ep != 0 || (ep > 1 && cp > 1)) continue;
+                Scenario s;
+                s.hardware.node.gpus_per_node = 4;
+                s.hardware.node.nvlink_domain_gpus = static_cast<int>(4 * hosts_per_domain);
+                s.nodes_per_domain = filled;
+                s.gpus = gpus;
+                s.parallel.tp = tp;
+                s.parallel.cp = cp;
+                s.parallel.pp = pp;
+                s.parallel.dp = dp;
+                s.parallel.ep = ep;
+                const std::int64_t g = 4;
+                const std::int64_t d = 4 * (filled > 0 ? filled : hosts_per_domain);
+                const auto rank = [&](std::int64_t t, std::int64_t c, std::int64_t r,
+                                      std::int64_t p) { return t + tp * (c + cp * (r + dp * p)); };
+                // The groups of one kind: `members` lists a group from the fixed coordinates.
+                using Coords =
+                    std::function<void(const std::function<void(std::vector<std::int64_t>)>&)>;
+                const auto collect = [](const Coords& each) {
+                  std::vector<std::vector<std::int64_t>> out;
+                  each(
+                      [&out](std::vector<std::int64_t> ranks) { out.push_back(std::move(ranks)); });
+                  return out;
+                };
+                const auto tp_groups = collect([&](const auto& emit) {
+                  for (std::int64_t c = 0; c < cp; ++c)
+                    for (std::int64_t r = 0; r < dp; ++r)
+                      for (std::int64_t p = 0; p < pp; ++p) {
+                        std::vector<std::int64_t> v;
+                        for (std::int64_t t = 0; t < tp; ++t) v.push_back(rank(t, c, r, p));
+                        emit(v);
+                      }
+                });
+                const auto cp_groups = collect([&](const auto& emit) {
+                  for (std::int64_t t = 0; t < tp; ++t)
+                    for (std::int64_t r = 0; r < dp; ++r)
+                      for (std::int64_t p = 0; p < pp; ++p) {
+                        std::vector<std::int64_t> v;
+                        for (std::int64_t c = 0; c < cp; ++c) v.push_back(rank(t, c, r, p));
+                        emit(v);
+                      }
+                });
+                const auto dp_groups = collect([&](const auto& emit) {
+                  for (std::int64_t t = 0; t < tp; ++t)
+                    for (std::int64_t c = 0; c < cp; ++c)
+                      for (std::int64_t p = 0; p < pp; ++p) {
+                        std::vector<std::int64_t> v;
+                        for (std::int64_t r = 0; r < dp; ++r) v.push_back(rank(t, c, r, p));
+                        emit(v);
+                      }
+                });
+                const auto pp_groups = collect([&](const auto& emit) {
+                  for (std::int64_t t = 0; t < tp; ++t)
+                    for (std::int64_t c = 0; c < cp; ++c)
+                      for (std::int64_t r = 0; r < dp; ++r) {
+                        std::vector<std::int64_t> v;
+                        for (std::int64_t p = 0; p < pp; ++p) v.push_back(rank(t, c, r, p));
+                        emit(v);
+                      }
+                });
+                // The gradient-reduction group: the dp x cp ranks of one TP rank and stage.
+                const auto shard_groups = collect([&](const auto& emit) {
+                  for (std::int64_t t = 0; t < tp; ++t)
+                    for (std::int64_t p = 0; p < pp; ++p) {
+                      std::vector<std::int64_t> v;
+                      for (std::int64_t c = 0; c < cp; ++c)
+                        for (std::int64_t r = 0; r < dp; ++r) v.push_back(rank(t, c, r, p));
+                      emit(v);
+                    }
+                });
+                // EP: ep consecutive data-parallel ranks (cp 1 here).
+                const auto ep_groups = collect([&](const auto& emit) {
+                  for (std::int64_t t = 0; t < tp; ++t)
+                    for (std::int64_t k = 0; k < dp / ep; ++k)
+                      for (std::int64_t p = 0; p < pp; ++p) {
+                        std::vector<std::int64_t> v;
+                        for (std::int64_t e = 0; e < ep; ++e)
+                          v.push_back(rank(t, 0, e + ep * k, p));
+                        emit(v);
+                      }
+                });
+                // The embedding's pairs: a first-stage rank and its last-stage peer.
+                const auto embedding_groups = collect([&](const auto& emit) {
+                  for (std::int64_t t = 0; t < tp; ++t)
+                    for (std::int64_t c = 0; c < cp; ++c)
+                      for (std::int64_t r = 0; r < dp; ++r) {
+                        emit(std::vector<std::int64_t>{rank(t, c, r, 0), rank(t, c, r, pp - 1)});
+                      }
+                });
+                INFO("domain " << hosts_per_domain << " hosts, filled " << filled << ", gpus "
+                               << gpus << ", tp " << tp << " cp " << cp << " pp " << pp << " dp "
+                               << dp << " ep " << ep);
+                const Placement placed = place(s);
+                ++plans;
+                const Shape want_dp = worst(dp_groups, g, d);
+                check(placed.tp, worst(tp_groups, g, d));
+                check(placed.cp, worst(cp_groups, g, d));
+                check(placed.dp, want_dp);
+                check(placed.pp, worst(pp_groups, g, d));
+                check(placed.shard, worst(shard_groups, g, d));
+                if (cp == 1) check(placed.ep, worst(ep_groups, g, d));
+                if (pp > 1) check(placed.embedding, worst(embedding_groups, g, d));
+                const GroupShape rank0 = group_shape(dp, tp * cp, g, d);
+                if (rank0.nodes != want_dp.nodes || rank0.domains != want_dp.domains) {
+                  ++differs_from_rank0;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  // The sweep above is not vacuous: it holds plans, and plans whose DP groups differ from rank
+  // 0's (tp 3 or 6 on 4-GPU hosts, DP spans across domains of 3 or 18 hosts, ...).
+  CHECK(plans > 500);
+  CHECK(differs_from_rank0 > 20);
+}
