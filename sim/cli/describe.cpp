@@ -30,7 +30,23 @@ struct DescribeOptions {
 };
 
 nlohmann::json group_json(const parallel::GroupShape& g) {
-  return {{"ranks", g.ranks}, {"nodes", g.nodes}, {"ranks_per_node", g.ranks_per_node}};
+  return {{"ranks", g.ranks},
+          {"nodes", g.nodes},
+          {"ranks_per_node", g.ranks_per_node},
+          {"domains", g.domains},
+          {"ranks_per_domain", g.ranks_per_domain}};
+}
+
+// The worst DP and TP groups (docs/placement.md): their ranks, hosts and, where an NVLink
+// domain spans hosts, the domains they reach.
+std::string placement_line(const parallel::Scenario& s, const parallel::Placement& pl) {
+  const bool domains = s.hardware.node.hosts_per_domain() > 1;
+  const auto where = [&](const parallel::GroupShape& g) {
+    return counted(g.ranks, "rank") + " on " + counted(g.nodes, "node") +
+           (domains ? " in " + counted(g.domains, "NVLink domain") : std::string());
+  };
+  return "dp group: " + where(pl.dp) + ", " + std::to_string(pl.dp.ranks_per_node) +
+         " per node; tp group: " + where(pl.tp);
 }
 
 // The optional lines about the model's attention and biases: a sliding window, bias groups,
@@ -139,10 +155,7 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
             << "cluster      " << s.gpus << " GPUs of " << s.hardware_name << ", dp "
             << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp "
             << s.parallel.cp << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
-            << "placement    dp group: " << counted(pl.dp.ranks, "rank") << " on "
-            << counted(pl.dp.nodes, "node") << ", " << pl.dp.ranks_per_node
-            << " per node; tp group: " << counted(pl.tp.ranks, "rank") << " on "
-            << counted(pl.tp.nodes, "node") << "\n\n"
+            << "placement    " << placement_line(s, pl) << "\n\n"
             << "memory per GPU: " << memory_note << "\n";
   return 0;
 }
@@ -183,8 +196,8 @@ int describe(const DescribeOptions& o) {
   std::cout << "model        " << s.model_name << ": " << m.num_layers << " layers, hidden "
             << m.hidden << ", " << m.num_heads << " heads (" << m.num_kv_heads << " kv), ffn "
             << m.ffn_hidden << ", vocab " << m.vocab << "\n"
-            << attention_lines(m) << (model::is_moe(m) ? experts_line(m) : "")
-            << "parameters   " << params
+            << attention_lines(m) << (model::is_moe(m) ? experts_line(m) : "") << "parameters   "
+            << params
             << (model::is_moe(m) ? " total, " + std::to_string(model::num_active_parameters(m)) +
                                        " active per token"
                                  : std::string())
@@ -198,10 +211,7 @@ int describe(const DescribeOptions& o) {
             << s.parallel.cp
             << (model::is_moe(m) ? ", ep " + std::to_string(s.parallel.ep) : std::string())
             << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
-            << "placement    dp group: " << counted(pl.dp.ranks, "rank") << " on "
-            << counted(pl.dp.nodes, "node") << ", " << pl.dp.ranks_per_node
-            << " per node; tp group: " << counted(pl.tp.ranks, "rank") << " on "
-            << counted(pl.tp.nodes, "node") << "\n\n"
+            << "placement    " << placement_line(s, pl) << "\n\n"
             << "memory per GPU (stage " << mem.stage << ")\n"
             << "  parameters   " << to_string(mem.parameters) << "\n"
             << "  gradients    " << to_string(mem.gradients) << "\n"
