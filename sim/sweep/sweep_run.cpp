@@ -64,7 +64,7 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
   if (!j.contains("cluster") || !j.contains("training")) return std::nullopt;
   const json& cluster = j["cluster"];
   const json& training = j["training"];
-  if (!only_keys(cluster, {"nodes", "gpus"}) ||
+  if (!only_keys(cluster, {"nodes", "gpus", "nodes_per_domain"}) ||
       !only_keys(training, {"seq_len", "global_batch", "micro_batch", "precision", "optimizer"})) {
     return std::nullopt;
   }
@@ -78,6 +78,10 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
   // Both factors are at most 2^24 (gpus_per_node is bounded far lower at load): no overflow.
   s.gpus = cluster.contains("gpus") ? *count : *count * hw.node.gpus_per_node;
   if (s.gpus > parallel::kMaxGpus) return std::nullopt;
+  const auto nodes_per_domain =
+      int_at(cluster, "nodes_per_domain", 1, 0, false, hw.node.hosts_per_domain());
+  if (!nodes_per_domain) return std::nullopt;
+  s.nodes_per_domain = *nodes_per_domain;
 
   const auto seq_len = int_at(training, "seq_len", 1, 1, true, parallel::kMaxSeqLen);
   const auto micro_batch = int_at(training, "micro_batch", 1, 1, false,

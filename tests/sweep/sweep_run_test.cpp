@@ -189,6 +189,22 @@ TEST_CASE("sweep run: the resolver's cached fast path equals the loader on every
   }
   // One hardware/model pair: loaded once.
   CHECK(resolver.loads() == 1);
+
+  // cluster.nodes_per_domain on a profile whose domain spans hosts (18 on gb200-nvl72).
+  const SweepSpec racks = parse_sweep_spec(
+      R"({"base": {"hardware": "gb200-nvl72", "model": "llama2-7b", "cluster": {"gpus": 256},
+                  "training": {"seq_len": 1024}, "parallel": {"tp": 16}},
+         "axes": {"cluster.nodes_per_domain": [1, 16, 18]}})",
+      "spec.json", "");
+  ScenarioResolver on_racks;
+  for (std::int64_t i = 0; i < racks.size(); ++i) {
+    const io::ScenarioDocument doc = racks.document(i);
+    const parallel::Scenario fast = on_racks.resolve(doc);
+    const parallel::Scenario slow = io::scenario_from_document(doc);
+    INFO("scenario " << i);
+    CHECK(io::scenario_to_json(fast) == io::scenario_to_json(slow));
+    CHECK(fast.nodes_per_domain == slow.nodes_per_domain);
+  }
 }
 
 TEST_CASE("sweep run: a shard ends with an end record naming the sweep and its rows", "[sweep]") {
