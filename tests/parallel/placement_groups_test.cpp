@@ -5,9 +5,10 @@
 // that shape for every kind, on hosts of 4 GPUs with domains of 1, 2, 3 and 18 hosts, filled
 // whole or in part.
 #include <algorithm>
+#include <array>
 #include <cstdint>
-#include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -31,6 +32,11 @@ std::pair<std::int64_t, std::int64_t> count(const std::vector<std::int64_t>& ran
   for (const auto& [u, n] : per) most = std::max(most, n);
   return {static_cast<std::int64_t>(per.size()), most};
 }
+
+struct Coord {
+  std::int64_t t = 0, c = 0, r = 0, p = 0;  // TP, CP, DP and pipeline coordinates
+};
+using Key = std::optional<std::array<std::int64_t, 3>>;
 
 bool worse(const Shape& a, const Shape& b) {
   if (a.domains != b.domains) return a.domains > b.domains;
@@ -88,81 +94,45 @@ TEST_CASE("placement: every kind's shape is the worst of its groups listed rank 
                 s.parallel.ep = ep;
                 const std::int64_t g = 4;
                 const std::int64_t d = 4 * (filled > 0 ? filled : hosts_per_domain);
-                const auto rank = [&](std::int64_t t, std::int64_t c, std::int64_t r,
-                                      std::int64_t p) { return t + tp * (c + cp * (r + dp * p)); };
-                // The groups of one kind: `members` lists a group from the fixed coordinates.
-                using Coords =
-                    std::function<void(const std::function<void(std::vector<std::int64_t>)>&)>;
-                const auto collect = [](const Coords& each) {
+                // Every rank's coordinates from rank = t + tp x (c + cp x (r + dp x p)); the
+                // groups of a kind are the ranks that agree on `key` (none for nullopt).
+                const auto groups_by = [&](const auto& key) {
+                  std::map<std::array<std::int64_t, 3>, std::vector<std::int64_t>> by;
+                  for (std::int64_t rank = 0; rank < gpus; ++rank) {
+                    const Coord x{.t = rank % tp,
+                                  .c = rank / tp % cp,
+                                  .r = rank / (tp * cp) % dp,
+                                  .p = rank / (tp * cp * dp)};
+                    if (const Key k = key(x)) by[*k].push_back(rank);
+                  }
                   std::vector<std::vector<std::int64_t>> out;
-                  each(
-                      [&out](std::vector<std::int64_t> ranks) { out.push_back(std::move(ranks)); });
+                  for (auto& [k, ranks] : by) out.push_back(std::move(ranks));
                   return out;
                 };
-                const auto tp_groups = collect([&](const auto& emit) {
-                  for (std::int64_t c = 0; c < cp; ++c)
-                    for (std::int64_t r = 0; r < dp; ++r)
-                      for (std::int64_t p = 0; p < pp; ++p) {
-                        std::vector<std::int64_t> v;
-                        for (std::int64_t t = 0; t < tp; ++t) v.push_back(rank(t, c, r, p));
-                        emit(v);
-                      }
+                const auto tp_groups = groups_by([](const Coord& x) -> Key {
+                  return std::array{x.c, x.r, x.p};
                 });
-                const auto cp_groups = collect([&](const auto& emit) {
-                  for (std::int64_t t = 0; t < tp; ++t)
-                    for (std::int64_t r = 0; r < dp; ++r)
-                      for (std::int64_t p = 0; p < pp; ++p) {
-                        std::vector<std::int64_t> v;
-                        for (std::int64_t c = 0; c < cp; ++c) v.push_back(rank(t, c, r, p));
-                        emit(v);
-                      }
+                const auto cp_groups = groups_by([](const Coord& x) -> Key {
+                  return std::array{x.t, x.r, x.p};
                 });
-                const auto dp_groups = collect([&](const auto& emit) {
-                  for (std::int64_t t = 0; t < tp; ++t)
-                    for (std::int64_t c = 0; c < cp; ++c)
-                      for (std::int64_t p = 0; p < pp; ++p) {
-                        std::vector<std::int64_t> v;
-                        for (std::int64_t r = 0; r < dp; ++r) v.push_back(rank(t, c, r, p));
-                        emit(v);
-                      }
+                const auto dp_groups = groups_by([](const Coord& x) -> Key {
+                  return std::array{x.t, x.c, x.p};
                 });
-                const auto pp_groups = collect([&](const auto& emit) {
-                  for (std::int64_t t = 0; t < tp; ++t)
-                    for (std::int64_t c = 0; c < cp; ++c)
-                      for (std::int64_t r = 0; r < dp; ++r) {
-                        std::vector<std::int64_t> v;
-                        for (std::int64_t p = 0; p < pp; ++p) v.push_back(rank(t, c, r, p));
-                        emit(v);
-                      }
+                const auto pp_groups = groups_by([](const Coord& x) -> Key {
+                  return std::array{x.t, x.c, x.r};
                 });
                 // The gradient-reduction group: the dp x cp ranks of one TP rank and stage.
-                const auto shard_groups = collect([&](const auto& emit) {
-                  for (std::int64_t t = 0; t < tp; ++t)
-                    for (std::int64_t p = 0; p < pp; ++p) {
-                      std::vector<std::int64_t> v;
-                      for (std::int64_t c = 0; c < cp; ++c)
-                        for (std::int64_t r = 0; r < dp; ++r) v.push_back(rank(t, c, r, p));
-                      emit(v);
-                    }
+                const auto shard_groups = groups_by([](const Coord& x) -> Key {
+                  return std::array<std::int64_t, 3>{x.t, x.p, 0};
                 });
                 // EP: ep consecutive data-parallel ranks (cp 1 here).
-                const auto ep_groups = collect([&](const auto& emit) {
-                  for (std::int64_t t = 0; t < tp; ++t)
-                    for (std::int64_t k = 0; k < dp / ep; ++k)
-                      for (std::int64_t p = 0; p < pp; ++p) {
-                        std::vector<std::int64_t> v;
-                        for (std::int64_t e = 0; e < ep; ++e)
-                          v.push_back(rank(t, 0, e + ep * k, p));
-                        emit(v);
-                      }
+                const auto ep_groups = groups_by([&](const Coord& x) -> Key {
+                  return std::array{x.t, x.r / ep, x.p};
                 });
                 // The embedding's pairs: a first-stage rank and its last-stage peer.
-                const auto embedding_groups = collect([&](const auto& emit) {
-                  for (std::int64_t t = 0; t < tp; ++t)
-                    for (std::int64_t c = 0; c < cp; ++c)
-                      for (std::int64_t r = 0; r < dp; ++r) {
-                        emit(std::vector<std::int64_t>{rank(t, c, r, 0), rank(t, c, r, pp - 1)});
-                      }
+                const auto embedding_groups = groups_by([&](const Coord& x) -> Key {
+                  if (x.p != 0 && x.p != pp - 1) return std::nullopt;
+                  return std::array{x.t, x.c, x.r};
                 });
                 INFO("domain " << hosts_per_domain << " hosts, filled " << filled << ", gpus "
                                << gpus << ", tp " << tp << " cp " << cp << " pp " << pp << " dp "

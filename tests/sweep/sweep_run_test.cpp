@@ -159,6 +159,30 @@ TEST_CASE("sweep run: output is byte-identical whatever the jobs and the shardin
   }
 }
 
+namespace {
+
+// Resolves every scenario of `spec` through one resolver (its cached fast path after the first)
+// and through the loader, checks they agree, and returns the resolver's loads.
+std::size_t fast_equals_loader(const SweepSpec& spec) {
+  ScenarioResolver resolver;
+  for (std::int64_t i = 0; i < spec.size(); ++i) {
+    const io::ScenarioDocument doc = spec.document(i);
+    const parallel::Scenario fast = resolver.resolve(doc);
+    const parallel::Scenario slow = io::scenario_from_document(doc);
+    INFO("scenario " << i);
+    CHECK(io::scenario_to_json(fast) == io::scenario_to_json(slow));
+    CHECK(fast.parallel.shard_group == slow.parallel.shard_group);
+    // A dense scenario's JSON leaves ep out, so it is compared on its own.
+    CHECK(fast.parallel.ep == slow.parallel.ep);
+    CHECK(fast.nodes_per_domain == slow.nodes_per_domain);
+    CHECK(fast.hardware.id == slow.hardware.id);
+    CHECK(fast.model.num_layers == slow.model.num_layers);
+  }
+  return resolver.loads();
+}
+
+}  // namespace
+
 TEST_CASE("sweep run: the resolver's cached fast path equals the loader on every key", "[sweep]") {
   // Every scalar key the fast path reads, including nodes (converted with the cached profile's
   // gpus per node) and defaults (no global batch: dp x micro-batch).
@@ -174,21 +198,8 @@ TEST_CASE("sweep run: the resolver's cached fast path equals the loader on every
                   "training.optimizer": ["sgd"], "training.micro_batch": [1, 3],
                   "parallel.ep": [1, 2]}})",
       "spec.json", "");
-  ScenarioResolver resolver;
-  for (std::int64_t i = 0; i < spec.size(); ++i) {
-    const io::ScenarioDocument doc = spec.document(i);
-    const parallel::Scenario fast = resolver.resolve(doc);
-    const parallel::Scenario slow = io::scenario_from_document(doc);
-    INFO("scenario " << i);
-    CHECK(io::scenario_to_json(fast) == io::scenario_to_json(slow));
-    CHECK(fast.parallel.shard_group == slow.parallel.shard_group);
-    // A dense scenario's JSON leaves ep out, so it is compared on its own.
-    CHECK(fast.parallel.ep == slow.parallel.ep);
-    CHECK(fast.hardware.id == slow.hardware.id);
-    CHECK(fast.model.num_layers == slow.model.num_layers);
-  }
   // One hardware/model pair: loaded once.
-  CHECK(resolver.loads() == 1);
+  CHECK(fast_equals_loader(spec) == 1);
 
   // cluster.nodes_per_domain on a profile whose domain spans hosts (18 on gb200-nvl72).
   const SweepSpec racks = parse_sweep_spec(
@@ -196,15 +207,7 @@ TEST_CASE("sweep run: the resolver's cached fast path equals the loader on every
                   "training": {"seq_len": 1024}, "parallel": {"tp": 16}},
          "axes": {"cluster.nodes_per_domain": [1, 16, 18]}})",
       "spec.json", "");
-  ScenarioResolver on_racks;
-  for (std::int64_t i = 0; i < racks.size(); ++i) {
-    const io::ScenarioDocument doc = racks.document(i);
-    const parallel::Scenario fast = on_racks.resolve(doc);
-    const parallel::Scenario slow = io::scenario_from_document(doc);
-    INFO("scenario " << i);
-    CHECK(io::scenario_to_json(fast) == io::scenario_to_json(slow));
-    CHECK(fast.nodes_per_domain == slow.nodes_per_domain);
-  }
+  CHECK(fast_equals_loader(racks) == 1);
 }
 
 TEST_CASE("sweep run: a shard ends with an end record naming the sweep and its rows", "[sweep]") {
