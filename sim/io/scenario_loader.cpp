@@ -123,19 +123,11 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
     }
     s.gpus = nodes * per_node;
   }
-  if (cluster.has("nodes_per_domain")) {
-    const std::int64_t most = s.hardware.node.hosts_per_domain();
-    const std::int64_t n = cluster.integer("nodes_per_domain", 1, parallel::kMaxGpus);
-    if (n > most) {
-      throw cluster.error("nodes_per_domain",
-                          "expected 1 to " + std::to_string(most) +
-                              ", the hosts of one NVLink domain of this hardware (" +
-                              std::to_string(s.hardware.node.domain_gpus()) + " GPUs, " +
-                              std::to_string(s.hardware.node.gpus_per_node) + " per host), got " +
-                              std::to_string(n));
-    }
-    s.nodes_per_domain = n;
-  }
+  // At most the hosts of one domain: checked with the plan (parallel::validate), so that a
+  // sweep across hardware profiles gets a row for each value instead of one error.
+  s.nodes_per_domain = cluster.has("nodes_per_domain")
+                           ? cluster.integer("nodes_per_domain", 1, parallel::kMaxGpus)
+                           : 0;
   cluster.finish();
 
   ObjectReader training = top.object("training");

@@ -24,11 +24,12 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/cluster/gpus", "gpus " + str(s.gpus) + " is not a whole number of " + str(g) +
                                  "-GPU nodes; expected a multiple of " + str(g));
   }
-  if (s.nodes_per_domain < 0 || s.nodes_per_domain > s.hardware.node.hosts_per_domain()) {
+  if (const std::int64_t hosts = s.hardware.node.hosts_per_domain();
+      s.nodes_per_domain < 0 || s.nodes_per_domain > hosts) {
     problem("/cluster/nodes_per_domain",
-            "nodes_per_domain " + str(s.nodes_per_domain) + " is outside 1 to " +
-                str(s.hardware.node.hosts_per_domain()) +
-                ", the hosts of one NVLink domain; expected one of them, or unset");
+            "nodes_per_domain " + str(s.nodes_per_domain) +
+                " exceeds the hosts of one NVLink domain of this hardware (" + str(hosts) + " of " +
+                str(g) + " GPUs each); expected 1 to " + str(hosts));
   }
   const auto model_parallel_or = model_parallel_size(p);
   if (!model_parallel_or || *model_parallel_or > s.gpus) {

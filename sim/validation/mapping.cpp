@@ -891,12 +891,12 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     m.base["model"] = std::move(model);
   }
   m.base["cluster"] = {{"gpus", gpus}};
-  if (hw->id == "gb200-nvl72" && std::string_view(src.name) == "nvidia-perf-summary") {
+  if (hw->id == "gb200-nvl72" && std::string_view(src.name) == "nvidia-perf-summary" && gpus >= 4) {
     // Megatron-Bridge's performance scripts submit a job of 4-GPU hosts (GB200) with Slurm's
-    // --segment set to the node count up to 18 (one NVL72 rack) and beyond it to the largest
-    // divisor of the node count up to 18 (scripts/performance/utils/executors.py,
-    // slurm_executor, at v0.2.0 for more than 18 nodes and at v0.3.0): the job fills that many
-    // hosts of each rack. 64 nodes: 16 per rack.
+    // --segment set to the node count up to 18 (one NVL72 rack; v0.3.0) and beyond it to the
+    // largest divisor of the node count up to 18 (v0.2.0 and v0.3.0;
+    // scripts/performance/utils/executors.py, slurm_executor): the job fills that many hosts of
+    // each rack. 64 nodes: 16 per rack. (Up to 18 nodes the job fits one rack either way.)
     const std::int64_t nodes = gpus / 4;
     std::int64_t segment = std::min<std::int64_t>(nodes, 18);
     while (nodes % segment != 0) --segment;

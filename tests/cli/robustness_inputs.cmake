@@ -150,7 +150,8 @@ trainsim_expect_exit(cli.robust.hardware_directory 2
   "^error: ${robust_dir}: is a directory; expected a hardware profile JSON file"
   describe --hardware ${robust_dir} --model llama2-7b --gpus 8 --seq-len 4096)
 
-# cluster.nodes_per_domain: at most the hosts of one NVLink domain (1 on h100-dgx).
-trainsim_expect_exit(cli.robust.nodes_per_domain_above_domain 2
-  "^error: command line \\(--nodes-per-domain\\): /cluster/nodes_per_domain: expected 1 to 1, the hosts of one NVLink domain of this hardware \\(8 GPUs, 8 per host\\), got 2"
+# cluster.nodes_per_domain: at most the hosts of one NVLink domain (1 on h100-dgx), a plan
+# problem (exit 3) so that a sweep across hardware profiles keeps its other rows.
+trainsim_expect_exit(cli.robust.nodes_per_domain_above_domain 3
+  "^error: command line \\(--nodes-per-domain\\): /cluster/nodes_per_domain: nodes_per_domain 2 exceeds the hosts of one NVLink domain of this hardware \\(1 of 8 GPUs each\\); expected 1 to 1"
   run ${robust_base} --gpus 64 --nodes-per-domain 2)

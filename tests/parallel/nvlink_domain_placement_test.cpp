@@ -184,21 +184,23 @@ TEST_CASE("placement: cluster.nodes_per_domain is read, bounded and printed back
   const Scenario whole = load(R"({"gpus": 256})", "gb200-nvl72");
   REQUIRE(whole.nodes_per_domain == 0);
   REQUIRE(io::scenario_to_json(whole)["cluster"].size() == 2);
-  // 18 trays in a GB200 NVL72 rack; one host per domain on h100-dgx.
-  REQUIRE_THROWS_WITH(load(R"({"gpus": 256, "nodes_per_domain": 19})", "gb200-nvl72"),
-                      "s.json: /cluster/nodes_per_domain: expected 1 to 18, the hosts of one "
-                      "NVLink domain of this hardware (72 GPUs, 4 per host), got 19");
-  REQUIRE_THROWS_WITH(load(R"({"gpus": 64, "nodes_per_domain": 2})", "h100-dgx"),
-                      "s.json: /cluster/nodes_per_domain: expected 1 to 1, the hosts of one "
-                      "NVLink domain of this hardware (8 GPUs, 8 per host), got 2");
+  // 18 trays in a GB200 NVL72 rack; one host per domain on h100-dgx. The loader reads any
+  // count; the plan check bounds it by the hardware, so a sweep across profiles gets rows.
+  const auto problem = [](const Scenario& plan) {
+    for (const Problem& p : validate(plan)) {
+      if (p.key == "/cluster/nodes_per_domain") return p.message;
+    }
+    return std::string();
+  };
+  CHECK(problem(s).empty());
+  CHECK(problem(load(R"({"gpus": 256, "nodes_per_domain": 19})", "gb200-nvl72")) ==
+        "nodes_per_domain 19 exceeds the hosts of one NVLink domain of this hardware (18 of 4 "
+        "GPUs each); expected 1 to 18");
+  CHECK(problem(load(R"({"gpus": 64, "nodes_per_domain": 2})", "h100-dgx")) ==
+        "nodes_per_domain 2 exceeds the hosts of one NVLink domain of this hardware (1 of 8 "
+        "GPUs each); expected 1 to 1");
+  CHECK(problem(load(R"({"gpus": 64, "nodes_per_domain": 1})", "h100-dgx")).empty());
   REQUIRE_THROWS_WITH(load(R"({"gpus": 64, "nodes_per_domain": 0})", "h100-dgx"),
                       Catch::StartsWith("s.json: /cluster/nodes_per_domain: expected an integer "
                                         ">= 1"));
-  // A scenario built in code is checked by validate.
-  Scenario wrong = s;
-  wrong.nodes_per_domain = 19;
-  wrong.parallel.dp = 256;
-  bool found = false;
-  for (const Problem& p : validate(wrong)) found = found || p.key == "/cluster/nodes_per_domain";
-  REQUIRE(found);
 }

@@ -2,8 +2,9 @@
 // rank = t + tp x (c + cp x (d + dp x p)) (placement.hpp), its hosts and NVLink domains counted
 // rank by rank, and the worst taken by the rule docs/placement.md states (most domains, then
 // most hosts, then fewest ranks in one domain, then in one host). parallel::place must give
-// that shape for every kind, on hosts of 4 GPUs with domains of 1, 2, 3 and 18 hosts, filled
-// whole or in part.
+// that shape and rank count for every kind (tp, cp, dp, pp, the gradient-reduction group, EP,
+// expert data parallelism, the embedding's pairs, hybrid_shard's shard and replica groups), on
+// hosts of 4 and 8 GPUs with domains of 1, 2, 3 and 18 hosts, filled whole or in part.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -58,7 +59,8 @@ Shape worst(const std::vector<std::vector<std::int64_t>>& groups, std::int64_t g
   return out;
 }
 
-void check(const GroupShape& got, const Shape& want) {
+void check(const GroupShape& got, const Shape& want, std::int64_t ranks) {
+  CHECK(got.ranks == ranks);
   CHECK(got.nodes == want.nodes);
   CHECK(got.ranks_per_node == want.per_node);
   CHECK(got.domains == want.domains);
@@ -71,85 +73,117 @@ TEST_CASE("placement: every kind's shape is the worst of its groups listed rank 
           "[parallel]") {
   std::int64_t plans = 0;
   std::int64_t differs_from_rank0 = 0;
-  for (const std::int64_t hosts_per_domain : {1, 2, 3, 18}) {
-    for (const std::int64_t filled : {0, 1, 2, 16}) {
-      if (filled > hosts_per_domain) continue;
-      for (const std::int64_t gpus : {24, 48, 72, 96, 144}) {
-        for (const std::int64_t tp : {1, 2, 3, 4, 6, 8, 16}) {
-          for (const std::int64_t cp : {1, 2, 3}) {
-            for (const std::int64_t pp : {1, 2, 3, 4}) {
-              if (gpus % (tp * cp * pp) != 0) continue;
-              const std::int64_t dp = gpus / (tp * cp * pp);
-              for (const std::int64_t ep : {1, 2, 3, 4}) {
-                if (dp % ep != 0 || (ep > 1 && cp > 1)) continue;
-                Scenario s;
-                s.hardware.node.gpus_per_node = 4;
-                s.hardware.node.nvlink_domain_gpus = static_cast<int>(4 * hosts_per_domain);
-                s.nodes_per_domain = filled;
-                s.gpus = gpus;
-                s.parallel.tp = tp;
-                s.parallel.cp = cp;
-                s.parallel.pp = pp;
-                s.parallel.dp = dp;
-                s.parallel.ep = ep;
-                const std::int64_t g = 4;
-                const std::int64_t d = 4 * (filled > 0 ? filled : hosts_per_domain);
-                // Every rank's coordinates from rank = t + tp x (c + cp x (r + dp x p)); the
-                // groups of a kind are the ranks that agree on `key` (none for nullopt).
-                const auto groups_by = [&](const auto& key) {
-                  std::map<std::array<std::int64_t, 3>, std::vector<std::int64_t>> by;
-                  for (std::int64_t rank = 0; rank < gpus; ++rank) {
-                    const Coord x{.t = rank % tp,
-                                  .c = rank / tp % cp,
-                                  .r = rank / (tp * cp) % dp,
-                                  .p = rank / (tp * cp * dp)};
-                    if (const Key k = key(x)) by[*k].push_back(rank);
+  for (const std::int64_t host : {4, 8})
+    for (const std::int64_t hosts_per_domain : {1, 2, 3, 18}) {
+      for (const std::int64_t filled : {0, 1, 2, 16}) {
+        if (filled > hosts_per_domain) continue;
+        for (const std::int64_t gpus : {24, 48, 72, 96, 144}) {
+          for (const std::int64_t tp : {1, 2, 3, 4, 6, 8, 16}) {
+            for (const std::int64_t cp : {1, 2, 3}) {
+              for (const std::int64_t pp : {1, 2, 3, 4}) {
+                if (gpus % (tp * cp * pp) != 0) continue;
+                const std::int64_t dp = gpus / (tp * cp * pp);
+                for (const std::int64_t ep : {1, 2, 3, 4}) {
+                  if (dp % ep != 0 || (ep > 1 && cp > 1)) continue;
+                  Scenario s;
+                  s.hardware.node.gpus_per_node = static_cast<int>(host);
+                  s.hardware.node.nvlink_domain_gpus = static_cast<int>(host * hosts_per_domain);
+                  s.nodes_per_domain = filled;
+                  s.gpus = gpus;
+                  s.parallel.tp = tp;
+                  s.parallel.cp = cp;
+                  s.parallel.pp = pp;
+                  s.parallel.dp = dp;
+                  s.parallel.ep = ep;
+                  const std::int64_t g = host;
+                  const std::int64_t d = host * (filled > 0 ? filled : hosts_per_domain);
+                  // Every rank's coordinates from rank = t + tp x (c + cp x (r + dp x p)); the
+                  // groups of a kind are the ranks that agree on `key` (none for nullopt).
+                  const auto groups_by = [&](const auto& key) {
+                    std::map<std::array<std::int64_t, 3>, std::vector<std::int64_t>> by;
+                    for (std::int64_t rank = 0; rank < gpus; ++rank) {
+                      const Coord x{.t = rank % tp,
+                                    .c = rank / tp % cp,
+                                    .r = rank / (tp * cp) % dp,
+                                    .p = rank / (tp * cp * dp)};
+                      if (const Key k = key(x)) by[*k].push_back(rank);
+                    }
+                    std::vector<std::vector<std::int64_t>> out;
+                    for (auto& [k, ranks] : by) out.push_back(std::move(ranks));
+                    return out;
+                  };
+                  const auto tp_groups = groups_by([](const Coord& x) -> Key {
+                    return std::array{x.c, x.r, x.p};
+                  });
+                  const auto cp_groups = groups_by([](const Coord& x) -> Key {
+                    return std::array{x.t, x.r, x.p};
+                  });
+                  const auto dp_groups = groups_by([](const Coord& x) -> Key {
+                    return std::array{x.t, x.c, x.p};
+                  });
+                  const auto pp_groups = groups_by([](const Coord& x) -> Key {
+                    return std::array{x.t, x.c, x.r};
+                  });
+                  // The gradient-reduction group: the dp x cp ranks of one TP rank and stage.
+                  const auto shard_groups = groups_by([](const Coord& x) -> Key {
+                    return std::array<std::int64_t, 3>{x.t, x.p, 0};
+                  });
+                  // EP: ep consecutive data-parallel ranks (cp 1 here).
+                  const auto ep_groups = groups_by([&](const Coord& x) -> Key {
+                    return std::array{x.t, x.r / ep, x.p};
+                  });
+                  // The expert-data-parallel group: the data-parallel ranks holding the same
+                  // experts, ep apart (cp 1 here).
+                  const auto expert_shard_groups = groups_by([&](const Coord& x) -> Key {
+                    return std::array{x.t, x.r % ep, x.p};
+                  });
+                  // The embedding's pairs: a first-stage rank and its last-stage peer.
+                  const auto embedding_groups = groups_by([&](const Coord& x) -> Key {
+                    if (x.p != 0 && x.p != pp - 1) return std::nullopt;
+                    return std::array{x.t, x.c, x.r};
+                  });
+                  INFO("domain " << hosts_per_domain << " hosts, filled " << filled << ", gpus "
+                                 << gpus << ", tp " << tp << " cp " << cp << " pp " << pp << " dp "
+                                 << dp << " ep " << ep);
+                  const Placement placed = place(s);
+                  ++plans;
+                  const Shape want_dp = worst(dp_groups, g, d);
+                  check(placed.tp, worst(tp_groups, g, d), tp);
+                  check(placed.cp, worst(cp_groups, g, d), cp);
+                  check(placed.dp, want_dp, dp);
+                  check(placed.pp, worst(pp_groups, g, d), pp);
+                  check(placed.shard, worst(shard_groups, g, d), dp * cp);
+                  if (cp == 1) check(placed.ep, worst(ep_groups, g, d), ep);
+                  if (cp == 1 && ep > 1) {
+                    check(placed.expert_shard, worst(expert_shard_groups, g, d), dp / ep);
                   }
-                  std::vector<std::vector<std::int64_t>> out;
-                  for (auto& [k, ranks] : by) out.push_back(std::move(ranks));
-                  return out;
-                };
-                const auto tp_groups = groups_by([](const Coord& x) -> Key {
-                  return std::array{x.c, x.r, x.p};
-                });
-                const auto cp_groups = groups_by([](const Coord& x) -> Key {
-                  return std::array{x.t, x.r, x.p};
-                });
-                const auto dp_groups = groups_by([](const Coord& x) -> Key {
-                  return std::array{x.t, x.c, x.p};
-                });
-                const auto pp_groups = groups_by([](const Coord& x) -> Key {
-                  return std::array{x.t, x.c, x.r};
-                });
-                // The gradient-reduction group: the dp x cp ranks of one TP rank and stage.
-                const auto shard_groups = groups_by([](const Coord& x) -> Key {
-                  return std::array<std::int64_t, 3>{x.t, x.p, 0};
-                });
-                // EP: ep consecutive data-parallel ranks (cp 1 here).
-                const auto ep_groups = groups_by([&](const Coord& x) -> Key {
-                  return std::array{x.t, x.r / ep, x.p};
-                });
-                // The embedding's pairs: a first-stage rank and its last-stage peer.
-                const auto embedding_groups = groups_by([&](const Coord& x) -> Key {
-                  if (x.p != 0 && x.p != pp - 1) return std::nullopt;
-                  return std::array{x.t, x.c, x.r};
-                });
-                INFO("domain " << hosts_per_domain << " hosts, filled " << filled << ", gpus "
-                               << gpus << ", tp " << tp << " cp " << cp << " pp " << pp << " dp "
-                               << dp << " ep " << ep);
-                const Placement placed = place(s);
-                ++plans;
-                const Shape want_dp = worst(dp_groups, g, d);
-                check(placed.tp, worst(tp_groups, g, d));
-                check(placed.cp, worst(cp_groups, g, d));
-                check(placed.dp, want_dp);
-                check(placed.pp, worst(pp_groups, g, d));
-                check(placed.shard, worst(shard_groups, g, d));
-                if (cp == 1) check(placed.ep, worst(ep_groups, g, d));
-                if (pp > 1) check(placed.embedding, worst(embedding_groups, g, d));
-                const GroupShape rank0 = group_shape(dp, tp * cp, g, d);
-                if (rank0.nodes != want_dp.nodes || rank0.domains != want_dp.domains) {
-                  ++differs_from_rank0;
+                  if (pp > 1) check(placed.embedding, worst(embedding_groups, g, d), 2);
+                  // hybrid_shard: FULL_SHARD within `shard` consecutive data-parallel ranks (of
+                  // one CP rank), replicated across the dp / shard groups.
+                  for (const std::int64_t group : {0, 2, 3}) {
+                    Scenario h = s;
+                    h.parallel.sharding = Sharding::HybridShard;
+                    h.parallel.shard_group = group;
+                    const std::int64_t shard = hybrid_shard_size(h);
+                    if (dp % shard != 0) continue;
+                    const Placement hp = place(h);
+                    check(hp.shard,
+                          worst(groups_by([&](const Coord& x) -> Key {
+                                  return std::array{x.t * cp + x.c, x.r / shard, x.p};
+                                }),
+                                g, d),
+                          shard);
+                    check(hp.replicate,
+                          worst(groups_by([&](const Coord& x) -> Key {
+                                  return std::array{x.t * cp + x.c, x.r % shard, x.p};
+                                }),
+                                g, d),
+                          dp / shard);
+                  }
+                  const GroupShape rank0 = group_shape(dp, tp * cp, g, d);
+                  if (rank0.nodes != want_dp.nodes || rank0.domains != want_dp.domains) {
+                    ++differs_from_rank0;
+                  }
                 }
               }
             }
@@ -157,7 +191,6 @@ TEST_CASE("placement: every kind's shape is the worst of its groups listed rank 
         }
       }
     }
-  }
   // The sweep above is not vacuous: it holds plans, and plans whose DP groups differ from rank
   // 0's (tp 3 or 6 on 4-GPU hosts, DP spans across domains of 3 or 18 hosts, ...).
   CHECK(plans > 500);

@@ -296,4 +296,20 @@ TEST_CASE("sweep run: a nodes_per_domain axis is told apart by its CSV column", 
   CHECK(cell(lines[0], lines[1], "status") == "ok");
   CHECK(std::stod(cell(lines[0], lines[1], "iteration_time_s")) <
         std::stod(cell(lines[0], lines[2], "iteration_time_s")));
+
+  // Across hardware: 16 trays per domain fit a GB200 rack, not an 8-GPU DGX (one host per
+  // domain), whose row says so while the others run.
+  const SweepSpec mixed = parse_sweep_spec(
+      R"({"base": {"hardware": "gb200-nvl72", "model": "llama2-7b", "cluster": {"gpus": 256},
+                  "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 16},
+                  "parallel": {"tp": 16, "pp": 4, "sequence_parallel": true}},
+         "axes": {"hardware": ["gb200-nvl72", "h100-dgx"], "cluster.nodes_per_domain": [1, 16]}})",
+      "spec.json", "");
+  const std::vector<std::string> rows = split(run(mixed, 2), '\n');
+  REQUIRE(rows.size() == 6);
+  CHECK(cell(rows[0], rows[1], "status") == "ok");
+  CHECK(cell(rows[0], rows[2], "status") == "ok");
+  CHECK(cell(rows[0], rows[3], "status") == "ok");
+  CHECK(cell(rows[0], rows[4], "status")
+            .rfind("invalid: /cluster/nodes_per_domain: nodes_per_domain 16 exceeds", 0) == 0);
 }

@@ -419,6 +419,14 @@ TEST_CASE("validate: the Megatron-Bridge GB200 rows fill 16 trays of each rack",
     INFO(id);
     CHECK_FALSE(mapped(row(id)).base["cluster"].contains("nodes_per_domain"));
   }
+  // A GB200 row of fewer GPUs than a tray (2: tp 2) has no node count to divide: no key.
+  PublishedRun small = row("mbridge-2602-gb200-llama3-70b-mxfp8-64gpu");
+  small.gpus = 2;
+  small.tp = 2;
+  small.pp = 1;
+  small.dp = 1;
+  small.virtual_pp.reset();
+  CHECK_FALSE(mapped(small).base["cluster"].contains("nodes_per_domain"));
 }
 
 TEST_CASE("validate: fp8 rows map their precision text to a Transformer Engine recipe",
