@@ -88,6 +88,7 @@ nlohmann::json report_to_json(const parallel::Scenario& scenario, const report::
                            {"group", c.group},
                            {"ranks", c.ranks},
                            {"nodes", c.nodes},
+                           {"domains", c.domains},
                            {"bytes", byte_count(c.bytes)},
                            {"count", c.count},
                            {"time_s", c.time.value()},

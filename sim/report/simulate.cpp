@@ -167,6 +167,7 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
                                               .group = c.group,
                                               .ranks = c.shape.ranks,
                                               .nodes = c.shape.nodes,
+                                              .domains = c.shape.domains,
                                               .bytes = c.bytes,
                                               .count = c.count,
                                               .time = c.time,
@@ -564,7 +565,8 @@ bool same_calls(const std::vector<workload::CollectiveCall>& a,
     const auto& y = b[i];
     if (x.op != y.op || x.group != y.group || x.stage != y.stage || x.bytes != y.bytes ||
         x.time != y.time || x.algorithm != y.algorithm || x.protocol != y.protocol ||
-        x.shape.ranks != y.shape.ranks || x.shape.nodes != y.shape.nodes) {
+        x.shape.ranks != y.shape.ranks || x.shape.nodes != y.shape.nodes ||
+        x.shape.domains != y.shape.domains) {
       return false;
     }
   }

@@ -11,6 +11,7 @@
 #include "trainsim/report/simulate.hpp"
 
 #include "sim/io/hardware_loader.hpp"
+#include "sim/io/report_writer.hpp"
 #include "sim/io/scenario_loader.hpp"
 
 using namespace trainsim;
@@ -148,9 +149,13 @@ TEST_CASE("placement: a TP-16 run on gb200-nvl72 keeps TP on NVLink end to end",
     saw_tp = true;
     REQUIRE(c.ranks == 16);
     REQUIRE(c.nodes == 4);  // four trays, one NVLink domain
+    REQUIRE(c.domains == 1);
     REQUIRE(c.algorithm != "tree");
   }
   REQUIRE(saw_tp);
+  // The JSON report gives each call's domains beside its nodes.
+  const nlohmann::json json = io::report_to_json(s, run.report);
+  REQUIRE(json["collectives"][0].contains("domains"));
 
   // The same plan with every tray its own NVLink domain puts TP on the 400 Gb/s NICs: slower.
   Scenario trays = s;
@@ -165,6 +170,9 @@ TEST_CASE("placement: a TP-16 run on gb200-nvl72 keeps TP on NVLink end to end",
   full.nodes_per_domain = 0;
   const auto straddled = report::simulate(full);
   REQUIRE(straddled.report.iteration_time > run.report.iteration_time);
+  for (const auto& c : straddled.report.collectives) {
+    if (c.group == "tp") REQUIRE(c.domains == 2);
+  }
 }
 
 TEST_CASE("placement: cluster.nodes_per_domain is read, bounded and printed back",

@@ -19,7 +19,8 @@ struct CollectiveSummary {
                            // "expert_shard", "embedding"
   std::int64_t ranks = 0;
   std::int64_t nodes = 0;
-  Bytes bytes;             // per call, nccl-tests accounting
+  std::int64_t domains = 0;  // NVLink domains the ranks span (the nodes where a node is one)
+  Bytes bytes;               // per call, nccl-tests accounting
   std::int64_t count = 0;  // calls per iteration on that stage
   Seconds time;            // per call
   std::string algorithm;   // "ring"
