@@ -196,19 +196,28 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
     // One block per pipeline stage, each under its own header line: the summaries are ordered by
     // stage, then by first use (report.hpp), so a stage's calls are contiguous.
     out << "\ncollectives (per call)\n";
+    // The NVLink domains each call's group spans, where a domain holds more than one host
+    // (GB200 NVL72); elsewhere they are the nodes, and the table keeps its columns.
+    const bool domains = s.hardware.node.hosts_per_domain() > 1;
     std::array<char, 256> line{};
     std::int64_t stage = -1;
     for (const auto& c : r.collectives) {
       if (c.stage != stage) {
         stage = c.stage;
         if (s.parallel.pp > 1) out << "  stage " << stage << " of " << s.parallel.pp << "\n";
-        std::snprintf(line.data(), line.size(), "  %-15s %-9s %6s %6s %12s %6s %10s  %s\n", "op",
-                      "group", "ranks", "nodes", "bytes", "count", "time", "algorithm");
+        std::snprintf(line.data(), line.size(), "  %-15s %-9s %6s %6s%s %12s %6s %10s  %s\n", "op",
+                      "group", "ranks", "nodes", domains ? " domains" : "", "bytes", "count",
+                      "time", "algorithm");
         out << line.data();
       }
-      std::snprintf(line.data(), line.size(), "  %-15s %-9s %6lld %6lld %12s %6lld %10s  %s/%s\n",
+      std::array<char, 32> domain_cell{};
+      if (domains) {
+        std::snprintf(domain_cell.data(), domain_cell.size(), " %7lld",
+                      static_cast<long long>(c.domains));
+      }
+      std::snprintf(line.data(), line.size(), "  %-15s %-9s %6lld %6lld%s %12s %6lld %10s  %s/%s\n",
                     c.op.c_str(), c.group.c_str(), static_cast<long long>(c.ranks),
-                    static_cast<long long>(c.nodes), to_string(c.bytes).c_str(),
+                    static_cast<long long>(c.nodes), domain_cell.data(), to_string(c.bytes).c_str(),
                     static_cast<long long>(c.count), to_string(c.time).c_str(), c.algorithm.c_str(),
                     c.protocol.c_str());
       out << line.data();

@@ -131,3 +131,16 @@ trainsim_expect_exit(cli.run.pipeline_layout_sum 3
 trainsim_expect_exit(cli.run.pipeline_split_uneven 3
   "/parallel/account_for_embedding_in_pipeline_split: the 32 layers plus 2 counted for the embedding and loss, 34, do not split evenly over pp x virtual_stages = 4"
   run ${split_scenario} --pp 4)
+
+# The per-call collectives table gains a domains column where an NVLink domain spans hosts
+# (docs/placement.md): llama2-7b, tp 16, pp 4 on 256 GB200 GPUs on full racks of 72, where the
+# TP group of ranks 64-79 spans two racks; 8-GPU DGX profiles keep their columns.
+add_test(NAME cli.run.collectives_domains COMMAND trainsim run --hardware gb200-nvl72
+         --model llama2-7b --gpus 256 --tp 16 --pp 4 --seq-len 4096 --sequence-parallel)
+set_tests_properties(cli.run.collectives_domains PROPERTIES PASS_REGULAR_EXPRESSION
+  "ranks +nodes +domains +bytes[^\n]*\n  all_gather +tp +16 +4 +2 ")
+add_test(NAME cli.run.collectives_no_domains COMMAND trainsim run --hardware h100-dgx
+         --model llama2-7b --gpus 16 --seq-len 4096)
+set_tests_properties(cli.run.collectives_no_domains PROPERTIES
+  PASS_REGULAR_EXPRESSION "ranks +nodes +bytes +count"
+  FAIL_REGULAR_EXPRESSION "domains")
