@@ -351,7 +351,7 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
   // Only MoE scenarios carry ep, so a dense scenario's report keeps its keys.
   if (model::is_moe(s.model)) parallel["ep"] = p.ep;
   nlohmann::json cluster = {{"gpus", s.gpus}, {"nodes", s.nodes()}};
-  // Only a placement that leaves hosts of a domain out carries its key, likewise.
+  // Only a scenario that gives nodes_per_domain carries its key, likewise.
   if (s.nodes_per_domain > 0) cluster["nodes_per_domain"] = s.nodes_per_domain;
   return nlohmann::json{{"hardware", s.hardware_name},
                         {"model", s.model_name},
