@@ -1,7 +1,6 @@
 #include "trainsim/parallel/placement.hpp"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
 #include <vector>
 
@@ -9,35 +8,14 @@ namespace trainsim::parallel {
 
 namespace {
 
-// Ranks, units spanned and the most ranks in one unit, for units of `g` consecutive ranks.
-GroupShape span(std::int64_t size, std::int64_t stride, std::int64_t g) {
-  if (size <= 1) return GroupShape{.ranks = 1, .nodes = 1, .ranks_per_node = 1};
-  // Members are ranks j*stride, j < size; node of rank r is r / g.
-  if (stride >= g) {
-    // Consecutive members are at least a node apart: one member per node.
-    return GroupShape{.ranks = size, .nodes = size, .ranks_per_node = 1};
-  }
-  if (g % stride == 0) {
-    // Each node holds g/stride members (fewer if the group is smaller than a node).
-    const std::int64_t per_node = std::min(size, g / stride);
-    return GroupShape{.ranks = size, .nodes = (size + per_node - 1) / per_node,
-                      .ranks_per_node = per_node};
-  }
-  // Strides that do not divide the node size: count members per node directly. Happens only
-  // for odd degrees (tp 3, cp 5, ...) and is bounded by the group size.
-  std::map<std::int64_t, std::int64_t> per_node;
-  for (std::int64_t j = 0; j < size; ++j) ++per_node[j * stride / g];
-  std::int64_t most = 0;
-  for (const auto& [node, count] : per_node) most = std::max(most, count);
-  return GroupShape{.ranks = size, .nodes = static_cast<std::int64_t>(per_node.size()),
-                    .ranks_per_node = most};
-}
-
 // Units spanned and the most members in one unit for the group of `size` ranks `stride` apart
-// whose first member is rank `base`, with units of `g` consecutive ranks. Requires stride < g:
-// consecutive members are then less than a unit apart, so every unit from the first member's
-// to the last member's holds at least one.
+// whose first member is rank `base`, with units of `g` consecutive ranks.
 GroupShape span_from(std::int64_t base, std::int64_t size, std::int64_t stride, std::int64_t g) {
+  if (size <= 1) return GroupShape{.ranks = 1, .nodes = 1, .ranks_per_node = 1};
+  // Consecutive members at least a unit apart: one member per unit.
+  if (stride >= g) return GroupShape{.ranks = size, .nodes = size, .ranks_per_node = 1};
+  // Consecutive members less than a unit apart: every unit from the first member's to the last
+  // member's holds at least one.
   const std::int64_t first = base / g;
   const std::int64_t last = (base + (size - 1) * stride) / g;
   // Members below rank r: the j < size with base + j * stride < r.
@@ -53,6 +31,17 @@ GroupShape span_from(std::int64_t base, std::int64_t size, std::int64_t stride, 
     most = std::max(most, in_unit(k));
   }
   return GroupShape{.ranks = size, .nodes = last - first + 1, .ranks_per_node = most};
+}
+
+// The same group's nodes of `g` ranks and NVLink domains of `d` (domains hold consecutive ranks
+// as nodes do, only more of them).
+GroupShape shape_from(std::int64_t base, std::int64_t size, std::int64_t stride, std::int64_t g,
+                      std::int64_t d) {
+  GroupShape out = span_from(base, size, stride, g);
+  const GroupShape in_domains = d == g ? out : span_from(base, size, stride, d);
+  out.domains = in_domains.nodes;
+  out.ranks_per_domain = in_domains.ranks_per_node;
+  return out;
 }
 
 // Every group of the kind has the shape of rank 0's in units of `g`: the stride reaches a unit
@@ -73,29 +62,6 @@ bool worse(const GroupShape& a, const GroupShape& b) {
   return a.ranks_per_node < b.ranks_per_node;
 }
 
-}  // namespace
-
-GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node) {
-  return group_shape(size, stride, gpus_per_node, gpus_per_node);
-}
-
-GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node,
-                       std::int64_t domain_gpus) {
-  GroupShape out = span(size, stride, gpus_per_node);
-  if (domain_gpus == gpus_per_node) {
-    out.domains = out.nodes;
-    out.ranks_per_domain = out.ranks_per_node;
-  } else {
-    // Domains hold consecutive ranks as nodes do, only more of them.
-    const GroupShape d = span(size, stride, domain_gpus);
-    out.domains = d.nodes;
-    out.ranks_per_domain = d.ranks_per_node;
-  }
-  return out;
-}
-
-namespace {
-
 // The worst shape (`worse`) among a kind's groups of `size` ranks `stride` apart, with
 // `gpus_per_node` ranks per node and `domain_gpus` per NVLink domain. The groups start at ranks
 // i + size x stride x o for i < `starts` and o < `repeats`: for a dimension of the rank order,
@@ -104,8 +70,8 @@ GroupShape worst_group_shape(std::int64_t size, std::int64_t stride, std::int64_
                              std::int64_t domain_gpus, std::int64_t starts, std::int64_t repeats) {
   const std::int64_t g = gpus_per_node;
   const std::int64_t d = domain_gpus;
-  const GroupShape rank0 = group_shape(size, stride, g, d);
-  if (alike_in(size, stride, g) && alike_in(size, stride, d)) return rank0;
+  GroupShape worst = shape_from(0, size, stride, g, d);
+  if (alike_in(size, stride, g) && alike_in(size, stride, d)) return worst;
   // Here stride < d (alike_in holds for stride >= d, and g <= d). A group's shape depends on
   // its start's place in its domain (nodes tile domains), so the distinct starts modulo d are
   // all there is to look at: at most d of them, found in at most starts x d / gcd(span, d)
@@ -118,20 +84,24 @@ GroupShape worst_group_shape(std::int64_t size, std::int64_t stride, std::int64_
       seen[static_cast<std::size_t>((i + span * o) % d)] = 1;
     }
   }
-  GroupShape worst = rank0;
   for (std::int64_t r = 0; r < d; ++r) {
     if (seen[static_cast<std::size_t>(r)] == 0) continue;
-    GroupShape shape = stride >= g ? GroupShape{.ranks = size, .nodes = size, .ranks_per_node = 1}
-                                   : span_from(r, size, stride, g);
-    const GroupShape domains = span_from(r, size, stride, d);
-    shape.domains = domains.nodes;
-    shape.ranks_per_domain = domains.ranks_per_node;
+    const GroupShape shape = shape_from(r, size, stride, g, d);
     if (worse(shape, worst)) worst = shape;
   }
   return worst;
 }
 
 }  // namespace
+
+GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node) {
+  return group_shape(size, stride, gpus_per_node, gpus_per_node);
+}
+
+GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node,
+                       std::int64_t domain_gpus) {
+  return shape_from(0, size, stride, gpus_per_node, domain_gpus);
+}
 
 std::int64_t hybrid_shard_size(const Scenario& s) {
   const ParallelPlan& p = s.parallel;
