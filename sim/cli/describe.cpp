@@ -34,16 +34,24 @@ nlohmann::json group_json(const parallel::GroupShape& g) {
           {"nodes", g.nodes},
           {"ranks_per_node", g.ranks_per_node},
           {"domains", g.domains},
-          {"ranks_per_domain", g.ranks_per_domain}};
+          {"ranks_per_domain", g.ranks_per_domain},
+          {"min_ranks_per_domain", g.min_ranks_per_domain}};
 }
 
 // The worst DP and TP groups (docs/placement.md): their ranks, hosts and, where an NVLink
-// domain spans hosts, the domains they reach.
+// domain spans hosts, the domains they reach, with the fewest and most ranks in one where
+// those differ.
 std::string placement_line(const parallel::Scenario& s, const parallel::Placement& pl) {
   const bool domains = s.hardware.node.hosts_per_domain() > 1;
   const auto where = [&](const parallel::GroupShape& g) {
-    return counted(g.ranks, "rank") + " on " + counted(g.nodes, "node") +
-           (domains ? " in " + counted(g.domains, "NVLink domain") : std::string());
+    std::string out = counted(g.ranks, "rank") + " on " + counted(g.nodes, "node");
+    if (!domains) return out;
+    out += " in " + counted(g.domains, "NVLink domain");
+    if (g.min_ranks_per_domain < g.ranks_per_domain) {
+      out += " (" + std::to_string(g.min_ranks_per_domain) + " to " +
+             std::to_string(g.ranks_per_domain) + " ranks each)";
+    }
+    return out;
   };
   return "dp group: " + where(pl.dp) + ", " + std::to_string(pl.dp.ranks_per_node) +
          " per node; tp group: " + where(pl.tp);

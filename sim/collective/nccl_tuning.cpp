@@ -81,19 +81,22 @@ ChannelGraph group_graph(const HardwareSpec& hw, Algorithm algorithm, const Geom
   }
   ChannelGraph out = graphs.multi_node;
   if (is_nvls(algorithm)) {
-    out.channels = static_cast<int>(std::min<std::int64_t>(out.channels, g.ppn));
+    // One head per channel in every domain: the least-held domain's ranks bound the channels.
+    out.channels = static_cast<int>(std::min<std::int64_t>(out.channels, g.least_ppn));
     out.bw_inter *= g.fabric_factor;
   } else {
-    const double share = g.nic_share * g.fabric_factor;
+    // Every channel leaves and enters every domain: the least-held domain's NICs bound them.
+    const double share = g.least_nic_share * g.fabric_factor;
     out.bw_intra *= share;
     out.bw_inter *= share;
     // A rank's share of its NVLink: the bus bandwidth of the single-node ring graph.
     const ChannelGraph& nvlink = c.ring.single_node;
     const double nvlink_bus = nvlink.bw_intra.value() * static_cast<double>(nvlink.channels);
-    if (g.hosts > 1 && out.channels > 0) {
+    if (g.least_hosts > 1 && out.channels > 0) {
       const double per_channel = std::max(out.bw_intra.value(), out.bw_inter.value());
       const double fit = std::floor(nvlink_bus / per_channel);
-      const double repeated = static_cast<double>(out.channels) * static_cast<double>(g.hosts);
+      const double repeated =
+          static_cast<double>(out.channels) * static_cast<double>(g.least_hosts);
       out.channels =
           static_cast<int>(std::max(static_cast<double>(out.channels), std::min(repeated, fit)));
     }
@@ -292,8 +295,12 @@ Geometry make_geometry(const HardwareSpec& hw, const parallel::GroupShape& group
     domains = (group.nodes + per_domain - 1) / per_domain;
     domain_ranks = std::min(group.ranks, host_ranks * std::min(group.nodes, per_domain));
   }
+  // The least-held domain: given by the placement, else an even split.
+  const std::int64_t least =
+      group.min_ranks_per_domain > 0 ? group.min_ranks_per_domain : domain_ranks;
   if (domains < 1 || domain_ranks < 1 || domains > group.nodes ||
-      domains * domain_ranks < group.ranks || domain_ranks < std::min(host_ranks, group.ranks)) {
+      domains * domain_ranks < group.ranks || domain_ranks < std::min(host_ranks, group.ranks) ||
+      least > domain_ranks || least + (domains - 1) * domain_ranks < group.ranks) {
     throw inconsistent();
   }
   Geometry g;
@@ -316,6 +323,15 @@ Geometry make_geometry(const HardwareSpec& hw, const parallel::GroupShape& group
   // (our rule; measured on GB200: ring AllReduce busbw over three NVLink partitions 197 GB/s
   // with one 4-GPU tray each, 394 with two, NVIDIA/nccl#1801, sources.md B.2).
   g.hosts = std::max<std::int64_t>(1, std::min(group.nodes, (g.ppn + node_ppn - 1) / node_ppn));
+  // The least-held domain's ranks, taken as densely packed on its hosts as the group's
+  // densest host, leave through its hosts' NICs alone: a group of 8 + 56 GPUs over two GB200
+  // racks crosses between them through the 2 trays of the first (our rule, as above).
+  g.least_ppn = domains == 1 ? g.ppn : least;
+  const std::int64_t least_node_ppn = std::min(host_ranks, g.least_ppn);
+  const std::int64_t least_used = std::min(nics, (least_node_ppn * nics + gpus - 1) / gpus);
+  g.least_nic_share = static_cast<double>(least_used) / static_cast<double>(nics);
+  g.least_hosts = std::max<std::int64_t>(
+      1, std::min(group.nodes, (g.least_ppn + least_node_ppn - 1) / least_node_ppn));
   // Topology rule (ours): a group spanning more nodes than one leaf (fat tree) or one rail
   // switch (rail-optimized; NCCL's rings are rail-aligned) holds crosses the upper tiers, whose
   // bandwidth is 1/oversubscription of the edge (§A.9: NCCL's model assumes non-blocking).
@@ -419,11 +435,14 @@ Traffic tuned_traffic(Op op, const Geometry& g, Algorithm algorithm, Bytes bytes
   }
 }
 
-BytesPerSecond network_bw_per_rank(const HardwareSpec& hw, const Geometry& g) {
+BytesPerSecond network_bw_per_rank(const HardwareSpec& hw, const Geometry& g, bool least) {
   // The NICs of every host the group holds in a domain, shared by its ranks in the domain.
   const ChannelGraph& ring = hw.collective.ring.multi_node;
-  return ring.bw_inter * (static_cast<double>(ring.channels) * g.nic_share * g.fabric_factor *
-                          static_cast<double>(g.hosts) / static_cast<double>(g.ppn));
+  const double share = least ? g.least_nic_share : g.nic_share;
+  const auto hosts = static_cast<double>(least ? g.least_hosts : g.hosts);
+  const auto ranks = static_cast<double>(least ? g.least_ppn : g.ppn);
+  return ring.bw_inter *
+         (static_cast<double>(ring.channels) * share * g.fabric_factor * hosts / ranks);
 }
 
 BytesPerSecond nvlink_bw_per_rank(const HardwareSpec& hw) {

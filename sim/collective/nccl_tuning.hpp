@@ -25,6 +25,12 @@ struct Geometry {
   // Hosts of the group in one domain whose NICs carry its network traffic (1 when the domain is
   // one host).
   std::int64_t hosts = 1;
+  // The same for the least-held domain (the group's fewest ranks in one domain), whose NICs
+  // carry all of its ranks' traffic to the other domains; equal to ppn, nic_share and hosts
+  // when the group holds as many ranks in every domain.
+  std::int64_t least_ppn = 1;
+  double least_nic_share = 1.0;
+  std::int64_t least_hosts = 1;
   double fabric_factor = 1.0;  // oversubscription; 1 inside one leaf
 };
 
@@ -75,10 +81,11 @@ struct Traffic {
 [[nodiscard]] CollectiveCost p2p_cost(const hardware::HardwareSpec& hw, Op op, const Geometry& g,
                                       Bytes bytes);
 
-// Bandwidth available to one rank of the group on the network and on NVLink, as NCCL's
-// graphs see it (used by the point-to-point model).
+// Bandwidth available on the network to one rank of the group in its most-held domain
+// (`least` false) or in its least-held one, and on NVLink, as NCCL's graphs see it (used by the
+// point-to-point model).
 [[nodiscard]] BytesPerSecond network_bw_per_rank(const hardware::HardwareSpec& hw,
-                                                 const Geometry& g);
+                                                 const Geometry& g, bool least);
 [[nodiscard]] BytesPerSecond nvlink_bw_per_rank(const hardware::HardwareSpec& hw);
 
 }  // namespace trainsim::collective::detail

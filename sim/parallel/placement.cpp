@@ -8,12 +8,19 @@ namespace trainsim::parallel {
 
 namespace {
 
-// Units spanned and the most members in one unit for the group of `size` ranks `stride` apart
-// whose first member is rank `base`, with units of `g` consecutive ranks.
-GroupShape span_from(std::int64_t base, std::int64_t size, std::int64_t stride, std::int64_t g) {
-  if (size <= 1) return GroupShape{.ranks = 1, .nodes = 1, .ranks_per_node = 1};
+// The units a group spans, and the most and the fewest of its members in one of them.
+struct Span {
+  std::int64_t units = 1;
+  std::int64_t most = 1;
+  std::int64_t fewest = 1;
+};
+
+// The span of the group of `size` ranks `stride` apart whose first member is rank `base`, with
+// units of `g` consecutive ranks.
+Span span_from(std::int64_t base, std::int64_t size, std::int64_t stride, std::int64_t g) {
+  if (size <= 1) return Span{};
   // Consecutive members at least a unit apart: one member per unit.
-  if (stride >= g) return GroupShape{.ranks = size, .nodes = size, .ranks_per_node = 1};
+  if (stride >= g) return Span{.units = size, .most = 1, .fewest = 1};
   // Consecutive members less than a unit apart: every unit from the first member's to the last
   // member's holds at least one.
   const std::int64_t first = base / g;
@@ -27,21 +34,27 @@ GroupShape span_from(std::int64_t base, std::int64_t size, std::int64_t stride, 
   // units: the first units of one period and the last unit cover every distinct count.
   const std::int64_t period = stride / std::gcd(stride, g);
   std::int64_t most = in_unit(last);
+  std::int64_t fewest = most;
   for (std::int64_t k = first; k <= std::min(last, first + period + 1); ++k) {
-    most = std::max(most, in_unit(k));
+    const std::int64_t count = in_unit(k);
+    most = std::max(most, count);
+    fewest = std::min(fewest, count);
   }
-  return GroupShape{.ranks = size, .nodes = last - first + 1, .ranks_per_node = most};
+  return Span{.units = last - first + 1, .most = most, .fewest = fewest};
 }
 
-// The same group's nodes of `g` ranks and NVLink domains of `d` (domains hold consecutive ranks
-// as nodes do, only more of them).
+// The same group's shape in nodes of `g` ranks and NVLink domains of `d` (domains hold
+// consecutive ranks as nodes do, only more of them).
 GroupShape shape_from(std::int64_t base, std::int64_t size, std::int64_t stride, std::int64_t g,
                       std::int64_t d) {
-  GroupShape out = span_from(base, size, stride, g);
-  const GroupShape in_domains = d == g ? out : span_from(base, size, stride, d);
-  out.domains = in_domains.nodes;
-  out.ranks_per_domain = in_domains.ranks_per_node;
-  return out;
+  const Span nodes = span_from(base, size, stride, g);
+  const Span domains = d == g ? nodes : span_from(base, size, stride, d);
+  return GroupShape{.ranks = std::max<std::int64_t>(1, size),
+                    .nodes = nodes.units,
+                    .ranks_per_node = nodes.most,
+                    .domains = domains.units,
+                    .ranks_per_domain = domains.most,
+                    .min_ranks_per_domain = domains.fewest};
 }
 
 // Every group of the kind has the shape of rank 0's in units of `g`: the stride reaches a unit
@@ -53,11 +66,15 @@ bool alike_in(std::int64_t size, std::int64_t stride, std::int64_t g) {
   return size <= 1 || stride >= g || (g % stride == 0 && (span % g == 0 || g % span == 0));
 }
 
-// Worse for a collective: more domains, then more nodes, then fewer ranks sharing a domain and
-// a node (the traffic between domains leaves through fewer hosts' NICs).
+// Worse for a collective: more domains, then more nodes, then fewer ranks in the least-held
+// domain, then fewer sharing the most-held domain and a node (the traffic between domains leaves
+// through fewer hosts' NICs).
 bool worse(const GroupShape& a, const GroupShape& b) {
   if (a.domains != b.domains) return a.domains > b.domains;
   if (a.nodes != b.nodes) return a.nodes > b.nodes;
+  if (a.min_ranks_per_domain != b.min_ranks_per_domain) {
+    return a.min_ranks_per_domain < b.min_ranks_per_domain;
+  }
   if (a.ranks_per_domain != b.ranks_per_domain) return a.ranks_per_domain < b.ranks_per_domain;
   return a.ranks_per_node < b.ranks_per_node;
 }

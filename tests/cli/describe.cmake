@@ -122,14 +122,15 @@ set_tests_properties(cli.describe.biases PROPERTIES
 
 # Placement on GB200 NVL72 (docs/placement.md): llama2-7b, tp 16, pp 4 on 256 GPUs. On full
 # racks of 72 the TP group of ranks 64-79 has 8 GPUs in each of two racks, and the DP groups
-# (16 apart over 64 ranks) starting at 64-79, 128-143 and 192-207 span two; filling 16 of each
+# (16 apart over 64 ranks) starting at 64-79, 128-143 and 192-207 span two, the worst of them
+# (64, 80, 96, 112) with 1 rank in the first rack and 3 in the second; filling 16 of each
 # rack's 18 trays (--nodes-per-domain 16: 64 GPUs per rack) puts every group in one rack.
 set(nvl72_args --hardware gb200-nvl72 --model llama2-7b --gpus 256 --tp 16 --pp 4
                --seq-len 4096)
 add_test(NAME cli.describe.nvl72_full_racks COMMAND trainsim describe ${nvl72_args})
 set_tests_properties(cli.describe.nvl72_full_racks PROPERTIES PASS_REGULAR_EXPRESSION
-  "placement +dp group: 4 ranks on 4 nodes in 2 NVLink domains, 1 per node; tp group: 16 ranks on 4 nodes in 2 NVLink domains\n")
+  "placement +dp group: 4 ranks on 4 nodes in 2 NVLink domains \\(1 to 3 ranks each\\), 1 per node; tp group: 16 ranks on 4 nodes in 2 NVLink domains\n")
 add_test(NAME cli.describe.nvl72_segment COMMAND trainsim describe ${nvl72_args}
          --nodes-per-domain 16 --format json)
 set_tests_properties(cli.describe.nvl72_segment PROPERTIES PASS_REGULAR_EXPRESSION
-  "\"tp\": {[ \n]*\"domains\": 1,[ \n]*\"nodes\": 4,[ \n]*\"ranks\": 16,[ \n]*\"ranks_per_domain\": 16,[ \n]*\"ranks_per_node\": 4[ \n]*}.*\"cluster\": {[^}]*\"nodes_per_domain\": 16")
+  "\"tp\": {[ \n]*\"domains\": 1,[ \n]*\"min_ranks_per_domain\": 16,[ \n]*\"nodes\": 4,[ \n]*\"ranks\": 16,[ \n]*\"ranks_per_domain\": 16,[ \n]*\"ranks_per_node\": 4[ \n]*}.*\"cluster\": {[^}]*\"nodes_per_domain\": 16")

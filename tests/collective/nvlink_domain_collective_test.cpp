@@ -202,3 +202,67 @@ TEST_CASE("nvlink_domain: H800's NVLink bounds a full node's rings, not one rank
   REQUIRE(full);
   REQUIRE(full->transfer.value() == Approx(bytes / (160e9 * 128.0 / 254.0)).epsilon(1e-12));
 }
+
+TEST_CASE("nvlink_domain: a group split unevenly across racks crosses through its smaller side",
+          "[collective]") {
+  const CollectiveModel m(io::load_hardware("gb200-nvl72"));
+  const double bytes = kGiB;
+  // 64 consecutive ranks on trays of 4, split 8 + 56 across two full racks (ranks 64-127, the
+  // DeepSeek-V3 EP group of docs/placement.md) or 32 + 32 (ranks 40-103): 16 trays, 2 domains.
+  const GroupShape uneven{.ranks = 64,
+                          .nodes = 16,
+                          .ranks_per_node = 4,
+                          .domains = 2,
+                          .ranks_per_domain = 56,
+                          .min_ranks_per_domain = 8};
+  GroupShape even = uneven;
+  even.ranks_per_domain = 32;
+  even.min_ranks_per_domain = 32;
+  // The shape as it was priced before the least-held domain was known: 56 in each.
+  GroupShape most_held = uneven;
+  most_held.min_ranks_per_domain = 0;
+
+  // Ring AllReduce, forced. Two NCCL nodes, so bwIntra sets the bus. Each tray the group holds
+  // in a domain brings the multi-node graph (8 channels at 24 GB/s, its 4 NICs), repeated up
+  // to the NVLink bus of 720 GB/s (30 channels): the first rack's 2 trays give 16 channels,
+  // bus 384 GB/s, algbw 384 x 64 / 126; 32 + 32 (8 trays a side) and 56 + 56 reach 30
+  // channels, bus 720. Latency as above: 1.4 x (8.4 + 124 hops x 3.4 + 2 network steps x 14).
+  const double latency = 1.4 * (8.4 + 124.0 * 3.4 + 2.0 * 14.0) * 1e-6;
+  const auto ring = [&](const GroupShape& g) {
+    const auto c = m.cost_with(Op::AllReduce, g, Bytes(bytes), Algorithm::Ring, Protocol::Simple);
+    REQUIRE(c);
+    return *c;
+  };
+  REQUIRE(ring(uneven).time.value() ==
+          Approx(latency + bytes / (384e9 * 64.0 / 126.0)).epsilon(1e-12));
+  REQUIRE(ring(even).time.value() ==
+          Approx(latency + bytes / (720e9 * 64.0 / 126.0)).epsilon(1e-12));
+  REQUIRE(ring(most_held).time.value() == ring(even).time.value());
+  // Whatever NCCL picks, the uneven split is never faster.
+  for (const Op op : {Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::AllToAll}) {
+    for (const double b : {1e4, 1e6, 1e8, 4e9}) {
+      INFO(collective::to_string(op) << " bytes " << b);
+      REQUIRE(m.cost(op, uneven, Bytes(b)).time >= m.cost(op, even, Bytes(b)).time);
+    }
+  }
+
+  // AllToAll: the first rack's 8 ranks send 56/64 of their buffers to the other rack through
+  // their 2 trays' NICs, 8 x 24 x 2 / 8 = 48 GB/s per rank; the other side's ranks send 8/64
+  // through 14 trays', also 48 GB/s each; NVLink carries 55/64 at 720 GB/s. The 8 ranks are the
+  // slowest: latency 8.4 + 14 us, transfer 56/64 GiB / 48 GB/s (19.6 ms). Before, every rank
+  // was priced as one of the 56: 8/64 GiB / 48 GB/s on the network (2.8 ms), above NVLink's
+  // 55/64 GiB / 720 GB/s (1.3 ms).
+  const auto a2a = m.cost(Op::AllToAll, uneven, Bytes(bytes));
+  REQUIRE(a2a.network_bytes.value() == Approx(bytes * 56.0 / 64.0).epsilon(1e-12));
+  REQUIRE(a2a.time.value() == Approx(22.4e-6 + bytes * 56.0 / 64.0 / 48e9).epsilon(1e-12));
+  REQUIRE(m.cost(Op::AllToAll, most_held, Bytes(bytes)).time.value() ==
+          Approx(22.4e-6 + bytes * 8.0 / 64.0 / 48e9).epsilon(1e-12));
+
+  // A shape whose least-held domain could not hold the rest is refused.
+  GroupShape impossible = uneven;
+  impossible.min_ranks_per_domain = 57;
+  REQUIRE_THROWS(m.cost(Op::AllReduce, impossible, Bytes(bytes)));
+  impossible.ranks_per_domain = 40;
+  impossible.min_ranks_per_domain = 8;  // 8 + 40 < 64
+  REQUIRE_THROWS(m.cost(Op::AllReduce, impossible, Bytes(bytes)));
+}

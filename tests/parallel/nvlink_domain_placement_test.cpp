@@ -66,6 +66,7 @@ TEST_CASE("placement: a group that straddles two racks prices every group of its
   const Placement full = place(s);
   REQUIRE(full.tp.domains == 2);
   REQUIRE(full.tp.ranks_per_domain == 8);
+  REQUIRE(full.tp.min_ranks_per_domain == 8);
   REQUIRE(full.tp.nodes == 4);  // trays 16-19: 64-79 start at a tray's first GPU
   REQUIRE(full.tp.ranks_per_node == 4);
 
@@ -73,12 +74,14 @@ TEST_CASE("placement: a group that straddles two racks prices every group of its
   // starting at 0, 64, 128 and 192): on full racks (0-71, 72-143, 144-215, 216-255) rank 0's
   // group 0-48 is in one rack, 64-112 has 64 in the first and 80-112 in the second, 192-240 has
   // 192 and 208 in the third and 224 and 240 in the fourth. The worst: 2 racks; of those, the
-  // fewest in one rack, 2.
+  // one with the fewest ranks in its least-held rack, 64-112 (1 + 3), whose rank 64 alone
+  // carries the group's traffic out of the first rack.
   s = nvl72(256, 16, 4);
   REQUIRE(s.parallel.dp == 4);
   const Placement racks = place(s);
   REQUIRE(racks.dp.domains == 2);
-  REQUIRE(racks.dp.ranks_per_domain == 2);
+  REQUIRE(racks.dp.min_ranks_per_domain == 1);
+  REQUIRE(racks.dp.ranks_per_domain == 3);
   REQUIRE(racks.dp.nodes == 4);
   // Filling 16 trays of each rack (Slurm's --segment 16: 64 GPUs per rack), each stage is a
   // rack: every DP group and every TP group in one.
@@ -86,6 +89,7 @@ TEST_CASE("placement: a group that straddles two racks prices every group of its
   const Placement segment = place(s);
   REQUIRE(segment.dp.domains == 1);
   REQUIRE(segment.dp.ranks_per_domain == 4);
+  REQUIRE(segment.dp.min_ranks_per_domain == 4);
   REQUIRE(segment.tp.domains == 1);
   // The pipeline's groups (stride 64) cross a rack at every stage either way.
   REQUIRE(segment.pp.domains == 4);

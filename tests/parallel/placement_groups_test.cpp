@@ -1,7 +1,8 @@
 // Placement against brute force: every group of every kind listed from the rank order
 // rank = t + tp x (c + cp x (d + dp x p)) (placement.hpp), its hosts and NVLink domains counted
 // rank by rank, and the worst taken by the rule docs/placement.md states (most domains, then
-// most hosts, then fewest ranks in one domain, then in one host). parallel::place must give
+// most hosts, then fewest ranks in the least-held domain, then fewest in the most-held domain,
+// then in one host). parallel::place must give
 // that shape and rank count for every kind (tp, cp, dp, pp, the gradient-reduction group, EP,
 // expert data parallelism, the embedding's pairs, hybrid_shard's shard and replica groups), on
 // hosts of 4 and 8 GPUs with domains of 1, 2, 3 and 18 hosts, filled whole or in part.
@@ -21,17 +22,24 @@ using namespace trainsim::parallel;
 namespace {
 
 struct Shape {
-  std::int64_t nodes = 0, per_node = 0, domains = 0, per_domain = 0;
+  std::int64_t nodes = 0, per_node = 0, domains = 0, per_domain = 0, least_domain = 0;
 };
 
-// Units spanned by `ranks` and the most of them in one unit of `unit` consecutive ranks.
-std::pair<std::int64_t, std::int64_t> count(const std::vector<std::int64_t>& ranks,
-                                            std::int64_t unit) {
+struct Count {
+  std::int64_t units = 0, most = 0, fewest = 0;
+};
+
+// Units spanned by `ranks`, and the most and the fewest of them in one unit of `unit`
+// consecutive ranks (of the units they reach).
+Count count(const std::vector<std::int64_t>& ranks, std::int64_t unit) {
   std::map<std::int64_t, std::int64_t> per;
   for (const std::int64_t r : ranks) ++per[r / unit];
-  std::int64_t most = 0;
-  for (const auto& [u, n] : per) most = std::max(most, n);
-  return {static_cast<std::int64_t>(per.size()), most};
+  Count out{.units = static_cast<std::int64_t>(per.size()), .most = 0, .fewest = 0};
+  for (const auto& [u, n] : per) {
+    out.most = std::max(out.most, n);
+    out.fewest = out.fewest == 0 ? n : std::min(out.fewest, n);
+  }
+  return out;
 }
 
 struct Coord {
@@ -42,6 +50,7 @@ using Key = std::optional<std::array<std::int64_t, 3>>;
 bool worse(const Shape& a, const Shape& b) {
   if (a.domains != b.domains) return a.domains > b.domains;
   if (a.nodes != b.nodes) return a.nodes > b.nodes;
+  if (a.least_domain != b.least_domain) return a.least_domain < b.least_domain;
   if (a.per_domain != b.per_domain) return a.per_domain < b.per_domain;
   return a.per_node < b.per_node;
 }
@@ -50,9 +59,9 @@ Shape worst(const std::vector<std::vector<std::int64_t>>& groups, std::int64_t g
   Shape out;
   bool first = true;
   for (const auto& ranks : groups) {
-    const auto [nodes, per_node] = count(ranks, g);
-    const auto [domains, per_domain] = count(ranks, d);
-    const Shape s{nodes, per_node, domains, per_domain};
+    const Count nodes = count(ranks, g);
+    const Count domains = count(ranks, d);
+    const Shape s{nodes.units, nodes.most, domains.units, domains.most, domains.fewest};
     if (first || worse(s, out)) out = s;
     first = false;
   }
@@ -65,6 +74,7 @@ void check(const GroupShape& got, const Shape& want, std::int64_t ranks) {
   CHECK(got.ranks_per_node == want.per_node);
   CHECK(got.domains == want.domains);
   CHECK(got.ranks_per_domain == want.per_domain);
+  CHECK(got.min_ranks_per_domain == want.least_domain);
 }
 
 }  // namespace
@@ -73,6 +83,7 @@ TEST_CASE("placement: every kind's shape is the worst of its groups listed rank 
           "[parallel]") {
   std::int64_t plans = 0;
   std::int64_t differs_from_rank0 = 0;
+  std::int64_t uneven = 0;
   for (const std::int64_t host : {4, 8})
     for (const std::int64_t hosts_per_domain : {1, 2, 3, 18}) {
       for (const std::int64_t filled : {0, 1, 2, 16}) {
@@ -184,6 +195,7 @@ TEST_CASE("placement: every kind's shape is the worst of its groups listed rank 
                   if (rank0.nodes != want_dp.nodes || rank0.domains != want_dp.domains) {
                     ++differs_from_rank0;
                   }
+                  if (want_dp.least_domain < want_dp.per_domain) ++uneven;
                 }
               }
             }
@@ -195,4 +207,9 @@ TEST_CASE("placement: every kind's shape is the worst of its groups listed rank 
   // 0's (tp 3 or 6 on 4-GPU hosts, DP spans across domains of 3 or 18 hosts, ...).
   CHECK(plans > 500);
   CHECK(differs_from_rank0 > 20);
+  // ... and plans whose worst DP group holds fewer ranks in one domain than in another.
+  CHECK(uneven > 20);
+  INFO("plans " << plans << ", differing from rank 0 " << differs_from_rank0 << ", uneven "
+                << uneven);
+  CHECK(uneven < plans);
 }

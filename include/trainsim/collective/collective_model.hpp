@@ -69,7 +69,9 @@ class CollectiveModel {
   // Requires: group.ranks, nodes, ranks_per_node >= 1, nodes x ranks_per_node >= ranks,
   // ranks_per_node <= the node's GPUs, and domains and ranks_per_domain either both 0 (derived)
   // or consistent (1 <= domains <= nodes, domains x ranks_per_domain >= ranks, ranks_per_domain
-  // <= the domain's GPUs). Throws InternalError otherwise.
+  // <= the domain's GPUs), and min_ranks_per_domain 0 (an even split) or at most
+  // ranks_per_domain with min + (domains - 1) x ranks_per_domain >= ranks. Throws InternalError
+  // otherwise.
   [[nodiscard]] CollectiveCost cost(Op op, const parallel::GroupShape& group, Bytes bytes) const;
 
   // The cost with one (algorithm, protocol) forced, or nothing when NCCL could not use it for

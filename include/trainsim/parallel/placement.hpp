@@ -22,6 +22,9 @@ struct GroupShape {
   // domains = nodes.
   std::int64_t domains = 0;
   std::int64_t ranks_per_domain = 0;
+  // The fewest ranks of the group in one of its domains (the least-held domain, whose hosts'
+  // NICs carry all of its traffic to the others). 0: ranks_per_domain, an even split.
+  std::int64_t min_ranks_per_domain = 0;
 };
 
 struct Placement {
