@@ -176,6 +176,7 @@ int describe(const DescribeOptions& o) {
   const auto matmul = model::matmul_parameters(m);
   const Flops per_token = model::model_flops_per_token(m, s.training.seq_len);
   const parallel::Placement pl = parallel::place(s);
+  note_straddling(s, std::cerr);
   const std::string gap = model::simulation_gap(m);
   if (!gap.empty()) return describe_unsimulated(o, s, gap, pl);
   const report::MemoryBreakdown mem = report::memory_peak(s);

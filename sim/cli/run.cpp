@@ -45,6 +45,7 @@ int run(const RunOptions& o) {
   } else {
     io::write_report_table(std::cout, s, r);
   }
+  note_straddling(s, std::cerr);
   if (!r.memory.fits) {
     std::cerr << "warning: the plan does not fit in memory (" << to_string(r.memory.total) << " of "
               << to_string(r.memory.usable) << " usable per GPU)\n";

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "trainsim/error.hpp"
+#include "trainsim/parallel/placement.hpp"
 #include "trainsim/parallel/validate.hpp"
 #include "trainsim/report/simulate.hpp"
 
@@ -199,6 +200,23 @@ void require_bounded_full_simulation(const parallel::Scenario& scenario, const s
                                            : ", or no " + flag +
                                                  ": the report alone extrapolates the steady "
                                                  "state)"));
+}
+
+void note_straddling(const parallel::Scenario& scenario, std::ostream& out) {
+  const parallel::StraddleAdvice advice = parallel::straddling(scenario);
+  const auto domains = [](std::int64_t n) {
+    return std::to_string(n) + (n == 1 ? " NVLink domain" : " NVLink domains");
+  };
+  for (const parallel::Straddle& k : advice.kinds) {
+    out << "note: some " << k.kind << " groups span " << domains(k.worst.domains) << " ("
+        << k.worst.ranks << " ranks, " << k.worst.min_ranks_per_domain
+        << " in one), where rank 0's spans " << k.domains
+        << ": the job's hosts in each domain do not fall on the groups' boundaries";
+    if (advice.nodes_per_domain > 0) {
+      out << "; --nodes-per-domain " << advice.nodes_per_domain << " avoids it";
+    }
+    out << " (docs/placement.md)\n";
+  }
 }
 
 }  // namespace trainsim::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -54,5 +55,10 @@ void require_valid_plan(const ScenarioFlags& flags, const parallel::Scenario& sc
 // report::kMaxFullSimulationOps ops: minutes and gigabytes, where the steady state's
 // extrapolation gives the report in milliseconds.
 void require_bounded_full_simulation(const parallel::Scenario& scenario, const std::string& flag);
+
+// Writes one "note:" line per TP, CP or EP group kind some of whose groups span more NVLink
+// domains than rank 0's (parallel::straddling), with the --nodes-per-domain that avoids it where
+// one does; nothing otherwise.
+void note_straddling(const parallel::Scenario& scenario, std::ostream& out);
 
 }  // namespace trainsim::cli

@@ -128,8 +128,15 @@ std::int64_t hybrid_shard_size(const Scenario& s) {
   return std::max<std::int64_t>(1, std::min(p.dp, s.hardware.node.gpus_per_node / inner));
 }
 
-Placement place(const Scenario& s) {
-  const ParallelPlan& p = s.parallel;
+namespace {
+
+// The job's ranks per node and per NVLink domain.
+struct Units {
+  std::int64_t node = 1;
+  std::int64_t domain = 1;
+};
+
+Units units_of(const Scenario& s) {
   // A cluster smaller than one node packs its GPUs into that node, and one smaller than an
   // NVLink domain into that domain.
   const std::int64_t g = std::min<std::int64_t>(s.hardware.node.gpus_per_node, s.gpus);
@@ -138,7 +145,60 @@ Placement place(const Scenario& s) {
   const std::int64_t domain = s.nodes_per_domain > 0
                                   ? s.nodes_per_domain * s.hardware.node.gpus_per_node
                                   : s.hardware.node.domain_gpus();
-  const std::int64_t d = std::max(g, std::min<std::int64_t>(domain, s.gpus));
+  return Units{.node = g, .domain = std::max(g, std::min<std::int64_t>(domain, s.gpus))};
+}
+
+// The inner kinds' worst groups with the domains of rank 0's group under `s`.
+std::vector<Straddle> inner_kinds(const Scenario& s) {
+  const Placement pl = place(s);
+  const Units u = units_of(s);
+  const ParallelPlan& p = s.parallel;
+  const auto kind = [&](const char* name, const GroupShape& worst, std::int64_t size,
+                        std::int64_t stride) {
+    return Straddle{.kind = name,
+                    .worst = worst,
+                    .domains = shape_from(0, size, stride, u.node, u.domain).domains};
+  };
+  return {kind("tp", pl.tp, p.tp, 1), kind("cp", pl.cp, p.cp, p.tp),
+          kind("ep", pl.ep, p.ep, p.tp * p.cp)};
+}
+
+}  // namespace
+
+StraddleAdvice straddling(const Scenario& s) {
+  StraddleAdvice out;
+  const std::int64_t hosts = s.hardware.node.hosts_per_domain();
+  if (hosts <= 1) return out;
+  const std::vector<Straddle> now = inner_kinds(s);
+  for (const Straddle& k : now) {
+    if (k.worst.domains > k.domains) out.kinds.push_back(k);
+  }
+  if (out.kinds.empty()) return out;
+  // The most hosts per domain under which no inner group spans more domains than rank 0's
+  // does now.
+  const std::int64_t current = s.nodes_per_domain > 0 ? s.nodes_per_domain : hosts;
+  for (std::int64_t n = hosts; n >= 1; --n) {
+    if (n == current) continue;
+    Scenario t = s;
+    t.nodes_per_domain = n;
+    const std::vector<Straddle> then = inner_kinds(t);
+    bool fits = true;
+    for (std::size_t i = 0; i < then.size(); ++i) {
+      fits = fits && then[i].worst.domains <= now[i].domains;
+    }
+    if (fits) {
+      out.nodes_per_domain = n;
+      break;
+    }
+  }
+  return out;
+}
+
+Placement place(const Scenario& s) {
+  const ParallelPlan& p = s.parallel;
+  const Units u = units_of(s);
+  const std::int64_t g = u.node;
+  const std::int64_t d = u.domain;
   // A dimension's groups start at the ranks inside its stride, once per group of the
   // dimensions outside it.
   const auto shape = [&](std::int64_t size, std::int64_t stride) {

@@ -130,7 +130,13 @@ set(nvl72_args --hardware gb200-nvl72 --model llama2-7b --gpus 256 --tp 16 --pp 
 add_test(NAME cli.describe.nvl72_full_racks COMMAND trainsim describe ${nvl72_args})
 set_tests_properties(cli.describe.nvl72_full_racks PROPERTIES PASS_REGULAR_EXPRESSION
   "placement +dp group: 4 ranks on 4 nodes in 2 NVLink domains \\(1 to 3 ranks each\\), 1 per node; tp group: 16 ranks on 4 nodes in 2 NVLink domains\n")
+# The same, on stderr: the TP kind straddles, and 16 trays per rack is the largest segment that
+# puts every TP group of 16 in one rack (16 divides 4 x 16, not 4 x 17 or 4 x 18).
+add_test(NAME cli.describe.nvl72_straddle_note COMMAND trainsim describe ${nvl72_args})
+set_tests_properties(cli.describe.nvl72_straddle_note PROPERTIES PASS_REGULAR_EXPRESSION
+  "note: some tp groups span 2 NVLink domains \\(16 ranks, 8 in one\\), where rank 0's spans 1: the job's hosts in each domain do not fall on the groups' boundaries; --nodes-per-domain 16 avoids it \\(docs/placement.md\\)\n")
 add_test(NAME cli.describe.nvl72_segment COMMAND trainsim describe ${nvl72_args}
          --nodes-per-domain 16 --format json)
 set_tests_properties(cli.describe.nvl72_segment PROPERTIES PASS_REGULAR_EXPRESSION
   "\"tp\": {[ \n]*\"domains\": 1,[ \n]*\"min_ranks_per_domain\": 16,[ \n]*\"nodes\": 4,[ \n]*\"ranks\": 16,[ \n]*\"ranks_per_domain\": 16,[ \n]*\"ranks_per_node\": 4[ \n]*}.*\"cluster\": {[^}]*\"nodes_per_domain\": 16")
+set_tests_properties(cli.describe.nvl72_segment PROPERTIES FAIL_REGULAR_EXPRESSION "note:")

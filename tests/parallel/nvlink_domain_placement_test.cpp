@@ -96,6 +96,46 @@ TEST_CASE("placement: a group that straddles two racks prices every group of its
   REQUIRE(racks.pp.domains == 4);
 }
 
+TEST_CASE(
+    "placement: straddling names the inner kinds that cross racks and the segment that "
+    "avoids it",
+    "[parallel]") {
+  // TP 16 on full racks of 72 (above): the TP group 64-79 spans 2 racks, rank 0's 1. With n
+  // trays per rack the job has 4n GPUs per rack, and the TP groups (starting at multiples of
+  // 16) all lie inside one when 16 divides 4n: n = 16, the largest below 18 (17 gives 68).
+  Scenario s = nvl72(256, 16, 4);
+  StraddleAdvice a = straddling(s);
+  REQUIRE(a.kinds.size() == 1);
+  REQUIRE(std::string(a.kinds[0].kind) == "tp");
+  REQUIRE(a.kinds[0].domains == 1);
+  REQUIRE(a.kinds[0].worst.domains == 2);
+  REQUIRE(a.kinds[0].worst.min_ranks_per_domain == 8);
+  REQUIRE(a.nodes_per_domain == 16);
+  s.nodes_per_domain = 16;
+  REQUIRE(straddling(s).kinds.empty());
+  // EP 64 (tp 1, pp 4, dp 64: DeepSeek-V3's plan on 256 GB200): ranks 64-127 are 8 + 56.
+  s = nvl72(256, 1, 4);
+  s.parallel.ep = 64;
+  a = straddling(s);
+  REQUIRE(a.kinds.size() == 1);
+  REQUIRE(std::string(a.kinds[0].kind) == "ep");
+  REQUIRE(a.kinds[0].worst.min_ranks_per_domain == 8);
+  REQUIRE(a.nodes_per_domain == 16);
+  // TP 19 on 152 GPUs: the group at 57-75 crosses the first rack's end; no segment of 1 to 17
+  // trays (4 to 68 GPUs, never a multiple of 19 at or above it) puts every group in one rack.
+  s = nvl72(152, 19, 1);
+  a = straddling(s);
+  REQUIRE(a.kinds.size() == 1);
+  REQUIRE(a.nodes_per_domain == 0);
+  // One host per domain: nothing to say.
+  Scenario dgx;
+  dgx.hardware = io::load_hardware("h100-dgx");
+  dgx.gpus = 48;
+  dgx.parallel.tp = 3;
+  dgx.parallel.dp = 16;
+  REQUIRE(straddling(dgx).kinds.empty());
+}
+
 TEST_CASE("placement: pipeline stages share a domain or not by their stride", "[parallel]") {
   // 72 GPUs, tp 4, pp 2: stages 36 ranks apart, on trays 0 and 9 of one rack.
   const Placement in_rack = place(nvl72(72, 4, 2));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "trainsim/parallel/scenario.hpp"
 
@@ -69,5 +70,23 @@ struct Placement {
 
 // Placement of every group of a scenario whose plan has dp filled in.
 [[nodiscard]] Placement place(const Scenario& scenario);
+
+// A kind of the inner, bandwidth-heavy groups (tp, cp, ep) some of whose groups span more NVLink
+// domains than the group at rank 0: the job's hosts in each domain do not fall on the groups'
+// boundaries, as on full GB200 NVL72 racks with TP 16 or EP 64.
+struct Straddle {
+  const char* kind = "";     // "tp", "cp" or "ep"
+  GroupShape worst;          // the worst group of the kind
+  std::int64_t domains = 1;  // the domains rank 0's group spans
+};
+
+// The kinds that straddle (none on a profile whose domain is one host, or where every group lies
+// as rank 0's does), and the largest cluster.nodes_per_domain below the domain's hosts under which
+// none does, or 0 when none of them helps.
+struct StraddleAdvice {
+  std::vector<Straddle> kinds;
+  std::int64_t nodes_per_domain = 0;
+};
+[[nodiscard]] StraddleAdvice straddling(const Scenario& scenario);
 
 }  // namespace trainsim::parallel
