@@ -57,6 +57,12 @@ GroupShape shape_from(std::int64_t base, std::int64_t size, std::int64_t stride,
                     .min_ranks_per_domain = domains.fewest};
 }
 
+bool same_shape(const GroupShape& a, const GroupShape& b) {
+  return a.ranks == b.ranks && a.nodes == b.nodes && a.ranks_per_node == b.ranks_per_node &&
+         a.domains == b.domains && a.ranks_per_domain == b.ranks_per_domain &&
+         a.min_ranks_per_domain == b.min_ranks_per_domain;
+}
+
 // Every group of the kind has the shape of rank 0's in units of `g`: the stride reaches a unit
 // (one member per unit), or the unit is a multiple of the stride and the groups' span (size x
 // stride) is a multiple of the unit (every group starts less than a stride into a unit and
@@ -101,11 +107,20 @@ GroupShape worst_group_shape(std::int64_t size, std::int64_t stride, std::int64_
       seen[static_cast<std::size_t>((i + span * o) % d)] = 1;
     }
   }
+  // Every distinct shape, in the order of their starts; the worst by `worse` leads.
+  std::vector<GroupShape> shapes = {worst};
   for (std::int64_t r = 0; r < d; ++r) {
     if (seen[static_cast<std::size_t>(r)] == 0) continue;
-    const GroupShape shape = shape_from(r, size, stride, g, d);
-    if (worse(shape, worst)) worst = shape;
+    GroupShape shape = shape_from(r, size, stride, g, d);
+    if (std::none_of(shapes.begin(), shapes.end(),
+                     [&](const GroupShape& x) { return same_shape(x, shape); })) {
+      shapes.push_back(shape);
+    }
   }
+  const auto lead = std::min_element(shapes.begin(), shapes.end(), worse);
+  std::iter_swap(shapes.begin(), lead);
+  worst = shapes.front();
+  worst.variants.assign(shapes.begin() + 1, shapes.end());
   return worst;
 }
 

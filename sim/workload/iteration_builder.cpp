@@ -480,21 +480,32 @@ class Builder {
         return k.index;
       }
     }
-    const collective::CollectiveCost c = cm_.cost(op, shape, bytes);
+    // Groups of one kind that lie differently (parallel::GroupShape::variants) are each priced;
+    // the step waits for the slowest, whose shape the call records. Ties keep the shape shown.
+    collective::CollectiveCost c = cm_.cost(op, shape, bytes);
+    const parallel::GroupShape* priced = &shape;
+    for (const parallel::GroupShape& v : shape.variants) {
+      collective::CollectiveCost cv = cm_.cost(op, v, bytes);
+      if (cv.time > c.time) {
+        c = std::move(cv);
+        priced = &v;
+      }
+    }
     // The what-if scale multiplies the whole call, the host and staging time around it too.
     Seconds time = c.time * repeat;
     if (host.value() > 0.0) time = time + host;
     time = time * options_.communication_scale;
     CollectiveCall call{.op = std::string(collective::to_string(op)),
                         .group = group,
-                        .shape = shape,
+                        .shape = *priced,
                         .bytes = bytes,
                         .time = time,
                         .algorithm = std::string(collective::to_string(c.algorithm)),
                         .protocol = std::string(collective::to_string(c.protocol)),
                         .stage = stage,
                         .count = 1};
-    it_.collectives.push_back(call);
+    call.shape.variants.clear();  // the group priced, not the kind's other shapes
+    it_.collectives.push_back(std::move(call));
     const auto index = static_cast<std::int32_t>(it_.collectives.size() - 1);
     stage_calls_.push_back(StageCall{op, group, bytes.value(), repeat, host.value(), index});
     return index;

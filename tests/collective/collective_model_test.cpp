@@ -196,8 +196,8 @@ TEST_CASE("collective: one rank or zero bytes cost nothing", "[collective]") {
 TEST_CASE("collective: time never decreases with bytes", "[collective]") {
   for (const char* id : {"v100-dgx", "a100-dgx", "h100-dgx", "h200-dgx", "b200-dgx"}) {
     const CollectiveModel m(nccl_formula(id));
-    for (const GroupShape g : {GroupShape{8, 1, 8}, GroupShape{4, 1, 4}, GroupShape{16, 2, 8},
-                               GroupShape{256, 32, 8}, GroupShape{64, 64, 1}}) {
+    for (const GroupShape& g : {GroupShape{8, 1, 8}, GroupShape{4, 1, 4}, GroupShape{16, 2, 8},
+                                GroupShape{256, 32, 8}, GroupShape{64, 64, 1}}) {
       for (const Op op : {Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::Broadcast,
                           Op::Reduce, Op::AllToAll, Op::SendRecv}) {
         Seconds previous(0.0);
@@ -226,7 +226,7 @@ TEST_CASE("collective: more bandwidth is never slower", "[collective]") {
     }
   }
   const CollectiveModel fast(from_json(j));
-  for (const GroupShape g : {GroupShape{8, 1, 8}, GroupShape{128, 16, 8}, GroupShape{32, 32, 1}}) {
+  for (const GroupShape& g : {GroupShape{8, 1, 8}, GroupShape{128, 16, 8}, GroupShape{32, 32, 1}}) {
     for (const Op op : {Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::Broadcast,
                         Op::AllToAll, Op::SendRecv}) {
       for (double bytes = 8.0; bytes <= 8.0 * (1 << 30); bytes *= 16.0) {

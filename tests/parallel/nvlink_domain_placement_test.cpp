@@ -6,13 +6,17 @@
 
 #include <catch2/catch.hpp>
 
+#include "trainsim/collective/collective_model.hpp"
 #include "trainsim/parallel/placement.hpp"
 #include "trainsim/parallel/validate.hpp"
 #include "trainsim/report/simulate.hpp"
+#include "trainsim/workload/iteration.hpp"
 
 #include "sim/io/hardware_loader.hpp"
 #include "sim/io/report_writer.hpp"
 #include "sim/io/scenario_loader.hpp"
+
+#include "tests/build_iteration.hpp"
 
 using namespace trainsim;
 using namespace trainsim::parallel;
@@ -217,6 +221,48 @@ TEST_CASE("placement: a TP-16 run on gb200-nvl72 keeps TP on NVLink end to end",
   for (const auto& c : straddled.report.collectives) {
     if (c.group == "tp") REQUIRE(c.domains == 2);
   }
+}
+
+TEST_CASE("placement: a call over groups that lie differently is priced on the slowest",
+          "[parallel][workload]") {
+  // llama2-7b, tp 1, pp 4 on 216 GB200 GPUs (three full racks): each stage's 54 data-parallel
+  // ranks are consecutive, so stage 0's group (0-53) sits in one rack and stage 1's (54-107) has
+  // 18 ranks in the first and 36 in the second. The placement shows the latter (2 domains) and
+  // lists the former as a variant.
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "gb200-nvl72", "cluster": {"gpus": 216}, "model": "llama2-7b",
+    "training": {"seq_len": 4096, "global_batch": 108, "micro_batch": 1},
+    "parallel": {"pp": 4, "sharding": "zero1"}
+  })");
+  const Scenario s = io::scenario_from_document(doc);
+  const Placement pl = place(s);
+  REQUIRE(pl.dp.domains == 2);
+  REQUIRE(pl.dp.min_ranks_per_domain == 18);
+  REQUIRE(std::any_of(pl.dp.variants.begin(), pl.dp.variants.end(),
+                      [](const GroupShape& v) { return v.domains == 1; }));
+  const collective::CollectiveModel cm(s.hardware);
+  const workload::Iteration it = testing::build_iteration(s);
+  std::int64_t checked = 0;
+  std::int64_t on_variant = 0;
+  for (const auto& c : it.collectives) {
+    if (c.group != "dp" || c.op != "reduce_scatter") continue;
+    // The slowest of every shape the kind's groups take, and that group's shape recorded.
+    const collective::Op op = collective::Op::ReduceScatter;
+    Seconds slowest = cm.cost(op, pl.dp, c.bytes).time;
+    for (const GroupShape& v : pl.dp.variants) slowest = max(slowest, cm.cost(op, v, c.bytes).time);
+    REQUIRE(c.time.value() == slowest.value());
+    REQUIRE(cm.cost(op, c.shape, c.bytes).time.value() == slowest.value());
+    REQUIRE(c.shape.variants.empty());
+    ++checked;
+    // At these sizes (262-405 MB) NCCL's model runs Ring LL128 either way, and the one-rack
+    // group's ring has the 16 channels of the rack's NVLink graph where the two-rack one repeats
+    // the network graph to 30, so LL128's per-channel cap makes the one-rack group the slower:
+    // 0.735 ms against 0.717 at 405 MB. Whichever is slower, the call takes it.
+    if (c.shape.domains == 1) ++on_variant;
+  }
+  REQUIRE(checked > 0);
+  REQUIRE(on_variant > 0);
 }
 
 TEST_CASE("placement: cluster.nodes_per_domain is read, bounded and printed back",

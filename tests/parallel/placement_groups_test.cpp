@@ -2,7 +2,8 @@
 // rank = t + tp x (c + cp x (d + dp x p)) (placement.hpp), its hosts and NVLink domains counted
 // rank by rank, and the worst taken by the rule docs/placement.md states (most domains, then
 // most hosts, then fewest ranks in the least-held domain, then fewest in the most-held domain,
-// then in one host). parallel::place must give
+// then in one host), with every other distinct shape of the kind's groups listed as its
+// variants. parallel::place must give
 // that shape and rank count for every kind (tp, cp, dp, pp, the gradient-reduction group, EP,
 // expert data parallelism, the embedding's pairs, hybrid_shard's shard and replica groups), on
 // hosts of 4 and 8 GPUs with domains of 1, 2, 3 and 18 hosts, filled whole or in part.
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -21,9 +23,16 @@ using namespace trainsim::parallel;
 
 namespace {
 
+using Fields = std::array<std::int64_t, 5>;  // nodes, per node, domains, per domain, least
+
 struct Shape {
   std::int64_t nodes = 0, per_node = 0, domains = 0, per_domain = 0, least_domain = 0;
+  std::set<Fields> all;  // every distinct shape of the kind's groups
 };
+
+Fields fields(const GroupShape& g) {
+  return {g.nodes, g.ranks_per_node, g.domains, g.ranks_per_domain, g.min_ranks_per_domain};
+}
 
 struct Count {
   std::int64_t units = 0, most = 0, fewest = 0;
@@ -57,14 +66,17 @@ bool worse(const Shape& a, const Shape& b) {
 
 Shape worst(const std::vector<std::vector<std::int64_t>>& groups, std::int64_t g, std::int64_t d) {
   Shape out;
+  std::set<Fields> all;
   bool first = true;
   for (const auto& ranks : groups) {
     const Count nodes = count(ranks, g);
     const Count domains = count(ranks, d);
-    const Shape s{nodes.units, nodes.most, domains.units, domains.most, domains.fewest};
+    const Shape s{nodes.units, nodes.most, domains.units, domains.most, domains.fewest, {}};
+    all.insert({s.nodes, s.per_node, s.domains, s.per_domain, s.least_domain});
     if (first || worse(s, out)) out = s;
     first = false;
   }
+  out.all = std::move(all);
   return out;
 }
 
@@ -75,6 +87,15 @@ void check(const GroupShape& got, const Shape& want, std::int64_t ranks) {
   CHECK(got.domains == want.domains);
   CHECK(got.ranks_per_domain == want.per_domain);
   CHECK(got.min_ranks_per_domain == want.least_domain);
+  // The other shapes: each distinct shape once, none repeating the one shown, none nested.
+  std::set<Fields> listed = {fields(got)};
+  for (const GroupShape& v : got.variants) {
+    CHECK(v.ranks == ranks);
+    CHECK(v.variants.empty());
+    listed.insert(fields(v));
+  }
+  CHECK(listed.size() == got.variants.size() + 1);
+  CHECK(listed == want.all);
 }
 
 }  // namespace

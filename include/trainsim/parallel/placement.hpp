@@ -26,6 +26,12 @@ struct GroupShape {
   // The fewest ranks of the group in one of its domains (the least-held domain, whose hosts'
   // NICs carry all of its traffic to the others). 0: ranks_per_domain, an even split.
   std::int64_t min_ranks_per_domain = 0;
+  // The other shapes the groups of the same kind take, where they do not all lie alike
+  // (parallel::place; empty otherwise, and in each of them). The step waits for the slowest
+  // group, so a collective is priced on every shape and the slowest taken
+  // (workload::IterationBuilder); this shape, the worst by the rule of docs/placement.md, is the
+  // one shown.
+  std::vector<GroupShape> variants = {};
 };
 
 struct Placement {
