@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 namespace trainsim::parallel {
@@ -114,7 +115,7 @@ GroupShape worst_group_shape(std::int64_t size, std::int64_t stride, std::int64_
     GroupShape shape = shape_from(r, size, stride, g, d);
     if (std::none_of(shapes.begin(), shapes.end(),
                      [&](const GroupShape& x) { return same_shape(x, shape); })) {
-      shapes.push_back(shape);
+      shapes.push_back(std::move(shape));
     }
   }
   const auto lead = std::min_element(shapes.begin(), shapes.end(), worse);
