@@ -199,11 +199,13 @@ std::vector<CollectiveDelta> collective_deltas(const report::Report& a, const re
         f.b_calls += c.count;
         f.b_ranks = std::max(f.b_ranks, c.ranks);
         f.b_nodes = std::max(f.b_nodes, c.nodes);
+        f.b_domains = std::max(f.b_domains, c.domains);
       } else {
         f.a_time += t;
         f.a_calls += c.count;
         f.a_ranks = std::max(f.a_ranks, c.ranks);
         f.a_nodes = std::max(f.a_nodes, c.nodes);
+        f.a_domains = std::max(f.a_domains, c.domains);
       }
     }
   };
@@ -227,7 +229,8 @@ std::string ratio_text(double a, double b) {
 }
 
 // "shard all_gather per step 85.2 ms -> 170 ms (2.00x): calls 33 -> 33, per call 2.58 ms ->
-// 5.16 ms, ranks 128 -> 256, nodes 16 -> 32"
+// 5.16 ms, ranks 128 -> 256, nodes 16 -> 32"; where only the NVLink domains moved (the same
+// hosts, placed differently), "NVLink domains 1 -> 2"
 std::string collective_text(const CollectiveDelta& c) {
   const std::string name = c.group + " " + c.op;
   if (c.a_calls == 0 || c.b_calls == 0) {
@@ -249,6 +252,10 @@ std::string collective_text(const CollectiveDelta& c) {
   }
   if (c.a_nodes != c.b_nodes) {
     why.push_back("nodes " + std::to_string(c.a_nodes) + " -> " + std::to_string(c.b_nodes));
+  }
+  if (c.a_domains != c.b_domains) {
+    why.push_back("NVLink domains " + std::to_string(c.a_domains) + " -> " +
+                  std::to_string(c.b_domains));
   }
   return why.empty() ? s : s + ": " + join(why);
 }
@@ -485,7 +492,9 @@ nlohmann::json diff_to_json(const DiffSide& a, const DiffSide& b, const ReportDi
                            {"a_ranks", c.a_ranks},
                            {"b_ranks", c.b_ranks},
                            {"a_nodes", c.a_nodes},
-                           {"b_nodes", c.b_nodes}});
+                           {"b_nodes", c.b_nodes},
+                           {"a_domains", c.a_domains},
+                           {"b_domains", c.b_domains}});
   }
   nlohmann::json reasons = nlohmann::json::array();
   for (const auto& r : d.reasons) {

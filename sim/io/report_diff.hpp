@@ -75,6 +75,8 @@ struct CollectiveDelta {
   std::int64_t b_ranks = 0;
   std::int64_t a_nodes = 0;
   std::int64_t b_nodes = 0;
+  std::int64_t a_domains = 0;  // most NVLink domains a call of the family spans
+  std::int64_t b_domains = 0;
   Seconds delta;  // b_time - a_time
 };
 

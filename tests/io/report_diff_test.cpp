@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -181,4 +182,44 @@ TEST_CASE("report_diff: the same inputs give the same JSON", "[io]") {
   const io::DiffSide b = simulated(scenario(2, 2, "none"), "b");
   CHECK(io::diff_to_json(a, b, io::diff_reports(a, b)).dump() ==
         io::diff_to_json(a, b, io::diff_reports(a, b)).dump());
+}
+
+TEST_CASE("report_diff: a family whose groups leave an NVLink domain says so", "[io]") {
+  // llama2-7b, tp 16, pp 4 on 256 GB200 GPUs: with 16 trays per rack (64 GPUs) every TP group
+  // of 16 lies in one rack; on full racks (72) the group of ranks 64-79 has 8 in each of two
+  // (docs/placement.md). The same hosts per group (4 trays), so only the domains tell.
+  const auto gb200 = [](std::int64_t nodes_per_domain) {
+    io::ScenarioDocument doc;
+    doc.json = nlohmann::json::parse(R"({
+      "hardware": "gb200-nvl72", "model": "llama2-7b", "cluster": {"gpus": 256},
+      "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 64},
+      "parallel": {"tp": 16, "pp": 4}})");
+    if (nodes_per_domain > 0) doc.json["cluster"]["nodes_per_domain"] = nodes_per_domain;
+    return io::scenario_from_document(doc);
+  };
+  const io::DiffSide a = simulated(gb200(16), "segment");
+  const io::DiffSide b = simulated(gb200(0), "full");
+  const io::ReportDiff d = io::diff_reports(a, b);
+  bool saw_tp = false;
+  for (const auto& c : d.collectives) {
+    if (c.group != "tp") continue;
+    saw_tp = true;
+    CHECK(c.a_nodes == 4);
+    CHECK(c.b_nodes == 4);
+    CHECK(c.a_domains == 1);
+    CHECK(c.b_domains == 2);
+  }
+  REQUIRE(saw_tp);
+  std::ostringstream table;
+  io::write_diff_table(table, a, b, d);
+  CHECK(table.str().find("NVLink domains 1 -> 2") != std::string::npos);
+  const nlohmann::json json = io::diff_to_json(a, b, d);
+  bool json_tp = false;
+  for (const auto& c : json["collectives"]) {
+    if (c["group"] != "tp") continue;
+    json_tp = true;
+    CHECK(c["a_domains"] == 1);
+    CHECK(c["b_domains"] == 2);
+  }
+  CHECK(json_tp);
 }
