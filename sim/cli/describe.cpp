@@ -53,7 +53,12 @@ std::string placement_line(const parallel::Scenario& s, const parallel::Placemen
     }
     return out;
   };
-  return "dp group: " + where(pl.dp) + ", " + std::to_string(pl.dp.ranks_per_node) +
+  // Where a domain is one host, its fewest ranks are the fewest on one host.
+  const std::string fewest = !domains && pl.dp.min_ranks_per_domain > 0 &&
+                                     pl.dp.min_ranks_per_domain < pl.dp.ranks_per_node
+                                 ? std::to_string(pl.dp.min_ranks_per_domain) + " to "
+                                 : std::string();
+  return "dp group: " + where(pl.dp) + ", " + fewest + std::to_string(pl.dp.ranks_per_node) +
          " per node; tp group: " + where(pl.tp);
 }
 

@@ -274,7 +274,8 @@ Geometry make_geometry(const HardwareSpec& hw, const parallel::GroupShape& group
                          std::to_string(group.ranks) + ", nodes " + std::to_string(group.nodes) +
                          ", ranks per node " + std::to_string(group.ranks_per_node) + ", domains " +
                          std::to_string(group.domains) + ", ranks per domain " +
-                         std::to_string(group.ranks_per_domain) + ")");
+                         std::to_string(group.ranks_per_domain) + ", fewest per domain " +
+                         std::to_string(group.min_ranks_per_domain) + ")");
   };
   if (group.ranks < 1 || group.nodes < 1 || group.ranks_per_node < 1 ||
       group.nodes * group.ranks_per_node < group.ranks || group.nodes > group.ranks) {

@@ -190,8 +190,9 @@ StraddleAdvice straddling(const Scenario& s) {
     if (k.worst.domains > k.domains) out.kinds.push_back(k);
   }
   if (out.kinds.empty()) return out;
-  // The most hosts per domain under which no inner group spans more domains than rank 0's
-  // does now.
+  // The most hosts per domain under which no inner group straddles, nor spans more domains than
+  // rank 0's does now (a job already on segments whose rank 0 group spans two domains is not
+  // sent back to full racks where its groups straddle again).
   const std::int64_t current = s.nodes_per_domain > 0 ? s.nodes_per_domain : hosts;
   for (std::int64_t n = hosts; n >= 1; --n) {
     if (n == current) continue;
@@ -200,7 +201,8 @@ StraddleAdvice straddling(const Scenario& s) {
     const std::vector<Straddle> then = inner_kinds(t);
     bool fits = true;
     for (std::size_t i = 0; i < then.size(); ++i) {
-      fits = fits && then[i].worst.domains <= now[i].domains;
+      fits = fits && then[i].worst.domains <= then[i].domains &&
+             then[i].worst.domains <= now[i].domains;
     }
     if (fits) {
       out.nodes_per_domain = n;

@@ -135,6 +135,12 @@ set_tests_properties(cli.describe.nvl72_full_racks PROPERTIES PASS_REGULAR_EXPRE
 add_test(NAME cli.describe.nvl72_straddle_note COMMAND trainsim describe ${nvl72_args})
 set_tests_properties(cli.describe.nvl72_straddle_note PROPERTIES PASS_REGULAR_EXPRESSION
   "note: some tp groups span 2 NVLink domains \\(16 ranks, 8 in one\\), where rank 0's spans 1: the job's hosts in each domain do not fall on the groups' boundaries; --nodes-per-domain 16 avoids it \\(docs/placement.md\\)\n")
+# On hosts of 8 GPUs (h100-dgx), tp 2 cp 2 pp 4 on 144 GPUs: the DP groups of 9 ranks 4 apart
+# hold 2 ranks on each of four hosts and 1 on a fifth (0, 4, ..., 32).
+add_test(NAME cli.describe.dgx_uneven_dp COMMAND trainsim describe --hardware h100-dgx
+         --model llama2-7b --seq-len 4096 --gpus 144 --tp 2 --cp 2 --pp 4)
+set_tests_properties(cli.describe.dgx_uneven_dp PROPERTIES PASS_REGULAR_EXPRESSION
+  "placement +dp group: 9 ranks on 5 nodes, 1 to 2 per node; tp group: 2 ranks on 1 node\n")
 add_test(NAME cli.describe.nvl72_segment COMMAND trainsim describe ${nvl72_args}
          --nodes-per-domain 16 --format json)
 set_tests_properties(cli.describe.nvl72_segment PROPERTIES PASS_REGULAR_EXPRESSION

@@ -125,6 +125,17 @@ TEST_CASE(
   REQUIRE(std::string(a.kinds[0].kind) == "ep");
   REQUIRE(a.kinds[0].worst.min_ranks_per_domain == 8);
   REQUIRE(a.nodes_per_domain == 16);
+  // A job already on segments of 9 trays (36 GPUs): EP 64 on 128 GPUs spans 2 domains at rank 0
+  // (0-63) and 3 at ranks 64-127 (64-71, 72-107, 108-127). Full racks would straddle again
+  // (64-127 over 64-71 and 72-127), so the advice is 16 trays, where each group fills a rack.
+  s = nvl72(128, 1, 1);
+  s.parallel.ep = 64;
+  s.nodes_per_domain = 9;
+  a = straddling(s);
+  REQUIRE(a.kinds.size() == 1);
+  REQUIRE(a.kinds[0].domains == 2);
+  REQUIRE(a.kinds[0].worst.domains == 3);
+  REQUIRE(a.nodes_per_domain == 16);
   // TP 19 on 152 GPUs: the group at 57-75 crosses the first rack's end; no segment of 1 to 17
   // trays (4 to 68 GPUs, never a multiple of 19 at or above it) puts every group in one rack.
   s = nvl72(152, 19, 1);

@@ -88,8 +88,8 @@ struct Straddle {
 
 // The kinds that straddle (none on a profile whose domain is one host, or where every group lies
 // as rank 0's does), and the most hosts per domain (cluster.nodes_per_domain), other than the
-// job's, under which no group of those kinds spans more domains than rank 0's does now; 0 when
-// no value does.
+// job's, under which no group of those kinds straddles or spans more domains than rank 0's
+// does now; 0 when no value does.
 struct StraddleAdvice {
   std::vector<Straddle> kinds;
   std::int64_t nodes_per_domain = 0;
