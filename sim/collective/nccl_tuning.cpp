@@ -314,25 +314,24 @@ Geometry make_geometry(const HardwareSpec& hw, const parallel::GroupShape& group
                         "-GPU domain");
   }
   g.node_class = static_cast<std::size_t>(std::min<std::int64_t>(g.nodes, 3) - 1);
-  // The group's ranks on one host reach ceil(ranks x NICs / GPUs) of its NICs (rail-optimized
-  // DGX nodes pair GPU i with NIC i; a DGX-1 shares one NIC between two GPUs).
+  // A domain holding `ranks` of the group, packed on its hosts as densely as the group's densest
+  // host: the share of a host's NICs they reach, ceil(ranks x NICs / GPUs) of them
+  // (rail-optimized DGX nodes pair GPU i with NIC i; a DGX-1 shares one NIC between two GPUs),
+  // and the hosts whose NICs carry their traffic to other domains (our rule; measured on GB200:
+  // ring AllReduce busbw over three NVLink partitions 197 GB/s with one 4-GPU tray each, 394 with
+  // two, NVIDIA/nccl#1801, sources.md B.2).
   const std::int64_t nics = hw.fabric.nics_per_node;
-  const std::int64_t node_ppn = std::min(host_ranks, g.ppn);
-  const std::int64_t used = std::min(nics, (node_ppn * nics + gpus - 1) / gpus);
-  g.nic_share = static_cast<double>(used) / static_cast<double>(nics);
-  // Traffic between domains leaves through the NICs of every host the group holds in a domain
-  // (our rule; measured on GB200: ring AllReduce busbw over three NVLink partitions 197 GB/s
-  // with one 4-GPU tray each, 394 with two, NVIDIA/nccl#1801, sources.md B.2).
-  g.hosts = std::max<std::int64_t>(1, std::min(group.nodes, (g.ppn + node_ppn - 1) / node_ppn));
-  // The least-held domain's ranks, taken as densely packed on its hosts as the group's
-  // densest host, leave through its hosts' NICs alone: a group of 8 + 56 GPUs over two GB200
-  // racks crosses between them through the 2 trays of the first (our rule, as above).
+  const auto domain_side = [&](std::int64_t ranks, double& nic_share, std::int64_t& hosts) {
+    const std::int64_t per_host = std::min(host_ranks, ranks);
+    const std::int64_t used = std::min(nics, (per_host * nics + gpus - 1) / gpus);
+    nic_share = static_cast<double>(used) / static_cast<double>(nics);
+    hosts = std::max<std::int64_t>(1, std::min(group.nodes, (ranks + per_host - 1) / per_host));
+  };
+  domain_side(g.ppn, g.nic_share, g.hosts);
+  // The least-held domain's ranks leave through its own hosts' NICs: a group of 8 + 56 GPUs
+  // over two GB200 racks crosses between them through the 2 trays of the first.
   g.least_ppn = domains == 1 ? g.ppn : least;
-  const std::int64_t least_node_ppn = std::min(host_ranks, g.least_ppn);
-  const std::int64_t least_used = std::min(nics, (least_node_ppn * nics + gpus - 1) / gpus);
-  g.least_nic_share = static_cast<double>(least_used) / static_cast<double>(nics);
-  g.least_hosts = std::max<std::int64_t>(
-      1, std::min(group.nodes, (g.least_ppn + least_node_ppn - 1) / least_node_ppn));
+  domain_side(g.least_ppn, g.least_nic_share, g.least_hosts);
   // Topology rule (ours): a group spanning more nodes than one leaf (fat tree) or one rail
   // switch (rail-optimized; NCCL's rings are rail-aligned) holds crosses the upper tiers, whose
   // bandwidth is 1/oversubscription of the edge (§A.9: NCCL's model assumes non-blocking).

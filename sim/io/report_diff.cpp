@@ -229,8 +229,8 @@ std::string ratio_text(double a, double b) {
 }
 
 // "shard all_gather per step 85.2 ms -> 170 ms (2.00x): calls 33 -> 33, per call 2.58 ms ->
-// 5.16 ms, ranks 128 -> 256, nodes 16 -> 32"; where only the NVLink domains moved (the same
-// hosts, placed differently), "NVLink domains 1 -> 2"
+// 5.16 ms, ranks 128 -> 256, nodes 16 -> 32", and "NVLink domains 1 -> 2" where the domains
+// moved (the same hosts may be placed differently)
 std::string collective_text(const CollectiveDelta& c) {
   const std::string name = c.group + " " + c.op;
   if (c.a_calls == 0 || c.b_calls == 0) {

@@ -58,12 +58,6 @@ GroupShape shape_from(std::int64_t base, std::int64_t size, std::int64_t stride,
                     .min_ranks_per_domain = domains.fewest};
 }
 
-bool same_shape(const GroupShape& a, const GroupShape& b) {
-  return a.ranks == b.ranks && a.nodes == b.nodes && a.ranks_per_node == b.ranks_per_node &&
-         a.domains == b.domains && a.ranks_per_domain == b.ranks_per_domain &&
-         a.min_ranks_per_domain == b.min_ranks_per_domain;
-}
-
 // Every group of the kind has the shape of rank 0's in units of `g`: the stride reaches a unit
 // (one member per unit), or the unit is a multiple of the stride and the groups' span (size x
 // stride) is a multiple of the unit (every group starts less than a stride into a unit and
@@ -126,6 +120,12 @@ GroupShape worst_group_shape(std::int64_t size, std::int64_t stride, std::int64_
 }
 
 }  // namespace
+
+bool same_shape(const GroupShape& a, const GroupShape& b) {
+  return a.ranks == b.ranks && a.nodes == b.nodes && a.ranks_per_node == b.ranks_per_node &&
+         a.domains == b.domains && a.ranks_per_domain == b.ranks_per_domain &&
+         a.min_ranks_per_domain == b.min_ranks_per_domain;
+}
 
 GroupShape group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node) {
   return group_shape(size, stride, gpus_per_node, gpus_per_node);

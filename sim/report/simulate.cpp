@@ -565,10 +565,7 @@ bool same_calls(const std::vector<workload::CollectiveCall>& a,
     const auto& y = b[i];
     if (x.op != y.op || x.group != y.group || x.stage != y.stage || x.bytes != y.bytes ||
         x.time != y.time || x.algorithm != y.algorithm || x.protocol != y.protocol ||
-        x.shape.ranks != y.shape.ranks || x.shape.nodes != y.shape.nodes ||
-        x.shape.ranks_per_node != y.shape.ranks_per_node || x.shape.domains != y.shape.domains ||
-        x.shape.ranks_per_domain != y.shape.ranks_per_domain ||
-        x.shape.min_ranks_per_domain != y.shape.min_ranks_per_domain) {
+        !parallel::same_shape(x.shape, y.shape)) {
       return false;
     }
   }

@@ -495,22 +495,16 @@ class Builder {
     Seconds time = c.time * repeat;
     if (host.value() > 0.0) time = time + host;
     time = time * options_.communication_scale;
-    CollectiveCall call{
-        .op = std::string(collective::to_string(op)),
-        .group = group,
-        // The group priced, without the kind's other shapes.
-        .shape = parallel::GroupShape{.ranks = priced->ranks,
-                                      .nodes = priced->nodes,
-                                      .ranks_per_node = priced->ranks_per_node,
-                                      .domains = priced->domains,
-                                      .ranks_per_domain = priced->ranks_per_domain,
-                                      .min_ranks_per_domain = priced->min_ranks_per_domain},
-        .bytes = bytes,
-        .time = time,
-        .algorithm = std::string(collective::to_string(c.algorithm)),
-        .protocol = std::string(collective::to_string(c.protocol)),
-        .stage = stage,
-        .count = 1};
+    CollectiveCall call{.op = std::string(collective::to_string(op)),
+                        .group = group,
+                        .shape = *priced,
+                        .bytes = bytes,
+                        .time = time,
+                        .algorithm = std::string(collective::to_string(c.algorithm)),
+                        .protocol = std::string(collective::to_string(c.protocol)),
+                        .stage = stage,
+                        .count = 1};
+    call.shape.variants.clear();  // the group priced, not the kind's other shapes
     it_.collectives.push_back(std::move(call));
     const auto index = static_cast<std::int32_t>(it_.collectives.size() - 1);
     stage_calls_.push_back(StageCall{op, group, bytes.value(), repeat, host.value(), index});

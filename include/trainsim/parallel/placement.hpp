@@ -74,6 +74,9 @@ struct Placement {
 // one node (at least 1, at most dp).
 [[nodiscard]] std::int64_t hybrid_shard_size(const Scenario& scenario);
 
+// Whether two shapes place their ranks alike: every field but the variants.
+[[nodiscard]] bool same_shape(const GroupShape& a, const GroupShape& b);
+
 // Placement of every group of a scenario whose plan has dp filled in.
 [[nodiscard]] Placement place(const Scenario& scenario);
 
