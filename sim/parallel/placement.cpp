@@ -82,13 +82,16 @@ bool worse(const GroupShape& a, const GroupShape& b) {
 
 // The worst shape (`worse`) among a kind's groups of `size` ranks `stride` apart, with
 // `gpus_per_node` ranks per node and `domain_gpus` per NVLink domain. The groups start at ranks
-// i + size x stride x o for i < `starts` and o < `repeats`: for a dimension of the rank order,
-// the ranks inside its stride and the groups of the dimensions outside it.
+// base + i + size x stride x o for i < `starts` and o < `repeats`: for a dimension of the rank
+// order, the ranks inside its stride and the groups of the dimensions outside it (from `base`,
+// the first rank of the block they tile: 0 for the whole job, a pipeline stage's first rank for
+// that stage's groups).
 GroupShape worst_group_shape(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node,
-                             std::int64_t domain_gpus, std::int64_t starts, std::int64_t repeats) {
+                             std::int64_t domain_gpus, std::int64_t starts, std::int64_t repeats,
+                             std::int64_t base = 0) {
   const std::int64_t g = gpus_per_node;
   const std::int64_t d = domain_gpus;
-  GroupShape worst = shape_from(0, size, stride, g, d);
+  GroupShape worst = shape_from(base, size, stride, g, d);
   if (alike_in(size, stride, g) && alike_in(size, stride, d)) return worst;
   // Here stride < d (alike_in holds for stride >= d, and g <= d). A group's shape depends on
   // its start's place in its domain (nodes tile domains), so the distinct starts modulo d are
@@ -99,7 +102,7 @@ GroupShape worst_group_shape(std::int64_t size, std::int64_t stride, std::int64_
   std::vector<char> seen(static_cast<std::size_t>(d), 0);
   for (std::int64_t o = 0; o < outer; ++o) {
     for (std::int64_t i = 0; i < std::min(starts, d); ++i) {
-      seen[static_cast<std::size_t>((i + span * o) % d)] = 1;
+      seen[static_cast<std::size_t>((base + i + span * o) % d)] = 1;
     }
   }
   // Every distinct shape, in the order of their starts; the worst by `worse` leads.
@@ -212,7 +215,10 @@ StraddleAdvice straddling(const Scenario& s) {
   return out;
 }
 
-Placement place(const Scenario& s) {
+namespace {
+
+// place() over the ranks [first, first + count): the groups of the inner kinds that lie there.
+Placement place_ranks(const Scenario& s, std::int64_t first, std::int64_t count) {
   const ParallelPlan& p = s.parallel;
   const Units u = units_of(s);
   const std::int64_t g = u.node;
@@ -221,14 +227,15 @@ Placement place(const Scenario& s) {
   // dimensions outside it.
   const auto shape = [&](std::int64_t size, std::int64_t stride) {
     return worst_group_shape(size, stride, g, d, stride,
-                             std::max<std::int64_t>(1, s.gpus / (size * stride)));
+                             std::max<std::int64_t>(1, count / (size * stride)), first);
   };
   Placement out;
   // Strides follow the rank order TP (innermost), CP, DP, PP.
   out.tp = shape(p.tp, 1);
   out.cp = shape(p.cp, p.tp);
   out.dp = shape(p.dp, p.tp * p.cp);
-  out.pp = shape(p.pp, p.tp * p.cp * p.dp);
+  // The pipeline and embedding groups span the stages: every one, from rank 0.
+  out.pp = worst_group_shape(p.pp, p.tp * p.cp * p.dp, g, d, p.tp * p.cp * p.dp, 1);
   if (p.sharding == Sharding::HybridShard) {
     const std::int64_t shard = hybrid_shard_size(s);
     out.shard = shape(shard, p.tp * p.cp);
@@ -245,6 +252,16 @@ Placement place(const Scenario& s) {
   out.embedding =
       p.pp > 1 ? worst_group_shape(2, stage * (p.pp - 1), g, d, stage, 1) : GroupShape{};
   return out;
+}
+
+}  // namespace
+
+Placement place(const Scenario& s) { return place_ranks(s, 0, s.gpus); }
+
+Placement place(const Scenario& s, std::int64_t stage) {
+  const ParallelPlan& p = s.parallel;
+  const std::int64_t ranks = p.tp * p.cp * p.dp;
+  return place_ranks(s, stage * ranks, ranks);
 }
 
 const GroupShape& Placement::of(GroupKind kind) const {

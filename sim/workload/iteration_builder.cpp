@@ -129,6 +129,11 @@ class Builder {
           const BuildOptions& options)
       : s_(s), cm_(cm), m_(s.model), p_(s.parallel), options_(options) {
     it_.placement = parallel::place(s);
+    // Each stage's collectives run among its own ranks: priced on that stage's groups.
+    stage_placement_.reserve(static_cast<std::size_t>(s.parallel.pp));
+    for (std::int64_t stage = 0; stage < s.parallel.pp; ++stage) {
+      stage_placement_.push_back(s.parallel.pp == 1 ? it_.placement : parallel::place(s, stage));
+    }
     pp_ = p_.pp;
     chunks_ = p_.virtual_stages;
     virtual_stages_ = pp_ * chunks_;
@@ -480,8 +485,9 @@ class Builder {
         return k.index;
       }
     }
-    // Groups of one kind that lie differently (parallel::GroupShape::variants) are each priced;
-    // the step waits for the slowest, whose shape the call records. Ties keep the shape shown.
+    // Groups of one kind that lie differently (parallel::GroupShape::variants; `shape` is the
+    // stage's, parallel::place(scenario, stage)) are each priced; the stage waits for the
+    // slowest, whose shape the call records. Ties keep the shape shown.
     collective::CollectiveCost c = cm_.cost(op, shape, bytes);
     const parallel::GroupShape* priced = &shape;
     for (const parallel::GroupShape& v : shape.variants) {
@@ -564,7 +570,7 @@ class Builder {
   OpId tp_collective(std::int64_t stage, const StageStreams& st, Op o, OpInfo info, OpId after_op,
                      bool input_gather = false, double width = 1.0) {
     const Bytes bytes = input_gather ? tp_input_gather_bytes_ : tp_bytes_;
-    const auto call = collective(stage, o, "tp", it_.placement.tp, bytes * width);
+    const auto call = collective(stage, o, "tp", at(stage).tp, bytes * width);
     const char* name = o == Op::AllReduce   ? "tp_all_reduce"
                        : o == Op::AllGather ? "tp_all_gather"
                                             : "tp_reduce_scatter";
@@ -605,7 +611,7 @@ class Builder {
   // the all-to-all, or nothing with the stack's a2a overlap (it runs beside compute).
   OpId all_to_all(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
                   const char* name) {
-    const auto call = collective(stage, Op::AllToAll, "ep", it_.placement.ep, ep_bytes_);
+    const auto call = collective(stage, Op::AllToAll, "ep", at(stage).ep, ep_bytes_);
     const OpId id = comm(st.ep, call, name, info);
     dep(after_op, id);
     return s_.stack.moe_a2a_overlap ? kNone : id;
@@ -715,8 +721,8 @@ class Builder {
     const double kv = static_cast<double>(local_tokens_ * model::kv_width(m_) * elem_) /
                       static_cast<double>(p_.tp);
     const Bytes bytes(2.0 * kv * (backward ? 2.0 : 1.0));
-    const auto call = collective(stage, Op::SendRecv, "cp", it_.placement.cp, bytes,
-                                 static_cast<double>(p_.cp - 1));
+    const auto call =
+        collective(stage, Op::SendRecv, "cp", at(stage).cp, bytes, static_cast<double>(p_.cp - 1));
     const OpId id = comm(st.cp, call, backward ? "cp_kv_exchange_bwd" : "cp_kv_exchange", info);
     dep(after_op, id);
     return id;
@@ -765,7 +771,12 @@ class Builder {
 
   // The group that shares one copy of the model state and reduces gradients: DP x CP ranks
   // (CP ranks hold the same weights, as in Megatron-LM's dp-cp group), or the hybrid shard.
-  const parallel::GroupShape& shard_group() const { return it_.placement.shard; }
+  const parallel::GroupShape& shard_group(std::int64_t stage) const { return at(stage).shard; }
+
+  // The placement of `stage`'s groups (parallel::place(scenario, stage)).
+  const parallel::Placement& at(std::int64_t stage) const {
+    return stage_placement_[static_cast<std::size_t>(stage)];
+  }
 
   // Whether `chunk` of `stage` splits its gradients (and overlapped weight gathers) into
   // per-layer buckets, or is one bucket (stack dp_buckets_first_chunk_only).
@@ -779,8 +790,8 @@ class Builder {
 
   // The group sharing one copy of `g`'s state, and its names in the report (FSDP's, and
   // DDP's / ZeRO-1's).
-  const parallel::GroupShape& state_group(StateGroup g) const {
-    return g == StateGroup::Expert ? it_.placement.expert_shard : it_.placement.shard;
+  const parallel::GroupShape& state_group(std::int64_t stage, StateGroup g) const {
+    return g == StateGroup::Expert ? at(stage).expert_shard : at(stage).shard;
   }
   static const char* shard_name(StateGroup g) {
     return g == StateGroup::Expert ? "expert_shard" : "shard";
@@ -851,9 +862,9 @@ class Builder {
         id = grad_sync(stage, st, Bytes(elements * grad_element_bytes()), info, after,
                        last_microbatch);
       }
-      if (layer_replicated_elements_ > 0.0 && shard_group().ranks > 1) {
+      if (layer_replicated_elements_ > 0.0 && shard_group(stage).ranks > 1) {
         info.backward = true;
-        const auto call = collective(stage, Op::AllReduce, "shard", shard_group(),
+        const auto call = collective(stage, Op::AllReduce, "shard", shard_group(stage),
                                      Bytes(layer_replicated_elements_ * grad_element_bytes()));
         id = comm(st.dp, call, "replicated_grad_all_reduce", info);
         dep(after, id);
@@ -873,11 +884,11 @@ class Builder {
   // AllGather of one FSDP unit's weights. Waits for `issue_after` (prefetch limit).
   OpId fsdp_gather(std::int64_t stage, const StageStreams& st, Bytes bytes, OpInfo info,
                    OpId issue_after, bool backward, StateGroup group = StateGroup::Dense) {
-    if (state_group(group).ranks <= 1) return kNone;
+    if (state_group(stage, group).ranks <= 1) return kNone;
     info.backward = backward;
-    const auto call =
-        collective(stage, Op::AllGather, shard_name(group), state_group(group), bytes, 1.0,
-                   fsdp_extra(state_group(group), bytes, s_.stack.fsdp_staging_passes_gather));
+    const auto call = collective(
+        stage, Op::AllGather, shard_name(group), state_group(stage, group), bytes, 1.0,
+        fsdp_extra(state_group(stage, group), bytes, s_.stack.fsdp_staging_passes_gather));
     const OpId id = comm(st.dp, call, backward ? "fsdp_all_gather_bwd" : "fsdp_all_gather", info);
     dep(issue_after, id);
     return id;
@@ -888,7 +899,7 @@ class Builder {
                  bool last_microbatch, StateGroup group = StateGroup::Dense) {
     info.backward = true;
     OpId id = kNone;
-    const parallel::GroupShape& shape = state_group(group);
+    const parallel::GroupShape& shape = state_group(stage, group);
     switch (p_.sharding) {
       case Sharding::ShardGradOp:
       case Sharding::FullShard:
@@ -901,11 +912,11 @@ class Builder {
           id = comm(st.dp, call, "fsdp_reduce_scatter", info);
           dep(after, id);
         }
-        if (p_.sharding == Sharding::HybridShard && it_.placement.replicate.ranks > 1) {
+        if (p_.sharding == Sharding::HybridShard && at(stage).replicate.ranks > 1) {
           // HYBRID_SHARD then AllReduces the gradient shard across replicas.
-          const Bytes shard(bytes.value() / static_cast<double>(shard_group().ranks));
+          const Bytes shard(bytes.value() / static_cast<double>(shard_group(stage).ranks));
           const auto call =
-              collective(stage, Op::AllReduce, "replicate", it_.placement.replicate, shard);
+              collective(stage, Op::AllReduce, "replicate", at(stage).replicate, shard);
           const OpId ar = comm(st.dp, call, "hsdp_all_reduce", info);
           dep(id == kNone ? after : id, ar);
           id = ar;
@@ -1238,14 +1249,14 @@ class Builder {
   OpId zero1_gather(std::int64_t stage, const StageStreams& st, const OpInfo& info, double dense,
                     double experts, OpId after) {
     OpId id = kNone;
-    if (dense > 0.0 && shard_group().ranks > 1) {
-      const auto call = collective(stage, Op::AllGather, "dp", shard_group(), Bytes(dense));
+    if (dense > 0.0 && shard_group(stage).ranks > 1) {
+      const auto call = collective(stage, Op::AllGather, "dp", shard_group(stage), Bytes(dense));
       id = comm(st.dp, call, "zero1_all_gather", info);
       dep(after, id);
     }
-    if (experts > 0.0 && it_.placement.expert_shard.ranks > 1) {
+    if (experts > 0.0 && at(stage).expert_shard.ranks > 1) {
       const auto call =
-          collective(stage, Op::AllGather, "expert_dp", it_.placement.expert_shard, Bytes(experts));
+          collective(stage, Op::AllGather, "expert_dp", at(stage).expert_shard, Bytes(experts));
       id = comm(st.dp, call, "zero1_all_gather", info);
       dep(after, id);
     }
@@ -1281,7 +1292,7 @@ class Builder {
     info.backward = true;
     const bool zero1 = p_.sharding == Sharding::Zero1;
     const auto call = collective(stage, zero1 ? Op::ReduceScatter : Op::AllReduce, dp_name(group),
-                                 state_group(group), bytes);
+                                 state_group(stage, group), bytes);
     const OpId id = comm(st.dp, call, zero1 ? "zero1_reduce_scatter" : "ddp_all_reduce", info);
     dep(after, id);
     return id;
@@ -1392,6 +1403,7 @@ class Builder {
   std::int64_t local_tokens_ = 0;
   std::int64_t local_seq_ = 0;
   model::LayerShape shape_;
+  std::vector<parallel::Placement> stage_placement_;  // by pipeline stage
   std::vector<std::int64_t> chunk_first_layer_;
   std::vector<std::int64_t> chunk_layers_;
   LayerKernels dense_;  // a dense layer's (every layer of a dense model)

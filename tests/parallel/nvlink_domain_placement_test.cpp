@@ -1,6 +1,7 @@
 // Placement on NVLink domains larger than a node (gb200-nvl72: 4-GPU trays, 72-GPU domains),
 // and an end-to-end run that keeps a 16-way TP group on NVLink.
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 
@@ -234,12 +235,13 @@ TEST_CASE("placement: a TP-16 run on gb200-nvl72 keeps TP on NVLink end to end",
   }
 }
 
-TEST_CASE("placement: a call over groups that lie differently is priced on the slowest",
+TEST_CASE("placement: a call over groups that lie differently is priced on its stage's slowest",
           "[parallel][workload]") {
   // llama2-7b, tp 1, pp 4 on 216 GB200 GPUs (three full racks): each stage's 54 data-parallel
-  // ranks are consecutive, so stage 0's group (0-53) sits in one rack and stage 1's (54-107) has
-  // 18 ranks in the first and 36 in the second. The placement shows the latter (2 domains) and
-  // lists the former as a variant.
+  // ranks are consecutive, so stage 0's group (0-53) sits in the first rack, stage 1's (54-107)
+  // has 18 ranks in the first and 36 in the second, stage 2's (108-161) 36 in the second and 18
+  // in the third, and stage 3's (162-215) sits in the third. The job's placement shows a
+  // two-rack group and lists the one-rack shape as a variant; each stage's holds its own.
   io::ScenarioDocument doc;
   doc.json = nlohmann::json::parse(R"({
     "hardware": "gb200-nvl72", "cluster": {"gpus": 216}, "model": "llama2-7b",
@@ -252,28 +254,28 @@ TEST_CASE("placement: a call over groups that lie differently is priced on the s
   REQUIRE(pl.dp.min_ranks_per_domain == 18);
   REQUIRE(std::any_of(pl.dp.variants.begin(), pl.dp.variants.end(),
                       [](const GroupShape& v) { return v.domains == 1; }));
+  const std::array<std::int64_t, 4> stage_domains = {1, 2, 2, 1};
+  for (std::int64_t stage = 0; stage < 4; ++stage) {
+    const Placement at = place(s, stage);
+    REQUIRE(at.dp.domains == stage_domains[static_cast<std::size_t>(stage)]);
+    REQUIRE(at.dp.variants.empty());  // one stage's groups: one group here
+    REQUIRE(same_shape(at.pp, pl.pp));
+  }
   const collective::CollectiveModel cm(s.hardware);
   const workload::Iteration it = testing::build_iteration(s);
-  std::int64_t checked = 0;
-  std::int64_t on_variant = 0;
+  std::array<std::int64_t, 4> checked = {};
   for (const auto& c : it.collectives) {
     if (c.group != "dp" || c.op != "reduce_scatter") continue;
-    // The slowest of every shape the kind's groups take, and that group's shape recorded.
+    // Priced on the group of the call's own stage, whose shape the call records.
+    const Placement at = place(s, c.stage);
     const collective::Op op = collective::Op::ReduceScatter;
-    Seconds slowest = cm.cost(op, pl.dp, c.bytes).time;
-    for (const GroupShape& v : pl.dp.variants) slowest = max(slowest, cm.cost(op, v, c.bytes).time);
-    REQUIRE(c.time.value() == slowest.value());
-    REQUIRE(cm.cost(op, c.shape, c.bytes).time.value() == slowest.value());
+    REQUIRE(c.time.value() == cm.cost(op, at.dp, c.bytes).time.value());
+    REQUIRE(same_shape(c.shape, at.dp));
+    REQUIRE(c.shape.domains == stage_domains[static_cast<std::size_t>(c.stage)]);
     REQUIRE(c.shape.variants.empty());
-    ++checked;
-    // At these sizes (262-405 MB) NCCL's model runs Ring LL128 either way, and the one-rack
-    // group's ring has the 16 channels of the rack's NVLink graph where the two-rack one repeats
-    // the network graph to 30, so LL128's per-channel cap makes the one-rack group the slower:
-    // 0.735 ms against 0.717 at 405 MB. Whichever is slower, the call takes it.
-    if (c.shape.domains == 1) ++on_variant;
+    ++checked[static_cast<std::size_t>(c.stage)];
   }
-  REQUIRE(checked > 0);
-  REQUIRE(on_variant > 0);
+  for (const std::int64_t n : checked) REQUIRE(n > 0);
 }
 
 TEST_CASE("placement: cluster.nodes_per_domain is read, bounded and printed back",

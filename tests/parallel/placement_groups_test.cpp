@@ -6,7 +6,8 @@
 // variants. parallel::place must give
 // that shape and rank count for every kind (tp, cp, dp, pp, the gradient-reduction group, EP,
 // expert data parallelism, the embedding's pairs, hybrid_shard's shard and replica groups), on
-// hosts of 4 and 8 GPUs with domains of 1, 2, 3 and 18 hosts, filled whole or in part.
+// hosts of 4 and 8 GPUs with domains of 1, 2, 3 and 18 hosts, filled whole or in part; and
+// parallel::place(scenario, stage) the same over each pipeline stage's own groups.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -105,6 +106,7 @@ TEST_CASE("placement: every kind's shape is the worst of its groups listed rank 
   std::int64_t plans = 0;
   std::int64_t differs_from_rank0 = 0;
   std::int64_t uneven = 0;
+  std::int64_t stage_differs = 0;  // stages whose DP groups take other shapes than the job's
   for (const std::int64_t host : {4, 8})
     for (const std::int64_t hosts_per_domain : {1, 2, 3, 18}) {
       for (const std::int64_t filled : {0, 1, 2, 16}) {
@@ -212,6 +214,34 @@ TEST_CASE("placement: every kind's shape is the worst of its groups listed rank 
                                 g, d),
                           dp / shard);
                   }
+                  // Each stage's own groups (place(s, stage)): the inner kinds over the groups
+                  // of that stage's ranks, the pipeline and embedding groups as for the job.
+                  const std::int64_t stage_ranks = tp * cp * dp;
+                  const auto in_stage = [&](const std::vector<std::vector<std::int64_t>>& all,
+                                            std::int64_t stage) {
+                    std::vector<std::vector<std::int64_t>> out;
+                    for (const auto& ranks : all) {
+                      if (ranks.front() / stage_ranks == stage) out.push_back(ranks);
+                    }
+                    return out;
+                  };
+                  for (std::int64_t stage = 0; stage < pp; ++stage) {
+                    INFO("stage " << stage);
+                    const Placement at = place(s, stage);
+                    const Shape stage_dp = worst(in_stage(dp_groups, stage), g, d);
+                    check(at.tp, worst(in_stage(tp_groups, stage), g, d), tp);
+                    check(at.cp, worst(in_stage(cp_groups, stage), g, d), cp);
+                    check(at.dp, stage_dp, dp);
+                    check(at.shard, worst(in_stage(shard_groups, stage), g, d), dp * cp);
+                    if (cp == 1) check(at.ep, worst(in_stage(ep_groups, stage), g, d), ep);
+                    if (cp == 1 && ep > 1) {
+                      check(at.expert_shard, worst(in_stage(expert_shard_groups, stage), g, d),
+                            dp / ep);
+                    }
+                    check(at.pp, worst(pp_groups, g, d), pp);
+                    if (pp > 1) check(at.embedding, worst(embedding_groups, g, d), 2);
+                    if (stage_dp.all != want_dp.all) ++stage_differs;
+                  }
                   const GroupShape rank0 = group_shape(dp, tp * cp, g, d);
                   if (rank0.nodes != want_dp.nodes || rank0.domains != want_dp.domains) {
                     ++differs_from_rank0;
@@ -230,7 +260,9 @@ TEST_CASE("placement: every kind's shape is the worst of its groups listed rank 
   CHECK(differs_from_rank0 > 20);
   // ... and plans whose worst DP group holds fewer ranks in one domain than in another.
   CHECK(uneven > 20);
+  // ... and stages whose DP groups lie otherwise than the job's as a whole.
+  CHECK(stage_differs > 20);
   INFO("plans " << plans << ", differing from rank 0 " << differs_from_rank0 << ", uneven "
-                << uneven);
+                << uneven << ", stages differing " << stage_differs);
   CHECK(uneven < plans);
 }

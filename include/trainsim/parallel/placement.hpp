@@ -27,10 +27,10 @@ struct GroupShape {
   // NICs carry all of its traffic to the others). 0: ranks_per_domain, an even split.
   std::int64_t min_ranks_per_domain = 0;
   // The other shapes the groups of the same kind take, where they do not all lie alike
-  // (parallel::place; empty otherwise, and in each of them). The step waits for the slowest
-  // group, so a collective is priced on every shape and the slowest taken
-  // (workload::IterationBuilder); this shape, the worst by the rule of docs/placement.md, is the
-  // one shown.
+  // (parallel::place; empty otherwise, and in each of them). A stage waits for the slowest of
+  // its groups, so a collective is priced on every shape of its stage's groups and the slowest
+  // taken (workload::IterationBuilder); this shape, the worst by the rule of docs/placement.md,
+  // is the one shown.
   std::vector<GroupShape> variants = {};
 };
 
@@ -79,6 +79,14 @@ struct Placement {
 
 // Placement of every group of a scenario whose plan has dp filled in.
 [[nodiscard]] Placement place(const Scenario& scenario);
+
+// The same over the groups that pipeline stage `stage` holds: for the kinds inside a stage (tp,
+// cp, dp, shard, replicate, ep, expert_shard), the worst of that stage's groups and that stage's
+// other shapes; pp and embedding, which span the stages, as place(scenario). Stages whose ranks
+// start at different places in their nodes or NVLink domains can hold differently shaped groups,
+// and a stage's collectives run among its own ranks only. With pp 1, place(scenario).
+// Requires: 0 <= stage < pp.
+[[nodiscard]] Placement place(const Scenario& scenario, std::int64_t stage);
 
 // A kind of the inner, bandwidth-heavy groups (tp, cp, ep) some of whose groups span more NVLink
 // domains than the group at rank 0: the job's hosts in each domain do not fall on the groups'
