@@ -129,10 +129,25 @@ class Builder {
           const BuildOptions& options)
       : s_(s), cm_(cm), m_(s.model), p_(s.parallel), options_(options) {
     it_.placement = parallel::place(s);
-    // Each stage's collectives run among its own ranks: priced on that stage's groups.
-    stage_placement_.reserve(static_cast<std::size_t>(s.parallel.pp));
+    // Each stage's collectives run among its own ranks: priced on that stage's groups. Where
+    // every group of each kind inside a stage lies alike (no variants), each stage's groups are
+    // the job's, and at() gives the job's placement.
+    const parallel::Placement& job = it_.placement;
+    const std::array<const parallel::GroupShape*, 7> inner = {
+        &job.tp, &job.cp, &job.dp, &job.shard, &job.replicate, &job.ep, &job.expert_shard};
+    const bool uniform = std::all_of(inner.begin(), inner.end(), [](const parallel::GroupShape* g) {
+      return g->variants.empty();
+    });
+    if (s.parallel.pp > 1 && !uniform) {
+      stage_placement_.reserve(static_cast<std::size_t>(s.parallel.pp));
+      for (std::int64_t stage = 0; stage < s.parallel.pp; ++stage) {
+        stage_placement_.push_back(parallel::place(s, stage));
+      }
+    }
     for (std::int64_t stage = 0; stage < s.parallel.pp; ++stage) {
-      stage_placement_.push_back(s.parallel.pp == 1 ? it_.placement : parallel::place(s, stage));
+      stage_at_.push_back(stage_placement_.empty()
+                              ? &it_.placement
+                              : &stage_placement_[static_cast<std::size_t>(stage)]);
     }
     pp_ = p_.pp;
     chunks_ = p_.virtual_stages;
@@ -775,7 +790,7 @@ class Builder {
 
   // The placement of `stage`'s groups (parallel::place(scenario, stage)).
   const parallel::Placement& at(std::int64_t stage) const {
-    return stage_placement_[static_cast<std::size_t>(stage)];
+    return *stage_at_[static_cast<std::size_t>(stage)];
   }
 
   // Whether `chunk` of `stage` splits its gradients (and overlapped weight gathers) into
@@ -1403,7 +1418,9 @@ class Builder {
   std::int64_t local_tokens_ = 0;
   std::int64_t local_seq_ = 0;
   model::LayerShape shape_;
-  std::vector<parallel::Placement> stage_placement_;  // by pipeline stage
+  // By pipeline stage, where the stages' groups may lie differently; empty otherwise (at()).
+  std::vector<parallel::Placement> stage_placement_;
+  std::vector<const parallel::Placement*> stage_at_;  // by stage: what at() gives
   std::vector<std::int64_t> chunk_first_layer_;
   std::vector<std::int64_t> chunk_layers_;
   LayerKernels dense_;  // a dense layer's (every layer of a dense model)
