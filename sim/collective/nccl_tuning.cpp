@@ -92,22 +92,31 @@ ChannelGraph group_graph(const HardwareSpec& hw, Algorithm algorithm, const Geom
     // A rank's share of its NVLink: the bus bandwidth of the single-node ring graph.
     const ChannelGraph& nvlink = c.ring.single_node;
     const double nvlink_bus = nvlink.bw_intra.value() * static_cast<double>(nvlink.channels);
+    // A channel's speed as NCCL's step 1 reads it for this group (tuned_algbw): bwIntra at
+    // <= 2 nodes, bwInter beyond. Taking the larger of the two instead let a faster network
+    // (bwInter alone raised) cut the channels or the speed of a group of 2 nodes, which runs at
+    // bwIntra: slower steps on a better machine.
+    const auto step1 = [&g](const ChannelGraph& x) {
+      return (g.nodes <= 2 ? x.bw_intra : x.bw_inter).value();
+    };
     if (g.least_hosts > 1 && out.channels > 0) {
-      const double per_channel = std::max(out.bw_intra.value(), out.bw_inter.value());
+      const double per_channel = step1(out);
       const double fit = std::floor(nvlink_bus / per_channel);
       const double repeated =
           static_cast<double>(out.channels) * static_cast<double>(g.least_hosts);
       out.channels =
           static_cast<int>(std::max(static_cast<double>(out.channels), std::min(repeated, fit)));
     }
-    // Where a host's NICs outrun its GPUs' NVLink (the full multi-node graph above the NVLink
-    // line rate per direction, as on H800), the channels, which also cross NVLink, carry at most
-    // the NVLink graph's bus bandwidth (our rule; never binds on the DGX profiles).
+    // Where a host's NICs outrun its GPUs' NVLink (the full multi-node graph's network side
+    // above the NVLink line rate per direction, as on H800), the channels, which also cross
+    // NVLink, carry at most the NVLink graph's bus bandwidth (our rule; of the built-in profiles
+    // it binds on h800-dgx only). The trigger is the line rate and the bound the ring graph's
+    // bus, which is lower (360 against 450 GB/s on H100): a profile whose NICs are raised past
+    // the line rate drops from up to 450 to 360 (docs/calibration.md, "The collective model being
+    // fitted").
     const ChannelGraph& full = graphs.multi_node;
-    const double full_bus =
-        static_cast<double>(full.channels) * std::max(full.bw_intra.value(), full.bw_inter.value());
-    const double bus =
-        static_cast<double>(out.channels) * std::max(out.bw_intra.value(), out.bw_inter.value());
+    const double full_bus = static_cast<double>(full.channels) * full.bw_inter.value();
+    const double bus = static_cast<double>(out.channels) * step1(out);
     if (full_bus > hw.node.nvlink_bandwidth_per_direction.value() && bus > nvlink_bus) {
       out.bw_intra *= nvlink_bus / bus;
       out.bw_inter *= nvlink_bus / bus;

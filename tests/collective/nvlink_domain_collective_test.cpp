@@ -266,3 +266,53 @@ TEST_CASE("nvlink_domain: a group split unevenly across racks crosses through it
   impossible.min_ranks_per_domain = 8;  // 8 + 40 < 64
   REQUIRE_THROWS(m.cost(Op::AllReduce, impossible, Bytes(bytes)));
 }
+
+TEST_CASE("nvlink_domain: a faster network alone never cuts a 2-node group's NVLink speed",
+          "[collective]") {
+  // NCCL's step 1 prices a group of <= 2 nodes at the graph's bwIntra, so raising the
+  // multi-node graph's bwInter (a profile given faster NICs) must not lower it. The channel
+  // repetition and the NVLink bound used to size themselves on max(bwIntra, bwInter): a 2-node
+  // group lost half its bandwidth on H100 and GB200 (a probe found steps up to 37% slower).
+  const double bytes = 256.0 * 1024.0 * 1024.0;
+  const auto faster = [](hardware::HardwareSpec hw) {
+    hw.collective.ring.multi_node.bw_inter *= 2.0;
+    hw.collective.tree.multi_node.bw_inter *= 2.0;
+    return hw;
+  };
+  SECTION("h100-dgx: the NVLink bound") {
+    const auto base_hw = io::load_hardware("h100-dgx");
+    const CollectiveModel base(base_hw);
+    const CollectiveModel fast(faster(base_hw));
+    const GroupShape two_nodes = group_shape(16, 1, 8, 8);
+    const auto b =
+        base.cost_with(Op::AllGather, two_nodes, Bytes(bytes), Algorithm::Ring, Protocol::Simple);
+    const auto f =
+        fast.cost_with(Op::AllGather, two_nodes, Bytes(bytes), Algorithm::Ring, Protocol::Simple);
+    REQUIRE(b);
+    REQUIRE(f);
+    // Base: 8 channels x bwIntra 48 = 384 GB/s of NCCL-model bus (the profile's fitted terms
+    // then scale the transfer alike on both profiles). Faster: the network side, 8 x 96 = 768,
+    // passes NVLink's line of 450 GB/s, so the bound applies to the bus step 1 gives, 8 x 48 =
+    // 384, cut to the NVLink ring graph's 12 x 30 = 360 GB/s. That 384 -> 360 is what is left:
+    // the bound's trigger (the line rate) and its value (the ring graph's bus) differ
+    // (nccl_tuning.cpp, group_graph). With max(bwIntra, bwInter) it was 768 cut to 360, which
+    // scaled bwIntra to 22.5: 180 GB/s, a ratio of 384 / 180.
+    REQUIRE(f->transfer.value() / b->transfer.value() == Approx(384.0 / 360.0).epsilon(1e-12));
+  }
+  SECTION("gb200-nvl72: the channels repeated across a domain's trays") {
+    const auto base_hw = io::load_hardware("gb200-nvl72");
+    const CollectiveModel base(base_hw);
+    const CollectiveModel fast(faster(base_hw));
+    // 128 ranks on racks of 16 trays: 64 in each of two domains. Ring channels at bwIntra 24
+    // repeat up to floor(720 / 24) = 30 on either profile; on max(24, 48) they stopped at 15.
+    const GroupShape two_domains = group_shape(128, 1, 4, 64);
+    const auto b =
+        base.cost_with(Op::AllGather, two_domains, Bytes(bytes), Algorithm::Ring, Protocol::Simple);
+    const auto f =
+        fast.cost_with(Op::AllGather, two_domains, Bytes(bytes), Algorithm::Ring, Protocol::Simple);
+    REQUIRE(b);
+    REQUIRE(f);
+    REQUIRE(f->transfer.value() == b->transfer.value());
+    REQUIRE(f->time.value() == b->time.value());
+  }
+}
