@@ -1,5 +1,6 @@
 // trainsim's entry point: parses the command line, runs one subcommand and turns exceptions
 // into one line on stderr and an exit code: 2 bad input, 3 impossible plan, 1 internal error.
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -42,6 +43,36 @@ std::string one_line(std::string_view text) {
 }
 
 // "describe, run, ...": the subcommands in registration order.
+// CLI11 reads integers with base detection (strtoll base 0) and floats with strtod, so "010"
+// would be 8, "0x40" 64 and "0x1p6" 64: every numeric option takes decimal text only, as the
+// input files' numbers do, and a number written otherwise is refused naming the option.
+void decimal_numbers_only(CLI::App& app) {
+  static const CLI::Validator kDecimal(
+      [](std::string& text) -> std::string {
+        std::size_t i = text.find_first_not_of(" \t");
+        if (i == std::string::npos) return {};
+        if (text[i] == '+' || text[i] == '-') ++i;
+        const bool zero = i + 1 < text.size() && text[i] == '0';
+        const char next = zero ? text[i + 1] : '\0';
+        const bool leading_zero = zero && std::isdigit(static_cast<unsigned char>(next)) != 0;
+        const bool base_prefix =
+            zero && std::string_view("xXbBoO").find(next) != std::string_view::npos;
+        if (leading_zero || base_prefix) {
+          return "'" + text + "': expected a decimal number (no leading zero, no 0x, 0b or 0o)";
+        }
+        return {};
+      },
+      "");
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    for (CLI::Option* opt : sub->get_options()) {
+      const std::string type = opt->get_type_name();
+      if (type == "INT" || type == "UINT" || type == "FLOAT" || type == "NUMBER") {
+        opt->check(kDecimal);
+      }
+    }
+  }
+}
+
 std::string command_list(const CLI::App& app) {
   std::string list;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -213,6 +244,7 @@ int main(int argc, char** argv) {
     trainsim::cli::register_compare(app, exit_code);
     trainsim::cli::register_validate(app, exit_code);
     trainsim::cli::register_diff(app, exit_code);
+    decimal_numbers_only(app);
     // Arguments become names in reports and JSON strings, which must be UTF-8.
     for (int i = 1; i < argc; ++i) {
       if (!trainsim::io::is_valid_utf8(argv[i]))

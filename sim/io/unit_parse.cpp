@@ -179,6 +179,11 @@ double parse_unit(std::string_view text, UnitKind kind) {
   if (end == begin) {
     throw ConfigError(expected + ", got " + quoted(text));
   }
+  // strtod also reads hexadecimal ("0x50" = 80, "0x1p6" = 64): a number is written in decimal.
+  if (std::string_view(begin, static_cast<std::size_t>(end - begin)).find_first_of("xX") !=
+      std::string_view::npos) {
+    throw ConfigError(expected + " with a decimal number, got " + quoted(text));
+  }
   if (!std::isfinite(number)) {
     throw ConfigError(expected + " with a finite number, got " + quoted(text));
   }

@@ -144,3 +144,11 @@ add_test(NAME cli.run.collectives_no_domains COMMAND trainsim run --hardware h10
 set_tests_properties(cli.run.collectives_no_domains PROPERTIES
   PASS_REGULAR_EXPRESSION "ranks +nodes +bytes +count"
   FAIL_REGULAR_EXPRESSION "domains")
+
+# Numeric flags take decimal text: CLI11 alone would read "010" as 8 and "0x40" as 64.
+trainsim_bad_input(run octal_flag "--tp: '010': expected a decimal number"
+  --hardware h100-dgx --model llama2-7b --gpus 64 --tp 010 --seq-len 4096)
+trainsim_bad_input(run hex_flag "--gpus: '0x40': expected a decimal number"
+  --hardware h100-dgx --model llama2-7b --gpus 0x40 --seq-len 4096)
+trainsim_bad_input(run hex_float_flag "--memory-headroom: '0x0.1p0': expected a decimal number"
+  --hardware h100-dgx --model llama2-7b --gpus 8 --memory-headroom 0x0.1p0 --seq-len 4096)

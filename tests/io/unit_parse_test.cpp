@@ -33,6 +33,11 @@ TEST_CASE("unit_parse: bad strings are rejected with the expected form", "[io][u
   SECTION("no number") {
     REQUIRE_THROWS_WITH(parse_bytes("GiB"), Catch::Contains("expected a size like \"80 GiB\""));
   }
+  SECTION("a hexadecimal number, which strtod would read as 80 and 64") {
+    REQUIRE_THROWS_WITH(parse_bytes("0x50 GiB"), Catch::Contains("with a decimal number"));
+    REQUIRE_THROWS_WITH(parse_bytes("0x1p6 GiB"), Catch::Contains("with a decimal number"));
+    REQUIRE(parse_bytes("80e0 GiB").value() == 80.0 * 1024 * 1024 * 1024);
+  }
   SECTION("a unit of another kind") {
     REQUIRE_THROWS_WITH(parse_bandwidth("450 GB"), Catch::Contains("which is a size"));
     REQUIRE_THROWS_WITH(parse_flop_rate("989 TFLOP"), Catch::Contains("which is a FLOP count"));
