@@ -643,7 +643,13 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   m.ffn_hidden = r.integer("intermediate_size", 1, model::kMaxFfnHidden);
   m.vocab = r.integer("vocab_size", 1, model::kMaxVocab);
 
-  const std::string model_type = r.string_or("model_type", "llama");
+  // The families whose layout this reader knows (kHfGatedModelTypes: norms, biases, gating,
+  // windows and experts by family, docs/models.md). Another family's config (gpt_neox's
+  // LayerNorm, biases and parallel residual; a misspelt name) would be priced with the Llama
+  // layout in silence: refused instead, naming the families.
+  const std::string model_type = r.choice_or(
+      "model_type", std::vector<std::string>(kHfGatedModelTypes.begin(), kHfGatedModelTypes.end()),
+      "llama");
   const std::string act =
       r.choice_or("hidden_act",
                   {"silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh"}, "silu");

@@ -189,6 +189,14 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/parallel/pipeline_schedule",
             "the interleaved schedule needs pp >= 2; expected pp > 1 or schedule \"1f1b\"");
   }
+  if (s.model.position_embedding == model::PositionEmbedding::Learned &&
+      t.seq_len > s.model.max_positions) {
+    // A learned position table has one row per position: a longer sequence has no embedding.
+    problem("/training/seq_len", "seq_len " + str(t.seq_len) + " exceeds the model's " +
+                                     str(s.model.max_positions) +
+                                     " learned positions (max_positions); expected at most " +
+                                     str(s.model.max_positions));
+  }
   if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
     // Load-balanced causal context parallelism cuts the sequence into 2*cp chunks
     // (Megatron-LM context_parallel docs).

@@ -354,6 +354,20 @@ TEST_CASE("model_loader: Hugging Face biases by family", "[model][io]") {
   }
 }
 
+TEST_CASE("model_loader: a Hugging Face family the reader does not know is refused",
+          "[model][io]") {
+  // gpt_neox (LayerNorm, biases, parallel residual) or a misspelt "mistrall" used to be priced
+  // with the Llama layout in silence.
+  for (const char* type : {"gpt_neox", "mistrall"}) {
+    std::string hf = kHfRopeParameters;
+    const std::string llama = R"("model_type": "llama")";
+    hf.replace(hf.find(llama), llama.size(), std::string(R"("model_type": ")") + type + "\"");
+    REQUIRE_THROWS_WITH(load_model_from_string(hf, "neox.json"),
+                        Catch::Contains("neox.json: /model_type: unknown value") &&
+                            Catch::Contains("expected one of llama, mistral"));
+  }
+}
+
 TEST_CASE("model_loader: one note line names the ignored Hugging Face keys", "[model][io]") {
   NoteCapture notes;
   // Mistral-7B-v0.1's config.json under a name no other test loads (notes are once per name).

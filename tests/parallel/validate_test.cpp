@@ -54,6 +54,14 @@ TEST_CASE("validate: each impossible plan gets one clear problem", "[parallel]")
     s.model.num_kv_heads = 4;  // GQA with 4 groups over tp 8
     REQUIRE(has_problem(validate(s), "/parallel/tp", "does not divide kv_heads 4"));
   }
+  SECTION("a sequence longer than a learned position table") {
+    Scenario s = llama7b(128, 1, 1);
+    s.model.position_embedding = model::PositionEmbedding::Learned;
+    s.model.max_positions = 2048;  // GPT-3's table; the scenario runs 4096 tokens
+    REQUIRE(has_problem(validate(s), "/training/seq_len", "exceeds the model's 2048 learned"));
+    s.training.seq_len = 2048;
+    REQUIRE(validate(s).empty());
+  }
   SECTION("pp larger than the layer count") {
     Scenario s = llama7b(512, 1, 64);
     REQUIRE(has_problem(validate(s), "/parallel/pp", "exceeds the model's 32 layers"));
