@@ -285,6 +285,23 @@ int run_validate(const ValidateOptions& o) {
   const std::string text =
       o.file.empty() ? validation::builtin_runs_text() : validation::read_runs_file(o.file);
   const std::vector<validation::PublishedRun> runs = validation::read_published_runs(text, name);
+  if (runs.empty()) throw ConfigError(name, "", "no runs; expected at least one published run");
+  if (!o.source.empty() &&
+      std::none_of(runs.begin(), runs.end(), [&](const validation::PublishedRun& r) {
+        return r.source_group.find(o.source) != std::string::npos;
+      })) {
+    std::vector<std::string> groups;
+    for (const auto& r : runs) {
+      if (std::find(groups.begin(), groups.end(), r.source_group) == groups.end()) {
+        groups.push_back(r.source_group);
+      }
+    }
+    std::string list;
+    for (const auto& g : groups) list += (list.empty() ? "" : "; ") + g;
+    throw ConfigError("command line (--source)", "",
+                      "'" + o.source + "' is in no row's source_group of " + name +
+                          "; expected text from one of: " + list);
+  }
   keep_freed_memory();
   std::map<std::string, nlohmann::json> stacks;
   const auto ids = io::builtin_stack_ids();
@@ -327,6 +344,14 @@ int run_validate(const ValidateOptions& o) {
     std::cout << validation::validation_to_csv(report);
   } else {
     validation::write_validation_table(std::cout, report, info);
+  }
+  if (report.overall.compared == 0) {
+    // Every row was skipped (the output gives each reason): nothing was validated.
+    std::cout.flush();
+    std::cerr << "error: " << name << ": no row could be compared (" << report.overall.skipped
+              << " skipped, each with its reason in the output); expected at least one row "
+                 "that maps to a scenario\n";
+    return 2;
   }
   return 0;
 }

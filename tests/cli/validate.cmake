@@ -73,3 +73,14 @@ add_test(NAME cli.validate.bad.scenarios_clash
          COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim> -DRUNS=${TRAINSIM_RUNS}
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/validate-clash
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/validate_clash.cmake)
+
+# Nothing validated is an error, not an empty table: a --source matching no row, a file of no
+# runs, and a file whose every row is skipped (one row whose gpus, 1 more than the source's,
+# do not factor into its tp x pp x dp; the table still gives the reason).
+trainsim_bad_input(validate source_none "--source\\): 'nosuchsource' is in no row's source_group"
+                   --source nosuchsource)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/validate_no_runs.json "[]\n")
+trainsim_bad_input(validate no_runs "validate_no_runs.json: no runs"
+                   ${CMAKE_CURRENT_BINARY_DIR}/validate_no_runs.json)
+trainsim_bad_input(validate all_skipped "validate_all_skipped.json: no row could be compared"
+                   ${PROJECT_SOURCE_DIR}/tests/data/validate_all_skipped.json)
