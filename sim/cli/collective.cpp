@@ -217,6 +217,14 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
       }
       if (size > max_bytes / o.step_factor) break;
     }
+    if (rows.empty()) {
+      // nccl-tests skips such sizes; a table with no size at all answers nothing.
+      const std::int64_t least = dtype->size * (per_rank ? group.ranks : 1);
+      throw ConfigError("--max-bytes: no size from " + o.min_bytes + " to " + o.max_bytes +
+                        " holds one " + o.dtype + " element" + (per_rank ? " per rank" : "") +
+                        " on " + std::to_string(group.ranks) + " ranks; expected --max-bytes " +
+                        "of at least " + std::to_string(least) + " bytes");
+    }
     blocks.push_back(std::move(rows));
   }
 

@@ -45,8 +45,23 @@ sweep::Shard shard_of(const std::string& shard, std::optional<std::int64_t> coun
                                      .shard_count = count});
 }
 
-// "index,<axis keys>" then one line per scenario of the shard, values as compact JSON.
-void write_list(const sweep::SweepSpec& spec, const sweep::Shard& shard, io::Output& out) {
+// "index,<axis keys>" then one line per scenario of the shard, values as compact JSON; with
+// `json`, one JSON object per scenario ({"index": ..., "<axis key>": value, ...}), as the
+// sweep's JSON lines.
+void write_list(const sweep::SweepSpec& spec, const sweep::Shard& shard, io::Output& out,
+                bool json) {
+  if (json) {
+    const std::int64_t n = shard.size_of(spec.size());
+    for (std::int64_t k = 0; k < n; ++k) {
+      const std::int64_t index = shard.index + k * shard.count;
+      nlohmann::ordered_json row;
+      row["index"] = index;
+      const std::vector<nlohmann::json> values = spec.point(index);
+      for (std::size_t i = 0; i < spec.keys.size(); ++i) row[spec.keys[i]] = values[i];
+      out.write(row.dump() + "\n");
+    }
+    return;
+  }
   std::string line = "index";
   for (const std::string& key : spec.keys) {
     line += ',';
@@ -73,7 +88,7 @@ int run_sweep_command(const SweepOptions& o) {
   const sweep::SweepSpec spec = sweep::read_sweep_spec(o.spec);
   io::Output out(o.output);
   if (o.list) {
-    write_list(spec, shard, out);
+    write_list(spec, shard, out, o.format == "json");
     out.commit();
     return 0;
   }

@@ -52,3 +52,9 @@ trainsim_bad_input(collective bad_proto "--proto: unknown protocol 'll64'; did y
 # Multi-node NVLS needs IB SHARP, which h100-dgx does not have.
 trainsim_bad_input(collective ineligible_algo "--algo: NCCL cannot run all_reduce with NCCL_ALGO=nvls on 16 ranks over 2 nodes"
   --hardware h100-dgx --op all_reduce --nodes 2 --algo nvls)
+
+# A range that holds no whole element (per rank for AllGather) gives no table: an error, where
+# nccl-tests would print an empty one. AllGather of 32 B over 16 ranks: 2 B per rank, under one
+# 4-byte float.
+trainsim_bad_input(collective no_size "--max-bytes: no size from 8 to 32 holds one float element per rank on 16 ranks; expected --max-bytes of at least 64 bytes"
+  --hardware h100-dgx --op all_gather --nodes 2 --max-bytes 32)

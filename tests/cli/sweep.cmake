@@ -7,6 +7,10 @@ set(TRAINSIM_SWEEP_DATA ${PROJECT_SOURCE_DIR}/tests/sweep/data)
 add_test(NAME cli.sweep.list COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/fig4_scaling.json --list)
 set_tests_properties(cli.sweep.list PROPERTIES PASS_REGULAR_EXPRESSION
   "^index,cluster.gpus,training.global_batch\n0,8,16\n1,16,32\n.*\n8,2048,4096\n$")
+# The same list as JSON lines (--format json was ignored: CSV came out).
+add_test(NAME cli.sweep.list_json COMMAND trainsim sweep ${TRAINSIM_EXAMPLES}/fig4_scaling.json --list --format json)
+set_tests_properties(cli.sweep.list_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "^{\"index\":0,\"cluster.gpus\":8,\"training.global_batch\":16}\n.*\n{\"index\":8,\"cluster.gpus\":2048,\"training.global_batch\":4096}\n$")
 
 # Figure 9, shard 0 of 5: only scenario 0 (seq 1024), with its scenario columns and status ok,
 # then the stack, mfu_bf16 and ep (appended columns; ep 1, llama2-7b being dense), then the
