@@ -392,8 +392,11 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   if (shard_state && degree > 1.0) {
     if (plan.sharding == Sharding::ShardGradOp) {
       // SHARD_GRAD_OP keeps every unsharded parameter of the stage from its forward AllGather
-      // to the end of backward; gradients of 2 layers are unsharded at a time.
-      buffers += d(e) * (params + expert_params) + 2.0 * d(e) * d(largest_layer);
+      // to the end of backward; gradients of 2 units are unsharded at a time, the largest unit
+      // as FULL_SHARD counts it below (a layer, or the embedding or the LM head, each its own
+      // unit), so that sharding more never needs more memory.
+      const double unit = d(std::max({largest_layer, embedding, head}));
+      buffers += d(e) * (params + expert_params) + 2.0 * d(e) * unit;
     } else if (s.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter &&
                moe_layers == 0) {
       // One weight tensor at a time (DeepSpeed ZeRO-3 before v0.6, DS@v0.3.16
