@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 #include <tuple>
 #include <utility>
@@ -105,14 +106,25 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
   ObjectReader cluster = top.object("cluster");
   const bool has_nodes = cluster.has("nodes");
   const bool has_gpus = cluster.has("gpus");
-  if (has_nodes == has_gpus) {
+  if (!has_nodes && !has_gpus) {
     throw ConfigError(doc.source, "/cluster",
-                      has_nodes
-                          ? "both nodes and gpus given; expected one of them"
-                          : "missing nodes or gpus; expected {\"nodes\": N} or {\"gpus\": G}");
+                      "missing nodes or gpus; expected {\"nodes\": N} or {\"gpus\": G}");
   }
   if (has_gpus) {
     s.gpus = cluster.integer("gpus", 1, parallel::kMaxGpus);
+    // Both, as a report's scenario gives them: read back when they agree (the nodes the GPUs
+    // fill, the last one perhaps in part).
+    if (has_nodes) {
+      const std::int64_t nodes = cluster.integer("nodes", 1, parallel::kMaxGpus);
+      if (nodes != s.nodes()) {
+        throw ConfigError(doc.source, "/cluster",
+                          "nodes " + std::to_string(nodes) + " and gpus " + std::to_string(s.gpus) +
+                              " disagree: " + std::to_string(s.gpus) + " GPUs fill " +
+                              std::to_string(s.nodes()) + " nodes of " +
+                              std::to_string(s.hardware.node.gpus_per_node) +
+                              "; expected one of them, or both agreeing");
+      }
+    }
   } else {
     const std::int64_t per_node = s.hardware.node.gpus_per_node;
     const std::int64_t nodes = cluster.integer("nodes", 1, parallel::kMaxGpus);
@@ -150,6 +162,7 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
   }
 
   parallel::ParallelPlan& p = s.parallel;
+  std::optional<std::int64_t> given_dp;  // a report's scenario gives the derived dp back
   if (top.has("parallel")) {
     ObjectReader par = top.object("parallel");
     // tp, pp and cp are at most kMaxDegree, so their product fits an int64; the others at most
@@ -195,6 +208,7 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
         p.pipeline_layout.push_back(v.get<std::int64_t>());
       }
     }
+    if (par.has("dp")) given_dp = par.integer("dp", 1, parallel::kMaxGpus);
     par.finish();
   } else {
     p.sharding = Sharding::None;
@@ -205,6 +219,19 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
   // divide the GPUs either, and dp = 0 marks the plan invalid for parallel::validate to explain.
   const auto model_parallel = parallel::model_parallel_size(p);
   p.dp = model_parallel && s.gpus % *model_parallel == 0 ? s.gpus / *model_parallel : 0;
+  // dp is derived; a given one (a report's scenario read back) must be what the plan derives,
+  // unless a flag or axis changed what it derives from (then the file's value is stale).
+  const bool rederived =
+      std::any_of(doc.overridden.begin(), doc.overridden.end(), [](const auto& o) {
+        return o.first.rfind("/cluster", 0) == 0 || o.first == "/parallel/tp" ||
+               o.first == "/parallel/pp" || o.first == "/parallel/cp";
+      });
+  if (given_dp && *given_dp != p.dp && !rederived) {
+    throw ConfigError(doc.source, "/parallel/dp",
+                      "dp " + std::to_string(*given_dp) + " is not gpus / (tp x pp x cp) = " +
+                          (p.dp > 0 ? std::to_string(p.dp) : std::string("not a whole number")) +
+                          "; expected it or no dp (dp is derived)");
+  }
   if (!has_global_batch) {
     // dp x micro_batch <= 2^24 x 2^32 fits; past kMaxGlobalBatch the plan is out of range.
     s.training.global_batch = std::max<std::int64_t>(1, p.dp) * s.training.micro_batch;

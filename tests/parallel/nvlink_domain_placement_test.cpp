@@ -315,3 +315,36 @@ TEST_CASE("placement: cluster.nodes_per_domain is read, bounded and printed back
                       Catch::StartsWith("s.json: /cluster/nodes_per_domain: expected an integer "
                                         ">= 1"));
 }
+
+TEST_CASE("scenario: a report's scenario reads back as the same plan", "[parallel][io]") {
+  // The report echoes cluster.nodes beside cluster.gpus and the derived parallel.dp; both are
+  // read back when they agree with what the scenario derives, and refused, naming the key,
+  // when they do not.
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "gb200-nvl72", "cluster": {"gpus": 216, "nodes_per_domain": 16},
+    "model": "llama2-7b", "training": {"seq_len": 4096, "global_batch": 108},
+    "parallel": {"pp": 4, "sharding": "zero1"}
+  })");
+  doc.source = "first.json";
+  const Scenario s = io::scenario_from_document(doc);
+  io::ScenarioDocument echoed;
+  echoed.json = io::scenario_to_json(s);
+  echoed.source = "echoed.json";
+  REQUIRE(echoed.json["cluster"].contains("nodes"));
+  REQUIRE(echoed.json["parallel"]["dp"] == 54);
+  const Scenario back = io::scenario_from_document(echoed);
+  REQUIRE(io::scenario_to_json(back) == echoed.json);
+  REQUIRE(report::simulate(back).report.iteration_time.value() ==
+          report::simulate(s).report.iteration_time.value());
+
+  io::ScenarioDocument bad = echoed;
+  bad.json["parallel"]["dp"] = 27;
+  REQUIRE_THROWS_WITH(
+      io::scenario_from_document(bad),
+      Catch::Contains("echoed.json: /parallel/dp: dp 27 is not") && Catch::Contains("= 54"));
+  bad = echoed;
+  bad.json["cluster"]["nodes"] = 53;  // 216 GPUs fill 54 trays of 4
+  REQUIRE_THROWS_WITH(io::scenario_from_document(bad),
+                      Catch::Contains("echoed.json: /cluster: nodes 53 and gpus 216 disagree"));
+}
