@@ -93,8 +93,8 @@ std::optional<std::int64_t> step_number(std::string_view name) {
   const std::string_view digits = name.substr(kPrefix.size());
   std::int64_t n = 0;
   const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) {
-    return std::nullopt;
+  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size() || n < 0) {
+    return std::nullopt;  // PyTorch numbers its steps from 0
   }
   return n;
 }
@@ -296,6 +296,12 @@ class TraceParser {
               "bad profiler step name; expected \"ProfilerStep#<N>\", got " + describe_json(*name));
         }
         r.step = *n;
+        if (!(r.dur_us > 0.0)) {
+          // A step that lasts no time holds no kernel: every figure compared would be 0.
+          throw ConfigError(source_, pointer + "/dur",
+                            "profiler step " + r.name + " lasts " + describe_json(r.dur_us) +
+                                " us; expected a step of positive duration");
+        }
         // PyTorch may record a step both as cpu_op and as user_annotation: keep the first.
         if (seen_steps_.insert(*n).second) steps_.push_back(std::move(r));
         break;

@@ -294,6 +294,22 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
             "t.json"),
         Contains("/traceEvents/1/name: bad profiler step name; expected \"ProfilerStep#<N>\", "
                  "got \"ProfilerStep#x\""));
+    // A negative step number, which from_chars reads (PyTorch numbers steps from 0).
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(
+            trace_of(kKernel + R"(, {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#-1",
+                                     "ts": 0, "dur": 1})"),
+            "t.json"),
+        Contains("/traceEvents/1/name: bad profiler step name"));
+  }
+  SECTION("a step of no duration, which holds no kernel") {
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(
+            trace_of(kKernel + R"(, {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1",
+                                     "ts": 0, "dur": 0})"),
+            "t.json"),
+        Contains("t.json: /traceEvents/1/dur: profiler step ProfilerStep#1 lasts 0") &&
+            Contains("expected a step of positive duration"));
   }
   SECTION("ts and dur") {
     const std::string head = R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, )";
