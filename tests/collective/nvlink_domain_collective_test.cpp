@@ -4,6 +4,7 @@
 // Ring Simple base 8.4 us and hop 3.4 us (NVLink) / 14 us (network), ring plateau 1.4.
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -279,17 +280,20 @@ TEST_CASE("nvlink_domain: a faster network alone never cuts a 2-node group's NVL
     hw.collective.tree.multi_node.bw_inter *= 2.0;
     return hw;
   };
-  SECTION("h100-dgx: the NVLink bound") {
-    const auto base_hw = io::load_hardware("h100-dgx");
-    const CollectiveModel base(base_hw);
-    const CollectiveModel fast(faster(base_hw));
-    const GroupShape two_nodes = group_shape(16, 1, 8, 8);
-    const auto b =
-        base.cost_with(Op::AllGather, two_nodes, Bytes(bytes), Algorithm::Ring, Protocol::Simple);
+  // A Ring Simple AllGather over `group` on `profile` and on its copy with the faster network.
+  const auto both = [&](const char* profile, const GroupShape& group) {
+    const auto hw = io::load_hardware(profile);
+    const auto b = CollectiveModel(hw).cost_with(Op::AllGather, group, Bytes(bytes),
+                                                 Algorithm::Ring, Protocol::Simple);
     const auto f =
-        fast.cost_with(Op::AllGather, two_nodes, Bytes(bytes), Algorithm::Ring, Protocol::Simple);
+        CollectiveModel(faster(hw))
+            .cost_with(Op::AllGather, group, Bytes(bytes), Algorithm::Ring, Protocol::Simple);
     REQUIRE(b);
     REQUIRE(f);
+    return std::pair{*b, *f};
+  };
+  SECTION("h100-dgx: the NVLink bound") {
+    const auto [b, f] = both("h100-dgx", group_shape(16, 1, 8, 8));
     // Base: 8 channels x bwIntra 48 = 384 GB/s of NCCL-model bus (the profile's fitted terms
     // then scale the transfer alike on both profiles). Faster: the network side, 8 x 96 = 768,
     // passes NVLink's line of 450 GB/s, so the bound applies to the bus step 1 gives, 8 x 48 =
@@ -297,22 +301,13 @@ TEST_CASE("nvlink_domain: a faster network alone never cuts a 2-node group's NVL
     // the bound's trigger (the line rate) and its value (the ring graph's bus) differ
     // (nccl_tuning.cpp, group_graph). With max(bwIntra, bwInter) it was 768 cut to 360, which
     // scaled bwIntra to 22.5: 180 GB/s, a ratio of 384 / 180.
-    REQUIRE(f->transfer.value() / b->transfer.value() == Approx(384.0 / 360.0).epsilon(1e-12));
+    REQUIRE(f.transfer.value() / b.transfer.value() == Approx(384.0 / 360.0).epsilon(1e-12));
   }
   SECTION("gb200-nvl72: the channels repeated across a domain's trays") {
-    const auto base_hw = io::load_hardware("gb200-nvl72");
-    const CollectiveModel base(base_hw);
-    const CollectiveModel fast(faster(base_hw));
     // 128 ranks on racks of 16 trays: 64 in each of two domains. Ring channels at bwIntra 24
     // repeat up to floor(720 / 24) = 30 on either profile; on max(24, 48) they stopped at 15.
-    const GroupShape two_domains = group_shape(128, 1, 4, 64);
-    const auto b =
-        base.cost_with(Op::AllGather, two_domains, Bytes(bytes), Algorithm::Ring, Protocol::Simple);
-    const auto f =
-        fast.cost_with(Op::AllGather, two_domains, Bytes(bytes), Algorithm::Ring, Protocol::Simple);
-    REQUIRE(b);
-    REQUIRE(f);
-    REQUIRE(f->transfer.value() == b->transfer.value());
-    REQUIRE(f->time.value() == b->time.value());
+    const auto [b, f] = both("gb200-nvl72", group_shape(128, 1, 4, 64));
+    REQUIRE(f.transfer.value() == b.transfer.value());
+    REQUIRE(f.time.value() == b.time.value());
   }
 }
