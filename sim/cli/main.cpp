@@ -39,7 +39,23 @@ std::string one_line(std::string_view text) {
   while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
   // A key or value from an input file ("\u0000", "\u001b[2J") must neither cut the line short
   // nor drive the terminal.
-  return trainsim::io::escape_control(out);
+  out = trainsim::io::escape_control(out);
+  // A name echoed whole (a 10 MB hardware name) would make a line nobody reads: its middle is
+  // left out, at the starts of UTF-8 characters, keeping the head (the file and key) and the
+  // tail (what was expected).
+  constexpr std::size_t kHead = 1000;
+  constexpr std::size_t kTail = 1000;
+  if (out.size() > kHead + kTail + 100) {
+    const auto start_of_char = [&out](std::size_t i) {
+      while (i > 0 && (static_cast<unsigned char>(out[i]) & 0xC0U) == 0x80U) --i;
+      return i;
+    };
+    const std::size_t head = start_of_char(kHead);
+    const std::size_t tail = start_of_char(out.size() - kTail);
+    out = out.substr(0, head) + " ... (" + std::to_string(tail - head) + " bytes left out) ... " +
+          out.substr(tail);
+  }
+  return out;
 }
 
 // "describe, run, ...": the subcommands in registration order.

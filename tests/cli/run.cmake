@@ -152,3 +152,11 @@ trainsim_bad_input(run hex_flag "--gpus: '0x40': expected a decimal number"
   --hardware h100-dgx --model llama2-7b --gpus 0x40 --seq-len 4096)
 trainsim_bad_input(run hex_float_flag "--memory-headroom: '0x0.1p0': expected a decimal number"
   --hardware h100-dgx --model llama2-7b --gpus 8 --memory-headroom 0x0.1p0 --seq-len 4096)
+
+# A 5,000-byte hardware name is not echoed whole: the line keeps its head (file, key) and its
+# tail (what was expected), leaving out the middle.
+string(REPEAT "a" 5000 TRAINSIM_LONG_NAME)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/run_long_name.json
+  "{\"hardware\": \"${TRAINSIM_LONG_NAME}\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 4096}}\n")
+trainsim_bad_input(run long_name "run_long_name.json: /hardware: unknown hardware profile 'a+ \\.\\.\\. \\([0-9]+ bytes left out\\) \\.\\.\\. a+' \\(built-in profiles: "
+  ${CMAKE_CURRENT_BINARY_DIR}/run_long_name.json)
