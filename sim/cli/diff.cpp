@@ -31,9 +31,10 @@ io::DiffSide side(const ScenarioFlags& flags, const std::string& file) {
   io::DiffSide d;
   d.source = file;
   d.scenario = load_scenario(f);
-  for (const auto& p : parallel::validate(d.scenario)) {
-    d.problems.push_back(p.key + ": " + p.message);
-  }
+  const auto problems = parallel::validate(d.scenario);
+  for (const auto& p : problems) d.problems.push_back(p.key + ": " + p.message);
+  // What set the first problem's key (the file, and the flags applied to both sides).
+  if (!problems.empty()) d.problem_origin = problem_origin(f, problems.front().key);
   if (d.problems.empty()) {
     try {
       d.report = report::simulate(d.scenario).report;
@@ -41,6 +42,7 @@ io::DiffSide side(const ScenarioFlags& flags, const std::string& file) {
       d.problems.emplace_back(e.message());
     }
   }
+  if (d.problem_origin.empty()) d.problem_origin = d.source;  // a problem the simulation found
   return d;
 }
 
@@ -49,7 +51,16 @@ int diff(const DiffOptions& o) {
   const io::DiffSide b = side(o.scenario, o.b);
   // With neither side simulated there is nothing to compare: fail as `run` does on one.
   if (!a.report && !b.report) {
-    throw PlanError(a.source + ": " + a.problems.front() + "; " + b.source + ": " +
+    // The same problem on both sides from the same flags (a flag applied to both) is said
+    // once, naming both files. problem_origin is the file, then ", command line (...)".
+    const auto flags_of = [](const io::DiffSide& d) {
+      return d.problem_origin.substr(d.source.size());
+    };
+    if (a.problems.front() == b.problems.front() && flags_of(a) == flags_of(b)) {
+      throw PlanError((a.source == b.source ? a.source : a.source + ", " + b.source) + flags_of(a) +
+                      ": " + a.problems.front());
+    }
+    throw PlanError(a.problem_origin + ": " + a.problems.front() + "; " + b.problem_origin + ": " +
                     b.problems.front());
   }
   const io::ReportDiff d = io::diff_reports(a, b);

@@ -167,6 +167,11 @@ void require_valid_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
   const auto problems = parallel::validate(s);
   if (problems.empty()) return;
   const parallel::Problem& p = problems.front();
+  throw PlanError(problem_origin(f, p.key) + ": " + p.key + ": " + p.message);
+}
+
+std::string problem_origin(const ScenarioFlags& f, const std::string& key) {
+  const parallel::Problem p{.key = key, .message = {}};
   const io::ScenarioDocument doc = scenario_document(f);
   // The file, then the flags that set the problem's key, a key under it or the object above
   // it: set_path's origins read "command line (--tp)", listed as "command line (--pp, --tp)".
@@ -184,7 +189,7 @@ void require_valid_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
   std::string where = f.file.empty() ? "" : doc.source;
   if (!flags.empty()) where += (where.empty() ? "" : ", ") + ("command line (" + flags + ")");
   if (where.empty()) where = doc.source;
-  throw PlanError(where + ": " + p.key + ": " + p.message);
+  return where;
 }
 
 void require_bounded_full_simulation(const parallel::Scenario& scenario, const std::string& flag) {

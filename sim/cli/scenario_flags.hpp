@@ -50,6 +50,10 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags);
 // "plan.json, command line (--tp): /parallel: ...".
 void require_valid_plan(const ScenarioFlags& flags, const parallel::Scenario& scenario);
 
+// What set a plan problem's `key`: the scenario file, then the flags that set the key, a key
+// under it or the object above it ("s.json, command line (--tp)").
+[[nodiscard]] std::string problem_origin(const ScenarioFlags& flags, const std::string& key);
+
 // Throws ConfigError naming `flag` when the whole-iteration simulation that `flag` asks for
 // (--trace, --full-simulation, compare's kernel breakdown) would hold more than
 // report::kMaxFullSimulationOps ops: minutes and gigabytes, where the steady state's

@@ -30,9 +30,10 @@ add_test(NAME cli.diff.one_impossible COMMAND trainsim diff ${diff_a} ${diff_tp3
 set_tests_properties(cli.diff.one_impossible PROPERTIES PASS_REGULAR_EXPRESSION
   "/parallel/tp +1 -> 3\n\nB is an impossible plan:\n  /parallel: ")
 trainsim_expect_exit(cli.diff.one_impossible_exit 0 "" diff ${diff_a} ${diff_tp3})
-# Both impossible: nothing to compare, exit 3 with one line naming both files.
+# Both impossible: nothing to compare, exit 3 with one line naming both files and the flag
+# that made the plan impossible, the problem said once.
 trainsim_expect_exit(cli.diff.both_impossible 3
-  "^error: [^\n]*paper_fsdp_128.json: /parallel: [^\n]*; [^\n]*diff_paper_tp2.json: /parallel: "
+  "^error: [^\n]*paper_fsdp_128.json, [^\n]*diff_paper_tp2.json, command line \\(--tp\\): /parallel: [^;\n]*; expected gpus divisible by 3\n$"
   diff ${diff_a} ${diff_b} --tp 3)
 
 trainsim_bad_input(diff missing_file "no_such_scenario.json: cannot open file"
