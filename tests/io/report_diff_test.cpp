@@ -33,8 +33,11 @@ parallel::Scenario scenario(std::int64_t tp, std::int64_t pp, const std::string&
 }
 
 io::DiffSide simulated(const parallel::Scenario& s, const std::string& source) {
-  return io::DiffSide{
-      .source = source, .scenario = s, .report = report::simulate(s).report, .problems = {}};
+  return io::DiffSide{.source = source,
+                      .scenario = s,
+                      .report = report::simulate(s).report,
+                      .problems = {},
+                      .problem_origin = {}};
 }
 
 // A report whose step time is exactly compute + exposed + bubble, as report/simulate.cpp's is.
@@ -81,10 +84,16 @@ TEST_CASE("report_diff: the step-time components add up to the step-time change"
     // compute, +1.5 s of exposed communication and 0 of bubble (no host overhead in a default
     // stack): +1.75 s in all, the step-time change.
     const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
-    io::DiffSide a{
-        .source = "a", .scenario = s, .report = hand_report(1.0, 0.5, 0.25), .problems = {}};
-    io::DiffSide b{
-        .source = "b", .scenario = s, .report = hand_report(1.25, 2.0, 0.25), .problems = {}};
+    io::DiffSide a{.source = "a",
+                   .scenario = s,
+                   .report = hand_report(1.0, 0.5, 0.25),
+                   .problems = {},
+                   .problem_origin = {}};
+    io::DiffSide b{.source = "b",
+                   .scenario = s,
+                   .report = hand_report(1.25, 2.0, 0.25),
+                   .problems = {},
+                   .problem_origin = {}};
     a.scenario.stack.iteration_overhead = Seconds(0.0);
     b.scenario.stack.iteration_overhead = Seconds(0.0);
     const io::ReportDiff d = io::diff_reports(a, b);
@@ -101,10 +110,16 @@ TEST_CASE("report_diff: the step-time components add up to the step-time change"
     // The bubble holds the stack's host overhead: 0.25 s of bubble with 0.1 s -> 0.2 s of
     // overhead is 0.15 s -> 0.05 s of GPU idle; the two deltas (+0.1, -0.1) cancel.
     const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
-    io::DiffSide a{
-        .source = "a", .scenario = s, .report = hand_report(1.0, 0.5, 0.25), .problems = {}};
-    io::DiffSide b{
-        .source = "b", .scenario = s, .report = hand_report(1.0, 0.5, 0.25), .problems = {}};
+    io::DiffSide a{.source = "a",
+                   .scenario = s,
+                   .report = hand_report(1.0, 0.5, 0.25),
+                   .problems = {},
+                   .problem_origin = {}};
+    io::DiffSide b{.source = "b",
+                   .scenario = s,
+                   .report = hand_report(1.0, 0.5, 0.25),
+                   .problems = {},
+                   .problem_origin = {}};
     a.scenario.stack.iteration_overhead = Seconds(0.1);
     b.scenario.stack.iteration_overhead = Seconds(0.2);
     const io::ReportDiff d = io::diff_reports(a, b);
@@ -144,13 +159,16 @@ TEST_CASE("report_diff: the memory reason names the term that moved most", "[io]
   // A: activations 10 B of 10 B; B: activations 30 B and buffers 5 B, total 35 B. The memory
   // reason lists activations (+20 B) before buffers (+5 B).
   const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
-  io::DiffSide a{
-      .source = "a", .scenario = s, .report = hand_report(1.0, 0.5, 0.25), .problems = {}};
+  io::DiffSide a{.source = "a",
+                 .scenario = s,
+                 .report = hand_report(1.0, 0.5, 0.25),
+                 .problems = {},
+                 .problem_origin = {}};
   report::Report rb = hand_report(1.0, 0.5, 0.25);
   rb.memory.activations = Bytes(30.0);
   rb.memory.buffers = Bytes(5.0);
   rb.memory.total = Bytes(35.0);
-  io::DiffSide b{.source = "b", .scenario = s, .report = rb, .problems = {}};
+  io::DiffSide b{.source = "b", .scenario = s, .report = rb, .problems = {}, .problem_origin = {}};
   const io::ReportDiff d = io::diff_reports(a, b);
   REQUIRE_FALSE(d.reasons.empty());
   const io::DiffReason& m = d.reasons.back();
@@ -162,8 +180,11 @@ TEST_CASE("report_diff: the memory reason names the term that moved most", "[io]
 TEST_CASE("report_diff: an impossible plan on one side is a reason, not a failure", "[io]") {
   const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
   const io::DiffSide a = simulated(s, "a");
-  io::DiffSide b{
-      .source = "b", .scenario = scenario(1, 1, "shard_grad_op"), .report = {}, .problems = {}};
+  io::DiffSide b{.source = "b",
+                 .scenario = scenario(1, 1, "shard_grad_op"),
+                 .report = {},
+                 .problems = {},
+                 .problem_origin = {}};
   b.scenario.parallel.tp = 3;
   b.problems = {"/parallel/tp: tp 3 does not divide heads 8"};
   const io::ReportDiff d = io::diff_reports(a, b);
