@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -62,6 +63,14 @@ Seconds component_sum(const io::ReportDiff& d) {
   return sum;
 }
 
+// A side of the given report, with no plan problem.
+io::DiffSide side(const std::string& source, const parallel::Scenario& s, report::Report r) {
+  return io::DiffSide{.source = source,
+                      .scenario = s,
+                      .report = std::move(r),
+                      .problems = {},
+                      .problem_origin = {}};
+}
 }  // namespace
 
 TEST_CASE("report_diff: the inputs that changed are listed by JSON pointer", "[io]") {
@@ -84,16 +93,8 @@ TEST_CASE("report_diff: the step-time components add up to the step-time change"
     // compute, +1.5 s of exposed communication and 0 of bubble (no host overhead in a default
     // stack): +1.75 s in all, the step-time change.
     const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
-    io::DiffSide a{.source = "a",
-                   .scenario = s,
-                   .report = hand_report(1.0, 0.5, 0.25),
-                   .problems = {},
-                   .problem_origin = {}};
-    io::DiffSide b{.source = "b",
-                   .scenario = s,
-                   .report = hand_report(1.25, 2.0, 0.25),
-                   .problems = {},
-                   .problem_origin = {}};
+    io::DiffSide a = side("a", s, hand_report(1.0, 0.5, 0.25));
+    io::DiffSide b = side("b", s, hand_report(1.25, 2.0, 0.25));
     a.scenario.stack.iteration_overhead = Seconds(0.0);
     b.scenario.stack.iteration_overhead = Seconds(0.0);
     const io::ReportDiff d = io::diff_reports(a, b);
@@ -110,16 +111,8 @@ TEST_CASE("report_diff: the step-time components add up to the step-time change"
     // The bubble holds the stack's host overhead: 0.25 s of bubble with 0.1 s -> 0.2 s of
     // overhead is 0.15 s -> 0.05 s of GPU idle; the two deltas (+0.1, -0.1) cancel.
     const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
-    io::DiffSide a{.source = "a",
-                   .scenario = s,
-                   .report = hand_report(1.0, 0.5, 0.25),
-                   .problems = {},
-                   .problem_origin = {}};
-    io::DiffSide b{.source = "b",
-                   .scenario = s,
-                   .report = hand_report(1.0, 0.5, 0.25),
-                   .problems = {},
-                   .problem_origin = {}};
+    io::DiffSide a = side("a", s, hand_report(1.0, 0.5, 0.25));
+    io::DiffSide b = side("b", s, hand_report(1.0, 0.5, 0.25));
     a.scenario.stack.iteration_overhead = Seconds(0.1);
     b.scenario.stack.iteration_overhead = Seconds(0.2);
     const io::ReportDiff d = io::diff_reports(a, b);
@@ -159,11 +152,7 @@ TEST_CASE("report_diff: the memory reason names the term that moved most", "[io]
   // A: activations 10 B of 10 B; B: activations 30 B and buffers 5 B, total 35 B. The memory
   // reason lists activations (+20 B) before buffers (+5 B).
   const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
-  io::DiffSide a{.source = "a",
-                 .scenario = s,
-                 .report = hand_report(1.0, 0.5, 0.25),
-                 .problems = {},
-                 .problem_origin = {}};
+  io::DiffSide a = side("a", s, hand_report(1.0, 0.5, 0.25));
   report::Report rb = hand_report(1.0, 0.5, 0.25);
   rb.memory.activations = Bytes(30.0);
   rb.memory.buffers = Bytes(5.0);
