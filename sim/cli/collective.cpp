@@ -197,8 +197,9 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
     const parallel::GroupShape group{
         .ranks = nodes * gpn, .nodes = nodes, .ranks_per_node = nodes == 1 ? nodes * gpn : gpn};
     std::vector<Row> rows;
+    // Bytes per counted element: one element per rank, or one in all.
+    const std::int64_t divisor = dtype->size * (per_rank ? group.ranks : 1);
     for (std::int64_t size = min_bytes; size <= max_bytes; size *= o.step_factor) {
-      const std::int64_t divisor = dtype->size * (per_rank ? group.ranks : 1);
       const std::int64_t count = size / divisor;
       if (count > 0) {
         const std::int64_t bytes = count * divisor;
@@ -219,11 +220,10 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
     }
     if (rows.empty()) {
       // nccl-tests skips such sizes; a table with no size at all answers nothing.
-      const std::int64_t least = dtype->size * (per_rank ? group.ranks : 1);
       throw ConfigError("--max-bytes: no size from " + o.min_bytes + " to " + o.max_bytes +
                         " holds one " + o.dtype + " element" + (per_rank ? " per rank" : "") +
                         " on " + std::to_string(group.ranks) + " ranks; expected --max-bytes " +
-                        "of at least " + std::to_string(least) + " bytes");
+                        "of at least " + std::to_string(divisor) + " bytes");
     }
     blocks.push_back(std::move(rows));
   }

@@ -33,8 +33,8 @@ io::DiffSide side(const ScenarioFlags& flags, const std::string& file) {
   d.scenario = load_scenario(f);
   const auto problems = parallel::validate(d.scenario);
   for (const auto& p : problems) d.problems.push_back(p.key + ": " + p.message);
-  // What set the first problem's key (the file, and the flags applied to both sides).
-  if (!problems.empty()) d.problem_origin = problem_origin(f, problems.front().key);
+  // The flags (applied to both sides) that set the first problem's key.
+  if (!problems.empty()) d.problem_flags = problem_flags(f, problems.front().key);
   if (d.problems.empty()) {
     try {
       d.report = report::simulate(d.scenario).report;
@@ -42,7 +42,6 @@ io::DiffSide side(const ScenarioFlags& flags, const std::string& file) {
       d.problems.emplace_back(e.message());
     }
   }
-  if (d.problem_origin.empty()) d.problem_origin = d.source;  // a problem the simulation found
   return d;
 }
 
@@ -51,17 +50,17 @@ int diff(const DiffOptions& o) {
   const io::DiffSide b = side(o.scenario, o.b);
   // With neither side simulated there is nothing to compare: fail as `run` does on one.
   if (!a.report && !b.report) {
-    // The same problem on both sides from the same flags (a flag applied to both) is said
-    // once, naming both files. problem_origin is the file, then ", command line (...)".
-    const auto flags_of = [](const io::DiffSide& d) {
-      return d.problem_origin.substr(d.source.size());
+    // Each side: its file, then the flags that set the problem's key. The same problem from
+    // the same flags (a flag applied to both) is said once, naming both files.
+    const auto origin = [](const std::string& files, const io::DiffSide& d) {
+      return d.problem_flags.empty() ? files : files + ", " + d.problem_flags;
     };
-    if (a.problems.front() == b.problems.front() && flags_of(a) == flags_of(b)) {
-      throw PlanError((a.source == b.source ? a.source : a.source + ", " + b.source) + flags_of(a) +
+    if (a.problems.front() == b.problems.front() && a.problem_flags == b.problem_flags) {
+      throw PlanError(origin(a.source == b.source ? a.source : a.source + ", " + b.source, a) +
                       ": " + a.problems.front());
     }
-    throw PlanError(a.problem_origin + ": " + a.problems.front() + "; " + b.problem_origin + ": " +
-                    b.problems.front());
+    throw PlanError(origin(a.source, a) + ": " + a.problems.front() + "; " + origin(b.source, b) +
+                    ": " + b.problems.front());
   }
   const io::ReportDiff d = io::diff_reports(a, b);
   if (o.format == "json") {

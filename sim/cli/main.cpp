@@ -58,7 +58,6 @@ std::string one_line(std::string_view text) {
   return out;
 }
 
-// "describe, run, ...": the subcommands in registration order.
 // CLI11 reads integers with base detection (strtoll base 0) and floats with strtod, so "010"
 // would be 8, "0x40" 64 and "0x1p6" 64: every numeric option takes decimal text only, as the
 // input files' numbers do, and a number written otherwise is refused naming the option.
@@ -89,6 +88,7 @@ void decimal_numbers_only(CLI::App& app) {
   }
 }
 
+// "describe, run, ...": the subcommands in registration order.
 std::string command_list(const CLI::App& app) {
   std::string list;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {

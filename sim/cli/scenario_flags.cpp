@@ -170,15 +170,15 @@ void require_valid_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
   throw PlanError(problem_origin(f, p.key) + ": " + p.key + ": " + p.message);
 }
 
-std::string problem_origin(const ScenarioFlags& f, const std::string& key) {
-  const parallel::Problem p{.key = key, .message = {}};
-  const io::ScenarioDocument doc = scenario_document(f);
-  // The file, then the flags that set the problem's key, a key under it or the object above
-  // it: set_path's origins read "command line (--tp)", listed as "command line (--pp, --tp)".
+namespace {
+
+// The flags that set `key`, a key under it or the object above it, as "--pp, --tp" (set_path's
+// origins read "command line (--tp)"); empty where none did. `doc` is the flags' document.
+std::string flags_setting(const io::ScenarioDocument& doc, const std::string& key) {
   std::string flags;
   for (const auto& [pointer, origin] : doc.overridden) {
-    const bool related = pointer.rfind(p.key + "/", 0) == 0 || pointer == p.key ||
-                         p.key.rfind(pointer + "/", 0) == 0;
+    const bool related =
+        pointer.rfind(key + "/", 0) == 0 || pointer == key || key.rfind(pointer + "/", 0) == 0;
     if (!related) continue;
     constexpr std::string_view kPrefix = "command line (";
     const bool flag = origin.rfind(kPrefix, 0) == 0 && origin.back() == ')';
@@ -186,6 +186,20 @@ std::string problem_origin(const ScenarioFlags& f, const std::string& key) {
         flag ? origin.substr(kPrefix.size(), origin.size() - kPrefix.size() - 1) : origin;
     flags += (flags.empty() ? "" : ", ") + name;
   }
+  return flags;
+}
+
+}  // namespace
+
+std::string problem_flags(const ScenarioFlags& f, const std::string& key) {
+  const std::string flags = flags_setting(scenario_document(f), key);
+  return flags.empty() ? flags : "command line (" + flags + ")";
+}
+
+std::string problem_origin(const ScenarioFlags& f, const std::string& key) {
+  // The file, then the flags that set the problem's key.
+  const io::ScenarioDocument doc = scenario_document(f);
+  const std::string flags = flags_setting(doc, key);
   std::string where = f.file.empty() ? "" : doc.source;
   if (!flags.empty()) where += (where.empty() ? "" : ", ") + ("command line (" + flags + ")");
   if (where.empty()) where = doc.source;

@@ -53,6 +53,8 @@ void require_valid_plan(const ScenarioFlags& flags, const parallel::Scenario& sc
 // What set a plan problem's `key`: the scenario file, then the flags that set the key, a key
 // under it or the object above it ("s.json, command line (--tp)").
 [[nodiscard]] std::string problem_origin(const ScenarioFlags& flags, const std::string& key);
+// The flags alone ("command line (--tp)"), empty where no flag set it.
+[[nodiscard]] std::string problem_flags(const ScenarioFlags& flags, const std::string& key);
 
 // Throws ConfigError naming `flag` when the whole-iteration simulation that `flag` asks for
 // (--trace, --full-simulation, compare's kernel breakdown) would hold more than

@@ -50,34 +50,28 @@ sweep::Shard shard_of(const std::string& shard, std::optional<std::int64_t> coun
 // sweep's JSON lines.
 void write_list(const sweep::SweepSpec& spec, const sweep::Shard& shard, io::Output& out,
                 bool json) {
-  if (json) {
-    const std::int64_t n = shard.size_of(spec.size());
-    for (std::int64_t k = 0; k < n; ++k) {
-      const std::int64_t index = shard.index + k * shard.count;
-      nlohmann::ordered_json row;
-      row["index"] = index;
-      const std::vector<nlohmann::json> values = spec.point(index);
-      for (std::size_t i = 0; i < spec.keys.size(); ++i) row[spec.keys[i]] = values[i];
-      out.write(row.dump() + "\n");
-    }
-    return;
+  if (!json) {
+    std::string header = "index";
+    for (const std::string& key : spec.keys) header += "," + key;
+    out.write(header + "\n");
   }
-  std::string line = "index";
-  for (const std::string& key : spec.keys) {
-    line += ',';
-    line += key;
-  }
-  out.write(line + "\n");
   const std::int64_t n = shard.size_of(spec.size());
   for (std::int64_t k = 0; k < n; ++k) {
     const std::int64_t index = shard.index + k * shard.count;
-    line = std::to_string(index);
-    for (const nlohmann::json& v : spec.point(index)) {
+    const std::vector<nlohmann::json> values = spec.point(index);
+    if (json) {
+      nlohmann::ordered_json row;
+      row["index"] = index;
+      for (std::size_t i = 0; i < spec.keys.size(); ++i) row[spec.keys[i]] = values[i];
+      out.write(row.dump() + "\n");
+      continue;
+    }
+    std::string line = std::to_string(index);
+    for (const nlohmann::json& v : values) {
       line += ',';
       line += v.is_string() ? v.get<std::string>() : v.dump();
     }
-    line += "\n";
-    out.write(line);
+    out.write(line + "\n");
   }
 }
 

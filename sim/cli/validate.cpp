@@ -348,10 +348,10 @@ int run_validate(const ValidateOptions& o) {
   if (report.overall.compared == 0) {
     // Every row was skipped (the output gives each reason): nothing was validated.
     std::cout.flush();
-    std::cerr << "error: " << name << ": no row could be compared (" << report.overall.skipped
-              << " skipped, each with its reason in the output); expected at least one row "
-                 "that maps to a scenario\n";
-    return 2;
+    throw ConfigError(name, "",
+                      "no row could be compared (" + std::to_string(report.overall.skipped) +
+                          " skipped, each with its reason in the output); expected at least one "
+                          "row that maps to a scenario");
   }
   return 0;
 }

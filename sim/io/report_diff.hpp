@@ -25,8 +25,8 @@ struct DiffSide {
   parallel::Scenario scenario;
   std::optional<report::Report> report;
   std::vector<std::string> problems;  // "/parallel/tp: tp 3 does not divide heads 32; ..."
-  // What set the first problem's key: `source`, then ", command line (--tp)" where flags did.
-  std::string problem_origin;
+  // The flags that set the first problem's key ("command line (--tp)"), empty where none did.
+  std::string problem_flags;
 };
 
 // A scenario key whose resolved value differs; a key present on one side only is null on the

@@ -38,7 +38,7 @@ io::DiffSide simulated(const parallel::Scenario& s, const std::string& source) {
                       .scenario = s,
                       .report = report::simulate(s).report,
                       .problems = {},
-                      .problem_origin = {}};
+                      .problem_flags = {}};
 }
 
 // A report whose step time is exactly compute + exposed + bubble, as report/simulate.cpp's is.
@@ -65,11 +65,8 @@ Seconds component_sum(const io::ReportDiff& d) {
 
 // A side of the given report, with no plan problem.
 io::DiffSide side(const std::string& source, const parallel::Scenario& s, report::Report r) {
-  return io::DiffSide{.source = source,
-                      .scenario = s,
-                      .report = std::move(r),
-                      .problems = {},
-                      .problem_origin = {}};
+  return io::DiffSide{
+      .source = source, .scenario = s, .report = std::move(r), .problems = {}, .problem_flags = {}};
 }
 }  // namespace
 
@@ -157,7 +154,7 @@ TEST_CASE("report_diff: the memory reason names the term that moved most", "[io]
   rb.memory.activations = Bytes(30.0);
   rb.memory.buffers = Bytes(5.0);
   rb.memory.total = Bytes(35.0);
-  io::DiffSide b{.source = "b", .scenario = s, .report = rb, .problems = {}, .problem_origin = {}};
+  io::DiffSide b{.source = "b", .scenario = s, .report = rb, .problems = {}, .problem_flags = {}};
   const io::ReportDiff d = io::diff_reports(a, b);
   REQUIRE_FALSE(d.reasons.empty());
   const io::DiffReason& m = d.reasons.back();
@@ -173,7 +170,7 @@ TEST_CASE("report_diff: an impossible plan on one side is a reason, not a failur
                  .scenario = scenario(1, 1, "shard_grad_op"),
                  .report = {},
                  .problems = {},
-                 .problem_origin = {}};
+                 .problem_flags = {}};
   b.scenario.parallel.tp = 3;
   b.problems = {"/parallel/tp: tp 3 does not divide heads 8"};
   const io::ReportDiff d = io::diff_reports(a, b);
