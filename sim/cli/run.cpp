@@ -1,15 +1,18 @@
 // `trainsim run`: simulate one iteration of a scenario and print the report (table or JSON),
 // optionally writing a Perfetto/Chrome trace of the timeline.
 #include <iostream>
+#include <sstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "trainsim/error.hpp"
+#include "trainsim/report/simulate.hpp"
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/scenario_flags.hpp"
 #include "sim/io/report_writer.hpp"
 #include "sim/io/trace_writer.hpp"
-#include "trainsim/error.hpp"
-#include "trainsim/report/simulate.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -21,6 +24,21 @@ struct RunOptions {
   bool require_fit = false;
   bool full_simulation = false;
 };
+
+// What the usable memory is left of: HBM less each reserve term (report/memory.hpp), the
+// headroom naming where its fraction came from, so that a plan refused for a reserve the user
+// set says which setting to change.
+std::string reserve_terms(const report::MemoryBreakdown& m, const parallel::Scenario& s,
+                          bool headroom_from_flag) {
+  std::ostringstream fraction;
+  fraction << m.headroom_fraction;
+  return "reserved " + to_string(m.reserved) + ": CUDA context " + to_string(m.cuda_context) +
+         ", NCCL buffers " + to_string(m.nccl_buffers) + ", workspace " + to_string(m.workspace) +
+         ", headroom " + to_string(m.headroom) + " (" + fraction.str() + " of HBM, " +
+         (headroom_from_flag ? std::string("--memory-headroom")
+                             : "stack '" + s.stack.id + "' memory.headroom_fraction") +
+         "), fragmentation " + to_string(m.fragmentation);
+}
 
 int run(const RunOptions& o) {
   const parallel::Scenario s = load_scenario(o.scenario);
@@ -37,7 +55,9 @@ int run(const RunOptions& o) {
     throw PlanError("the plan needs " + to_string(r.memory.total) + " per GPU on stage " +
                     std::to_string(r.memory.stage) + ", more than the " +
                     to_string(r.memory.usable) + " usable of " + to_string(r.memory.capacity) +
-                    " of HBM; expected a plan that fits");
+                    " of HBM (" +
+                    reserve_terms(r.memory, s, o.scenario.memory_headroom.has_value()) +
+                    "); expected a plan that fits");
   }
   if (!o.trace.empty()) io::write_trace_file(o.trace, sim.iteration, sim.timeline);
   if (o.format == "json") {
