@@ -221,8 +221,18 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   }
   options.frozen = o.freeze;
 
-  const io::HardwareDocument doc = io::load_hardware_document(o.base);
-  const hardware::HardwareSpec base = io::load_hardware(o.base);
+  // An unknown id or a missing file names the flag; a bad profile file names itself.
+  const auto from_base = [&o](const auto& load) {
+    try {
+      return load(o.base);
+    } catch (const ConfigError& e) {
+      throw e.located("command line (--base)", "");
+    }
+  };
+  const io::HardwareDocument doc =
+      from_base([](const std::string& b) { return io::load_hardware_document(b); });
+  const hardware::HardwareSpec base =
+      from_base([](const std::string& b) { return io::load_hardware(b); });
   const io::CalibrationInputs in = io::read_calibration_inputs(o.inputs, o.include_problem_logs);
   for (const auto& s : in.skipped) err << "note: skipped " << io::escape_control(s) << '\n';
 

@@ -21,4 +21,9 @@ std::optional<std::string_view> builtin_file(std::string_view folder, std::strin
 // Ids of every built-in file in `folder`, sorted.
 std::vector<std::string> builtin_ids(std::string_view folder);
 
+// Whether `name`, given where a built-in id or a file path is expected, reads as a path: it holds
+// a path separator or ends in ".json", which no built-in id does. A loader that finds no such
+// file then says so, instead of calling it an unknown id.
+bool names_a_file(std::string_view name);
+
 }  // namespace trainsim::io

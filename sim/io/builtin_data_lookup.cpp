@@ -26,4 +26,9 @@ std::vector<std::string> builtin_ids(std::string_view folder) {
   return ids;
 }
 
+bool names_a_file(std::string_view name) {
+  return name.find('/') != std::string_view::npos ||
+         (name.size() >= 5 && name.substr(name.size() - 5) == ".json");
+}
+
 }  // namespace trainsim::io

@@ -630,6 +630,11 @@ hardware::HardwareSpec load_hardware(const std::string& name_or_path) {
   const auto ids = builtin_hardware_ids();
   std::string list;
   for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+  if (names_a_file(name_or_path)) {
+    throw ConfigError("no such file '" + name_or_path +
+                      "'; expected a hardware profile JSON file (or a built-in profile: " + list +
+                      ")");
+  }
   // Edit distance misses a bare GPU name ("h100" is 4 edits from "h100-dgx"): suggest the
   // built-in it begins, else the closest one.
   std::string suggestion;

@@ -807,6 +807,12 @@ model::ModelSpec load_model(const std::string& name_or_path) {
   const auto ids = builtin_ids("models");
   std::string list;
   for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+  if (names_a_file(name_or_path)) {
+    throw ConfigError("no such file '" + name_or_path +
+                      "'; expected a model JSON file or a Hugging Face config.json (or a "
+                      "built-in model: " +
+                      list + ")");
+  }
   throw ConfigError("unknown model '" + name_or_path + "'" + did_you_mean(name_or_path, ids) +
                     "; expected a built-in model (" + list + ") or a path to a model JSON file");
 }

@@ -31,6 +31,10 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
   if (std::filesystem::is_regular_file(name, ec)) {
     return resolve_extends(read_json_file(name), name, "", depth);
   }
+  if (names_a_file(name)) {
+    throw ConfigError(source, pointer + "/extends",
+                      "no such file '" + name + "'; expected a software stack JSON file");
+  }
   const auto ids = builtin_stack_ids();
   throw ConfigError(source, pointer + "/extends",
                     "unknown software stack '" + name + "'" + did_you_mean(name, ids) +
@@ -320,6 +324,10 @@ stack::StackSpec load_stack(const std::string& name_or_path) {
   const auto ids = builtin_stack_ids();
   std::string list;
   for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+  if (names_a_file(name_or_path)) {
+    throw ConfigError("no such file '" + name_or_path +
+                      "'; expected a software stack JSON file (or a built-in stack: " + list + ")");
+  }
   throw ConfigError("unknown software stack '" + name_or_path + "'" +
                     did_you_mean(name_or_path, ids) + "; expected a built-in stack (" + list +
                     ") or a path to a stack JSON file");

@@ -34,6 +34,11 @@ trainsim_bad_input(calibrate no_ranks "cannot tell the ranks and nodes of the ru
   --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/h200-ib-2node-all_reduce-partial.txt)
 trainsim_bad_input(calibrate missing_file "cannot open the file"
   --base h100-dgx ${CALIBRATION_TEST_DATA}/no_such_log.txt)
+# The profile to start from is named by its flag: an unknown id, a missing file.
+trainsim_bad_input(calibrate unknown_base "command line \\(--base\\): unknown hardware profile 'h100'; did you mean 'h100-dgx'"
+  --base h100 ${CALIBRATION_DIR}/h100-dgx.json)
+trainsim_bad_input(calibrate missing_base "command line \\(--base\\): no such file 'no_such_profile.json'; expected a hardware profile JSON file"
+  --base no_such_profile.json ${CALIBRATION_DIR}/h100-dgx.json)
 trainsim_bad_input(calibrate bad_freeze "--freeze: unknown parameter '/gpu/gemm/max'"
   --base h100-dgx --freeze /gpu/gemm/max ${CALIBRATION_DIR}/h100-dgx.json)
 trainsim_bad_input(calibrate bad_min_bytes "--min-bytes: "

@@ -341,6 +341,18 @@ TEST_CASE("hardware_loader: an unknown profile name suggests a built-in", "[hard
                                         "'h100-dgx'?"));
 }
 
+// A name with a path separator or a .json ending is a file the user meant, not a misspelt
+// built-in id: the loader says the file is missing (tests/model and tests/stack check the
+// model and stack loaders).
+TEST_CASE("hardware_loader: a missing file is called missing, not an unknown id",
+          "[hardware][io]") {
+  REQUIRE_THROWS_WITH(io::load_hardware("no-such-dir/h100.json"),
+                      Catch::StartsWith("no such file 'no-such-dir/h100.json'; expected a "
+                                        "hardware profile JSON file (or a built-in profile: "));
+  REQUIRE_THROWS_WITH(io::load_hardware("h100.json"),
+                      Catch::StartsWith("no such file 'h100.json'"));
+}
+
 TEST_CASE("hardware_loader: malformed JSON text names the source", "[hardware][io]") {
   REQUIRE_THROWS_WITH(io::load_hardware_from_string("{\"id\": ", "bad.json"),
                       Catch::StartsWith("bad.json: invalid JSON"));

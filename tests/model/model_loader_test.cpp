@@ -129,10 +129,13 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
                         Catch::StartsWith("unknown model 'llama2-7'; did you mean 'llama2-7b'?"));
   }
   SECTION("unreadable file") {
-    // A name that is neither built in nor a file reads as an unknown model.
+    // A path that names no file is said to be missing, the built-in models listed beside;
+    // a bare word that is neither is an unknown model (above).
     REQUIRE_THROWS_WITH(load_model("/nonexistent/model.json"),
-                        Catch::Contains("expected a built-in model (deepseek-v3, gpt-oss-120b, "
-                                        "gpt3-175b, "));
+                        Catch::StartsWith("no such file '/nonexistent/model.json'; expected a "
+                                          "model JSON file or a Hugging Face config.json (or a "
+                                          "built-in model: deepseek-v3, gpt-oss-120b, "));
+    REQUIRE_THROWS_WITH(load_model("llama.json"), Catch::StartsWith("no such file 'llama.json'"));
   }
   SECTION("missing key") {
     const std::string text = R"({"layers": 32, "hidden": 4096})";

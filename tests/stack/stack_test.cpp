@@ -123,6 +123,10 @@ TEST_CASE("stack: bad stacks get one error naming the key", "[stack][io]") {
   } catch (const ConfigError& e) {
     REQUIRE_THAT(e.what(), Catch::Contains("did you mean 'megatron-lm'"));
   }
+  // A path that names no file is said to be missing, not an unknown stack.
+  REQUIRE_THROWS_WITH(io::load_stack("stacks/mine.json"),
+                      Catch::StartsWith("no such file 'stacks/mine.json'; expected a software "
+                                        "stack JSON file (or a built-in stack: "));
 }
 
 TEST_CASE("stack: iteration_overhead adds host time with the GPUs idle", "[stack][workload]") {
