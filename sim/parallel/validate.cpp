@@ -244,9 +244,19 @@ std::vector<Problem> validate(const Scenario& s) {
     }
   }
   if (s.hardware.peak(t.precision).value() <= 0.0) {
-    problem("/training/precision", std::string("hardware '") + s.hardware.id + "' has no " +
-                                       to_string(t.precision) +
-                                       " tensor cores; expected a precision it supports");
+    // Name the profile's key that says so, and the precisions the profile has a peak for.
+    std::string supported;
+    for (std::size_t d = 0; d < hardware::kNumDtypes; ++d) {
+      const auto dtype = static_cast<hardware::Dtype>(d);
+      if (s.hardware.peak(dtype).value() > 0.0) {
+        supported += std::string(supported.empty() ? "" : ", ") + to_string(dtype);
+      }
+    }
+    problem("/training/precision",
+            std::string("hardware '") + s.hardware.id + "' has no " + to_string(t.precision) +
+                " tensor cores (its /gpu/peak_dense/" + to_string(t.precision) +
+                " is 0); expected a precision it supports" +
+                (supported.empty() ? std::string() : " (" + supported + ")"));
   }
   return out;
 }

@@ -84,7 +84,10 @@ TEST_CASE("validate: each impossible plan gets one clear problem", "[parallel]")
   SECTION("a precision the GPU lacks") {
     Scenario s = llama7b(128, 1, 1);
     s.training.precision = hardware::Dtype::Fp8;
-    REQUIRE(has_problem(validate(s), "/training/precision", "has no fp8 tensor cores"));
+    // The test GPU has a bf16 peak only: the problem names the profile's key and that one.
+    REQUIRE(has_problem(validate(s), "/training/precision",
+                        "hardware 'test-hw' has no fp8 tensor cores (its /gpu/peak_dense/fp8 is "
+                        "0); expected a precision it supports (bf16)"));
   }
   SECTION("a split counting the embedding and loss that does not divide the chunks") {
     // 32 layers + 1 (embedding) = 33 slots over pp 4: Megatron-Core requires an even split.
