@@ -518,7 +518,13 @@ void ObjectReader::finish() const {
     if (read_.count(key) != 0U) continue;
     // Keys documenting the data ("source", "notes", "_comment") are allowed everywhere.
     if (key == "source" || key == "notes" || key == "sources" || key.rfind("_", 0) == 0) continue;
-    throw error(key, "unknown key" + did_you_mean(key, known));
+    // A near miss gets its suggestion; otherwise the keys this object was asked for, so the
+    // line says what is expected here.
+    const std::string suggestion = did_you_mean(key, known);
+    if (!suggestion.empty() || known.empty()) throw error(key, "unknown key" + suggestion);
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw error(key, "unknown key; expected one of " + list);
   }
 }
 

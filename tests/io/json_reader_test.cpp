@@ -58,6 +58,15 @@ TEST_CASE("json_reader: each bad-input kind names file, pointer and expectation"
     REQUIRE_THROWS_WITH(node.finish(), Catch::Contains("/node/bandwith: unknown key; did you mean "
                                                        "'bandwidth'?"));
   }
+  SECTION("an unknown key with no near miss lists the keys asked for, sorted") {
+    const auto j = parse_json(R"({"gpus": 8, "zzz": 1})", "n.json");
+    ObjectReader n(j, "n.json", "/node");
+    (void)n.integer("gpus", 1);
+    (void)n.has("nvlink_bandwidth");
+    REQUIRE_THROWS_WITH(n.finish(),
+                        "n.json: /node/zzz: unknown key; expected one of gpus, "
+                        "nvlink_bandwidth");
+  }
   SECTION("unknown choice gets a suggestion") {
     const auto j = parse_json(R"({"sharding": "shard_grad"})", "s.json");
     ObjectReader s(j, "s.json", "");
