@@ -1,9 +1,12 @@
 // `trainsim describe`: the scenario's model math without simulating: parameter counts (total
 // and active for a mixture-of-experts model), model FLOPs per token and the per-GPU memory
 // breakdown, as a table or as JSON.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -60,6 +63,53 @@ std::string placement_line(const parallel::Scenario& s, const parallel::Placemen
                                  : std::string();
   return "dp group: " + where(pl.dp) + ", " + fewest + std::to_string(pl.dp.ranks_per_node) +
          " per node; tp group: " + where(pl.tp);
+}
+
+// With pipeline parallelism, the stages whose groups lie otherwise than the job's worst (the
+// placement line): a stage's collectives run among its own ranks, so each stage is priced on its
+// own groups (parallel::place(scenario, stage); docs/placement.md). One line per distinct
+// placement, naming its stages; empty when every stage's groups match the job's line.
+std::string stage_placement_lines(const parallel::Scenario& s, const parallel::Placement& pl) {
+  if (s.parallel.pp <= 1) return "";
+  const std::string job = placement_line(s, pl);
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> lines;
+  bool differs = false;
+  for (std::int64_t stage = 0; stage < s.parallel.pp; ++stage) {
+    const std::string line = placement_line(s, parallel::place(s, stage));
+    differs = differs || line != job;
+    const auto it = std::find_if(lines.begin(), lines.end(),
+                                 [&line](const auto& entry) { return entry.first == line; });
+    if (it != lines.end()) {
+      it->second.push_back(stage);
+    } else {
+      lines.push_back({line, {stage}});
+    }
+  }
+  if (!differs) return "";
+  std::string out;
+  for (const auto& [line, stages] : lines) {
+    std::string names;
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      names += (i == 0 ? "" : i + 1 == stages.size() ? " and " : ", ") + std::to_string(stages[i]);
+    }
+    // Under the placement line's value.
+    out += "             " + std::string(stages.size() > 1 ? "stages " : "stage ") + names + ": " +
+           line + "\n";
+  }
+  return out;
+}
+
+// Each stage's groups in describe's JSON (pp > 1): the kinds inside a stage.
+nlohmann::json stage_placement_json(const parallel::Scenario& s) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (std::int64_t stage = 0; stage < s.parallel.pp; ++stage) {
+    const parallel::Placement p = parallel::place(s, stage);
+    stages.push_back({{"stage", stage},
+                      {"tp", group_json(p.tp)},
+                      {"cp", group_json(p.cp)},
+                      {"dp", group_json(p.dp)}});
+  }
+  return stages;
 }
 
 // The optional lines about the model's attention and biases: a sliding window, bias groups,
@@ -151,6 +201,7 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
                             {"cp", group_json(pl.cp)},
                             {"dp", group_json(pl.dp)},
                             {"pp", group_json(pl.pp)}}}};
+    if (s.parallel.pp > 1) out["placement"]["stages"] = stage_placement_json(s);
     if (model::is_moe(m)) {
       out["experts"] = experts_json(m);
     }
@@ -168,7 +219,8 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
             << "cluster      " << s.gpus << " GPUs of " << s.hardware_name << ", dp "
             << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp "
             << s.parallel.cp << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
-            << "placement    " << placement_line(s, pl) << "\n\n"
+            << "placement    " << placement_line(s, pl) << "\n"
+            << stage_placement_lines(s, pl) << "\n"
             << "memory per GPU: " << memory_note << "\n";
   return 0;
 }
@@ -198,6 +250,7 @@ int describe(const DescribeOptions& o) {
                             {"cp", group_json(pl.cp)},
                             {"dp", group_json(pl.dp)},
                             {"pp", group_json(pl.pp)}}}};
+    if (s.parallel.pp > 1) out["placement"]["stages"] = stage_placement_json(s);
     if (model::is_moe(m)) {
       out["active_parameters"] = model::num_active_parameters(m);
       out["experts"] = experts_json(m);
@@ -225,7 +278,8 @@ int describe(const DescribeOptions& o) {
             << s.parallel.cp
             << (model::is_moe(m) ? ", ep " + std::to_string(s.parallel.ep) : std::string())
             << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
-            << "placement    " << placement_line(s, pl) << "\n\n"
+            << "placement    " << placement_line(s, pl) << "\n"
+            << stage_placement_lines(s, pl) << "\n"
             << "memory per GPU (stage " << mem.stage << ")\n"
             << "  parameters   " << to_string(mem.parameters) << "\n"
             << "  gradients    " << to_string(mem.gradients) << "\n"

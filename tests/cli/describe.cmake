@@ -146,3 +146,23 @@ add_test(NAME cli.describe.nvl72_segment COMMAND trainsim describe ${nvl72_args}
 set_tests_properties(cli.describe.nvl72_segment PROPERTIES PASS_REGULAR_EXPRESSION
   "\"tp\": {[ \n]*\"domains\": 1,[ \n]*\"min_ranks_per_domain\": 16,[ \n]*\"nodes\": 4,[ \n]*\"ranks\": 16,[ \n]*\"ranks_per_domain\": 16,[ \n]*\"ranks_per_node\": 4[ \n]*}.*\"cluster\": {[^}]*\"nodes_per_domain\": 16")
 set_tests_properties(cli.describe.nvl72_segment PROPERTIES FAIL_REGULAR_EXPRESSION "note:")
+
+# Each stage's groups where they lie otherwise than the job's worst (docs/placement.md): 216
+# GB200 GPUs in racks of 72 (18 trays of 4), pp 4, tp 1: each stage holds 54 consecutive ranks,
+# so stage 0 (ranks 0-53) and stage 3 (162-215) sit in one rack, stage 1 (54-107) in racks 0 and
+# 1 (18 + 36 ranks) and stage 2 (108-161) in racks 1 and 2 (36 + 18).
+set(gb200_pp4 --hardware gb200-nvl72 --model llama2-7b --gpus 216 --pp 4 --seq-len 4096
+              --global-batch 864 --sharding full_shard)
+add_test(NAME cli.describe.stage_placement COMMAND trainsim describe ${gb200_pp4})
+set_tests_properties(cli.describe.stage_placement PROPERTIES PASS_REGULAR_EXPRESSION
+  "placement +dp group: 54 ranks on 14 nodes in 2 NVLink domains \\(18 to 36 ranks each\\)[^\n]*\n +stages 0 and 3: dp group: 54 ranks on 14 nodes in 1 NVLink domain, [^\n]*\n +stages 1 and 2: dp group: 54 ranks on 14 nodes in 2 NVLink domains \\(18 to 36 ranks each\\)")
+add_test(NAME cli.describe.stage_placement_json COMMAND trainsim describe ${gb200_pp4}
+         --format json)
+set_tests_properties(cli.describe.stage_placement_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"stages\": \\[[^]]*\"dp\": {[^}]*\"domains\": 1,[^]]*\"stage\": 0[^]]*\"dp\": {[^}]*\"domains\": 2,[^]]*\"stage\": 1")
+# Where every stage's groups lie alike (H100 nodes of 8, stages of 16 ranks), no stage lines.
+add_test(NAME cli.describe.stage_placement_alike COMMAND trainsim describe --hardware h100-dgx
+         --model llama2-7b --gpus 64 --pp 4 --seq-len 4096 --global-batch 64)
+set_tests_properties(cli.describe.stage_placement_alike PROPERTIES
+  PASS_REGULAR_EXPRESSION "placement +dp group: 16 ranks on 2 nodes, 8 per node; tp group: 1 rank on 1 node\n\nmemory"
+  FAIL_REGULAR_EXPRESSION "stage 0:|stages 0")
