@@ -4,6 +4,7 @@
 
 #include "trainsim/model/counts.hpp"
 #include "trainsim/model/kernels.hpp"
+#include "trainsim/parallel/placement.hpp"
 
 namespace trainsim::report {
 namespace {
@@ -162,11 +163,11 @@ std::int64_t sharding_degree(const parallel::Scenario& s) {
     case Sharding::ShardGradOp:
     case Sharding::FullShard:
       return replicas;
-    case Sharding::HybridShard: {
-      const std::int64_t group_gpus =
-          s.parallel.shard_group > 0 ? s.parallel.shard_group : s.hardware.node.gpus_per_node;
-      return std::clamp<std::int64_t>(group_gpus / s.parallel.tp, 1, replicas);
-    }
+    case Sharding::HybridShard:
+      // The shard group's data-parallel ranks, as the collectives run among them
+      // (parallel::hybrid_shard_size: shard_group, default one node's); its CP ranks hold the
+      // same shard as their peers (parallel::place).
+      return parallel::hybrid_shard_size(s);
   }
   return 1;
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "trainsim/model/counts.hpp"
+#include "trainsim/parallel/placement.hpp"
 
 #include "sim/io/model_loader.hpp"
 #include "sim/io/scenario_loader.hpp"
@@ -188,6 +189,27 @@ TEST_CASE("memory: P12, memory per GPU falls with DP, with diminishing returns",
   const double last = totals[totals.size() - 2] - totals.back();
   REQUIRE(last < first / 4);
   REQUIRE(last == Approx(first / 128).epsilon(1e-9));
+}
+
+TEST_CASE("memory: hybrid_shard shards over the data-parallel ranks its collectives use",
+          "[report][memory]") {
+  // 64 GPUs, tp 2, dp 32: the shard group is counted in data-parallel ranks, as the placement
+  // prices its collectives (parallel::hybrid_shard_size): by default one node's 8 / tp = 4, and
+  // shard_group 4 is the same 4 ranks. The state is sharded 4 ways either way: 16 Phi / (2 x 4).
+  auto s = paper_scenario(64);
+  const double params = 6'738'415'616;
+  s.parallel.tp = 2;
+  s.parallel.dp = 32;
+  s.parallel.sharding = Sharding::HybridShard;
+  const auto by_default = memory_per_gpu(s, 0);
+  REQUIRE(report::sharding_degree(s) == parallel::hybrid_shard_size(s));
+  REQUIRE(report::sharding_degree(s) == 4);
+  s.parallel.shard_group = 4;
+  const auto given = memory_per_gpu(s, 0);
+  REQUIRE(report::sharding_degree(s) == 4);
+  REQUIRE(persistent(given) == persistent(by_default));
+  // Within 1e-3: the tp split leaves the norms and the embedding's rounding aside.
+  REQUIRE(persistent(given) == Approx(16 * params / 8).epsilon(1e-3));
 }
 
 TEST_CASE("memory: sharding modes order the persistent state", "[report][memory]") {
