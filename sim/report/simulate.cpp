@@ -48,22 +48,41 @@ double recompute_ratio(const parallel::Scenario& s) {
                                 .element_bytes = 2,
                                 .causal = false,
                                 .selective = s.stack.selective};
-  const auto layer = model::layer_kernels(s.model, shape);
-  const Flops per_layer = s.parallel.recompute == parallel::Recompute::Full
-                              ? model::full_recompute_flops(layer)
-                              : model::selective_recompute_flops(layer);
-  const Flops model_flops = model::model_flops_per_token(s.model, s.training.seq_len) *
-                            static_cast<double>(s.training.seq_len);
-  // Layers recomputed: all, or each model chunk's first recompute_layers.
-  std::int64_t layers = s.model.num_layers + s.model.mtp_layers;
+  const auto recomputed = [&s](const std::vector<model::KernelSpec>& layer) {
+    return (s.parallel.recompute == parallel::Recompute::Full
+                ? model::full_recompute_flops(layer)
+                : model::selective_recompute_flops(layer))
+        .value();
+  };
+  // A mixture-of-experts model's layers past its leading dense ones recompute their routed
+  // experts (top-k of them per token, moe_layer_kernels at ep 1), not a dense MLP of ffn_hidden;
+  // its multi-token-prediction layers are MoE layers too, as the builder runs them.
+  const double dense_layer = recomputed(model::layer_kernels(s.model, shape));
+  const bool moe = model::is_moe(s.model);
+  const double moe_layer = moe ? recomputed(model::moe_layer_kernels(s.model, shape)) : 0.0;
+  // Layers recomputed, dense and MoE: all, or each model chunk's first recompute_layers.
+  std::int64_t dense_layers = 0;
+  std::int64_t moe_layers = 0;
+  const auto count = [&](std::int64_t first, std::int64_t n) {
+    for (std::int64_t l = first; l < first + n; ++l) {
+      ++(moe && l >= s.model.num_dense_layers ? moe_layers : dense_layers);
+    }
+  };
   if (s.parallel.recompute == parallel::Recompute::Full && s.parallel.recompute_layers > 0) {
     const std::int64_t chunks = s.parallel.pp * s.parallel.virtual_stages;
-    layers = 0;
     for (std::int64_t c = 0; c < chunks; ++c) {
-      layers += std::min(s.parallel.recompute_layers, parallel::chunk_layers(s, c).count);
+      const parallel::ChunkLayers chunk = parallel::chunk_layers(s, c);
+      count(chunk.first, std::min(s.parallel.recompute_layers, chunk.count));
     }
+  } else {
+    count(0, s.model.num_layers + s.model.mtp_layers);
   }
-  return per_layer.value() * static_cast<double>(layers) / model_flops.value();
+  const Flops model_flops = model::model_flops_per_token(s.model, s.training.seq_len) *
+                            static_cast<double>(s.training.seq_len);
+  // A dense model's figure as one product (moe_layers is 0), as it always was.
+  return (dense_layer * static_cast<double>(dense_layers) +
+          moe_layer * static_cast<double>(moe_layers)) /
+         model_flops.value();
 }
 
 // One simulated iteration and its primitives.

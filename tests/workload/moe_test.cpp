@@ -439,3 +439,21 @@ TEST_CASE("moe: tensor-parallel collectives of an MoE layer with sequence parall
   REQUIRE(ag->bytes.value() == 33'554'432.0);
   REQUIRE(rs->bytes.value() == 33'554'432.0);
 }
+
+TEST_CASE("moe: HFU counts the recomputed routed experts, top-k of them per token",
+          "[workload][report]") {
+  // mixtral-8x7b (32 layers, hidden 4096, GQA 32/8 heads of 128, 8 experts of 14,336 with
+  // SwiGLU, top 2, vocab 32,000) at sequence 4096 with full recomputation: the recompute is one
+  // more forward of the layers, 2 (N - E) + 4 L h s FLOPs per token with N the active matmul
+  // parameters (12.75e9: per layer 41.9e6 attention + 2 x 176.2e6 experts + 32,768 router,
+  // plus the 131.1e6 LM head) and E the LM head, against the model's 6 N + 12 L h s:
+  // (2 x 12.618e9 + 2.147e9) / (6 x 12.749e9 + 6.442e9) = 27.38e9 / 82.94e9 = 0.3301.
+  // Counting one expert (a dense MLP of ffn_hidden) would give 0.194.
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "mixtral-8x7b",
+      "stack": "megatron-core", "cluster": {"gpus": 8},
+      "training": {"seq_len": 4096, "global_batch": 8, "micro_batch": 1},
+      "parallel": {"ep": 8, "sharding": "zero1", "recompute": "full"}})");
+  const report::Report r = report::simulate(io::scenario_from_document(doc)).report;
+  REQUIRE(r.hfu / r.mfu - 1.0 == Approx(0.3301).epsilon(2e-3));
+}
