@@ -73,8 +73,14 @@ std::pair<Spec, std::string> load_ref(ObjectReader& r, const ScenarioDocument& d
                            describe_json(v));
   }
   std::string name = v.get<std::string>();
+  // A path given on the command line is the user's, relative to the working directory like
+  // every other path there; one written in the scenario file (or a sweep axis) resolves beside
+  // the file first.
+  const auto set_by = doc.overridden.find(r.pointer_of(key));
+  const bool from_command_line =
+      set_by != doc.overridden.end() && set_by->second.rfind("command line", 0) == 0;
   try {
-    return {load(resolve_path(name, doc.base_dir)), name};
+    return {load(from_command_line ? name : resolve_path(name, doc.base_dir)), name};
   } catch (const ConfigError& e) {
     // A name that is neither built-in nor a file: say where it was written.
     if (e.source().empty()) throw e.located(r.source(), r.pointer_of(key));

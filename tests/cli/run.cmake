@@ -163,3 +163,15 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/run_long_name.json
   "{\"hardware\": \"${TRAINSIM_LONG_NAME}\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 4096}}\n")
 trainsim_bad_input(run long_name "run_long_name.json: /hardware: unknown hardware profile 'a+ \\.\\.\\. \\([0-9]+ bytes left out\\) \\.\\.\\. a+' \\(built-in profiles: "
   ${CMAKE_CURRENT_BINARY_DIR}/run_long_name.json)
+# A path on the command line resolves against the working directory; one in the scenario file
+# beside the file. tests/data/flag_paths: cwd/m.json has 2 layers, scenario/m.json 4, and
+# scenario/sc.json names "m.json".
+add_test(NAME cli.run.flag_path_from_working_directory
+         COMMAND trainsim describe ../scenario/sc.json --model m.json
+         WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/../data/flag_paths/cwd)
+set_tests_properties(cli.run.flag_path_from_working_directory PROPERTIES
+  PASS_REGULAR_EXPRESSION "^model +m\\.json: 2 layers")
+add_test(NAME cli.run.file_path_beside_the_file COMMAND trainsim describe ../scenario/sc.json
+         WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/../data/flag_paths/cwd)
+set_tests_properties(cli.run.file_path_beside_the_file PROPERTIES
+  PASS_REGULAR_EXPRESSION "^model +m\\.json: 4 layers")
