@@ -249,10 +249,9 @@ namespace {
 // more than it saves. (In bench/simulate_bench.cpp's fixed-batch sweep, 83 of the 104 plans
 // that ran one longer than m / 2 were then simulated in full: the pp 8 plans of 128
 // micro-batches, runs of 30 and 90, in 36 of 38; in the 10k sweep of bench/sweep_bench.cpp, all
-// 52.) At most
-// kMaxRuns runs, while all of them together stay within m, starting at most kLatestSteadyStart
-// micro-batches in, so that their cost does not grow with m; otherwise the whole iteration is
-// simulated. These checks do not prove periodicity; full simulation
+// 52.) At most kMaxRuns runs, while all of them together stay within m, starting at most
+// kLatestSteadyStart micro-batches in, so that their cost does not grow with m; otherwise the
+// whole iteration is simulated. These checks do not prove periodicity; full simulation
 // (SimulationMode::Full) remains the reference, and tests/report/extrapolation_test.cpp compares
 // the two.
 
