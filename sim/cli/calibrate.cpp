@@ -202,6 +202,8 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       }
     }
   }
+  // The fitted profile may replace the --base file (a refit in place), never a measurement.
+  io::require_not_an_input(o.output, "command line (-o)", o.inputs);
   calibrate::FitOptions options;
   try {
     options.min_collective_bytes = Bytes(io::parse_unit(o.min_bytes, io::UnitKind::Data));

@@ -37,6 +37,7 @@ int merge(const MergeOptions& o) {
   if (o.expect && *o.expect < 0) {
     throw ConfigError("--expect", "", "negative; expected a number of rows >= 0");
   }
+  io::require_not_an_input(o.output, "command line (-o)", o.inputs);
   std::optional<std::string> a_search;
   std::optional<std::string> a_sweep;
   for (const std::string& path : o.inputs) {

@@ -11,6 +11,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/scenario_flags.hpp"
+#include "sim/io/atomic_file.hpp"
 #include "sim/io/report_writer.hpp"
 #include "sim/io/trace_writer.hpp"
 
@@ -41,6 +42,9 @@ std::string reserve_terms(const report::MemoryBreakdown& m, const parallel::Scen
 }
 
 int run(const RunOptions& o) {
+  io::require_not_an_input(o.trace, "command line (--trace)",
+                           {o.scenario.file, o.scenario.hardware.value_or(""),
+                            o.scenario.model.value_or(""), o.scenario.stack.value_or("")});
   const parallel::Scenario s = load_scenario(o.scenario);
   require_valid_plan(o.scenario, s);
   // A trace shows every op of the iteration, so it needs the whole timeline, not the steady

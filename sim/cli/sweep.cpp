@@ -80,6 +80,7 @@ int run_sweep_command(const SweepOptions& o) {
   const int jobs = sweep::parse_jobs(o.jobs, "--jobs");
   keep_freed_memory();
   const sweep::SweepSpec spec = sweep::read_sweep_spec(o.spec);
+  io::require_not_an_input(o.output, "command line (-o)", {o.spec, spec.base.source});
   io::Output out(o.output);
   if (o.list) {
     write_list(spec, shard, out, o.format == "json");

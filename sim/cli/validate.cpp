@@ -281,6 +281,7 @@ void write_scenarios(const ScenarioFiles& files, const std::string& dir) {
 int run_validate(const ValidateOptions& o) {
   const int jobs = sweep::parse_jobs(o.jobs, "--jobs");
   if (!o.scenarios.empty()) check_scenarios_folder(o.scenarios);
+  io::require_not_an_input(o.plot, "command line (--plot)", {o.file});
   const std::string name = o.file.empty() ? validation::kBuiltinRunsName : o.file;
   const std::string text =
       o.file.empty() ? validation::builtin_runs_text() : validation::read_runs_file(o.file);

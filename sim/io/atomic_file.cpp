@@ -150,6 +150,19 @@ void AtomicFile::commit() {
   if (!in_place_) sync_folder(target_);
 }
 
+void require_not_an_input(const std::string& output, const std::string& origin,
+                          const std::vector<std::string>& inputs) {
+  if (output.empty() || output == "-") return;
+  for (const std::string& input : inputs) {
+    if (input.empty() || input == "-") continue;
+    std::error_code ec;
+    if (!std::filesystem::equivalent(output, input, ec) || ec) continue;
+    throw ConfigError(origin, "",
+                      "'" + output + "' is the input file " + input +
+                          ", which the output would replace; expected another path");
+  }
+}
+
 void write_file_atomically(const std::string& path, std::string_view text) {
   AtomicFile file(path);
   file.write(text);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace trainsim::io {
 
@@ -57,6 +58,13 @@ class AtomicFile {
   bool committed_ = false;
   std::string buffer_;
 };
+
+// Throws ConfigError located at `origin` (as "command line (-o)") when the output path `output`
+// names the same file as one of `inputs` (the same file however spelled, through links
+// included), since writing the output would replace that input. "" and "-" (standard output)
+// and paths that name no existing file are never an input.
+void require_not_an_input(const std::string& output, const std::string& origin,
+                          const std::vector<std::string>& inputs);
 
 // Writes `text` to `path` atomically (AtomicFile). Throws ConfigError naming `path`.
 void write_file_atomically(const std::string& path, std::string_view text);

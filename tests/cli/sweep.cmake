@@ -104,3 +104,18 @@ if(NOT TRAINSIM_SANITIZE)
                    -DWORK=${CMAKE_CURRENT_BINARY_DIR}/thread_limit
                    -P ${PROJECT_SOURCE_DIR}/tests/sweep/thread_limit.cmake)
 endif()
+
+# An output path that names an input is refused before anything is written: the write would
+# replace the spec (a copy here, so that a regression cannot touch the example), however the
+# path is spelled.
+set(output_is_input ${CMAKE_CURRENT_BINARY_DIR}/output_is_input)
+configure_file(${TRAINSIM_EXAMPLES}/fig9_seq_len.json ${output_is_input}/spec.json COPYONLY)
+configure_file(${TRAINSIM_EXAMPLES}/paper_fsdp_128.json ${output_is_input}/scenario.json COPYONLY)
+trainsim_bad_input(sweep output_is_spec
+  "command line \\(-o\\): '[^']*' is the input file [^ ]*spec.json, which the output would replace; expected another path"
+  ${output_is_input}/spec.json -o ${output_is_input}/../output_is_input/spec.json --list)
+trainsim_bad_input(run trace_is_scenario
+  "command line \\(--trace\\): '[^']*scenario.json' is the input file [^ ]*scenario.json, which the output would replace"
+  ${output_is_input}/scenario.json --trace ${output_is_input}/scenario.json)
+trainsim_bad_input(merge output_is_shard "command line \\(-o\\): '[^']*spec.json' is the input file"
+  ${output_is_input}/spec.json -o ${output_is_input}/spec.json)
