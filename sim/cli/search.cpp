@@ -790,6 +790,12 @@ int run_search(const SearchOptions& o) {
     std::cout << "\n\n";
     if (result.ranked.empty()) {
       std::cout << "No plan of the search space runs and fits in memory.\n";
+      if (!result.invalid_reasons.empty()) {
+        std::cout << "Invalid plans by the key at fault (the first plan's problem):\n";
+        for (const sweep::SearchResult::InvalidReason& r : result.invalid_reasons) {
+          std::cout << "  " << r.count << " x " << r.example << "\n";
+        }
+      }
     } else {
       write_table(std::cout, result, o.top, model::is_moe(base.model));
       if (o.explain) {
@@ -799,6 +805,15 @@ int run_search(const SearchOptions& o) {
     }
   }
   if (result.ranked.empty() && shard.count == 1) {
+    // Most plans invalid: the commonest problem is the one to fix; else memory is.
+    if (result.invalid > result.out_of_memory && !result.invalid_reasons.empty()) {
+      const sweep::SearchResult::InvalidReason& r = result.invalid_reasons.front();
+      throw PlanError("no plan of the search space runs and fits in memory; " +
+                      std::to_string(result.invalid) + " of " + std::to_string(result.in_shard) +
+                      " plans are invalid; the commonest "
+                      "problem (" +
+                      std::to_string(r.count) + " plans), as its first plan has it: " + r.example);
+    }
     throw PlanError("no plan of the search space runs and fits in memory; expected a larger "
                     "cluster, a smaller global batch or a wider search space");
   }

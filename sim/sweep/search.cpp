@@ -279,7 +279,20 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
   result.in_shard = static_cast<std::int64_t>(mine.size()) + result.bounded;
   for (Candidate& c : mine) {
     switch (c.evaluation.status) {
-      case Status::Invalid: ++result.invalid; break;
+      case Status::Invalid: {
+        ++result.invalid;
+        const std::string& problem = c.evaluation.problem;
+        const std::string key = problem.substr(0, problem.find(": "));
+        auto it =
+            std::find_if(result.invalid_reasons.begin(), result.invalid_reasons.end(),
+                         [&key](const SearchResult::InvalidReason& r) { return r.key == key; });
+        if (it == result.invalid_reasons.end()) {
+          result.invalid_reasons.push_back({.key = key, .count = 0, .example = problem});
+          it = result.invalid_reasons.end() - 1;
+        }
+        ++it->count;
+        break;
+      }
       case Status::OutOfMemory: ++result.out_of_memory; break;
       case Status::Ok:
         ++result.simulated;
@@ -289,6 +302,10 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
         break;
     }
   }
+  std::stable_sort(result.invalid_reasons.begin(), result.invalid_reasons.end(),
+                   [](const SearchResult::InvalidReason& a, const SearchResult::InvalidReason& b) {
+                     return a.count > b.count;
+                   });
   rank(result.ranked, objective);
   return result;
 }

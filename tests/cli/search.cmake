@@ -79,3 +79,12 @@ set_tests_properties(cli.search.memory_headroom PROPERTIES PASS_REGULAR_EXPRESSI
   "Memory per GPU: 56\\.2 GiB usable of 80\\.0 GiB HBM \\(reserved 23\\.8 GiB, headroom 25\\.0 %\\)")
 trainsim_expect_exit(cli.search.memory_headroom_excludes 3 "no plan of the search space runs and fits in memory"
   search ${search_small} --memory-headroom 0.9)
+
+# A search whose every plan is invalid names the commonest problem instead of asking for a larger
+# cluster: tp 3 divides no GPU count of 16 (nor the 32 heads).
+trainsim_expect_exit(cli.search.all_invalid 3
+  "^error: no plan of the search space runs and fits in memory; [0-9]+ of [0-9]+ plans are invalid; the commonest problem \\([0-9]+ plans\\), as its first plan has it: /parallel: gpus 16 do not split into tp x pp x cp = 3 x 1 x 1 = 3"
+  search ${search_base} --gpus 16 --tp 3)
+add_test(NAME cli.search.all_invalid_table COMMAND trainsim search ${search_base} --gpus 16 --tp 3)
+set_tests_properties(cli.search.all_invalid_table PROPERTIES PASS_REGULAR_EXPRESSION
+  "Invalid plans by the key at fault \\(the first plan's problem\\):\n  [0-9]+ x /parallel: gpus 16")

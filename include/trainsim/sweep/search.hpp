@@ -83,6 +83,14 @@ struct SearchResult {
   std::int64_t invalid = 0;       // pruned by parallel::validate
   std::int64_t out_of_memory = 0; // pruned by report::memory_peak
   std::int64_t simulated = 0;
+  // The invalid plans by the scenario key at fault (the pointer their problem names), commonest
+  // first, ties in order of first appearance; each with the first such plan's problem.
+  struct InvalidReason {
+    std::string key;
+    std::int64_t count = 0;
+    std::string example;
+  };
+  std::vector<InvalidReason> invalid_reasons;
   // Bounded search only: plans that run and fit by the memory model but were not simulated,
   // their bound below `threshold`, kept (unsimulated, best bound first) for best_where.
   std::int64_t bounded = 0;
