@@ -34,7 +34,7 @@ io::DiffSide side(const ScenarioFlags& flags, const std::string& file) {
   const auto problems = parallel::validate(d.scenario);
   for (const auto& p : problems) d.problems.push_back(p.key + ": " + p.message);
   // The flags (applied to both sides) that set the first problem's key.
-  if (!problems.empty()) d.problem_flags = problem_flags(f, problems.front().key);
+  if (!problems.empty()) d.problem_flags = problem_flags(f, problems.front());
   if (d.problems.empty()) {
     try {
       d.report = report::simulate(d.scenario).report;

@@ -1,5 +1,6 @@
 #include "sim/cli/scenario_flags.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "trainsim/error.hpp"
@@ -167,18 +168,24 @@ void require_valid_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
   const auto problems = parallel::validate(s);
   if (problems.empty()) return;
   const parallel::Problem& p = problems.front();
-  throw PlanError(problem_origin(f, p.key) + ": " + p.key + ": " + p.message);
+  throw PlanError(problem_origin(f, p) + ": " + p.key + ": " + p.message);
 }
 
 namespace {
 
-// The flags that set `key`, a key under it or the object above it, as "--pp, --tp" (set_path's
-// origins read "command line (--tp)"); empty where none did. `doc` is the flags' document.
-std::string flags_setting(const io::ScenarioDocument& doc, const std::string& key) {
+// The flags that set the problem's key or one its check read, a key under one or the object
+// above one, as "--pp, --tp" (set_path's origins read "command line (--tp)"); empty where none
+// did. `doc` is the flags' document.
+std::string flags_setting(const io::ScenarioDocument& doc, const parallel::Problem& problem) {
+  const auto related_to = [](const std::string& pointer, const std::string& key) {
+    return pointer.rfind(key + "/", 0) == 0 || pointer == key || key.rfind(pointer + "/", 0) == 0;
+  };
   std::string flags;
   for (const auto& [pointer, origin] : doc.overridden) {
     const bool related =
-        pointer.rfind(key + "/", 0) == 0 || pointer == key || key.rfind(pointer + "/", 0) == 0;
+        related_to(pointer, problem.key) ||
+        std::any_of(problem.also.begin(), problem.also.end(),
+                    [&](const std::string& key) { return related_to(pointer, key); });
     if (!related) continue;
     constexpr std::string_view kPrefix = "command line (";
     const bool flag = origin.rfind(kPrefix, 0) == 0 && origin.back() == ')';
@@ -191,15 +198,15 @@ std::string flags_setting(const io::ScenarioDocument& doc, const std::string& ke
 
 }  // namespace
 
-std::string problem_flags(const ScenarioFlags& f, const std::string& key) {
-  const std::string flags = flags_setting(scenario_document(f), key);
+std::string problem_flags(const ScenarioFlags& f, const parallel::Problem& problem) {
+  const std::string flags = flags_setting(scenario_document(f), problem);
   return flags.empty() ? flags : "command line (" + flags + ")";
 }
 
-std::string problem_origin(const ScenarioFlags& f, const std::string& key) {
-  // The file, then the flags that set the problem's key.
+std::string problem_origin(const ScenarioFlags& f, const parallel::Problem& problem) {
+  // The file, then the flags that set the problem's keys.
   const io::ScenarioDocument doc = scenario_document(f);
-  const std::string flags = flags_setting(doc, key);
+  const std::string flags = flags_setting(doc, problem);
   std::string where = f.file.empty() ? "" : doc.source;
   if (!flags.empty()) where += (where.empty() ? "" : ", ") + ("command line (" + flags + ")");
   if (where.empty()) where = doc.source;

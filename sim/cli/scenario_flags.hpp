@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "trainsim/parallel/validate.hpp"
+
 #include "sim/io/scenario_loader.hpp"
 
 namespace trainsim::cli {
@@ -50,11 +52,14 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags);
 // "plan.json, command line (--tp): /parallel: ...".
 void require_valid_plan(const ScenarioFlags& flags, const parallel::Scenario& scenario);
 
-// What set a plan problem's `key`: the scenario file, then the flags that set the key, a key
-// under it or the object above it ("s.json, command line (--tp)").
-[[nodiscard]] std::string problem_origin(const ScenarioFlags& flags, const std::string& key);
-// The flags alone ("command line (--tp)"), empty where no flag set it.
-[[nodiscard]] std::string problem_flags(const ScenarioFlags& flags, const std::string& key);
+// What set a plan problem's key and the keys its check read (Problem::also): the scenario file,
+// then the flags that set one of them, a key under one or the object above one ("s.json,
+// command line (--micro-batch, --tp)").
+[[nodiscard]] std::string problem_origin(const ScenarioFlags& flags,
+                                         const parallel::Problem& problem);
+// The flags alone ("command line (--tp)"), empty where no flag set them.
+[[nodiscard]] std::string problem_flags(const ScenarioFlags& flags,
+                                        const parallel::Problem& problem);
 
 // Throws ConfigError naming `flag` when the whole-iteration simulation that `flag` asks for
 // (--trace, --full-simulation, compare's kernel breakdown) would hold more than

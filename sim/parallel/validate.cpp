@@ -12,9 +12,15 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 
 std::vector<Problem> validate(const Scenario& s) {
   std::vector<Problem> out;
-  auto problem = [&out](std::string key, std::string message) {
-    out.push_back(Problem{.key = std::move(key), .message = std::move(message)});
+  auto problem = [&out](std::string key, std::string message, std::vector<std::string> also = {}) {
+    out.push_back(
+        Problem{.key = std::move(key), .message = std::move(message), .also = std::move(also)});
   };
+  // What dp and the micro-batch count are made of (scenario_loader derives dp).
+  const std::vector<std::string> dp_inputs = {"/cluster", "/parallel/tp", "/parallel/pp",
+                                              "/parallel/cp"};
+  std::vector<std::string> batch_inputs = dp_inputs;
+  batch_inputs.push_back("/training/micro_batch");
   const ParallelPlan& p = s.parallel;
   const model::ModelSpec& m = s.model;
   const TrainingSpec& t = s.training;
@@ -34,16 +40,19 @@ std::vector<Problem> validate(const Scenario& s) {
   const auto model_parallel_or = model_parallel_size(p);
   if (!model_parallel_or || *model_parallel_or > s.gpus) {
     // Checked first: the product may not even fit an int64 (tp = pp = cp = 2^24).
-    problem("/parallel", "tp x pp x cp = " + str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) +
-                             " exceeds the " + str(s.gpus) +
-                             " gpus; expected a product that divides the gpus");
+    problem("/parallel",
+            "tp x pp x cp = " + str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) +
+                " exceeds the " + str(s.gpus) + " gpus; expected a product that divides the gpus",
+            {"/cluster"});
     return out;
   }
   const std::int64_t model_parallel = *model_parallel_or;
   if (s.gpus % model_parallel != 0) {
-    problem("/parallel", "gpus " + str(s.gpus) + " do not split into tp x pp x cp = " + str(p.tp) +
-                             " x " + str(p.pp) + " x " + str(p.cp) + " = " + str(model_parallel) +
-                             "; expected gpus divisible by " + str(model_parallel));
+    problem("/parallel",
+            "gpus " + str(s.gpus) + " do not split into tp x pp x cp = " + str(p.tp) + " x " +
+                str(p.pp) + " x " + str(p.cp) + " = " + str(model_parallel) +
+                "; expected gpus divisible by " + str(model_parallel),
+            {"/cluster"});
     return out;  // dp is meaningless below
   }
   // Megatron-LM splits attention heads and query groups evenly over TP ranks
@@ -211,7 +220,8 @@ std::vector<Problem> validate(const Scenario& s) {
             "global_batch " + str(t.global_batch) + " makes " + str(t.global_batch / per_step) +
                 " micro-batches of dp x micro_batch = " + str(per_step) +
                 " sequences; expected at most " + str(kMaxMicrobatches) +
-                " micro-batches per step (a larger micro_batch or more dp)");
+                " micro-batches per step (a larger micro_batch or more dp)",
+            batch_inputs);
   } else if (t.global_batch % per_step == 0 && m.num_layers > 0 &&
              t.global_batch / per_step > kMaxLayerPasses / (m.num_layers + m.mtp_layers)) {
     // The multi-token-prediction modules' layers are simulated like the model's.
@@ -221,20 +231,27 @@ std::vector<Problem> validate(const Scenario& s) {
             "global_batch " + str(t.global_batch) + " makes " + str(micro) + " micro-batches of " +
                 str(layers) + " layers = " + str(micro * layers) +
                 " layer passes to simulate; expected at most " + str(kMaxLayerPasses) +
-                " (fewer micro-batches: a larger micro_batch or more dp)");
+                " (fewer micro-batches: a larger micro_batch or more dp)",
+            batch_inputs);
   }
   if (t.global_batch % per_step != 0) {
-    problem("/training/global_batch", "global_batch " + str(t.global_batch) +
-                                          " is not divisible by dp x micro_batch = " + str(p.dp) +
-                                          " x " + str(t.micro_batch) + " = " + str(per_step) +
-                                          "; expected a multiple of " + str(per_step));
+    problem("/training/global_batch",
+            "global_batch " + str(t.global_batch) + " is not divisible by dp x micro_batch = " +
+                str(p.dp) + " x " + str(t.micro_batch) + " = " + str(per_step) +
+                "; expected a multiple of " + str(per_step),
+            batch_inputs);
   } else if (p.schedule == PipelineSchedule::Interleaved && p.pp > 1 &&
              (t.global_batch / per_step) % p.pp != 0) {
     // Megatron-LM's interleaved schedule needs the micro-batch count divisible by pp.
-    problem("/training/global_batch", "the interleaved schedule needs micro-batches (" +
-                                          str(t.global_batch / per_step) + ") divisible by pp " +
-                                          str(p.pp) + "; expected global_batch a multiple of " +
-                                          str(per_step * p.pp));
+    problem("/training/global_batch",
+            "the interleaved schedule needs micro-batches (" + str(t.global_batch / per_step) +
+                ") divisible by pp " + str(p.pp) + "; expected global_batch a multiple of " +
+                str(per_step * p.pp),
+            [&batch_inputs] {
+              std::vector<std::string> keys = batch_inputs;
+              keys.push_back("/parallel/pipeline_schedule");
+              return keys;
+            }());
   }
   if (p.sharding == Sharding::HybridShard) {
     const std::int64_t shard = hybrid_shard_size(s);

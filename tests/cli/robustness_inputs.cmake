@@ -44,7 +44,7 @@ trainsim_expect_exit(cli.robust.tp_out_of_range 2
   run ${robust_base} --gpus 8 --tp 16777216 --pp 16777216 --cp 16777216)
 # 2^20 each = 2^60 GPUs in the model-parallel group: a plan problem, exit 3.
 trainsim_expect_exit(cli.robust.tp_pp_cp_exceed_gpus 3
-  "^error: command line \\(--cp, --pp, --tp\\): /parallel: tp x pp x cp = 1048576 x 1048576 x 1048576 exceeds the 8 gpus"
+  "^error: command line \\(--gpus, --cp, --pp, --tp\\): /parallel: tp x pp x cp = 1048576 x 1048576 x 1048576 exceeds the 8 gpus"
   run ${robust_base} --gpus 8 --tp 1048576 --pp 1048576 --cp 1048576)
 # A sweep combining the largest degrees used to wrap tp x pp x cp to 0 and divide by it
 # (SIGFPE); every axis value is now bounded when the spec is read.
@@ -59,7 +59,7 @@ trainsim_expect_exit(cli.robust.sweep_degree_product 2
   sweep ${robust_dir}/degree_sweep.json)
 # 2^30 sequences of one per micro-batch on dp 8: 2^27 micro-batches, above 2^16.
 trainsim_expect_exit(cli.robust.too_many_microbatches 3
-  "^error: command line \\(--global-batch\\): /training/global_batch: global_batch 1073741824 makes 134217728 micro-batches"
+  "^error: command line \\(--gpus, --global-batch\\): /training/global_batch: global_batch 1073741824 makes 134217728 micro-batches"
   run ${robust_base} --gpus 8 --global-batch 1073741824)
 trainsim_expect_exit(cli.robust.global_batch_times_seq_len 2
   "^error: command line \\(--global-batch\\): /training/global_batch: 9223372036854775807: out of range"

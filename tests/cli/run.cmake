@@ -82,6 +82,12 @@ trainsim_expect_exit(cli.run.plan_error_names_file 3
 trainsim_expect_exit(cli.run.plan_error_names_file_and_flag 3
   "^error: [^\n]*plan_tp3.json, command line \\(--tp\\): /parallel: gpus 8 do not split into tp x pp x cp = 5"
   run ${CMAKE_CURRENT_BINARY_DIR}/plan_tp3.json --tp 5)
+# A problem of the global batch names the flags that set what its check read: --micro-batch and
+# --gpus make dp x micro_batch = 4 x 3 = 12, which global batch 16 (--global-batch, read by
+# the check) is not a multiple of; --sharding plays no part and is not named.
+trainsim_expect_exit(cli.run.plan_error_names_related_flags 3
+  "^error: [^\n]*plan_tp3.json, command line \\(--gpus, --tp, --global-batch, --micro-batch\\): /training/global_batch: global_batch 16 is not divisible by dp x micro_batch = 4 x 3 = 12"
+  run ${CMAKE_CURRENT_BINARY_DIR}/plan_tp3.json --tp 2 --gpus 8 --micro-batch 3 --global-batch 16 --sharding zero1)
 trainsim_expect_exit(cli.describe.plan_error_names_file 3
   "^error: [^\n]*plan_tp3.json: /parallel: gpus 8 do not split"
   describe ${CMAKE_CURRENT_BINARY_DIR}/plan_tp3.json)

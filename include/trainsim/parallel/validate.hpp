@@ -12,6 +12,10 @@ namespace trainsim::parallel {
 struct Problem {
   std::string key;      // scenario key at fault, as a JSON pointer: "/parallel/tp"
   std::string message;  // "tp 3 does not divide heads 32; expected a divisor of 32"
+  // Other keys (or objects) whose values the check read, so that a caller can say who set them:
+  // a global batch not divisible by dp x micro_batch reads the micro-batch, tp, pp, cp and the
+  // cluster's size.
+  std::vector<std::string> also;
 };
 
 // Every problem of `scenario` (empty when it can run). Fills nothing in: dp must already be
