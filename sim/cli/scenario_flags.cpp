@@ -158,8 +158,12 @@ parallel::Scenario load_scenario(const ScenarioFlags& f) {
     const auto flag = kFlags.find(e.pointer());
     const std::string missing = "missing required key";
     if (e.problem().rfind(missing, 0) != 0 || flag == kFlags.end()) throw;
+    // Keep what the reader added before its own "; expected" (a near miss it found).
+    const std::string& problem = e.problem();
+    const std::size_t end = std::min(problem.find("; expected"), problem.size());
+    const std::string note = problem.substr(missing.size(), end - missing.size());
     throw ConfigError(e.source(), e.pointer(),
-                      missing + "; expected " + flag->second +
+                      missing + note + "; expected " + flag->second +
                           (f.file.empty() ? "" : " or the key in the scenario file"));
   }
 }

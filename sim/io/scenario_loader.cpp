@@ -88,7 +88,44 @@ std::pair<Spec, std::string> load_ref(ObjectReader& r, const ScenarioDocument& d
   }
 }
 
+// For a required key missing at `pointer` ("/model", "/training/seq_len"): the key of the same
+// object that is no scenario key and is a near miss of the missing one, as " (the object has
+// 'modle': a misspelling of 'model'?)"; empty when there is none. Keys the scenario knows are
+// never suggested, so a present key cannot be taken for another's misspelling.
+std::string near_miss_note(const nlohmann::json& json, const std::string& pointer) {
+  const std::size_t slash = pointer.rfind('/');
+  if (slash == std::string::npos) return "";
+  const std::string parent_pointer = pointer.substr(0, slash);
+  const std::string missing = pointer.substr(slash + 1);
+  const nlohmann::json::json_pointer at(parent_pointer);
+  if (!json.contains(at) || !json.at(at).is_object()) return "";
+  // "training." for "/training"; "" at the top.
+  std::string prefix = parent_pointer.empty() ? "" : parent_pointer.substr(1) + ".";
+  std::replace(prefix.begin(), prefix.end(), '/', '.');
+  const auto known = [&prefix](const std::string& key) {
+    const std::string path = prefix + key;
+    return std::any_of(
+        scenario_paths().begin(), scenario_paths().end(),
+        [&path](const std::string& p) { return p == path || p.rfind(path + ".", 0) == 0; });
+  };
+  for (const auto& [key, value] : json.at(at).items()) {
+    if (known(key)) continue;
+    if (const auto near = closest(key, {missing})) {
+      return " (the object has '" + key + "': a misspelling of '" + *near + "'?)";
+    }
+  }
+  return "";
+}
+
 parallel::Scenario parse(const ScenarioDocument& doc) {
+  // A report (`run --format json`) read as a scenario would fail on its first report key: say
+  // what it is, and where its scenario is.
+  if (doc.json.is_object() && doc.json.contains("scenario") && doc.json.contains("context") &&
+      doc.json.contains("iteration_time_s")) {
+    throw ConfigError(doc.source, "",
+                      "a trainsim report, not a scenario; expected a scenario document, such as "
+                      "the report's \"scenario\" object");
+  }
   ObjectReader top(doc.json, doc.source, "");
   parallel::Scenario s;
   std::tie(s.hardware, s.hardware_name) = load_ref<hardware::HardwareSpec>(
@@ -113,8 +150,12 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
   const bool has_nodes = cluster.has("nodes");
   const bool has_gpus = cluster.has("gpus");
   if (!has_nodes && !has_gpus) {
-    throw ConfigError(doc.source, "/cluster",
-                      "missing nodes or gpus; expected {\"nodes\": N} or {\"gpus\": G}");
+    // A near miss of either key, as for a missing required key (near_miss_note).
+    std::string note = near_miss_note(doc.json, "/cluster/nodes");
+    if (note.empty()) note = near_miss_note(doc.json, "/cluster/gpus");
+    throw ConfigError(
+        doc.source, "/cluster",
+        "missing nodes or gpus" + note + "; expected {\"nodes\": N} or {\"gpus\": G}");
   }
   if (has_gpus) {
     s.gpus = cluster.integer("gpus", 1, parallel::kMaxGpus);
@@ -328,7 +369,17 @@ void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json val
 
 parallel::Scenario scenario_from_document(const ScenarioDocument& doc) {
   try {
-    return parse(doc);
+    try {
+      return parse(doc);
+    } catch (const ConfigError& e) {
+      // A required key missing beside a near miss of it: say which key is likely misspelled.
+      const std::string missing = "missing required key";
+      if (e.source() != doc.source || e.problem().rfind(missing, 0) != 0) throw;
+      const std::string note = near_miss_note(doc.json, e.pointer());
+      if (note.empty()) throw;
+      throw ConfigError(e.source(), e.pointer(),
+                        missing + note + e.problem().substr(missing.size()));
+    }
   } catch (const ConfigError& e) {
     // Blame the flag or axis that set the offending value, not the file.
     // The key itself or an object above it: "/parallel/recompute" does not own

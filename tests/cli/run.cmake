@@ -181,3 +181,29 @@ add_test(NAME cli.run.file_path_beside_the_file COMMAND trainsim describe ../sce
          WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/../data/flag_paths/cwd)
 set_tests_properties(cli.run.file_path_beside_the_file PROPERTIES
   PASS_REGULAR_EXPRESSION "^model +m\\.json: 4 layers")
+
+# A required key that is missing while the object holds a near miss of it: the line says which
+# key is likely its misspelling ('modle' is two edits from 'model', 'gpu' one from 'gpus',
+# io/spellcheck.hpp's bound being a third of the length, at least 2). Keys the scenario knows are
+# never suggested.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/misspelled_model.json [=[
+{"hardware": "h100-dgx", "modle": "llama2-7b", "cluster": {"gpus": 8},
+ "training": {"seq_len": 4096}}
+]=])
+trainsim_expect_exit(cli.run.missing_key_near_miss 2
+  "^error: [^\n]*misspelled_model.json: /model: missing required key \\(the object has 'modle': a misspelling of 'model'\\?\\); expected --model or the key in the scenario file"
+  run ${CMAKE_CURRENT_BINARY_DIR}/misspelled_model.json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/misspelled_gpus.json [=[
+{"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpu": 8},
+ "training": {"seq_len": 4096}}
+]=])
+trainsim_expect_exit(cli.run.missing_cluster_near_miss 2
+  "^error: [^\n]*misspelled_gpus.json: /cluster: missing nodes or gpus \\(the object has 'gpu': a misspelling of 'gpus'\\?\\)"
+  run ${CMAKE_CURRENT_BINARY_DIR}/misspelled_gpus.json)
+# A report given where a scenario is expected is named as one.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/a_report.json [=[
+{"context": {}, "scenario": {"hardware": "h100-dgx"}, "iteration_time_s": 1.0}
+]=])
+trainsim_expect_exit(cli.run.report_as_scenario 2
+  "^error: [^\n]*a_report.json: a trainsim report, not a scenario; expected a scenario document, such as the report's \"scenario\" object"
+  run ${CMAKE_CURRENT_BINARY_DIR}/a_report.json)
