@@ -60,9 +60,13 @@ std::int64_t parse_size(const std::string& flag, const std::string& text) {
       throw ConfigError(flag + ": " + e.problem());
     }
   }
-  if (!(value >= 1.0) || value > 9.0e18) {
+  if (!(value >= 1.0)) {
     throw ConfigError(flag + ": expected a size of at least 1 byte like 8, 1MiB or 8GiB, got '" +
                       text + "'");
+  }
+  // Past this the byte count leaves int64 (and no message is that large).
+  if (value > 9.0e18) {
+    throw ConfigError(flag + ": out of range; expected at most 9e18 bytes, got '" + text + "'");
   }
   return static_cast<std::int64_t>(value);
 }

@@ -8,6 +8,8 @@
 #include "trainsim/parallel/validate.hpp"
 #include "trainsim/report/simulate.hpp"
 
+#include "sim/io/sweep_writer.hpp"
+
 namespace trainsim::cli {
 
 void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
@@ -64,7 +66,7 @@ void apply_memory_headroom(const std::optional<double>& headroom, parallel::Scen
   if (!(*headroom >= 0.0 && *headroom < 1.0)) {
     throw ConfigError(
         "command line (--memory-headroom)", "",
-        "expected a fraction of HBM from 0 to below 1, got " + std::to_string(*headroom));
+        "expected a fraction of HBM from 0 to below 1, got " + io::format_number(*headroom));
   }
   s.stack.memory.headroom_fraction = *headroom;
 }

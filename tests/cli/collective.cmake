@@ -26,6 +26,9 @@ trainsim_bad_input(collective zero_size "--min-bytes: expected a size of at leas
   --hardware h100-dgx --op all_reduce --nodes 4 --min-bytes 0)
 trainsim_bad_input(collective negative_size "--max-bytes: "
   --hardware h100-dgx --op all_reduce --nodes 4 --max-bytes=-1MiB)
+# 10^23 bytes is a size, but past int64: out of range, not "at least 1 byte".
+trainsim_bad_input(collective huge_size "--max-bytes: out of range; expected at most 9e18 bytes, got '99999999999999999999999'"
+  --hardware h100-dgx --op all_reduce --nodes 4 --max-bytes 99999999999999999999999)
 trainsim_bad_input(collective min_above_max "--min-bytes: expected at most --max-bytes"
   --hardware h100-dgx --op all_reduce --nodes 4 --min-bytes 2GiB --max-bytes 1GiB)
 trainsim_bad_input(collective bad_nodes "--nodes: expected a comma-separated list of positive integers"

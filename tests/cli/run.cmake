@@ -51,7 +51,7 @@ trainsim_expect_exit(cli.run.memory_headroom_require_fit 3
   "^error: the plan needs .* usable of 80\\.0 GiB of HBM \\(reserved [^:]*:[^(]*headroom 40\\.0 GiB \\(0\\.5 of HBM, --memory-headroom\\)"
   run ${run_args} --memory-headroom 0.5 --require-fit)
 trainsim_expect_exit(cli.run.memory_headroom_bad 2
-  "^error: command line \\(--memory-headroom\\): expected a fraction of HBM from 0 to below 1"
+  "^error: command line \\(--memory-headroom\\): expected a fraction of HBM from 0 to below 1, got 1.5\n$"
   run ${run_args} --memory-headroom 1.5)
 # --recompute-layers: the plan line and the JSON scenario say how many layers each chunk
 # recomputes (llama2-7b's 32 layers at pp 2: 16 per chunk); without --recompute full, or above
