@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -167,12 +168,19 @@ class TraceParser {
   void read_distributed_info(const nlohmann::json& doc) {
     const auto info = doc.find("distributedInfo");
     if (info == doc.end() || !info->is_object()) return;
-    if (const auto rank = info->find("rank"); rank != info->end() && rank->is_number_integer()) {
-      trace_.rank = rank->get<std::int64_t>();
-    }
-    if (const auto ws = info->find("world_size"); ws != info->end() && ws->is_number_integer()) {
-      trace_.world_size = ws->get<std::int64_t>();
-    }
+    // Each optional, but present it must be an integer: a rank written as "3" or 3.5 would
+    // otherwise vanish from the comparison without a word.
+    const auto integer = [&](const char* key) -> std::optional<std::int64_t> {
+      const auto v = info->find(key);
+      if (v == info->end()) return std::nullopt;
+      if (!v->is_number_integer()) {
+        throw ConfigError(source_, std::string("/distributedInfo/") + key,
+                          "expected an integer, got " + describe_json(*v));
+      }
+      return v->get<std::int64_t>();
+    };
+    trace_.rank = integer("rank");
+    trace_.world_size = integer("world_size");
     // Shown as "rank R of W" and written to the report: a rank outside its world is a damaged
     // or hand-made trace.
     if (trace_.world_size && (*trace_.world_size < 1 || *trace_.world_size > parallel::kMaxGpus)) {

@@ -377,6 +377,13 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
     REQUIRE_THROWS_WITH(parse_kineto_trace(with_info(R"({"rank": 0, "world_size": 0})"), "t.json"),
                         Contains("/distributedInfo/world_size: expected 1 to 16777216 ranks, got "
                                  "0"));
+    // Present but not an integer: an error, not a trace without a rank.
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(with_info(R"({"rank": "1", "world_size": 2})"), "t.json"),
+        Contains("t.json: /distributedInfo/rank: expected an integer, got \"1\""));
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(with_info(R"({"rank": 1, "world_size": 2.5})"), "t.json"),
+        Contains("/distributedInfo/world_size: expected an integer, got 2.5"));
     const auto t = parse_kineto_trace(with_info(R"({"rank": 1, "world_size": 2})"), "t.json");
     CHECK(t.rank == 1);
     CHECK(t.world_size == 2);
