@@ -629,6 +629,12 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     reason = "not stated by the source: " + join(missing, ", ");
     return std::nullopt;
   }
+  // The transcriber's own flag (validation/README.md: such rows are skipped): every field the
+  // mapping needs is there, but the row says its configuration is not the source's whole one.
+  if (!run.config_complete) {
+    reason = "config_complete is false: the row's configuration is not complete in its source";
+    return std::nullopt;
+  }
   std::optional<hardware::Dtype> dtype = parse_precision(*run.precision);
   const std::optional<Fp8RecipeChoice> fp8 = parse_fp8_recipe(*run.precision);
   if (fp8) dtype = hardware::Dtype::Fp8;

@@ -293,6 +293,11 @@ TEST_CASE("validate: rows that cannot be mapped are skipped with the reason", "[
   PublishedRun run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
   run.gpu = "MI250X";
   CHECK_THAT(skip_reason(run), Contains("no built-in hardware profile for GPU 'MI250X'"));
+  // Every field there, but the transcriber flagged the configuration incomplete
+  // (validation/README.md: such a row is skipped).
+  run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
+  run.config_complete = false;
+  CHECK_THAT(skip_reason(run), Contains("config_complete is false"));
   run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
   run.precision = "fp8 (float8 linears)";
   CHECK_THAT(skip_reason(run), Contains("fp8 training"));
