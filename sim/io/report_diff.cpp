@@ -92,6 +92,11 @@ std::vector<InputChange> input_changes(const parallel::Scenario& a, const parall
   std::map<std::string, nlohmann::json> fb;
   flatten(scenario_to_json(a), "", fa);
   flatten(scenario_to_json(b), "", fb);
+  // dp is derived, and an impossible plan has none (0): null, not a degree of 0.
+  for (auto* f : {&fa, &fb}) {
+    const auto dp = f->find("/parallel/dp");
+    if (dp != f->end() && dp->second == 0) dp->second = nullptr;
+  }
   std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> both;
   for (const auto& [k, v] : fa) both[k].first = v;
   for (const auto& [k, v] : fb) both[k].second = v;
@@ -461,6 +466,15 @@ nlohmann::json diff_to_json(const DiffSide& a, const DiffSide& b, const ReportDi
   for (const auto& m : d.deltas) {
     if (m.kind == MetricKind::Flag) {
       deltas[m.pointer] = {{"a", m.a != 0.0}, {"b", m.b != 0.0}, {"changed", m.a != m.b}};
+    } else if (m.kind == MetricKind::Bytes) {
+      // Whole bytes, as the reports give them (byte_count), and their difference.
+      const std::int64_t bytes_a = byte_count(Bytes(m.a));
+      const std::int64_t bytes_b = byte_count(Bytes(m.b));
+      deltas[m.pointer] = {
+          {"a", bytes_a},
+          {"b", bytes_b},
+          {"delta", bytes_b - bytes_a},
+          {"relative", m.relative ? nlohmann::json(*m.relative) : nlohmann::json(nullptr)}};
     } else {
       deltas[m.pointer] = {
           {"a", m.a},
@@ -512,8 +526,10 @@ void write_diff_table(std::ostream& out, const DiffSide& a, const DiffSide& b,
   if (d.inputs_changed.empty()) out << "  none\n";
   std::array<char, 512> line{};
   for (const auto& c : d.inputs_changed) {
+    // A value one side lacks (dp of an impossible plan) reads "none".
+    const auto text = [](const nlohmann::json& v) { return v.is_null() ? "none" : v.dump(); };
     std::snprintf(line.data(), line.size(), "  %-30s %s -> %s\n", c.pointer.c_str(),
-                  c.a.dump().c_str(), c.b.dump().c_str());
+                  text(c.a).c_str(), text(c.b).c_str());
     out << line.data();
   }
   for (const auto* s : {&a, &b}) {

@@ -27,8 +27,9 @@ set_tests_properties(cli.diff.same PROPERTIES PASS_REGULAR_EXPRESSION
 
 # One side impossible (128 GPUs do not split into tp 3): a result, exit 0.
 add_test(NAME cli.diff.one_impossible COMMAND trainsim diff ${diff_a} ${diff_tp3})
+# dp, derived, has no value for B: "none", not 0.
 set_tests_properties(cli.diff.one_impossible PROPERTIES PASS_REGULAR_EXPRESSION
-  "/parallel/tp +1 -> 3\n\nB is an impossible plan:\n  /parallel: ")
+  "/parallel/dp +128 -> none\n  /parallel/tp +1 -> 3\n\nB is an impossible plan:\n  /parallel: ")
 trainsim_expect_exit(cli.diff.one_impossible_exit 0 "" diff ${diff_a} ${diff_tp3})
 # Both impossible: nothing to compare, exit 3 with one line naming both files and the flag
 # that made the plan impossible, the problem said once.

@@ -184,6 +184,26 @@ TEST_CASE("report_diff: an impossible plan on one side is a reason, not a failur
   CHECK(j["inputs_changed"][0]["pointer"] == "/parallel/tp");
 }
 
+TEST_CASE("report_diff: byte metrics are whole bytes in the JSON, as in the reports", "[io]") {
+  // The reserve holds a fraction of HBM (fragmentation), so it is no whole number of bytes before
+  // rounding: the deltas carry the reports' integers and their integer difference.
+  const io::DiffSide a = simulated(scenario(1, 1, "shard_grad_op"), "a");
+  const io::DiffSide b = simulated(scenario(2, 2, "none"), "b");
+  const nlohmann::json j = io::diff_to_json(a, b, io::diff_reports(a, b));
+  for (const char* key :
+       {"/memory/reserved_bytes", "/memory/usable_bytes", "/memory/total_bytes"}) {
+    INFO(key);
+    const nlohmann::json& m = j["deltas"][key];
+    REQUIRE(m["a"].is_number_integer());
+    REQUIRE(m["b"].is_number_integer());
+    CHECK(m["delta"].get<std::int64_t>() ==
+          m["b"].get<std::int64_t>() - m["a"].get<std::int64_t>());
+    const std::string field = std::string(key).substr(std::string("/memory/").size());
+    CHECK(m["a"] == j["a"]["report"]["memory"][field]);
+    CHECK(m["b"] == j["b"]["report"]["memory"][field]);
+  }
+}
+
 TEST_CASE("report_diff: the same inputs give the same JSON", "[io]") {
   const io::DiffSide a = simulated(scenario(1, 1, "shard_grad_op"), "a");
   const io::DiffSide b = simulated(scenario(2, 2, "none"), "b");
