@@ -237,8 +237,12 @@ Placement place_ranks(const Scenario& s, std::int64_t first, std::int64_t count)
   // The pipeline and embedding groups span the stages: every one, from rank 0.
   out.pp = worst_group_shape(p.pp, p.tp * p.cp * p.dp, g, d, p.tp * p.cp * p.dp, 1);
   if (p.sharding == Sharding::HybridShard) {
+    // The shard group's DP ranks and their CP peers, which hold the same weights: torchtitan
+    // shards HSDP over its flattened "dp_shard_cp" mesh dimension and replicates over
+    // "dp_replicate" (torchtitan/models/llama3/infra/parallelize.py, dp_mesh_dim_names). Left
+    // out, the CP ranks' gradients would never be summed.
     const std::int64_t shard = hybrid_shard_size(s);
-    out.shard = shape(shard, p.tp * p.cp);
+    out.shard = shape(shard * p.cp, p.tp);
     out.replicate = shape(p.dp / shard, p.tp * p.cp * shard);
   } else {
     // CP ranks hold the same weights as their DP peers and join their gradient reduction.

@@ -164,10 +164,9 @@ std::int64_t sharding_degree(const parallel::Scenario& s) {
     case Sharding::FullShard:
       return replicas;
     case Sharding::HybridShard:
-      // The shard group's data-parallel ranks, as the collectives run among them
-      // (parallel::hybrid_shard_size: shard_group, default one node's); its CP ranks hold the
-      // same shard as their peers (parallel::place).
-      return parallel::hybrid_shard_size(s);
+      // The shard group's data-parallel ranks and their CP peers, as the collectives run among
+      // them (parallel::place; parallel::hybrid_shard_size: shard_group, default one node's).
+      return parallel::hybrid_shard_size(s) * s.parallel.cp;
   }
   return 1;
 }

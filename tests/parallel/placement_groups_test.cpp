@@ -192,8 +192,9 @@ TEST_CASE("placement: every kind's shape is the worst of its groups listed rank 
                     check(placed.expert_shard, worst(expert_shard_groups, g, d), dp / ep);
                   }
                   if (pp > 1) check(placed.embedding, worst(embedding_groups, g, d), 2);
-                  // hybrid_shard: FULL_SHARD within `shard` consecutive data-parallel ranks (of
-                  // one CP rank), replicated across the dp / shard groups.
+                  // hybrid_shard: FULL_SHARD within `shard` consecutive data-parallel ranks and
+                  // all their CP peers (torchtitan's "dp_shard_cp" mesh dimension), replicated
+                  // across the dp / shard groups (one per CP rank).
                   for (const std::int64_t group : {0, 2, 3}) {
                     Scenario h = s;
                     h.parallel.sharding = Sharding::HybridShard;
@@ -203,10 +204,10 @@ TEST_CASE("placement: every kind's shape is the worst of its groups listed rank 
                     const Placement hp = place(h);
                     check(hp.shard,
                           worst(groups_by([&](const Coord& x) -> Key {
-                                  return std::array{x.t * cp + x.c, x.r / shard, x.p};
+                                  return std::array{x.t, x.r / shard, x.p};
                                 }),
                                 g, d),
-                          shard);
+                          shard * cp);
                     check(hp.replicate,
                           worst(groups_by([&](const Coord& x) -> Key {
                                   return std::array{x.t * cp + x.c, x.r % shard, x.p};

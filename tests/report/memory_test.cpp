@@ -212,6 +212,26 @@ TEST_CASE("memory: hybrid_shard shards over the data-parallel ranks its collecti
   REQUIRE(persistent(given) == Approx(16 * params / 8).epsilon(1e-3));
 }
 
+TEST_CASE("memory: hybrid_shard with context parallelism shards over the CP ranks too",
+          "[report][memory]") {
+  // 64 GPUs, cp 2, dp 32: the default shard group is one node's 8 / (tp x cp) = 4 data-parallel
+  // ranks, and their CP peers hold the same weights: torchtitan shards HSDP over the flattened
+  // dp_shard x cp mesh dimension ("dp_shard_cp"), so the state is sharded 4 x 2 = 8 ways, one
+  // node's GPUs, and the shard group's collectives span those 8 ranks (parallel::place).
+  auto s = paper_scenario(64);
+  const double params = 6'738'415'616;
+  s.parallel.cp = 2;
+  s.parallel.dp = 32;
+  s.parallel.sharding = Sharding::HybridShard;
+  REQUIRE(parallel::hybrid_shard_size(s) == 4);
+  REQUIRE(report::sharding_degree(s) == 8);
+  REQUIRE(persistent(memory_per_gpu(s, 0)) == Approx(16 * params / 8).epsilon(1e-12));
+  const parallel::Placement placed = parallel::place(s);
+  REQUIRE(placed.shard.ranks == 8);
+  REQUIRE(placed.shard.nodes == 1);
+  REQUIRE(placed.replicate.ranks == 8);  // dp / shard = 32 / 4 replicas of each shard
+}
+
 TEST_CASE("memory: sharding modes order the persistent state", "[report][memory]") {
   auto s = paper_scenario(64);
   const double params = 6'738'415'616;

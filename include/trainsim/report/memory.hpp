@@ -68,7 +68,7 @@ void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m);
 // zero1/shard_grad_op/full_shard (CP ranks hold the same parameters and reduce gradients with
 // the DP ranks, as Megatron-LM's distributed optimizer and torchtitan's FSDP do); for
 // hybrid_shard the data-parallel ranks of its shard group (parallel::hybrid_shard_size:
-// shard_group, 0 for one node's), among which its collectives run; 1 for none.
+// shard_group, 0 for one node's) times cp, among which its collectives run; 1 for none.
 [[nodiscard]] std::int64_t sharding_degree(const parallel::Scenario& s);
 
 // Ranks that share one copy of the routed experts' state of an MoE layer: the
