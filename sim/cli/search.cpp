@@ -363,15 +363,16 @@ bool is_data_parallel_group(const std::string& group) {
          group == "expert_shard";
 }
 
-// Summed time of one iteration's collective calls (count x time per call, on the stage that
-// issues most of each kind): the data-parallel ones (FSDP/ZeRO/DDP groups) or the
-// model-parallel ones (TP, CP, PP, and the pipeline ends' embedding sum, group "embedding").
+// Summed time of one iteration's collective calls (count x time per call) on the report's
+// critical stage, the GPU whose times the report gives (its communication_s): the data-parallel
+// ones (FSDP/ZeRO/DDP groups) or the model-parallel ones (TP, CP, PP, and the pipeline ends'
+// embedding sum, group "embedding"). Every stage's calls summed would count each kind pp times.
 // The expert all-to-all (group "ep") is in neither: the expert-parallelism lines of --explain
 // give it.
 double collective_seconds(const report::Report& r, bool data_parallel) {
   double total = 0.0;
   for (const report::CollectiveSummary& c : r.collectives) {
-    if (c.group == "ep") continue;
+    if (c.group == "ep" || c.stage != r.critical_stage) continue;
     if (is_data_parallel_group(c.group) == data_parallel) {
       total += static_cast<double>(c.count) * c.time.value();
     }
@@ -379,11 +380,12 @@ double collective_seconds(const report::Report& r, bool data_parallel) {
   return total;
 }
 
-// Data-parallel collective calls per iteration (the counts of the report's collectives table).
+// Data-parallel collective calls per iteration on the report's critical stage (the counts of the
+// report's collectives table there).
 std::int64_t data_parallel_calls(const report::Report& r) {
   std::int64_t calls = 0;
   for (const report::CollectiveSummary& c : r.collectives) {
-    if (is_data_parallel_group(c.group)) calls += c.count;
+    if (is_data_parallel_group(c.group) && c.stage == r.critical_stage) calls += c.count;
   }
   return calls;
 }

@@ -193,8 +193,12 @@ StepComponent component(std::string name, std::string label, Seconds a, Seconds 
 
 std::vector<CollectiveDelta> collective_deltas(const report::Report& a, const report::Report& b) {
   std::map<std::pair<std::string, std::string>, CollectiveDelta> families;
+  // The calls of each report's critical stage, whose times the report gives (its
+  // communication_s); with pipeline parallelism every stage's calls summed would count each kind
+  // once per stage.
   auto add = [&families](const report::Report& r, bool is_b) {
     for (const auto& c : r.collectives) {
+      if (c.stage != r.critical_stage) continue;
       CollectiveDelta& f = families[{c.op, c.group}];
       f.op = c.op;
       f.group = c.group;

@@ -204,6 +204,23 @@ TEST_CASE("report_diff: byte metrics are whole bytes in the JSON, as in the repo
   }
 }
 
+TEST_CASE("report_diff: collective families are one GPU's, the critical stage's", "[io]") {
+  // With pp 4 every stage issues its own calls. Per family, the diff's time per step is that of
+  // the report's critical stage, so the families together are that stage's communication kernel
+  // time (communication_s), as with pp 1; summed over the stages they were about 4 times it.
+  const io::DiffSide a = simulated(scenario(1, 1, "full_shard"), "a");
+  const io::DiffSide b = simulated(scenario(1, 4, "full_shard"), "b");
+  const io::ReportDiff d = io::diff_reports(a, b);
+  Seconds sum_a{};
+  Seconds sum_b{};
+  for (const auto& c : d.collectives) {
+    sum_a += c.a_time;
+    sum_b += c.b_time;
+  }
+  CHECK(sum_a.value() == Approx(a.report->communication.value()).epsilon(1e-12));
+  CHECK(sum_b.value() == Approx(b.report->communication.value()).epsilon(1e-12));
+}
+
 TEST_CASE("report_diff: the same inputs give the same JSON", "[io]") {
   const io::DiffSide a = simulated(scenario(1, 1, "shard_grad_op"), "a");
   const io::DiffSide b = simulated(scenario(2, 2, "none"), "b");
