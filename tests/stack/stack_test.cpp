@@ -244,6 +244,15 @@ TEST_CASE("stack: gradients are reduced in the stack's dtype", "[stack][workload
           Approx(2.0 * bytes("precision", "reduce_scatter")));
   REQUIRE(bytes({{"fp16", "fp32"}}, "reduce_scatter") == bytes("precision", "reduce_scatter"));
   REQUIRE(bytes("fp32", "all_gather") == bytes("precision", "all_gather"));
+  // Megatron-Core reduces in fp32 under --bf16, and its FP8 training is --fp8-format on a --bf16
+  // model: fp8 reduces in fp32 as bf16 does (stacks/megatron-core.json).
+  const stack::StackSpec core = io::load_stack("megatron-core");
+  const auto reduce = [&core](hardware::Dtype d) {
+    return core.gradient_reduce_dtype[static_cast<std::size_t>(d)];
+  };
+  REQUIRE(reduce(hardware::Dtype::Bf16) == hardware::Dtype::Fp32);
+  REQUIRE(reduce(hardware::Dtype::Fp8) == hardware::Dtype::Fp32);
+  REQUIRE(reduce(hardware::Dtype::Fp16) == hardware::Dtype::Fp16);
 }
 
 TEST_CASE("stack: overlapped TP collectives hide behind their GEMMs", "[stack][workload]") {
