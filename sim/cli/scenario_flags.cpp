@@ -35,13 +35,16 @@ void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
   c.add_option("--cp", f.cp, "Context parallel degree");
   c.add_option("--ep", f.ep,
                "Expert parallel degree of MoE layers, carved out of the data-parallel ranks");
-  c.add_flag("--sequence-parallel", f.sequence_parallel, "Megatron sequence parallelism");
+  f.sequence_parallel_flag = c.add_flag("--sequence-parallel", f.sequence_parallel,
+                                        "Megatron sequence parallelism (=false turns it off)");
   c.add_option("--schedule", f.schedule, "Pipeline schedule: gpipe | 1f1b | interleaved");
   c.add_option("--virtual-stages", f.virtual_stages, "Model chunks per pipeline rank");
-  c.add_flag("--account-for-embedding-in-pipeline-split", f.account_for_embedding,
-             "Megatron-Core's split: the embedding takes a layer's slot in the first model chunk");
-  c.add_flag("--account-for-loss-in-pipeline-split", f.account_for_loss,
-             "Megatron-Core's split: the loss takes a layer's slot in the last model chunk");
+  f.account_for_embedding_flag = c.add_flag(
+      "--account-for-embedding-in-pipeline-split", f.account_for_embedding,
+      "Megatron-Core's split: the embedding takes a layer's slot in the first model chunk");
+  f.account_for_loss_flag =
+      c.add_flag("--account-for-loss-in-pipeline-split", f.account_for_loss,
+                 "Megatron-Core's split: the loss takes a layer's slot in the last model chunk");
   c.add_option("--pipeline-layout", f.pipeline_layout,
                "Transformer layers of each model chunk in model order, comma-separated "
                "(Megatron-Core's pipeline_model_parallel_layout), e.g. 7,9,9,7");
@@ -99,15 +102,18 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
   set("parallel.pp", f.pp, "--pp");
   set("parallel.cp", f.cp, "--cp");
   set("parallel.ep", f.ep, "--ep");
-  if (f.sequence_parallel) {
-    io::set_path(doc, "parallel.sequence_parallel", true, "command line (--sequence-parallel)");
-  }
+  // A boolean flag sets its key when given, to its value (bare: true; =false: false).
+  const auto set_flag = [&doc](const char* path, bool value, const CLI::Option* flag,
+                               const std::string& name) {
+    const bool given = flag != nullptr ? flag->count() > 0 : value;
+    if (given) io::set_path(doc, path, value, "command line (" + name + ")");
+  };
+  set_flag("parallel.sequence_parallel", f.sequence_parallel, f.sequence_parallel_flag,
+           "--sequence-parallel");
   set("parallel.pipeline_schedule", f.schedule, "--schedule");
   set("parallel.virtual_stages", f.virtual_stages, "--virtual-stages");
-  if (f.account_for_embedding) {
-    io::set_path(doc, "parallel.account_for_embedding_in_pipeline_split", true,
-                 "command line (--account-for-embedding-in-pipeline-split)");
-  }
+  set_flag("parallel.account_for_embedding_in_pipeline_split", f.account_for_embedding,
+           f.account_for_embedding_flag, "--account-for-embedding-in-pipeline-split");
   if (f.pipeline_layout) {
     // "7,9,9,7" -> [7, 9, 9, 7]; the scenario loader checks each entry's range.
     const std::string origin = "command line (--pipeline-layout)";
@@ -119,10 +125,8 @@ io::ScenarioDocument scenario_document(const ScenarioFlags& f) {
     }
     io::set_path(doc, "parallel.pipeline_layout", *layout, origin);
   }
-  if (f.account_for_loss) {
-    io::set_path(doc, "parallel.account_for_loss_in_pipeline_split", true,
-                 "command line (--account-for-loss-in-pipeline-split)");
-  }
+  set_flag("parallel.account_for_loss_in_pipeline_split", f.account_for_loss,
+           f.account_for_loss_flag, "--account-for-loss-in-pipeline-split");
   set("parallel.sharding", f.sharding, "--sharding");
   set("parallel.shard_group", f.shard_group, "--shard-group");
   set("parallel.recompute", f.recompute, "--recompute");

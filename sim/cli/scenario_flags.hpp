@@ -26,6 +26,12 @@ struct ScenarioFlags {
   // Megatron-Core's pipeline split counting the embedding (the loss) as a layer.
   bool account_for_embedding = false;
   bool account_for_loss = false;
+  // The three flags above as registered (add_scenario_flags): given, with `=false` or `=true` or
+  // bare, they set their key, so `--sequence-parallel=false` turns off a file's true. Null (a
+  // ScenarioFlags built in code): a true value sets the key, as a bare flag does.
+  const CLI::Option* sequence_parallel_flag = nullptr;
+  const CLI::Option* account_for_embedding_flag = nullptr;
+  const CLI::Option* account_for_loss_flag = nullptr;
   // What the scenario is for: describe accepts models the simulator cannot run yet.
   io::ScenarioUse use = io::ScenarioUse::Simulate;
 };

@@ -212,6 +212,18 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/training/seq_len", "seq_len " + str(t.seq_len) +
                                      " does not split into 2 x cp = " + str(2 * p.cp) +
                                      " chunks; expected a multiple of " + str(2 * p.cp));
+  } else if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp != 0) {
+    // Sequence parallelism splits each rank's sequence (its seq_len / cp tokens) over the TP
+    // ranks: Megatron-Core's reduce-scatter to the sequence-parallel region asserts "First
+    // dimension of the tensor should be divisible by tensor parallel size"
+    // (megatron/core/tensor_parallel/mappings.py, _reduce_scatter_along_first_dim).
+    problem("/training/seq_len",
+            "seq_len " + str(t.seq_len) + (p.cp > 1 ? " / cp " + str(p.cp) : std::string()) +
+                " does not split over tp " + str(p.tp) +
+                " under sequence parallelism; expected a "
+                "multiple of " +
+                str(p.tp * p.cp),
+            {"/parallel/tp", "/parallel/cp", "/parallel/sequence_parallel"});
   }
   const std::int64_t per_step = p.dp * t.micro_batch;
   if (t.global_batch % per_step == 0 && t.global_batch / per_step > kMaxMicrobatches) {

@@ -207,3 +207,17 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/a_report.json [=[
 trainsim_expect_exit(cli.run.report_as_scenario 2
   "^error: [^\n]*a_report.json: a trainsim report, not a scenario; expected a scenario document, such as the report's \"scenario\" object"
   run ${CMAKE_CURRENT_BINARY_DIR}/a_report.json)
+
+# A boolean flag given with =false sets its key false, over the scenario file's true.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sp_true.json [=[
+{"hardware": "h100-dgx", "model": "llama3.2-1b", "cluster": {"gpus": 8},
+ "training": {"seq_len": 1024}, "parallel": {"tp": 2, "sequence_parallel": true}}
+]=])
+add_test(NAME cli.run.flag_false_overrides_file
+         COMMAND trainsim run ${CMAKE_CURRENT_BINARY_DIR}/sp_true.json --sequence-parallel=false)
+set_tests_properties(cli.run.flag_false_overrides_file PROPERTIES PASS_REGULAR_EXPRESSION
+  "plan +tp 2, pp 1, cp 1, dp 4, sharding [a-z_0-9]+, schedule 1f1b, recompute none\n")
+# Sequence parallelism splits the sequence over the TP ranks: 4097 tokens do not split over 8.
+trainsim_expect_exit(cli.run.sequence_parallel_split 3
+  "^error: command line \\(--sequence-parallel, --tp, --seq-len\\): /training/seq_len: seq_len 4097 does not split over tp 8 under sequence parallelism; expected a multiple of 8"
+  run --hardware h100-dgx --model llama2-7b --gpus 8 --tp 8 --sequence-parallel --seq-len 4097)
