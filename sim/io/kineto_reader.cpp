@@ -161,7 +161,16 @@ class TraceParser {
                         "torch.profiler schedule and prof.step() called every iteration, got " +
                             std::to_string(events->size()) + " events and none named so");
     }
-    return build();
+    KinetoTrace trace = build();
+    // Kernels and steps that never meet: every measured figure would be 0.
+    if (static_cast<std::size_t>(trace.num_unassigned) == trace.kernels.size()) {
+      throw ConfigError(source_, where,
+                        "none of the " + std::to_string(trace.kernels.size()) +
+                            " GPU kernels falls in a ProfilerStep#N range (each starts before "
+                            "the first step, or was launched outside every step); expected a "
+                            "trace whose steps hold its kernels");
+    }
+    return trace;
   }
 
  private:

@@ -388,6 +388,16 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
     CHECK(t.rank == 1);
     CHECK(t.world_size == 2);
   }
+  SECTION("no kernel inside any step") {
+    // The step begins at ts 1000; the kernel ran at ts 10, before it, so no step holds it.
+    const std::string late_step =
+        R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+            "ts": 1000, "dur": 100})";
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(late_step + "," + kKernel), "t.json"),
+        Contains("t.json: /traceEvents: none of the 1 GPU kernels falls in a ProfilerStep#N "
+                 "range"));
+  }
   SECTION("a kernel without a name") {
     REQUIRE_THROWS_WITH(
         parse_kineto_trace(trace_of(kStep + R"(, {"ph": "X", "cat": "kernel", "ts": 1, "dur": 1})"),
