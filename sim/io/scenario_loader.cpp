@@ -57,16 +57,20 @@ std::string resolve_path(const std::string& ref, const std::string& base_dir) {
 }
 
 // Resolves the `key` reference (hardware or model): inline keys through `from_json`, a
-// built-in id or path through `load`. Returns the spec and the name the report shows.
+// built-in id or path through `load`. Returns the spec, the name the report shows and, for an
+// inline object, its JSON text (Scenario::hardware_inline).
 template <class Spec, class FromJson, class Load>
-std::pair<Spec, std::string> load_ref(ObjectReader& r, const ScenarioDocument& doc,
-                                      const std::string& key, const std::string& noun,
-                                      FromJson from_json, Load load) {
+std::tuple<Spec, std::string, std::string> load_ref(ObjectReader& r, const ScenarioDocument& doc,
+                                                    const std::string& key, const std::string& noun,
+                                                    FromJson from_json, Load load) {
   const nlohmann::json& v = r.raw(key, "a built-in " + noun + " name, a file path or an object");
   if (v.is_object()) {
     Spec spec = from_json(v, r.source(), r.pointer_of(key));
-    std::string name = spec.id.empty() ? "inline" : spec.id;
-    return {std::move(spec), std::move(name)};
+    // Its own id (a model's "name"), else "inline": one that extends a built-in inherits the
+    // built-in's id, which would name an object that differs from it.
+    const bool named = v.contains("id") || v.contains("name");
+    std::string name = named && !spec.id.empty() ? spec.id : "inline";
+    return {std::move(spec), std::move(name), v.dump()};
   }
   if (!v.is_string()) {
     throw r.error(key, "expected a built-in " + noun + " name, a file path or an object, got " +
@@ -80,7 +84,7 @@ std::pair<Spec, std::string> load_ref(ObjectReader& r, const ScenarioDocument& d
   const bool from_command_line =
       set_by != doc.overridden.end() && set_by->second.rfind("command line", 0) == 0;
   try {
-    return {load(from_command_line ? name : resolve_path(name, doc.base_dir)), name};
+    return {load(from_command_line ? name : resolve_path(name, doc.base_dir)), name, ""};
   } catch (const ConfigError& e) {
     // A name that is neither built-in nor a file: say where it was written.
     if (e.source().empty()) throw e.located(r.source(), r.pointer_of(key));
@@ -128,9 +132,9 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
   }
   ObjectReader top(doc.json, doc.source, "");
   parallel::Scenario s;
-  std::tie(s.hardware, s.hardware_name) = load_ref<hardware::HardwareSpec>(
+  std::tie(s.hardware, s.hardware_name, s.hardware_inline) = load_ref<hardware::HardwareSpec>(
       top, doc, "hardware", "profile", hardware_from_json, load_hardware);
-  std::tie(s.model, s.model_name) =
+  std::tie(s.model, s.model_name, s.model_inline) =
       load_ref<model::ModelSpec>(top, doc, "model", "model", model_from_json, load_model);
   if (const std::string gap = model::simulation_gap(s.model);
       doc.use == ScenarioUse::Simulate && !gap.empty()) {
@@ -139,7 +143,7 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
                                  "(trainsim describe shows this model's counts)");
   }
   if (top.has("stack")) {
-    std::tie(s.stack, s.stack_name) =
+    std::tie(s.stack, s.stack_name, s.stack_inline) =
         load_ref<stack::StackSpec>(top, doc, "stack", "stack", stack_from_json, load_stack);
   } else {
     s.stack = load_stack(kDefaultStack);
@@ -437,9 +441,13 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
   nlohmann::json cluster = {{"gpus", s.gpus}, {"nodes", s.nodes()}};
   // Only a scenario that gives nodes_per_domain carries its key, likewise.
   if (s.nodes_per_domain > 0) cluster["nodes_per_domain"] = s.nodes_per_domain;
-  return nlohmann::json{{"hardware", s.hardware_name},
-                        {"model", s.model_name},
-                        {"stack", s.stack_name},
+  // An inline object is echoed whole, so that the scenario runs again as it is.
+  const auto ref = [](const std::string& name, const std::string& inline_text) {
+    return inline_text.empty() ? nlohmann::json(name) : nlohmann::json::parse(inline_text);
+  };
+  return nlohmann::json{{"hardware", ref(s.hardware_name, s.hardware_inline)},
+                        {"model", ref(s.model_name, s.model_inline)},
+                        {"stack", ref(s.stack_name, s.stack_inline)},
                         {"cluster", std::move(cluster)},
                         {"training",
                          {{"seq_len", s.training.seq_len},

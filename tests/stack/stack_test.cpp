@@ -99,6 +99,32 @@ TEST_CASE("stack: a scenario without one runs the paper's stack, and the report 
   REQUIRE(io::scenario_to_json(m)["stack"] == "megatron-lm");
 }
 
+TEST_CASE("stack: an inline stack is echoed whole, and one without its own id is 'inline'",
+          "[stack][io]") {
+  // It extends the paper's stack and changes one key: named by the stack it extends, its report
+  // read as that built-in, whose rerun differs, and a diff against the built-in saw no input
+  // change.
+  const nlohmann::json inline_stack = {{"extends", "pytorch-2.3-fsdp"}, {"elementwise_traffic", 3}};
+  const parallel::Scenario s = testing::paper_fsdp(8, {{"stack", inline_stack}});
+  REQUIRE(s.stack_name == "inline");
+  const nlohmann::json echoed = io::scenario_to_json(s);
+  REQUIRE(echoed["stack"] == inline_stack);
+  // The echo runs again as it is: the same scenario, the same report.
+  io::ScenarioDocument again;
+  again.json = echoed;
+  const parallel::Scenario back = io::scenario_from_document(again);
+  REQUIRE(io::scenario_to_json(back) == echoed);
+  REQUIRE(report::simulate(back).report.iteration_time ==
+          report::simulate(s).report.iteration_time);
+  const parallel::Scenario builtin = testing::paper_fsdp(8);
+  REQUIRE(report::simulate(s).report.iteration_time !=
+          report::simulate(builtin).report.iteration_time);
+  // An inline object that gives its own id keeps it as its name.
+  nlohmann::json named = inline_stack;
+  named["id"] = "my-stack";
+  REQUIRE(testing::paper_fsdp(8, {{"stack", named}}).stack_name == "my-stack");
+}
+
 TEST_CASE("stack: bad stacks get one error naming the key", "[stack][io]") {
   REQUIRE_THAT(load_error(stack_json({{"elementwise_traffic", 0.5}})),
                Catch::Contains("s.json: /elementwise_traffic") && Catch::Contains("from 1"));

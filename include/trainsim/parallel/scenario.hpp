@@ -148,6 +148,12 @@ struct Scenario {
   std::string hardware_name;  // as given: a built-in id, a path or "inline"
   std::string model_name;
   std::string stack_name;  // as given, or the default stack's id when the scenario names none
+  // An object given inline for the hardware, model or stack, as JSON text (empty when the
+  // scenario named one): the report's echoed scenario carries it, so that it runs again as it
+  // is, and two scenarios whose inline objects differ do not read as the same input.
+  std::string hardware_inline;
+  std::string model_inline;
+  std::string stack_inline;
   hardware::HardwareSpec hardware;
   model::ModelSpec model;
   stack::StackSpec stack;
