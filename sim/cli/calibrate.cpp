@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -204,6 +205,10 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   }
   // The fitted profile may replace the --base file (a refit in place), never a measurement.
   io::require_not_an_input(o.output, "command line (-o)", o.inputs);
+  // The output's temporary is made now, so that a path that cannot be written (a folder, a
+  // missing folder) fails before the fit and its tables, not after them.
+  std::optional<io::AtomicFile> output_file;
+  if (!o.output.empty()) output_file.emplace(o.output);
   calibrate::FitOptions options;
   try {
     options.min_collective_bytes = Bytes(io::parse_unit(o.min_bytes, io::UnitKind::Data));
@@ -440,7 +445,8 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
                               {"fitted", fitted}};
     // Check that what we write loads, before writing it.
     (void)io::load_hardware_from_string(profile.dump(), o.output);
-    io::write_file_atomically(o.output, profile.dump(2) + "\n");
+    output_file->write(profile.dump(2) + "\n");
+    output_file->commit();
     err << "wrote " << o.output << '\n';
   }
   return 0;

@@ -61,3 +61,8 @@ add_test(NAME cli.calibrate.reset
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/calibrate_reset.cmake)
 set_tests_properties(cli.calibrate.reset PROPERTIES PASS_REGULAR_EXPRESSION
   "reset kept only nvls terms")
+
+# An output path that cannot be written fails before the fit: one line, no tables on stdout
+# (expect_exit.cmake requires one stderr line; a folder is no file to write).
+trainsim_bad_input(calibrate output_is_folder ": is a folder; expected a file path to write\n$"
+  --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt -o ${CMAKE_CURRENT_BINARY_DIR})
