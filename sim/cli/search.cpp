@@ -205,6 +205,21 @@ sweep::SearchSpace space_of(const SearchOptions& o) {
     }
     require_distinct("--sequence-parallel", split(*o.sequence_parallel));
   }
+  // With pp > 1 the interleaved schedule is tried at each virtual-stage count of 2 or more: when
+  // it is the only schedule and no count qualifies, no pipelined plan is left, and with no pp 1
+  // the space would be empty.
+  const bool only_interleaved =
+      std::all_of(space.schedule.begin(), space.schedule.end(),
+                  [](PipelineSchedule p) { return p == PipelineSchedule::Interleaved; });
+  const bool no_chunks = std::none_of(space.virtual_stages.begin(), space.virtual_stages.end(),
+                                      [](std::int64_t v) { return v > 1; });
+  if (only_interleaved && no_chunks &&
+      std::find(space.pp.begin(), space.pp.end(), 1) == space.pp.end()) {
+    throw ConfigError("command line (--schedule, --virtual-stages)", "",
+                      "the interleaved schedule needs 2 or more virtual stages, and no other "
+                      "schedule or pp 1 is searched: the space holds no plan; expected a "
+                      "--virtual-stages value of 2 or more, or another --schedule");
+  }
   check_space_size(space, 1.0, "command line (--tp, --pp, --cp, --micro-batch, ...)");
   return space;
 }

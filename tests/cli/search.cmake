@@ -88,3 +88,6 @@ trainsim_expect_exit(cli.search.all_invalid 3
 add_test(NAME cli.search.all_invalid_table COMMAND trainsim search ${search_base} --gpus 16 --tp 3)
 set_tests_properties(cli.search.all_invalid_table PROPERTIES PASS_REGULAR_EXPRESSION
   "Invalid plans by the key at fault \\(the first plan's problem\\):\n  [0-9]+ x /parallel: gpus 16")
+# Only the interleaved schedule, at one virtual stage, on pp 2 alone: no plan is left to search.
+trainsim_bad_input(search empty_space "command line \\(--schedule, --virtual-stages\\): the interleaved schedule needs 2 or more virtual stages"
+  ${search_base} --gpus 16 --pp 2 --schedule interleaved --virtual-stages 1)
