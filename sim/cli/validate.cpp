@@ -320,6 +320,11 @@ int run_validate(const ValidateOptions& o) {
                             "; expected the id the validation mapping uses for the rows to "
                             "re-run");
     }
+    if (stacks.count(id) != 0) {
+      // Two files for one id: the last would win without a word.
+      throw ConfigError("command line (--stack)", "",
+                        "stack '" + id + "' given twice; expected one file per stack id");
+    }
     const std::string file = spec.substr(eq + 1);
     nlohmann::json j = io::read_json_file(file);
     (void)io::stack_from_json(j, file, "");  // a bad file fails here, naming itself

@@ -27,6 +27,9 @@ trainsim_bad_input(validate garbage "README.md: [^\n]*invalid JSON"
                    ${PROJECT_SOURCE_DIR}/validation/README.md)
 trainsim_bad_input(validate not_an_array "a100-dgx.json: expected a JSON array of published runs"
                    ${PROJECT_SOURCE_DIR}/hardware_profiles/a100-dgx.json)
+trainsim_bad_input(validate stack_twice "command line \\(--stack\\): stack 'megatron-lm' given twice; expected one file per stack id"
+                   --source BLOOM --stack megatron-lm=${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json
+                   --stack megatron-lm=${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/validate_bad_row.json "[{\"id\": 7}]\n")
 trainsim_bad_input(validate wrong_type "validate_bad_row.json: /0/id: expected a string, got 7"
                    ${CMAKE_CURRENT_BINARY_DIR}/validate_bad_row.json)
