@@ -234,6 +234,8 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
     out.base.json = nlohmann::json(base);
     out.base.source = source;
     out.base.base_dir = base_dir;
+  } else if (base.is_string() && base.get<std::string>().empty()) {
+    throw ConfigError(source, "/base", "empty path; expected a scenario object or a file path");
   } else if (base.is_string()) {
     const std::filesystem::path p = std::filesystem::path(base_dir) / base.get<std::string>();
     out.base = io::read_scenario_file(base_dir.empty() ? base.get<std::string>() : p.string());

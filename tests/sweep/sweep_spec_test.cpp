@@ -139,4 +139,9 @@ TEST_CASE("sweep spec: bad input names the file, the key and the fix", "[sweep]"
     REQUIRE_THROWS_WITH(parse_sweep_spec(R"({"axes": {}})", "spec.json", ""),
                         Contains("spec.json: /base: missing key"));
   }
+  SECTION("a base path that is empty") {
+    REQUIRE_THROWS_WITH(
+        parse_sweep_spec(R"({"base": "", "axes": {"parallel.tp": [1]}})", "spec.json", ""),
+        Contains("spec.json: /base: empty path; expected a scenario object or a file path"));
+  }
 }
