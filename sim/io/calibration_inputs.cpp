@@ -193,7 +193,21 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     seen.emplace_back(path, label);
     return label;
   };
+  // Every log read, so that one read twice (listed twice in a document, or in a document and on
+  // the command line) is refused as the command line refuses it: its points would count twice.
+  std::vector<std::string> logs_read;
   auto add_log = [&](const calibrate::LogReference& ref) {
+    for (const std::string& earlier : logs_read) {
+      std::error_code ec;
+      if (earlier == ref.path || std::filesystem::equivalent(earlier, ref.path, ec)) {
+        const std::string problem = "the nccl-tests log " + ref.path + " is already an input (" +
+                                    earlier +
+                                    "); expected each log once, or its points count twice";
+        if (ref.origin.source.empty()) throw ConfigError(ref.path, "", problem);
+        throw ConfigError(ref.origin.source, ref.origin.label + "/file", problem);
+      }
+    }
+    logs_read.push_back(ref.path);
     const calibrate::NcclTestsLog log = read_nccl_tests_file(ref.path, ref.op);
     auto points = log_points(log, ref);
     const std::string label = label_of(ref.path);

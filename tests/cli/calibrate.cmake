@@ -66,3 +66,11 @@ set_tests_properties(cli.calibrate.reset PROPERTIES PASS_REGULAR_EXPRESSION
 # (expect_exit.cmake requires one stderr line; a folder is no file to write).
 trainsim_bad_input(calibrate output_is_folder ": is a folder; expected a file path to write\n$"
   --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt -o ${CMAKE_CURRENT_BINARY_DIR})
+# A measurement document that lists one nccl-tests log twice (the same file spelled two ways):
+# its points would count twice, as the command line already refuses.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_twice.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"x\"},
+    \"nccl_tests\": [{\"file\": \"${CALIBRATION_DIR}/nccl_tests/a100-1node-all_reduce.txt\"},
+                     {\"file\": \"${CALIBRATION_DIR}/nccl_tests/../nccl_tests/a100-1node-all_reduce.txt\"}]}\n")
+trainsim_bad_input(calibrate log_twice "log_twice.json: /nccl_tests/1/file: the nccl-tests log [^\n]* is already an input"
+  --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_twice.json)
