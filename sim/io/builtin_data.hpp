@@ -26,4 +26,9 @@ std::vector<std::string> builtin_ids(std::string_view folder);
 // file then says so, instead of calling it an unknown id.
 bool names_a_file(std::string_view name);
 
+// Whether `path` names something to read as a file: anything that exists but a folder. A regular
+// file, and also /dev/stdin, a named pipe or a shell's process substitution (<(...)), which the
+// bounded reader reads without waiting on a pipe nobody writes to (io::read_text_file).
+bool names_readable_file(const std::string& path);
+
 }  // namespace trainsim::io

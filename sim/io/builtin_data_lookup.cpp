@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
 #include "sim/io/builtin_data.hpp"
 
@@ -24,6 +26,11 @@ std::vector<std::string> builtin_ids(std::string_view folder) {
   }
   std::sort(ids.begin(), ids.end());
   return ids;
+}
+
+bool names_readable_file(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec);
 }
 
 bool names_a_file(std::string_view name) {

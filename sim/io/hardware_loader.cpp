@@ -624,7 +624,7 @@ hardware::HardwareSpec load_hardware(const std::string& name_or_path) {
   if (std::filesystem::is_directory(name_or_path, ec)) {
     throw ConfigError(name_or_path, "", "is a directory; expected a hardware profile JSON file");
   }
-  if (std::filesystem::is_regular_file(name_or_path, ec)) {
+  if (names_readable_file(name_or_path)) {
     return hardware_from_json(read_json_file(name_or_path), name_or_path, "");
   }
   const auto ids = builtin_hardware_ids();

@@ -801,7 +801,7 @@ model::ModelSpec load_model(const std::string& name_or_path) {
     throw ConfigError(name_or_path, "",
                       "is a directory; expected a model JSON file or a Hugging Face config.json");
   }
-  if (std::filesystem::is_regular_file(name_or_path, ec)) {
+  if (names_readable_file(name_or_path)) {
     return model_from_json(read_json_file(name_or_path), name_or_path, "");
   }
   const auto ids = builtin_ids("models");

@@ -28,9 +28,11 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
     return resolve_extends(parse_builtin_json(*builtin, file), file, "", depth);
   }
   std::error_code ec;
-  if (std::filesystem::is_regular_file(name, ec)) {
-    return resolve_extends(read_json_file(name), name, "", depth);
+  if (std::filesystem::is_directory(name, ec)) {
+    throw ConfigError(source, pointer + "/extends",
+                      "'" + name + "' is a directory; expected a software stack JSON file");
   }
+  if (names_readable_file(name)) return resolve_extends(read_json_file(name), name, "", depth);
   if (names_a_file(name)) {
     throw ConfigError(source, pointer + "/extends",
                       "no such file '" + name + "'; expected a software stack JSON file");
@@ -318,7 +320,7 @@ stack::StackSpec load_stack(const std::string& name_or_path) {
   if (std::filesystem::is_directory(name_or_path, ec)) {
     throw ConfigError(name_or_path, "", "is a directory; expected a software stack JSON file");
   }
-  if (std::filesystem::is_regular_file(name_or_path, ec)) {
+  if (names_readable_file(name_or_path)) {
     return stack_from_json(read_json_file(name_or_path), name_or_path, "");
   }
   const auto ids = builtin_stack_ids();

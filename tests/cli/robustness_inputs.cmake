@@ -149,6 +149,17 @@ trainsim_expect_exit(cli.robust.model_directory 2
 trainsim_expect_exit(cli.robust.hardware_directory 2
   "^error: ${robust_dir}: is a directory; expected a hardware profile JSON file"
   describe --hardware ${robust_dir} --model llama2-7b --gpus 8 --seq-len 4096)
+# Anything that exists but a folder is read as a file (a device, a pipe, a shell's <(...)):
+# /dev/null is an empty document, not "no such file"; a stack extending a folder says so.
+trainsim_expect_exit(cli.robust.hardware_device 2
+  "^error: /dev/null: invalid JSON at line 1, column 1; expected a JSON document"
+  describe --hardware /dev/null --model llama2-7b --gpus 8 --seq-len 4096)
+file(WRITE ${robust_dir}/extends_folder.json
+  "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8},
+    \"training\": {\"seq_len\": 128}, \"stack\": {\"extends\": \"${robust_dir}\"}}\n")
+trainsim_expect_exit(cli.robust.stack_extends_folder 2
+  "^error: [^\n]*extends_folder.json: /stack/extends: '[^']*' is a directory; expected a software stack JSON file"
+  run ${robust_dir}/extends_folder.json)
 
 # cluster.nodes_per_domain: at most the hosts of one NVLink domain (1 on h100-dgx), a plan
 # problem (exit 3) so that a sweep across hardware profiles keeps its other rows.
