@@ -775,6 +775,21 @@ model::ModelSpec model_from_json(const nlohmann::json& json, const std::string& 
                                  const std::string& pointer) {
   ObjectReader r(json, source, pointer);
   const bool hugging_face = json.contains("num_hidden_layers") || json.contains("hidden_size");
+  if (hugging_face && json.is_object()) {
+    // One key of either format in a file of the other would switch the reader and report the
+    // other format's keys as missing: name the two keys instead.
+    const char* hf_key = json.contains("hidden_size") ? "hidden_size" : "num_hidden_layers";
+    for (const char* key : {"layers", "hidden", "heads", "ffn_hidden"}) {
+      if (json.contains(key)) {
+        throw r.error(hf_key, std::string("a Hugging Face key in a model that has the trainsim "
+                                          "key '") +
+                                  key +
+                                  "'; expected one format: trainsim's keys (layers, hidden, "
+                                  "heads, ...) or a Hugging Face config.json's (num_hidden_layers, "
+                                  "hidden_size, num_attention_heads, ...)");
+      }
+    }
+  }
   return hugging_face ? from_hugging_face(r) : from_trainsim_keys(r);
 }
 

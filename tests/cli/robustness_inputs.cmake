@@ -149,6 +149,13 @@ trainsim_expect_exit(cli.robust.model_directory 2
 trainsim_expect_exit(cli.robust.hardware_directory 2
   "^error: ${robust_dir}: is a directory; expected a hardware profile JSON file"
   describe --hardware ${robust_dir} --model llama2-7b --gpus 8 --seq-len 4096)
+# A trainsim model file with one Hugging Face key: named as a mix of the two formats, not read as
+# a config.json missing num_hidden_layers.
+file(WRITE ${robust_dir}/mixed_model.json
+  "{\"layers\": 2, \"hidden_size\": 256, \"heads\": 4, \"ffn_hidden\": 1024, \"vocab\": 512}\n")
+trainsim_expect_exit(cli.robust.model_mixed_formats 2
+  "^error: [^\n]*mixed_model.json: /hidden_size: a Hugging Face key in a model that has the trainsim key 'layers'"
+  describe --hardware h100-dgx --model ${robust_dir}/mixed_model.json --gpus 8 --seq-len 128)
 # Anything that exists but a folder is read as a file (a device, a pipe, a shell's <(...)):
 # /dev/null is an empty document, not "no such file"; a stack extending a folder says so.
 trainsim_expect_exit(cli.robust.hardware_device 2
