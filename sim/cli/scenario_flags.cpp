@@ -164,7 +164,7 @@ parallel::Scenario load_scenario(const ScenarioFlags& f) {
     const auto flag = kFlags.find(e.pointer());
     const std::string missing = "missing required key";
     if (e.problem().rfind(missing, 0) != 0 || flag == kFlags.end()) throw;
-    // Keep what the reader added before its own "; expected" (a near miss it found).
+    // Keep what the scenario loader added before its "; expected" (a near miss it found).
     const std::string& problem = e.problem();
     const std::size_t end = std::min(problem.find("; expected"), problem.size());
     const std::string note = problem.substr(missing.size(), end - missing.size());

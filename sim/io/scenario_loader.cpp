@@ -373,18 +373,16 @@ void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json val
 
 parallel::Scenario scenario_from_document(const ScenarioDocument& doc) {
   try {
-    try {
-      return parse(doc);
-    } catch (const ConfigError& e) {
-      // A required key missing beside a near miss of it: say which key is likely misspelled.
-      const std::string missing = "missing required key";
-      if (e.source() != doc.source || e.problem().rfind(missing, 0) != 0) throw;
-      const std::string note = near_miss_note(doc.json, e.pointer());
-      if (note.empty()) throw;
-      throw ConfigError(e.source(), e.pointer(),
-                        missing + note + e.problem().substr(missing.size()));
-    }
+    return parse(doc);
   } catch (const ConfigError& e) {
+    // A required key missing beside a near miss of it: say which key is likely misspelled.
+    const std::string missing = "missing required key";
+    if (e.source() == doc.source && e.problem().rfind(missing, 0) == 0) {
+      if (const std::string note = near_miss_note(doc.json, e.pointer()); !note.empty()) {
+        throw ConfigError(e.source(), e.pointer(),
+                          missing + note + e.problem().substr(missing.size()));
+      }
+    }
     // Blame the flag or axis that set the offending value, not the file.
     // The key itself or an object above it: "/parallel/recompute" does not own
     // "/parallel/recompute_layers".

@@ -16,11 +16,14 @@ std::vector<Problem> validate(const Scenario& s) {
     out.push_back(
         Problem{.key = std::move(key), .message = std::move(message), .also = std::move(also)});
   };
-  // What dp and the micro-batch count are made of (scenario_loader derives dp).
-  const std::vector<std::string> dp_inputs = {"/cluster", "/parallel/tp", "/parallel/pp",
-                                              "/parallel/cp"};
-  std::vector<std::string> batch_inputs = dp_inputs;
-  batch_inputs.push_back("/training/micro_batch");
+  // What the micro-batch count is made of: dp (gpus / (tp x pp x cp), derived by
+  // scenario_loader) and the micro-batch; under the interleaved schedule the schedule too.
+  // Static: validate() runs once per sweep scenario, and only a problem copies them.
+  static const std::vector<std::string> kBatchInputs = {"/cluster", "/parallel/tp", "/parallel/pp",
+                                                        "/parallel/cp", "/training/micro_batch"};
+  static const std::vector<std::string> kInterleavedBatchInputs = {
+      "/cluster",     "/parallel/tp",          "/parallel/pp",
+      "/parallel/cp", "/training/micro_batch", "/parallel/pipeline_schedule"};
   const ParallelPlan& p = s.parallel;
   const model::ModelSpec& m = s.model;
   const TrainingSpec& t = s.training;
@@ -233,7 +236,7 @@ std::vector<Problem> validate(const Scenario& s) {
                 " micro-batches of dp x micro_batch = " + str(per_step) +
                 " sequences; expected at most " + str(kMaxMicrobatches) +
                 " micro-batches per step (a larger micro_batch or more dp)",
-            batch_inputs);
+            kBatchInputs);
   } else if (t.global_batch % per_step == 0 && m.num_layers > 0 &&
              t.global_batch / per_step > kMaxLayerPasses / (m.num_layers + m.mtp_layers)) {
     // The multi-token-prediction modules' layers are simulated like the model's.
@@ -244,14 +247,14 @@ std::vector<Problem> validate(const Scenario& s) {
                 str(layers) + " layers = " + str(micro * layers) +
                 " layer passes to simulate; expected at most " + str(kMaxLayerPasses) +
                 " (fewer micro-batches: a larger micro_batch or more dp)",
-            batch_inputs);
+            kBatchInputs);
   }
   if (t.global_batch % per_step != 0) {
     problem("/training/global_batch",
             "global_batch " + str(t.global_batch) + " is not divisible by dp x micro_batch = " +
                 str(p.dp) + " x " + str(t.micro_batch) + " = " + str(per_step) +
                 "; expected a multiple of " + str(per_step),
-            batch_inputs);
+            kBatchInputs);
   } else if (p.schedule == PipelineSchedule::Interleaved && p.pp > 1 &&
              (t.global_batch / per_step) % p.pp != 0) {
     // Megatron-LM's interleaved schedule needs the micro-batch count divisible by pp.
@@ -259,11 +262,7 @@ std::vector<Problem> validate(const Scenario& s) {
             "the interleaved schedule needs micro-batches (" + str(t.global_batch / per_step) +
                 ") divisible by pp " + str(p.pp) + "; expected global_batch a multiple of " +
                 str(per_step * p.pp),
-            [&batch_inputs] {
-              std::vector<std::string> keys = batch_inputs;
-              keys.push_back("/parallel/pipeline_schedule");
-              return keys;
-            }());
+            kInterleavedBatchInputs);
   }
   if (p.sharding == Sharding::HybridShard) {
     const std::int64_t shard = hybrid_shard_size(s);
