@@ -25,12 +25,12 @@ struct MergeOptions {
 // Search documents hold a few top plans; anything this large is not one.
 constexpr std::size_t kMaxSearchDocumentBytes = std::size_t{64} << 20;
 
-// Whether the file at `path` starts like a search document (io::is_search_output).
-bool is_search_file(const std::string& path) {
+// What the file at `path` holds, from its start (io::output_kind).
+io::OutputKind output_kind_of(const std::string& path) {
   std::ifstream in = io::open_output_file(path);
-  char head[3] = {};
+  char head[256] = {};
   in.read(head, sizeof head);
-  return io::is_search_output(std::string_view(head, static_cast<std::size_t>(in.gcount())));
+  return io::output_kind(std::string_view(head, static_cast<std::size_t>(in.gcount())));
 }
 
 int merge(const MergeOptions& o) {
@@ -41,7 +41,10 @@ int merge(const MergeOptions& o) {
   std::optional<std::string> a_search;
   std::optional<std::string> a_sweep;
   for (const std::string& path : o.inputs) {
-    (is_search_file(path) ? a_search : a_sweep) = path;
+    // An empty file tells nothing: the merge of the others' kind refuses it ("empty file").
+    const io::OutputKind kind = output_kind_of(path);
+    if (kind == io::OutputKind::Empty) continue;
+    (kind == io::OutputKind::Search ? a_search : a_sweep) = path;
     if (a_search && a_sweep) {
       throw ConfigError(*a_sweep, "",
                         "a sweep output, but " + *a_search +

@@ -6,7 +6,10 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -121,10 +124,103 @@ void check_one_split(const std::vector<Shard>& shards) {
   }
 }
 
+// The keys trainsim search --format json writes at the top of a document, in order ("spec"
+// only with --shard, "bounded" since the bounded search), and in each plan: "rank", "index" and
+// the report's keys less "context" (io::report_to_json). A key outside these, or a plan without
+// one, is a document edited or damaged by hand: merge would copy it into its output.
+void check_document_keys(const Json& doc, const std::string& source) {
+  static const std::set<std::string> kKeys = {"context",       "objective",  "shard",     "spec",
+                                              "top",           "enumerated", "evaluated", "invalid",
+                                              "out_of_memory", "simulated",  "bounded",   "plans"};
+  for (const auto& [key, value] : doc.items()) {
+    if (kKeys.count(key) == 0) {
+      throw ConfigError(source, "/" + key, std::string("unknown key; ") + kExpected);
+    }
+  }
+  const Json& plans = require(doc, "plans", source);
+  if (!plans.is_array()) throw ConfigError(source, "/plans", "expected an array of plans");
+}
+
+void check_plan_keys(const Json& plan, const std::string& source, const std::string& at) {
+  static const std::vector<std::string> kPlanKeys = {"rank",
+                                                     "index",
+                                                     "scenario",
+                                                     "iteration_time_s",
+                                                     "tokens_per_s",
+                                                     "tokens_per_s_per_gpu",
+                                                     "model_flops_per_token",
+                                                     "tflops_per_gpu",
+                                                     "mfu",
+                                                     "mfu_bf16",
+                                                     "hfu",
+                                                     "compute_s",
+                                                     "communication_s",
+                                                     "exposed_communication_s",
+                                                     "bubble_s",
+                                                     "memory",
+                                                     "power",
+                                                     "cost",
+                                                     "collectives",
+                                                     "stages"};
+  if (!plan.is_object()) throw ConfigError(source, at, "expected an object (a plan)");
+  for (const auto& [key, value] : plan.items()) {
+    if (std::find(kPlanKeys.begin(), kPlanKeys.end(), key) == kPlanKeys.end()) {
+      throw ConfigError(source, at + "/" + key,
+                        std::string("unknown key; expected only a plan's keys (rank, index, "
+                                    "scenario and the report's); ") +
+                            kExpected);
+    }
+  }
+  for (const std::string& key : kPlanKeys) (void)require(plan, key, source, at);
+}
+
+// A shard's counts agree with one another and with its plans: every plan it evaluated was
+// invalid, out of memory, simulated or bounded out (sweep::search), and it lists its best `top`
+// of the simulated ones, all of which fit. Returns nothing; throws naming the key.
+void check_counts(const Shard& s, std::size_t top) {
+  const std::string& src = s.source->source;
+  const Json& doc = *s.doc;
+  const std::int64_t evaluated = require_count(doc, "evaluated", src);
+  const std::int64_t simulated = require_count(doc, "simulated", src);
+  const std::int64_t parts = require_count(doc, "invalid", src) +
+                             require_count(doc, "out_of_memory", src) + simulated +
+                             (doc.contains("bounded") ? require_count(doc, "bounded", src) : 0);
+  if (parts != evaluated) {
+    throw ConfigError(src, "/evaluated",
+                      std::to_string(evaluated) +
+                          ", but invalid, out_of_memory, simulated and "
+                          "bounded add up to " +
+                          std::to_string(parts) + "; expected the counts of one search shard");
+  }
+  const std::size_t listed = doc["plans"].size();
+  const std::size_t expected = std::min(top, static_cast<std::size_t>(simulated));
+  if (listed != expected) {
+    throw ConfigError(src, "/plans",
+                      std::to_string(listed) + " plans with 'simulated' " +
+                          std::to_string(simulated) + " and 'top' " + std::to_string(top) +
+                          "; expected " + std::to_string(expected) +
+                          " (the shard's best 'top' of its simulated plans)");
+  }
+}
+
 }  // namespace
 
-bool is_search_output(std::string_view text) {
-  return text.substr(0, 2) == "{\n" || text.substr(0, 3) == "{\r\n";
+OutputKind output_kind(std::string_view head) {
+  const auto skip_space = [&head](std::size_t at) {
+    while (at < head.size() &&
+           (head[at] == ' ' || head[at] == '\t' || head[at] == '\n' || head[at] == '\r')) {
+      ++at;
+    }
+    return at;
+  };
+  std::size_t at = skip_space(0);
+  if (at == head.size()) return OutputKind::Empty;
+  if (head[at] != '{') return OutputKind::Sweep;  // a CSV header or end record
+  at = skip_space(at + 1);
+  for (const std::string_view row_key : {"\"index\"", "\"trainsim_shard\""}) {
+    if (head.substr(at, row_key.size()) == row_key) return OutputKind::Sweep;
+  }
+  return OutputKind::Search;
 }
 
 MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
@@ -135,6 +231,11 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
     // Nesting and size bounded as every JSON input's (a search document nests 4 deep), then a
     // key given twice in one object (a hand-edited shard) refused: the parse would keep its last
     // value without a word; and objects of more keys than the ordered parse takes quickly.
+    if (output_kind(o.text) == OutputKind::Empty) {
+      throw ConfigError(o.source, "",
+                        std::string("empty file (the shard did not start or was cut short); ") +
+                            kExpected + "; rerun that shard");
+    }
     check_json_text(o.text, o.source, o.text.size(), kMaxJsonDepth, "a search output");
     (void)check_unique_keys(o.text, o.source, kMaxOrderedKeys);
     try {
@@ -170,6 +271,9 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
   }
   const auto top = static_cast<std::size_t>(top_value.get<std::int64_t>());
 
+  const std::int64_t enumerated = require_count(*first.doc, "enumerated", first.source->source);
+  for (const Shard& s : shards) check_document_keys(*s.doc, s.source->source);
+
   struct Ranked {
     double score;
     std::int64_t index;
@@ -190,12 +294,22 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
     if (s.doc->contains("bounded") || first.doc->contains("bounded")) {
       sums["bounded"] += require_count(*s.doc, "bounded", src);
     }
-    const Json& plans = require(*s.doc, "plans", src);
-    if (!plans.is_array()) throw ConfigError(src, "/plans", "expected an array of plans");
+    check_counts(s, top);
+    const Json& plans = (*s.doc)["plans"];
     for (std::size_t i = 0; i < plans.size(); ++i) {
       const std::string at = "/plans/" + std::to_string(i);
+      check_plan_keys(plans[i], src, at);
       const Json& index = require(plans[i], "index", src, at);
       if (!index.is_number_integer()) throw ConfigError(src, at + "/index", "expected an integer");
+      const std::int64_t k = index.get<std::int64_t>();
+      if (k < 0 || k >= enumerated || k % s.count != s.index) {
+        throw ConfigError(src, at + "/index",
+                          "plan " + index.dump() + " is not one of shard " +
+                              std::to_string(s.index) + "/" + std::to_string(s.count) +
+                              "'s (index % " + std::to_string(s.count) +
+                              " == " + std::to_string(s.index) + ", below " +
+                              std::to_string(enumerated) + "); expected the shard's own plans");
+      }
       const auto [it, inserted] = owner.emplace(index.get<std::int64_t>(), &s);
       if (!inserted) {
         throw ConfigError(src, at + "/index",
@@ -219,7 +333,6 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
       ranked.push_back({score(plans[i], objective, src, at), index.get<std::int64_t>(), &plans[i]});
     }
   }
-  const std::int64_t enumerated = require_count(*first.doc, "enumerated", first.source->source);
   if (sums["evaluated"] != enumerated) {
     throw ConfigError("merge", "",
                       "the shards evaluated " + std::to_string(sums["evaluated"]) + " plans of " +

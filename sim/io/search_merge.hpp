@@ -15,9 +15,12 @@
 
 namespace trainsim::io {
 
-// Whether `text` is a search document rather than sweep rows: `trainsim search --format json`
-// writes one indented object whose first line is "{" (JSON lines start with `{"index":`).
-[[nodiscard]] bool is_search_output(std::string_view text);
+// What the start of an output file is: a search document (`trainsim search --format json`, one
+// JSON object, however re-indented, whose first key is not a sweep row's), sweep rows (CSV, or
+// JSON lines, whose lines start with `{"index":` or the end record's `{"trainsim_shard":`), or
+// nothing to tell by (an empty file or only white space).
+enum class OutputKind { Search, Sweep, Empty };
+[[nodiscard]] OutputKind output_kind(std::string_view head);
 
 struct MergedSearch {
   std::string text;       // the unsharded search's document, with its final newline

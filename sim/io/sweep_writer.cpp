@@ -538,6 +538,13 @@ int json_depth(std::string_view text) {
 
 bool is_json_metric(const nlohmann::json& v) { return v.is_number() && v.get<double>() >= 0.0; }
 
+// Whether a report key holds a count, written as an integer (byte counts are whole bytes,
+// io::byte_count; a collective's stage, ranks, nodes, domains and calls).
+bool is_count_key(std::string_view key) {
+  return key == "bytes" || key.ends_with("_bytes") || key == "stage" || key == "ranks" ||
+         key == "nodes" || key == "domains" || key == "count";
+}
+
 // Why a JSON value is not an object of metrics (numbers >= 0), flags (true/false), names
 // (strings, where `names`) or, when `nested`, such objects: nullopt when it is.
 std::optional<std::string> metrics_problem(const nlohmann::json& v, const std::string& key,
@@ -546,6 +553,9 @@ std::optional<std::string> metrics_problem(const nlohmann::json& v, const std::s
   for (const auto& [k, x] : v.items()) {
     if (x.is_object() && nested) {
       if (auto p = metrics_problem(x, key + "." + k, names, false)) return p;
+    } else if (is_count_key(k) && !(x.is_number_integer() && is_json_metric(x))) {
+      return "'" + key + "." + k + "' is " + x.dump().substr(0, 40) +
+             "; expected a count, an integer >= 0";
     } else if (!is_json_metric(x) && !x.is_boolean() && !(names && x.is_string())) {
       return "'" + key + "." + k + "' is " + x.dump().substr(0, 40) + "; expected a number >= 0" +
              (names ? ", true, false or a name" : " or true or false");

@@ -182,6 +182,39 @@ trainsim_robust(corrupt.merge_search_other_run 2
 trainsim_robust(corrupt.merge_search_missing_shard 2
   "^error: .*missing shard 1/2.*\\bexpected"
   PREP "trainsim q0.json ${search_shard_args} --shard 0/2" -- merge q0.json)
+# A search shard edited or damaged in place, complete in shape: a plan of the other shard, a plan
+# count its counts do not give, counts that do not add up, a key no search writes (at the top or
+# in a plan), an empty shard beside a whole one. merge would have copied them into its output.
+trainsim_robust(corrupt.merge_search_plan_of_other_shard 2
+  "^error: q0\\.json: /plans/0/index: plan 1 is not one of shard 0/2's.*\\bexpected the shard's own plans"
+  PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
+  PREP "trainsim q1.json ${search_shard_args} --shard 1/2" PREP "set q0.json index 1"
+  -- merge q0.json q1.json)
+trainsim_robust(corrupt.merge_search_plans_beyond_top 2
+  "^error: q0\\.json: /plans: 2 plans with 'simulated' 2 and 'top' 1. expected 1"
+  PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
+  PREP "trainsim q1.json ${search_shard_args} --shard 1/2" PREP "set q0.json top 1"
+  PREP "set q1.json top 1" -- merge q0.json q1.json)
+trainsim_robust(corrupt.merge_search_counts_do_not_add_up 2
+  "^error: q1\\.json: /evaluated: 2, but invalid, out_of_memory, simulated and bounded add up to 1.*\\bexpected"
+  PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
+  PREP "trainsim q1.json ${search_shard_args} --shard 1/2" PREP "set q1.json simulated 1"
+  -- merge q0.json q1.json)
+trainsim_robust(corrupt.merge_search_unknown_key 2
+  "^error: q1\\.json: /extra: unknown key. expected the JSON output of trainsim search"
+  PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
+  PREP "trainsim q1.json ${search_shard_args} --shard 1/2"
+  PREP "subst q1.json %22top%22: %22extra%22:%201,%20%22top%22:" -- merge q0.json q1.json)
+trainsim_robust(corrupt.merge_search_unknown_plan_key 2
+  "^error: q0\\.json: /plans/0/extra: unknown key. expected only a plan's keys"
+  PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
+  PREP "trainsim q1.json ${search_shard_args} --shard 1/2"
+  PREP "subst q0.json %22rank%22: %22extra%22:%201,%20%22rank%22:" -- merge q0.json q1.json)
+trainsim_robust(corrupt.merge_search_empty_shard 2
+  "^error: q1\\.json: empty file .*expected the JSON output of trainsim search.*rerun that shard"
+  PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
+  PREP "trainsim q1.json ${search_shard_args} --shard 1/2" PREP "cut q1.json 0"
+  -- merge q0.json q1.json)
 # Outputs: a failed merge, sweep, run or calibrate writes nothing (no partial file, no temporary).
 trainsim_robust(corrupt.merge_failure_writes_nothing 2
   "^error: .*missing shard 1/2.*\\bexpected" ${csv_shards} NO_FILE out.csv

@@ -1,7 +1,10 @@
+#include <tuple>
+
 #include <catch2/catch.hpp>
 
 #include "trainsim/error.hpp"
 
+#include "sim/io/search_merge.hpp"
 #include "sim/io/sweep_writer.hpp"
 
 using namespace trainsim;
@@ -266,10 +269,42 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
                       Contains("row 0: 'mfu' missing; expected every key of an 'ok' row"));
   std::string bytes = ok;
   bytes.replace(bytes.find("\"total_bytes\":1000"), 18, "\"total_bytes\":\"1000\"");
-  REQUIRE_THROWS_WITH(merge_json(bytes),
-                      Contains("row 0: 'memory.total_bytes' is \"1000\"; expected a number >= 0"));
+  REQUIRE_THROWS_WITH(
+      merge_json(bytes),
+      Contains("row 0: 'memory.total_bytes' is \"1000\"; expected a count, an integer >= 0"));
+  // Counts are integers as written (whole bytes, io::byte_count; calls, ranks, stages), as the
+  // CSV merge checks its count columns: a fraction is an edit.
+  for (const auto& [from, to, key] :
+       {std::tuple{"\"total_bytes\":1000", "\"total_bytes\":1.5", "memory.total_bytes"},
+        std::tuple{"\"nccl_buffers_bytes\":8", "\"nccl_buffers_bytes\":8.5",
+                   "memory.reserved.nccl_buffers_bytes"},
+        std::tuple{"\"bytes\":1024", "\"bytes\":1024.25", "collectives[].bytes"},
+        std::tuple{"\"stage\":0", "\"stage\":0.5", "stages[].stage"}}) {
+    std::string edited = ok;
+    edited.replace(edited.find(from), std::string(from).size(), to);
+    REQUIRE_THROWS_WITH(merge_json(edited), Contains(std::string("row 0: '") + key + "' is ") &&
+                                                Contains("expected a count, an integer >= 0"));
+  }
   std::string oom = json_row(0, "x");
   oom.replace(oom.find("invalid: x"), 10, "out_of_memory: x");
   REQUIRE_THROWS_WITH(merge_json(oom), Contains("row 0: 'memory' missing; expected every key of an "
                                                 "'out_of_memory' row"));
+}
+
+TEST_CASE("merge: a search document is told from sweep rows by its first key, however indented",
+          "[sweep][io]") {
+  // trainsim search --format json writes "{\n  \"context\": ..."; the same document written
+  // again by another JSON tool may be on one line, as JSON lines are, but no sweep row starts
+  // with its first key.
+  CHECK(output_kind("{\n  \"context\": {}") == OutputKind::Search);
+  CHECK(output_kind("{\"context\": {\"tool\": \"trainsim\"}}") == OutputKind::Search);
+  CHECK(output_kind("  {\"objective\":\"tokens_per_s\"}") == OutputKind::Search);
+  // Sweep rows: CSV (header or end record) and JSON lines (a row or the end record first).
+  CHECK(output_kind("index,hardware,model\n") == OutputKind::Sweep);
+  CHECK(output_kind("# trainsim shard 0/2 of 4 scenarios") == OutputKind::Sweep);
+  CHECK(output_kind("{\"index\":0,\"scenario\":{}}\n") == OutputKind::Sweep);
+  CHECK(output_kind("{\"trainsim_shard\":\"0/2\"}\n") == OutputKind::Sweep);
+  // Nothing to tell by: the merge of the other inputs' kind names the file as empty.
+  CHECK(output_kind("") == OutputKind::Empty);
+  CHECK(output_kind(" \n\t\r\n") == OutputKind::Empty);
 }
