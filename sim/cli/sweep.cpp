@@ -45,7 +45,8 @@ sweep::Shard shard_of(const std::string& shard, std::optional<std::int64_t> coun
                                      .shard_count = count});
 }
 
-// "index,<axis keys>" then one line per scenario of the shard, values as compact JSON; with
+// "index,<axis keys>" then one line per scenario of the shard, values as compact JSON (quoted
+// where they hold a comma); with
 // `json`, one JSON object per scenario ({"index": ..., "<axis key>": value, ...}), as the
 // sweep's JSON lines.
 void write_list(const sweep::SweepSpec& spec, const sweep::Shard& shard, io::Output& out,
@@ -69,7 +70,8 @@ void write_list(const sweep::SweepSpec& spec, const sweep::Shard& shard, io::Out
     std::string line = std::to_string(index);
     for (const nlohmann::json& v : values) {
       line += ',';
-      line += v.is_string() ? v.get<std::string>() : v.dump();
+      // An inline profile or a pipeline layout dumps with commas: quoted, as the sweep's CSV.
+      line += io::csv_field(v.is_string() ? v.get<std::string>() : v.dump());
     }
     out.write(line + "\n");
   }

@@ -49,6 +49,8 @@ constexpr const char* kColumns[] = {
     // hosts of each NVLink domain the job fills (cluster.nodes_per_domain, else all), likewise
     "nodes_per_domain"};
 
+}  // namespace
+
 // RFC 4180: quote a field holding a comma, a quote or a line break; double inner quotes. Line
 // breaks become spaces so that every row stays one line (merge relies on it); other control
 // characters (a name read from a file) are escaped as JSON escapes them.
@@ -65,6 +67,8 @@ std::string csv_field(std::string_view text) {
   }
   return out + "\"";
 }
+
+namespace {
 
 // The index a merged line starts with: `N,` for CSV, `{"index":N,` for JSON lines.
 std::optional<std::int64_t> leading_index(std::string_view line, SweepFormat format) {
@@ -553,6 +557,16 @@ std::optional<std::string> metrics_problem(const nlohmann::json& v, const std::s
   for (const auto& [k, x] : v.items()) {
     if (x.is_object() && nested) {
       if (auto p = metrics_problem(x, key + "." + k, names, false)) return p;
+    } else if (names && k == "pipeline_layout") {
+      // The scenario's one list: layer counts per model chunk (io::scenario_to_json).
+      const bool counts =
+          x.is_array() && std::all_of(x.begin(), x.end(), [](const nlohmann::json& n) {
+            return n.is_number_integer() && is_json_metric(n);
+          });
+      if (!counts) {
+        return "'" + key + "." + k + "' is " + x.dump().substr(0, 40) +
+               "; expected a list of layer counts";
+      }
     } else if (is_count_key(k) && !(x.is_number_integer() && is_json_metric(x))) {
       return "'" + key + "." + k + "' is " + x.dump().substr(0, 40) +
              "; expected a count, an integer >= 0";

@@ -29,6 +29,10 @@ enum class SweepFormat { Csv, JsonLines };
 // reports, but print as such.
 [[nodiscard]] std::string format_number(double v);
 
+// One CSV field: `text` as it is, or quoted (RFC 4180) where it holds a comma or a quote; line
+// breaks become spaces and other control characters JSON escapes, so a row stays one line.
+[[nodiscard]] std::string csv_field(std::string_view text);
+
 // The CSV header line (with '\n').
 [[nodiscard]] std::string csv_header();
 // One CSV row (with '\n').

@@ -119,11 +119,24 @@ std::string scenario_count(double total) {
 
 bool is_reference_key(const std::string& key) { return key == "hardware" || key == "model"; }
 
+// A key whose one value is a list: each element of its axis is a whole value (a list of the
+// model chunks' layer counts), never a range.
+bool is_list_key(const std::string& key) { return key == "parallel.pipeline_layout"; }
+
 std::vector<nlohmann::json> axis_values(const std::string& key, const ordered_json& axis,
                                         const std::string& source, const std::string& pointer) {
   std::vector<nlohmann::json> values;
   auto add = [&](const ordered_json& v, const std::string& at) {
-    if (v.is_object() && !is_reference_key(key)) {
+    if (is_list_key(key)) {
+      if (!v.is_array()) {
+        throw ConfigError(source, at,
+                          "axis value not a layout; expected each value a list of layer "
+                          "counts per model chunk, the axis a list of them such as "
+                          "[[7, 9, 9, 7], [8, 8, 8, 8]], got " +
+                              describe(v));
+      }
+      values.emplace_back(nlohmann::json(v));
+    } else if (v.is_object() && !is_reference_key(key)) {
       expand_range(v, source, at, values);
     } else if (v.is_array() || v.is_null()) {
       throw ConfigError(source, at,
@@ -136,7 +149,7 @@ std::vector<nlohmann::json> axis_values(const std::string& key, const ordered_js
   };
   if (axis.is_array()) {
     for (std::size_t j = 0; j < axis.size(); ++j) add(axis[j], pointer + "/" + std::to_string(j));
-  } else if (axis.is_object() && !is_reference_key(key)) {
+  } else if (axis.is_object() && !is_reference_key(key) && !is_list_key(key)) {
     add(axis, pointer);
   } else {
     throw ConfigError(source, pointer,

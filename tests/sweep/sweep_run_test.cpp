@@ -313,3 +313,37 @@ TEST_CASE("sweep run: a nodes_per_domain axis is told apart by its CSV column", 
   CHECK(cell(rows[0], rows[4], "status")
             .rfind("invalid: /cluster/nodes_per_domain: nodes_per_domain 16 exceeds", 0) == 0);
 }
+
+TEST_CASE("sweep run: a pipeline_layout axis takes one list per value, and its rows merge",
+          "[sweep]") {
+  // llama2-7b's 32 layers on pp 4. An even split (8 per stage) against one whose middle stages
+  // hold 10: every 1F1B micro-batch waits on the busiest stage, so the uneven layout is slower;
+  // three chunks for four stages is an invalid row, not an error.
+  const SweepSpec spec = parse_sweep_spec(
+      R"({"base": {"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 8},
+                  "training": {"seq_len": 4096, "micro_batch": 1, "global_batch": 64},
+                  "parallel": {"tp": 2, "pp": 4, "sharding": "zero1"}},
+         "axes": {"parallel.pipeline_layout": [[8, 8, 8, 8], [6, 10, 10, 6], [8, 8, 8]]}})",
+      "spec.json", "");
+  REQUIRE(spec.size() == 3);
+  CHECK(spec.point(1).front() == nlohmann::json::array({6, 10, 10, 6}));
+  const std::string csv = run(spec, 2);
+  const std::vector<std::string> lines = split(csv.substr(0, csv.size() - 1), '\n');
+  REQUIRE(lines.size() == 4);
+  CHECK(cell(lines[0], lines[1], "status") == "ok");
+  CHECK(cell(lines[0], lines[2], "status") == "ok");
+  CHECK(std::stod(cell(lines[0], lines[2], "iteration_time_s")) >
+        std::stod(cell(lines[0], lines[1], "iteration_time_s")));
+  CHECK(cell(lines[0], lines[3], "status").find("pipeline_layout has 3 model chunks") !=
+        std::string::npos);
+  // The JSON lines carry the layout in each row's scenario, and merge reads it back.
+  const std::string one = run(spec, 1, {}, io::SweepFormat::JsonLines);
+  CHECK(one.find("\"pipeline_layout\":[6,10,10,6]") != std::string::npos);
+  std::vector<io::SweepOutput> parts;
+  for (std::int64_t k = 0; k < 2; ++k) {
+    parts.push_back(
+        {"shard" + std::to_string(k), run(spec, 1, Shard{.index = k, .count = 2},
+                                          io::SweepFormat::JsonLines, EndRecord::Shard)});
+  }
+  CHECK(io::merge_outputs(parts, spec.size()) == one);
+}

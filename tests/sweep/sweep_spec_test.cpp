@@ -145,3 +145,19 @@ TEST_CASE("sweep spec: bad input names the file, the key and the fix", "[sweep]"
         Contains("spec.json: /base: empty path; expected a scenario object or a file path"));
   }
 }
+
+TEST_CASE("sweep spec: a pipeline_layout axis lists layouts, each a list", "[sweep]") {
+  const SweepSpec spec = parse(R"("axes": {"parallel.pipeline_layout": [[16, 16], [15, 17]]})");
+  REQUIRE(spec.size() == 2);
+  CHECK(spec.document(1).json["parallel"]["pipeline_layout"] == nlohmann::json::array({15, 17}));
+  // One layout written flat is the usual slip: its first count is not a layout.
+  REQUIRE_THROWS_WITH(
+      parse(R"("axes": {"parallel.pipeline_layout": [16, 16]})"),
+      "spec.json: /axes/parallel.pipeline_layout/0: axis value not a layout; expected each value "
+      "a list of layer counts per model chunk, the axis a list of them such as "
+      "[[7, 9, 9, 7], [8, 8, 8, 8]], got 16");
+  // No range makes layouts.
+  REQUIRE_THROWS_WITH(parse(R"("axes": {"parallel.pipeline_layout": {"from": 1, "to": 2,
+                                                                       "step": 1}})"),
+                      Catch::Contains("/axes/parallel.pipeline_layout: axis is not a list"));
+}
