@@ -50,8 +50,12 @@ double element_bytes(hardware::Dtype d) {
   }
 }
 
-std::string origin_text(const Origin& o) {
-  return o.line > 0 ? "line " + std::to_string(o.line) : o.label;
+// Where a point is, as errors name it after the file: its line in a log, its JSON pointer in a
+// document (with `key`, the value's own key, when given).
+std::string origin_text(const Origin& o, const std::string& key = "") {
+  if (o.line > 0) return "line " + std::to_string(o.line);
+  if (o.pointer.empty()) return o.label;
+  return key.empty() ? o.pointer : o.pointer + "/" + key;
 }
 
 // What a point measures and how the model predicts it: `model(spec)` returns the modelled
@@ -78,14 +82,16 @@ std::size_t index_of(const std::string& pointer) {
 // A measured time or power the model could reach at all: a time from 1 ns to one day, a board
 // power from 1 W to 5 kW. Anything else is a unit mistake, and fitting it would only push
 // parameters to their bounds.
-void check_measured(const Origin& origin, double value, bool power) {
+// `key` is the record's key that holds the value ("time", "time_alone", "power").
+void check_measured(const Origin& origin, double value, bool power, const std::string& key) {
   const double lo = power ? 1.0 : 1e-9;
   const double hi = power ? 5000.0 : 86400.0;
   if (!(value >= lo && value <= hi)) {
-    throw ConfigError(origin.source, origin_text(origin),
-                      std::string("measured ") + (power ? "power" : "time") + " " +
-                          std::to_string(value) + (power ? " W" : " s") +
-                          (power ? "; expected 1 W to 5 kW" : "; expected 1 ns to one day"));
+    char text[32];
+    (void)std::snprintf(text, sizeof text, "%.4g", value);
+    throw ConfigError(origin.source, origin_text(origin, key),
+                      std::string("measured ") + (power ? "power " : "time ") + text +
+                          (power ? " W; expected 1 W to 5 kW" : " s; expected 1 ns to one day"));
   }
 }
 
@@ -109,13 +115,13 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
     if (p.bytes < options.min_collective_bytes) continue;
     Case c;
     if (p.op == Op::AllToAll || p.op == Op::SendRecv) {
-      throw ConfigError(p.origin.source, origin_text(p.origin),
+      throw ConfigError(p.origin.source, origin_text(p.origin, "op"),
                         std::string(collective::to_string(p.op)) +
                             " is priced from link bandwidths, which calibration does not fit; "
                             "expected all_reduce, all_gather, reduce_scatter, broadcast or reduce");
     }
     if (p.group.ranks < 2) {
-      throw ConfigError(p.origin.source, origin_text(p.origin),
+      throw ConfigError(p.origin.source, origin_text(p.origin, "ranks"),
                         "a collective on one rank moves nothing; expected 2 ranks or more");
     }
     if (p.group.ranks_per_node > hw.node.gpus_per_node) {
@@ -394,7 +400,7 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
     // The engine stretches a GEMM's work by 1 + gemm_comm_contention while a collective runs
     // (engine/simulator.cpp); the base is the same GEMM measured alone, so that the point
     // informs the contention and nothing of the GEMM's own efficiency.
-    check_measured(p.origin, p.time_alone.value(), false);
+    check_measured(p.origin, p.time_alone.value(), false, "time_alone");
     const double alone = p.time_alone.value();
     const Parameter& contention = parameters()[gemm_contention];
     Case c;
@@ -474,7 +480,10 @@ std::vector<Case> build_cases(const HardwareSpec& hw, const MeasurementSet& m,
   std::vector<Case> cases;
   add_collectives(m, options, hw, cases);
   add_compute(m, hw, cases);
-  for (const Case& c : cases) check_measured(c.row.origin, c.measured_value, c.row.si_unit == "w");
+  for (const Case& c : cases) {
+    const bool power = c.row.si_unit == "w";
+    check_measured(c.row.origin, c.measured_value, power, power ? "power" : "time");
+  }
   return cases;
 }
 

@@ -170,6 +170,7 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
         calibrate::Origin{.source = log.source,
                           .line = row.line,
                           .label = file_name(log.source),
+                          .pointer = "",
                           .reported_problem = ref.status == calibrate::LogStatus::ReportedProblem};
     out.push_back(std::move(p));
   }

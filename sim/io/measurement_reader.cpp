@@ -336,6 +336,7 @@ void read_array(ObjectReader& top, const std::string& key, const Environment& do
     ObjectReader r(array[i], top.source(), rec.pointer);
     rec.origin.source = top.source();
     rec.origin.label = key + "[" + std::to_string(i) + "]";
+    rec.origin.pointer = rec.pointer;
     if (r.has("environment")) {
       const Environment env = environment_of(r.object("environment"), DeviceKey::Optional);
       if (!env.device.empty()) rec.origin.label += " on " + env.device;

@@ -37,7 +37,8 @@ MeasurementSet nvls_tree_points(const hardware::HardwareSpec& truth) {
       p.algorithm = Algorithm::NvlsTree;
       p.time =
           collective::restricted_cost(truth, p.op, g, p.bytes, p.algorithm, std::nullopt)->time;
-      p.origin = Origin{.source = "generated", .line = 0, .label = std::to_string(nodes) + "n"};
+      p.origin = Origin{
+          .source = "generated", .line = 0, .label = std::to_string(nodes) + "n", .pointer = ""};
       m.collectives.push_back(p);
     }
   }
@@ -190,7 +191,7 @@ TEST_CASE("calibrate: points that inform nothing and impossible points are error
   MeasurementSet nvls;
   p.bytes = Bytes(kMiB);
   p.algorithm = Algorithm::Nvls;  // multi-node NVLS needs IB SHARP, which h100-dgx lacks
-  p.origin = Origin{.source = "log.txt", .line = 7, .label = "log.txt"};
+  p.origin = Origin{.source = "log.txt", .line = 7, .label = "log.txt", .pointer = ""};
   nvls.collectives.push_back(p);
   REQUIRE_THROWS_AS(fit(base, nvls, FitOptions{}), ConfigError);
   REQUIRE_THROWS_WITH(fit(base, nvls, FitOptions{}),
@@ -206,12 +207,27 @@ TEST_CASE("calibrate: points the model cannot price are errors, not fits", "[cal
   p.group = parallel::GroupShape{.ranks = 16, .nodes = 2, .ranks_per_node = 8};
   p.bytes = Bytes(64.0 * kMiB);
   p.time = Seconds(500e-6);
-  p.origin = Origin{.source = "doc.json", .line = 0, .label = "/collectives/0"};
+  // A document's point is named by its JSON pointer and the key at fault, as the reader names
+  // its own errors (not by its label, "doc.json:collectives[0]", after the file name).
+  p.origin = Origin{.source = "doc.json",
+                    .line = 0,
+                    .label = "doc.json:collectives[0]",
+                    .pointer = "/collectives/0"};
   p2p.collectives.push_back(p);
   REQUIRE_THROWS_WITH(fit(base, p2p, FitOptions{}),
-                      Catch::Contains("all_to_all is priced from link bandwidths"));
-  // A launch of 1e-300 s is a unit mistake: no bounded parameter reaches it.
+                      Catch::StartsWith("doc.json: /collectives/0/op: all_to_all is priced from "
+                                        "link bandwidths"));
+  // A launch of 1e-300 s is a unit mistake: no bounded parameter reaches it. The value is
+  // printed as given (std::to_string printed 0.000000).
   MeasurementSet launch;
+  p.origin.pointer = "/launch/0";
   launch.launches.push_back(LaunchPoint{.time = Seconds(1e-300), .origin = p.origin});
-  REQUIRE_THROWS_WITH(fit(base, launch, FitOptions{}), Catch::Contains("expected 1 ns to one day"));
+  REQUIRE_THROWS_WITH(fit(base, launch, FitOptions{}),
+                      "doc.json: /launch/0/time: measured time 1e-300 s; expected 1 ns to one day");
+  MeasurementSet power;
+  p.origin.pointer = "/power/0";
+  power.power.push_back(
+      PowerPoint{.activity = PowerActivity::Compute, .power = Watts(9000.0), .origin = p.origin});
+  REQUIRE_THROWS_WITH(fit(base, power, FitOptions{}),
+                      "doc.json: /power/0/power: measured power 9000 W; expected 1 W to 5 kW");
 }

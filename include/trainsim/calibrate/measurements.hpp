@@ -20,6 +20,7 @@ struct Origin {
   std::string source;  // file name as given
   int line = 0;        // 1-based line in a text log; 0 for JSON documents
   std::string label;   // short name of the measurement set (the log's file name, or a JSON id)
+  std::string pointer;  // the record's JSON pointer in its document ("/gemm/0"); empty in a log
   bool reported_problem = false;  // from a log marked "reported_problem" (fitted only on request)
 };
 
