@@ -264,8 +264,13 @@ parallel::Scenario base_of(const SearchOptions& o) {
   set("model", o.model, "--model");
   if (o.stack) set("stack", *o.stack, "--stack");
   if (o.gpus.has_value() == o.nodes.has_value()) {
-    throw ConfigError("command line", "", "cluster size; expected one of --gpus or --nodes, got " +
-                                              std::string(o.gpus ? "both" : "neither"));
+    // As run and describe word it (scenario_flags.cpp).
+    if (o.gpus) {
+      throw ConfigError("command line (--gpus, --nodes)", "",
+                        "both --gpus and --nodes given; expected one of them");
+    }
+    throw ConfigError("command line", "/cluster",
+                      "missing required key; expected --gpus or --nodes");
   }
   if (o.gpus) set("cluster.gpus", *o.gpus, "--gpus");
   if (o.nodes) set("cluster.nodes", *o.nodes, "--nodes");

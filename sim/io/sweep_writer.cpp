@@ -81,6 +81,11 @@ std::optional<std::int64_t> leading_index(std::string_view line, SweepFormat for
   std::int64_t v = 0;
   const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
   if (ec != std::errc() || ptr == rest.data() || v < 0) return std::nullopt;
+  // The writer prints no sign and no leading zero ("01" or "-0" is an edit, and would be merged
+  // as written).
+  if (rest[0] < '0' || rest[0] > '9' || (rest[0] == '0' && ptr != rest.data() + 1)) {
+    return std::nullopt;
+  }
   const char next = ptr == rest.data() + rest.size() ? '\0' : *ptr;
   if (next != ',' && !(format == SweepFormat::JsonLines && next == '}')) return std::nullopt;
   return v;
@@ -732,12 +737,20 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
   const auto check_row = [&](std::string_view row, std::int64_t at) {
     const std::string where = where_line(at);
     const std::optional<std::int64_t> index = leading_index(row, this_format);
+    if (!index && parse_trailer(row, this_format)) {
+      // Lines after it (blank, or a copy): the shard was appended to after it ended.
+      throw ConfigError(name, where,
+                        "the end record is not the last line (line " + std::to_string(at + 1) +
+                            " follows it); expected it last, as trainsim sweep --shard K/N "
+                            "writes it");
+    }
     if (!index) {
       throw ConfigError(
           name, where,
           std::string("row without an index; expected a line starting with ") +
               (this_format == SweepFormat::Csv ? "'<index>,'" : "'{\"index\":<index>,'") +
-              ", got '" + std::string(row.substr(0, 40)) + "'");
+              " (an integer without sign or leading zero), got '" + std::string(row.substr(0, 40)) +
+              "'");
     }
     if (this_format == SweepFormat::Csv) {
       const std::optional<std::size_t> fields = csv_field_count(row);

@@ -26,6 +26,12 @@ std::string scaled(double v, const std::array<Prefix, N>& prefixes, const char* 
   const double ax = std::fabs(x);
   const int decimals = ax >= 100.0 ? 0 : (ax >= 10.0 ? 1 : 2);
   std::array<char, 64> buf{};
+  if (ax >= 1e6) {
+    // Past the largest prefix by six digits or more ("1000000000000000 PW"): the base unit in
+    // scientific notation, three significant digits as everywhere else.
+    std::snprintf(buf.data(), buf.size(), "%.2e %s", v, unit);
+    return buf.data();
+  }
   std::snprintf(buf.data(), buf.size(), "%.*f %s%s", decimals, x, prefixes[pick].name, unit);
   return buf.data();
 }

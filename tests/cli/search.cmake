@@ -67,7 +67,8 @@ trainsim_bad_input(search tp_list "--tp: not a list of positive integers; expect
   ${search_base} --gpus 16 --tp 1,x)
 trainsim_bad_input(search sharding "--sharding: unknown value 'shard_grad'; did you mean 'shard_grad_op'\\?"
   ${search_base} --gpus 16 --sharding shard_grad)
-trainsim_bad_input(search no_cluster "expected one of --gpus or --nodes, got neither" ${search_base})
+trainsim_bad_input(search no_cluster "/cluster: missing required key. expected --gpus or --nodes"
+  ${search_base})
 trainsim_bad_input(search shard "--shard: shard index out of range" ${search_base} --gpus 16 --shard 3/2)
 
 # --memory-headroom: the search says which usable memory its plans were held to,

@@ -169,6 +169,10 @@ trainsim_robust(unbounded.merge_search_deep 2
   "^error: q0\\.json: JSON nested too deeply at line 2. expected at most 64 levels"
   PREP "nest deep.json 20000000 array" PREP "write q0.json {" PREP "append deep.json q0.json"
   -- merge q0.json)
+# search takes one of --gpus and --nodes, worded as run and describe word it.
+trainsim_robust(reader.search_gpus_and_nodes 2
+  "^error: command line \\(--gpus, --nodes\\): both --gpus and --nodes given. expected one of them"
+  -- ${search_small} --gpus 8 --nodes 1 --global-batch 8)
 # Search shards (JSON documents): cut short, of two different runs, or one missing.
 trainsim_robust(corrupt.merge_search_cut 2
   "^error: q0\\.json: .*\\bexpected" PREP "trainsim q0.json ${search_shard_args} --shard 0/2"

@@ -173,6 +173,21 @@ TEST_CASE("merge: incomplete, foreign, duplicate and missing shards are errors",
   REQUIRE_THROWS_WITH(
       merge_outputs({{"a.csv", shard(kHeader + "zero,a\n", 0, 1, 1, 1)}}, std::nullopt),
       Contains("a.csv: line 2: row without an index"));
+  // The writer prints an index without sign or leading zero; merge copies rows as they are, so
+  // "00" or "-0" would reach the output where an unsharded run writes "0".
+  for (const char* index : {"00", "-0", "+0"}) {
+    std::string edited = row(0, "a");
+    edited.replace(0, 1, index);
+    REQUIRE_THROWS_WITH(
+        merge_outputs({{"a.csv", shard(kHeader + edited, 0, 1, 1, 1)}}, std::nullopt),
+        Contains("a.csv: line 2: row without an index; expected a line starting with '<index>,' "
+                 "(an integer without sign or leading zero)"));
+  }
+  // Anything after the end record, a blank line included: the end record is then a row.
+  REQUIRE_THROWS_WITH(
+      merge_outputs({{"a.csv", shard(kHeader + row(0, "a"), 0, 1, 1, 1) + "\n"}}, std::nullopt),
+      "a.csv: line 3: the end record is not the last line (line 4 follows it); expected it last, "
+      "as trainsim sweep --shard K/N writes it");
 }
 
 TEST_CASE("merge: a row repeated at the largest index is an error, not an overflow",

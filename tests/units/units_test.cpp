@@ -46,4 +46,11 @@ TEST_CASE("units: to_string scales to a readable prefix", "[units]") {
   REQUIRE(to_string(Watts(612.5)) == "612 W");
   // Zero reads without a prefix.
   REQUIRE(to_string(Seconds(0.0)) == "0.00 s");
+  // Past the largest prefix the number grows digits ("999999 PW" is still read as one); from
+  // six more digits on, the base unit in scientific notation, three significant digits.
+  REQUIRE(to_string(Watts(999999e15)) == "999999 PW");
+  REQUIRE(to_string(Watts(1e30)) == "1.00e+30 W");
+  REQUIRE(to_string(Bytes(2.5e21)) == "2.50e+21 B");
+  REQUIRE(to_string(Seconds(3600.0)) == "3600 s");
+  REQUIRE(to_string(Seconds(-1e7)) == "-1.00e+07 s");
 }
