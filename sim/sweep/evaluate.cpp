@@ -214,7 +214,7 @@ void parallel_for(std::int64_t count, int jobs, const std::function<void(std::in
 void parallel_ordered(std::int64_t count, int jobs, std::int64_t window,
                       const std::function<std::string(std::int64_t)>& produce,
                       const std::function<void(std::int64_t, std::string&)>& consume,
-                      const Progress& progress) {
+                      const Progress& progress, std::int64_t grain) {
   const auto threads = std::min(static_cast<std::int64_t>(std::max(1, jobs)), count);
   if (threads <= 1) {
     for (std::int64_t i = 0; i < count; ++i) {
@@ -225,8 +225,9 @@ void parallel_ordered(std::int64_t count, int jobs, std::int64_t window,
     return;
   }
   window = std::max<std::int64_t>(1, window);
-  // Result i waits in slot i % window until consumed; a thread takes index i only once
-  // i < consumed + window, so the slot is free by then.
+  grain = std::clamp<std::int64_t>(grain, 1, window);
+  // Result i waits in slot i % window until consumed; a thread takes indices up to i only once
+  // i < consumed + window, so their slots are free by then.
   struct Slot {
     bool ready = false;
     std::string result;
@@ -241,27 +242,34 @@ void parallel_ordered(std::int64_t count, int jobs, std::int64_t window,
   std::int64_t consumed = 0;
   bool stop = false;
   int waiting = 0;  // workers waiting on has_room
+  // The last index of the take starting at `next`, and whether its slot is free.
+  const auto last_of_take = [&] { return std::min(next + grain, count) - 1; };
+  const auto room = [&] { return last_of_take() < consumed + num_slots; };
   auto worker = [&]() {
     std::unique_lock<std::mutex> lock(mutex);
     while (true) {
-      if (!stop && next < count && next >= consumed + num_slots) {
+      if (!stop && next < count && !room()) {
         ++waiting;
-        has_room.wait(lock, [&] { return stop || next >= count || next < consumed + num_slots; });
+        has_room.wait(lock, [&] { return stop || next >= count || room(); });
         --waiting;
       }
       if (stop || next >= count) return;
-      const std::int64_t i = next++;
-      lock.unlock();
-      Slot produced;
-      try {
-        produced.result = produce(i);
-      } catch (...) {
-        produced.error = std::current_exception();
+      const std::int64_t first = next;
+      const std::int64_t last = last_of_take();
+      next = last + 1;
+      for (std::int64_t i = first; i <= last && !stop; ++i) {
+        lock.unlock();
+        Slot produced;
+        try {
+          produced.result = produce(i);
+        } catch (...) {
+          produced.error = std::current_exception();
+        }
+        produced.ready = true;
+        lock.lock();
+        slots[static_cast<std::size_t>(i % num_slots)] = std::move(produced);
+        if (i == consumed) has_result.notify_one();
       }
-      produced.ready = true;
-      lock.lock();
-      slots[static_cast<std::size_t>(i % num_slots)] = std::move(produced);
-      if (i == consumed) has_result.notify_one();
     }
   };
   std::vector<std::thread> pool = start_threads(threads, worker);

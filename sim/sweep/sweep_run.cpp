@@ -210,6 +210,14 @@ std::int64_t ShardingAxis::first_of(std::int64_t index) const {
   return index - (index / stride) % size * stride;
 }
 
+std::int64_t ShardingAxis::grain(const Shard& shard) const {
+  // The points of one plan in every sharding mode fill the aligned block of stride x size
+  // indices holding them (the axis's digit and every faster one). A shard's rows skip indices,
+  // so its takes would split the blocks.
+  if (size == 0 || shard.count != 1 || stride * size > kMaxGrain) return 1;
+  return stride * size;
+}
+
 void write_sweep(const SweepSpec& spec, const SweepRunOptions& options, const Sink& sink) {
   const std::int64_t total = spec.size();
   const std::int64_t n = options.shard.size_of(total);
@@ -229,7 +237,8 @@ void write_sweep(const SweepSpec& spec, const SweepRunOptions& options, const Si
         return options.format == io::SweepFormat::Csv ? io::csv_row(index, s, e)
                                                       : io::json_line(index, s, e);
       },
-      [&](std::int64_t /*k*/, std::string& line) { sink(line); }, options.progress);
+      [&](std::int64_t /*k*/, std::string& line) { sink(line); }, options.progress,
+      sharding_axis.grain(options.shard));
   if (options.end_record == EndRecord::Shard) {
     sink(io::trailer_line(io::ShardTrailer{.shard_index = options.shard.index,
                                            .shard_count = options.shard.count,

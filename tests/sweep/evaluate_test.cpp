@@ -3,6 +3,7 @@
 #include <atomic>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -16,10 +17,12 @@ TEST_CASE("parallel_ordered: results consumed in order, never more than the wind
           "[sweep]") {
   const int jobs = GENERATE(1, 2, 4, 16);
   const std::int64_t window = GENERATE(1, 3, 64);
+  const std::int64_t grain = GENERATE(1, 5);
   constexpr std::int64_t kCount = 2000;
   std::atomic<std::int64_t> consumed{0};
   std::atomic<bool> too_far_ahead{false};
   std::vector<std::int64_t> order;
+  std::vector<std::thread::id> producer(kCount);
   std::int64_t last_progress = 0;
   parallel_ordered(
       kCount, jobs, window,
@@ -27,6 +30,7 @@ TEST_CASE("parallel_ordered: results consumed in order, never more than the wind
         // An index is taken only when i < consumed + window (consumed as the pool counts it,
         // which never exceeds this counter), so i - consumed stays below the window.
         if (i >= consumed.load() + window) too_far_ahead = true;
+        producer[static_cast<std::size_t>(i)] = std::this_thread::get_id();
         return std::to_string(i * i);
       },
       [&](std::int64_t i, std::string& result) {
@@ -36,11 +40,20 @@ TEST_CASE("parallel_ordered: results consumed in order, never more than the wind
       },
       [&](std::int64_t done, std::int64_t total) {
         if (done == last_progress + 1 && total == kCount) last_progress = done;
-      });
-  INFO("jobs " << jobs << ", window " << window);
+      },
+      grain);
+  INFO("jobs " << jobs << ", window " << window << ", grain " << grain);
   CHECK_FALSE(too_far_ahead.load());
   REQUIRE(order.size() == static_cast<std::size_t>(kCount));
   for (std::int64_t i = 0; i < kCount; ++i) CHECK(order[static_cast<std::size_t>(i)] == i);
+  // Each aligned block of `grain` items ran on one thread (a grain above the window is lowered
+  // to it, and then blocks may split).
+  if (grain <= window) {
+    for (std::int64_t i = 0; i < kCount; ++i) {
+      CHECK(producer[static_cast<std::size_t>(i)] ==
+            producer[static_cast<std::size_t>(i - i % grain)]);
+    }
+  }
   // Progress after every consumed result, 1 to count.
   CHECK(last_progress == kCount);
 }

@@ -103,11 +103,14 @@ void parallel_for(std::int64_t count, int jobs, const std::function<void(std::in
 // If produce(i) throws, every smaller i is still consumed, then the exception of the smallest
 // such i is rethrown once every thread has stopped; if consume throws, the threads stop and it
 // is rethrown. Thread creation failures are handled as in parallel_for.
-// Requires: window >= 1.
+// A thread takes `grain` consecutive i at once (the last take may be shorter), from i = 0: items
+// that share work through a SimulationMemo then run on one thread, one after the other, instead
+// of one thread waiting for another's simulation. Results are consumed as each is produced.
+// Requires: window >= 1, grain >= 1; a grain above the window is lowered to it.
 void parallel_ordered(std::int64_t count, int jobs, std::int64_t window,
                       const std::function<std::string(std::int64_t)>& produce,
                       const std::function<void(std::int64_t, std::string&)>& consume,
-                      const Progress& progress = {});
+                      const Progress& progress = {}, std::int64_t grain = 1);
 
 // std::thread::hardware_concurrency(), at least 1 and at most kMaxJobs.
 [[nodiscard]] int default_jobs();
