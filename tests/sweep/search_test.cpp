@@ -121,6 +121,20 @@ TEST_CASE("search: same ranking whatever the threads, and shards cover the space
   }
   CHECK(covered == one.enumerated);
   CHECK(ranked == static_cast<std::int64_t>(one.ranked.size()));
+  // Progress counts plans (twins are evaluated together, so it may step by more than one), up
+  // to every plan of the space, never backwards.
+  std::int64_t last_done = 0;
+  bool monotonic = true;
+  std::int64_t total = 0;
+  (void)search(b, space, Objective::UsdPerMillionTokens, 2, {},
+               [&](std::int64_t done, std::int64_t count) {
+                 monotonic = monotonic && done > last_done;
+                 last_done = done;
+                 total = count;
+               });
+  CHECK(monotonic);
+  CHECK(total == one.enumerated);
+  CHECK(last_done == one.enumerated);
 }
 
 TEST_CASE("search: enumeration skips combinations that cannot differ", "[sweep][search]") {
