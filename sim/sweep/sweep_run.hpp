@@ -86,8 +86,9 @@ struct ShardingAxis {
 
 // Results computed ahead of the next row to write, per thread: enough that a slow scenario
 // rarely stalls the others, few enough that memory stays a few MiB per thread whatever the
-// number of rows (a row is under 1 KiB in CSV, a few KiB in JSON lines).
-inline constexpr std::int64_t kRowsAheadPerJob = 64;
+// number of rows (a row is under 1 KiB in CSV, a few KiB in JSON lines). At 64, threads of the
+// fixed-batch sweep (bench/simulate_bench.cpp) waited 0.78 s in all for room behind a slow plan.
+inline constexpr std::int64_t kRowsAheadPerJob = 512;
 
 // Receives the output in pieces, in order (a CSV header, rows, the end record).
 using Sink = std::function<void(std::string_view)>;
