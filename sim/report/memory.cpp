@@ -1,6 +1,7 @@
 #include "trainsim/report/memory.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "trainsim/model/counts.hpp"
 #include "trainsim/model/kernels.hpp"
@@ -93,16 +94,20 @@ std::int64_t moe_layers_in_stage(const parallel::Scenario& s, std::int64_t stage
 struct KeptLayers {
   std::int64_t dense = 0;
   std::int64_t moe = 0;
+  // Every chunk of the stage that has layers keeps at least one of them.
+  bool every_chunk_keeps = false;
 };
 KeptLayers kept_layers_in_stage(const parallel::Scenario& s, std::int64_t stage) {
   KeptLayers out;
   const parallel::ParallelPlan& p = s.parallel;
   if (p.recompute != Recompute::Full || p.recompute_layers == 0) return out;
   const model::ModelSpec& m = s.model;
+  out.every_chunk_keeps = true;
   for (std::int64_t c = 0; c < p.virtual_stages; ++c) {
     const parallel::ChunkLayers chunk = parallel::chunk_layers(s, c * p.pp + stage);
     const std::int64_t end = chunk.first + chunk.count;
     const std::int64_t kept_first = std::min(end, chunk.first + p.recompute_layers);
+    if (chunk.count > 0 && kept_first == end) out.every_chunk_keeps = false;
     const std::int64_t moe =
         std::max<std::int64_t>(0, end - std::max(kept_first, m.num_dense_layers));
     out.moe += model::is_moe(m) ? moe : 0;
@@ -464,10 +469,24 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   if (plan.recompute == Recompute::Full && num_layers > 0) {
     // The layer whose forward is recomputed holds its full activations during its backward.
     double full = activation_bytes_per_layer(m, shape, Recompute::None, act).value();
-    if (moe_layers > 0) {
-      const double moe_full =
-          activation_bytes_per_moe_layer(m, shape, Recompute::None, act).value();
-      full = moe_layers == num_layers ? moe_full : std::max(full, moe_full);
+    const double moe_full =
+        moe_layers > 0 ? activation_bytes_per_moe_layer(m, shape, Recompute::None, act).value()
+                       : 0.0;
+    if (moe_layers > 0) full = moe_layers == num_layers ? moe_full : std::max(full, moe_full);
+    if (kept.every_chunk_keeps) {
+      // A partial recomputation recomputes the first layers of each chunk (Megatron's
+      // --recompute-method block), so they run last in backward: by then the micro-batch's kept
+      // layers of that chunk have run theirs, and autograd has freed their saved tensors (it
+      // releases a node's saved tensors once its backward has run, unless retain_graph). The
+      // working layer adds only what it exceeds one kept layer by; before, recomputing 1 layer
+      // of llama2-7b's 32 needed 32 MiB more than recomputing none.
+      const double freed =
+          kept.dense > 0 && kept.moe > 0
+              ? std::min(activation_bytes_per_layer(m, shape, Recompute::None, act).value(),
+                         moe_full)
+          : kept.moe > 0 ? moe_full
+                         : activation_bytes_per_layer(m, shape, Recompute::None, act).value();
+      full = std::max(0.0, full - freed);
     }
     activations += full;
   }
@@ -478,6 +497,11 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   }
   out.activations = Bytes(activations);
 
+  // Whole bytes, part by part: the total is then their sum exactly, as the report prints them.
+  for (Bytes* part :
+       {&out.parameters, &out.gradients, &out.optimizer, &out.activations, &out.buffers}) {
+    *part = Bytes(std::round(part->value()));
+  }
   out.total = out.parameters + out.gradients + out.optimizer + out.activations + out.buffers;
   apply_memory_reserve(s, out);
   return out;
@@ -491,10 +515,14 @@ void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m) {
   m.nccl_buffers = s.hardware.gpu.nccl_buffers;
   m.workspace = s.stack.memory.workspace;
   m.headroom_fraction = s.stack.memory.headroom_fraction;
-  m.headroom = m.capacity * m.headroom_fraction;
-  const Bytes pool =
-      std::max(m.capacity - m.cuda_context - m.nccl_buffers - m.workspace - m.headroom, Bytes(0.0));
-  m.fragmentation = pool * s.stack.memory.allocator_fragmentation_fraction;
+  // A headroom past what the fixed terms leave is cut to it, so that the terms still sum to the
+  // reserve (a headroom of 0.999 left usable 0 and the terms 0.8 GB above the HBM).
+  const Bytes left =
+      std::max(m.capacity - m.cuda_context - m.nccl_buffers - m.workspace, Bytes(0.0));
+  m.headroom = std::min(Bytes(std::round((m.capacity * m.headroom_fraction).value())), left);
+  const Bytes pool = left - m.headroom;
+  m.fragmentation =
+      Bytes(std::round((pool * s.stack.memory.allocator_fragmentation_fraction).value()));
   m.usable = pool - m.fragmentation;
   m.reserved = m.capacity - m.usable;
   m.fits = m.total <= m.usable;

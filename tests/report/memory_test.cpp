@@ -1,5 +1,8 @@
 #include "trainsim/report/memory.hpp"
 
+#include <cmath>
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "trainsim/model/counts.hpp"
@@ -384,20 +387,29 @@ TEST_CASE("memory: recomputation and parallelism shrink activations; 70B DDP doe
 TEST_CASE("memory: a partial full recomputation keeps the other layers' activations",
           "[report][memory]") {
   // llama2-7b (32 layers) on one stage, one micro-batch in flight: recompute_layers N keeps
-  // the full activations (recompute none) of 32 - N layers and the input of N, plus the one
-  // layer being recomputed during backward: activations(N) = activations(full) + (32 - N) x
-  // (per-layer none - per-layer full), the head's and the working layer's unchanged.
+  // the full activations (recompute none) of 32 - N layers and the input of N. Recompute full
+  // adds the one layer being recomputed during backward (a layer's full activations); a partial
+  // one does not, since the recomputed layers come first and run last in backward, after a kept
+  // layer of the same size has been freed: activations(N) = activations(full) - per-layer none
+  // + (32 - N) x (per-layer none - per-layer full), the head's unchanged. So every N < 32 needs
+  // less than recompute none (32 x none) and more than recompute full.
   auto s = paper_scenario(64);
   s.parallel.recompute = Recompute::Full;
   const double full = memory_per_gpu(s, 0).activations.value();
   const auto shape = model::LayerShape{.micro_batch = 2, .seq_len = 4096};
   const double none_layer = activation_bytes_per_layer(s.model, shape, Recompute::None).value();
   const double full_layer = activation_bytes_per_layer(s.model, shape, Recompute::Full).value();
+  s.parallel.recompute = Recompute::None;
+  const double none = memory_per_gpu(s, 0).activations.value();
+  s.parallel.recompute = Recompute::Full;
   for (const std::int64_t n : {1, 16, 31}) {
     s.parallel.recompute_layers = n;
     const double partial = memory_per_gpu(s, 0).activations.value();
-    REQUIRE(partial == Approx(full + static_cast<double>(32 - n) * (none_layer - full_layer))
-                           .epsilon(1e-12));
+    REQUIRE(partial ==
+            Approx(full - none_layer + static_cast<double>(32 - n) * (none_layer - full_layer))
+                .epsilon(1e-12));
+    CHECK(partial < none);
+    CHECK(partial < full + static_cast<double>(32 - n) * (none_layer - full_layer));
   }
   // All 32 layers: the same as recompute full.
   s.parallel.recompute_layers = 32;
@@ -409,7 +421,7 @@ TEST_CASE("memory: a partial full recomputation keeps the other layers' activati
   const double full4 = memory_per_gpu(s, 3).activations.value();
   s.parallel.recompute_layers = 3;
   REQUIRE(memory_per_gpu(s, 3).activations.value() ==
-          Approx(full4 + 5.0 * (none_layer - full_layer)).epsilon(1e-12));
+          Approx(full4 - none_layer + 5.0 * (none_layer - full_layer)).epsilon(1e-12));
 }
 
 TEST_CASE("memory: usable memory takes the CUDA context, NCCL, workspace, headroom, fragmentation",
@@ -418,17 +430,18 @@ TEST_CASE("memory: usable memory takes the CUDA context, NCCL, workspace, headro
   s.stack.memory.headroom_fraction = 0.1;  // 64 MiB workspace, fragmentation 0.05
   const auto mem = memory_per_gpu(s, 0);
   // headroom = 0.1 x 80 GiB = 8 GiB; pool = 80 - 0.5 - 0.25 - 0.0625 - 8 = 71.1875 GiB;
-  // fragmentation = 0.05 x 71.1875 = 3.559375 GiB; usable = 67.628125 GiB;
-  // reserved = 80 - 67.628125 = 12.371875 GiB.
+  // fragmentation = 0.05 x 71.1875 = 3.559375 GiB = 3,821,849,804.8 bytes, held as whole bytes:
+  // 3,821,849,805; usable = 71.1875 GiB - that = 72,615,146,291 bytes (67.628125 GiB less 0.2
+  // byte); reserved = 80 GiB - usable = 13,284,199,629 (12.371875 GiB and 0.2 byte).
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  CHECK(mem.headroom.value() == Approx(8.0 * gib).epsilon(1e-12));
-  CHECK(mem.fragmentation.value() == Approx(3.559375 * gib).epsilon(1e-12));
-  CHECK(mem.usable.value() == Approx(67.628125 * gib).epsilon(1e-12));
-  CHECK(mem.reserved.value() == Approx(12.371875 * gib).epsilon(1e-12));
+  CHECK(mem.headroom.value() == 8.0 * gib);
+  CHECK(mem.fragmentation.value() == 3821849805.0);
+  CHECK(mem.usable.value() == 72615146291.0);
+  CHECK(mem.reserved.value() == 13284199629.0);
   CHECK(mem.headroom_fraction == 0.1);
-  // The terms sum to the reserve.
+  // The terms sum to the reserve, byte for byte.
   CHECK((mem.cuda_context + mem.nccl_buffers + mem.workspace + mem.fragmentation + mem.headroom)
-            .value() == Approx(mem.reserved.value()).epsilon(1e-12));
+            .value() == mem.reserved.value());
   // fits compares the tensors with usable memory, not with HBM: the paper's 53 GB plan fits
   // 67.6 GiB; with 40% headroom, pool = 80 - 0.8125 - 32 = 47.1875 GiB, usable 44.83 GiB < 53 GB.
   CHECK(mem.fits);
@@ -437,6 +450,37 @@ TEST_CASE("memory: usable memory takes the CUDA context, NCCL, workspace, headro
   CHECK(tight.total == mem.total);
   CHECK(tight.usable.value() == Approx(47.1875 * 0.95 * gib).epsilon(1e-12));
   CHECK_FALSE(tight.fits);
+  // A headroom beyond what the context, NCCL and the workspace leave (80 - 0.8125 GiB) is cut to
+  // it: usable 0, and the terms still sum to the HBM (at 0.999 they were 0.8 GB above it).
+  s.stack.memory.headroom_fraction = 0.999;
+  const auto none_left = memory_per_gpu(s, 0);
+  CHECK(none_left.usable.value() == 0.0);
+  CHECK(none_left.headroom.value() == (80.0 - 0.8125) * gib);
+  CHECK(none_left.reserved == none_left.capacity);
+  CHECK((none_left.cuda_context + none_left.nccl_buffers + none_left.workspace +
+         none_left.fragmentation + none_left.headroom) == none_left.reserved);
+}
+
+TEST_CASE("memory: the total is the sum of its parts in whole bytes", "[report][memory]") {
+  // llama3.2-1b on 24 GPUs, pp 4, full_shard: the state is sharded 6 ways, so a part is a
+  // fraction of a byte off a whole number; each was rounded on its own for the report, and
+  // total_bytes came out one byte above the parts' sum.
+  const std::string doc = R"({"hardware": "h100-dgx", "model": "llama3.2-1b",
+      "cluster": {"gpus": 24}, "training": {"seq_len": 2048, "global_batch": 6, "micro_batch": 1},
+      "parallel": {"pp": 4, "sharding": "full_shard"}})";
+  const parallel::Scenario s =
+      io::scenario_from_document(io::ScenarioDocument{.json = nlohmann::json::parse(doc),
+                                                      .source = "test",
+                                                      .base_dir = "",
+                                                      .overridden = {},
+                                                      .use = io::ScenarioUse::Simulate});
+  for (std::int64_t stage = 0; stage < 4; ++stage) {
+    const auto m = memory_per_gpu(s, stage);
+    for (const Bytes part : {m.parameters, m.gradients, m.optimizer, m.activations, m.buffers}) {
+      CHECK(part.value() == std::round(part.value()));
+    }
+    CHECK(m.total == m.parameters + m.gradients + m.optimizer + m.activations + m.buffers);
+  }
 }
 
 TEST_CASE("memory: FP8 GEMM inputs saved in FP8 shrink activations by the derived bytes",

@@ -22,7 +22,9 @@ namespace trainsim::report {
 //   headroom = headroom_fraction x capacity,  reserved = capacity - usable
 // (fragmentation: the caching allocator's blocks reserved but not allocated, a fraction of its
 // pool; the terms and their sources: hardware_spec.hpp GpuSpec, stack_spec.hpp
-// MemoryReserveSpec). fits is total <= usable.
+// MemoryReserveSpec). fits is total <= usable. Every figure is whole bytes (each part rounded to
+// the nearest byte), so total is the sum of its parts and reserved the sum of its terms, byte for
+// byte; a headroom larger than what the context, NCCL and workspace leave is cut to it (usable 0).
 struct MemoryBreakdown {
   std::int64_t stage = 0;  // pipeline stage these figures are for
   Bytes parameters;        // persistent parameters this GPU owns (its shard when sharded)
@@ -37,7 +39,7 @@ struct MemoryBreakdown {
   Bytes nccl_buffers;              // hardware profile
   Bytes workspace;                 // stack: library workspaces
   Bytes fragmentation;             // stack fraction of the allocator's pool
-  Bytes headroom;                  // headroom_fraction x capacity
+  Bytes headroom;                  // headroom_fraction x capacity, at most what the rest leaves
   double headroom_fraction = 0.0;  // the stack's, or --memory-headroom's
   Bytes reserved;
   Bytes usable;  // capacity - reserved
