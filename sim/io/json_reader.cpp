@@ -439,6 +439,18 @@ double ObjectReader::fraction(const std::string& key) {
   return v;
 }
 
+double ObjectReader::fraction(const std::string& key, double lowest) {
+  char bound[32];
+  (void)std::snprintf(bound, sizeof bound, "%g", lowest);
+  const std::string expected = std::string("a fraction in [") + bound + ", 1]";
+  (void)at(key, expected);
+  const double v = number(key);
+  if (!(v >= lowest && v <= 1.0)) {
+    throw error(key, "expected " + expected + ", got " + describe_json(json_.at(key)));
+  }
+  return v;
+}
+
 std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_value) {
   // Counts above 2^53 are not exact as JSON doubles and far beyond any cluster or batch.
   return integer(key, min_value, std::int64_t{1} << 53U);

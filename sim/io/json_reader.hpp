@@ -134,6 +134,9 @@ class ObjectReader {
   [[nodiscard]] double number_or(const std::string& key, double fallback);
   // A number in (0, 1], named *_efficiency or *_fraction in the specs.
   [[nodiscard]] double fraction(const std::string& key);
+  // A fraction in [lowest, 1]: an efficiency, where a value near 0 is a unit slip that would
+  // stretch every kernel past any time the engine can hold.
+  [[nodiscard]] double fraction(const std::string& key, double lowest);
   // An integer >= min_value (and <= 2^53, the largest a JSON double holds exactly).
   [[nodiscard]] std::int64_t integer(const std::string& key, std::int64_t min_value);
   // An integer in [min_value, max_value]; a larger one is "out of range; expected at most ...".

@@ -300,7 +300,20 @@ TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and 
   SECTION("fraction out of range") {
     j["gpu"]["gemm"]["max_efficiency"] = 1.5;
     REQUIRE_THROWS_WITH(load(j), Catch::Contains("/gpu/gemm/max_efficiency: expected a fraction "
-                                                 "in (0, 1]"));
+                                                 "in [0.05, 1]"));
+    // An efficiency is at least calibrate's lower bound, 0.05: near 0 every kernel's time
+    // overflows.
+    for (const char* key : {"max_efficiency", "backward_ratio"}) {
+      j = small_profile();
+      j["gpu"]["attention"][key] = 0.01;
+      REQUIRE_THROWS_WITH(load(j), std::string("mem.json: /gpu/attention/") + key +
+                                       ": expected a fraction in [0.05, 1], got 0.01");
+    }
+    j = small_profile();
+    j["gpu"]["gemm"]["max_efficiency_by_dtype"] = {{"fp8", 1e-300}};
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /gpu/gemm/max_efficiency_by_dtype/fp8: expected a "
+                        "fraction in [0.05, 1], got 1e-300");
   }
   SECTION("GEMM contention out of range") {
     j["gpu"]["gemm_comm_contention"] = -0.5;

@@ -431,6 +431,17 @@ trainsim_robust(nonfinite.hbm_bandwidth_underflows 2
   "^error: h100-dgx\\.json: /gpu/hbm_bandwidth: .*\\bexpected" INPUT ${h100}
   PREP "setstr h100-dgx.json hbm_bandwidth 1e-320%20GB/s"
   -- run ${small_model} --gpus 8 --hardware h100-dgx.json)
+# An efficiency near 0 stretches every kernel past what a double holds: GEMM efficiency 1e-300
+# gave a GEMM of infinite time (an internal error, exit 1), HBM efficiency 1e-200 an iteration
+# of 1e299 s. Efficiencies are held to [0.05, 1], the bounds calibrate fits them within.
+trainsim_robust(nonfinite.gemm_efficiency_tiny 2
+  "^error: h100-dgx\\.json: /gpu/gemm/max_efficiency: expected a fraction in \\[0.05, 1\\], got 1e-300"
+  INPUT ${h100} PREP "set h100-dgx.json max_efficiency 1e-300"
+  -- run ${small_model} --gpus 8 --hardware h100-dgx.json)
+trainsim_robust(nonfinite.memory_efficiency_tiny 2
+  "^error: h100-dgx\\.json: /gpu/memory_efficiency: expected a fraction in \\[0.05, 1\\]"
+  INPUT ${h100} PREP "set h100-dgx.json memory_efficiency 1e-200"
+  -- run ${small_model} --gpus 8 --hardware h100-dgx.json)
 trainsim_robust(nonfinite.hbm_capacity_overflows 2
   "^error: h100-dgx\\.json: /gpu/hbm_capacity: .*\\bexpected" INPUT ${h100}
   PREP "setstr h100-dgx.json hbm_capacity 1e300%20TiB"
