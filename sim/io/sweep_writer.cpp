@@ -449,18 +449,22 @@ std::vector<std::string> csv_fields(std::string_view line) {
   return fields;
 }
 
+// A count as csv_row writes it (std::to_string): no sign, no leading zero ("-0" or "00005" is
+// an edit, which merge would copy as written).
 bool is_count(std::string_view v) {
   std::int64_t n = 0;
   const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  return !v.empty() && ec == std::errc() && ptr == v.data() + v.size() && n >= 0;
+  return !v.empty() && ec == std::errc() && ptr == v.data() + v.size() && n >= 0 &&
+         v == std::to_string(n);
 }
 
-// A metric as format_number writes it: a finite number, never negative.
+// A metric as format_number writes it: a finite number, never negative (nor -0), in its
+// shortest round-trip form (".5", "5." or "1e308" are edits).
 bool is_metric(std::string_view v) {
   double x = 0.0;
   const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
   return !v.empty() && ec == std::errc() && ptr == v.data() + v.size() && std::isfinite(x) &&
-         x >= 0.0;
+         x >= 0.0 && !std::signbit(x) && v == format_number(x);
 }
 
 bool is_word(std::string_view v) {
@@ -550,8 +554,23 @@ bool is_json_metric(const nlohmann::json& v) { return v.is_number() && v.get<dou
 // Whether a report key holds a count, written as an integer (byte counts are whole bytes,
 // io::byte_count; a collective's stage, ranks, nodes, domains and calls).
 bool is_count_key(std::string_view key) {
+  static constexpr std::string_view kScenarioCounts[] = {"gpus",
+                                                         "nodes_per_domain",
+                                                         "tp",
+                                                         "pp",
+                                                         "cp",
+                                                         "dp",
+                                                         "ep",
+                                                         "shard_group",
+                                                         "virtual_stages",
+                                                         "recompute_layers",
+                                                         "seq_len",
+                                                         "global_batch",
+                                                         "micro_batch"};
   return key == "bytes" || key.ends_with("_bytes") || key == "stage" || key == "ranks" ||
-         key == "nodes" || key == "domains" || key == "count";
+         key == "nodes" || key == "domains" || key == "count" ||
+         std::find(std::begin(kScenarioCounts), std::end(kScenarioCounts), key) !=
+             std::end(kScenarioCounts);
 }
 
 // Why a JSON value is not an object of metrics (numbers >= 0), flags (true/false), names
@@ -572,6 +591,8 @@ std::optional<std::string> metrics_problem(const nlohmann::json& v, const std::s
         return "'" + key + "." + k + "' is " + x.dump().substr(0, 40) +
                "; expected a list of layer counts";
       }
+    } else if (k == "fits" && !x.is_boolean()) {
+      return "'" + key + "." + k + "' is " + x.dump().substr(0, 40) + "; expected true or false";
     } else if (is_count_key(k) && !(x.is_number_integer() && is_json_metric(x))) {
       return "'" + key + "." + k + "' is " + x.dump().substr(0, 40) +
              "; expected a count, an integer >= 0";

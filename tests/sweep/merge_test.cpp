@@ -229,6 +229,19 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
                         Contains(std::string("a.csv: line 2: row 0: column tokens_per_s is '") +
                                  bad + "'; expected a finite number >= 0 (an 'ok' row)"));
   }
+  // Cells as the sweep writes them: its numbers are the shortest round trip (format_number),
+  // never -0, and its counts have no sign or leading zero; merge copies cells as they are.
+  for (const char* edited : {".5", "5.", "5.50", "1e308", "-0", "0x1p3"}) {
+    REQUIRE_THROWS_WITH(merge_csv(ok_row(edited)),
+                        Contains(std::string("column tokens_per_s is '") + edited +
+                                 "'; expected a finite number >= 0"));
+  }
+  for (const char* edited : {"-0", "08", "+8"}) {
+    std::string gpus = ok_row("5.5");
+    gpus.replace(gpus.find(",8,1,"), 3, std::string(",") + edited + ",");
+    REQUIRE_THROWS_WITH(merge_csv(gpus), Contains(std::string("column gpus is '") + edited +
+                                                  "'; expected an integer >= 0"));
+  }
   // Metrics belong to "ok" rows only; an "invalid" row has none.
   std::string invalid = row(0, "x");
   invalid.replace(invalid.find("false,") + 6, 0, "1.5");
@@ -300,6 +313,15 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
     REQUIRE_THROWS_WITH(merge_json(edited), Contains(std::string("row 0: '") + key + "' is ") &&
                                                 Contains("expected a count, an integer >= 0"));
   }
+  // A count in the scenario is an integer (not "1"), and fits a flag (not 1).
+  std::string tp_text = ok;
+  tp_text.replace(tp_text.find("\"tp\":1"), 6, "\"tp\":\"1\"");
+  REQUIRE_THROWS_WITH(merge_json(tp_text),
+                      Contains("row 0: 'scenario.parallel.tp' is \"1\"; expected a count"));
+  std::string fits_number = ok;
+  fits_number.replace(fits_number.find("\"fits\":true"), 11, "\"fits\":1");
+  REQUIRE_THROWS_WITH(merge_json(fits_number),
+                      Contains("row 0: 'memory.fits' is 1; expected true or false"));
   std::string oom = json_row(0, "x");
   oom.replace(oom.find("invalid: x"), 10, "out_of_memory: x");
   REQUIRE_THROWS_WITH(merge_json(oom), Contains("row 0: 'memory' missing; expected every key of an "
