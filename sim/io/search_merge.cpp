@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -172,6 +173,29 @@ void check_plan_keys(const Json& plan, const std::string& source, const std::str
     }
   }
   for (const std::string& key : kPlanKeys) (void)require(plan, key, source, at);
+  // The report's figures are numbers >= 0 (the search writes no other): an edited one would be
+  // ranked as written (tokens_per_s -5 dropped the best plan, 1e308 made a plan the best).
+  for (const char* key : {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
+                          "model_flops_per_token", "tflops_per_gpu", "mfu", "mfu_bf16", "hfu",
+                          "compute_s", "communication_s", "exposed_communication_s", "bubble_s"}) {
+    const Json& v = plan[key];
+    if (!v.is_number() || !(v.get<double>() >= 0.0) || std::signbit(v.get<double>())) {
+      throw ConfigError(
+          source, at + "/" + key,
+          "expected a number >= 0, as trainsim search writes it, got " + v.dump().substr(0, 40));
+    }
+  }
+  for (const char* group : {"power", "cost"}) {
+    const Json& object = plan[group];
+    if (!object.is_object()) throw ConfigError(source, at + "/" + group, "expected an object");
+    for (const auto& [key, v] : object.items()) {
+      if (!v.is_number() || !(v.get<double>() >= 0.0) || std::signbit(v.get<double>())) {
+        throw ConfigError(
+            source, at + "/" + group + "/" + key,
+            "expected a number >= 0, as trainsim search writes it, got " + v.dump().substr(0, 40));
+      }
+    }
+  }
 }
 
 // A shard's counts agree with one another and with its plans: every plan it evaluated was

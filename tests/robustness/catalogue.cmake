@@ -214,6 +214,13 @@ trainsim_robust(corrupt.merge_search_unknown_plan_key 2
   PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
   PREP "trainsim q1.json ${search_shard_args} --shard 1/2"
   PREP "subst q0.json %22rank%22: %22extra%22:%201,%20%22rank%22:" -- merge q0.json q1.json)
+# A plan's figure edited: merge ranks plans by it (-5 dropped the best plan, 1e308 crowned one).
+trainsim_robust(corrupt.merge_search_negative_metric 2
+  "^error: q1\\.json: /plans/0/tokens_per_s: expected a number >= 0, as trainsim search writes it, got -[0-9]"
+  PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
+  PREP "trainsim q1.json ${search_shard_args} --shard 1/2"
+  PREP "subst q1.json %22tokens_per_s%22:%20 %22tokens_per_s%22:%20-"
+  -- merge q0.json q1.json)
 trainsim_robust(corrupt.merge_search_empty_shard 2
   "^error: q1\\.json: empty file .*expected the JSON output of trainsim search.*rerun that shard"
   PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
