@@ -151,4 +151,8 @@ std::string to_string(FlopsPerSecond r);
 std::string to_string(Watts w);
 std::string to_string(Joules e);
 
+// `v` with `decimals` digits after the point ("%.*f"), never "-0.0": a value that rounds to zero
+// prints without a sign, whichever side of zero it came from.
+std::string fixed_text(double v, int decimals);
+
 }  // namespace trainsim

@@ -110,11 +110,7 @@ std::vector<Row> rows_of(const report::StepBreakdown& m, const report::StepBreak
   return rows;
 }
 
-std::string fixed(double v, int decimals) {
-  std::array<char, 64> buf{};
-  std::snprintf(buf.data(), buf.size(), "%.*f", decimals, v);
-  return buf.data();
-}
+std::string fixed(double v, int decimals) { return fixed_text(v, decimals); }
 
 std::string join(const std::vector<std::int64_t>& v) {
   std::string out;

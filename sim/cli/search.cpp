@@ -286,11 +286,7 @@ parallel::Scenario base_of(const SearchOptions& o) {
   return s;
 }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+std::string fixed(double v, int decimals) { return fixed_text(v, decimals); }
 
 std::string gib(Bytes b) { return fixed(b.value() / (1024.0 * 1024.0 * 1024.0), 1) + " GiB"; }
 

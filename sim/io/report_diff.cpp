@@ -17,11 +17,7 @@ namespace {
 // Below this share of the larger magnitude a change is floating-point noise.
 constexpr double kNoise = 1e-9;
 
-std::string fixed(double v, int decimals) {
-  std::array<char, 64> buf{};
-  std::snprintf(buf.data(), buf.size(), "%.*f", decimals, v);
-  return buf.data();
-}
+std::string fixed(double v, int decimals) { return fixed_text(v, decimals); }
 
 std::string signed_text(double delta, const std::string& magnitude) {
   return (delta > 0.0 ? "+" : "") + magnitude;

@@ -12,11 +12,7 @@
 namespace trainsim::io {
 namespace {
 
-std::string fixed(double v, int decimals) {
-  std::array<char, 64> buf{};
-  std::snprintf(buf.data(), buf.size(), "%.*f", decimals, v);
-  return buf.data();
-}
+std::string fixed(double v, int decimals) { return fixed_text(v, decimals); }
 
 std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + " %"; }
 

@@ -514,7 +514,7 @@ void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m) {
   m.cuda_context = s.hardware.gpu.cuda_context;
   m.nccl_buffers = s.hardware.gpu.nccl_buffers;
   m.workspace = s.stack.memory.workspace;
-  m.headroom_fraction = s.stack.memory.headroom_fraction;
+  m.headroom_fraction = s.stack.memory.headroom_fraction + 0.0;  // -0 (a "-0" flag) is 0
   // A headroom past what the fixed terms leave is cut to it, so that the terms still sum to the
   // reserve (a headroom of 0.999 left usable 0 and the terms 0.8 GB above the HBM).
   const Bytes left =

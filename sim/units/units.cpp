@@ -32,8 +32,7 @@ std::string scaled(double v, const std::array<Prefix, N>& prefixes, const char* 
     std::snprintf(buf.data(), buf.size(), "%.2e %s", v, unit);
     return buf.data();
   }
-  std::snprintf(buf.data(), buf.size(), "%.*f %s%s", decimals, x, prefixes[pick].name, unit);
-  return buf.data();
+  return fixed_text(x, decimals) + " " + prefixes[pick].name + unit;
 }
 
 constexpr std::array<Prefix, 4> kTime = {{{1e-9, "n"}, {1e-6, "u"}, {1e-3, "m"}, {1.0, ""}}};
@@ -48,6 +47,14 @@ constexpr std::array<Prefix, 5> kBinary = {{{1.0, ""},
                                              {1099511627776.0, "Ti"}}};
 
 }  // namespace
+
+std::string fixed_text(double v, int decimals) {
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.*f", decimals, v);
+  std::string text = buf.data();
+  if (text[0] == '-' && text.find_first_not_of("-0.") == std::string::npos) text.erase(0, 1);
+  return text;
+}
 
 std::string to_string(Seconds t) {
   return scaled(t.value(), kTime, "s");

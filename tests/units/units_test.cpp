@@ -53,4 +53,10 @@ TEST_CASE("units: to_string scales to a readable prefix", "[units]") {
   REQUIRE(to_string(Bytes(2.5e21)) == "2.50e+21 B");
   REQUIRE(to_string(Seconds(3600.0)) == "3600 s");
   REQUIRE(to_string(Seconds(-1e7)) == "-1.00e+07 s");
+  // A value that rounds to zero prints without a sign (a tiny negative delta, -0 itself).
+  REQUIRE(fixed_text(-0.0004, 1) == "0.0");
+  REQUIRE(fixed_text(-0.0, 2) == "0.00");
+  REQUIRE(fixed_text(-0.05, 1) == "-0.1");  // rounds away from zero: kept
+  REQUIRE(fixed_text(-3.0, 0) == "-3");
+  REQUIRE(to_string(Bytes(-0.0)) == "0.00 B");
 }
