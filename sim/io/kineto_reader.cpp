@@ -319,8 +319,20 @@ class TraceParser {
                             "profiler step " + r.name + " lasts " + describe_json(r.dur_us) +
                                 " us; expected a step of positive duration");
         }
-        // PyTorch may record a step both as cpu_op and as user_annotation: keep the first.
-        if (seen_steps_.insert(*n).second) steps_.push_back(std::move(r));
+        // PyTorch may record a step both as cpu_op and as user_annotation: keep the first. The
+        // same number over a range that does not overlap the first is another step, mislabelled
+        // or spliced from another trace: its kernels would be dropped without a word.
+        const auto [seen, added] = seen_steps_.emplace(*n, std::pair{r.ts_us, r.dur_us});
+        if (added) {
+          steps_.push_back(std::move(r));
+        } else if (r.ts_us >= seen->second.first + seen->second.second ||
+                   seen->second.first >= r.ts_us + r.dur_us) {
+          throw ConfigError(source_, pointer + "/name",
+                            r.name +
+                                " given twice over ranges that do not overlap; expected "
+                                "each step number once (a step recorded twice covers one "
+                                "range)");
+        }
         break;
       }
     }
@@ -335,6 +347,18 @@ class TraceParser {
 
     std::stable_sort(steps_.begin(), steps_.end(),
                      [](const RawEvent& a, const RawEvent& b) { return a.ts_us < b.ts_us; });
+    // Steps run one after another: one that starts before the previous ends would count the
+    // overlap's kernels in both (a trace edited or spliced).
+    for (std::size_t i = 1; i < steps_.size(); ++i) {
+      const RawEvent& before = steps_[i - 1];
+      if (steps_[i].ts_us < before.ts_us + before.dur_us) {
+        throw ConfigError(source_, "/traceEvents",
+                          steps_[i].name + " starts at " + describe_json(steps_[i].ts_us) +
+                              " us, before " + before.name + " ends at " +
+                              describe_json(before.ts_us + before.dur_us) +
+                              " us; expected profiler steps one after another");
+      }
+    }
     for (const auto& s : steps_) {
       trace_.steps.push_back(ProfilerStep{
           .number = s.step, .start = since(s.ts_us), .duration = Seconds(s.dur_us * 1e-6)});
@@ -422,7 +446,7 @@ class TraceParser {
   KinetoTrace trace_;
   std::vector<RawEvent> gpu_;
   std::vector<RawEvent> steps_;
-  std::set<std::int64_t> seen_steps_;
+  std::map<std::int64_t, std::pair<double, double>> seen_steps_;  // step -> (ts, dur) in us
   std::map<std::int64_t, double> launch_ts_;  // correlation -> launch ts (us)
 };
 

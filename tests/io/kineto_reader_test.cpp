@@ -283,6 +283,34 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
                                  "\"kernel\"); expected a trace recorded with "
                                  "ProfilerActivity.CUDA, got 1 events"));
   }
+  SECTION("steps repeated or overlapping") {
+    // The same step recorded twice (cpu_op and user_annotation) over one range is read once.
+    const std::string again =
+        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 0, "dur": 100})";
+    CHECK(parse_kineto_trace(trace_of(kStep + ", " + again + ", " + kKernel), "t.json")
+              .steps.size() == 1);
+    // The same number over another range is not that: its kernels would have been dropped.
+    const std::string later =
+        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 100, "dur": 100})";
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + ", " + later + ", " + kKernel), "t.json"),
+        "t.json: /traceEvents/1/name: ProfilerStep#1 given twice over ranges that do not "
+        "overlap; expected each step number once (a step recorded twice covers one range)");
+    // A step starting before the previous one ends would count the overlap's kernels twice; a
+    // step starting where the previous ends is the usual case.
+    const std::string overlapping =
+        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#2", "ts": 50, "dur": 100})";
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + ", " + overlapping + ", " + kKernel), "t.json"),
+        Contains("t.json: /traceEvents: ProfilerStep#2 starts at 50") &&
+            Contains("before ProfilerStep#1 ends at 100") &&
+            Contains("expected profiler steps one after another"));
+    const std::string next =
+        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#2", "ts": 100, "dur": 100})";
+    CHECK(
+        parse_kineto_trace(trace_of(kStep + ", " + next + ", " + kKernel), "t.json").steps.size() ==
+        2);
+  }
   SECTION("no ProfilerStep") {
     REQUIRE_THROWS_WITH(parse_kineto_trace(trace_of(kKernel), "t.json"),
                         Contains("no ProfilerStep#N ranges; expected a trace recorded with a "
