@@ -143,53 +143,38 @@ void check_document_keys(const Json& doc, const std::string& source) {
 }
 
 void check_plan_keys(const Json& plan, const std::string& source, const std::string& at) {
-  static const std::vector<std::string> kPlanKeys = {"rank",
-                                                     "index",
-                                                     "scenario",
-                                                     "iteration_time_s",
-                                                     "tokens_per_s",
-                                                     "tokens_per_s_per_gpu",
-                                                     "model_flops_per_token",
-                                                     "tflops_per_gpu",
-                                                     "mfu",
-                                                     "mfu_bf16",
-                                                     "hfu",
-                                                     "compute_s",
-                                                     "communication_s",
-                                                     "exposed_communication_s",
-                                                     "bubble_s",
-                                                     "memory",
-                                                     "power",
-                                                     "cost",
-                                                     "collectives",
-                                                     "stages"};
+  const auto& report = report_json_keys();
+  const auto own = [](const std::string& key) {
+    return key == "rank" || key == "index" || key == "scenario";
+  };
   if (!plan.is_object()) throw ConfigError(source, at, "expected an object (a plan)");
   for (const auto& [key, value] : plan.items()) {
-    if (std::find(kPlanKeys.begin(), kPlanKeys.end(), key) == kPlanKeys.end()) {
+    if (!own(key) && report.count(key) == 0) {
       throw ConfigError(source, at + "/" + key,
                         std::string("unknown key; expected only a plan's keys (rank, index, "
                                     "scenario and the report's); ") +
                             kExpected);
     }
   }
-  for (const std::string& key : kPlanKeys) (void)require(plan, key, source, at);
+  for (const char* key : {"rank", "index", "scenario"}) (void)require(plan, key, source, at);
+  for (const auto& [key, kind] : report) (void)require(plan, key, source, at);
   // The report's figures are numbers >= 0 (the search writes no other): an edited one would be
   // ranked as written (tokens_per_s -5 dropped the best plan, 1e308 made a plan the best).
-  for (const char* key : {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
-                          "model_flops_per_token", "tflops_per_gpu", "mfu", "mfu_bf16", "hfu",
-                          "compute_s", "communication_s", "exposed_communication_s", "bubble_s"}) {
-    const Json& v = plan[key];
-    if (!v.is_number() || !(v.get<double>() >= 0.0) || std::signbit(v.get<double>())) {
-      throw ConfigError(
-          source, at + "/" + key,
-          "expected a number >= 0, as trainsim search writes it, got " + v.dump().substr(0, 40));
+  const auto number = [](const Json& v) {
+    return v.is_number() && v.get<double>() >= 0.0 && !std::signbit(v.get<double>());
+  };
+  for (const auto& [key, kind] : report) {
+    if (kind == ReportValue::Metric && !number(plan[key])) {
+      throw ConfigError(source, at + "/" + key,
+                        "expected a number >= 0, as trainsim search writes it, got " +
+                            plan[key].dump().substr(0, 40));
     }
   }
   for (const char* group : {"power", "cost"}) {
     const Json& object = plan[group];
     if (!object.is_object()) throw ConfigError(source, at + "/" + group, "expected an object");
     for (const auto& [key, v] : object.items()) {
-      if (!v.is_number() || !(v.get<double>() >= 0.0) || std::signbit(v.get<double>())) {
+      if (!number(v)) {
         throw ConfigError(
             source, at + "/" + group + "/" + key,
             "expected a number >= 0, as trainsim search writes it, got " + v.dump().substr(0, 40));

@@ -29,6 +29,29 @@
 #include "sim/sweep/sweep_spec.hpp"
 
 namespace trainsim::io {
+
+const std::map<std::string, ReportValue>& report_json_keys() {
+  using enum ReportValue;
+  static const std::map<std::string, ReportValue> keys = {{"iteration_time_s", Metric},
+                                                          {"tokens_per_s", Metric},
+                                                          {"tokens_per_s_per_gpu", Metric},
+                                                          {"model_flops_per_token", Metric},
+                                                          {"tflops_per_gpu", Metric},
+                                                          {"mfu", Metric},
+                                                          {"mfu_bf16", Metric},
+                                                          {"hfu", Metric},
+                                                          {"compute_s", Metric},
+                                                          {"communication_s", Metric},
+                                                          {"exposed_communication_s", Metric},
+                                                          {"bubble_s", Metric},
+                                                          {"memory", Object},
+                                                          {"power", Object},
+                                                          {"cost", Object},
+                                                          {"collectives", Rows},
+                                                          {"stages", Rows}};
+  return keys;
+}
+
 namespace {
 
 constexpr const char* kColumns[] = {
@@ -631,25 +654,8 @@ std::optional<std::string> json_row_problem(const nlohmann::json& j) {
       return p;
     }
   }
-  // The report's keys (report_to_json, less context and scenario) and their kinds.
-  enum class Kind { Metric, Object, Rows };
-  static const std::map<std::string, Kind> kReport = {{"iteration_time_s", Kind::Metric},
-                                                      {"tokens_per_s", Kind::Metric},
-                                                      {"tokens_per_s_per_gpu", Kind::Metric},
-                                                      {"model_flops_per_token", Kind::Metric},
-                                                      {"tflops_per_gpu", Kind::Metric},
-                                                      {"mfu", Kind::Metric},
-                                                      {"mfu_bf16", Kind::Metric},
-                                                      {"hfu", Kind::Metric},
-                                                      {"compute_s", Kind::Metric},
-                                                      {"communication_s", Kind::Metric},
-                                                      {"exposed_communication_s", Kind::Metric},
-                                                      {"bubble_s", Kind::Metric},
-                                                      {"memory", Kind::Object},
-                                                      {"power", Kind::Object},
-                                                      {"cost", Kind::Object},
-                                                      {"collectives", Kind::Rows},
-                                                      {"stages", Kind::Rows}};
+  using Kind = ReportValue;
+  const std::map<std::string, ReportValue>& kReport = report_json_keys();
   const bool ok = *status == sweep::Status::Ok;
   const std::string of_row = std::string("an '") + sweep::to_string(*status) + "' row";
   for (const auto& [key, value] : j.items()) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,12 @@
 namespace trainsim::io {
 
 enum class SweepFormat { Csv, JsonLines };
+
+// The keys of a report in JSON (io::report_to_json, less "context" and "scenario"), by what each
+// holds: a number >= 0, an object of such numbers (and flags), or an array of such objects. The
+// readers of sweep rows and search plans (merge) check against it.
+enum class ReportValue { Metric, Object, Rows };
+[[nodiscard]] const std::map<std::string, ReportValue>& report_json_keys();
 
 // The shortest round-trip decimal form of v ("0.1", "1e+21"); "nan"/"inf" never occur in
 // reports, but print as such.

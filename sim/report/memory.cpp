@@ -468,11 +468,13 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   }
   if (plan.recompute == Recompute::Full && num_layers > 0) {
     // The layer whose forward is recomputed holds its full activations during its backward.
-    double full = activation_bytes_per_layer(m, shape, Recompute::None, act).value();
+    const double dense_full = activation_bytes_per_layer(m, shape, Recompute::None, act).value();
     const double moe_full =
         moe_layers > 0 ? activation_bytes_per_moe_layer(m, shape, Recompute::None, act).value()
                        : 0.0;
-    if (moe_layers > 0) full = moe_layers == num_layers ? moe_full : std::max(full, moe_full);
+    double full = moe_layers == 0            ? dense_full
+                  : moe_layers == num_layers ? moe_full
+                                             : std::max(dense_full, moe_full);
     if (kept.every_chunk_keeps) {
       // A partial recomputation recomputes the first layers of each chunk (Megatron's
       // --recompute-method block), so they run last in backward: by then the micro-batch's kept
@@ -480,12 +482,9 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
       // releases a node's saved tensors once its backward has run, unless retain_graph). The
       // working layer adds only what it exceeds one kept layer by; before, recomputing 1 layer
       // of llama2-7b's 32 needed 32 MiB more than recomputing none.
-      const double freed =
-          kept.dense > 0 && kept.moe > 0
-              ? std::min(activation_bytes_per_layer(m, shape, Recompute::None, act).value(),
-                         moe_full)
-          : kept.moe > 0 ? moe_full
-                         : activation_bytes_per_layer(m, shape, Recompute::None, act).value();
+      const double freed = kept.dense > 0 && kept.moe > 0 ? std::min(dense_full, moe_full)
+                           : kept.moe > 0                 ? moe_full
+                                                          : dense_full;
       full = std::max(0.0, full - freed);
     }
     activations += full;

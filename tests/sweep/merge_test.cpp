@@ -300,6 +300,12 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
   REQUIRE_THROWS_WITH(
       merge_json(bytes),
       Contains("row 0: 'memory.total_bytes' is \"1000\"; expected a count, an integer >= 0"));
+  // `ok` with its first `from` replaced by `to`.
+  const auto edit = [&ok](const std::string& from, const std::string& to) {
+    std::string edited = ok;
+    edited.replace(edited.find(from), from.size(), to);
+    return edited;
+  };
   // Counts are integers as written (whole bytes, io::byte_count; calls, ranks, stages), as the
   // CSV merge checks its count columns: a fraction is an edit.
   for (const auto& [from, to, key] :
@@ -308,19 +314,14 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
                    "memory.reserved.nccl_buffers_bytes"},
         std::tuple{"\"bytes\":1024", "\"bytes\":1024.25", "collectives[].bytes"},
         std::tuple{"\"stage\":0", "\"stage\":0.5", "stages[].stage"}}) {
-    std::string edited = ok;
-    edited.replace(edited.find(from), std::string(from).size(), to);
-    REQUIRE_THROWS_WITH(merge_json(edited), Contains(std::string("row 0: '") + key + "' is ") &&
-                                                Contains("expected a count, an integer >= 0"));
+    REQUIRE_THROWS_WITH(merge_json(edit(from, to)),
+                        Contains(std::string("row 0: '") + key + "' is ") &&
+                            Contains("expected a count, an integer >= 0"));
   }
   // A count in the scenario is an integer (not "1"), and fits a flag (not 1).
-  std::string tp_text = ok;
-  tp_text.replace(tp_text.find("\"tp\":1"), 6, "\"tp\":\"1\"");
-  REQUIRE_THROWS_WITH(merge_json(tp_text),
+  REQUIRE_THROWS_WITH(merge_json(edit("\"tp\":1", "\"tp\":\"1\"")),
                       Contains("row 0: 'scenario.parallel.tp' is \"1\"; expected a count"));
-  std::string fits_number = ok;
-  fits_number.replace(fits_number.find("\"fits\":true"), 11, "\"fits\":1");
-  REQUIRE_THROWS_WITH(merge_json(fits_number),
+  REQUIRE_THROWS_WITH(merge_json(edit("\"fits\":true", "\"fits\":1")),
                       Contains("row 0: 'memory.fits' is 1; expected true or false"));
   std::string oom = json_row(0, "x");
   oom.replace(oom.find("invalid: x"), 10, "out_of_memory: x");
