@@ -123,10 +123,14 @@ bool is_reference_key(const std::string& key) { return key == "hardware" || key 
 // model chunks' layer counts), never a range.
 bool is_list_key(const std::string& key) { return key == "parallel.pipeline_layout"; }
 
+// The values of axis `key`, and in `where` the spec pointer each was written at (a range's
+// values share the range's).
 std::vector<nlohmann::json> axis_values(const std::string& key, const ordered_json& axis,
-                                        const std::string& source, const std::string& pointer) {
+                                        const std::string& source, const std::string& pointer,
+                                        std::vector<std::string>& where) {
   std::vector<nlohmann::json> values;
   auto add = [&](const ordered_json& v, const std::string& at) {
+    const std::size_t before = values.size();
     if (is_list_key(key)) {
       if (!v.is_array()) {
         throw ConfigError(source, at,
@@ -146,11 +150,17 @@ std::vector<nlohmann::json> axis_values(const std::string& key, const ordered_js
     } else {
       values.emplace_back(nlohmann::json(v));
     }
+    where.resize(where.size() + values.size() - before, at);
   };
   if (axis.is_array()) {
     for (std::size_t j = 0; j < axis.size(); ++j) add(axis[j], pointer + "/" + std::to_string(j));
   } else if (axis.is_object() && !is_reference_key(key) && !is_list_key(key)) {
     add(axis, pointer);
+  } else if (is_reference_key(key)) {
+    throw ConfigError(source, pointer,
+                      "axis is not a list; expected a list of " +
+                          std::string(key == "hardware" ? "hardware profiles" : "models") +
+                          " (built-in names, file paths or inline objects), got " + describe(axis));
   } else {
     throw ConfigError(source, pointer,
                       "axis is not a list or a range; expected a list of values or {\"from\": a, "
@@ -273,6 +283,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   }
   const std::vector<std::string>& known = io::scenario_paths();
   std::vector<std::vector<nlohmann::json>> lists;
+  std::vector<std::vector<std::string>> where;  // where[k][j]: the spec pointer of lists[k][j]
   for (const auto& [key, axis] : axes.items()) {
     const std::string pointer = "/axes" + io::pointer_token(key);
     if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -289,7 +300,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
                         "one of them");
     }
     out.keys.push_back(key);
-    lists.push_back(axis_values(key, axis, source, pointer));
+    lists.push_back(axis_values(key, axis, source, pointer, where.emplace_back()));
   }
 
   // Zip groups: each key at most once, all in "axes", equal lengths.
@@ -373,14 +384,33 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
 
   // Check every axis value once against the first scenario (types, units, names), so bad input
   // fails before anything is simulated and whatever the shard.
-  (void)resolve(out.document(0), source, inline_base);
-  for (std::size_t g = 0; g < out.groups.size(); ++g) {
+  // A value's error is located where the spec writes it, not at its key in the scenario.
+  const auto check = [&](std::size_t group, std::int64_t j) {
     std::int64_t stride = 1;
-    for (std::size_t h = g + 1; h < out.groups.size(); ++h) stride *= out.groups[h].size();
-    for (std::int64_t j = 1; j < out.groups[g].size(); ++j) {
+    for (std::size_t h = group + 1; h < out.groups.size(); ++h) stride *= out.groups[h].size();
+    try {
       (void)resolve(out.document(j * stride), source, inline_base);
+    } catch (const ConfigError& e) {
+      for (std::size_t k = 0; k < out.keys.size(); ++k) {
+        const std::string& key = out.keys[k];
+        if (e.source() != out.base.source + " (axis " + key + ")") continue;
+        std::string at = key;
+        std::replace(at.begin(), at.end(), '.', '/');
+        at = "/" + at;
+        if (e.pointer().rfind(at, 0) != 0) continue;
+        const bool in_group =
+            std::find(out.groups[group].keys.begin(), out.groups[group].keys.end(), key) !=
+            out.groups[group].keys.end();
+        const std::string& written = where[k][static_cast<std::size_t>(in_group ? j : 0)];
+        throw ConfigError(source, written + e.pointer().substr(at.size()), e.problem());
+      }
+      throw;
     }
+  };
+  for (std::size_t g = 0; g < out.groups.size(); ++g) {
+    for (std::int64_t j = g == 0 ? 0 : 1; j < out.groups[g].size(); ++j) check(g, j);
   }
+  if (out.groups.empty()) (void)resolve(out.document(0), source, inline_base);
   return out;
 }
 

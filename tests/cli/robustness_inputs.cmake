@@ -55,7 +55,7 @@ file(WRITE ${robust_dir}/degree_sweep.json [=[
           "parallel.cp": [1, 16777216]}}
 ]=])
 trainsim_expect_exit(cli.robust.sweep_degree_product 2
-  "^error: .*degree_sweep.json.*/parallel/tp: 16777216: out of range; expected at most 1048576"
+  "^error: .*degree_sweep.json: /axes/parallel.tp/1: 16777216: out of range; expected at most 1048576"
   sweep ${robust_dir}/degree_sweep.json)
 # 2^30 sequences of one per micro-batch on dp 8: 2^27 micro-batches, above 2^16.
 trainsim_expect_exit(cli.robust.too_many_microbatches 3

@@ -245,10 +245,10 @@ trainsim_robust(corrupt.sweep_output_is_folder 2
 # The third scenario's hardware file does not exist: whether that is found before the first row
 # or after some rows are written, nothing may be left at -o.
 trainsim_robust(corrupt.sweep_failure_writes_nothing 2
-  "^error: [^:]*: /hardware: .*no_such_profile\\.json" INPUT ${IN}/sweep_missing_hardware.json
+  "^error: sweep_missing_hardware\\.json: /axes/hardware/2: .*no_such_profile\\.json" INPUT ${IN}/sweep_missing_hardware.json
   INPUT ${IN}/scenario.json NO_FILE out.csv -- sweep sweep_missing_hardware.json -o out.csv)
 trainsim_robust(corrupt.sweep_failure_writes_nothing_sharded 2
-  "^error: [^:]*: /hardware: .*no_such_profile\\.json" INPUT ${IN}/sweep_missing_hardware.json
+  "^error: sweep_missing_hardware\\.json: /axes/hardware/2: .*no_such_profile\\.json" INPUT ${IN}/sweep_missing_hardware.json
   INPUT ${IN}/scenario.json NO_FILE out.csv
   -- sweep sweep_missing_hardware.json --shard 0/1 -o out.csv)
 trainsim_robust(corrupt.run_trace_folder_missing 2
@@ -266,7 +266,7 @@ trainsim_robust(corrupt.merge_failure_keeps_earlier_output 2
   "^error: .*missing shard 1/2.*\\bexpected" ${csv_shards} PREP "write out.csv earlier"
   -- merge s0.csv -o out.csv)
 trainsim_robust(corrupt.sweep_failure_keeps_earlier_output 2
-  "^error: [^:]*: /hardware: .*no_such_profile\\.json" INPUT ${IN}/sweep_missing_hardware.json
+  "^error: sweep_missing_hardware\\.json: /axes/hardware/2: .*no_such_profile\\.json" INPUT ${IN}/sweep_missing_hardware.json
   INPUT ${IN}/scenario.json PREP "write out.csv earlier"
   -- sweep sweep_missing_hardware.json -o out.csv)
 trainsim_robust(corrupt.run_failure_keeps_earlier_trace 2
@@ -318,7 +318,7 @@ trainsim_robust(overflow.describe_seq_len_narrowed 2
   "^error: command line \\(--seq-len\\): /training/seq_len: .*\\bexpected"
   -- describe --hardware h100-dgx --model llama3.2-1b --gpus 8 --seq-len 4294967297)
 trainsim_robust(overflow.sweep_seq_len_in_axis 2
-  "^error: sweep4\\.json[^:]*: /training/seq_len: .*\\bexpected" INPUT ${IN}/sweep4.json
+  "^error: sweep4\\.json: /axes/training\\.seq_len/1: 4294967297: out of range.*\\bexpected" INPUT ${IN}/sweep4.json
   PREP "set sweep4.json training.seq_len %5B512,4294967297%5D" -- sweep sweep4.json --list)
 trainsim_robust(overflow.model_layers 2
   "^error: llama3\\.2-1b\\.json: /layers: .*\\bexpected" INPUT ${llama1b}

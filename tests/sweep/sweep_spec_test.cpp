@@ -94,6 +94,8 @@ TEST_CASE("sweep spec: ranges", "[sweep]") {
 
 TEST_CASE("sweep spec: bad input names the file, the key and the fix", "[sweep]") {
   using Catch::Contains;
+  using Catch::Equals;
+  using Catch::StartsWith;
   SECTION("malformed JSON") {
     REQUIRE_THROWS_WITH(parse_sweep_spec("{\"base\": ", "spec.json", ""),
                         Contains("spec.json: invalid JSON at line 1"));
@@ -131,9 +133,24 @@ TEST_CASE("sweep spec: bad input names the file, the key and the fix", "[sweep]"
     REQUIRE_THROWS_WITH(parse(R"("axes": {"parallel.tp": {"from": 8, "to": 1, "step": 1}})"),
                         Contains("/axes/parallel.tp/to: range ends before it starts"));
   }
-  SECTION("a value of the wrong type fails before anything runs, naming the axis") {
+  SECTION("a value of the wrong type fails before anything runs, named where the spec writes it") {
     REQUIRE_THROWS_WITH(parse(R"("axes": {"parallel.tp": [1, "two"]})"),
-                        Contains("spec.json (axis parallel.tp): /parallel/tp"));
+                        Equals("spec.json: /axes/parallel.tp/1: expected an integer, got \"two\""));
+    // A range's values are named by the range; a zipped axis by the value's own index.
+    REQUIRE_THROWS_WITH(
+        parse(R"("axes": {"training.seq_len": [4096, {"from": 0, "to": 8, "step": 8}]})"),
+        StartsWith("spec.json: /axes/training.seq_len/1: expected an integer >= 1"));
+    REQUIRE_THROWS_WITH(
+        parse(R"("axes": {"cluster.gpus": [8, 16], "training.global_batch": [8, -1]},
+                                 "zip": [["cluster.gpus", "training.global_batch"]])"),
+        StartsWith("spec.json: /axes/training.global_batch/1: "));
+  }
+  SECTION("an inline profile on the hardware axis is named by its place in the axis") {
+    REQUIRE_THROWS_WITH(parse(R"("axes": {"hardware": ["h100-dgx", {"name": "x"}]})"),
+                        StartsWith("spec.json: /axes/hardware/1/"));
+    REQUIRE_THROWS_WITH(parse(R"("axes": {"model": {"from": 1, "to": 4, "times": 2}})"),
+                        StartsWith("spec.json: /axes/model: axis is not a list; expected a list of "
+                                   "models (built-in names, file paths or inline objects)"));
   }
   SECTION("missing base") {
     REQUIRE_THROWS_WITH(parse_sweep_spec(R"({"axes": {}})", "spec.json", ""),
