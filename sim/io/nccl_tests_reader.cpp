@@ -92,7 +92,9 @@ std::string join(const std::vector<std::string_view>& tokens) {
 // Bandwidths and times as nccl-tests prints them: two decimals.
 std::string fixed2(double v) {
   std::array<char, 64> buf{};
-  std::snprintf(buf.data(), buf.size(), "%.2f", v);
+  // Two decimals as nccl-tests prints; past 1e12 (no bandwidth or time of a real log) three
+  // significant digits, not a 60-digit number.
+  std::snprintf(buf.data(), buf.size(), std::abs(v) < 1e12 ? "%.2f" : "%.3g", v);
   return buf.data();
 }
 
@@ -554,8 +556,13 @@ void LogParser::read_line(std::string_view line, int number) {
     return;
   }
   const auto tokens = split_tokens(trimmed);
-  // Anything else that does not start like a row is launcher or MPI chatter.
-  if (is_integer_token(tokens.front())) read_row(tokens, number);
+  // Anything else that does not start like a row is launcher or MPI chatter; under a table's
+  // header a line starting with any number is a row, so a size such as 1e20 is named on its
+  // line rather than the table ending with no rows.
+  if (is_integer_token(tokens.front()) ||
+      (seen_column_header_ && !has_footer_ && parse_double(tokens.front()))) {
+    read_row(tokens, number);
+  }
 }
 
 void LogParser::read_comment(std::string_view body, int line) {
@@ -782,8 +789,10 @@ void LogParser::read_row(const std::vector<std::string_view>& t, int line) {
   for (std::size_t h = 0; h < 2; ++h) {
     const std::string half(kHalves[h]);
     const auto time = parse_double(t[i]);
-    if (!time || *time <= 0.0) {
-      fail(line, half + " time: expected a number of microseconds > 0, got " + quote(t[i]));
+    // nccl-tests prints times with at most two decimals (src/common.cu), so a printed time
+    // above 0 is at least 0.01 us.
+    if (!time || *time < 0.01) {
+      fail(line, half + " time: expected a number of microseconds >= 0.01, got " + quote(t[i]));
     }
     r.time[h] = Cell{*time, print_half_ulp(t[i]), std::string(t[i])};
     ++i;

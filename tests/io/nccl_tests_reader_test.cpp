@@ -394,14 +394,40 @@ TEST_CASE("nccl_tests_reader: bad input names the file, the line and what was ex
         "  0      N/A   10.49   15.73      0";
     REQUIRE_THROWS_AS(parse(), ConfigError);
     REQUIRE_THROWS_WITH(parse(), Catch::Contains("line 10: in-place time: expected a number of "
-                                                 "microseconds > 0, got N/A"));
+                                                 "microseconds >= 0.01, got N/A"));
   }
   SECTION("a number out of double's range") {
     lines[9] =
         "     1048576        262144     float     sum      -1    1e400   10.49   15.73    "
         "  0    100.0   10.49   15.73      0";
     REQUIRE_THROWS_WITH(parse(), Catch::Contains("line 10: out-of-place time: expected a number "
-                                                 "of microseconds > 0, got 1e400"));
+                                                 "of microseconds >= 0.01, got 1e400"));
+  }
+  SECTION("a time below what nccl-tests prints (two decimals: 0.01 us)") {
+    lines[9] =
+        "     1048576        262144     float     sum      -1   1e-300   10.49   15.73    "
+        "  0    100.0   10.49   15.73      0";
+    REQUIRE_THROWS_WITH(parse(), Catch::Contains("line 10: out-of-place time: expected a number "
+                                                 "of microseconds >= 0.01, got 1e-300"));
+  }
+  SECTION("an absurd bandwidth is printed in three digits, not sixty") {
+    // 1 MiB in 0.01 us is 1048576 / 1e-8 / 1e9 = 104857.6 GB/s: fixed-point. 2^62 B in 0.01 us
+    // is 4.61e18 / 1e-8 / 1e9 = 4.61e17 GB/s: past 1e12, so %.3g.
+    lines[9] =
+        "     4611686018427387904  1152921504606846976  float  sum  -1  0.01  10.49  15.73  0  "
+        "100.0  10.49  15.73  0";
+    REQUIRE_THROWS_WITH(parse(), Catch::Contains("line 10: out-of-place algbw: expected size/time "
+                                                 "= 4611686018427387904 B / 0.01 us = 4.61e+17 "
+                                                 "GB/s, got 10.49"));
+  }
+  SECTION("a size in scientific notation is named on its own line") {
+    // Before, a row not starting with an integer was read as launcher chatter, and the log
+    // failed at its footer with "no nccl-tests table rows".
+    lines[9] =
+        "     1e20        262144     float     sum      -1    100.0   10.49   15.73    "
+        "  0    100.0   10.49   15.73      0";
+    REQUIRE_THROWS_WITH(parse(), Catch::Contains("line 10: size (B): expected an integer >= 0, "
+                                                 "got 1e20"));
   }
   SECTION("a size out of int64's range") {
     lines[9] =
