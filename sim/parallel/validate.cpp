@@ -280,8 +280,13 @@ std::vector<Problem> validate(const Scenario& s) {
         supported += std::string(supported.empty() ? "" : ", ") + to_string(dtype);
       }
     }
+    // The profile as the scenario gave it (a file's path, "inline"), with its id when they
+    // differ: a copied profile keeps the id of the one it was copied from.
+    const std::string name = s.hardware_name.empty() || s.hardware_name == s.hardware.id
+                                 ? "'" + s.hardware.id + "'"
+                                 : "'" + s.hardware_name + "' (profile id '" + s.hardware.id + "')";
     problem("/training/precision",
-            std::string("hardware '") + s.hardware.id + "' has no " + to_string(t.precision) +
+            "hardware " + name + " has no " + std::string(to_string(t.precision)) +
                 " tensor cores (its /gpu/peak_dense/" + to_string(t.precision) +
                 " is 0); expected a precision it supports" +
                 (supported.empty() ? std::string() : " (" + supported + ")"));

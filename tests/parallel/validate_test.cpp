@@ -88,6 +88,11 @@ TEST_CASE("validate: each impossible plan gets one clear problem", "[parallel]")
     REQUIRE(has_problem(validate(s), "/training/precision",
                         "hardware 'test-hw' has no fp8 tensor cores (its /gpu/peak_dense/fp8 is "
                         "0); expected a precision it supports (bf16)"));
+    // A profile read from a file is named by the file, with the id it carries (a copy of a
+    // built-in keeps the built-in's id).
+    s.hardware_name = "my-gpu.json";
+    REQUIRE(has_problem(validate(s), "/training/precision",
+                        "hardware 'my-gpu.json' (profile id 'test-hw') has no fp8 tensor cores"));
   }
   SECTION("a split counting the embedding and loss that does not divide the chunks") {
     // 32 layers + 1 (embedding) = 33 slots over pp 4: Megatron-Core requires an even split.
