@@ -158,6 +158,16 @@ void check_plan_keys(const Json& plan, const std::string& source, const std::str
   }
   for (const char* key : {"rank", "index", "scenario"}) (void)require(plan, key, source, at);
   for (const auto& [key, kind] : report) (void)require(plan, key, source, at);
+  // The keys inside the scenario and the report's objects and rows, as the search writes them.
+  if (auto p = scenario_keys_problem(plan["scenario"])) {
+    throw ConfigError(source, at + "/scenario", *p + "; " + kExpected);
+  }
+  for (const auto& [key, kind] : report) {
+    if (kind == ReportValue::Metric) continue;
+    if (auto p = report_keys_problem(plan[key], key)) {
+      throw ConfigError(source, at + "/" + key, *p + "; " + kExpected);
+    }
+  }
   // The report's figures are numbers >= 0 (the search writes no other): an edited one would be
   // ranked as written (tokens_per_s -5 dropped the best plan, 1e308 made a plan the best).
   const auto number = [](const Json& v) {

@@ -54,6 +54,78 @@ const std::map<std::string, ReportValue>& report_json_keys() {
 
 namespace {
 
+// The keys report_to_json writes, read off a report of one stage and one collective (every
+// entry of a kind has the same keys), so that the check cannot drift from the writer.
+const nlohmann::json& report_template() {
+  static const nlohmann::json shape = [] {
+    parallel::Scenario s;
+    s.hardware.node.gpus_per_node = 1;  // nodes() divides by it
+    report::Report r;
+    r.stages.emplace_back();
+    r.collectives.emplace_back();
+    return report_to_json(s, r);
+  }();
+  return shape;
+}
+
+// Why object `value` at `at` lacks a key of `shape` or has one it lacks; nested objects alike.
+std::optional<std::string> same_keys(const nlohmann::json& value, const nlohmann::json& shape,
+                                     const std::string& at) {
+  if (!value.is_object()) return "'" + at + "' is not an object; expected an object";
+  for (const auto& [k, v] : value.items()) {
+    const auto it = shape.find(k);
+    if (it == shape.end()) {
+      return "unknown key '" + at + "." + k.substr(0, 40) +
+             "'; expected only the keys trainsim "
+             "writes there";
+    }
+    if (it->is_object()) {
+      if (auto p = same_keys(v, *it, at + "." + k)) return p;
+    }
+  }
+  for (const auto& [k, v] : shape.items()) {
+    if (!value.contains(k))
+      return "'" + at + "." + k + "' missing; expected every key of '" + at + "'";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> report_keys_problem(const nlohmann::json& value,
+                                               const std::string& key) {
+  const nlohmann::json& shape = report_template().at(key);
+  if (!shape.is_array()) return same_keys(value, shape, key);
+  if (!value.is_array()) return "'" + key + "' is not an array; expected an array";
+  for (const nlohmann::json& entry : value) {
+    if (auto p = same_keys(entry, shape.front(), key + "[]")) return p;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> scenario_keys_problem(const nlohmann::json& scenario) {
+  if (!scenario.is_object()) return std::string("'scenario' is not an object; expected an object");
+  const std::vector<std::string>& paths = scenario_paths();
+  for (const auto& [key, value] : scenario.items()) {
+    if (key == "hardware" || key == "model" || key == "stack") continue;
+    if (key != "cluster" && key != "training" && key != "parallel") {
+      return "unknown key 'scenario." + key.substr(0, 40) +
+             "'; expected hardware, model, stack, cluster, training and parallel";
+    }
+    if (!value.is_object()) return "'scenario." + key + "' is not an object; expected an object";
+    for (const auto& [k, v] : value.items()) {
+      const std::string path = key + "." + k;
+      // parallel.dp is echoed (the scenario reader checks it) but is no sweep axis.
+      if (path != "parallel.dp" && std::find(paths.begin(), paths.end(), path) == paths.end()) {
+        return "unknown key 'scenario." + path.substr(0, 60) + "'; expected a scenario's keys";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
 constexpr const char* kColumns[] = {
     "index", "hardware", "model", "gpus", "nodes", "tp", "pp", "cp", "dp", "micro_batch",
     "global_batch", "seq_len", "precision", "optimizer", "sharding", "shard_group", "schedule",
@@ -641,11 +713,14 @@ std::optional<std::string> json_row_problem(const nlohmann::json& j) {
   if (scenario == j.end() || !scenario->is_object()) {
     return std::string("'scenario' missing or not an object; expected the row's scenario");
   }
+  // A name, or an inline object echoed whole (io::scenario_to_json).
   for (const char* k : {"hardware", "model", "stack"}) {
-    if (!scenario->contains(k) || !(*scenario)[k].is_string()) {
-      return std::string("'scenario.") + k + "' missing or not a name; expected a name";
+    if (!scenario->contains(k) || !((*scenario)[k].is_string() || (*scenario)[k].is_object())) {
+      return std::string("'scenario.") + k +
+             "' missing or not a name; expected a name or an inline object";
     }
   }
+  if (auto p = scenario_keys_problem(*scenario)) return p;
   for (const char* k : {"cluster", "parallel", "training"}) {
     if (!scenario->contains(k)) {
       return std::string("'scenario.") + k + "' missing; expected an object";
@@ -668,11 +743,13 @@ std::optional<std::string> json_row_problem(const nlohmann::json& j) {
     if (kind->second == Kind::Metric && !is_json_metric(value)) {
       return "'" + key + "' is " + value.dump().substr(0, 40) + "; expected a number >= 0";
     }
+    if (kind->second != Kind::Metric) {
+      if (auto p = report_keys_problem(value, key)) return p;
+    }
     if (kind->second == Kind::Object) {
       if (auto p = metrics_problem(value, key, false, true)) return p;
     }
     if (kind->second == Kind::Rows) {
-      if (!value.is_array()) return "'" + key + "' is not an array; expected an array";
       for (const nlohmann::json& r : value) {
         if (auto p = metrics_problem(r, key + "[]", key == "collectives", false)) return p;
       }

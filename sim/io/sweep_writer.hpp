@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "trainsim/parallel/scenario.hpp"
 #include "trainsim/sweep/evaluate.hpp"
 
@@ -31,6 +33,17 @@ enum class SweepFormat { Csv, JsonLines };
 // readers of sweep rows and search plans (merge) check against it.
 enum class ReportValue { Metric, Object, Rows };
 [[nodiscard]] const std::map<std::string, ReportValue>& report_json_keys();
+
+// Why `value`, a report's object or rows at report key `key` (memory, power, cost, collectives,
+// stages), does not have exactly the keys io::report_to_json writes there, naming the first
+// unknown or missing one; nullopt when it has. Rows are checked entry by entry.
+[[nodiscard]] std::optional<std::string> report_keys_problem(const nlohmann::json& value,
+                                                             const std::string& key);
+
+// Why `scenario`, a report's echoed scenario (io::scenario_to_json), has a key no scenario has,
+// naming it; nullopt when it has none. The hardware, model and stack may be names or inline
+// objects (whose own keys their readers check).
+[[nodiscard]] std::optional<std::string> scenario_keys_problem(const nlohmann::json& scenario);
 
 // The shortest round-trip decimal form of v ("0.1", "1e+21"); "nan"/"inf" never occur in
 // reports, but print as such.

@@ -214,6 +214,18 @@ trainsim_robust(corrupt.merge_search_unknown_plan_key 2
   PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
   PREP "trainsim q1.json ${search_shard_args} --shard 1/2"
   PREP "subst q0.json %22rank%22: %22extra%22:%201,%20%22rank%22:" -- merge q0.json q1.json)
+# Keys inside a plan's scenario and its rows are the search's too (an extra one was copied into
+# the merged document).
+trainsim_robust(corrupt.merge_search_unknown_scenario_key 2
+  "^error: q0\\.json: /plans/0/scenario: unknown key 'scenario\\.parallel\\.tpp'. expected a scenario's keys. expected the JSON output of trainsim search"
+  PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
+  PREP "trainsim q1.json ${search_shard_args} --shard 1/2"
+  PREP "subst q0.json %22tp%22: %22tpp%22:%201,%20%22tp%22:" -- merge q0.json q1.json)
+trainsim_robust(corrupt.merge_search_collective_renamed_key 2
+  "^error: q0\\.json: /plans/0/collectives: unknown key 'collectives\\[\\]\\.algorithn'. expected only the keys trainsim writes there"
+  PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
+  PREP "trainsim q1.json ${search_shard_args} --shard 1/2"
+  PREP "subst q0.json %22algorithm%22: %22algorithn%22:" -- merge q0.json q1.json)
 # A plan's figure edited: merge ranks plans by it (-5 dropped the best plan, 1e308 crowned one).
 trainsim_robust(corrupt.merge_search_negative_metric 2
   "^error: q1\\.json: /plans/0/tokens_per_s: expected a number >= 0, as trainsim search writes it, got -[0-9]"

@@ -4,6 +4,7 @@
 
 #include "trainsim/error.hpp"
 
+#include "sim/io/report_writer.hpp"
 #include "sim/io/search_merge.hpp"
 #include "sim/io/sweep_writer.hpp"
 
@@ -266,17 +267,29 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
   const auto merge_json = [j](const std::string& line) {
     return merge_outputs({{"a", shard(line, 0, 1, 1, 1, j)}}, std::nullopt);
   };
+  // The report's keys as the writer writes them: one stage (0) and one collective (on stage 1,
+  // so that the first "stage":0 is the stage's).
   std::string report;
-  for (const char* key : {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
-                          "model_flops_per_token", "tflops_per_gpu", "mfu", "mfu_bf16", "hfu",
-                          "compute_s", "communication_s", "exposed_communication_s", "bubble_s"}) {
-    report += std::string(",\"") + key + "\":0.5";
+  {
+    parallel::Scenario s;
+    s.hardware.node.gpus_per_node = 8;
+    report::Report r;
+    r.mfu = 0.5;
+    r.memory.total = Bytes(1000.0);
+    r.memory.fits = true;
+    r.memory.nccl_buffers = Bytes(8.0);
+    r.stages.emplace_back();
+    report::CollectiveSummary& c = r.collectives.emplace_back();
+    c.stage = 1;
+    c.op = "all_gather";
+    c.bytes = Bytes(1024.0);
+    nlohmann::json doc = io::report_to_json(s, r);
+    doc.erase("context");
+    doc.erase("scenario");
+    report = doc.dump();  // {...}: its keys follow the row's scenario and status
+    report.front() = ',';
+    report.pop_back();
   }
-  report +=
-      ",\"memory\":{\"total_bytes\":1000,\"fits\":true,\"reserved\":{\"nccl_buffers_bytes\":8}},"
-      "\"power\":{\"watts_per_gpu\":700},\"cost\":{\"usd_per_million_tokens\":3.4},"
-      "\"collectives\":[{\"op\":\"all_gather\",\"bytes\":1024,\"time_s\":0.001}],"
-      "\"stages\":[{\"stage\":0,\"compute_s\":1}]";
   std::string ok = json_row(0, "x", report);
   ok.replace(ok.find("invalid: x"), 10, "ok");
   CHECK(merge_json(ok) == ok);
@@ -323,6 +336,26 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
                       Contains("row 0: 'scenario.parallel.tp' is \"1\"; expected a count"));
   REQUIRE_THROWS_WITH(merge_json(edit("\"fits\":true", "\"fits\":1")),
                       Contains("row 0: 'memory.fits' is 1; expected true or false"));
+  // The keys inside objects and rows are the writer's: none unknown, none missing (an empty
+  // collective '{}' and an extra key had passed and been copied into the merged file).
+  REQUIRE_THROWS_WITH(merge_json(edit("\"algorithm\":\"\",", "")),
+                      Contains("row 0: 'collectives[].algorithm' missing; expected every key of "
+                               "'collectives[]'"));
+  REQUIRE_THROWS_WITH(merge_json(edit("\"collectives\":[{", "\"collectives\":[{},{")),
+                      Contains("row 0: 'collectives[].algorithm' missing"));
+  REQUIRE_THROWS_WITH(merge_json(edit("\"stages\":[{", "\"stages\":[{\"note\":1,")),
+                      Contains("row 0: unknown key 'stages[].note'; expected only the keys"));
+  REQUIRE_THROWS_WITH(
+      merge_json(edit("\"reserved\":{", "\"reserved\":{\"spare_bytes\":1,")),
+      Contains("row 0: unknown key 'memory.reserved.spare_bytes'; expected only the keys"));
+  REQUIRE_THROWS_WITH(merge_json(edit("\"tp\":1", "\"tp\":1,\"tpp\":1")),
+                      Contains("row 0: unknown key 'scenario.parallel.tpp'; expected a "
+                               "scenario's keys"));
+  REQUIRE_THROWS_WITH(merge_json(edit("\"stack\":", "\"note\":1,\"stack\":")),
+                      Contains("row 0: unknown key 'scenario.note'"));
+  // An inline hardware profile is echoed whole; the row is one the sweep writes.
+  const std::string inline_hw = edit("\"hardware\":\"h100-dgx\"", "\"hardware\":{\"id\":\"x\"}");
+  CHECK(merge_json(inline_hw) == inline_hw);
   std::string oom = json_row(0, "x");
   oom.replace(oom.find("invalid: x"), 10, "out_of_memory: x");
   REQUIRE_THROWS_WITH(merge_json(oom), Contains("row 0: 'memory' missing; expected every key of an "
