@@ -37,8 +37,16 @@ std::string format(MetricKind kind, double v) {
       return fixed(100.0 * v, 1) + " %";
     case MetricKind::Rate:
       return fixed(v, 1);
-    case MetricKind::Number:
-      return fixed(v, 3);
+    case MetricKind::Number: {
+      // Three decimals, or three significant digits below 1 (GPU-hours per M tokens of a small
+      // run are 0.00512, which three decimals printed as 0.005 beside 0.006).
+      const double magnitude = std::fabs(v);
+      const int decimals =
+          magnitude > 0.0 && magnitude < 1.0
+              ? std::min(12, std::max(3, 2 - static_cast<int>(std::floor(std::log10(magnitude)))))
+              : 3;
+      return fixed(v, decimals);
+    }
     case MetricKind::Flag:
       return v != 0.0 ? "yes" : "no";
   }

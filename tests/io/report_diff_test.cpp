@@ -267,3 +267,26 @@ TEST_CASE("report_diff: a family whose groups leave an NVLink domain says so", "
   }
   CHECK(json_tp);
 }
+
+TEST_CASE("report_diff: small plain numbers keep three significant digits in the table", "[io]") {
+  // GPU-hours per M tokens of a small run: 0.00503 and 0.00602 printed with three decimals as
+  // 0.005 and 0.006 (delta +0.001) hid a 19.6% change. Below 1 a plain number prints with
+  // 2 - floor(log10 |v|) decimals: 0.00503 -> 5 decimals, its delta 0.00099 -> 6.
+  const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
+  report::Report ra = hand_report(1.0, 0.0, 0.0);
+  report::Report rb = hand_report(1.0, 0.0, 0.0);
+  ra.cost.gpu_hours_per_million_tokens = 0.00503;
+  rb.cost.gpu_hours_per_million_tokens = 0.00602;
+  ra.power.tokens_per_joule = 82.804;
+  rb.power.tokens_per_joule = 70.327;
+  const io::DiffSide a = side("a", s, ra);
+  const io::DiffSide b = side("b", s, rb);
+  std::ostringstream out;
+  io::write_diff_table(out, a, b, io::diff_reports(a, b));
+  const std::string text = out.str();
+  CHECK_THAT(text, Catch::Matches("(.|\n)*GPU-hours per M tokens +0\\.00503 +0\\.00602 "
+                                  "+\\+0\\.000990 +\\+19\\.7 %(.|\n)*"));
+  // At 1 and above, three decimals as before.
+  CHECK_THAT(text, Catch::Matches("(.|\n)*tokens per joule +82\\.804 +70\\.327 +-12\\.477 "
+                                  "(.|\n)*"));
+}
