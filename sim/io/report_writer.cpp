@@ -119,6 +119,7 @@ nlohmann::json report_to_json(const parallel::Scenario& scenario, const report::
           {"communication_s", r.communication.value()},
           {"exposed_communication_s", r.exposed_communication.value()},
           {"bubble_s", r.bubble.value()},
+          {"critical_stage", r.critical_stage},
           {"memory", memory_to_json(r.memory)},
           {"power",
            {{"watts_per_gpu", r.power.per_gpu.value()},
@@ -161,7 +162,26 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
       << "  communication           " << to_string(r.communication) << "\n"
       << "  exposed communication   " << to_string(r.exposed_communication) << "  ("
       << share(r.exposed_communication) << ")\n"
-      << "  bubble                  " << to_string(r.bubble) << "  (" << share(r.bubble) << ")\n\n";
+      << "  bubble                  " << to_string(r.bubble) << "  (" << share(r.bubble) << ")\n";
+  if (s.parallel.pp > 1 && !r.stages.empty()) {
+    // The breakdown above is one stage's, the critical one (report.hpp): say which, and show
+    // every stage's, so that a plan whose busiest stage changes reads as such.
+    out << "  above: stage " << r.critical_stage << " of " << s.parallel.pp
+        << ", the busiest (*); by stage:\n";
+    std::array<char, 160> line{};
+    std::snprintf(line.data(), line.size(), "  %-6s %10s %14s %10s %10s %10s %8s\n", "stage",
+                  "compute", "communication", "exposed", "bubble", "memory", "power");
+    out << line.data();
+    for (const auto& st : r.stages) {
+      std::snprintf(line.data(), line.size(), "  %-6s %10s %14s %10s %10s %10s %8s\n",
+                    (std::to_string(st.stage) + (st.stage == r.critical_stage ? " *" : "")).c_str(),
+                    to_string(st.compute).c_str(), to_string(st.communication).c_str(),
+                    to_string(st.exposed_communication).c_str(), to_string(st.bubble).c_str(),
+                    to_string(st.memory_total).c_str(), to_string(Watts(st.watts_per_gpu)).c_str());
+      out << line.data();
+    }
+  }
+  out << "\n";
   out << "throughput   " << fixed(r.tokens_per_s, 0) << " tokens/s, "
       << fixed(r.tokens_per_s_per_gpu, 1) << " tokens/s per GPU\n"
       << "model FLOPs  " << to_string(r.model_flops_per_token) << " per token, "

@@ -163,7 +163,7 @@ void check_plan_keys(const Json& plan, const std::string& source, const std::str
     throw ConfigError(source, at + "/scenario", *p + "; " + kExpected);
   }
   for (const auto& [key, kind] : report) {
-    if (kind == ReportValue::Metric) continue;
+    if (kind == ReportValue::Metric || kind == ReportValue::Count) continue;
     if (auto p = report_keys_problem(plan[key], key)) {
       throw ConfigError(source, at + "/" + key, *p + "; " + kExpected);
     }
@@ -177,6 +177,11 @@ void check_plan_keys(const Json& plan, const std::string& source, const std::str
     if (kind == ReportValue::Metric && !number(plan[key])) {
       throw ConfigError(source, at + "/" + key,
                         "expected a number >= 0, as trainsim search writes it, got " +
+                            plan[key].dump().substr(0, 40));
+    }
+    if (kind == ReportValue::Count && !(plan[key].is_number_integer() && number(plan[key]))) {
+      throw ConfigError(source, at + "/" + key,
+                        "expected a count, an integer >= 0, as trainsim search writes it, got " +
                             plan[key].dump().substr(0, 40));
     }
   }

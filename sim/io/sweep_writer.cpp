@@ -44,6 +44,7 @@ const std::map<std::string, ReportValue>& report_json_keys() {
                                                           {"communication_s", Metric},
                                                           {"exposed_communication_s", Metric},
                                                           {"bubble_s", Metric},
+                                                          {"critical_stage", Count},
                                                           {"memory", Object},
                                                           {"power", Object},
                                                           {"cost", Object},
@@ -743,7 +744,11 @@ std::optional<std::string> json_row_problem(const nlohmann::json& j) {
     if (kind->second == Kind::Metric && !is_json_metric(value)) {
       return "'" + key + "' is " + value.dump().substr(0, 40) + "; expected a number >= 0";
     }
-    if (kind->second != Kind::Metric) {
+    if (kind->second == Kind::Count && !(value.is_number_integer() && is_json_metric(value))) {
+      return "'" + key + "' is " + value.dump().substr(0, 40) +
+             "; expected a count, an integer >= 0";
+    }
+    if (kind->second == Kind::Object || kind->second == Kind::Rows) {
       if (auto p = report_keys_problem(value, key)) return p;
     }
     if (kind->second == Kind::Object) {

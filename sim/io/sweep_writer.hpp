@@ -29,9 +29,10 @@ namespace trainsim::io {
 enum class SweepFormat { Csv, JsonLines };
 
 // The keys of a report in JSON (io::report_to_json, less "context" and "scenario"), by what each
-// holds: a number >= 0, an object of such numbers (and flags), or an array of such objects. The
+// holds: a number >= 0, a count (an integer >= 0), an object of such numbers (and flags), or an
+// array of such objects. The
 // readers of sweep rows and search plans (merge) check against it.
-enum class ReportValue { Metric, Object, Rows };
+enum class ReportValue { Metric, Count, Object, Rows };
 [[nodiscard]] const std::map<std::string, ReportValue>& report_json_keys();
 
 // Why `value`, a report's object or rows at report key `key` (memory, power, cost, collectives,

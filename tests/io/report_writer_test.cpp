@@ -2,6 +2,8 @@
 // table, on the paper's scenario loaded the way `trainsim run` loads it.
 #include "sim/io/report_writer.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <sstream>
 #include <string>
 
@@ -42,6 +44,46 @@ TEST_CASE("report writer: collectives carry their stage and the table has a bloc
   REQUIRE(first != std::string::npos);
   REQUIRE(second != std::string::npos);
   CHECK(first < second);
+}
+
+TEST_CASE("report writer: the critical stage is named, in JSON and over a table of every stage",
+          "[io][report]") {
+  // PP 4 on 16 GPUs: the headline compute, communication and bubble are one stage's, the
+  // busiest (report.hpp: most compute plus exposed communication, the first of a tie).
+  const auto s = testing::paper_fsdp(16, {{"parallel.pp", 4}, {"training.global_batch", 64}});
+  const report::Report r = report::simulate(s).report;
+  const nlohmann::json j = io::report_to_json(s, r);
+  REQUIRE(j.at("critical_stage").is_number_integer());
+  const auto critical = j.at("critical_stage").get<std::int64_t>();
+  REQUIRE(critical >= 0);
+  REQUIRE(critical < 4);
+  const nlohmann::json& stage = j.at("stages").at(static_cast<std::size_t>(critical));
+  CHECK(stage.at("compute_s") == j.at("compute_s"));
+  CHECK(stage.at("bubble_s") == j.at("bubble_s"));
+  double busiest = 0.0;
+  for (const auto& st : j.at("stages")) {
+    busiest = std::max(
+        busiest, st.at("compute_s").get<double>() + st.at("exposed_communication_s").get<double>());
+  }
+  CHECK(stage.at("compute_s").get<double>() + stage.at("exposed_communication_s").get<double>() ==
+        Approx(busiest).epsilon(1e-9));
+  std::ostringstream table;
+  io::write_report_table(table, s, r);
+  const std::string text = table.str();
+  CHECK(text.find("  above: stage " + std::to_string(critical) +
+                  " of 4, the busiest (*); by "
+                  "stage:\n") != std::string::npos);
+  CHECK(text.find("\n  " + std::to_string(critical) + " *  ") != std::string::npos);
+  for (int k = 0; k < 4; ++k) {
+    CHECK(text.find("\n  " + std::to_string(k) + (k == critical ? " *" : "  ")) !=
+          std::string::npos);
+  }
+  // Without a pipeline there is one stage, and no table.
+  const auto flat = testing::paper_fsdp(16, {});
+  std::ostringstream flat_table;
+  io::write_report_table(flat_table, flat, report::simulate(flat).report);
+  CHECK(flat_table.str().find("the busiest") == std::string::npos);
+  CHECK(io::report_to_json(flat, report::simulate(flat).report).at("critical_stage") == 0);
 }
 
 TEST_CASE("report writer: byte counts are JSON integers", "[io][report]") {
