@@ -461,6 +461,12 @@ WindowLayers hf_window_layers(ObjectReader& r, const std::string& model_type,
       }
       if (t.get<std::string>() == "sliding_attention") ++count;
     }
+    // Qwen2/Qwen3 configs of transformers >= 4.53 keep max_window_layers beside the layer_types
+    // derived from it; layer_types governs (the modeling code reads it alone), so the key is
+    // only checked for its type.
+    if (contains(kHfQwenWindowTypes, model_type) && r.has("max_window_layers")) {
+      (void)r.integer("max_window_layers", 0, model::kMaxLayers);
+    }
     return {count, "layer_types"};
   }
   if (contains(kHfQwenWindowTypes, model_type)) {

@@ -312,6 +312,26 @@ TEST_CASE("model_loader: Hugging Face sliding windows", "[model][io]") {
         load_model_from_string(qwen2(R"(, "layer_types": ["full_attention"])"), "q6.json"),
         "q6.json: /layer_types: one entry per layer; expected 28 entries (num_hidden_layers), "
         "got 1");
+    // transformers >= 4.53 saves Qwen2/Qwen3 configs with both keys (Qwen3-8B's config.json:
+    // "max_window_layers": 36 beside 36 "full_attention"); layer_types governs, the other is
+    // only type-checked. The pair was refused as "/max_window_layers: unknown key".
+    const auto types = [](const char* kind) {
+      std::string list = R"(, "layer_types": [)";
+      for (int i = 0; i < 28; ++i) list += std::string(i == 0 ? "\"" : ", \"") + kind + "\"";
+      return list + "]";
+    };
+    REQUIRE(load_model_from_string(qwen2(types("full_attention") + R"(, "max_window_layers": 21)"),
+                                   "q7.json")
+                .attention_window == 0);
+    REQUIRE(
+        load_model_from_string(qwen2(R"(, "use_sliding_window": true)" +
+                                     types("sliding_attention") + R"(, "max_window_layers": 28)"),
+                               "q8.json")
+            .attention_window == 4096);
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(qwen2(types("full_attention") + R"(, "max_window_layers": "x")"),
+                               "q9.json"),
+        Catch::StartsWith("q9.json: /max_window_layers: expected an integer"));
   }
   SECTION("Gemma 2 alternates windowed and full layers: rejected") {
     REQUIRE_THROWS_WITH(
