@@ -79,7 +79,9 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
       args["group"] = c.group;
       args["ranks"] = c.shape.ranks;
       args["nodes"] = c.shape.nodes;
-      args["bytes"] = c.bytes.value();
+      args["bytes"] = c.bytes.value();  // per NCCL call
+      // An op that stands for several calls (DDP's buckets of a layer, a ring exchange's steps).
+      if (c.calls_per_op > 1) args["calls"] = c.calls_per_op;
       args["algorithm"] = c.algorithm;
       args["protocol"] = c.protocol;
     } else {

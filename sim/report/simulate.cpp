@@ -179,8 +179,11 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
   r.cost.gpu_hours_per_million_tokens = gpus * (1e6 / r.tokens_per_s) / 3600.0;
   r.cost.usd_per_million_tokens = r.cost.gpu_hours_per_million_tokens * s.hardware.usd_per_gpu_hour;
 
-  // Collectives: every distinct call, ordered by stage then first use.
+  // Collectives: every distinct call, ordered by stage then first use; an op that stands for
+  // several NCCL calls (CollectiveCall::calls_per_op) is counted as its calls, each of its share
+  // of the op's time, so that bytes, count and time are all per NCCL call.
   for (const auto& c : p.collectives) {
+    const auto calls = static_cast<double>(c.calls_per_op);
     r.collectives.push_back(CollectiveSummary{.stage = c.stage,
                                               .op = c.op,
                                               .group = c.group,
@@ -188,8 +191,8 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
                                               .nodes = c.shape.nodes,
                                               .domains = c.shape.domains,
                                               .bytes = c.bytes,
-                                              .count = c.count,
-                                              .time = c.time,
+                                              .count = c.count * c.calls_per_op,
+                                              .time = c.calls_per_op == 1 ? c.time : c.time / calls,
                                               .algorithm = c.algorithm,
                                               .protocol = c.protocol});
   }

@@ -524,7 +524,8 @@ class Builder {
                         .algorithm = std::string(collective::to_string(c.algorithm)),
                         .protocol = std::string(collective::to_string(c.protocol)),
                         .stage = stage,
-                        .count = 1};
+                        .count = 1,
+                        .calls_per_op = static_cast<std::int64_t>(repeat)};
     call.shape.variants.clear();  // the group priced, not the kind's other shapes
     it_.collectives.push_back(std::move(call));
     const auto index = static_cast<std::int32_t>(it_.collectives.size() - 1);

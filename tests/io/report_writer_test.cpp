@@ -10,7 +10,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "trainsim/collective/collective_model.hpp"
 #include "trainsim/report/simulate.hpp"
+#include "trainsim/workload/iteration.hpp"
 
 #include "tests/paper_scenario.hpp"
 
@@ -129,4 +131,30 @@ TEST_CASE("report writer: mfu_bf16 is against the bf16 peak", "[io][report]") {
   std::ostringstream table;
   io::write_report_table(table, fp8, rf);
   CHECK(table.str().find("MFU vs bf16 peak") != std::string::npos);
+}
+
+TEST_CASE("report writer: a DDP gradient bucket is one call: bytes, count and time are per call",
+          "[io][report]") {
+  // DDP AllReduces each layer's gradients in 25 MiB buckets. llama2-7b's layer holds
+  // 4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096 = 202,383,360 parameters, 404,766,720 B of bf16
+  // gradients: 16 buckets of 25,297,920 B. The table gave 32 calls of 25,297,920 B at 3.53 ms,
+  // the time of all 16 buckets of a layer: 0.8 GB reduced by count x bytes, where 13 GB are.
+  const auto s = testing::paper_fsdp(8, {{"parallel.sharding", "none"}});
+  const collective::CollectiveModel cm(s.hardware);
+  const workload::Iteration it = workload::build_iteration(s, cm);
+  const report::Report r = report::simulate(s).report;
+  bool found = false;
+  for (const auto& c : r.collectives) {
+    if (c.group != "dp" || c.bytes.value() != 25'297'920.0) continue;
+    found = true;
+    CHECK(c.count == 32 * 16);
+    // One call's time: the collective model's for that size on the group the call was priced on.
+    for (const auto& call : it.collectives) {
+      if (call.bytes.value() != 25'297'920.0) continue;
+      CHECK(call.calls_per_op == 16);
+      const double one = cm.cost(collective::Op::AllReduce, call.shape, call.bytes).time.value();
+      CHECK(c.time.value() == Approx(one).epsilon(1e-12));
+    }
+  }
+  CHECK(found);
 }

@@ -25,12 +25,15 @@ struct CollectiveCall {
   std::string group;      // "tp", "cp", "dp", "shard", "replicate", "pp", "ep", "expert_dp",
                           // "expert_shard", "embedding"
   parallel::GroupShape shape;
-  Bytes bytes;            // per call, nccl-tests accounting
-  Seconds time;           // per call
+  Bytes bytes;   // per NCCL call, nccl-tests accounting
+  Seconds time;  // per op: calls_per_op calls (and the host time around them)
   std::string algorithm;
   std::string protocol;
   std::int64_t stage = 0;
-  std::int64_t count = 0; // calls per iteration on this stage
+  std::int64_t count = 0;  // ops per iteration on this stage
+  // NCCL calls one op stands for: DDP's gradient buckets of a layer, a ring exchange's cp - 1
+  // steps; 1 elsewhere. The report counts calls, each of time / calls_per_op.
+  std::int64_t calls_per_op = 1;
 };
 
 // What one engine op is; indexed by the op's tag.
