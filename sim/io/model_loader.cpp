@@ -527,6 +527,19 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
     count_key = key;
   }
   if (count_key.empty()) {
+    // A mixture-of-experts family's config without its expert count would be priced as a dense
+    // model in silence (transformers fills the family's default: MixtralConfig 8, top 2).
+    const auto family_key = [&]() -> std::string {
+      if (model_type == "mixtral" || model_type == "gpt_oss") return "num_local_experts";
+      if (model_type == "qwen2_moe" || model_type == "qwen3_moe") return "num_experts";
+      if (model_type == "deepseek_v2" || model_type == "deepseek_v3") return "n_routed_experts";
+      return "";
+    }();
+    if (!family_key.empty()) {
+      throw r.error(family_key, "missing required key; model_type '" + model_type +
+                                    "' is a mixture of experts: expected " + family_key +
+                                    ", the routed experts of each MoE layer");
+    }
     for (const auto key : kHfExpertDetailKeys) {
       if (r.has(std::string(key))) {
         throw r.error(std::string(key),

@@ -243,6 +243,22 @@ TEST_CASE("moe loader: Hugging Face keys that are refused", "[model][io]") {
         Catch::StartsWith("config.json: /moe_intermediate_size: moe_intermediate_size describes "
                           "experts; expected it with an expert count"));
   }
+  SECTION("a mixture-of-experts family without its expert count") {
+    // transformers would fill the family's default (MixtralConfig: 8 experts, top 2; 46.7B):
+    // priced as a dense 7.2B model in silence before.
+    std::string mixtral = hf_mixtral("");
+    mixtral.replace(mixtral.find(", \"num_local_experts\": 8"), 24, "");
+    REQUIRE_THROWS_WITH(load_model_from_string(mixtral, "config.json"),
+                        "config.json: /num_local_experts: missing required key; model_type "
+                        "'mixtral' is a mixture of experts: expected num_local_experts, the "
+                        "routed experts of each MoE layer");
+    std::string deepseek = hf_deepseek("");
+    deepseek.replace(deepseek.find("\"n_routed_experts\": 256, "), 25, "");
+    deepseek.replace(deepseek.find("\"num_experts_per_tok\": 8,"), 25, "");
+    REQUIRE_THROWS_WITH(load_model_from_string(deepseek, "config.json"),
+                        Catch::StartsWith("config.json: /n_routed_experts: missing required key; "
+                                          "model_type 'deepseek_v3' is a mixture of experts"));
+  }
   SECTION("Qwen-MoE: MoE on every n-th layer, or dense layers that are not leading") {
     const std::string qwen = R"({"model_type": "qwen3_moe", "hidden_size": 2048,
         "intermediate_size": 6144, "num_hidden_layers": 48, "num_attention_heads": 32,
