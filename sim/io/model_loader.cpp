@@ -743,7 +743,47 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   if (r.has("rope_parameters") && !r.raw("rope_parameters").is_null()) {
     (void)r.object("rope_parameters");
   }
-  if (r.has("rope_theta")) (void)r.number("rope_theta");
+  if (r.has("rope_theta") && !(r.number("rope_theta") > 0.0)) {
+    throw r.error("rope_theta",
+                  "RoPE's base; expected a number > 0, got " + describe_json(r.raw("rope_theta")));
+  }
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+    if (!r.has(key) || r.raw(key).is_null()) continue;
+    const nlohmann::json& rope = r.raw(key);
+    if (const auto f = rope.find("factor");
+        f != rope.end() && !(f->is_number() && f->get<double>() > 0.0)) {
+      throw ConfigError(r.source(), r.pointer_of(key) + "/factor",
+                        "expected a number > 0, got " + describe_json(*f));
+    }
+    for (const char* name : {"rope_type", "type"}) {
+      if (const auto t = rope.find(name); t != rope.end() && !t->is_string()) {
+        throw ConfigError(
+            r.source(), r.pointer_of(key) + "/" + name,
+            "expected a name such as \"linear\" or \"yarn\", got " + describe_json(*t));
+      }
+    }
+  }
+  // The other keys read for nothing but their type, so that a damaged file is not noted as
+  // merely ignored: the context length the checkpoint supports, its dtype and class names.
+  if (r.has("max_position_embeddings") && !r.raw("max_position_embeddings").is_null()) {
+    (void)r.integer("max_position_embeddings", 1);
+  }
+  for (const char* key : {"torch_dtype", "dtype"}) {
+    if (r.has(key) && !r.raw(key).is_null() && !r.raw(key).is_string()) {
+      throw r.error(key,
+                    "expected a dtype name such as \"bfloat16\", got " + describe_json(r.raw(key)));
+    }
+  }
+  if (r.has("architectures") && !r.raw("architectures").is_null()) {
+    const nlohmann::json& names = r.raw("architectures");
+    if (!names.is_array() ||
+        !std::all_of(names.begin(), names.end(), [](const auto& n) { return n.is_string(); })) {
+      throw r.error("architectures",
+                    "expected a list of class names such as "
+                    "[\"LlamaForCausalLM\"], got " +
+                        describe_json(names));
+    }
+  }
 
   const bool qwen = contains(kHfQwenWindowTypes, model_type);
   for (const auto key : kHfIgnoredKeys) {

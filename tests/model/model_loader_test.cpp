@@ -214,6 +214,33 @@ TEST_CASE("model_loader: each bad input is a ConfigError naming file and pointer
     REQUIRE_THROWS_WITH(load_model_from_string(hf, "config.json"),
                         "config.json: /rope_scaling: expected an object, got 8");
   }
+  SECTION("Hugging Face: keys read for their type only, when damaged") {
+    // Each of these passed as merely ignored; a damaged value now names its key.
+    const auto edited = [](const std::string& from, const std::string& to) {
+      std::string hf = kHfRopeParameters;
+      hf.replace(hf.find(from), from.size(), to);
+      return hf;
+    };
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {edited("\"max_position_embeddings\": 131072", "\"max_position_embeddings\": \"x\""),
+         "config.json: /max_position_embeddings: expected an integer, got \"x\""},
+        {edited("\"dtype\": \"bfloat16\"", "\"dtype\": 5"),
+         "config.json: /dtype: expected a dtype name such as \"bfloat16\", got 5"},
+        {edited("[\"LlamaForCausalLM\"]", "\"LlamaForCausalLM\""),
+         "config.json: /architectures: expected a list of class names such as "
+         "[\"LlamaForCausalLM\"], got \"LlamaForCausalLM\""},
+        {edited("\"factor\": 8.0", "\"factor\": \"x\""),
+         "config.json: /rope_parameters/factor: expected a number > 0, got \"x\""},
+        {edited("\"rope_type\": \"llama3\"", "\"rope_type\": 3"),
+         "config.json: /rope_parameters/rope_type: expected a name such as \"linear\" or "
+         "\"yarn\", got 3"},
+        {edited("\"dtype\": \"bfloat16\"", "\"rope_theta\": -1, \"dtype\": \"bfloat16\""),
+         "config.json: /rope_theta: RoPE's base; expected a number > 0, got -1"},
+    };
+    for (const auto& [text, message] : cases) {
+      REQUIRE_THROWS_WITH(load_model_from_string(text, "config.json"), message);
+    }
+  }
   SECTION("malformed JSON") {
     REQUIRE_THROWS_WITH(load_model_from_string("{\"layers\": ", "m.json"),
                         Catch::StartsWith("m.json: invalid JSON at line 1"));
