@@ -206,9 +206,7 @@ nlohmann::json compare_json(const parallel::Scenario& s, const io::KinetoTrace& 
                             const io::TraceSummary& sum, std::int64_t stage,
                             const report::Report& r, const report::StepBreakdown& sim,
                             const std::vector<Row>& rows) {
-  nlohmann::json context = io::report_context();
-  context["hardware"] = s.hardware_name;
-  context["model"] = s.model_name;
+  nlohmann::json context = io::scenario_context(s);
   nlohmann::json out_rows = nlohmann::json::array();
   for (const Row& x : rows) {
     nlohmann::json j = {{"metric", x.key},

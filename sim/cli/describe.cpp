@@ -189,7 +189,7 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
   const Flops per_token = model::model_flops_per_token(m, s.training.seq_len);
   const std::string memory_note = "not computed: " + gap + " is not simulated yet";
   if (o.format == "json") {
-    nlohmann::json out = {{"context", io::report_context()},
+    nlohmann::json out = {{"context", io::scenario_context(s)},
                           {"scenario", io::scenario_to_json(s)},
                           {"parameters", params},
                           {"active_parameters", active},
@@ -238,7 +238,7 @@ int describe(const DescribeOptions& o) {
   if (!gap.empty()) return describe_unsimulated(o, s, gap, pl);
   const report::MemoryBreakdown mem = report::memory_peak(s);
   if (o.format == "json") {
-    nlohmann::json out = {{"context", io::report_context()},
+    nlohmann::json out = {{"context", io::scenario_context(s)},
                           {"scenario", io::scenario_to_json(s)},
                           {"parameters", params},
                           {"matmul_parameters", matmul},

@@ -56,6 +56,14 @@ nlohmann::json report_context() {
   return {{"schema_version", kReportSchemaVersion}, {"trainsim_version", kVersion}};
 }
 
+nlohmann::json scenario_context(const parallel::Scenario& scenario) {
+  nlohmann::json context = report_context();
+  context["hardware"] = scenario.hardware_name;
+  context["model"] = scenario.model_name;
+  context["stack"] = scenario.stack_name;
+  return context;
+}
+
 nlohmann::json memory_to_json(const report::MemoryBreakdown& m) {
   return {{"parameters_bytes", byte_count(m.parameters)},
           {"gradients_bytes", byte_count(m.gradients)},
@@ -101,11 +109,7 @@ nlohmann::json report_to_json(const parallel::Scenario& scenario, const report::
                       {"memory_total_bytes", byte_count(s.memory_total)},
                       {"watts_per_gpu", s.watts_per_gpu}});
   }
-  nlohmann::json context = report_context();
-  context["hardware"] = scenario.hardware_name;
-  context["model"] = scenario.model_name;
-  context["stack"] = scenario.stack_name;
-  return {{"context", context},
+  return {{"context", scenario_context(scenario)},
           {"scenario", scenario_to_json(scenario)},
           {"iteration_time_s", r.iteration_time.value()},
           {"tokens_per_s", r.tokens_per_s},

@@ -26,6 +26,9 @@ namespace trainsim::io {
 
 // The versioned context block (schema and tool version), as google/benchmark's reporter has.
 [[nodiscard]] nlohmann::json report_context();
+// The same with the scenario's hardware, model and stack names, as `run`, `describe` and
+// `compare` write it.
+[[nodiscard]] nlohmann::json scenario_context(const parallel::Scenario& scenario);
 
 // A human-readable table: time breakdown, throughput, MFU, memory, power, cost, collectives.
 void write_report_table(std::ostream& out, const parallel::Scenario& scenario,

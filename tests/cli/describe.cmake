@@ -8,6 +8,11 @@ set_tests_properties(cli.describe.table PROPERTIES
 add_test(NAME cli.describe.json COMMAND trainsim describe ${paper_args} --format json)
 set_tests_properties(cli.describe.json PROPERTIES
   PASS_REGULAR_EXPRESSION "\"memory\": {.*\"capacity_bytes\".*\"fits\": true.*\"total_bytes\"")
+# Its context names the hardware, model and stack as run's report does (it gave the versions
+# only).
+add_test(NAME cli.describe.json_context COMMAND trainsim describe ${paper_args} --format json)
+set_tests_properties(cli.describe.json_context PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"context\": {\n +\"hardware\": \"h100-dgx\",\n +\"model\": \"llama2-7b\",\n +\"schema_version\": 1,\n +\"stack\": \"pytorch-2\\.3-fsdp\"")
 # One node: 8 GPUs, dp 8 all on one node; counts agree with their nouns ("1 node", not "1 nodes").
 add_test(NAME cli.describe.one_node COMMAND trainsim describe --hardware h100-dgx
          --model llama2-7b --gpus 8 --seq-len 4096)
