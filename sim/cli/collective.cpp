@@ -16,6 +16,7 @@
 
 #include "trainsim/collective/collective_model.hpp"
 #include "trainsim/error.hpp"
+#include "trainsim/parallel/scenario.hpp"
 
 #include "sim/cli/commands.hpp"
 #include "sim/io/hardware_loader.hpp"
@@ -86,7 +87,13 @@ std::vector<std::int64_t> parse_nodes(const std::string& text) {
       item += text[i];
       continue;
     }
-    if (item.empty() || item.size() > 9) throw bad();
+    if (item.empty()) throw bad();
+    // Digits only, so a long item is a large count: out of range, not malformed.
+    if (item.size() > 9 || std::stoll(item) > parallel::kMaxGpus) {
+      throw ConfigError("--nodes: " + item + " is out of range; expected at most " +
+                        std::to_string(parallel::kMaxGpus) +
+                        " ranks in all (nodes x GPUs per node)");
+    }
     const std::int64_t n = std::stoll(item);
     if (n < 1) throw bad();
     nodes.push_back(n);
@@ -189,6 +196,14 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
   if (gpn < 1 || gpn > hw.node.gpus_per_node) {
     throw ConfigError("--gpus-per-node: expected 1 to " + std::to_string(hw.node.gpus_per_node) +
                       " (the GPUs of a " + hw.id + " node), got " + std::to_string(gpn));
+  }
+  for (const std::int64_t nodes : node_counts) {
+    if (nodes > parallel::kMaxGpus / gpn) {
+      throw ConfigError("--nodes: " + std::to_string(nodes) + " nodes of " + std::to_string(gpn) +
+                        " GPUs is out of range; expected at most " +
+                        std::to_string(parallel::kMaxGpus) + " ranks in all (at most " +
+                        std::to_string(parallel::kMaxGpus / gpn) + " nodes)");
+    }
   }
 
   // nccl-tests byte accounting (docs/sources.md A.11/A.12): the per-rank count of AllGather,

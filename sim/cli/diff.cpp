@@ -80,8 +80,9 @@ void register_diff(CLI::App& app, int& exit_code) {
   add_scenario_flags(*c, options->scenario);
   // The shared flags bring one positional scenario; diff takes two.
   c->remove_option(c->get_option("scenario"));
-  c->add_option("a", options->a, "Scenario A (JSON file)")->required();
-  c->add_option("b", options->b, "Scenario B (JSON file); flags apply to both")->required();
+  c->add_option("scenario_a", options->a, "Scenario A (JSON file)")->required();
+  c->add_option("scenario_b", options->b, "Scenario B (JSON file); flags apply to both")
+      ->required();
   c->add_option("--format", options->format, "table | json")
       ->check(CLI::IsMember({"table", "json"}));
   c->callback([options, &exit_code]() { exit_code = diff(*options); });

@@ -126,6 +126,7 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
 //   "A subcommand is required"             -> "... ; expected one of <commands>"
 //   "The following argument was not expected: x"  -> "x: unexpected argument; expected ..."
 //   "--tp: At Most 1 required but received 2"     -> "--tp: given 2 times; expected ..."
+//   "--nodes is required", "scenario_b is required" -> "... missing required option/argument"
 std::string cli11_message(const CLI::ParseError& e, const std::string& commands) {
   const std::string text = one_line(e.what());
   constexpr std::string_view kConvert = "Could not convert: ";
@@ -157,6 +158,18 @@ std::string cli11_message(const CLI::ParseError& e, const std::string& commands)
              "): unexpected argument; expected only the command's options and arguments (see "
              "trainsim <command> --help)";
     }
+  }
+  // "--nodes is required", "scenario_b is required": say whether a flag or an argument is
+  // missing, in the project's shape.
+  constexpr std::string_view kRequired = " is required";
+  if (text.size() > kRequired.size() && text.ends_with(kRequired) &&
+      text.find(' ') == text.size() - kRequired.size()) {
+    const std::string name = text.substr(0, text.size() - kRequired.size());
+    return name.rfind('-', 0) == 0
+               ? "command line (" + name + "): missing required option; expected it (see " +
+                     "trainsim <command> --help)"
+               : "command line: missing argument '" + name + "'; expected it (see trainsim " +
+                     "<command> --help)";
   }
   constexpr std::string_view kAtMost = ": At Most 1 required but received ";
   if (const auto at = text.find(kAtMost); at != std::string::npos) {

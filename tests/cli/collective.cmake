@@ -29,6 +29,12 @@ trainsim_bad_input(collective negative_size "--max-bytes: "
 # 10^23 bytes is a size, but past int64: out of range, not "at least 1 byte".
 trainsim_bad_input(collective huge_size "--max-bytes: out of range; expected at most 9e18 bytes, got '99999999999999999999999'"
   --hardware h100-dgx --op all_reduce --nodes 4 --max-bytes 99999999999999999999999)
+# Past kMaxGpus = 2^24 ranks: out of range, not malformed (11 digits read as "not a list of
+# positive integers"; 10^8 nodes x 8 GPUs passed); 2^21 nodes x 8 GPUs = 2^24 is the last that runs.
+trainsim_bad_input(collective nodes_out_of_range "--nodes: 99999999999 is out of range; expected at most 16777216 ranks in all"
+  --hardware h100-dgx --op all_reduce --nodes 99999999999)
+trainsim_bad_input(collective nodes_times_gpus_out_of_range "--nodes: 2097153 nodes of 8 GPUs is out of range; expected at most 16777216 ranks in all \\(at most 2097152 nodes\\)"
+  --hardware h100-dgx --op all_reduce --nodes 2097153)
 trainsim_bad_input(collective min_above_max "--min-bytes: expected at most --max-bytes"
   --hardware h100-dgx --op all_reduce --nodes 4 --min-bytes 2GiB --max-bytes 1GiB)
 trainsim_bad_input(collective bad_nodes "--nodes: expected a comma-separated list of positive integers"

@@ -39,7 +39,7 @@ trainsim_expect_exit(cli.diff.both_impossible 3
 
 trainsim_bad_input(diff missing_file "no_such_scenario.json: cannot open file"
   ${diff_a} no_such_scenario.json)
-trainsim_bad_input(diff missing_b "b is required" ${diff_a})
+trainsim_bad_input(diff missing_b "command line: missing argument 'scenario_b'; expected it" ${diff_a})
 trainsim_bad_input(diff bad_flag "--tp: cannot convert 'x'" ${diff_a} ${diff_b} --tp x)
 trainsim_bad_input(diff bad_format "--format: unknown value 'yaml'" ${diff_a} ${diff_b}
   --format yaml)

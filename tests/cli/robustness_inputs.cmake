@@ -15,7 +15,8 @@ trainsim_expect_exit(cli.robust.unknown_option 2
   run --no-such-flag)
 trainsim_expect_exit(cli.robust.option_not_a_number 2 "^error: .*--tp"
   describe ${robust_base} --gpus 8 --tp two)
-trainsim_expect_exit(cli.robust.missing_required_option 2 "^error: --hardware is required"
+trainsim_expect_exit(cli.robust.missing_required_option 2
+  "^error: command line \\(--hardware\\): missing required option. expected it"
   search --model llama2-7b --gpus 8 --global-batch 8 --seq-len 4096)
 trainsim_expect_exit(cli.robust.no_command 2
   "^error: a subcommand is required; expected one of describe, run, collective, sweep")

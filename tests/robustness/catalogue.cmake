@@ -755,7 +755,8 @@ trainsim_robust(unbounded.model_layers 2
 # format: CLI11's own parse errors become one "error:" line naming the flag (they were two lines
 # without the prefix), unknown commands get a suggestion, and --gpus with --nodes is refused on
 # every subcommand as the scenario file and search refuse it. A wrong value must say what was
-# expected; a missing flag or value ("--op is required") says it by itself.
+# expected; a missing flag or argument is named as such ("command line (--op): missing required
+# option").
 
 trainsim_robust(format.no_subcommand 2 "^error: .*subcommand.*\\bexpected" --)
 trainsim_robust(format.unknown_subcommand 2 "^error: .*'rnu'.*did you mean 'run'" -- rnu)
