@@ -204,6 +204,14 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
                         std::to_string(parallel::kMaxGpus) + " ranks in all (at most " +
                         std::to_string(parallel::kMaxGpus / gpn) + " nodes)");
     }
+    // One rank: NCCL runs a local copy (nccl-tests prints its time and busbw 0), which the model
+    // does not price; it printed 0.00 us and an algbw of 0.00 GB/s, which no copy takes.
+    if (nodes * gpn == 1) {
+      throw ConfigError(
+          "--nodes: 1 node of 1 GPU is a group of one rank, whose collective is a "
+          "local copy the model does not price; expected at least 2 ranks "
+          "(--nodes 2, or --gpus-per-node 2 or more)");
+    }
   }
 
   // nccl-tests byte accounting (docs/sources.md A.11/A.12): the per-rank count of AllGather,

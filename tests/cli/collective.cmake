@@ -35,6 +35,8 @@ trainsim_bad_input(collective nodes_out_of_range "--nodes: 99999999999 is out of
   --hardware h100-dgx --op all_reduce --nodes 99999999999)
 trainsim_bad_input(collective nodes_times_gpus_out_of_range "--nodes: 2097153 nodes of 8 GPUs is out of range; expected at most 16777216 ranks in all \\(at most 2097152 nodes\\)"
   --hardware h100-dgx --op all_reduce --nodes 2097153)
+trainsim_bad_input(collective one_rank "--nodes: 1 node of 1 GPU is a group of one rank, whose collective is a local copy the model does not price; expected at least 2 ranks"
+  --hardware h100-dgx --op send_recv --nodes 1 --gpus-per-node 1)
 trainsim_bad_input(collective min_above_max "--min-bytes: expected at most --max-bytes"
   --hardware h100-dgx --op all_reduce --nodes 4 --min-bytes 2GiB --max-bytes 1GiB)
 trainsim_bad_input(collective bad_nodes "--nodes: expected a comma-separated list of positive integers"
