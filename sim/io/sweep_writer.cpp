@@ -77,16 +77,16 @@ std::optional<std::string> same_keys(const nlohmann::json& value, const nlohmann
     const auto it = shape.find(k);
     if (it == shape.end()) {
       return "unknown key '" + at + "." + k.substr(0, 40) +
-             "'; expected only the keys trainsim "
-             "writes there";
+             "'; expected only the keys trainsim writes there";
     }
     if (it->is_object()) {
       if (auto p = same_keys(v, *it, at + "." + k)) return p;
     }
   }
   for (const auto& [k, v] : shape.items()) {
-    if (!value.contains(k))
+    if (!value.contains(k)) {
       return "'" + at + "." + k + "' missing; expected every key of '" + at + "'";
+    }
   }
   return std::nullopt;
 }

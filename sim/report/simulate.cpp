@@ -192,7 +192,7 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
                                               .domains = c.shape.domains,
                                               .bytes = c.bytes,
                                               .count = c.count * c.calls_per_op,
-                                              .time = c.calls_per_op == 1 ? c.time : c.time / calls,
+                                              .time = c.time / calls,
                                               .algorithm = c.algorithm,
                                               .protocol = c.protocol});
   }
