@@ -4,9 +4,11 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include <ceres/ceres.h>
@@ -69,6 +71,10 @@ struct Case {
   std::function<double(double)> report;
   // Parameters this point informs (indices into parameters()).
   std::vector<std::size_t> informs;
+  // The shortest time the hardware allows for the point (s; 0: no bound) and what sets it,
+  // as the refusal names it ("the bf16 peak").
+  double fastest = 0.0;
+  std::string ceiling;
 };
 
 std::size_t index_of(const std::string& pointer) {
@@ -93,6 +99,46 @@ void check_measured(const Origin& origin, double value, bool power, const std::s
                       std::string("measured ") + (power ? "power " : "time ") + text +
                           (power ? " W; expected 1 W to 5 kW" : " s; expected 1 ns to one day"));
   }
+}
+
+// Refuses a time faster than the hardware allows: `fastest` is the work over the profile's
+// ceiling rate, `rate` turns a time into the point's reported rate ("TFLOP/s", ...). Such a
+// point is a unit or bookkeeping mistake (a time per element, a mislabelled dtype), and a fit
+// would only move the profile towards it (a 4096^3 GEMM in 1 us moved max_efficiency by 6%).
+void check_ceiling(const Origin& origin, const std::string& key, double measured, double fastest,
+                   const std::function<double(double)>& rate, const std::string& unit,
+                   const std::string& ceiling, const HardwareSpec& hw) {
+  if (!(fastest > 0.0) || measured >= fastest) return;
+  std::array<char, 160> text{};
+  (void)std::snprintf(text.data(), text.size(),
+                      "measured time %.4g s is %.4g %s, above %s (%.4g %s) of profile '", measured,
+                      rate(measured), unit.c_str(), ceiling.c_str(), rate(fastest), unit.c_str());
+  std::array<char, 64> least{};
+  (void)std::snprintf(least.data(), least.size(), "%.4g s", fastest);
+  throw ConfigError(origin.source, origin_text(origin, key),
+                    text.data() + hw.id + "'; expected at least " + least.data() +
+                        " (check the time's unit and the record's sizes and dtype)");
+}
+
+// The shortest time `flops` take at the profile's peak for `dtype`; a dtype the GPU lacks (a
+// zero peak: V100 bf16) is an error at the record's dtype.
+double peak_time(double flops, hardware::Dtype dtype, const HardwareSpec& hw,
+                 const Origin& origin) {
+  const double peak = hw.peak(dtype).value();
+  if (!(peak > 0.0)) {
+    throw ConfigError(origin.source, origin_text(origin, "dtype"),
+                      "profile '" + hw.id + "' has no " + parallel::to_string(dtype) +
+                          " peak (its GPU lacks the format); expected a dtype it runs");
+  }
+  return flops / peak;
+}
+
+// The fastest link of one GPU, one direction: NVLink, or its share of the node's NICs where
+// that is more (a PCIe node's network can outrun its GPU-to-GPU path).
+double fastest_link(const HardwareSpec& hw) {
+  const double network = hw.fabric.nic_bandwidth.value() * hw.fabric.nics_per_node /
+                         std::max(1, hw.node.gpus_per_node);
+  return std::max(hw.node.nvlink_bandwidth_per_direction.value(), network);
 }
 
 // The collective cases and, per (algorithm, protocol) NCCL chose, which terms they inform.
@@ -165,6 +211,12 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
     c.row.si_unit = "bytes_per_s";
     c.row.si_scale = 1e9;
     c.row.origin = p.origin;
+    // A bus bandwidth reaches at most twice a GPU's fastest link: in-network reductions (NVLS,
+    // SHARP) send each byte once and receive the reduced result once, so an AllReduce's busbw,
+    // which counts 2 (n - 1) / n of the data (nccl-tests' PERFORMANCE.md), tops out at 2x the
+    // link; every other collective moves at most the link's rate.
+    c.fastest = bytes.value() * factor / (2.0 * fastest_link(hw));
+    c.ceiling = "twice the fastest link of a GPU";
 
     auto& s = seen[{chosen, chosen_protocol}];
     const bool multi = group.nodes > 1;
@@ -346,6 +398,8 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
                           .gemms = {{.m = g.m, .n = g.n, .k = g.k}},
                           .attention = {}};
     Case c = kernel_case(g.dtype, w, g.time, gemm_params);
+    c.fastest = peak_time(w.flops.value(), g.dtype, hw, g.origin);
+    c.ceiling = "the " + std::string(parallel::to_string(g.dtype)) + " peak";
     c.row.what = gemm_text(g.m, g.n, g.k, g.dtype);
     c.row.origin = g.origin;
     cases.push_back(std::move(c));
@@ -365,6 +419,8 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
         .gemms = {},
         .attention = {.seq_len = a.seq_len, .head_dim = a.head_dim, .causal = a.causal}};
     Case c = kernel_case(a.dtype, w, a.time, attention_params);
+    c.fastest = peak_time(w.flops.value(), a.dtype, hw, a.origin);
+    c.ceiling = "the " + std::string(parallel::to_string(a.dtype)) + " peak";
     c.row.what = "attention b" + std::to_string(a.batch) + " h" + std::to_string(a.heads) + " s" +
                  std::to_string(a.seq_len) + " d" + std::to_string(a.head_dim) +
                  (a.causal ? " causal " : " ") + parallel::to_string(a.dtype);
@@ -378,6 +434,8 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
                           .gemms = {},
                           .attention = {}};
     Case c = kernel_case(hardware::Dtype::Bf16, w, p.time, {index_of("/gpu/memory_efficiency")});
+    c.fastest = p.bytes.value() / hw.gpu.hbm_bandwidth.value();
+    c.ceiling = "the HBM bandwidth";
     c.row.what = "memory " + size_text(p.bytes.value());
     c.row.origin = p.origin;
     cases.push_back(std::move(c));
@@ -402,6 +460,17 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
     // informs the contention and nothing of the GEMM's own efficiency.
     check_measured(p.origin, p.time_alone.value(), false, "time_alone");
     const double alone = p.time_alone.value();
+    {
+      // Both times are of the GEMM, alone and beside the holder: neither beats the peak.
+      const double flops =
+          2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+      const double fastest = peak_time(flops, p.dtype, hw, p.origin);
+      const auto tflops = [flops](double t) { return flops / t / 1e12; };
+      const std::string peak = "the " + std::string(parallel::to_string(p.dtype)) + " peak";
+      check_measured(p.origin, p.time.value(), false, "time");
+      check_ceiling(p.origin, "time_alone", alone, fastest, tflops, "TFLOP/s", peak, hw);
+      check_ceiling(p.origin, "time", p.time.value(), fastest, tflops, "TFLOP/s", peak, hw);
+    }
     const Parameter& contention = parameters()[gemm_contention];
     Case c;
     c.model = [&contention, alone](const HardwareSpec& h) {
@@ -483,8 +552,45 @@ std::vector<Case> build_cases(const HardwareSpec& hw, const MeasurementSet& m,
   for (const Case& c : cases) {
     const bool power = c.row.si_unit == "w";
     check_measured(c.row.origin, c.measured_value, power, power ? "power" : "time");
+    check_ceiling(c.row.origin, "time", c.measured_value, c.fastest, c.report, c.row.unit,
+                  c.ceiling, hw);
   }
   return cases;
+}
+
+// The orderings the hardware loader holds a profile's power draws to (idle at most compute and
+// communication, neither above the TDP), checked on the fit so that the measurements that break
+// them are named, not the profile written from them.
+void check_power(const HardwareSpec& fitted, const MeasurementSet& m) {
+  const hardware::PowerSpec& w = fitted.power;
+  const auto first = [&m](PowerActivity a) -> const PowerPoint* {
+    for (const PowerPoint& p : m.power) {
+      if (p.activity == a) return &p;
+    }
+    return nullptr;
+  };
+  const auto refuse = [&](PowerActivity blamed, PowerActivity other, const std::string& what) {
+    const PowerPoint* p = first(blamed);
+    if (p == nullptr) p = first(other);
+    if (p == nullptr) return;  // the base profile's own values, which its loader checked
+    throw ConfigError(p->origin.source, origin_text(p->origin, "power"), what);
+  };
+  for (const auto& [draw, name, activity] :
+       {std::tuple{w.compute, "compute", PowerActivity::Compute},
+        std::tuple{w.communication, "communication", PowerActivity::Communication}}) {
+    if (w.idle > draw) {
+      refuse(PowerActivity::Idle, activity,
+             "idle draw " + to_string(w.idle) + " above the " + name + " draw " + to_string(draw) +
+                 " (fitted from the power records); expected idle at most the " +
+                 "compute and communication draws");
+    }
+    if (draw > w.tdp) {
+      refuse(activity, activity,
+             std::string(name) + " draw " + to_string(draw) + " above the TDP " + to_string(w.tdp) +
+                 " of profile '" + fitted.id +
+                 "' (fitted from the power records); expected at most the TDP");
+    }
+  }
 }
 
 // Each case against `before` and `after`.
@@ -592,6 +698,8 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     values[j] = p.lower + u[j] * (p.upper - p.lower);
     p.set(result.fitted, values[j]);
   }
+
+  check_power(result.fitted, points);
 
   // Standard errors: the covariance of u at the optimum scaled by the residual variance
   // s^2 = sum r^2 / (m - p), then mapped back to SI.

@@ -231,3 +231,101 @@ TEST_CASE("calibrate: points the model cannot price are errors, not fits", "[cal
   REQUIRE_THROWS_WITH(fit(base, power, FitOptions{}),
                       "doc.json: /power/0/power: measured power 9000 W; expected 1 W to 5 kW");
 }
+
+TEST_CASE("calibrate: a point faster than the hardware allows is refused, naming its record",
+          "[calibrate]") {
+  const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
+  const Origin at{.source = "doc.json", .line = 0, .label = "doc.json:x[0]", .pointer = "/x/0"};
+  // A 4096^3 bf16 GEMM is 2 x 4096^3 = 1.374e11 FLOP: at h100-dgx's bf16 peak (989 TFLOP/s)
+  // 0.139 ms at the least. 1 us would be 137,439 TFLOP/s; before the check it moved
+  // max_efficiency from 0.7765 to 0.8243.
+  MeasurementSet gemm;
+  gemm.gemms.push_back(GemmPoint{.m = 4096,
+                                 .n = 4096,
+                                 .k = 4096,
+                                 .dtype = hardware::Dtype::Bf16,
+                                 .time = Seconds(1e-6),
+                                 .origin = at});
+  REQUIRE_THROWS_WITH(fit(base, gemm, FitOptions{}),
+                      Catch::StartsWith("doc.json: /x/0/time: measured time 1e-06 s is 1.374e+05 "
+                                        "TFLOP/s, above the bf16 peak (989 TFLOP/s) of profile "
+                                        "'h100-dgx'; expected at least 0.000139 s"));
+  // The same GEMM at 0.2 ms (687 TFLOP/s) is under the peak: fitted, not refused.
+  gemm.gemms[0].time = Seconds(0.2e-3);
+  REQUIRE_NOTHROW(fit(base, gemm, FitOptions{}));
+
+  // 1 GiB AllReduce over 8 GPUs of one node in 1 us: busbw 2 x 7/8 x 2^30 / 1e-6 = 1.879e15
+  // B/s, where twice the fastest link (NVLink, 450 GB/s one way) is 900 GB/s.
+  MeasurementSet reduce;
+  CollectivePoint c;
+  c.op = Op::AllReduce;
+  c.group = parallel::GroupShape{.ranks = 8, .nodes = 1, .ranks_per_node = 8};
+  c.bytes = Bytes(1024.0 * kMiB);
+  c.time = Seconds(1e-6);
+  c.origin = at;
+  reduce.collectives.push_back(c);
+  REQUIRE_THROWS_WITH(
+      fit(base, reduce, FitOptions{}),
+      Catch::StartsWith("doc.json: /x/0/time: measured time 1e-06 s is 1.879e+06 busbw GB/s, "
+                        "above twice the fastest link of a GPU (900 busbw GB/s)"));
+  // NVLS's measured AllReduce busbw on 8 H200 SXM, 473-482 GB/s (docs/sources.md, B.1), passes:
+  // 1 GiB at 480 GB/s of busbw is 2 x 7/8 x 2^30 / 480e9 = 3.91 ms.
+  reduce.collectives[0].time = Seconds(3.91e-3);
+  REQUIRE_NOTHROW(fit(base, reduce, FitOptions{}));
+
+  // Memory: 1 GiB streamed in 10 us is 107 TB/s against 3.35 TB/s of HBM.
+  MeasurementSet memory;
+  memory.memory.push_back(
+      MemoryPoint{.bytes = Bytes(1024.0 * kMiB), .time = Seconds(1e-5), .origin = at});
+  REQUIRE_THROWS_WITH(fit(base, memory, FitOptions{}),
+                      Catch::Contains("above the HBM bandwidth (3350 GB/s)"));
+
+  // An overlap record's times are of its GEMM too: alone in 1 us is past the peak.
+  MeasurementSet overlap;
+  OverlapPoint o;
+  o.m = 4096;
+  o.n = 4096;
+  o.k = 4096;
+  o.dtype = hardware::Dtype::Bf16;
+  o.held_sms = 24;
+  o.time_alone = Seconds(1e-6);
+  o.time = Seconds(0.2e-3);
+  o.origin = at;
+  overlap.overlap.push_back(o);
+  REQUIRE_THROWS_WITH(fit(base, overlap, FitOptions{}),
+                      Catch::StartsWith("doc.json: /x/0/time_alone: measured time 1e-06 s"));
+
+  // A dtype the GPU lacks is named at the dtype: v100-dgx has no bf16 peak.
+  gemm.gemms[0].time = Seconds(1e-3);
+  REQUIRE_THROWS_WITH(fit(io::load_hardware("v100-dgx"), gemm, FitOptions{}),
+                      "doc.json: /x/0/dtype: profile 'v100-dgx' has no bf16 peak (its GPU lacks "
+                      "the format); expected a dtype it runs");
+}
+
+TEST_CASE("calibrate: power records that break the profile's ordering are named at the fit",
+          "[calibrate]") {
+  const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
+  const auto point = [](PowerActivity a, double w, int i) {
+    return PowerPoint{.activity = a,
+                      .power = Watts(w),
+                      .origin = Origin{.source = "doc.json",
+                                       .line = 0,
+                                       .label = "doc.json:power[" + std::to_string(i) + "]",
+                                       .pointer = "/power/" + std::to_string(i)}};
+  };
+  // Idle measured above compute: the loader refuses such a profile (idle at most compute and
+  // communication); before, the fit went through and the write failed naming the output file.
+  MeasurementSet m;
+  m.power = {point(PowerActivity::Compute, 500.0, 0), point(PowerActivity::Idle, 600.0, 1)};
+  REQUIRE_THROWS_WITH(fit(base, m, FitOptions{}),
+                      Catch::StartsWith("doc.json: /power/1/power: idle draw 600 W above the "
+                                        "compute draw 500 W"));
+  // Compute above h100-dgx's 700 W TDP: named at the compute record.
+  m.power = {point(PowerActivity::Idle, 90.0, 0), point(PowerActivity::Compute, 900.0, 1)};
+  REQUIRE_THROWS_WITH(fit(base, m, FitOptions{}),
+                      Catch::StartsWith("doc.json: /power/1/power: compute draw 900 W above the "
+                                        "TDP 700 W of profile 'h100-dgx'"));
+  // In order: fitted.
+  m.power = {point(PowerActivity::Idle, 90.0, 0), point(PowerActivity::Compute, 650.0, 1)};
+  REQUIRE_NOTHROW(fit(base, m, FitOptions{}));
+}
