@@ -342,7 +342,9 @@ int run_validate(const ValidateOptions& o) {
   // The scenario files' names are checked before the plot is drawn: a clash leaves no output.
   const ScenarioFiles files =
       o.scenarios.empty() ? ScenarioFiles{} : scenario_files(report, o.scenarios);
-  if (!o.plot.empty()) draw_plot(json, o.plot);
+  // With no row compared there is nothing to plot: the output and its skip reasons come first,
+  // then the error below (the plot script's own refusal used to hide both).
+  if (!o.plot.empty() && report.overall.compared > 0) draw_plot(json, o.plot);
   if (!o.scenarios.empty()) write_scenarios(files, o.scenarios);
   if (o.format == "json") {
     std::cout << json.dump(2) << '\n';
@@ -356,8 +358,9 @@ int run_validate(const ValidateOptions& o) {
     std::cout.flush();
     throw ConfigError(name, "",
                       "no row could be compared (" + std::to_string(report.overall.skipped) +
-                          " skipped, each with its reason in the output); expected at least one "
-                          "row that maps to a scenario");
+                          " skipped, each with its reason in the output" +
+                          (o.plot.empty() ? std::string() : "; no plot drawn") +
+                          "); expected at least one row that maps to a scenario");
   }
   return 0;
 }

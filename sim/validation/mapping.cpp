@@ -794,7 +794,14 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     ffn = 4 * hidden;
     m.assumptions.push_back("ffn_hidden 4 x hidden: " + std::string(src.ffn_default_why));
   }
-  if (run.pp && *run.pp > 1 && run.virtual_pp) {
+  if (run.virtual_pp && *run.virtual_pp > 1 && pp == 1) {
+    // Interleaving splits each pipeline stage's layers into chunks that take turns with the
+    // other stages'; with one stage there is nothing to interleave, so the row contradicts
+    // itself (it used to run as pp 1 without a word).
+    reason = "virtual_pp " + str(*run.virtual_pp) + " with pp 1: interleaving needs pp > 1";
+    return std::nullopt;
+  }
+  if (pp > 1 && run.virtual_pp) {
     m.virtual_stages = {*run.virtual_pp};
   } else {
     m.virtual_stages = virtual_stage_candidates(*run.layers, pp);

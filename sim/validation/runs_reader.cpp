@@ -50,11 +50,22 @@ void read_hardware(io::ObjectReader& row, PublishedRun& run) {
   io::ObjectReader hw = row.object("hardware");
   run.gpu = hw.string("gpu");
   run.memory_gb = opt_number(hw, "memory_gb");
+  std::string peak_key;  // the key the peak was read from
   for (const auto& [key, value] : row.raw("hardware").items()) {
     if (key == "gpu" || key == "memory_gb") continue;
     if (key.rfind("peak_tflops", 0) == 0) {
       const auto peak = opt_number(hw, key);
-      if (peak && !run.peak_tflops) run.peak_tflops = peak;
+      if (!peak) continue;
+      if (!run.peak_tflops) {
+        run.peak_tflops = peak;
+        peak_key = key;
+      } else if (*peak != *run.peak_tflops) {
+        // Which one the source's MFU divides by cannot be told (the keys are read in name
+        // order, so the first alphabetically used to win without a word).
+        throw hw.error(key, "a second peak, " + io::describe_json(value) + ", where " + peak_key +
+                                " gives " + io::describe_json(hw.raw(peak_key)) +
+                                "; expected one peak, the one the source's MFU divides by");
+      }
     } else {
       (void)opt_string(hw, key);  // free text ("system", "peak_note"): only its type is checked
     }

@@ -1,10 +1,14 @@
 #include "trainsim/validation/validate_runs.hpp"
 
+#include <array>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <string>
 
 #include "trainsim/error.hpp"
 #include "trainsim/report/simulate.hpp"
@@ -57,6 +61,30 @@ double predicted_value(const RowResult& row, const Mapping& mapping, const Publi
     }
   }
   return 0.0;
+}
+
+// A peak the source states that is neither the profile's peak for the training dtype nor its
+// 16-bit peak (against which sources quote MFU for FP8 runs: Megatron-Bridge's tables) within
+// 1%, more than the rounding sources print peaks with (312, 989): the row ran on a GPU
+// the profile does not model (an H100 PCIe, 756, would map to h100-dgx), and its MFU would be
+// predicted against a peak the simulation does not run at (a stated 100 on h100-dgx gave a
+// predicted MFU of 138%).
+std::optional<std::string> peak_mismatch(const PublishedRun& run, const parallel::Scenario& s) {
+  if (!run.peak_tflops) return std::nullopt;
+  const double stated = *run.peak_tflops * 1e12;
+  const double own = s.hardware.peak(s.training.precision).value();
+  const double sixteen = s.hardware.peak(hardware::Dtype::Bf16).value() > 0.0
+                             ? s.hardware.peak(hardware::Dtype::Bf16).value()
+                             : s.hardware.peak(hardware::Dtype::Fp16).value();
+  const auto near = [stated](double peak) { return std::abs(stated / peak - 1.0) <= 0.01; };
+  if (near(own) || near(sixteen)) return std::nullopt;
+  std::array<char, 200> text{};
+  (void)std::snprintf(text.data(), text.size(),
+                      "stated peak %.4g TFLOP/s differs from the %s peak of profile '%s' "
+                      "(%.4g TFLOP/s) by more than 1%%: a GPU the profile does not model",
+                      *run.peak_tflops, parallel::to_string(s.training.precision),
+                      s.hardware.id.c_str(), own / 1e12);
+  return std::string(text.data());
 }
 
 void compare(RowResult& row, const Mapping& mapping, const PublishedRun& run,
@@ -224,6 +252,10 @@ ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
       continue;
     }
     const Candidate& c = candidates[use_best ? best[i] : smallest[i]];
+    if (auto why = peak_mismatch(*kept[i], *c.scenario)) {
+      row.skip_reason = std::move(*why);
+      continue;
+    }
     row.scenario = *c.scenario;
     row.document = candidate_document(m, c.micro_batch, c.virtual_stages, c.recompute);
     row.choices.candidates = count[i];

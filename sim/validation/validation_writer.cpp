@@ -170,7 +170,7 @@ std::string validation_to_csv(const ValidationReport& report) {
   std::ostringstream out;
   out << "kind,index,id,source,status,metric,predicted,measured,error_fraction,micro_batch,"
          "virtual_stages,recompute,searched,fits,compared,skipped,mape_fraction,bias_fraction,"
-         "reason\n";
+         "reason,assumptions\n";
   for (const RowResult& r : report.rows) {
     out << "row," << r.index << ',' << csv_field(r.id) << ',' << csv_field(r.source) << ','
         << (r.compared ? "compared" : "skipped") << ',';
@@ -180,16 +180,17 @@ std::string validation_to_csv(const ValidationReport& report) {
           << io::format_number(r.measured) << ',' << io::format_number(r.error) << ','
           << s.training.micro_batch << ',' << s.parallel.virtual_stages << ','
           << parallel::to_string(s.parallel.recompute) << ',' << csv_field(choices_text(r.choices))
-          << ',' << (r.fits ? "true" : "false") << ",,,,," << csv_field(join(r.assumptions, "; "))
+          << ',' << (r.fits ? "true" : "false") << ",,,,,," << csv_field(join(r.assumptions, "; "))
           << '\n';
     } else {
-      out << ",,,,,,,,,,,,," << csv_field(r.skip_reason) << '\n';
+      out << ",,,,,,,,,,,,," << csv_field(r.skip_reason) << ','
+          << csv_field(join(r.assumptions, "; ")) << '\n';
     }
   }
   auto summary_row = [&out](const char* kind, const Summary& s) {
     out << kind << ",,," << csv_field(s.source) << ",,,,,,,,,,," << s.compared << ',' << s.skipped
         << ',' << (s.compared > 0 ? io::format_number(s.mape) : "") << ','
-        << (s.compared > 0 ? io::format_number(s.bias) : "") << ",\n";
+        << (s.compared > 0 ? io::format_number(s.bias) : "") << ",,\n";
   };
   for (const Summary& s : report.sources) summary_row("source", s);
   summary_row("overall", report.overall);

@@ -11,10 +11,15 @@ set_tests_properties(cli.validate.table PROPERTIES PASS_REGULAR_EXPRESSION
 add_test(NAME cli.validate.json COMMAND trainsim validate --source torchtitan --format json)
 set_tests_properties(cli.validate.json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"overall\": {[^}]*\"compared\": 8,[^}]*\"skipped\": 0.*\"id\": \"torchtitan-2024-a100-llama3-8b-64gpu-selective-layer\",[^}]*\"recompute\": \"full\",[^}]*\"recompute_layers\": 16,")
-# CSV: header, rows, per-source and overall lines.
+# CSV: header, rows, per-source and overall lines. A compared row's assumptions are in their own
+# column, its reason empty (they used to fill the reason column).
 add_test(NAME cli.validate.csv COMMAND trainsim validate --source Shoeybi --format csv)
 set_tests_properties(cli.validate.csv PROPERTIES PASS_REGULAR_EXPRESSION
-  "^kind,index,id,source,status,metric,[^\n]*\nrow,56,megatron19-v100-mp-1.2B-1gpu,shoeybi19,compared,flop_per_s_per_gpu,.*\noverall,,,overall,[^\n]*,8,0,[0-9.e-]+,[0-9.e-]+,\n$")
+  "^kind,index,id,source,status,metric,[^\n]*,reason,assumptions\nrow,56,megatron19-v100-mp-1.2B-1gpu,shoeybi19,compared,flop_per_s_per_gpu,[^\n]*,(true|false),,,,,,\"measured on DGX-2.*\noverall,,,overall,[^\n]*,8,0,[0-9.e-]+,[0-9.e-]+,,\n$")
+# A skipped row's reason is in the reason column.
+add_test(NAME cli.validate.csv_skipped COMMAND trainsim validate --source GPT-NeoX --format csv)
+set_tests_properties(cli.validate.csv_skipped PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nrow,[0-9]+,gptneox20b-96gpu,gpt-neox-20b,skipped,,,,,,,,,,,,,,[^\n]*in parallel")
 # A runs file on the command line (here the same rows as the built-in copy).
 add_test(NAME cli.validate.file COMMAND trainsim validate ${TRAINSIM_RUNS} --source BLOOM)
 set_tests_properties(cli.validate.file PROPERTIES PASS_REGULAR_EXPRESSION
@@ -87,3 +92,11 @@ trainsim_bad_input(validate no_runs "validate_no_runs.json: no runs"
                    ${CMAKE_CURRENT_BINARY_DIR}/validate_no_runs.json)
 trainsim_bad_input(validate all_skipped "validate_all_skipped.json: no row could be compared"
                    ${PROJECT_SOURCE_DIR}/tests/data/validate_all_skipped.json)
+# With --plot the table and its reasons still come first, then the error: the plot script's own
+# "no compared rows to plot" used to stop the command before either.
+add_test(NAME cli.validate.bad.all_skipped_plot
+         COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2
+                 "-DEXPECTED_STDERR=^error: [^\n]*no row could be compared \\(1 skipped, each with its reason in the output; no plot drawn\\)"
+                 "-DEXPECTED_STDOUT=korthikanti22-inconsistent-gpus +[^\n]*tp x pp"
+                 "-DCOMMAND=$<TARGET_FILE:trainsim>;validate;${PROJECT_SOURCE_DIR}/tests/data/validate_all_skipped.json;--plot;${CMAKE_CURRENT_BINARY_DIR}/validate_all_skipped.png"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)

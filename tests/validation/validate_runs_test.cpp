@@ -307,6 +307,14 @@ TEST_CASE("validate: rows that cannot be mapped are skipped with the reason", "[
   run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
   run.dp = 32;  // 1 x 1 x 1 x 32 != 64
   CHECK_THAT(skip_reason(run), Contains("differs from gpus 64"));
+  // Interleaving with one pipeline stage contradicts itself; it used to run as pp 1 silently.
+  run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
+  REQUIRE(*run.pp == 1);
+  run.virtual_pp = 2;
+  CHECK(skip_reason(run) == "virtual_pp 2 with pp 1: interleaving needs pp > 1");
+  run.virtual_pp = 1;  // one virtual stage per stage is no interleaving: mapped
+  std::string reason;
+  CHECK(map_run(run, reason).has_value());
 }
 
 TEST_CASE("validate: mixture-of-experts rows map to the built-in model with ep from the row",
@@ -949,6 +957,38 @@ TEST_CASE("validate: bad runs files name the file, the row and the key", "[valid
   REQUIRE_THROWS_WITH(
       read_published_runs(text, "t.json"),
       Contains("/0/iteration_time_s: missing required key; expected a positive number or null"));
+  // Two peaks that disagree: which one the MFU divides by cannot be told (the first in name
+  // order used to win). The same value twice is one peak.
+  text = row_json();
+  text.replace(text.find("\"memory_gb\": 80}"), 16,
+               R"("memory_gb": 80, "peak_tflops_bf16": 989, "peak_tflops_fp8": 1979})");
+  REQUIRE_THROWS_WITH(read_published_runs(text, "t.json"),
+                      "t.json: /0/hardware/peak_tflops_fp8: a second peak, 1979, where "
+                      "peak_tflops_bf16 gives 989; expected one peak, the one the source's MFU "
+                      "divides by");
+  text = row_json();
+  text.replace(text.find("\"memory_gb\": 80}"), 16,
+               R"("memory_gb": 80, "peak_tflops_bf16": 989, "peak_tflops_dense": 989})");
+  CHECK(read_published_runs(text, "t.json")[0].peak_tflops == 989.0);
+}
+
+TEST_CASE("validate: a stated peak the profile does not have skips the row", "[validation]") {
+  const auto with_peak = [](const std::string& peak) {
+    std::string text = row_json();
+    text.replace(text.find("\"memory_gb\": 80}"), 16,
+                 R"("memory_gb": 80, "peak_tflops_bf16": )" + peak + "}");
+    return validate_runs(read_published_runs(text, "t.json"),
+                         {.jobs = 1, .source_filter = "", .stacks = {}});
+  };
+  // h100-dgx's bf16 peak is 989 TFLOP/s; 985 is within 1%.
+  CHECK(with_peak("989").rows[0].compared);
+  CHECK(with_peak("985").rows[0].compared);
+  // An H100 PCIe (756 TFLOP/s bf16) would be simulated as the SXM part of h100-dgx.
+  const ValidationReport pcie = with_peak("756");
+  REQUIRE_FALSE(pcie.rows[0].compared);
+  CHECK(pcie.rows[0].skip_reason ==
+        "stated peak 756 TFLOP/s differs from the bf16 peak of profile 'h100-dgx' (989 TFLOP/s) "
+        "by more than 1%: a GPU the profile does not model");
 }
 
 TEST_CASE(
