@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -334,6 +336,23 @@ int run_validate(const ValidateOptions& o) {
       validation::validate_runs(runs, {.jobs = jobs,
                                        .source_filter = o.source,
                                        .stacks = std::move(stacks)});
+  // A replaced stack that no validated row runs changes nothing: most likely a misread id or a
+  // --source that leaves its rows out, so it is an error rather than a run that looks replaced.
+  for (const std::string& spec : o.stacks) {
+    const std::string id = spec.substr(0, spec.find('='));
+    std::set<std::string> used;
+    for (const auto& row : report.rows) {
+      if (!row.stack.empty()) used.insert(row.stack);
+    }
+    if (used.count(id) == 0) {
+      std::string list;
+      for (const auto& u : used) list += (list.empty() ? "" : ", ") + u;
+      throw ConfigError("command line (--stack)", "",
+                        "no validated row runs stack '" + id + "'" +
+                            (o.source.empty() ? "" : " (--source " + o.source + ")") +
+                            "; expected one of the rows' stacks: " + list);
+    }
+  }
   const validation::RunsInfo info{.runs = name,
                                   .rows_in_file = static_cast<std::int64_t>(runs.size()),
                                   .source_filter = o.source};

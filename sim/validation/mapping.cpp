@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <numeric>
+#include <sstream>
 #include <utility>
 
 #include "trainsim/error.hpp"
@@ -10,6 +12,7 @@
 #include "sim/io/builtin_data.hpp"
 #include "sim/io/hardware_loader.hpp"
 #include "sim/io/scenario_loader.hpp"
+#include "sim/io/unit_parse.hpp"
 
 namespace trainsim::validation {
 namespace {
@@ -547,6 +550,29 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
       choice.assumptions.push_back("the source's " + str(*run.gpus_per_node) +
                                    " GPUs per node simulated as " + choice.id + "'s " +
                                    str(profile_gpn));
+    }
+  }
+  if (run.memory_gb) {
+    // The stated memory names the GPU too: an A100 row of 1 GB used to run as the 80GB part.
+    // Sources print capacities as marketed, in GB for the H100's 80 GiB and the B200's 180 GB
+    // alike, so either unit within 5% matches.
+    const std::string capacity =
+        choice.document.is_string()
+            ? io::load_hardware_document(choice.id)
+                  .json.at("gpu")
+                  .at("hbm_capacity")
+                  .get<std::string>()
+            : choice.document.at("gpu").at("hbm_capacity").get<std::string>();
+    const double bytes = io::parse_bytes(capacity).value();
+    const auto near = [&](double unit) {
+      return std::abs(*run.memory_gb * unit / bytes - 1.0) <= 0.05;
+    };
+    if (!near(1e9) && !near(1073741824.0)) {
+      std::ostringstream text;
+      text << "memory_gb " << *run.memory_gb << " is not the " << capacity << " of profile '"
+           << choice.id << "' within 5%: a GPU the profile does not model";
+      reason = text.str();
+      return std::nullopt;
     }
   }
   return choice;

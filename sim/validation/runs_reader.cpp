@@ -1,5 +1,6 @@
 #include "sim/validation/runs_reader.hpp"
 
+#include <algorithm>
 #include <string_view>
 #include <utility>
 
@@ -66,8 +67,15 @@ void read_hardware(io::ObjectReader& row, PublishedRun& run) {
                                 " gives " + io::describe_json(hw.raw(peak_key)) +
                                 "; expected one peak, the one the source's MFU divides by");
       }
+    } else if (!value.is_string() && !value.is_null()) {
+      // Free text ("system", "peak_note") is any other key; a number there is most likely a
+      // misspelt memory_gb or peak key, which "expected a string" did not say.
+      throw hw.error(key,
+                     "not a number key of hardware (memory_gb, peak_tflops_*); expected "
+                     "free text (a string) under any other key, got " +
+                         io::describe_json(value));
     } else {
-      (void)opt_string(hw, key);  // free text ("system", "peak_note"): only its type is checked
+      (void)opt_string(hw, key);  // free text: read for its type only
     }
   }
   hw.finish();
@@ -82,6 +90,14 @@ PublishedRun read_row(const nlohmann::json& json, const std::string& source, std
   PublishedRun run;
   run.index = index;
   run.id = r.string("id");
+  // The id names the row in every output and its scenario file (--scenarios): one line of text.
+  const bool control = std::any_of(run.id.begin(), run.id.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == '\x7f';
+  });
+  if (run.id.empty() || control) {
+    throw r.error("id", "expected a non-empty id without control characters, got " +
+                            io::describe_json(r.raw("id")));
+  }
   run.source_group = r.string("source_group");
   (void)r.string("source");
   (void)r.string("source_locator");

@@ -35,6 +35,9 @@ trainsim_bad_input(validate not_an_array "a100-dgx.json: expected a JSON array o
 trainsim_bad_input(validate stack_twice "command line \\(--stack\\): stack 'megatron-lm' given twice; expected one file per stack id"
                    --source BLOOM --stack megatron-lm=${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json
                    --stack megatron-lm=${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json)
+# A replaced stack that no validated row runs (BLOOM runs megatron-lm) changed nothing silently.
+trainsim_bad_input(validate stack_unused "command line \\(--stack\\): no validated row runs stack 'torchtitan-fsdp2' \\(--source BLOOM\\); expected one of the rows' stacks: megatron-lm"
+                   --source BLOOM --stack torchtitan-fsdp2=${PROJECT_SOURCE_DIR}/stacks/torchtitan-fsdp2.json)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/validate_bad_row.json "[{\"id\": 7}]\n")
 trainsim_bad_input(validate wrong_type "validate_bad_row.json: /0/id: expected a string, got 7"
                    ${CMAKE_CURRENT_BINARY_DIR}/validate_bad_row.json)

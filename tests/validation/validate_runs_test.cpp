@@ -307,6 +307,13 @@ TEST_CASE("validate: rows that cannot be mapped are skipped with the reason", "[
   run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
   run.dp = 32;  // 1 x 1 x 1 x 32 != 64
   CHECK_THAT(skip_reason(run), Contains("differs from gpus 64"));
+  // A stated memory the profile does not have: the A100 rows map to 40 or 80 GB, and 1 GB ran as
+  // the 80GB part.
+  run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
+  run.memory_gb = 1.0;
+  CHECK(skip_reason(run) ==
+        "memory_gb 1 is not the 80 GiB of profile 'a100-dgx' within 5%: a GPU the profile does "
+        "not model");
   // Interleaving with one pipeline stage contradicts itself; it used to run as pp 1 silently.
   run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
   REQUIRE(*run.pp == 1);
@@ -970,6 +977,21 @@ TEST_CASE("validate: bad runs files name the file, the row and the key", "[valid
   text.replace(text.find("\"memory_gb\": 80}"), 16,
                R"("memory_gb": 80, "peak_tflops_bf16": 989, "peak_tflops_dense": 989})");
   CHECK(read_published_runs(text, "t.json")[0].peak_tflops == 989.0);
+  // A number under a key that is not memory_gb or a peak: a misspelling, said so.
+  text = row_json();
+  text.replace(text.find("\"memory_gb\": 80}"), 16, R"("memory_gb": 80, "peak_tflop_bf16": 989})");
+  REQUIRE_THROWS_WITH(read_published_runs(text, "t.json"),
+                      "t.json: /0/hardware/peak_tflop_bf16: not a number key of hardware "
+                      "(memory_gb, peak_tflops_*); expected free text (a string) under any other "
+                      "key, got 989");
+  // An id is one line of text: empty or with a newline, it used to be accepted.
+  for (const char* id : {R"("")", R"("a\nb")"}) {
+    text = row_json();
+    text.replace(text.find(R"("id": "x")"), 9, std::string(R"("id": )") + id);
+    REQUIRE_THROWS_WITH(read_published_runs(text, "t.json"),
+                        Catch::StartsWith("t.json: /0/id: expected a non-empty id without "
+                                          "control characters, got "));
+  }
 }
 
 TEST_CASE("validate: a stated peak the profile does not have skips the row", "[validation]") {
