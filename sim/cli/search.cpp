@@ -781,6 +781,18 @@ int run_search(const SearchOptions& o) {
       plans.push_back(plan);
     }
     doc["plans"] = plans;
+    if (o.explain && !result.ranked.empty()) {
+      // The table's explanation, line by line (it used to be dropped without a word).
+      std::ostringstream text;
+      write_explanation(text, result, objective, mode);
+      write_expert_explanation(text, result, objective, mode);
+      nlohmann::ordered_json lines = nlohmann::ordered_json::array();
+      std::istringstream in(text.str());
+      for (std::string line; std::getline(in, line);) {
+        if (!line.empty()) lines.push_back(line);
+      }
+      doc["explanation"] = lines;
+    }
     std::cout << doc.dump(2) << '\n';
   } else {
     std::cout << "Plans for " << base.model_name << " on " << base.gpus << " x "

@@ -125,14 +125,15 @@ void check_one_split(const std::vector<Shard>& shards) {
   }
 }
 
-// The keys trainsim search --format json writes at the top of a document, in order ("spec"
-// only with --shard, "bounded" since the bounded search), and in each plan: "rank", "index" and
-// the report's keys less "context" (io::report_to_json). A key outside these, or a plan without
-// one, is a document edited or damaged by hand: merge would copy it into its output.
+// The keys trainsim search --format json writes at the top of a document ("spec" only with
+// --shard, "bounded" since the bounded search, "explanation" only with --explain), and in each
+// plan: "rank", "index" and the report's keys less "context" (io::report_to_json). A key outside
+// these, or a plan without one, is a document edited or damaged by hand: merge would copy it into
+// its output.
 void check_document_keys(const Json& doc, const std::string& source) {
-  static const std::set<std::string> kKeys = {"context",       "objective",  "shard",     "spec",
-                                              "top",           "enumerated", "evaluated", "invalid",
-                                              "out_of_memory", "simulated",  "bounded",   "plans"};
+  static const std::set<std::string> kKeys = {
+      "context", "objective", "shard",   "spec",  "top",           "enumerated", "evaluated",
+      "invalid", "simulated", "bounded", "plans", "out_of_memory", "explanation"};
   for (const auto& [key, value] : doc.items()) {
     if (kKeys.count(key) == 0) {
       throw ConfigError(source, "/" + key, std::string("unknown key; ") + kExpected);
@@ -372,6 +373,8 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
   Json merged = *first.doc;
   merged["shard"] = "0/1";
   merged.erase("spec");  // sharded documents only: the unsharded search has no such key
+  // --explain's lines explain one shard's best plan, not the merged search's.
+  merged.erase("explanation");
   for (const auto& [key, value] : sums) merged[key] = value;
   Json plans = Json::array();
   for (std::size_t i = 0; i < std::min(top, ranked.size()); ++i) {

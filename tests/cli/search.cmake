@@ -6,6 +6,11 @@ add_test(NAME cli.search.table COMMAND trainsim search ${search_small} --top 3)
 # llama2-7b is dense: no ep in the count (ep 1 only) nor among the columns (dp, then schedule).
 set_tests_properties(cli.search.table PROPERTIES PASS_REGULAR_EXPRESSION
   "12 plans enumerated[^\n]*\n\nrank +tp +pp +cp +dp +schedule [^\n]*\n +1 +[12] +[12] +1 ")
+add_test(NAME cli.search.explain_json
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 "-DRUN=search;${search_small};--top;3;--exhaustive"
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/search_explain_json
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/search_explain_json.cmake)
 add_test(NAME cli.search.json COMMAND trainsim search ${search_small} --format json --top 2)
 set_tests_properties(cli.search.json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"plans\": \\[\n +\\{\n +\"rank\": 1,.*\"scenario\": \\{.*\"tokens_per_s\": [0-9].*\"rank\": 2,")
