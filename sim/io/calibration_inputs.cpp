@@ -209,6 +209,15 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
       }
     }
     logs_read.push_back(ref.path);
+    std::error_code missing;
+    if (!ref.origin.source.empty() && !std::filesystem::exists(ref.path, missing)) {
+      // A document's entry names a log that is not there: the entry is at fault, so it is
+      // named (the log's path alone left the user to find which document listed it).
+      throw ConfigError(ref.origin.source, ref.origin.label + "/file",
+                        "no nccl-tests log at " + ref.path +
+                            " (a relative path is taken from the document's folder); expected "
+                            "an existing log file");
+    }
     const calibrate::NcclTestsLog log = read_nccl_tests_file(ref.path, ref.op);
     auto points = log_points(log, ref);
     const std::string label = label_of(ref.path);

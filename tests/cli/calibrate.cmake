@@ -74,3 +74,10 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_twice.json
                      {\"file\": \"${CALIBRATION_DIR}/nccl_tests/../nccl_tests/a100-1node-all_reduce.txt\"}]}\n")
 trainsim_bad_input(calibrate log_twice "log_twice.json: /nccl_tests/1/file: the nccl-tests log [^\n]* is already an input"
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_twice.json)
+# A document's log that is not there: the document and its entry are named (the log's path alone
+# used to be), with the folder a relative path is taken from.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_missing.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"x\"},
+    \"nccl_tests\": [{\"file\": \"no_such_log.txt\"}]}\n")
+trainsim_bad_input(calibrate log_missing "log_missing.json: /nccl_tests/0/file: no nccl-tests log at [^\n]*no_such_log.txt \\(a relative path is taken from the document's folder\\); expected an existing log file"
+  --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_missing.json)
