@@ -276,6 +276,8 @@ std::vector<Problem> validate(const Scenario& s) {
     std::string supported;
     for (std::size_t d = 0; d < hardware::kNumDtypes; ++d) {
       const auto dtype = static_cast<hardware::Dtype>(d);
+      // tf32 is a GEMM math mode of fp32 training, not a training precision of its own.
+      if (dtype == hardware::Dtype::Tf32) continue;
       if (s.hardware.peak(dtype).value() > 0.0) {
         supported += std::string(supported.empty() ? "" : ", ") + to_string(dtype);
       }
@@ -287,9 +289,11 @@ std::vector<Problem> validate(const Scenario& s) {
                                  : "'" + s.hardware_name + "' (profile id '" + s.hardware.id + "')";
     problem("/training/precision",
             "hardware " + name + " has no " + std::string(to_string(t.precision)) +
-                " tensor cores (its /gpu/peak_dense/" + to_string(t.precision) +
-                " is 0); expected a precision it supports" +
-                (supported.empty() ? std::string() : " (" + supported + ")"));
+                " tensor cores (its /gpu/peak_dense/" + to_string(t.precision) + " is 0" +
+                (t.precision == hardware::Dtype::Bf16 ? "; bf16 is the default precision" : "") +
+                "); expected a precision it supports" +
+                (supported.empty() ? std::string() : " (" + supported + ")") +
+                " in training.precision (--precision)");
   }
   return out;
 }

@@ -87,12 +87,26 @@ TEST_CASE("validate: each impossible plan gets one clear problem", "[parallel]")
     // The test GPU has a bf16 peak only: the problem names the profile's key and that one.
     REQUIRE(has_problem(validate(s), "/training/precision",
                         "hardware 'test-hw' has no fp8 tensor cores (its /gpu/peak_dense/fp8 is "
-                        "0); expected a precision it supports (bf16)"));
+                        "0); expected a precision it supports (bf16) in training.precision "
+                        "(--precision)"));
     // A profile read from a file is named by the file, with the id it carries (a copy of a
     // built-in keeps the built-in's id).
     s.hardware_name = "my-gpu.json";
     REQUIRE(has_problem(validate(s), "/training/precision",
                         "hardware 'my-gpu.json' (profile id 'test-hw') has no fp8 tensor cores"));
+    // bf16, the default, on a GPU without it: the message says it is the default, and the list
+    // holds training precisions only (tf32 is a math mode of fp32, which --precision refuses).
+    s.hardware.gpu.peak_dense[static_cast<std::size_t>(hardware::Dtype::Bf16)] =
+        FlopsPerSecond(0.0);
+    s.hardware.gpu.peak_dense[static_cast<std::size_t>(hardware::Dtype::Fp16)] =
+        FlopsPerSecond(1e14);
+    s.hardware.gpu.peak_dense[static_cast<std::size_t>(hardware::Dtype::Tf32)] =
+        FlopsPerSecond(5e13);
+    s.training.precision = hardware::Dtype::Bf16;
+    REQUIRE(has_problem(validate(s), "/training/precision",
+                        "has no bf16 tensor cores (its /gpu/peak_dense/bf16 is 0; bf16 is the "
+                        "default precision); expected a precision it supports (fp16) in "
+                        "training.precision (--precision)"));
   }
   SECTION("a split counting the embedding and loss that does not divide the chunks") {
     // 32 layers + 1 (embedding) = 33 slots over pp 4: Megatron-Core requires an even split.
