@@ -291,7 +291,7 @@ int run_validate(const ValidateOptions& o) {
   if (runs.empty()) throw ConfigError(name, "", "no runs; expected at least one published run");
   if (!o.source.empty() &&
       std::none_of(runs.begin(), runs.end(), [&](const validation::PublishedRun& r) {
-        return r.source_group.find(o.source) != std::string::npos;
+        return validation::source_matches(r.source_group, o.source);
       })) {
     std::vector<std::string> groups;
     for (const auto& r : runs) {
@@ -396,7 +396,8 @@ void register_validate(CLI::App& app, int& exit_code) {
   c->add_option("--format", o->format, "table | json | csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   c->add_option("--jobs,-j", o->jobs, "Threads, 1 to 1024 (default 0: all cores)");
-  c->add_option("--source", o->source, "Only rows whose source_group contains this text");
+  c->add_option("--source", o->source,
+                "Only rows whose source_group contains this text (any case)");
   c->add_option("--stack", o->stacks,
                 "ID=FILE: run the rows mapped to built-in stack ID with the stack in FILE "
                 "instead (repeatable)");

@@ -1,6 +1,8 @@
 #include "trainsim/validation/validate_runs.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -117,11 +119,20 @@ const char* to_string(Metric m) {
   return "tokens_per_s_per_gpu";
 }
 
+bool source_matches(const std::string& source_group, const std::string& filter) {
+  const auto lower = [](unsigned char c) { return static_cast<char>(std::tolower(c)); };
+  std::string group(source_group.size(), '\0');
+  std::string text(filter.size(), '\0');
+  std::transform(source_group.begin(), source_group.end(), group.begin(), lower);
+  std::transform(filter.begin(), filter.end(), text.begin(), lower);
+  return group.find(text) != std::string::npos;
+}
+
 ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
                                const ValidationOptions& options) {
   std::vector<const PublishedRun*> kept;
   for (const PublishedRun& run : runs) {
-    if (run.source_group.find(options.source_filter) != std::string::npos) kept.push_back(&run);
+    if (source_matches(run.source_group, options.source_filter)) kept.push_back(&run);
   }
   std::vector<RowResult> rows(kept.size());
   std::vector<std::optional<Mapping>> mappings(kept.size());

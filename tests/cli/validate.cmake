@@ -20,6 +20,10 @@ set_tests_properties(cli.validate.csv PROPERTIES PASS_REGULAR_EXPRESSION
 add_test(NAME cli.validate.csv_skipped COMMAND trainsim validate --source GPT-NeoX --format csv)
 set_tests_properties(cli.validate.csv_skipped PROPERTIES PASS_REGULAR_EXPRESSION
   "\nrow,[0-9]+,gptneox20b-96gpu,gpt-neox-20b,skipped,,,,,,,,,,,,,,[^\n]*in parallel")
+# --source ignores case: "bloom" keeps the BLOOM-176B row (it used to be "in no row's source_group").
+add_test(NAME cli.validate.source_any_case COMMAND trainsim validate --source bloom)
+set_tests_properties(cli.validate.source_any_case PROPERTIES PASS_REGULAR_EXPRESSION
+  "\\(source_group contains \"bloom\"\\).*bloom176b-384gpu +bloom-176b +tokens/s/GPU")
 # A runs file on the command line (here the same rows as the built-in copy).
 add_test(NAME cli.validate.file COMMAND trainsim validate ${TRAINSIM_RUNS} --source BLOOM)
 set_tests_properties(cli.validate.file PROPERTIES PASS_REGULAR_EXPRESSION

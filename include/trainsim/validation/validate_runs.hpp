@@ -88,11 +88,15 @@ struct ValidationReport {
 
 struct ValidationOptions {
   int jobs = 1;               // threads; the output never depends on it
-  std::string source_filter;  // keep rows whose source_group contains this text ("": all)
+  // Keep rows whose source_group contains this text, ignoring ASCII case ("": all).
+  std::string source_filter;
   // Stacks to use instead of built-ins: built-in id -> stack JSON (an inline scenario "stack"),
   // for rows the mapping gives that stack. How a refitted or hand-edited stack is checked.
   std::map<std::string, nlohmann::json> stacks;
 };
+
+// Whether `source_group` contains `filter`, ignoring ASCII case (--source bloom keeps BLOOM-176B).
+[[nodiscard]] bool source_matches(const std::string& source_group, const std::string& filter);
 
 // Maps, simulates and compares `runs`. Never throws for a row that cannot be mapped or
 // simulated: that row is skipped with the reason.
