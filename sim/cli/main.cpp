@@ -127,15 +127,32 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
 //   "The following argument was not expected: x"  -> "x: unexpected argument; expected ..."
 //   "--tp: At Most 1 required but received 2"     -> "--tp: given 2 times; expected ..."
 //   "--nodes is required", "scenario_b is required" -> "... missing required option/argument"
-std::string cli11_message(const CLI::ParseError& e, const std::string& commands) {
+// What an option's value must be, from the type CLI11 prints in --help ("INT", "FLOAT"), or ""
+// when the option is not found in the command given.
+std::string option_value_noun(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    if (const CLI::Option* opt = sub->get_option_no_throw(name)) {
+      const std::string type = opt->get_type_name();
+      if (type == "INT") return "an integer";
+      if (type == "FLOAT") return "a number";
+    }
+  }
+  return "";
+}
+
+std::string cli11_message(const CLI::ParseError& e, const CLI::App& app,
+                          const std::string& commands) {
   const std::string text = one_line(e.what());
   constexpr std::string_view kConvert = "Could not convert: ";
   if (text.rfind(kConvert, 0) == 0) {
     const std::string rest = text.substr(kConvert.size());
     const auto eq = rest.find(" = ");
     if (eq != std::string::npos) {
-      return rest.substr(0, eq) + ": cannot convert '" + rest.substr(eq + 3) +
-             "'; expected a value of the option's type and range (see --help)";
+      const std::string name = rest.substr(0, eq);
+      const std::string noun = option_value_noun(app, name);
+      return name + ": cannot convert '" + rest.substr(eq + 3) + "'; expected " +
+             (noun.empty() ? "a value of the option's type" : noun) +
+             " in the option's range (see --help)";
     }
   }
   const auto colon = text.find(": ");
@@ -290,7 +307,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // CLI11 uses exit code 0 for --help and --version: print them as CLI11 does.
     if (e.get_exit_code() == 0) return app.exit(e);
-    return report("error: ", cli11_message(e, command_list(app)), 2);
+    return report("error: ", cli11_message(e, app, command_list(app)), 2);
   } catch (const trainsim::ConfigError& e) {
     return report("error: ", e.message(), 2);
   } catch (const trainsim::PlanError& e) {

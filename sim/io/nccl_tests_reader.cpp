@@ -1078,7 +1078,7 @@ calibrate::NcclTestsLog read_nccl_tests_file(const std::string& path,
       throw ConfigError(path, "", "cannot read: it is a directory; expected an nccl-tests log");
     }
     if (e.problem().rfind("cannot open", 0) == 0)
-      throw ConfigError(path, "", "cannot open the file");
+      throw ConfigError(path, "", "cannot open the file; expected a readable nccl-tests log");
     throw;
   }
   return parse_nccl_tests(text, path, claimed_op);

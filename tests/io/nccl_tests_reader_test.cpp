@@ -720,8 +720,9 @@ TEST_CASE("nccl_tests_reader: a claimed op must agree with the log", "[io]") {
 
 TEST_CASE("nccl_tests_reader: files that cannot be read", "[io]") {
   SECTION("a missing file") {
-    REQUIRE_THROWS_WITH(read_nccl_tests_file("/nonexistent/x.txt"),
-                        "/nonexistent/x.txt: cannot open the file");
+    REQUIRE_THROWS_WITH(
+        read_nccl_tests_file("/nonexistent/x.txt"),
+        "/nonexistent/x.txt: cannot open the file; expected a readable nccl-tests log");
   }
   SECTION("a directory") {
     const std::string dir = std::string(TRAINSIM_SOURCE_DIR) + "/calibration/nccl_tests";
