@@ -1,5 +1,6 @@
 #include "sim/io/trace_writer.hpp"
 
+#include <cmath>
 #include <functional>
 #include <string_view>
 
@@ -79,7 +80,9 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
       args["group"] = c.group;
       args["ranks"] = c.shape.ranks;
       args["nodes"] = c.shape.nodes;
-      args["bytes"] = c.bytes.value();  // per NCCL call
+      // Per NCCL call, a whole count as the report writes byte counts (a float, 262152192.0,
+      // read as if a fraction of a byte were possible).
+      args["bytes"] = std::llround(c.bytes.value());
       // An op that stands for several calls (DDP's buckets of a layer, a ring exchange's steps).
       if (c.calls_per_op > 1) args["calls"] = c.calls_per_op;
       args["algorithm"] = c.algorithm;

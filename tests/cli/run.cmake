@@ -14,6 +14,12 @@ add_test(NAME cli.run.trace_content COMMAND ${CMAKE_COMMAND} -E cat
          ${CMAKE_CURRENT_BINARY_DIR}/timeline.json)
 set_tests_properties(cli.run.trace_content PROPERTIES FIXTURES_REQUIRED trace
   PASS_REGULAR_EXPRESSION "\"traceEvents\".*\"thread_name\".*\"algorithm\":\"ring\".*\"ph\":\"X\"")
+# A collective's bytes per call are a whole count, as in the report (they were written 262152192.0).
+add_test(NAME cli.run.trace_bytes COMMAND ${CMAKE_COMMAND} -E cat
+         ${CMAKE_CURRENT_BINARY_DIR}/timeline.json)
+set_tests_properties(cli.run.trace_bytes PROPERTIES FIXTURES_REQUIRED trace
+  PASS_REGULAR_EXPRESSION "\"bytes\":[0-9]+,\"group\""
+  FAIL_REGULAR_EXPRESSION "\"bytes\":[0-9]+\\.")
 # Each compute op names the rate it is priced at: the first layer's norm, QKV projection and
 # attention core, in op order.
 add_test(NAME cli.run.trace_kinds COMMAND ${CMAKE_COMMAND} -E cat
