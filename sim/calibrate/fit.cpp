@@ -459,6 +459,17 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
     // (engine/simulator.cpp); the base is the same GEMM measured alone, so that the point
     // informs the contention and nothing of the GEMM's own efficiency.
     check_measured(p.origin, p.time_alone.value(), false, "time_alone");
+    // The stand-in holds one SM per block, and cuBLASLt's SM count target is a count of this
+    // GPU's SMs: neither exceeds the profile's (the reader bounds them at 100,000 only).
+    for (const auto& [key, count] :
+         {std::pair{"held_sms", p.held_sms}, std::pair{"sm_count_target", p.sm_count_target}}) {
+      if (count > hw.gpu.sms) {
+        throw ConfigError(p.origin.source, origin_text(p.origin, key),
+                          std::to_string(count) + " SMs on a GPU of " + std::to_string(hw.gpu.sms) +
+                              " (profile '" + hw.id + "'); expected at most " +
+                              std::to_string(hw.gpu.sms));
+      }
+    }
     const double alone = p.time_alone.value();
     {
       // Both times are of the GEMM, alone and beside the holder: neither beats the peak.

@@ -16,10 +16,18 @@ namespace trainsim::io {
 namespace {
 
 // The lowest GEMM, attention or HBM efficiency (and attention backward ratio) a profile may give:
-// the lower bound trainsim calibrate fits them within (sim/calibrate/parameters.cpp). A value
-// near 0 is a slip (1e-300 stretched a GEMM to an infinite time, an internal error; 1e-200 printed
-// an iteration of 1e299 s).
-constexpr double kLowestEfficiency = 0.05;
+// the lower bound trainsim calibrate fits them within, read from its parameter registry
+// (sim/calibrate/parameters.cpp) so that the two cannot drift apart. A value near 0 is a slip
+// (1e-300 stretched a GEMM to an infinite time, an internal error; 1e-200 printed an iteration of
+// 1e299 s).
+double lowest_efficiency() {
+  static const double lowest = [] {
+    const calibrate::Parameter* p = calibrate::find_parameter("/gpu/gemm/max_efficiency");
+    if (p == nullptr) throw InternalError("hardware loader: no parameter /gpu/gemm/max_efficiency");
+    return p->lower;
+  }();
+  return lowest;
+}
 
 // Counts stored as int (channels, SMs, GPUs or NICs per node): far above any hardware, and
 // checked so that a value from a file is never truncated.
@@ -374,7 +382,7 @@ void check_calibration_record(ObjectReader r) {
 // 128 or 256 (the guide's cuBLAS tiles, compute/kernel_cost.hpp).
 hardware::GemmEfficiency read_gemm(ObjectReader r) {
   hardware::GemmEfficiency g;
-  g.max_efficiency = r.fraction("max_efficiency", kLowestEfficiency);
+  g.max_efficiency = r.fraction("max_efficiency", lowest_efficiency());
   g.half_size = read_parameter(r, "half_size", "/gpu/gemm/half_size", 0.0);
   if (!r.has("half_size")) (void)r.number("half_size");  // required: the reader's own message
   {
@@ -407,7 +415,7 @@ hardware::GemmEfficiency read_gemm(ObjectReader r) {
     for (const auto& [key, dtype] : keys) {
       if (by.has(key))
         g.max_efficiency_by_dtype[static_cast<std::size_t>(dtype)] =
-            by.fraction(key, kLowestEfficiency);
+            by.fraction(key, lowest_efficiency());
     }
     by.finish();
   }
@@ -418,13 +426,13 @@ hardware::GemmEfficiency read_gemm(ObjectReader r) {
 // gpu.attention (hardware::AttentionEfficiency); every key required.
 hardware::AttentionEfficiency read_attention(ObjectReader r) {
   hardware::AttentionEfficiency a;
-  a.max_efficiency = r.fraction("max_efficiency", kLowestEfficiency);
+  a.max_efficiency = r.fraction("max_efficiency", lowest_efficiency());
   for (const char* key : {"half_size", "head_dim_half"}) {
     if (!r.has(key)) (void)r.number(key);  // required: the reader's own message
   }
   a.half_size = read_parameter(r, "half_size", "/gpu/attention/half_size", 0.0);
   a.head_dim_half = read_parameter(r, "head_dim_half", "/gpu/attention/head_dim_half", 0.0);
-  a.backward_ratio = r.fraction("backward_ratio", kLowestEfficiency);
+  a.backward_ratio = r.fraction("backward_ratio", lowest_efficiency());
   r.finish();
   return a;
 }
@@ -491,7 +499,7 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
     if (hw.gpu.sms > 100000) throw g.error("sms", "expected at most 100000 SMs");
     hw.gpu.gemm = read_gemm(g.object("gemm"));
     hw.gpu.attention = read_attention(g.object("attention"));
-    hw.gpu.memory_efficiency = g.fraction("memory_efficiency", kLowestEfficiency);
+    hw.gpu.memory_efficiency = g.fraction("memory_efficiency", lowest_efficiency());
     hw.gpu.kernel_launch_overhead = g.seconds("kernel_launch_overhead", /*allow_zero=*/true);
     hw.gpu.comm_compute_contention = number_in(g, "comm_compute_contention", 0.0, 10.0);
     if (g.has("gemm_comm_contention")) {
