@@ -459,6 +459,20 @@ std::optional<ScriptSettings> parse_script_settings(std::string_view framework,
   return out;
 }
 
+namespace {
+
+// `section`.`key` of the chosen profile: the built-in's document, or the inline copy the mapping
+// made of it.
+template <class T>
+T profile_value(const HardwareChoice& choice, const char* section, const char* key) {
+  if (choice.document.is_string()) {
+    return io::load_hardware_document(choice.id).json.at(section).at(key).template get<T>();
+  }
+  return choice.document.at(section).at(key).template get<T>();
+}
+
+}  // namespace
+
 std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::string& reason) {
   const std::string gpu = lower(run.gpu);
   HardwareChoice choice;
@@ -539,13 +553,7 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
   }
   if (choice.document.is_null()) choice.document = choice.id;
   if (run.gpus_per_node && !contains(gpu, "v100")) {
-    const std::int64_t profile_gpn =
-        choice.document.is_string()
-            ? io::load_hardware_document(choice.id)
-                  .json.at("node")
-                  .at("gpus_per_node")
-                  .get<std::int64_t>()
-            : choice.document.at("node").at("gpus_per_node").get<std::int64_t>();
+    const auto profile_gpn = profile_value<std::int64_t>(choice, "node", "gpus_per_node");
     if (*run.gpus_per_node != profile_gpn) {
       choice.assumptions.push_back("the source's " + str(*run.gpus_per_node) +
                                    " GPUs per node simulated as " + choice.id + "'s " +
@@ -556,13 +564,7 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     // The stated memory names the GPU too: an A100 row of 1 GB used to run as the 80GB part.
     // Sources print capacities as marketed, in GB for the H100's 80 GiB and the B200's 180 GB
     // alike, so either unit within 5% matches.
-    const std::string capacity =
-        choice.document.is_string()
-            ? io::load_hardware_document(choice.id)
-                  .json.at("gpu")
-                  .at("hbm_capacity")
-                  .get<std::string>()
-            : choice.document.at("gpu").at("hbm_capacity").get<std::string>();
+    const auto capacity = profile_value<std::string>(choice, "gpu", "hbm_capacity");
     const double bytes = io::parse_bytes(capacity).value();
     const auto near = [&](double unit) {
       return std::abs(*run.memory_gb * unit / bytes - 1.0) <= 0.05;
