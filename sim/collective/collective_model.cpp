@@ -47,10 +47,12 @@ CollectiveCost tuned_cost(const hardware::HardwareSpec& hw, Op op, const detail:
   // latencies exceed NCCL's estimates (docs/sources.md B.4). A negative fitted offset otherwise
   // clamped the latency to 0 below the node counts of its data (h100-dgx: a 512 KiB Broadcast on
   // 2 nodes took 1.41 us, against 27.9 us at 128 KiB).
-  if (p != Protocol::Ll) {
-    if (const auto ll = detail::tuned_entry(hw, op, g, a, Protocol::Ll)) {
-      t.latency = max(t.latency, ll->latency);
-    }
+  // LL's own corrected latency is held at NCCL's LL latency too (a fitted LL offset of -115 us
+  // made a 2-node Ring LL AllReduce free).
+  if (p == Protocol::Ll) {
+    t.latency = max(t.latency, entry.latency);
+  } else if (const auto ll = detail::tuned_entry(hw, op, g, a, Protocol::Ll)) {
+    t.latency = max(t.latency, ll->latency);
   }
   const detail::Traffic traffic = detail::tuned_traffic(op, g, a, bytes);
   CollectiveCost cost;

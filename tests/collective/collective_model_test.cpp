@@ -411,6 +411,7 @@ TEST_CASE("collective: a fitted latency never falls below NCCL's LL latency on t
   const CollectiveModel plain(nccl_formula("h100-dgx"));
   auto j = builtin_json("h100-dgx");
   j["collective"]["measured"] = nlohmann::json::parse(R"({"ring": {
+      "LL": {"latency_offset_multi_node": "-1000 us"},
       "LL128": {"latency_offset_multi_node": "-1000 us"},
       "Simple": {"latency_offset_multi_node": "-1000 us"}}})");
   const CollectiveModel m(from_json(j));
@@ -418,7 +419,7 @@ TEST_CASE("collective: a fitted latency never falls below NCCL's LL latency on t
     const auto ll = plain.cost_with(op, g, bytes, Algorithm::Ring, Protocol::Ll);
     REQUIRE(ll);
     REQUIRE(ll->latency.value() > 0.0);
-    for (const Protocol p : {Protocol::Ll128, Protocol::Simple}) {
+    for (const Protocol p : {Protocol::Ll, Protocol::Ll128, Protocol::Simple}) {
       INFO(to_string(op) << " " << to_string(p));
       const auto c = m.cost_with(op, g, bytes, Algorithm::Ring, p);
       REQUIRE(c->latency.value() == ll->latency.value());
