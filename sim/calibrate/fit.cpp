@@ -34,8 +34,10 @@ std::string size_text(double bytes) {
     std::snprintf(buf.data(), buf.size(), "%g GiB", bytes / (1024.0 * kMiB));
   } else if (bytes >= kMiB) {
     std::snprintf(buf.data(), buf.size(), "%g MiB", bytes / kMiB);
-  } else {
+  } else if (bytes >= 1024.0) {
     std::snprintf(buf.data(), buf.size(), "%g KiB", bytes / 1024.0);
+  } else {
+    std::snprintf(buf.data(), buf.size(), "%g B", bytes);  // 8 B, not 0.0078125 KiB
   }
   return buf.data();
 }
@@ -734,13 +736,14 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
         if (dof > 0.0) {
           const double s2 = ss / dof;
           for (std::size_t j = 0; j < n; ++j) {
-            const double var = cov[j * n + j] * s2;
-            // A zero variance means the points do not move the residuals through this
-            // parameter at the optimum (its column of the Jacobian is null, e.g. an LL128
-            // bandwidth held by the cap at Simple's): undetermined, not exact.
-            if (var > 1e-18 && std::isfinite(var)) {
+            // A zero entry of the (pseudo-inverse) covariance means the points do not move
+            // the residuals through this parameter at the optimum (its column of the
+            // Jacobian is null, e.g. an LL128 bandwidth held by the cap at Simple's):
+            // undetermined. Points fitted exactly (s2 = 0) determine it with no error.
+            const double unscaled = cov[j * n + j];
+            if (unscaled > 1e-18 && std::isfinite(unscaled)) {
               const Parameter& p = all[fitted[j]];
-              sigma[j] = std::sqrt(var) * (p.upper - p.lower);
+              sigma[j] = std::sqrt(unscaled * s2) * (p.upper - p.lower);
             }
           }
         }

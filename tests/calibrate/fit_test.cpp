@@ -339,3 +339,30 @@ TEST_CASE("calibrate: power records that break the profile's ordering are named 
   m.power = {point(PowerActivity::Idle, 90.0, 0), point(PowerActivity::Compute, 650.0, 1)};
   REQUIRE_NOTHROW(fit(base, m, FitOptions{}));
 }
+
+TEST_CASE("calibrate: points fitted exactly determine their parameter with no error",
+          "[calibrate]") {
+  // Three memory points priced by the model itself at memory_efficiency 0.8: the fit lands on
+  // 0.8 with residuals of zero. The parameter is determined (its Jacobian column is not null),
+  // with a standard error of 0; it used to be reported as "not determined" (no sigma).
+  const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
+  hardware::HardwareSpec truth = base;
+  truth.gpu.memory_efficiency = 0.8;
+  MeasurementSet m;
+  for (const double gib : {1.0, 2.0, 4.0}) {
+    const compute::KernelWork work{.kind = compute::KernelClass::MemoryBound,
+                                   .flops = Flops(0.0),
+                                   .bytes = Bytes(gib * 1024.0 * kMiB),
+                                   .gemms = {},
+                                   .attention = {}};
+    m.memory.push_back(MemoryPoint{
+        .bytes = work.bytes,
+        .time = compute::kernel_cost(truth.gpu, hardware::Dtype::Bf16, work).time,
+        .origin = Origin{.source = "doc.json", .line = 0, .label = "m", .pointer = "/memory/0"}});
+  }
+  const FitResult r = fit(base, m, FitOptions{});
+  REQUIRE(r.values.size() == 1);
+  CHECK(r.values[0].value == Approx(0.8).epsilon(1e-6));
+  REQUIRE(r.values[0].sigma.has_value());
+  CHECK(*r.values[0].sigma == Approx(0.0).margin(1e-9));
+}
