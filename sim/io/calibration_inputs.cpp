@@ -141,6 +141,19 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
                                                    const calibrate::LogReference& ref) {
   check_results(log);
   check_claimed_group(log, ref);
+  if (!ref.ranks && !ref.nodes && log.fewest_ranks_per_host < log.most_ranks_per_host) {
+    // Hosts of unequal rank counts (100 ranks on 13 hosts, the last with 4 of 8): a log whose
+    // rank lines were cut short (a paste of the first screen of a 1,024-rank run) or an uneven
+    // run; either way the rank lines cannot say the group, and a guess changes the fit.
+    throw ConfigError(log.source, "",
+                      "the rank lines list " + std::to_string(*log.ranks) + " ranks on " +
+                          std::to_string(*log.nodes) + " hosts, " +
+                          std::to_string(log.fewest_ranks_per_host) + " to " +
+                          std::to_string(log.most_ranks_per_host) +
+                          " per host: a list cut short, or an uneven run; expected the log named "
+                          "in a measurement document with the run's \"ranks\" and \"nodes\" "
+                          "(docs/calibration-measurements.md)");
+  }
   const auto ranks = ref.ranks ? ref.ranks : log.ranks ? log.ranks : log.ranks_from_count;
   const auto nodes = ref.nodes ? ref.nodes : log.nodes;
   if (!ranks || !nodes) {

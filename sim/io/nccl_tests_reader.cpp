@@ -453,7 +453,7 @@ class LogParser {
 
   std::map<std::int64_t, int> rank_lines_;  // rank -> line
   std::map<std::int64_t, std::string> devices_;
-  std::set<std::string> hosts_;
+  std::map<std::string, std::int64_t> hosts_;  // host -> ranks listed on it
 
   std::optional<std::string> nccl_version_;
   std::optional<std::string> library_version_;  // from "# nccl-tests version ... nccl-library="
@@ -514,6 +514,14 @@ NcclTestsLog LogParser::parse(std::string_view text) {
   if (!rank_lines_.empty()) {
     log.ranks = static_cast<std::int64_t>(rank_lines_.size());
     log.nodes = static_cast<std::int64_t>(hosts_.size());
+    std::int64_t fewest = 0;
+    std::int64_t most = 0;
+    for (const auto& [host, count] : hosts_) {
+      fewest = fewest == 0 ? count : std::min(fewest, count);
+      most = std::max(most, count);
+    }
+    log.fewest_ranks_per_host = fewest;
+    log.most_ranks_per_host = most;
     for (const auto& [rank, device] : devices_) log.devices.push_back(device);
   }
   log.nccl_version = nccl_version_ ? nccl_version_ : library_version_;
@@ -683,7 +691,7 @@ void LogParser::read_rank_line(const std::vector<std::string_view>& t, std::stri
   }
   rank_lines_[rank] = line;
   devices_[rank] = join(name);
-  hosts_.insert(host);
+  ++hosts_[host];
 }
 
 void LogParser::read_column_header(const std::vector<std::string_view>& t, int line) {

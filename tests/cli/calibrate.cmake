@@ -81,3 +81,7 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_missing.json
     \"nccl_tests\": [{\"file\": \"no_such_log.txt\"}]}\n")
 trainsim_bad_input(calibrate log_missing "log_missing.json: /nccl_tests/0/file: no nccl-tests log at [^\n]*no_such_log.txt \\(a relative path is taken from the document's folder\\); expected an existing log file"
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_missing.json)
+# A log given alone whose rank lines are cut short (the first 100 ranks of a 1,024-rank run,
+# the 13th host with 4 of 8): its group cannot be read off them; it used to be fitted as 13x8.
+trainsim_bad_input(calibrate uneven_hosts "h100-128node-all_reduce-ring-ll128.txt: the rank lines list 100 ranks on 13 hosts, 4 to 8 per host: a list cut short, or an uneven run; expected the log named in a measurement document"
+  --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/h100-128node-all_reduce-ring-ll128.txt)

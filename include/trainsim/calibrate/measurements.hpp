@@ -61,6 +61,10 @@ struct NcclTestsLog {
   // (the largest), and its line. nullopt for the other ops.
   std::optional<std::int64_t> ranks_from_count;
   int ranks_from_count_line = 0;
+  // The fewest and most rank lines one host has (0 without rank lines): unequal counts are a
+  // list cut short, or a run the rank lines cannot describe alone.
+  std::int64_t fewest_ranks_per_host = 0;
+  std::int64_t most_ranks_per_host = 0;
   std::vector<std::string> devices;         // device names of the rank lines, in rank order
   std::optional<std::string> nccl_version;  // "2.26.2" from "NCCL version 2.26.2+cuda12.8"
   std::optional<std::int64_t> warmup_iters;
