@@ -5,9 +5,11 @@
 // measurement set in turn and predicts it.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -184,7 +186,24 @@ nlohmann::ordered_json sets_json(const std::vector<SetSummary>& sets) {
   return out;
 }
 
+// The GPU model a device name names ("NVIDIA H100 80GB HBM3" -> "H100"), "" when none of the
+// known ones: longest names first, so that GB200 is not read as B200.
+std::string gpu_model(const std::string& name) {
+  static const std::array<const char*, 14> kModels = {"GB200", "GB300", "MI300X", "MI250X", "B200",
+                                                      "B300",  "H100",  "H200",   "H800",   "A100",
+                                                      "A800",  "V100",  "L40S",   "H20"};
+  std::string upper(name);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const char* model : kModels) {
+    if (upper.find(model) != std::string::npos) return model;
+  }
+  return "";
+}
+
 int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.format != "table" && o.format != "json") {
+    throw ConfigError("--format: unknown format '" + o.format + "'; expected table or json");
+  }
   if (o.inputs.empty()) {
     throw ConfigError(
         "calibrate: expected at least one input: a measurement document (.json) "
@@ -211,7 +230,12 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   if (!o.output.empty()) output_file.emplace(o.output);
   calibrate::FitOptions options;
   try {
-    options.min_collective_bytes = Bytes(io::parse_unit(o.min_bytes, io::UnitKind::Data));
+    // A bare count of bytes ("0", "8"), as `collective --min-bytes` takes, or a size with a unit.
+    const bool digits = !o.min_bytes.empty() && o.min_bytes.size() <= 15 &&
+                        std::all_of(o.min_bytes.begin(), o.min_bytes.end(),
+                                    [](unsigned char c) { return std::isdigit(c) != 0; });
+    options.min_collective_bytes =
+        Bytes(digits ? std::stod(o.min_bytes) : io::parse_unit(o.min_bytes, io::UnitKind::Data));
   } catch (const ConfigError& e) {
     throw ConfigError("--min-bytes: " + e.problem());
   }
@@ -242,6 +266,19 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       from_base([](const std::string& b) { return io::load_hardware(b); });
   const io::CalibrationInputs in = io::read_calibration_inputs(o.inputs, o.include_problem_logs);
   for (const auto& s : in.skipped) err << "note: skipped " << io::escape_control(s) << '\n';
+  // Nor may it replace a log a document names (the command line's inputs are checked above).
+  io::require_not_an_input(o.output, "command line (-o)", in.files);
+  // Points of another GPU are fitted as this profile's, and its rates land in the profile: say
+  // so (not an error: the Hopper profiles take the GEMM contention measured on one H200).
+  const std::string profile_gpu = gpu_model(base.gpu.name);
+  for (const auto& [file, device] : in.devices) {
+    const std::string measured = gpu_model(device);
+    if (!measured.empty() && !profile_gpu.empty() && measured != profile_gpu) {
+      err << "warning: " << io::escape_control(file) << " was measured on "
+          << io::escape_control(device) << ", not the " << profile_gpu << " of profile '" << base.id
+          << "': its points are fitted as this profile's\n";
+    }
+  }
 
   // --reset: every collective term back to NCCL's model and every parameter the inputs inform
   // to its neutral value, so "before" is the uncalibrated model and nothing of an earlier fit
@@ -251,6 +288,12 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     start.collective.measured = {};
     for (const auto& v : calibrate::fit(start, in.points, options).values) {
       v.parameter->set(start, v.parameter->neutral);
+    }
+    // A frozen parameter keeps the base's value, as --freeze says, --reset or not (it was held
+    // at NCCL's neutral value).
+    for (const auto& f : o.freeze) {
+      const calibrate::Parameter& p = *calibrate::find_parameter(f);
+      p.set(start, p.get(base));
     }
   }
   const calibrate::FitResult result = calibrate::fit(start, in.points, options);
@@ -262,9 +305,6 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     }
   }
 
-  if (o.format != "table" && o.format != "json") {
-    throw ConfigError("--format: unknown format '" + o.format + "'; expected table or json");
-  }
   const bool json = o.format == "json";
   nlohmann::ordered_json report;
   std::ostringstream table;
@@ -277,17 +317,35 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   print_residuals(text, result.residuals, "after");
   text << "#\n";
   print_summary(text, summarize(result.residuals), "after");
-  text << "#\n# parameter                                                   before       "
-          "fitted      sigma  bounds                 points  rms err\n";
+  // Pointers in full (--freeze takes them as printed): the column is as wide as the longest.
+  int width = 58;
+  for (const auto& v : result.values) {
+    width = std::max(width, static_cast<int>(v.parameter->pointer.size()));
+  }
+  for (const auto& f : o.freeze) width = std::max(width, static_cast<int>(f.size()));
+  text << "#\n# " << std::left << std::setw(width + 1) << "parameter"
+       << "  before       fitted      sigma  bounds                 points  rms err\n";
   for (const auto& v : result.values) {
     const auto& p = *v.parameter;
     std::array<char, 512> line{};
-    std::snprintf(line.data(), line.size(), "  %-58.58s %10s %12s %10s  [%s, %s] %6d %7.1f%%%s",
+    std::snprintf(line.data(), line.size(), "  %-*s %10s %12s %10s  [%s, %s] %6d %7.1f%%%s", width,
                   p.pointer.c_str(), display(p, v.before).c_str(), display(p, v.value).c_str(),
                   v.sigma ? display(p, *v.sigma).c_str() : "n/a", display(p, p.lower).c_str(),
                   display(p, p.upper).c_str(), v.points, 100.0 * v.rms_error,
                   v.at_bound ? "  AT BOUND" : "");
     text << line.data() << '\n';
+  }
+  for (const auto& f : o.freeze) {
+    const calibrate::Parameter& p = *calibrate::find_parameter(f);
+    std::array<char, 512> line{};
+    std::snprintf(line.data(), line.size(), "  %-*s %10s %12s", width, p.pointer.c_str(),
+                  display(p, p.get(start)).c_str(), "frozen");
+    text << line.data() << '\n';
+  }
+  if (!result.converged) {
+    err << "warning: the fit did not converge in " << result.iterations
+        << " iterations; its values are where it stopped (the residuals show how well they "
+           "fit; --freeze a parameter the points hardly determine)\n";
   }
 
   // Reported-problem logs fitted on purpose: say how badly they fit.
@@ -422,6 +480,14 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       record["at_bound"] = v.at_bound;
       record["fitted_to"] = v.fitted_to;
       fitted[p.pointer] = std::move(record);
+    }
+    if (o.reset) {
+      // The measured block was dropped: a frozen term keeps the base's value in the file too.
+      for (const auto& f : o.freeze) {
+        const calibrate::Parameter& p = *calibrate::find_parameter(f);
+        set_at(profile, p.pointer, profile_value(p, p.get(start)));
+        collective_fitted = collective_fitted || p.pointer.rfind("/collective/", 0) == 0;
+      }
     }
     if (collective_fitted && !profile["collective"]["measured"].contains("notes")) {
       profile["collective"]["measured"]["notes"] =

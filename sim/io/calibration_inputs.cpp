@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <utility>
 
 #include "trainsim/collective/collective_model.hpp"
@@ -14,6 +15,21 @@
 
 namespace trainsim::io {
 namespace {
+
+// The bytes of a log, to tell one run given under two names; "" when it is no regular file or
+// is larger than any log (the nccl-tests reader then says what is wrong with it).
+std::string read_log_bytes(const calibrate::LogReference& ref) {
+  constexpr std::uintmax_t kMaxLogBytes = std::uintmax_t{64} << 20U;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(ref.path, ec)) return {};
+  const std::uintmax_t size = std::filesystem::file_size(ref.path, ec);
+  if (ec || size > kMaxLogBytes) return {};
+  std::ifstream in(ref.path, std::ios::binary);
+  if (!in) return {};
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  return in ? bytes : std::string();
+}
 
 std::string file_name(const std::string& path) {
   return std::filesystem::path(path).filename().string();
@@ -210,6 +226,7 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
   // Every log read, so that one read twice (listed twice in a document, or in a document and on
   // the command line) is refused as the command line refuses it: its points would count twice.
   std::vector<std::string> logs_read;
+  std::vector<std::pair<std::string, std::string>> log_contents;  // (path, bytes)
   auto add_log = [&](const calibrate::LogReference& ref) {
     for (const std::string& earlier : logs_read) {
       std::error_code ec;
@@ -231,7 +248,33 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
                             " (a relative path is taken from the document's folder); expected "
                             "an existing log file");
     }
-    const calibrate::NcclTestsLog log = read_nccl_tests_file(ref.path, ref.op);
+    // The same bytes under another name are the same run: its points would count twice.
+    const std::string content = read_log_bytes(ref);
+    for (const auto& [earlier, earlier_content] : log_contents) {
+      if (!content.empty() && earlier_content == content) {
+        const std::string problem = "the nccl-tests log " + ref.path + " has the same content as " +
+                                    earlier + "; expected each run once, or its points count twice";
+        if (ref.origin.source.empty()) throw ConfigError(ref.path, "", problem);
+        throw ConfigError(ref.origin.source, ref.origin.label + "/file", problem);
+      }
+    }
+    log_contents.emplace_back(ref.path, content);
+    in.files.push_back(ref.path);
+    calibrate::NcclTestsLog log;
+    try {
+      log = read_nccl_tests_file(ref.path, ref.op);
+    } catch (const ConfigError& e) {
+      // The op a document's entry claims and the table disagree: the entry is at fault, so it
+      // is named, with the log's line (the log alone used to be).
+      if (ref.op && !ref.origin.source.empty() &&
+          e.problem().find("the claimed op") != std::string::npos) {
+        throw ConfigError(
+            ref.origin.source, ref.origin.label + "/op",
+            e.problem() + " (" + ref.path + (e.pointer().empty() ? "" : ", " + e.pointer()) + ")");
+      }
+      throw;
+    }
+    if (!log.devices.empty()) in.devices.emplace_back(ref.path, log.devices.front());
     auto points = log_points(log, ref);
     const std::string label = label_of(ref.path);
     for (auto& p : points) p.origin.label = label;
@@ -246,6 +289,8 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
       continue;
     }
     calibrate::MeasurementDocument doc = read_measurement_document(path);
+    in.files.push_back(path);
+    in.devices.emplace_back(path, doc.environment.device);
     // Points of a document are labelled "<document>:<array>[<i>]".
     const std::string prefix = label_of(path) + ":";
     calibrate::for_each_points(

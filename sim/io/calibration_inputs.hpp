@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainsim/calibrate/measurements.hpp"
@@ -14,6 +15,9 @@ namespace trainsim::io {
 struct CalibrationInputs {
   calibrate::MeasurementSet points;  // each point's origin.label names its measurement set
   std::vector<std::string> skipped;  // one line per log left out (reported problem), for stderr
+  std::vector<std::string> files;    // every file read: documents and the logs fitted, as named
+  // (file, GPU it was measured on): a document's environment.device, a log's first rank line's.
+  std::vector<std::pair<std::string, std::string>> devices;
 };
 
 // Reads every input: a path ending in ".json" is a measurement document, anything else an

@@ -28,7 +28,9 @@ trainsim_bad_input(calibrate garbage "garbage.txt: line 2: no nccl-tests table r
   --base h100-dgx ${CALIBRATION_TEST_DATA}/garbage.txt)
 trainsim_bad_input(calibrate out_of_order "out_of_order.txt: line 48: sizes out of order"
   --base h100-dgx ${CALIBRATION_TEST_DATA}/out_of_order.txt)
-trainsim_bad_input(calibrate wrong_op "line 58: the claimed op all_gather does not fit the table"
+# The op the document's entry claims is named at the entry, with the log's line (the log and
+# line alone used to be).
+trainsim_bad_input(calibrate wrong_op "wrong_op.json: /nccl_tests/0/op: the claimed op all_gather does not fit the table[^\n]*h100-ndr-2node-all_reduce.txt, line 58\\)"
   --base h100-dgx ${CALIBRATION_TEST_DATA}/wrong_op.json)
 trainsim_bad_input(calibrate no_ranks "cannot tell the ranks and nodes of the run"
   --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/h200-ib-2node-all_reduce-partial.txt)
@@ -85,3 +87,40 @@ trainsim_bad_input(calibrate log_missing "log_missing.json: /nccl_tests/0/file: 
 # the 13th host with 4 of 8): its group cannot be read off them; it used to be fitted as 13x8.
 trainsim_bad_input(calibrate uneven_hosts "h100-128node-all_reduce-ring-ll128.txt: the rank lines list 100 ranks on 13 hosts, 4 to 8 per host: a list cut short, or an uneven run; expected the log named in a measurement document"
   --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/h100-128node-all_reduce-ring-ll128.txt)
+
+# A fit that stops at its iteration limit says so on stderr (only the table's header said it):
+# the committed h200-sxm profile refitted on its own suite takes all 200.
+add_test(NAME cli.calibrate.not_converged
+         COMMAND trainsim calibrate --base h200-sxm ${CALIBRATION_DIR}/h200-sxm/suite.json)
+set_tests_properties(cli.calibrate.not_converged PROPERTIES PASS_REGULAR_EXPRESSION
+  "warning: the fit did not converge in [0-9]+ iterations; its values are where it stopped")
+# Points of another GPU are fitted as the profile's, with a warning naming both.
+add_test(NAME cli.calibrate.other_gpu
+         COMMAND trainsim calibrate --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/a100-1node-all_reduce.txt)
+set_tests_properties(cli.calibrate.other_gpu PROPERTIES PASS_REGULAR_EXPRESSION
+  "warning: [^\n]*a100-1node-all_reduce.txt was measured on NVIDIA A100[^\n]*, not the H100 of profile 'h100-dgx'")
+# Parameter pointers are printed whole (they were cut at 58 characters, which --freeze refused);
+# --min-bytes takes a bare count of bytes; --reset keeps a frozen term at the base's value and
+# lists it (it was held at NCCL's 1 and not shown).
+add_test(NAME cli.calibrate.freeze_after_reset
+         COMMAND trainsim calibrate --base h100-dgx ${CALIBRATION_DIR}/h100-dgx.json --reset
+                 --min-bytes 1048576
+                 --freeze /collective/measured/ring/Simple/efficiency_per_doubling)
+set_tests_properties(cli.calibrate.freeze_after_reset PROPERTIES PASS_REGULAR_EXPRESSION
+  "/collective/measured/nvls_tree/Simple/bandwidth_factor_multi_node +1 .*/collective/measured/ring/Simple/efficiency_per_doubling +0\\.9067 +frozen")
+# A document that names one run's log twice, under two names: refused (its points count twice).
+configure_file(${CALIBRATION_DIR}/nccl_tests/a100-1node-all_reduce.txt
+               ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt COPYONLY)
+configure_file(${CALIBRATION_DIR}/nccl_tests/a100-1node-all_reduce.txt
+               ${CMAKE_CURRENT_BINARY_DIR}/log_copy_b.txt COPYONLY)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_copies.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA A100-SXM4-40GB\"},
+    \"nccl_tests\": [{\"file\": \"log_copy_a.txt\"}, {\"file\": \"log_copy_b.txt\"}]}\n")
+trainsim_bad_input(calibrate log_copies "log_copies.json: /nccl_tests/1/file: the nccl-tests log [^\n]*log_copy_b.txt has the same content as [^\n]*log_copy_a.txt"
+  --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copies.json)
+# -o may not replace a log a document names (those on the command line were already guarded).
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_named.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA A100-SXM4-40GB\"},
+    \"nccl_tests\": [{\"file\": \"log_copy_a.txt\"}]}\n")
+trainsim_bad_input(calibrate output_is_named_log "command line \\(-o\\)[^\n]*log_copy_a.txt"
+  --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_named.json -o ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt)
