@@ -159,6 +159,8 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
     std::vector<std::size_t> latency_cases;
   };
   std::map<std::pair<Algorithm, Protocol>, Seen> seen;
+  hardware::HardwareSpec nccl_only = hw;
+  nccl_only.collective.measured = {};
   for (const CollectivePoint& p : m.collectives) {
     if (p.bytes < options.min_collective_bytes) continue;
     Case c;
@@ -178,8 +180,11 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
                             std::to_string(hw.node.gpus_per_node) + "-GPU node of profile '" +
                             hw.id + "'; expected at most " + std::to_string(hw.node.gpus_per_node));
     }
+    // NCCL's own estimate, without the base's measured terms: which terms a point informs (its
+    // latency against its transfer) must not depend on an earlier fit, or a refit of a fitted
+    // profile on the same points counts them differently.
     const auto nccl =
-        collective::restricted_cost(hw, p.op, p.group, p.bytes, p.algorithm, p.protocol);
+        collective::restricted_cost(nccl_only, p.op, p.group, p.bytes, p.algorithm, p.protocol);
     if (!nccl || nccl->algorithm == Algorithm::None) {
       std::string forced;
       if (p.algorithm) forced += " NCCL_ALGO=" + std::string(collective::to_string(*p.algorithm));
