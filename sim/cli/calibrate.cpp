@@ -268,6 +268,28 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   for (const auto& s : in.skipped) err << "note: skipped " << io::escape_control(s) << '\n';
   // Nor may it replace a log a document names (the command line's inputs are checked above).
   io::require_not_an_input(o.output, "command line (-o)", in.files);
+  // Points of another NCCL release are priced with the profile's NCCL choices: where the
+  // algorithm or protocol NCCL picks changed between the two, the fit absorbs the change.
+  {
+    const auto major_minor = [](const std::string& v) {
+      const auto first = v.find('.');
+      if (first == std::string::npos) return std::string();
+      const auto second = v.find_first_not_of("0123456789", first + 1);
+      return v.substr(0, second);
+    };
+    const std::string profile_nccl = major_minor(base.collective.version);
+    std::set<std::pair<std::string, std::string>> told;
+    for (const auto& p : in.points.collectives) {
+      if (!p.nccl_version || profile_nccl.empty()) continue;
+      const std::string mm = major_minor(*p.nccl_version);
+      if (mm.empty() || mm == profile_nccl) continue;
+      if (!told.insert({p.origin.source, *p.nccl_version}).second) continue;
+      err << "warning: " << io::escape_control(p.origin.source) << " ran NCCL "
+          << io::escape_control(*p.nccl_version) << "; profile '" << base.id << "' prices NCCL "
+          << profile_nccl
+          << "'s algorithm and protocol choices, so where they differ the fit absorbs it\n";
+    }
+  }
   // Points of another GPU are fitted as this profile's, and its rates land in the profile: say
   // so (not an error: the Hopper profiles take the GEMM contention measured on one H200).
   const std::string profile_gpu = gpu_model(base.gpu.name);

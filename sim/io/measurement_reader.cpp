@@ -154,6 +154,26 @@ std::optional<hardware::Protocol> protocol_of(ObjectReader& r) {
 
 enum class DeviceKey { Required, Optional };
 
+// An NCCL version as NCCL prints it ("2.21.5", "2.26.2+cuda12.8"): digits, a dot, digits, then
+// anything. "" (not given) passes; "garbage" or "2" does not, since calibrate compares the
+// version's major.minor with the profile's.
+std::string nccl_version_of(ObjectReader& r, const std::string& key) {
+  const std::string v = text_or_empty(r, key);
+  if (v.empty()) return v;
+  std::size_t i = 0;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])) != 0) ++i;
+    return i > from;
+  };
+  const bool ok = digits() && i < v.size() && v[i++] == '.' && digits();
+  if (!ok) {
+    throw r.error(key, "expected an NCCL version like \"2.21.5\" (as NCCL prints it), got " +
+                           describe_json(r.raw(key)));
+  }
+  return v;
+}
+
 Environment environment_of(ObjectReader r, DeviceKey device) {
   Environment env;
   if (device == DeviceKey::Required) {
@@ -168,7 +188,7 @@ Environment environment_of(ObjectReader r, DeviceKey device) {
   }
   env.driver = text_or_empty(r, "driver");
   env.cuda = text_or_empty(r, "cuda");
-  env.nccl = text_or_empty(r, "nccl");
+  env.nccl = nccl_version_of(r, "nccl");
   env.host = text_or_empty(r, "host");
   env.timestamp = text_or_empty(r, "timestamp");
   env.clocks = text_or_empty(r, "clocks");
@@ -313,7 +333,7 @@ calibrate::LogReference log_of(ObjectReader& r, const Record& rec) {
   // A log may come from another machine than the document's points, so only the entry itself
   // (or its own environment) names its NCCL version.
   log.nccl_version =
-      r.has("nccl_version") ? nonempty(text_value(r, "nccl_version")) : nonempty(rec.nccl);
+      r.has("nccl_version") ? nonempty(nccl_version_of(r, "nccl_version")) : nonempty(rec.nccl);
   log.status = static_cast<calibrate::LogStatus>(
       r.has("status") ? choice_index(r, "status", kStatusNames) : 0);
   log.note = text_or_empty(r, "note");

@@ -124,3 +124,15 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_named.json
     \"nccl_tests\": [{\"file\": \"log_copy_a.txt\"}]}\n")
 trainsim_bad_input(calibrate output_is_named_log "command line \\(-o\\)[^\n]*log_copy_a.txt"
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_named.json -o ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt)
+# A log of another NCCL release than the profile mimics is fitted with a warning (NCCL's choice
+# of algorithm and protocol is the profile's), and a version that is no version is refused.
+add_test(NAME cli.calibrate.other_nccl
+         COMMAND trainsim calibrate --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt)
+set_tests_properties(cli.calibrate.other_nccl PROPERTIES PASS_REGULAR_EXPRESSION
+  "warning: [^\n]*h100-ndr-2node-all_reduce.txt ran NCCL 2\\.26\\.2; profile 'h100-dgx' prices NCCL 2\\.20's algorithm and protocol choices")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/nccl_garbage.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1,
+    \"environment\": {\"device\": \"NVIDIA H100\", \"nccl\": \"garbage\"},
+    \"launch\": [{\"time\": \"5 us\"}]}\n")
+trainsim_bad_input(calibrate nccl_garbage "nccl_garbage.json: /environment/nccl: expected an NCCL version like \"2.21.5\" \\(as NCCL prints it\\), got \"garbage\""
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/nccl_garbage.json)
