@@ -307,6 +307,10 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   // stays in the profile.
   hardware::HardwareSpec start = base;
   if (o.reset) {
+    if (doc.json.contains("collective") && doc.json["collective"].contains("measured")) {
+      err << "note: --reset: the base's measured collective terms go back to NCCL's model"
+          << (o.freeze.empty() ? "" : " (frozen terms keep the base's values)") << '\n';
+    }
     start.collective.measured = {};
     for (const auto& v : calibrate::fit(start, in.points, options).values) {
       v.parameter->set(start, v.parameter->neutral);
@@ -476,13 +480,18 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     if (o.reset) {
       // The spec started from NCCL's model: so does the profile's measured block, notes too.
       profile["collective"].erase("measured");
-    } else if (doc.json.contains("calibration") && doc.json["calibration"].contains("fitted")) {
-      // Values an earlier fit left and this one did not refit stay, with their record.
+    }
+    if (doc.json.contains("calibration") && doc.json["calibration"].contains("fitted")) {
+      // Values an earlier fit left and this one did not refit stay, with their record: with
+      // --reset too, but for the collective terms --reset drops (a frozen one stays). A
+      // gemm_comm_contention kept by --reset used to lose its record.
       for (const auto& [pointer, record] : doc.json["calibration"]["fitted"].items()) {
         const bool refitted = std::any_of(
             result.values.begin(), result.values.end(),
             [&pointer = pointer](const auto& v) { return v.parameter->pointer == pointer; });
-        if (!refitted) {
+        const bool frozen = std::find(o.freeze.begin(), o.freeze.end(), pointer) != o.freeze.end();
+        const bool dropped = o.reset && !frozen && pointer.rfind("/collective/", 0) == 0;
+        if (!refitted && !dropped) {
           fitted[pointer] = record;
           kept_earlier = true;
         }
