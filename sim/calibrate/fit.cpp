@@ -77,6 +77,7 @@ struct Case {
   // as the refusal names it ("the bf16 peak").
   double fastest = 0.0;
   std::string ceiling;
+  std::string hint;  // what to check when the point is refused ("": unit, sizes and dtype)
 };
 
 std::size_t index_of(const std::string& pointer) {
@@ -107,19 +108,23 @@ void check_measured(const Origin& origin, double value, bool power, const std::s
 // ceiling rate, `rate` turns a time into the point's reported rate ("TFLOP/s", ...). Such a
 // point is a unit or bookkeeping mistake (a time per element, a mislabelled dtype), and a fit
 // would only move the profile towards it (a 4096^3 GEMM in 1 us moved max_efficiency by 6%).
+// `hint` says what to check ("" for the time's unit and the record's sizes and dtype).
 void check_ceiling(const Origin& origin, const std::string& key, double measured, double fastest,
                    const std::function<double(double)>& rate, const std::string& unit,
-                   const std::string& ceiling, const HardwareSpec& hw) {
+                   const std::string& ceiling, const HardwareSpec& hw,
+                   const std::string& hint = "") {
   if (!(fastest > 0.0) || measured >= fastest) return;
-  std::array<char, 160> text{};
-  (void)std::snprintf(text.data(), text.size(),
-                      "measured time %.4g s is %.4g %s, above %s (%.4g %s) of profile '", measured,
-                      rate(measured), unit.c_str(), ceiling.c_str(), rate(fastest), unit.c_str());
-  std::array<char, 64> least{};
-  (void)std::snprintf(least.data(), least.size(), "%.4g s", fastest);
-  throw ConfigError(origin.source, origin_text(origin, key),
-                    text.data() + hw.id + "'; expected at least " + least.data() +
-                        " (check the time's unit and the record's sizes and dtype)");
+  const auto g = [](double v) {
+    std::array<char, 32> buf{};
+    (void)std::snprintf(buf.data(), buf.size(), "%.4g", v);
+    return std::string(buf.data());
+  };
+  throw ConfigError(
+      origin.source, origin_text(origin, key),
+      "measured time " + g(measured) + " s is " + g(rate(measured)) + " " + unit + ", above " +
+          ceiling + " (" + g(rate(fastest)) + " " + unit + ") of profile '" + hw.id +
+          "'; expected at least " + g(fastest) + " s (" +
+          (hint.empty() ? "check the time's unit and the record's sizes and dtype" : hint) + ")");
 }
 
 // The shortest time `flops` take at the profile's peak for `dtype`; a dtype the GPU lacks (a
@@ -221,7 +226,8 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
     // A bus bandwidth reaches at most twice a GPU's fastest link: in-network reductions (NVLS,
     // SHARP) send each byte once and receive the reduced result once, so an AllReduce's busbw,
     // which counts 2 (n - 1) / n of the data (nccl-tests' PERFORMANCE.md), tops out at 2x the
-    // link; every other collective moves at most the link's rate.
+    // link. The other collectives stay under the link's rate, so the bound is loose for them
+    // (one bound for all): it catches unit mistakes, not a slow fabric.
     c.fastest = bytes.value() * factor / (2.0 * fastest_link(hw));
     c.ceiling = "twice the fastest link of a GPU";
 
@@ -443,6 +449,9 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
     Case c = kernel_case(hardware::Dtype::Bf16, w, p.time, {index_of("/gpu/memory_efficiency")});
     c.fastest = p.bytes.value() / hw.gpu.hbm_bandwidth.value();
     c.ceiling = "the HBM bandwidth";
+    c.hint =
+        "check the time's unit; a copy small enough to stay in L2 outruns HBM, and memory "
+        "records are for arrays far larger than L2, as the suite's 1 GiB";
     c.row.what = "memory " + size_text(p.bytes.value());
     c.row.origin = p.origin;
     cases.push_back(std::move(c));
@@ -571,7 +580,7 @@ std::vector<Case> build_cases(const HardwareSpec& hw, const MeasurementSet& m,
     const bool power = c.row.si_unit == "w";
     check_measured(c.row.origin, c.measured_value, power, power ? "power" : "time");
     check_ceiling(c.row.origin, "time", c.measured_value, c.fastest, c.report, c.row.unit,
-                  c.ceiling, hw);
+                  c.ceiling, hw, c.hint);
   }
   return cases;
 }

@@ -186,16 +186,23 @@ nlohmann::ordered_json sets_json(const std::vector<SetSummary>& sets) {
   return out;
 }
 
-// The GPU model a device name names ("NVIDIA H100 80GB HBM3" -> "H100"), "" when none of the
-// known ones: longest names first, so that GB200 is not read as B200.
+// The GPU model a device name names ("NVIDIA H100 80GB HBM3" -> "H100", "NVIDIA H100 PCIe" ->
+// "H100 PCIe"), "" when none of the known ones. Longer names first, so that GB200 is not read
+// as B200 nor GH200 as H200; the H100 and A100 PCIe and NVL cards are parts of their own (other
+// peaks, power and links than the SXM modules the profiles model).
 std::string gpu_model(const std::string& name) {
-  static const std::array<const char*, 14> kModels = {"GB200", "GB300", "MI300X", "MI250X", "B200",
-                                                      "B300",  "H100",  "H200",   "H800",   "A100",
-                                                      "A800",  "V100",  "L40S",   "H20"};
+  static const std::array<const char*, 15> kModels = {"GB200", "GB300", "GH200", "MI300X", "MI250X",
+                                                      "B200",  "B300",  "H100",  "H200",   "H800",
+                                                      "A100",  "A800",  "V100",  "L40S",   "H20"};
   std::string upper(name);
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (const char* model : kModels) {
-    if (upper.find(model) != std::string::npos) return model;
+  for (const std::string model : kModels) {
+    if (upper.find(model) == std::string::npos) continue;
+    if (model == "H100" || model == "A100") {
+      if (upper.find("PCIE") != std::string::npos) return model + " PCIe";
+      if (upper.find(" NVL") != std::string::npos) return model + " NVL";
+    }
+    return model;
   }
   return "";
 }
@@ -237,7 +244,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     options.min_collective_bytes =
         Bytes(digits ? std::stod(o.min_bytes) : io::parse_unit(o.min_bytes, io::UnitKind::Data));
   } catch (const ConfigError& e) {
-    throw ConfigError("--min-bytes: " + e.problem());
+    throw ConfigError("--min-bytes: " + e.problem() + " (or a bare count of bytes like 1048576)");
   }
   if (!(options.min_collective_bytes.value() >= 0.0)) {
     throw ConfigError("--min-bytes: expected a size of 0 or more like 1MiB, got '" + o.min_bytes +
@@ -250,7 +257,12 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
                         "/collective/measured/ring/Simple/latency_scale");
     }
   }
-  options.frozen = o.freeze;
+  // Each frozen pointer once, in the order given (a repeat was listed twice).
+  std::vector<std::string> frozen;
+  for (const auto& f : o.freeze) {
+    if (std::find(frozen.begin(), frozen.end(), f) == frozen.end()) frozen.push_back(f);
+  }
+  options.frozen = frozen;
 
   // An unknown id or a missing file names the flag; a bad profile file names itself.
   const auto from_base = [&o](const auto& load) {
@@ -265,9 +277,9 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   const hardware::HardwareSpec base =
       from_base([](const std::string& b) { return io::load_hardware(b); });
   const io::CalibrationInputs in = io::read_calibration_inputs(o.inputs, o.include_problem_logs);
-  for (const auto& s : in.skipped) err << "note: skipped " << io::escape_control(s) << '\n';
   // Nor may it replace a log a document names (the command line's inputs are checked above).
   io::require_not_an_input(o.output, "command line (-o)", in.files);
+  for (const auto& s : in.skipped) err << "note: skipped " << io::escape_control(s) << '\n';
   // Points of another NCCL release are priced with the profile's NCCL choices: where the
   // algorithm or protocol NCCL picks changed between the two, the fit absorbs the change.
   {
@@ -315,12 +327,13 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     for (const auto& v : calibrate::fit(start, in.points, options).values) {
       v.parameter->set(start, v.parameter->neutral);
     }
-    // A frozen parameter keeps the base's value, as --freeze says, --reset or not (it was held
-    // at NCCL's neutral value).
-    for (const auto& f : o.freeze) {
-      const calibrate::Parameter& p = *calibrate::find_parameter(f);
-      p.set(start, p.get(base));
-    }
+  }
+  // A frozen parameter keeps the base's value, as --freeze says, --reset or not (with --reset it
+  // was held at NCCL's neutral value). The value is pinned: an LL or LL128 term that inherits
+  // Simple's would otherwise follow Simple's refit, frozen or not.
+  for (const auto& f : frozen) {
+    const calibrate::Parameter& p = *calibrate::find_parameter(f);
+    p.set(start, p.get(base));
   }
   const calibrate::FitResult result = calibrate::fit(start, in.points, options);
   // Measurement sets in first-seen order: a log, or one point of a document.
@@ -348,9 +361,14 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   for (const auto& v : result.values) {
     width = std::max(width, static_cast<int>(v.parameter->pointer.size()));
   }
-  for (const auto& f : o.freeze) width = std::max(width, static_cast<int>(f.size()));
-  text << "#\n# " << std::left << std::setw(width + 1) << "parameter"
-       << "  before       fitted      sigma  bounds                 points  rms err\n";
+  for (const auto& f : frozen) width = std::max(width, static_cast<int>(f.size()));
+  {
+    // The header's columns over the rows' (same widths as the rows' format below).
+    std::array<char, 512> header{};
+    std::snprintf(header.data(), header.size(), "# %-*s %10s %12s %10s  %-22s %6s %8s", width,
+                  "parameter", "before", "fitted", "sigma", "bounds", "points", "rms err");
+    text << "#\n" << header.data() << '\n';
+  }
   for (const auto& v : result.values) {
     const auto& p = *v.parameter;
     std::array<char, 512> line{};
@@ -361,7 +379,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
                   v.at_bound ? "  AT BOUND" : "");
     text << line.data() << '\n';
   }
-  for (const auto& f : o.freeze) {
+  for (const auto& f : frozen) {
     const calibrate::Parameter& p = *calibrate::find_parameter(f);
     std::array<char, 512> line{};
     std::snprintf(line.data(), line.size(), "  %-*s %10s %12s", width, p.pointer.c_str(),
@@ -489,8 +507,8 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
         const bool refitted = std::any_of(
             result.values.begin(), result.values.end(),
             [&pointer = pointer](const auto& v) { return v.parameter->pointer == pointer; });
-        const bool frozen = std::find(o.freeze.begin(), o.freeze.end(), pointer) != o.freeze.end();
-        const bool dropped = o.reset && !frozen && pointer.rfind("/collective/", 0) == 0;
+        const bool pinned = std::find(frozen.begin(), frozen.end(), pointer) != frozen.end();
+        const bool dropped = o.reset && !pinned && pointer.rfind("/collective/", 0) == 0;
         if (!refitted && !dropped) {
           fitted[pointer] = record;
           kept_earlier = true;
@@ -512,10 +530,13 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       record["fitted_to"] = v.fitted_to;
       fitted[p.pointer] = std::move(record);
     }
-    if (o.reset) {
-      // The measured block was dropped: a frozen term keeps the base's value in the file too.
-      for (const auto& f : o.freeze) {
-        const calibrate::Parameter& p = *calibrate::find_parameter(f);
+    // A frozen term keeps the base's value in the file too: written where --reset dropped the
+    // measured block, or where the base did not write it (an inherited LL or LL128 term, now
+    // pinned); a value the base's file holds stays as written.
+    for (const auto& f : frozen) {
+      const calibrate::Parameter& p = *calibrate::find_parameter(f);
+      const bool written = doc.json.contains(nlohmann::ordered_json::json_pointer(p.pointer));
+      if (o.reset || !written) {
         set_at(profile, p.pointer, profile_value(p, p.get(start)));
         collective_fitted = collective_fitted || p.pointer.rfind("/collective/", 0) == 0;
       }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <utility>
 
 #include "trainsim/collective/collective_model.hpp"
@@ -157,7 +158,7 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
                                                    const calibrate::LogReference& ref) {
   check_results(log);
   check_claimed_group(log, ref);
-  if (!ref.ranks && !ref.nodes && log.fewest_ranks_per_host < log.most_ranks_per_host) {
+  if (!(ref.ranks && ref.nodes) && log.fewest_ranks_per_host < log.most_ranks_per_host) {
     // Hosts of unequal rank counts (100 ranks on 13 hosts, the last with 4 of 8): a log whose
     // rank lines were cut short (a paste of the first screen of a 1,024-rank run) or an uneven
     // run; either way the rank lines cannot say the group, and a guess changes the fit.
@@ -167,7 +168,7 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
                           std::to_string(log.fewest_ranks_per_host) + " to " +
                           std::to_string(log.most_ranks_per_host) +
                           " per host: a list cut short, or an uneven run; expected the log named "
-                          "in a measurement document with the run's \"ranks\" and \"nodes\" "
+                          "in a measurement document with both the run's \"ranks\" and \"nodes\" "
                           "(docs/calibration-measurements.md)");
   }
   const auto ranks = ref.ranks ? ref.ranks : log.ranks ? log.ranks : log.ranks_from_count;
@@ -226,7 +227,8 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
   // Every log read, so that one read twice (listed twice in a document, or in a document and on
   // the command line) is refused as the command line refuses it: its points would count twice.
   std::vector<std::string> logs_read;
-  std::vector<std::pair<std::string, std::string>> log_contents;  // (path, bytes)
+  std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>>
+      log_contents;  // (path, (size, hash))
   auto add_log = [&](const calibrate::LogReference& ref) {
     for (const std::string& earlier : logs_read) {
       std::error_code ec;
@@ -239,8 +241,8 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
       }
     }
     logs_read.push_back(ref.path);
-    std::error_code missing;
-    if (!ref.origin.source.empty() && !std::filesystem::exists(ref.path, missing)) {
+    std::error_code unknown;  // set when existence cannot be told (a folder without access)
+    if (!ref.origin.source.empty() && !std::filesystem::exists(ref.path, unknown) && !unknown) {
       // A document's entry names a log that is not there: the entry is at fault, so it is
       // named (the log's path alone left the user to find which document listed it).
       throw ConfigError(ref.origin.source, ref.origin.label + "/file",
@@ -248,10 +250,12 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
                             " (a relative path is taken from the document's folder); expected "
                             "an existing log file");
     }
-    // The same bytes under another name are the same run: its points would count twice.
-    const std::string content = read_log_bytes(ref);
+    // The same bytes under another name are the same run: its points would count twice. The
+    // logs are told apart by size and hash (a log is up to 64 MiB; its bytes are not kept).
+    const std::string bytes = read_log_bytes(ref);
+    const auto content = std::pair{bytes.size(), std::hash<std::string>{}(bytes)};
     for (const auto& [earlier, earlier_content] : log_contents) {
-      if (!content.empty() && earlier_content == content) {
+      if (!bytes.empty() && earlier_content == content) {
         const std::string problem = "the nccl-tests log " + ref.path + " has the same content as " +
                                     earlier + "; expected each run once, or its points count twice";
         if (ref.origin.source.empty()) throw ConfigError(ref.path, "", problem);
@@ -301,6 +305,7 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     append(in.points, std::move(doc.points));
     for (const auto& ref : doc.logs) {
       if (ref.status == calibrate::LogStatus::ReportedProblem && !include_problem_logs) {
+        in.files.push_back(ref.path);  // not read, but an input -o may not replace
         in.skipped.push_back(file_name(ref.path) + " (" + path + ref.origin.label +
                              "): marked reported_problem; not fitted (--include-problem-logs "
                              "fits it)");

@@ -136,3 +136,39 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/nccl_garbage.json
     \"launch\": [{\"time\": \"5 us\"}]}\n")
 trainsim_bad_input(calibrate nccl_garbage "nccl_garbage.json: /environment/nccl: expected an NCCL version like \"2.21.5\" \\(as NCCL prints it\\), got \"garbage\""
   --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/nccl_garbage.json)
+# ... nor a log the document marks reported_problem, which is skipped but still an input.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_problem.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA A100-SXM4-40GB\"},
+    \"nccl_tests\": [{\"file\": \"log_copy_a.txt\"}, {\"file\": \"log_copy_b.txt\", \"status\": \"reported_problem\"}]}\n")
+trainsim_bad_input(calibrate output_is_problem_log "command line \\(-o\\)[^\n]*log_copy_b.txt"
+  --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_problem.json -o ${CMAKE_CURRENT_BINARY_DIR}/log_copy_b.txt)
+# A document that gives the cut-short log's ranks but not its nodes: the hosts still come from
+# the rank lines, so it is refused as the bare log is.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_ranks_only.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
+    \"nccl_tests\": [{\"file\": \"${CALIBRATION_DIR}/nccl_tests/h100-128node-all_reduce-ring-ll128.txt\", \"ranks\": 1024}]}\n")
+trainsim_bad_input(calibrate uneven_hosts_ranks_only "h100-128node-all_reduce-ring-ll128.txt: the rank lines list 100 ranks on 13 hosts"
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_ranks_only.json)
+# GPU names: a GH200 is not an H200, an H100 PCIe not the SXM module of h100-dgx.
+foreach(case "gh200;NVIDIA GH200 480GB;h200-sxm;GH200;H200" "h100pcie;NVIDIA H100 PCIe;h100-dgx;H100 PCIe;H100")
+  list(GET case 0 name)
+  list(GET case 1 device)
+  list(GET case 2 profile)
+  list(GET case 3 measured)
+  list(GET case 4 expected)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/device_${name}.json
+    "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"${device}\"},
+      \"launch\": [{\"time\": \"5 us\"}, {\"time\": \"6 us\"}]}\n")
+  add_test(NAME cli.calibrate.device_${name}
+           COMMAND trainsim calibrate --base ${profile} ${CMAKE_CURRENT_BINARY_DIR}/device_${name}.json)
+  set_tests_properties(cli.calibrate.device_${name} PROPERTIES PASS_REGULAR_EXPRESSION
+    "warning: [^\n]*device_${name}.json was measured on ${device}, not the ${expected} of profile '${profile}'")
+endforeach()
+# A frozen LL128 term that inherits Simple's value is pinned at it (2.6 on h100-dgx), not left
+# to follow Simple's refit.
+add_test(NAME cli.calibrate.freeze_inherited
+         COMMAND trainsim calibrate --base h100-dgx ${CALIBRATION_DIR}/h100-dgx.json
+                 --freeze /collective/measured/ring/LL128/latency_scale
+                 --freeze /collective/measured/ring/LL128/latency_scale)
+set_tests_properties(cli.calibrate.freeze_inherited PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n  /collective/measured/ring/LL128/latency_scale +2\\.6 +frozen\n[^ ]")

@@ -58,7 +58,8 @@ struct AlgorithmGraphs {
 // overhead, congestion and pipeline start-up). NCCL still chooses by its model; the time of the
 // chosen call is (collective/collective_model.hpp):
 //   bw   = NCCL's algbw x bandwidth_factor x efficiency_per_doubling^log2(nodes)
-//   time = max(0, latency) + (bytes + fill_fraction x min(bytes, fill_saturation)) / bw
+//   time = max(LL, latency) + (bytes + fill_fraction x min(bytes, fill_saturation)) / bw
+//   (LL: NCCL's latency of the same call with the LL protocol; 0 where the algorithm has no LL)
 //   latency = NCCL's latency + latency_offset_single_node             inside one node
 //           = latency_scale x NCCL's latency + latency_offset_multi_node  across nodes
 // The last term is a pipeline filling: a message cut into chunks that flow through D stages
