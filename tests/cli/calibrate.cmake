@@ -113,17 +113,24 @@ configure_file(${CALIBRATION_DIR}/nccl_tests/a100-1node-all_reduce.txt
                ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt COPYONLY)
 configure_file(${CALIBRATION_DIR}/nccl_tests/a100-1node-all_reduce.txt
                ${CMAKE_CURRENT_BINARY_DIR}/log_copy_b.txt COPYONLY)
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_copies.json
-  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA A100-SXM4-40GB\"},
-    \"nccl_tests\": [{\"file\": \"log_copy_a.txt\"}, {\"file\": \"log_copy_b.txt\"}]}\n")
+# A measurement document of the A100 log copies: `entries` is its nccl_tests array's content.
+function(a100_log_document name entries)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/${name}.json
+    "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA A100-SXM4-40GB\"},
+      \"nccl_tests\": [${entries}]}\n")
+endfunction()
+a100_log_document(log_copies "{\"file\": \"log_copy_a.txt\"}, {\"file\": \"log_copy_b.txt\"}")
 trainsim_bad_input(calibrate log_copies "log_copies.json: /nccl_tests/1/file: the nccl-tests log [^\n]*log_copy_b.txt has the same content as [^\n]*log_copy_a.txt"
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copies.json)
 # -o may not replace a log a document names (those on the command line were already guarded).
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_named.json
-  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA A100-SXM4-40GB\"},
-    \"nccl_tests\": [{\"file\": \"log_copy_a.txt\"}]}\n")
+a100_log_document(log_named "{\"file\": \"log_copy_a.txt\"}")
 trainsim_bad_input(calibrate output_is_named_log "command line \\(-o\\)[^\n]*log_copy_a.txt"
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_named.json -o ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt)
+# ... nor a log the document marks reported_problem, which is skipped but still an input.
+a100_log_document(log_problem
+  "{\"file\": \"log_copy_a.txt\"}, {\"file\": \"log_copy_b.txt\", \"status\": \"reported_problem\"}")
+trainsim_bad_input(calibrate output_is_problem_log "command line \\(-o\\)[^\n]*log_copy_b.txt"
+  --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_problem.json -o ${CMAKE_CURRENT_BINARY_DIR}/log_copy_b.txt)
 # A log of another NCCL release than the profile mimics is fitted with a warning (NCCL's choice
 # of algorithm and protocol is the profile's), and a version that is no version is refused.
 add_test(NAME cli.calibrate.other_nccl
@@ -136,12 +143,6 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/nccl_garbage.json
     \"launch\": [{\"time\": \"5 us\"}]}\n")
 trainsim_bad_input(calibrate nccl_garbage "nccl_garbage.json: /environment/nccl: expected an NCCL version like \"2.21.5\" \\(as NCCL prints it\\), got \"garbage\""
   --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/nccl_garbage.json)
-# ... nor a log the document marks reported_problem, which is skipped but still an input.
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_problem.json
-  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA A100-SXM4-40GB\"},
-    \"nccl_tests\": [{\"file\": \"log_copy_a.txt\"}, {\"file\": \"log_copy_b.txt\", \"status\": \"reported_problem\"}]}\n")
-trainsim_bad_input(calibrate output_is_problem_log "command line \\(-o\\)[^\n]*log_copy_b.txt"
-  --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_problem.json -o ${CMAKE_CURRENT_BINARY_DIR}/log_copy_b.txt)
 # A document that gives the cut-short log's ranks but not its nodes: the hosts still come from
 # the rank lines, so it is refused as the bare log is.
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_ranks_only.json
