@@ -127,17 +127,18 @@ void check_ceiling(const Origin& origin, const std::string& key, double measured
           (hint.empty() ? "check the time's unit and the record's sizes and dtype" : hint) + ")");
 }
 
-// The shortest time `flops` take at the profile's peak for `dtype`; a dtype the GPU lacks (a
-// zero peak: V100 bf16) is an error at the record's dtype.
-double peak_time(double flops, hardware::Dtype dtype, const HardwareSpec& hw,
-                 const Origin& origin) {
+// The shortest time `flops` take at the profile's peak for `dtype`, and that ceiling's name as
+// a refusal gives it ("the bf16 peak"); a dtype the GPU lacks (a zero peak: V100 bf16) is an
+// error at the record's dtype.
+std::pair<double, std::string> peak_ceiling(double flops, hardware::Dtype dtype,
+                                            const HardwareSpec& hw, const Origin& origin) {
   const double peak = hw.peak(dtype).value();
   if (!(peak > 0.0)) {
     throw ConfigError(origin.source, origin_text(origin, "dtype"),
                       "profile '" + hw.id + "' has no " + parallel::to_string(dtype) +
                           " peak (its GPU lacks the format); expected a dtype it runs");
   }
-  return flops / peak;
+  return {flops / peak, "the " + std::string(parallel::to_string(dtype)) + " peak"};
 }
 
 // The fastest link of one GPU, one direction: NVLink, or its share of the node's NICs where
@@ -411,8 +412,7 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
                           .gemms = {{.m = g.m, .n = g.n, .k = g.k}},
                           .attention = {}};
     Case c = kernel_case(g.dtype, w, g.time, gemm_params);
-    c.fastest = peak_time(w.flops.value(), g.dtype, hw, g.origin);
-    c.ceiling = "the " + std::string(parallel::to_string(g.dtype)) + " peak";
+    std::tie(c.fastest, c.ceiling) = peak_ceiling(w.flops.value(), g.dtype, hw, g.origin);
     c.row.what = gemm_text(g.m, g.n, g.k, g.dtype);
     c.row.origin = g.origin;
     cases.push_back(std::move(c));
@@ -432,8 +432,7 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
         .gemms = {},
         .attention = {.seq_len = a.seq_len, .head_dim = a.head_dim, .causal = a.causal}};
     Case c = kernel_case(a.dtype, w, a.time, attention_params);
-    c.fastest = peak_time(w.flops.value(), a.dtype, hw, a.origin);
-    c.ceiling = "the " + std::string(parallel::to_string(a.dtype)) + " peak";
+    std::tie(c.fastest, c.ceiling) = peak_ceiling(w.flops.value(), a.dtype, hw, a.origin);
     c.row.what = "attention b" + std::to_string(a.batch) + " h" + std::to_string(a.heads) + " s" +
                  std::to_string(a.seq_len) + " d" + std::to_string(a.head_dim) +
                  (a.causal ? " causal " : " ") + parallel::to_string(a.dtype);
@@ -491,9 +490,8 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
       // Both times are of the GEMM, alone and beside the holder: neither beats the peak.
       const double flops =
           2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-      const double fastest = peak_time(flops, p.dtype, hw, p.origin);
+      const auto [fastest, peak] = peak_ceiling(flops, p.dtype, hw, p.origin);
       const auto tflops = [flops](double t) { return flops / t / 1e12; };
-      const std::string peak = "the " + std::string(parallel::to_string(p.dtype)) + " peak";
       check_measured(p.origin, p.time.value(), false, "time");
       check_ceiling(p.origin, "time_alone", alone, fastest, tflops, "TFLOP/s", peak, hw);
       check_ceiling(p.origin, "time", p.time.value(), fastest, tflops, "TFLOP/s", peak, hw);

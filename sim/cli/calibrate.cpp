@@ -238,11 +238,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   calibrate::FitOptions options;
   try {
     // A bare count of bytes ("0", "8"), as `collective --min-bytes` takes, or a size with a unit.
-    const bool digits = !o.min_bytes.empty() && o.min_bytes.size() <= 15 &&
-                        std::all_of(o.min_bytes.begin(), o.min_bytes.end(),
-                                    [](unsigned char c) { return std::isdigit(c) != 0; });
-    options.min_collective_bytes =
-        Bytes(digits ? std::stod(o.min_bytes) : io::parse_unit(o.min_bytes, io::UnitKind::Data));
+    options.min_collective_bytes = Bytes(io::parse_byte_count_or_size(o.min_bytes));
   } catch (const ConfigError& e) {
     throw ConfigError("--min-bytes: " + e.problem() + " (or a bare count of bytes like 1048576)");
   }

@@ -50,16 +50,10 @@ const std::vector<DtypeInfo> kDtypes = {{"float", 4}, {"half", 2}, {"bfloat16", 
 // A size flag: a bare integer (bytes) or a unit string ("1MiB", "8 GiB").
 std::int64_t parse_size(const std::string& flag, const std::string& text) {
   double value = 0.0;
-  bool digits = !text.empty();
-  for (const char ch : text) digits = digits && std::isdigit(static_cast<unsigned char>(ch)) != 0;
-  if (digits) {
-    value = std::stod(text);
-  } else {
-    try {
-      value = io::parse_unit(text, io::UnitKind::Data);
-    } catch (const ConfigError& e) {
-      throw ConfigError(flag + ": " + e.problem());
-    }
+  try {
+    value = io::parse_byte_count_or_size(text);
+  } catch (const ConfigError& e) {
+    throw ConfigError(flag + ": " + e.problem());
   }
   if (!(value >= 1.0)) {
     throw ConfigError(flag + ": expected a size of at least 1 byte like 8, 1MiB or 8GiB, got '" +

@@ -339,15 +339,15 @@ int run_validate(const ValidateOptions& o) {
   // A replaced stack that no validated row runs changes nothing: most likely a misread id or a
   // --source that leaves its rows out, so stderr says so (a note, not an error: a script that
   // replaces every stack it refits, scripts/refit-stacks, passes stacks without rows).
+  std::set<std::string> used;  // the stacks the validated rows run
+  for (const auto& row : report.rows) {
+    if (!row.stack.empty()) used.insert(row.stack);
+  }
+  std::string list;
+  for (const auto& u : used) list += (list.empty() ? "" : ", ") + u;
   for (const std::string& spec : o.stacks) {
     const std::string id = spec.substr(0, spec.find('='));
-    std::set<std::string> used;
-    for (const auto& row : report.rows) {
-      if (!row.stack.empty()) used.insert(row.stack);
-    }
     if (used.count(id) == 0) {
-      std::string list;
-      for (const auto& u : used) list += (list.empty() ? "" : ", ") + u;
       std::cerr << "note: --stack " << id << ": no validated row runs stack '" << id << "'"
                 << (o.source.empty() ? "" : " (--source " + o.source + ")")
                 << ", so the file changes nothing; the rows' stacks: " << list << '\n';

@@ -42,13 +42,13 @@ CollectiveCost tuned_cost(const hardware::HardwareSpec& hw, Op op, const detail:
       t.transfer = max(t.transfer, ts.transfer / payload);
     }
   }
-  // Nor does a corrected latency fall below NCCL's latency of the same algorithm and group with
-  // its lowest-latency protocol, LL: NCCL's per-hop latencies are the path's, and measured
-  // latencies exceed NCCL's estimates (docs/sources.md B.4). A negative fitted offset otherwise
-  // clamped the latency to 0 below the node counts of its data (h100-dgx: a 512 KiB Broadcast on
-  // 2 nodes took 1.41 us, against 27.9 us at 128 KiB).
-  // LL's own corrected latency is held at NCCL's LL latency too (a fitted LL offset of -115 us
-  // made a 2-node Ring LL AllReduce free).
+  // Nor does a corrected latency, LL's own included, fall below NCCL's latency of the same
+  // algorithm and group with its lowest-latency protocol, LL: NCCL's per-hop latencies are the
+  // path's, and measured latencies exceed NCCL's estimates (docs/sources.md B.4). A negative
+  // fitted offset otherwise clamped the latency to 0 below the node counts of its data
+  // (h100-dgx: a 512 KiB Broadcast on 2 nodes took 1.41 us, against 27.9 us at 128 KiB; a
+  // fitted LL offset of -115 us made a 2-node Ring LL AllReduce free). measured_time's own
+  // clamp at 0 remains for the algorithms without LL (NVLS, NVLSTree, PAT).
   if (p == Protocol::Ll) {
     t.latency = max(t.latency, entry.latency);
   } else if (const auto ll = detail::tuned_entry(hw, op, g, a, Protocol::Ll)) {

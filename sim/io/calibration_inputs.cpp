@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <utility>
 
@@ -16,21 +15,6 @@
 
 namespace trainsim::io {
 namespace {
-
-// The bytes of a log, to tell one run given under two names; "" when it is no regular file or
-// is larger than any log (the nccl-tests reader then says what is wrong with it).
-std::string read_log_bytes(const calibrate::LogReference& ref) {
-  constexpr std::uintmax_t kMaxLogBytes = std::uintmax_t{64} << 20U;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(ref.path, ec)) return {};
-  const std::uintmax_t size = std::filesystem::file_size(ref.path, ec);
-  if (ec || size > kMaxLogBytes) return {};
-  std::ifstream in(ref.path, std::ios::binary);
-  if (!in) return {};
-  std::string bytes(static_cast<std::size_t>(size), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  return in ? bytes : std::string();
-}
 
 std::string file_name(const std::string& path) {
   return std::filesystem::path(path).filename().string();
@@ -251,11 +235,11 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
                             "an existing log file");
     }
     // The same bytes under another name are the same run: its points would count twice. The
-    // logs are told apart by size and hash (a log is up to 64 MiB; its bytes are not kept).
-    const std::string bytes = read_log_bytes(ref);
-    const auto content = std::pair{bytes.size(), std::hash<std::string>{}(bytes)};
+    // logs are told apart by size and hash (a log is up to 64 MiB; its text is not kept).
+    const std::string text = read_nccl_tests_text(ref.path);
+    const auto content = std::pair{text.size(), std::hash<std::string>{}(text)};
     for (const auto& [earlier, earlier_content] : log_contents) {
-      if (!bytes.empty() && earlier_content == content) {
+      if (!text.empty() && earlier_content == content) {
         const std::string problem = "the nccl-tests log " + ref.path + " has the same content as " +
                                     earlier + "; expected each run once, or its points count twice";
         if (ref.origin.source.empty()) throw ConfigError(ref.path, "", problem);
@@ -266,7 +250,7 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     in.files.push_back(ref.path);
     calibrate::NcclTestsLog log;
     try {
-      log = read_nccl_tests_file(ref.path, ref.op);
+      log = parse_nccl_tests(text, ref.path, ref.op);
     } catch (const ConfigError& e) {
       // The op a document's entry claims and the table disagree: the entry is at fault, so it
       // is named, with the log's line (the log alone used to be).

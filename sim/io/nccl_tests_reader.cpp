@@ -1067,8 +1067,7 @@ calibrate::NcclTestsLog parse_nccl_tests(const std::string& text, const std::str
   return LogParser(source, claimed_op).parse(text);
 }
 
-calibrate::NcclTestsLog read_nccl_tests_file(const std::string& path,
-                                             std::optional<collective::Op> claimed_op) {
+std::string read_nccl_tests_text(const std::string& path) {
   // Bounded, chunk by chunk: /dev/zero is refused at its first NUL byte, a huge file or a pipe
   // that never ends after 64 MiB, a named pipe nobody writes to at once.
   std::string text;
@@ -1089,7 +1088,12 @@ calibrate::NcclTestsLog read_nccl_tests_file(const std::string& path,
       throw ConfigError(path, "", "cannot open the file; expected a readable nccl-tests log");
     throw;
   }
-  return parse_nccl_tests(text, path, claimed_op);
+  return text;
+}
+
+calibrate::NcclTestsLog read_nccl_tests_file(const std::string& path,
+                                             std::optional<collective::Op> claimed_op) {
+  return parse_nccl_tests(read_nccl_tests_text(path), path, claimed_op);
 }
 
 }  // namespace trainsim::io

@@ -32,8 +32,12 @@ namespace trainsim::io {
 calibrate::NcclTestsLog parse_nccl_tests(const std::string& text, const std::string& source,
                                          std::optional<collective::Op> claimed_op = std::nullopt);
 
-// Reads the file at `path` and parses it (errors name `path`). Throws ConfigError for a file
-// that cannot be read, is larger than 64 MiB, or contains NUL bytes (a binary, /dev/zero).
+// The text of the log at `path`, read as read_nccl_tests_file reads it (errors name `path`).
+// Throws ConfigError for a file that cannot be read, is larger than 64 MiB, or contains NUL
+// bytes (a binary, /dev/zero).
+std::string read_nccl_tests_text(const std::string& path);
+
+// Reads the file at `path` (read_nccl_tests_text) and parses it (errors name `path`).
 calibrate::NcclTestsLog read_nccl_tests_file(
     const std::string& path, std::optional<collective::Op> claimed_op = std::nullopt);
 

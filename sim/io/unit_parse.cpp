@@ -1,5 +1,6 @@
 #include "sim/io/unit_parse.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
@@ -216,6 +217,13 @@ double parse_unit(std::string_view text, UnitKind kind) {
     throw ConfigError(expected + ", got " + quoted(text) + ", which is " + unit_noun(*other));
   }
   throw ConfigError(expected + ", got " + quoted(text) + " (unknown unit " + quoted(unit) + ")");
+}
+
+double parse_byte_count_or_size(std::string_view text) {
+  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
+    return std::isdigit(c) != 0;
+  });
+  return digits ? std::stod(std::string(text)) : parse_unit(text, UnitKind::Data);
 }
 
 }  // namespace trainsim::io

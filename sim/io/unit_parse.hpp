@@ -42,6 +42,9 @@ double parse_unit(std::string_view text, UnitKind kind);
 
 inline Seconds parse_seconds(std::string_view t) { return Seconds(parse_unit(t, UnitKind::Time)); }
 inline Bytes parse_bytes(std::string_view t) { return Bytes(parse_unit(t, UnitKind::Data)); }
+// A size as the command line's size flags take it: a bare count of bytes ("8", "1048576") or a
+// size with a unit ("1MiB"). Throws ConfigError with parse_unit's problem for anything else.
+double parse_byte_count_or_size(std::string_view text);
 inline BytesPerSecond parse_bandwidth(std::string_view t) {
   return BytesPerSecond(parse_unit(t, UnitKind::DataRate));
 }

@@ -45,14 +45,19 @@ MeasurementSet nvls_tree_points(const hardware::HardwareSpec& truth) {
   return m;
 }
 
+// The NVLSTree Simple terms of `hw`, which nvls_tree_points' calls run with.
+hardware::MeasuredTerms& nvls_tree_simple(hardware::HardwareSpec& hw) {
+  return hw.collective.measured[static_cast<std::size_t>(Algorithm::NvlsTree)]
+                               [static_cast<std::size_t>(hardware::Protocol::Simple)];
+}
+
 }  // namespace
 
 TEST_CASE("calibrate: the fit recovers the collective terms that generated its points",
           "[calibrate]") {
   const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
   hardware::HardwareSpec truth = base;
-  auto& t = truth.collective.measured[static_cast<std::size_t>(Algorithm::NvlsTree)]
-                                     [static_cast<std::size_t>(hardware::Protocol::Simple)];
+  hardware::MeasuredTerms& t = nvls_tree_simple(truth);
   t.bandwidth_factor_multi_node = 0.93;
   t.efficiency_per_doubling = 0.95;
   t.latency_scale = 1.6;
@@ -375,8 +380,7 @@ TEST_CASE("calibrate: which terms a point informs does not depend on an earlier 
   // and 22 -> 23 on h100-dgx, when a fitted base was used).
   const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
   hardware::HardwareSpec truth = base;
-  auto& t = truth.collective.measured[static_cast<std::size_t>(Algorithm::NvlsTree)]
-                                     [static_cast<std::size_t>(hardware::Protocol::Simple)];
+  hardware::MeasuredTerms& t = nvls_tree_simple(truth);
   t.latency_scale = 3.0;
   t.latency_offset_multi_node = Seconds(80e-6);
   const MeasurementSet points = nvls_tree_points(truth);
