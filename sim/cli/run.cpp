@@ -56,7 +56,9 @@ int run(const RunOptions& o) {
                                               : report::SimulationMode::Extrapolate});
   const report::Report& r = sim.report;
   if (!r.memory.fits && o.require_fit) {
-    throw PlanError("the plan needs " + to_string(r.memory.total) + " per GPU on stage " +
+    // Named by the scenario's file (or the command line), as a plan that cannot run is.
+    throw PlanError(scenario_document(o.scenario).source + ": the plan needs " +
+                    to_string(r.memory.total) + " per GPU on stage " +
                     std::to_string(r.memory.stage) + ", more than the " +
                     to_string(r.memory.usable) + " usable of " + to_string(r.memory.capacity) +
                     " of HBM (" +
