@@ -1,7 +1,9 @@
 // trainsim's entry point: parses the command line, runs one subcommand and turns exceptions
 // into one line on stderr and an exit code: 2 bad input, 3 impossible plan, 1 internal error.
 #include <cctype>
+#include <charconv>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -60,29 +62,56 @@ std::string one_line(std::string_view text) {
 
 // CLI11 reads integers with base detection (strtoll base 0) and floats with strtod, so "010"
 // would be 8, "0x40" 64 and "0x1p6" 64: every numeric option takes decimal text only, as the
-// input files' numbers do, and a number written otherwise is refused naming the option.
+// input files' numbers do, and a number written otherwise is refused naming the option. It also
+// saturates what does not fit: "99999999999999999999" became 9223372036854775807, which the
+// option's own range check then quoted as if typed, and "1e999" became inf. A number out of its
+// type's range is refused as such.
+std::string decimal_number_problem(const std::string& text, std::string_view type) {
+  std::size_t i = text.find_first_not_of(" \t");
+  if (i == std::string::npos) return {};
+  const std::size_t sign = i;
+  if (text[i] == '+' || text[i] == '-') ++i;
+  const bool zero = i + 1 < text.size() && text[i] == '0';
+  const char next = zero ? text[i + 1] : '\0';
+  const bool leading_zero = zero && std::isdigit(static_cast<unsigned char>(next)) != 0;
+  const bool base_prefix = zero && std::string_view("xXbBoO").find(next) != std::string_view::npos;
+  if (leading_zero || base_prefix) {
+    return "'" + text + "': expected a decimal number (no leading zero, no 0x, 0b or 0o)";
+  }
+  const std::size_t end = text.find_last_not_of(" \t") + 1;
+  // from_chars takes no '+'; a '-' stays for the signed parse.
+  const char* first = text.data() + (text[sign] == '+' ? sign + 1 : sign);
+  const char* last = text.data() + end;
+  std::errc ec{};
+  if (type == "FLOAT" || type == "NUMBER") {
+    double value = 0.0;
+    ec = std::from_chars(first, last, value).ec;
+    if (ec == std::errc::result_out_of_range) {
+      return "'" + text +
+             "': out of range of a double; expected 0 or a magnitude from about 1e-308 to 1e308";
+    }
+  } else if (type == "UINT" && text[sign] != '-') {
+    std::uint64_t value = 0;
+    ec = std::from_chars(first, last, value).ec;
+  } else {
+    std::int64_t value = 0;
+    ec = std::from_chars(first, last, value).ec;
+  }
+  if (ec == std::errc::result_out_of_range) {
+    return "'" + text + "': out of range of a 64-bit integer; expected a number from " +
+           (type == "UINT" ? "0 to 18446744073709551615"
+                           : "-9223372036854775808 to 9223372036854775807");
+  }
+  return {};  // text that is no number at all is CLI11's to refuse ("cannot convert")
+}
+
 void decimal_numbers_only(CLI::App& app) {
-  static const CLI::Validator kDecimal(
-      [](std::string& text) -> std::string {
-        std::size_t i = text.find_first_not_of(" \t");
-        if (i == std::string::npos) return {};
-        if (text[i] == '+' || text[i] == '-') ++i;
-        const bool zero = i + 1 < text.size() && text[i] == '0';
-        const char next = zero ? text[i + 1] : '\0';
-        const bool leading_zero = zero && std::isdigit(static_cast<unsigned char>(next)) != 0;
-        const bool base_prefix =
-            zero && std::string_view("xXbBoO").find(next) != std::string_view::npos;
-        if (leading_zero || base_prefix) {
-          return "'" + text + "': expected a decimal number (no leading zero, no 0x, 0b or 0o)";
-        }
-        return {};
-      },
-      "");
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     for (CLI::Option* opt : sub->get_options()) {
       const std::string type = opt->get_type_name();
       if (type == "INT" || type == "UINT" || type == "FLOAT" || type == "NUMBER") {
-        opt->check(kDecimal);
+        opt->check(CLI::Validator(
+            [type](std::string& text) { return decimal_number_problem(text, type); }, ""));
       }
     }
   }

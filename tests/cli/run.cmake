@@ -175,6 +175,17 @@ trainsim_bad_input(run hex_flag "--gpus: '0x40': expected a decimal number"
   --hardware h100-dgx --model llama2-7b --gpus 0x40 --seq-len 4096)
 trainsim_bad_input(run hex_float_flag "--memory-headroom: '0x0.1p0': expected a decimal number"
   --hardware h100-dgx --model llama2-7b --gpus 8 --memory-headroom 0x0.1p0 --seq-len 4096)
+# CLI11 alone saturates a number out of its type's range: 99999999999999999999 became 9223372036854775807
+# in --tp's range error, a number nobody typed, and 1e999 became inf. Both are refused as
+# written, with the range a 64-bit integer or a double holds.
+trainsim_bad_input(run huge_int_flag
+  "--tp: '99999999999999999999': out of range of a 64-bit integer; expected a number from -9223372036854775808 to 9223372036854775807"
+  --hardware h100-dgx --model llama2-7b --gpus 8 --tp 99999999999999999999 --seq-len 4096)
+trainsim_bad_input(run huge_negative_int_flag "--pp: '-99999999999999999999': out of range of a 64-bit integer"
+  --hardware h100-dgx --model llama2-7b --gpus 8 --pp -99999999999999999999 --seq-len 4096)
+trainsim_bad_input(run huge_float_flag
+  "--memory-headroom: '1e999': out of range of a double; expected 0 or a magnitude from about 1e-308 to 1e308"
+  --hardware h100-dgx --model llama2-7b --gpus 8 --memory-headroom 1e999 --seq-len 4096)
 
 # A 5,000-byte hardware name is not echoed whole: the line keeps its head (file, key) and its
 # tail (what was expected), leaving out the middle.
