@@ -102,6 +102,12 @@ std::optional<std::int64_t> step_number(std::string_view name) {
 
 enum class Kind { Gpu, Launch, Step };
 
+// Whether two ranges (ts, dur) in microseconds overlap: ranges that only touch, one ending where
+// the other starts, do not; two starting at one time do, even of no length.
+bool overlap(std::pair<double, double> a, std::pair<double, double> b) {
+  return a.first == b.first || (a.first < b.first + b.second && b.first < a.first + a.second);
+}
+
 // An X event of interest, with ts and dur checked, in microseconds as in the file.
 struct RawEvent {
   Kind kind = Kind::Gpu;
@@ -303,7 +309,22 @@ class TraceParser {
         break;
       }
       case Kind::Launch:
-        if (r.correlation >= 0) launch_ts_.emplace(r.correlation, r.ts_us);
+        if (r.correlation >= 0) {
+          // A launch may be recorded twice, the runtime call and the driver call inside it,
+          // over one range. Two launches of one id that do not overlap are two launches: a
+          // kernel of that id would go to the step of the first without a word.
+          const auto [seen, added] =
+              launch_ts_.emplace(r.correlation, std::pair{r.ts_us, r.dur_us});
+          if (!added && !overlap(seen->second, {r.ts_us, r.dur_us})) {
+            throw ConfigError(source_, pointer + "/args/correlation",
+                              "correlation id " + std::to_string(r.correlation) +
+                                  " given to two launches that do not overlap (at " +
+                                  describe_json(seen->second.first) + " us and " +
+                                  describe_json(r.ts_us) +
+                                  " us); expected each launch's id once (a launch recorded "
+                                  "twice covers one range)");
+          }
+        }
         break;
       case Kind::Step: {
         const auto n = step_number(r.name);
@@ -322,16 +343,28 @@ class TraceParser {
         // PyTorch may record a step both as cpu_op and as user_annotation: keep the first. The
         // same number over a range that does not overlap the first is another step, mislabelled
         // or spliced from another trace: its kernels would be dropped without a word.
+        // Copies that overlap but differ by more than 1% of the step would make the iteration
+        // time depend on which came first in the file.
         const auto [seen, added] = seen_steps_.emplace(*n, std::pair{r.ts_us, r.dur_us});
         if (added) {
           steps_.push_back(std::move(r));
-        } else if (r.ts_us >= seen->second.first + seen->second.second ||
-                   seen->second.first >= r.ts_us + r.dur_us) {
+        } else if (!overlap(seen->second, {r.ts_us, r.dur_us})) {
           throw ConfigError(source_, pointer + "/name",
                             r.name +
                                 " given twice over ranges that do not overlap; expected "
                                 "each step number once (a step recorded twice covers one "
                                 "range)");
+        } else {
+          const auto [ts, dur] = seen->second;
+          const double tolerance = 0.01 * std::max(dur, r.dur_us);
+          if (std::abs(r.ts_us - ts) > tolerance || std::abs(r.dur_us - dur) > tolerance) {
+            throw ConfigError(
+                source_, pointer + "/dur",
+                r.name + " given twice over different ranges (" + describe_json(dur) + " us from " +
+                    describe_json(ts) + " us, " + describe_json(r.dur_us) + " us from " +
+                    describe_json(r.ts_us) +
+                    " us); expected its copies over one range, within 1% of the step");
+          }
         }
         break;
       }
@@ -342,7 +375,7 @@ class TraceParser {
     double origin = std::numeric_limits<double>::infinity();
     for (const auto& g : gpu_) origin = std::min(origin, g.ts_us);
     for (const auto& s : steps_) origin = std::min(origin, s.ts_us);
-    for (const auto& [corr, ts] : launch_ts_) origin = std::min(origin, ts);
+    for (const auto& [corr, range] : launch_ts_) origin = std::min(origin, range.first);
     auto since = [origin](double ts_us) { return Seconds((ts_us - origin) * 1e-6); };
 
     std::stable_sort(steps_.begin(), steps_.end(),
@@ -419,7 +452,7 @@ class TraceParser {
   void assign_step(KinetoKernel& k, const RawEvent& g) {
     const auto launch = g.correlation >= 0 ? launch_ts_.find(g.correlation) : launch_ts_.end();
     if (launch != launch_ts_.end()) {
-      const double ts = launch->second;
+      const double ts = launch->second.first;
       for (std::size_t i = 0; i < steps_.size(); ++i) {
         if (ts >= steps_[i].ts_us && ts <= steps_[i].ts_us + steps_[i].dur_us) {
           k.step = static_cast<std::int64_t>(i);
@@ -447,7 +480,7 @@ class TraceParser {
   std::vector<RawEvent> gpu_;
   std::vector<RawEvent> steps_;
   std::map<std::int64_t, std::pair<double, double>> seen_steps_;  // step -> (ts, dur) in us
-  std::map<std::int64_t, double> launch_ts_;  // correlation -> launch ts (us)
+  std::map<std::int64_t, std::pair<double, double>> launch_ts_;   // correlation -> (ts, dur) in us
 };
 
 }  // namespace

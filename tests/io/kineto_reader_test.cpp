@@ -244,6 +244,40 @@ TEST_CASE("kineto_reader: a launch outside every step leaves its kernel unassign
   CHECK(summarize(t, StepSelection::SkipFirst).used == std::vector<std::int64_t>{1});
 }
 
+TEST_CASE("kineto_reader: a correlation id on two launches that do not overlap is refused",
+          "[io]") {
+  // The runtime call and the driver call inside it may carry one id over one range: read once,
+  // the kernel goes to step 1 by its launch at 50.
+  const std::string runtime =
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+          "ts": 50, "dur": 6, "args": {"correlation": 9}})";
+  const std::string driver =
+      R"({"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": 1, "tid": 1,
+          "ts": 51, "dur": 4, "args": {"correlation": 9}})";
+  const std::string step2 =
+      R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1,
+          "ts": 100, "dur": 100})";
+  const std::string kernel =
+      R"({"ph": "X", "cat": "kernel", "name": "flash_bwd_kernel", "pid": 0, "tid": 7,
+          "ts": 120, "dur": 5, "args": {"stream": 7, "correlation": 9}})";
+  const auto t = parse_kineto_trace(
+      trace_of(kStep + "," + step2 + "," + runtime + "," + driver + "," + kernel), "t.json");
+  CHECK(t.num_by_correlation == 1);
+  CHECK(t.step_breakdowns[0].num_kernels == 1);
+  CHECK(t.step_breakdowns[1].num_kernels == 0);
+  // The same id launched again in step 2: which launch the kernel belongs to, and so its step,
+  // cannot be told.
+  const std::string again =
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+          "ts": 110, "dur": 6, "args": {"correlation": 9}})";
+  REQUIRE_THROWS_WITH(
+      parse_kineto_trace(trace_of(kStep + "," + step2 + "," + runtime + "," + again + "," + kernel),
+                         "t.json"),
+      "t.json: /traceEvents/3/args/correlation: correlation id 9 given to two launches that do "
+      "not overlap (at 50.0 us and 110.0 us); expected each launch's id once (a launch recorded "
+      "twice covers one range)");
+}
+
 TEST_CASE("kineto_reader: fields repeated in an event are read, not refused", "[io]") {
   // Chrome trace writers repeat fields of an event (catapult-project/catapult#4343); a profiler
   // trace is not a file the user wrote, so the trace reader keeps the last value, as nlohmann
@@ -296,6 +330,22 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
         parse_kineto_trace(trace_of(kStep + ", " + later + ", " + kKernel), "t.json"),
         "t.json: /traceEvents/1/name: ProfilerStep#1 given twice over ranges that do not "
         "overlap; expected each step number once (a step recorded twice covers one range)");
+    // Copies over one range that differ by more than 1% of the step (here 100 us against 120)
+    // would make the iteration time depend on which came first in the file.
+    const std::string longer =
+        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 0, "dur": 120})";
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + ", " + longer + ", " + kKernel), "t.json"),
+        "t.json: /traceEvents/1/dur: ProfilerStep#1 given twice over different ranges (100.0 "
+        "us from 0.0 us, 120.0 us from 0.0 us); expected its copies over one range, within 1% of "
+        "the "
+        "step");
+    // Within 1% (0.5 us of 100) they are one step, the first copy kept.
+    const std::string close =
+        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 0.5, "dur": 100.5})";
+    const auto one = parse_kineto_trace(trace_of(kStep + ", " + close + ", " + kKernel), "t.json");
+    REQUIRE(one.steps.size() == 1);
+    CHECK(one.steps[0].duration.value() == near(us(100)));
     // A step starting before the previous one ends would count the overlap's kernels twice; a
     // step starting where the previous ends is the usual case.
     const std::string overlapping =
