@@ -276,6 +276,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   // Nor may it replace a log a document names (the command line's inputs are checked above).
   io::require_not_an_input(o.output, "command line (-o)", in.files);
   for (const auto& s : in.skipped) err << "note: skipped " << io::escape_control(s) << '\n';
+  for (const auto& r : in.repeated) err << "warning: " << io::escape_control(r) << '\n';
   // Points of another NCCL release are priced with the profile's NCCL choices: where the
   // algorithm or protocol NCCL picks changed between the two, the fit absorbs the change.
   {

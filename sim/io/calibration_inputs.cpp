@@ -279,6 +279,7 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     calibrate::MeasurementDocument doc = read_measurement_document(path);
     in.files.push_back(path);
     in.devices.emplace_back(path, doc.environment.device);
+    for (const auto& r : doc.repeated) in.repeated.push_back(path + ": " + r);
     // Points of a document are labelled "<document>:<array>[<i>]".
     const std::string prefix = label_of(path) + ":";
     calibrate::for_each_points(

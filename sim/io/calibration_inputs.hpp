@@ -15,6 +15,8 @@ namespace trainsim::io {
 struct CalibrationInputs {
   calibrate::MeasurementSet points;  // each point's origin.label names its measurement set
   std::vector<std::string> skipped;  // one line per log left out (reported problem), for stderr
+  // "<document>: <pointer> repeats <pointer> ...": records given twice in a document, for stderr.
+  std::vector<std::string> repeated;
   std::vector<std::string> files;    // every input file: documents and the logs they name
   // (file, GPU it was measured on): a document's environment.device, a log's first rank line's.
   std::vector<std::pair<std::string, std::string>> devices;

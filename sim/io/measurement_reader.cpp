@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "trainsim/collective/collective_model.hpp"
@@ -343,13 +345,24 @@ calibrate::LogReference log_of(ObjectReader& r, const Record& rec) {
 }
 
 // Reads each record of the optional array `key` with `read` and appends what it returns.
+// A record equal field for field to an earlier one of the array is noted in `repeated`.
 template <class T, class Read>
 void read_array(ObjectReader& top, const std::string& key, const Environment& document,
-                std::vector<T>& out, Read read) {
+                std::vector<T>& out, std::vector<std::string>& repeated, Read read) {
   if (!top.has(key)) return;
   const nlohmann::json& array = top.array(key);
   out.reserve(array.size());
+  std::unordered_map<std::size_t, std::vector<std::size_t>> by_hash;
   for (std::size_t i = 0; i < array.size(); ++i) {
+    auto& same_hash = by_hash[std::hash<nlohmann::json>{}(array[i])];
+    for (const std::size_t j : same_hash) {
+      if (array[j] != array[i]) continue;
+      repeated.push_back(top.pointer_of(key) + "/" + std::to_string(i) + " repeats " +
+                         top.pointer_of(key) + "/" + std::to_string(j) +
+                         " field for field; both are fitted (remove one if it is a copy)");
+      break;
+    }
+    same_hash.push_back(i);
     Record rec;
     rec.pointer = top.pointer_of(key) + "/" + std::to_string(i);
     rec.document = &document;
@@ -400,14 +413,14 @@ MeasurementDocument parse_measurement_document(const std::string& text, const st
   doc.environment = environment_of(top.object("environment"), DeviceKey::Required);
   const Environment& env = doc.environment;
   calibrate::MeasurementSet& set = doc.points;
-  read_array(top, "gemm", env, set.gemms, gemm_of);
-  read_array(top, "attention", env, set.attention, attention_of);
-  read_array(top, "memory", env, set.memory, memory_of);
-  read_array(top, "launch", env, set.launches, launch_of);
-  read_array(top, "power", env, set.power, power_of);
-  read_array(top, "collectives", env, set.collectives, collective_of);
-  read_array(top, "nccl_tests", env, doc.logs, log_of);
-  read_array(top, "overlap", env, set.overlap, overlap_of);
+  read_array(top, "gemm", env, set.gemms, doc.repeated, gemm_of);
+  read_array(top, "attention", env, set.attention, doc.repeated, attention_of);
+  read_array(top, "memory", env, set.memory, doc.repeated, memory_of);
+  read_array(top, "launch", env, set.launches, doc.repeated, launch_of);
+  read_array(top, "power", env, set.power, doc.repeated, power_of);
+  read_array(top, "collectives", env, set.collectives, doc.repeated, collective_of);
+  read_array(top, "nccl_tests", env, doc.logs, doc.repeated, log_of);
+  read_array(top, "overlap", env, set.overlap, doc.repeated, overlap_of);
   top.finish();
 
   if (set.gemms.empty() && set.attention.empty() && set.memory.empty() && set.launches.empty() &&

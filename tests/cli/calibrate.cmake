@@ -173,3 +173,14 @@ add_test(NAME cli.calibrate.freeze_inherited
                  --freeze /collective/measured/ring/LL128/latency_scale)
 set_tests_properties(cli.calibrate.freeze_inherited PROPERTIES PASS_REGULAR_EXPRESSION
   "\n  /collective/measured/ring/LL128/latency_scale +2\\.6 +frozen\n[^ ]")
+# A record given twice field for field is fitted twice, so a pasted copy weighs double: a
+# warning names both (two runs may agree, so it is not refused); a third launch record at
+# another time is not a repeat.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/repeated_record.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
+    \"launch\": [{\"time\": \"5 us\"}, {\"time\": \"6 us\"}, {\"time\": \"5 us\"}]}\n")
+add_test(NAME cli.calibrate.repeated_record
+         COMMAND trainsim calibrate --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/repeated_record.json)
+set_tests_properties(cli.calibrate.repeated_record PROPERTIES
+  PASS_REGULAR_EXPRESSION "warning: [^\n]*repeated_record\\.json: /launch/2 repeats /launch/0 field for field; both are fitted \\(remove one if it is a copy\\)\n"
+  FAIL_REGULAR_EXPRESSION "/launch/1 repeats")

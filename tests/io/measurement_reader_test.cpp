@@ -201,6 +201,22 @@ TEST_CASE("measurement_reader: every array is optional", "[io]") {
   REQUIRE(set.overlap.size() == (kept == "overlap" ? 1U : 0U));
 }
 
+TEST_CASE("measurement_reader: a record repeated field for field is noted, in any key order",
+          "[io]") {
+  auto j = io::parse_json(kExample, "m.json");
+  CHECK(parse(j).repeated.empty());
+  // The example's GEMM again with its keys in reverse order: equal as JSON objects.
+  nlohmann::ordered_json reversed;
+  const nlohmann::json& gemm = j["gemm"][0];
+  for (auto it = gemm.rbegin(); it != gemm.rend(); ++it) reversed[it.key()] = *it;
+  j["gemm"].push_back(nlohmann::json::parse(reversed.dump()));
+  const auto doc = parse(j);
+  CHECK(doc.points.gemms.size() == 2);
+  REQUIRE(doc.repeated.size() == 1);
+  CHECK(doc.repeated[0] ==
+        "/gemm/1 repeats /gemm/0 field for field; both are fitted (remove one if it is a copy)");
+}
+
 TEST_CASE("measurement_reader: optional keys take their documented defaults", "[io]") {
   SECTION("attention is causal unless it says otherwise") {
     const std::string base =

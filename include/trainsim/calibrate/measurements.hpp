@@ -207,6 +207,9 @@ struct MeasurementDocument {
   Environment environment;
   MeasurementSet points;  // every point's origin.source is the document
   std::vector<LogReference> logs;
+  // One line per record that repeats an earlier record of its array field for field: both are
+  // fitted, so a copy pasted twice weighs double (a warning, not an error: two runs can agree).
+  std::vector<std::string> repeated;
 };
 
 }  // namespace trainsim::calibrate
