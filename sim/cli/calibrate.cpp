@@ -96,6 +96,51 @@ void set_at(nlohmann::ordered_json& doc, const std::string& pointer, nlohmann::o
   }
 }
 
+// A profile's notes explain its values ("max_efficiency 0.756: the sustained bf16 GEMM
+// maximum fitted to ..."), and a fit that changes a value would leave them quoting the old one.
+// The notes nearest a changed value, beside it or in an object above it, are prefixed with what
+// changed, "[trainsim calibrate: max_efficiency 0.756 -> 0.8012; ...] ", where they name the
+// value's key or quote its old value; once per fit that changes something, so a refit that
+// writes the same values leaves them as they are.
+void annotate_changed_notes(const nlohmann::ordered_json& base_json,
+                            const hardware::HardwareSpec& base,
+                            const std::vector<calibrate::FittedValue>& values,
+                            nlohmann::ordered_json& profile) {
+  using Pointer = nlohmann::ordered_json::json_pointer;
+  std::map<std::string, std::vector<std::string>> changes;  // notes pointer -> "key a -> b"
+  for (const auto& v : values) {
+    const calibrate::Parameter& p = *v.parameter;
+    const nlohmann::ordered_json now = profile_value(p, v.value);
+    const Pointer at(p.pointer);
+    const nlohmann::ordered_json before =
+        base_json.contains(at) ? base_json.at(at) : profile_value(p, p.get(base));
+    if (before == now) continue;
+    for (Pointer parent = at.parent_pointer(); !parent.empty(); parent = parent.parent_pointer()) {
+      const Pointer notes = parent / "notes";
+      if (!profile.contains(notes) || !profile.at(notes).is_string()) continue;
+      const std::string key = p.pointer.substr(parent.to_string().size() + 1);
+      const auto text = [](const nlohmann::ordered_json& j) {
+        return j.is_string() ? j.get<std::string>() : j.dump();
+      };
+      const std::string& said = profile.at(notes).get_ref<const std::string&>();
+      const std::string name = p.pointer.substr(p.pointer.rfind('/') + 1);
+      if (said.find(name) != std::string::npos || said.find(text(before)) != std::string::npos) {
+        changes[notes.to_string()].push_back(key + " " + text(before) + " -> " + text(now));
+      }
+      break;
+    }
+  }
+  for (const auto& [pointer, items] : changes) {
+    std::string list;
+    for (const auto& item : items) list += (list.empty() ? "" : ", ") + item;
+    nlohmann::ordered_json& notes = profile.at(Pointer(pointer));
+    notes = "[trainsim calibrate: " + list +
+            "; /calibration/fitted says to what. Where the text below quotes these values, it "
+            "gives the ones before this fit.] " +
+            notes.get<std::string>();
+  }
+}
+
 void print_residuals(std::ostream& out, const std::vector<calibrate::PointResidual>& rows,
                      const char* after_name) {
   out << "# set                                           line  point                     "
@@ -527,6 +572,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       record["fitted_to"] = v.fitted_to;
       fitted[p.pointer] = std::move(record);
     }
+    annotate_changed_notes(doc.json, base, result.values, profile);
     // A frozen term keeps the base's value in the file too: written where --reset dropped the
     // measured block, or where the base did not write it (an inherited LL or LL128 term, now
     // pinned); a value the base's file holds stays as written.

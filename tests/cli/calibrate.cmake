@@ -184,3 +184,9 @@ add_test(NAME cli.calibrate.repeated_record
 set_tests_properties(cli.calibrate.repeated_record PROPERTIES
   PASS_REGULAR_EXPRESSION "warning: [^\n]*repeated_record\\.json: /launch/2 repeats /launch/0 field for field; both are fitted \\(remove one if it is a copy\\)\n"
   FAIL_REGULAR_EXPRESSION "/launch/1 repeats")
+# A fit that changes a value marks the notes that quote it, once (calibrate_notes.cmake).
+add_test(NAME cli.calibrate.notes_marked
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DOUT=${CMAKE_CURRENT_BINARY_DIR}/notes_marked
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/calibrate_notes.cmake)
+set_tests_properties(cli.calibrate.notes_marked PROPERTIES PASS_REGULAR_EXPRESSION "notes marked once")
