@@ -720,10 +720,14 @@ void write_expert_explanation(std::ostream& out, sweep::SearchResult& result,
 }
 
 // What identifies a sharded search for trainsim merge: a digest of every plan of the space, in
-// enumeration order (sweep::fnv1a64, an identity check rather than security). Shards of
-// searches with different spaces or scenarios then never merge, even with equal plan counts.
+// enumeration order (sweep::fnv1a64, an identity check rather than security), and the memory
+// headroom, which a scenario's JSON does not hold but which decides what fits (shards run with
+// different --memory-headroom merged into one document with wrong out_of_memory counts).
+// Shards of searches with different spaces or scenarios then never merge, even with equal plan
+// counts.
 std::string search_digest(const parallel::Scenario& base, const sweep::SearchSpace& space) {
-  std::string text;
+  std::string text =
+      "memory headroom " + io::format_number(base.stack.memory.headroom_fraction) + "\n";
   for (const parallel::Scenario& s : sweep::enumerate_plans(base, space)) {
     text += io::scenario_to_json(s).dump();
     text += '\n';

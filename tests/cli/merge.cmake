@@ -46,6 +46,12 @@ add_test(NAME cli.merge.csv_halves
 set_tests_properties(cli.merge.csv_halves PROPERTIES PASS_REGULAR_EXPRESSION
   "^index,hardware,model,[^\n]*\n0,h100-dgx,[^\n]*,ok,[^\n]*\n1,h100-dgx,[^\n]*,ok,[^\n]*\n2,h100-dgx,[^\n]*,ok,[^\n]*\n$")
 trainsim_bad_input(merge no_file "cannot read the file" ${data}/no_such.csv)
+add_test(NAME cli.merge.search_headroom
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 "-DRUN=search;--hardware;h100-dgx;--model;llama2-7b;--gpus;16;--global-batch;64;--seq-len;4096;--format;json"
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_search_headroom
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/merge_headroom.cmake)
+set_tests_properties(cli.merge.search_headroom PROPERTIES PASS_REGULAR_EXPRESSION "refused")
 trainsim_bad_input(merge search_missing_shard "missing shard 1/2; expected every shard from 0 to 1"
   ${data}/search_0of2.json)
 trainsim_bad_input(merge search_duplicate_shard "search_0of2.json: /shard: shard 0/2 given twice"
