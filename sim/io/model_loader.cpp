@@ -488,8 +488,8 @@ WindowLayers hf_window_layers(ObjectReader& r, const std::string& model_type,
 // when i is not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
 // (transformers/models/qwen3_moe/modeling_qwen3_moe.py, Qwen3MoeDecoderLayer); trainsim models
 // a leading run of dense layers only, so the step must be 1 and mlp_only_layers 0..k-1.
-std::int64_t hf_qwen_dense_layers(ObjectReader& r) {
-  if (r.has("decoder_sparse_step")) {
+std::int64_t hf_qwen_dense_layers(ObjectReader& r, const auto& has) {
+  if (has("decoder_sparse_step")) {
     const std::int64_t step = r.integer("decoder_sparse_step", 1, model::kMaxLayers);
     if (step != 1) {
       throw r.error("decoder_sparse_step",
@@ -498,7 +498,7 @@ std::int64_t hf_qwen_dense_layers(ObjectReader& r) {
                         std::to_string(step));
     }
   }
-  if (!r.has("mlp_only_layers") || r.raw("mlp_only_layers").is_null()) return 0;
+  if (!has("mlp_only_layers") || r.raw("mlp_only_layers").is_null()) return 0;
   const auto& layers = r.array("mlp_only_layers");
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const auto& v = layers[i];
@@ -512,13 +512,58 @@ std::int64_t hf_qwen_dense_layers(ObjectReader& r) {
   return static_cast<std::int64_t>(layers.size());
 }
 
+// The expert keys each mixture-of-experts family's configuration class reads
+// (transformers/models/<family>/configuration_<family>.py: MixtralConfig, GptOssConfig,
+// Qwen2MoeConfig, Qwen3MoeConfig, DeepseekV2Config, DeepseekV3Config; DeepSeek-V3's released
+// config.json also writes moe_layer_freq). Another family's key in a config is read by no code of
+// its model: a Mixtral config's n_shared_experts or first_k_dense_replace, a Qwen3-MoE config's
+// shared_expert_intermediate_size. Empty for other model types, whose expert keys are all read.
+std::vector<std::string_view> hf_family_expert_keys(const std::string& model_type) {
+  if (model_type == "mixtral") return {"num_local_experts", "num_experts_per_tok"};
+  if (model_type == "gpt_oss") {
+    return {"num_local_experts", "num_experts_per_tok", "experts_per_token"};
+  }
+  if (model_type == "qwen2_moe") {
+    return {"num_experts",           "num_experts_per_tok",
+            "moe_intermediate_size", "shared_expert_intermediate_size",
+            "decoder_sparse_step",   "mlp_only_layers"};
+  }
+  if (model_type == "qwen3_moe") {
+    return {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step",
+            "mlp_only_layers"};
+  }
+  if (model_type == "deepseek_v2" || model_type == "deepseek_v3") {
+    return {"n_routed_experts", "num_experts_per_tok",   "moe_intermediate_size",
+            "n_shared_experts", "first_k_dense_replace", "moe_layer_freq"};
+  }
+  return {};
+}
+
 // The mixture-of-experts keys of a Hugging Face config (docs/models.md, "Mixture of experts").
 // `ignored` and `uncounted` collect the keys for the note line.
 void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
                  std::vector<std::string>& ignored, std::vector<std::string>& uncounted) {
+  // Another family's expert keys are ignored, with the note naming them and the family, as its
+  // model's code ignores them; they used to add shared experts or dense layers.
+  const std::vector<std::string_view> family = hf_family_expert_keys(model_type);
+  std::vector<std::string_view> foreign;
+  if (!family.empty()) {
+    for (const auto& list :
+         {std::vector<std::string_view>(kHfExpertCountKeys.begin(), kHfExpertCountKeys.end()),
+          std::vector<std::string_view>(kHfExpertDetailKeys.begin(), kHfExpertDetailKeys.end())}) {
+      for (const auto key : list) {
+        if (contains(family, key) || !r.has(std::string(key))) continue;
+        foreign.push_back(key);
+        ignored.push_back(std::string(key) + " (not a " + model_type + " key)");
+      }
+    }
+  }
+  const auto has = [&r, &foreign](std::string_view key) {
+    return !contains(foreign, key) && r.has(std::string(key));
+  };
   std::string count_key;
   for (const auto key : kHfExpertCountKeys) {
-    if (!r.has(std::string(key))) continue;
+    if (!has(key)) continue;
     if (!count_key.empty()) {
       throw r.error(std::string(key), "the expert count is already given by " + count_key +
                                           "; expected one of num_local_experts, num_experts, "
@@ -541,7 +586,7 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
                                     ", the routed experts of each MoE layer");
     }
     for (const auto key : kHfExpertDetailKeys) {
-      if (r.has(std::string(key))) {
+      if (has(key)) {
         throw r.error(std::string(key),
                       std::string(key) +
                           " describes experts; expected it with an expert count "
@@ -552,8 +597,8 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
   }
   m.num_experts = r.integer(count_key, 1, model::kMaxExperts);
   // GptOssConfig writes both experts_per_token and num_experts_per_tok.
-  const bool alias = r.has("experts_per_token");
-  const bool main = r.has("num_experts_per_tok");
+  const bool alias = has("experts_per_token");
+  const bool main = has("num_experts_per_tok");
   if (!alias && !main) {
     throw r.error("num_experts_per_tok",
                   "missing required key; expected an integer in [1, " +
@@ -571,18 +616,18 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
     }
   }
   // Mixtral and GPT-OSS have no moe_intermediate_size: their experts are intermediate_size wide.
-  m.expert_ffn_hidden = r.has("moe_intermediate_size")
+  m.expert_ffn_hidden = has("moe_intermediate_size")
                             ? r.integer("moe_intermediate_size", 1, model::kMaxFfnHidden)
                             : m.ffn_hidden;
   // DeepSeek: n_shared_experts experts of moe_intermediate_size (DeepseekV3MoE builds them as one
   // MLP of n_shared_experts x moe_intermediate_size: the same weights and FLOPs). Qwen2-MoE: one
   // shared expert of shared_expert_intermediate_size behind a sigmoid gate (Qwen2MoeSparseMoeBlock
   // shared_expert_gate, nn.Linear(hidden_size, 1, bias=False)).
-  if (r.has("n_shared_experts") && !r.raw("n_shared_experts").is_null()) {
+  if (has("n_shared_experts") && !r.raw("n_shared_experts").is_null()) {
     m.num_shared_experts = r.integer("n_shared_experts", 0, model::kMaxExperts);
     m.shared_expert_ffn_hidden = m.num_shared_experts > 0 ? m.expert_ffn_hidden : 0;
   }
-  if (r.has("shared_expert_intermediate_size")) {
+  if (has("shared_expert_intermediate_size")) {
     const std::int64_t width =
         r.integer("shared_expert_intermediate_size", 0, model::kMaxFfnHidden);
     if (width > 0) {
@@ -592,11 +637,11 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
     }
   }
   std::string dense_key = "first_k_dense_replace";
-  if (r.has("first_k_dense_replace")) {
+  if (has("first_k_dense_replace")) {
     // DeepseekV3DecoderLayer: an MoE block when layer_idx >= first_k_dense_replace and
     // layer_idx % moe_layer_freq == 0.
     m.num_dense_layers = r.integer("first_k_dense_replace", 0, model::kMaxLayers);
-    const std::int64_t freq = r.integer_or("moe_layer_freq", 1, 1);
+    const std::int64_t freq = has("moe_layer_freq") ? r.integer("moe_layer_freq", 1) : 1;
     if (freq != 1) {
       throw r.error("moe_layer_freq",
                     "MoE blocks on every n-th layer only are not modelled (trainsim models "
@@ -605,7 +650,7 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
     }
   } else {
     dense_key = "mlp_only_layers";
-    m.num_dense_layers = hf_qwen_dense_layers(r);
+    m.num_dense_layers = hf_qwen_dense_layers(r, has);
   }
   // Router biases: DeepSeek-V3's e_score_correction_bias (modeling_deepseek.py, MoEGate with
   // topk_method "noaux_tc"), GPT-OSS's router (GptOssTopKRouter, a bias per expert). GPT-OSS's

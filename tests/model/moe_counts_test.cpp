@@ -1,8 +1,10 @@
 // Parameter counts and model FLOPs of mixture-of-experts and latent-attention models: the
 // built-in models against their model cards, and the Hugging Face configs they come from.
+#include <fstream>
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "trainsim/model/counts.hpp"
 
@@ -217,6 +219,33 @@ TEST_CASE("moe counts: Hugging Face configs load to the built-in specs", "[model
     REQUIRE(mtp_parameters(hf, Experts::All) == 11'610'068'224);
     REQUIRE(num_parameters(hf) == 671'026'419'200 + 11'610'068'224);
   }
+}
+
+TEST_CASE("moe counts: another family's expert keys are not read", "[model][io]") {
+  // transformers' MixtralConfig has no shared experts or leading dense layers, Qwen3MoeConfig
+  // no shared expert and no first_k_dense_replace: their models ignore such keys, so the
+  // configs keep the built-in shapes (46.7B for Mixtral; before, n_shared_experts 2 made it
+  // 58.0B, first_k_dense_replace 2 44.2B). The note names each key and the family.
+  const auto with = [](const std::string& file, const std::string& key, int value) {
+    auto j = nlohmann::json::parse(std::ifstream(data(file)));
+    j[key] = value;
+    return load_model_from_string(j.dump(), file);
+  };
+  for (const char* key : {"n_shared_experts", "first_k_dense_replace",
+                          "shared_expert_intermediate_size", "num_experts"}) {
+    CAPTURE(key);
+    require_same_shape(with("hf_mixtral_8x7b_moe_config.json", key, 2), load_model("mixtral-8x7b"));
+  }
+  for (const char* key :
+       {"n_shared_experts", "first_k_dense_replace", "shared_expert_intermediate_size"}) {
+    CAPTURE(key);
+    require_same_shape(with("hf_qwen3_30b_a3b_moe_config.json", key, 2),
+                       load_model("qwen3-30b-a3b"));
+  }
+  // The family's own keys are still read: Qwen3-MoE's mlp_only_layers gives it dense layers.
+  auto j = nlohmann::json::parse(std::ifstream(data("hf_qwen3_30b_a3b_moe_config.json")));
+  j["mlp_only_layers"] = {0, 1};
+  CHECK(load_model_from_string(j.dump(), "q.json").num_dense_layers == 2);
 }
 
 TEST_CASE("moe counts: a multi-token-prediction module's model FLOPs", "[model][mtp]") {

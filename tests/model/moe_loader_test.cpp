@@ -230,9 +230,14 @@ TEST_CASE("moe loader: Hugging Face keys that are refused", "[model][io]") {
                         "config.json: /moe_intermediate_size: expected an integer >= 1, got -2048");
   }
   SECTION("two expert counts; expert keys without a count") {
+    // A model type whose configuration class names no expert keys reads them all, so two
+    // counts contradict each other. (A Mixtral config's num_experts is Qwen's key, which
+    // MixtralConfig does not read: ignored with a note, "moe counts: another family's expert
+    // keys are not read".)
+    std::string llama = hf_mixtral(R"(, "num_experts_per_tok": 2, "num_experts": 8)");
+    llama.replace(llama.find("\"mixtral\""), 9, "\"llama\"");
     REQUIRE_THROWS_WITH(
-        load_model_from_string(hf_mixtral(R"(, "num_experts_per_tok": 2, "num_experts": 8)"),
-                               "config.json"),
+        load_model_from_string(llama, "config.json"),
         Catch::StartsWith("config.json: /num_experts: the expert count is already given by "
                           "num_local_experts"));
     REQUIRE_THROWS_WITH(
