@@ -285,8 +285,13 @@ int describe(const DescribeOptions& o) {
             << "  gradients    " << to_string(mem.gradients) << "\n"
             << "  optimizer    " << to_string(mem.optimizer) << "\n"
             << "  activations  " << to_string(mem.activations) << "\n"
-            << "  buffers      " << to_string(mem.buffers) << "\n"
-            << "  total        " << to_string(mem.total) << " of " << to_string(mem.capacity)
+            << "  buffers      " << to_string(mem.buffers)
+            << "\n"
+            // Against the usable memory, as run's report: HBM less the reserve.
+            << "  reserved     " << to_string(mem.reserved) << " (headroom "
+            << fixed_text(100.0 * mem.headroom_fraction, 1) << " %)\n"
+            << "  total        " << to_string(mem.total) << " of " << to_string(mem.usable)
+            << " usable (" << to_string(mem.capacity) << " HBM)"
             << (mem.fits ? " (fits)" : " (DOES NOT FIT)") << "\n";
   return 0;
 }

@@ -72,6 +72,9 @@ void apply_memory_headroom(const std::optional<double>& headroom, parallel::Scen
         "expected a fraction of HBM from 0 to below 1, got " + io::format_number(*headroom));
   }
   s.stack.memory.headroom_fraction = *headroom;
+  if (const std::string problem = parallel::headroom_problem(s); !problem.empty()) {
+    throw ConfigError("command line (--memory-headroom)", "", problem);
+  }
 }
 
 io::ScenarioDocument scenario_document(const ScenarioFlags& f) {

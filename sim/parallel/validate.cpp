@@ -1,5 +1,9 @@
 #include "trainsim/parallel/validate.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
 #include "trainsim/error.hpp"
 #include "trainsim/parallel/placement.hpp"
 
@@ -9,6 +13,27 @@ namespace {
 std::string str(std::int64_t v) { return std::to_string(v); }
 
 }  // namespace
+
+std::string headroom_problem(const Scenario& s) {
+  // As report::apply_memory_reserve computes the reserve (report/memory.hpp).
+  const Bytes capacity = s.hardware.gpu.hbm_capacity;
+  const Bytes left = capacity - s.hardware.gpu.cuda_context - s.hardware.gpu.nccl_buffers -
+                     s.stack.memory.workspace;
+  const double fraction = s.stack.memory.headroom_fraction;
+  const Bytes headroom = Bytes(std::round((capacity * fraction).value()));
+  // No headroom is never the fault, even where the fixed terms alone fill the HBM.
+  if (fraction <= 0.0 || headroom <= left) return "";
+  // The largest fraction that fits, rounded down at 4 decimals so that it passes this check.
+  const double most = std::max(std::floor(left.value() / capacity.value() * 1e4) / 1e4, 0.0);
+  std::ostringstream text;
+  text << fraction << " of HBM keeps " << to_string(headroom) << " free, more than the "
+       << to_string(Bytes(std::max(left.value(), 0.0))) << " the CUDA context ("
+       << to_string(s.hardware.gpu.cuda_context) << "), NCCL buffers ("
+       << to_string(s.hardware.gpu.nccl_buffers) << ") and workspace ("
+       << to_string(s.stack.memory.workspace) << ") leave of the " << to_string(capacity)
+       << " HBM; expected at most " << most;
+  return text.str();
+}
 
 std::vector<Problem> validate(const Scenario& s) {
   std::vector<Problem> out;
@@ -39,6 +64,10 @@ std::vector<Problem> validate(const Scenario& s) {
             "nodes_per_domain " + str(s.nodes_per_domain) +
                 " exceeds the hosts of one NVLink domain of this hardware (" + str(hosts) + " of " +
                 str(g) + " GPUs each); expected 1 to " + str(hosts));
+  }
+  if (const std::string headroom = headroom_problem(s); !headroom.empty()) {
+    problem("/stack", "stack '" + s.stack_name + "' memory.headroom_fraction " + headroom,
+            {"/hardware"});
   }
   const auto model_parallel_or = model_parallel_size(p);
   if (!model_parallel_or || *model_parallel_or > s.gpus) {

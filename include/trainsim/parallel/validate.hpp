@@ -22,6 +22,12 @@ struct Problem {
 // derived (io/scenario_loader does it). Memory fit is a separate, simulated check.
 [[nodiscard]] std::vector<Problem> validate(const Scenario& scenario);
 
+// What is wrong with the stack's memory headroom on this hardware, or "": a fraction of HBM that
+// keeps more free than the CUDA context, NCCL buffers and workspace leave ("0.99999 of HBM keeps
+// 80.0 GiB free, more than the 79.2 GiB ...; expected at most 0.9898"). Without this check the
+// memory model cut it to what they leave, and the report gave the fraction beside other bytes.
+[[nodiscard]] std::string headroom_problem(const Scenario& scenario);
+
 // Throws PlanError with the first problem ("<key>: <message>") when there is one.
 void require_valid(const Scenario& scenario);
 
