@@ -479,8 +479,16 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
       << fixed(rb.bubble.value(), 3) << " s (" << (bubble < 0 ? "" : "+") << fixed(bubble, 3)
       << " s)";
   if (bp.pp > 1) {
-    out << ": the cost of filling and draining " << bp.pp << " stages, "
-        << (b_wins ? "smaller" : "not smaller") << " than the communication saved";
+    // Set against the exposed communication the plan saves, when it saves any: the bubble is
+    // time the iteration waits, as exposed communication is (it said "not smaller than the
+    // communication saved" where exposed communication had grown).
+    out << ": the cost of filling and draining " << bp.pp << " stages";
+    if (exposed < 0) {
+      out << ", " << (bubble < -exposed ? "smaller" : "not smaller") << " than the "
+          << fixed(-exposed, 3) << " s of exposed communication saved";
+    } else {
+      out << ", on top of the exposed communication added";
+    }
   }
   out << ".\n";
   out << "  - Compute: " << fixed(rd.compute.value(), 3) << " s -> " << fixed(rb.compute.value(), 3)

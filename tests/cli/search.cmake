@@ -97,3 +97,12 @@ set_tests_properties(cli.search.all_invalid_table PROPERTIES PASS_REGULAR_EXPRES
 # Only the interleaved schedule, at one virtual stage, on pp 2 alone: no plan is left to search.
 trainsim_bad_input(search empty_space "command line \\(--schedule, --virtual-stages\\): the interleaved schedule needs 2 or more virtual stages"
   ${search_base} --gpus 16 --pp 2 --schedule interleaved --virtual-stages 1)
+# qwen3-30b-a3b on 32 H100: the best model-parallel plan (pp 2, ep 2) exposes more communication
+# than pure data parallelism (0.030 s -> 0.222 s), so its bubble is not set against a saving it
+# does not make (the line said "not smaller than the communication saved").
+add_test(NAME cli.search.explain_bubble
+         COMMAND trainsim search --hardware h100-dgx --model qwen3-30b-a3b --gpus 32
+                 --global-batch 128 --seq-len 4096 --explain --top 4)
+set_tests_properties(cli.search.explain_bubble PROPERTIES
+  PASS_REGULAR_EXPRESSION "Exposed communication: [0-9.]+ s -> [0-9.]+ s per iteration \\(\\+[0-9.]+ s\\)[^\n]*\n  - Pipeline bubble: [^\n]*: the cost of filling and draining 2 stages, on top of the exposed communication added\\.\n"
+  FAIL_REGULAR_EXPRESSION "than the communication saved")
