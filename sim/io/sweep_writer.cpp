@@ -984,6 +984,17 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
                           ", in order)");
   }
   const std::int64_t shard_rows = sweep::Shard{.index = k, .count = n}.size_of(trailer->scenarios);
+  if (rows == trailer->rows && rows != shard_rows) {
+    // The rows agree with the end record, whose own two counts do not: it read "9 rows, but
+    // the end record says 9".
+    throw ConfigError(name, where_line(last),
+                      "the end record's " + std::to_string(trailer->rows) + " rows and " +
+                          std::to_string(trailer->scenarios) + " scenarios disagree: shard " +
+                          shard + " of " + std::to_string(trailer->scenarios) + " scenarios has " +
+                          std::to_string(shard_rows) +
+                          " rows; expected the end record `trainsim sweep --shard` wrote (an "
+                          "edited end record, or rows of another sweep)");
+  }
   if (rows != trailer->rows || rows != shard_rows) {
     throw ConfigError(name, where_line(last),
                       std::to_string(rows) + " rows, but the end record says " +

@@ -140,6 +140,14 @@ TEST_CASE("merge: incomplete, foreign, duplicate and missing shards are errors",
                     std::nullopt),
       Contains("a.csv: line 3: 1 rows, but the end record says 2; expected 2 "
                "rows for shard 0/2 of 3 scenarios"));
+  // An end record whose rows agree with the file but not with its own scenario count: shard 0/2
+  // of 5 scenarios has rows 0, 2 and 4, three, not the two it lists.
+  REQUIRE_THROWS_WITH(
+      merge_outputs(
+          {{"a.csv", shard(kHeader + row(0, "a") + row(2, "c"), 0, 2, 5, 2)}, {"b.csv", b}},
+          std::nullopt),
+      Contains("a.csv: line 4: the end record's 2 rows and 5 scenarios disagree: shard 0/2 of 5 "
+               "scenarios has 3 rows; expected the end record `trainsim sweep --shard` wrote"));
   // A row of another shard.
   REQUIRE_THROWS_WITH(
       merge_outputs({{"a.csv", a}, {"b.csv", shard(kHeader + row(2, "c"), 1, 2, 3, 1)}},
