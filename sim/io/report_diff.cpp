@@ -520,7 +520,13 @@ nlohmann::json diff_to_json(const DiffSide& a, const DiffSide& b, const ReportDi
   }
   nlohmann::json reasons = nlohmann::json::array();
   for (const auto& r : d.reasons) {
-    reasons.push_back({{"component", r.component}, {"delta", r.delta}, {"text", r.text}});
+    // Counts (bytes, tokens, GPUs) as integers, as every byte count of a report; seconds as
+    // numbers (the memory reason's -20635942400.0 read as a float).
+    const bool count =
+        r.component == "memory" || r.component == "tokens_per_step" || r.component == "gpus";
+    nlohmann::json delta = count ? nlohmann::json(static_cast<std::int64_t>(std::llround(r.delta)))
+                                 : nlohmann::json(r.delta);
+    reasons.push_back({{"component", r.component}, {"delta", delta}, {"text", r.text}});
   }
   return {{"context", report_context()}, {"a", side(a)},      {"b", side(b)},
           {"inputs_changed", inputs},    {"deltas", deltas},  {"step_time", step},

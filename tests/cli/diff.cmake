@@ -15,6 +15,13 @@ add_test(NAME cli.diff.json COMMAND trainsim diff ${diff_a} ${diff_b} --format j
 set_tests_properties(cli.diff.json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"a\": {.*\"b\": {.*\"collectives\".*\"context\".*\"deltas\": {.*\"/iteration_time_s\".*\"inputs_changed\": \\[.*\"pointer\": \"/parallel/dp\".*\"reasons\": \\[.*\"step_time\": {")
 
+# A reason's delta in bytes is an integer, as every byte count of a report (tp 2 frees about
+# 19 GiB per GPU here; it was written -20635942400.0).
+add_test(NAME cli.diff.json_memory_reason COMMAND trainsim diff ${diff_a} ${diff_b} --format json)
+set_tests_properties(cli.diff.json_memory_reason PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"component\": \"memory\",\n *\"delta\": -[0-9]+,"
+  FAIL_REGULAR_EXPRESSION "\"component\": \"memory\",\n *\"delta\": -[0-9]+\\.")
+
 # Flags apply to both sides: --gpus 256 on both leaves only tp and dp different (256 -> 128).
 add_test(NAME cli.diff.flags_both COMMAND trainsim diff ${diff_a} ${diff_b} --gpus 256)
 set_tests_properties(cli.diff.flags_both PROPERTIES PASS_REGULAR_EXPRESSION
