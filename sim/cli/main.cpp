@@ -40,8 +40,8 @@ std::string one_line(std::string_view text) {
   }
   while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
   // A key or value from an input file ("\u0000", "\u001b[2J") must neither cut the line short
-  // nor drive the terminal.
-  out = trainsim::io::escape_control(out);
+  // nor drive the terminal, and bytes that are not UTF-8 (a garbage file's) are shown as "\xff".
+  out = trainsim::io::escape_invalid_utf8(trainsim::io::escape_control(out));
   // A name echoed whole (a 10 MB hardware name) would make a line nobody reads: its middle is
   // left out, at the starts of UTF-8 characters, keeping the head (the file and key) and the
   // tail (what was expected).

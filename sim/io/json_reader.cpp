@@ -307,40 +307,69 @@ nlohmann::json read_json_file(const std::string& path) {
                             "expected a JSON document");
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms,
+// surrogates or code points above U+10FFFF), or 0 where the byte starts none.
+std::size_t utf8_sequence_at(std::string_view text, std::size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  std::size_t extra = 0;
+  unsigned lo = 0x80;  // bounds of the second byte (RFC 3629 §4)
+  unsigned hi = 0xBF;
+  if (c < 0x80U) return 1;
+  if (c >= 0xC2U && c <= 0xDFU) {
+    extra = 1;
+  } else if (c >= 0xE0U && c <= 0xEFU) {
+    extra = 2;
+    if (c == 0xE0U) lo = 0xA0;  // no overlong forms
+    if (c == 0xEDU) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0U && c <= 0xF4U) {
+    extra = 3;
+    if (c == 0xF0U) lo = 0x90;   // no overlong forms
+    if (c == 0xF4U) hi = 0x8FU;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (extra >= text.size() - i) return 0;  // truncated sequence
+  for (std::size_t k = 1; k <= extra; ++k) {
+    const auto b = static_cast<unsigned char>(text[i + k]);
+    const unsigned low = k == 1 ? lo : 0x80U;
+    const unsigned high = k == 1 ? hi : 0xBFU;
+    if (b < low || b > high) return 0;
+  }
+  return extra + 1;
+}
+
+}  // namespace
+
 bool is_valid_utf8(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    std::size_t extra = 0;
-    unsigned lo = 0x80;  // bounds of the second byte (RFC 3629 §4)
-    unsigned hi = 0xBF;
-    if (c < 0x80U) {
-      ++i;
-      continue;
-    }
-    if (c >= 0xC2U && c <= 0xDFU) {
-      extra = 1;
-    } else if (c >= 0xE0U && c <= 0xEFU) {
-      extra = 2;
-      if (c == 0xE0U) lo = 0xA0;  // no overlong forms
-      if (c == 0xEDU) hi = 0x9F;  // no surrogates
-    } else if (c >= 0xF0U && c <= 0xF4U) {
-      extra = 3;
-      if (c == 0xF0U) lo = 0x90;  // no overlong forms
-      if (c == 0xF4U) hi = 0x8F;  // nothing above U+10FFFF
-    } else {
-      return false;
-    }
-    if (extra >= text.size() - i) return false;  // truncated sequence
-    for (std::size_t k = 1; k <= extra; ++k) {
-      const auto b = static_cast<unsigned char>(text[i + k]);
-      const unsigned low = k == 1 ? lo : 0x80U;
-      const unsigned high = k == 1 ? hi : 0xBFU;
-      if (b < low || b > high) return false;
-    }
-    i += extra + 1;
+    const std::size_t n = utf8_sequence_at(text, i);
+    if (n == 0) return false;
+    i += n;
   }
   return true;
+}
+
+std::string escape_invalid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t n = utf8_sequence_at(text, i);
+    if (n == 0) {
+      char escaped[8];
+      (void)std::snprintf(escaped, sizeof escaped, "\\x%02x",
+                          static_cast<unsigned>(static_cast<unsigned char>(text[i])));
+      out += escaped;
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
 }
 
 ObjectReader::ObjectReader(const nlohmann::json& json, std::string source, std::string pointer)

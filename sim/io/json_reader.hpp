@@ -84,6 +84,10 @@ std::string escape_control(std::string_view text);
 // True when `text` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points
 // above U+10FFFF), the only text nlohmann can write back as JSON.
 [[nodiscard]] bool is_valid_utf8(std::string_view text);
+
+// `text` with each byte that starts no well-formed UTF-8 sequence written as "\xff": an error
+// line that echoes a file's bytes (a garbage file, an edited CSV cell) stays valid UTF-8 text.
+std::string escape_invalid_utf8(std::string_view text);
 // Refuses, before parsing, text that no JSON input of trainsim may be: longer than `max_bytes`
 // ("file too large; expected <what> of at most ..."), holding a NUL byte (binary data),
 // nesting objects and arrays deeper than `max_depth` (naming the line), or holding more objects

@@ -571,6 +571,9 @@ bool is_word(std::string_view v) {
 
 // Why a CSV row (with the header's number of fields) is not one csv_row writes, or nullopt.
 std::optional<std::string> csv_row_problem(std::string_view row) {
+  // Names in cells (hardware, model, stack, a reason) come from checked inputs: bytes that are
+  // not UTF-8 were written by something else, and merge copied them into its output.
+  if (!is_valid_utf8(row)) return std::string("not valid UTF-8; expected UTF-8 text");
   const std::vector<std::string> f = csv_fields(row);
   const std::optional<sweep::Status> status = status_of(f[kStatusColumn]);
   const auto column = [&](std::size_t i) {

@@ -74,6 +74,16 @@ TEST_CASE("json_reader: is_valid_utf8 follows RFC 3629", "[io]") {
   REQUIRE_FALSE(is_valid_utf8("\xE2\x82"));          // truncated
 }
 
+TEST_CASE("json_reader: escape_invalid_utf8 keeps UTF-8 and shows other bytes", "[io]") {
+  REQUIRE(escape_invalid_utf8("plain \xC2\xB5s") == "plain \xC2\xB5s");
+  REQUIRE(escape_invalid_utf8("a\xFF"
+                              "b") == "a\\xffb");
+  // A truncated sequence: its lead byte is shown, the ASCII after it kept.
+  REQUIRE(escape_invalid_utf8("\xE2\x82z") == "\\xe2\\x82z");
+  REQUIRE(escape_invalid_utf8("\xC0\xAF") == "\\xc0\\xaf");  // overlong "/"
+  REQUIRE(is_valid_utf8(escape_invalid_utf8("\xF4\x90\x80\x80\xED\xA0\x80")));
+}
+
 TEST_CASE("unit_parse: values are checked after scaling", "[io][units]") {
   // 1e300 is finite, but 1e300 TB/s = 1e312 B/s is not.
   REQUIRE_THROWS_WITH(parse_unit("1e300 TB/s", UnitKind::DataRate),

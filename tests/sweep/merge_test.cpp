@@ -148,6 +148,11 @@ TEST_CASE("merge: incomplete, foreign, duplicate and missing shards are errors",
           std::nullopt),
       Contains("a.csv: line 4: the end record's 2 rows and 5 scenarios disagree: shard 0/2 of 5 "
                "scenarios has 3 rows; expected the end record `trainsim sweep --shard` wrote"));
+  // A cell that is not UTF-8 (an edited shard): merge would copy the bytes into its output.
+  REQUIRE_THROWS_WITH(
+      merge_outputs({{"a.csv", a}, {"b.csv", shard(kHeader + row(1, "b\xff"), 1, 2, 3, 1)}},
+                    std::nullopt),
+      Contains("b.csv: line 2: row 1: not valid UTF-8; expected UTF-8 text"));
   // A row of another shard.
   REQUIRE_THROWS_WITH(
       merge_outputs({{"a.csv", a}, {"b.csv", shard(kHeader + row(2, "c"), 1, 2, 3, 1)}},
