@@ -262,7 +262,13 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
       }
       throw;
     }
-    if (!log.devices.empty()) in.devices.emplace_back(ref.path, log.devices.front());
+    // Every GPU its rank lines name, each once (a log of a mixed cluster names several).
+    std::vector<std::string> named;
+    for (const auto& device : log.devices) {
+      if (std::find(named.begin(), named.end(), device) != named.end()) continue;
+      named.push_back(device);
+      in.devices.emplace_back(ref.path, device);
+    }
     auto points = log_points(log, ref);
     const std::string label = label_of(ref.path);
     for (auto& p : points) p.origin.label = label;
@@ -279,6 +285,9 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     calibrate::MeasurementDocument doc = read_measurement_document(path);
     in.files.push_back(path);
     in.devices.emplace_back(path, doc.environment.device);
+    for (const auto& [pointer, device] : doc.record_devices) {
+      in.devices.emplace_back(path + " (" + pointer + ")", device);
+    }
     for (const auto& r : doc.repeated) in.repeated.push_back(path + ": " + r);
     // Points of a document are labelled "<document>:<array>[<i>]".
     const std::string prefix = label_of(path) + ":";

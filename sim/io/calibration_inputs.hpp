@@ -18,7 +18,8 @@ struct CalibrationInputs {
   // "<document>: <pointer> repeats <pointer> ...": records given twice in a document, for stderr.
   std::vector<std::string> repeated;
   std::vector<std::string> files;    // every input file: documents and the logs they name
-  // (file, GPU it was measured on): a document's environment.device, a log's first rank line's.
+  // (file, GPU it was measured on): a document's environment.device and each record's that
+  // differs ("doc.json (/gemm/3)"), every device a log's rank lines name.
   std::vector<std::pair<std::string, std::string>> devices;
 };
 

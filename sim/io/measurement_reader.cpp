@@ -348,7 +348,8 @@ calibrate::LogReference log_of(ObjectReader& r, const Record& rec) {
 // A record equal field for field to an earlier one of the array is noted in `repeated`.
 template <class T, class Read>
 void read_array(ObjectReader& top, const std::string& key, const Environment& document,
-                std::vector<T>& out, std::vector<std::string>& repeated, Read read) {
+                std::vector<T>& out, calibrate::MeasurementDocument& doc, Read read) {
+  std::vector<std::string>& repeated = doc.repeated;
   if (!top.has(key)) return;
   const nlohmann::json& array = top.array(key);
   out.reserve(array.size());
@@ -373,6 +374,13 @@ void read_array(ObjectReader& top, const std::string& key, const Environment& do
     if (r.has("environment")) {
       const Environment env = environment_of(r.object("environment"), DeviceKey::Optional);
       if (!env.device.empty()) rec.origin.label += " on " + env.device;
+      // The first record of each other device: one warning line per device, not per record.
+      const bool listed =
+          std::any_of(doc.record_devices.begin(), doc.record_devices.end(),
+                      [&env](const auto& named) { return named.second == env.device; });
+      if (!env.device.empty() && env.device != document.device && !listed) {
+        doc.record_devices.emplace_back(rec.pointer, env.device);
+      }
       rec.nccl = env.nccl;
     }
     out.push_back(read(r, rec));
@@ -413,14 +421,14 @@ MeasurementDocument parse_measurement_document(const std::string& text, const st
   doc.environment = environment_of(top.object("environment"), DeviceKey::Required);
   const Environment& env = doc.environment;
   calibrate::MeasurementSet& set = doc.points;
-  read_array(top, "gemm", env, set.gemms, doc.repeated, gemm_of);
-  read_array(top, "attention", env, set.attention, doc.repeated, attention_of);
-  read_array(top, "memory", env, set.memory, doc.repeated, memory_of);
-  read_array(top, "launch", env, set.launches, doc.repeated, launch_of);
-  read_array(top, "power", env, set.power, doc.repeated, power_of);
-  read_array(top, "collectives", env, set.collectives, doc.repeated, collective_of);
-  read_array(top, "nccl_tests", env, doc.logs, doc.repeated, log_of);
-  read_array(top, "overlap", env, set.overlap, doc.repeated, overlap_of);
+  read_array(top, "gemm", env, set.gemms, doc, gemm_of);
+  read_array(top, "attention", env, set.attention, doc, attention_of);
+  read_array(top, "memory", env, set.memory, doc, memory_of);
+  read_array(top, "launch", env, set.launches, doc, launch_of);
+  read_array(top, "power", env, set.power, doc, power_of);
+  read_array(top, "collectives", env, set.collectives, doc, collective_of);
+  read_array(top, "nccl_tests", env, doc.logs, doc, log_of);
+  read_array(top, "overlap", env, set.overlap, doc, overlap_of);
   top.finish();
 
   if (set.gemms.empty() && set.attention.empty() && set.memory.empty() && set.launches.empty() &&

@@ -190,3 +190,15 @@ add_test(NAME cli.calibrate.notes_marked
                  -DOUT=${CMAKE_CURRENT_BINARY_DIR}/notes_marked
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/calibrate_notes.cmake)
 set_tests_properties(cli.calibrate.notes_marked PROPERTIES PASS_REGULAR_EXPRESSION "notes marked once")
+# A record's own environment may name another GPU than its document's: the GPU check reads it
+# (it read the document's device only), one line for the first record of that device.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/record_device.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
+    \"launch\": [{\"time\": \"5 us\"},
+                 {\"time\": \"6 us\", \"environment\": {\"device\": \"NVIDIA A100-SXM4-80GB\"}},
+                 {\"time\": \"7 us\", \"environment\": {\"device\": \"NVIDIA A100-SXM4-80GB\"}}]}\n")
+add_test(NAME cli.calibrate.record_device
+         COMMAND trainsim calibrate --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/record_device.json)
+set_tests_properties(cli.calibrate.record_device PROPERTIES
+  PASS_REGULAR_EXPRESSION "warning: [^\n]*record_device\\.json \\(/launch/1\\) was measured on NVIDIA A100-SXM4-80GB, not the H100 of profile 'h100-dgx'"
+  FAIL_REGULAR_EXPRESSION "/launch/2\\) was measured")

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainsim/collective/collective_model.hpp"
@@ -210,6 +211,9 @@ struct MeasurementDocument {
   // One line per record that repeats an earlier record of its array field for field: both are
   // fitted, so a copy pasted twice weighs double (a warning, not an error: two runs can agree).
   std::vector<std::string> repeated;
+  // (record pointer, device) of the first record of each device its own environment names
+  // other than the document's: the GPU check of calibrate reads these too.
+  std::vector<std::pair<std::string, std::string>> record_devices;
 };
 
 }  // namespace trainsim::calibrate
