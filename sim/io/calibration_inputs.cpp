@@ -251,11 +251,10 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     calibrate::NcclTestsLog log;
     try {
       log = parse_nccl_tests(text, ref.path, ref.op);
-    } catch (const ConfigError& e) {
+    } catch (const ClaimedOpError& e) {
       // The op a document's entry claims and the table disagree: the entry is at fault, so it
       // is named, with the log's line (the log alone used to be).
-      if (ref.op && !ref.origin.source.empty() &&
-          e.problem().find("the claimed op") != std::string::npos) {
+      if (!ref.origin.source.empty()) {
         throw ConfigError(
             ref.origin.source, ref.origin.label + "/op",
             e.problem() + " (" + ref.path + (e.pointer().empty() ? "" : ", " + e.pointer()) + ")");

@@ -418,6 +418,10 @@ class LogParser {
   [[noreturn]] void fail(int line, const std::string& problem) const {
     throw ConfigError(source_, line > 0 ? "line " + std::to_string(line) : "", problem);
   }
+  // The log contradicts the op it was claimed to be.
+  [[noreturn]] void fail_claim(int line, const std::string& problem) const {
+    throw ClaimedOpError(source_, line > 0 ? "line " + std::to_string(line) : "", problem);
+  }
 
   void read_line(std::string_view line, int number);
   void read_comment(std::string_view body, int line);
@@ -979,8 +983,8 @@ Op LogParser::decide_op() const {
   const RawRow& ref = reference_row();
   if (test_op_) {
     if (claimed_ && *claimed_ != *test_op_) {
-      fail(test_op_line_, "the log is " + test_name_ + "; expected " + op_name(*claimed_) +
-                              " (the claimed op), got " + op_name(*test_op_));
+      fail_claim(test_op_line_, "the log is " + test_name_ + "; expected " + op_name(*claimed_) +
+                                    " (the claimed op), got " + op_name(*test_op_));
     }
     if (const auto p = fit_problem(*test_op_, ref)) {
       fail(ref.row.line, "the table does not fit " + test_name_ + " (line " +
@@ -990,7 +994,8 @@ Op LogParser::decide_op() const {
   }
   if (claimed_) {
     if (const auto p = fit_problem(*claimed_, ref)) {
-      fail(ref.row.line, "the claimed op " + op_name(*claimed_) + " does not fit the table: " + *p);
+      fail_claim(ref.row.line,
+                 "the claimed op " + op_name(*claimed_) + " does not fit the table: " + *p);
     }
     return *claimed_;
   }

@@ -10,6 +10,7 @@
 
 #include "trainsim/calibrate/measurements.hpp"
 #include "trainsim/collective/collective_model.hpp"
+#include "trainsim/error.hpp"
 
 namespace trainsim::io {
 
@@ -28,7 +29,12 @@ namespace trainsim::io {
 // shows. Rows whose size is 0 (tiny per-rank sizes) are checked and then dropped.
 // Not supported (clear error): -I per-iteration and -S timestamp columns, and several sweeps
 // in one log (-d all, -o all, -r -1, -N > 1), whose sizes restart.
-// Throws ConfigError(source, "line N", ...) on bad input, N 1-based.
+// Throws ConfigError(source, "line N", ...) on bad input, N 1-based; ClaimedOpError where the
+// log contradicts `claimed_op`, so that a caller can name whoever made the claim.
+class ClaimedOpError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
 calibrate::NcclTestsLog parse_nccl_tests(const std::string& text, const std::string& source,
                                          std::optional<collective::Op> claimed_op = std::nullopt);
 
