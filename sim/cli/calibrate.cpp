@@ -96,18 +96,70 @@ void set_at(nlohmann::ordered_json& doc, const std::string& pointer, nlohmann::o
   }
 }
 
+// Whether `text` holds `word` whole: not inside a longer name ("latency" in "latency_scale") or
+// number ("1" in "2.21"). A '.' counts as part of a word only between a character of it and a
+// digit, so "0.756." at a sentence's end is found.
+bool mentions(std::string_view text, std::string_view word) {
+  const auto part = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  };
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  for (std::size_t at = text.find(word); at != std::string_view::npos;
+       at = text.find(word, at + 1)) {
+    const std::size_t end = at + word.size();
+    const bool joined_before =
+        at > 0 && (part(text[at - 1]) || (text[at - 1] == '.' && at > 1 && digit(text[at - 2])));
+    const bool joined_after =
+        end < text.size() &&
+        (part(text[end]) || (text[end] == '.' && end + 1 < text.size() && digit(text[end + 1])));
+    if (!joined_before && !joined_after) return true;
+  }
+  return false;
+}
+
 // A profile's notes explain its values ("max_efficiency 0.756: the sustained bf16 GEMM
 // maximum fitted to ..."), and a fit that changes a value would leave them quoting the old one.
-// The notes nearest a changed value, beside it or in an object above it, are prefixed with what
-// changed, "[trainsim calibrate: max_efficiency 0.756 -> 0.8012; ...] ", where they name the
-// value's key or quote its old value; once per fit that changes something, so a refit that
-// writes the same values leaves them as they are.
+// The notes nearest a changed value, beside it or in the nearest object above it that has
+// notes, are marked with what changed, "[trainsim calibrate: max_efficiency 0.756 -> 0.8012;
+// ...] ", when they name the value's key or quote its old value (whole words). A mark left by an
+// earlier fit is replaced, keeping each value as the text below the mark gives it: a refit of a
+// refitted profile reads "0.756 -> 0.5876", not a second mark over the first. A refit that writes
+// the same values leaves the notes as they are.
+constexpr std::string_view kMarkStart = "[trainsim calibrate: ";
+constexpr std::string_view kMarkEnd =
+    "; /calibration/fitted says to what. Where the text below quotes these values, it gives the "
+    "ones before the arrows.] ";
+
 void annotate_changed_notes(const nlohmann::ordered_json& base_json,
                             const hardware::HardwareSpec& base,
                             const std::vector<calibrate::FittedValue>& values,
                             nlohmann::ordered_json& profile) {
   using Pointer = nlohmann::ordered_json::json_pointer;
-  std::map<std::string, std::vector<std::string>> changes;  // notes pointer -> "key a -> b"
+  // notes pointer -> key -> (value the text below the mark gives, value now)
+  std::map<std::string, std::map<std::string, std::pair<std::string, std::string>>> changes;
+  // An earlier mark: its items "key before -> after", and the text below it.
+  const auto split_mark = [](const std::string& notes) {
+    std::map<std::string, std::pair<std::string, std::string>> items;
+    if (notes.rfind(kMarkStart, 0) != 0) return std::pair{items, notes};
+    const std::size_t end = notes.find(kMarkEnd);
+    if (end == std::string::npos) return std::pair{items, notes};
+    const std::string list = notes.substr(kMarkStart.size(), end - kMarkStart.size());
+    for (std::size_t at = 0; at <= list.size();) {
+      const std::size_t next = std::min(list.find(", ", at), list.size());
+      const std::string item = list.substr(at, next - at);
+      const std::size_t space = item.find(' ');
+      const std::size_t arrow = item.find(" -> ");
+      if (space != std::string::npos && arrow != std::string::npos && space < arrow) {
+        items[item.substr(0, space)] = {item.substr(space + 1, arrow - space - 1),
+                                        item.substr(arrow + 4)};
+      }
+      at = next + 2;
+    }
+    return std::pair{items, notes.substr(end + kMarkEnd.size())};
+  };
+  const auto text = [](const nlohmann::ordered_json& j) {
+    return j.is_string() ? j.get<std::string>() : j.dump();
+  };
   for (const auto& v : values) {
     const calibrate::Parameter& p = *v.parameter;
     const nlohmann::ordered_json now = profile_value(p, v.value);
@@ -119,25 +171,27 @@ void annotate_changed_notes(const nlohmann::ordered_json& base_json,
       const Pointer notes = parent / "notes";
       if (!profile.contains(notes) || !profile.at(notes).is_string()) continue;
       const std::string key = p.pointer.substr(parent.to_string().size() + 1);
-      const auto text = [](const nlohmann::ordered_json& j) {
-        return j.is_string() ? j.get<std::string>() : j.dump();
-      };
-      const std::string& said = profile.at(notes).get_ref<const std::string&>();
+      const auto [earlier, below] = split_mark(profile.at(notes).get<std::string>());
+      const auto kept = earlier.find(key);
+      // The value the text below the mark gives: an earlier mark's "before", else this base's.
+      const std::string original = kept != earlier.end() ? kept->second.first : text(before);
       const std::string name = p.pointer.substr(p.pointer.rfind('/') + 1);
-      if (said.find(name) != std::string::npos || said.find(text(before)) != std::string::npos) {
-        changes[notes.to_string()].push_back(key + " " + text(before) + " -> " + text(now));
+      if (mentions(below, name) || mentions(below, original)) {
+        changes[notes.to_string()][key] = {original, text(now)};
       }
       break;
     }
   }
   for (const auto& [pointer, items] : changes) {
-    std::string list;
-    for (const auto& item : items) list += (list.empty() ? "" : ", ") + item;
     nlohmann::ordered_json& notes = profile.at(Pointer(pointer));
-    notes = "[trainsim calibrate: " + list +
-            "; /calibration/fitted says to what. Where the text below quotes these values, it "
-            "gives the ones before this fit.] " +
-            notes.get<std::string>();
+    auto [all, below] = split_mark(notes.get<std::string>());
+    for (const auto& [key, change] : items) all[key] = change;
+    std::string list;
+    for (const auto& [key, change] : all) {
+      if (change.first == change.second) continue;  // back where the text below has it
+      list += (list.empty() ? "" : ", ") + key + " " + change.first + " -> " + change.second;
+    }
+    notes = list.empty() ? below : std::string(kMarkStart) + list + std::string(kMarkEnd) + below;
   }
 }
 
