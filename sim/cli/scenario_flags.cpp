@@ -71,7 +71,7 @@ void apply_memory_headroom(const std::optional<double>& headroom, parallel::Scen
         "command line (--memory-headroom)", "",
         "expected a fraction of HBM from 0 to below 1, got " + io::format_number(*headroom));
   }
-  s.stack.memory.headroom_fraction = *headroom;
+  s.stack.memory.headroom_fraction = *headroom + 0.0;  // "-0" is 0, in search's digest too
   if (const std::string problem = parallel::headroom_problem(s); !problem.empty()) {
     throw ConfigError("command line (--memory-headroom)", "", problem);
   }

@@ -283,6 +283,12 @@ parallel::Scenario base_of(const SearchOptions& o) {
   parallel::Scenario s = io::scenario_from_document(doc);
   // Every plan searched copies the base scenario's stack, and with it the headroom.
   apply_memory_headroom(o.memory_headroom, s);
+  // A stack whose own headroom is more than the HBM leaves: one line, not every plan of the
+  // space invalid for it (and a header giving the fraction beside the bytes it was cut to).
+  if (const std::string problem = parallel::headroom_problem(s); !problem.empty()) {
+    throw PlanError(std::string(o.stack ? "command line (--stack)" : "command line") +
+                    ": /stack: stack '" + s.stack_name + "' memory.headroom_fraction " + problem);
+  }
   return s;
 }
 

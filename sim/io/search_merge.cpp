@@ -94,9 +94,14 @@ void check_one_split(const std::vector<Shard>& shards) {
     for (const char* key : {"context", "objective", "top", "enumerated", "spec"}) {
       if (require(*s.doc, key, s.source->source) !=
           require(*first.doc, key, first.source->source)) {
+        // The spec digests the plans and the memory headroom (search's search_digest): say so,
+        // since the documents show neither.
         throw ConfigError(s.source->source, std::string("/") + key,
                           "differs from " + first.source->source +
-                              "'s; expected shards of one search run by one trainsim version");
+                              "'s; expected shards of one search run by one trainsim version" +
+                              (std::string_view(key) == "spec"
+                                   ? " (the same scenario, search space and --memory-headroom)"
+                                   : ""));
       }
     }
   }

@@ -1,8 +1,9 @@
 #include "trainsim/parallel/validate.hpp"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cmath>
-#include <sstream>
 
 #include "trainsim/error.hpp"
 #include "trainsim/parallel/placement.hpp"
@@ -25,14 +26,21 @@ std::string headroom_problem(const Scenario& s) {
   if (fraction <= 0.0 || headroom <= left) return "";
   // The largest fraction that fits, rounded down at 4 decimals so that it passes this check.
   const double most = std::max(std::floor(left.value() / capacity.value() * 1e4) / 1e4, 0.0);
-  std::ostringstream text;
-  text << fraction << " of HBM keeps " << to_string(headroom) << " free, more than the "
-       << to_string(Bytes(std::max(left.value(), 0.0))) << " the CUDA context ("
-       << to_string(s.hardware.gpu.cuda_context) << "), NCCL buffers ("
-       << to_string(s.hardware.gpu.nccl_buffers) << ") and workspace ("
-       << to_string(s.stack.memory.workspace) << ") leave of the " << to_string(capacity)
-       << " HBM; expected at most " << most;
-  return text.str();
+  // The fraction as given (shortest round trip: 0.9999999 is not "1"), the two amounts in MiB
+  // with a decimal, so that they never read alike (0.99 of 80 GiB is 81100.8 MiB against the
+  // 81088.0 MiB left; both are "79.2 GiB").
+  const auto shortest = [](double v) {
+    std::array<char, 32> buf{};
+    const auto result = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    return std::string(buf.data(), result.ptr);
+  };
+  const auto mib = [](Bytes b) { return fixed_text(b.value() / (1024.0 * 1024.0), 1) + " MiB"; };
+  return shortest(fraction) + " of HBM keeps " + mib(headroom) + " free, more than the " +
+         mib(Bytes(std::max(left.value(), 0.0))) + " the CUDA context (" +
+         to_string(s.hardware.gpu.cuda_context) + "), NCCL buffers (" +
+         to_string(s.hardware.gpu.nccl_buffers) + ") and workspace (" +
+         to_string(s.stack.memory.workspace) + ") leave of the " + to_string(capacity) +
+         " HBM; expected at most " + shortest(most);
 }
 
 std::vector<Problem> validate(const Scenario& s) {

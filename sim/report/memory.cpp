@@ -515,8 +515,9 @@ void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m) {
   m.workspace = s.stack.memory.workspace;
   m.headroom_fraction = s.stack.memory.headroom_fraction + 0.0;  // -0 (a "-0" flag) is 0
   // A headroom past what the fixed terms leave is cut to it, so that the terms still sum to the
-  // reserve (a headroom of 0.999 left usable 0 and the terms 0.8 GB above the HBM). The command
-  // line never gets here with one: parallel::headroom_problem refuses it first.
+  // reserve (a headroom of 0.999 left usable 0 and the terms 0.8 GB above the HBM). Commands
+  // refuse such a headroom first (parallel::headroom_problem: the flag's, a stack's in a plan's
+  // problems and in search's base); a library caller may still get here with one.
   const Bytes left =
       std::max(m.capacity - m.cuda_context - m.nccl_buffers - m.workspace, Bytes(0.0));
   m.headroom = std::min(Bytes(std::round((m.capacity * m.headroom_fraction).value())), left);

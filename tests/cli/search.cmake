@@ -106,3 +106,12 @@ add_test(NAME cli.search.explain_bubble
 set_tests_properties(cli.search.explain_bubble PROPERTIES
   PASS_REGULAR_EXPRESSION "Exposed communication: [0-9.]+ s -> [0-9.]+ s per iteration \\(\\+[0-9.]+ s\\)[^\n]*\n  - Pipeline bubble: [^\n]*: the cost of filling and draining 2 stages, on top of the exposed communication added\\.\n"
   FAIL_REGULAR_EXPRESSION "than the communication saved")
+# A stack whose own headroom is more than the HBM leaves (0.995 of 80 GiB = 81510.4 MiB, against
+# the 81088 MiB the CUDA context, NCCL buffers and workspace leave): one line naming the stack,
+# not every plan of the space invalid for it.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/search_tight_stack.json
+  "{\"id\": \"tight\", \"extends\": \"pytorch-2.3-fsdp\", \"memory\": {\"headroom_fraction\": 0.995}}\n")
+trainsim_expect_exit(cli.search.stack_headroom 3
+  "^error: command line \\(--stack\\): /stack: stack '[^']*search_tight_stack\\.json' memory\\.headroom_fraction 0\\.995 of HBM keeps 81510\\.4 MiB free[^\n]*; expected at most 0\\.9898\n$"
+  search --hardware h100-dgx --model llama2-7b --gpus 16 --global-batch 64 --seq-len 4096
+  --stack ${CMAKE_CURRENT_BINARY_DIR}/search_tight_stack.json)
