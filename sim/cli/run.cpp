@@ -56,14 +56,15 @@ int run(const RunOptions& o) {
                                               : report::SimulationMode::Extrapolate});
   const report::Report& r = sim.report;
   if (!r.memory.fits && o.require_fit) {
-    // Named by the scenario's file (or the command line), as a plan that cannot run is.
-    throw PlanError(scenario_document(o.scenario).source + ": the plan needs " +
-                    to_string(r.memory.total) + " per GPU on stage " +
-                    std::to_string(r.memory.stage) + ", more than the " +
-                    to_string(r.memory.usable) + " usable of " + to_string(r.memory.capacity) +
-                    " of HBM (" +
-                    reserve_terms(r.memory, s, o.scenario.memory_headroom.has_value()) +
-                    "); expected a plan that fits");
+    // Named as a plan that cannot run is, by the scenario's file and the flags that set any
+    // key (the memory reads nearly all of them), or the command line alone.
+    throw PlanError(
+        problem_origin(o.scenario, parallel::Problem{.key = "", .message = "", .also = {}}) +
+        ": the plan needs " + to_string(r.memory.total) + " per GPU on stage " +
+        std::to_string(r.memory.stage) + ", more than the " + to_string(r.memory.usable) +
+        " usable of " + to_string(r.memory.capacity) + " of HBM (" +
+        reserve_terms(r.memory, s, o.scenario.memory_headroom.has_value()) +
+        "); expected a plan that fits");
   }
   if (!o.trace.empty()) io::write_trace_file(o.trace, sim.iteration, sim.timeline);
   if (o.format == "json") {

@@ -488,12 +488,15 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
     // Set against the exposed communication the plan saves, when it saves any: the bubble is
     // time the iteration waits, as exposed communication is (it said "not smaller than the
     // communication saved" where exposed communication had grown).
+    // A change below half the printed unit (0.0005 s) is no change.
     out << ": the cost of filling and draining " << bp.pp << " stages";
-    if (exposed < 0) {
+    if (exposed < -0.0005) {
       out << ", " << (bubble < -exposed ? "smaller" : "not smaller") << " than the "
           << fixed(-exposed, 3) << " s of exposed communication saved";
-    } else {
+    } else if (exposed > 0.0005) {
       out << ", on top of the exposed communication added";
+    } else {
+      out << ", with the exposed communication unchanged";
     }
   }
   out << ".\n";

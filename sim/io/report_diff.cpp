@@ -441,7 +441,8 @@ ReportDiff diff_reports(const DiffSide& a, const DiffSide& b) {
                                    .delta = tokens_b - tokens_a,
                                    .text = "tokens per step " + fixed(tokens_a, 0) + " -> " +
                                            fixed(tokens_b, 0) +
-                                           " (tokens/s = tokens per step / step time)"});
+                                           " (tokens/s = tokens per step / step time)",
+                                   .count = true});
   }
   if (a.scenario.gpus != b.scenario.gpus) {
     d.reasons.push_back(
@@ -449,11 +450,16 @@ ReportDiff diff_reports(const DiffSide& a, const DiffSide& b) {
                    .delta = static_cast<double>(b.scenario.gpus - a.scenario.gpus),
                    .text = "GPUs " + std::to_string(a.scenario.gpus) + " -> " +
                            std::to_string(b.scenario.gpus) +
-                           " (per-GPU throughput, cluster power and cost scale with it)"});
+                           " (per-GPU throughput, cluster power and cost scale with it)",
+                   .count = true});
   }
   if (const std::string m = memory_reason(d, ra, rb); !m.empty()) {
+    // In whole bytes as /memory/total_bytes gives each side (byte_count).
     d.reasons.push_back(DiffReason{
-        .component = "memory", .delta = (rb.memory.total - ra.memory.total).value(), .text = m});
+        .component = "memory",
+        .delta = static_cast<double>(byte_count(rb.memory.total) - byte_count(ra.memory.total)),
+        .text = m,
+        .count = true});
   }
   return d;
 }
@@ -522,10 +528,9 @@ nlohmann::json diff_to_json(const DiffSide& a, const DiffSide& b, const ReportDi
   for (const auto& r : d.reasons) {
     // Counts (bytes, tokens, GPUs) as integers, as every byte count of a report; seconds as
     // numbers (the memory reason's -20635942400.0 read as a float).
-    const bool count =
-        r.component == "memory" || r.component == "tokens_per_step" || r.component == "gpus";
-    nlohmann::json delta = count ? nlohmann::json(static_cast<std::int64_t>(std::llround(r.delta)))
-                                 : nlohmann::json(r.delta);
+    nlohmann::json delta = r.count
+                               ? nlohmann::json(static_cast<std::int64_t>(std::llround(r.delta)))
+                               : nlohmann::json(r.delta);
     reasons.push_back({{"component", r.component}, {"delta", delta}, {"text", r.text}});
   }
   return {{"context", report_context()}, {"a", side(a)},      {"b", side(b)},

@@ -87,6 +87,7 @@ struct DiffReason {
   std::string component;  // a StepComponent name, "tokens_per_step", "memory", "plan"
   double delta = 0.0;     // SI change of that field (seconds, tokens or bytes); 0 for "plan"
   std::string text;
+  bool count = false;  // delta counts whole things (tokens, GPUs, bytes): JSON writes an integer
 };
 
 struct ReportDiff {

@@ -34,9 +34,9 @@ set_tests_properties(cli.run.scenario_file PROPERTIES
 trainsim_expect_exit(cli.run.flag_error 2 "^error: command line \\(--schedule\\): /parallel/pipeline_schedule: unknown value '1f2b'; did you mean '1f1b'"
   run ${CMAKE_CURRENT_SOURCE_DIR}/../data/scenario_tp2.json --schedule 1f2b)
 # llama2-70b with plain DDP on 8 H100 needs ~16 B/param of model state: far over 80 GiB. The
-# error names where the scenario came from (here the command line), lists the reserve and where
-# its headroom fraction came from (the default stack's).
-trainsim_expect_exit(cli.run.require_fit 3 "^error: command line: the plan needs .* per GPU .* \\(reserved [^:]*: CUDA context [^,]*, NCCL buffers [^,]*, workspace [^,]*, headroom 0\\.00 B \\(0 of HBM, stack 'pytorch-2\\.3-fsdp' memory\\.headroom_fraction\\), fragmentation [^)]*\\); expected a plan that fits"
+# error names where the scenario came from (here the flags that set it), lists the reserve and
+# where its headroom fraction came from (the default stack's).
+trainsim_expect_exit(cli.run.require_fit 3 "^error: command line \\(--gpus, --hardware, --model, --sharding, --seq-len\\): the plan needs .* per GPU .* \\(reserved [^:]*: CUDA context [^,]*, NCCL buffers [^,]*, workspace [^,]*, headroom 0\\.00 B \\(0 of HBM, stack 'pytorch-2\\.3-fsdp' memory\\.headroom_fraction\\), fragmentation [^)]*\\); expected a plan that fits"
   run --hardware h100-dgx --model llama2-70b --gpus 8 --sharding none --seq-len 4096 --require-fit)
 # Without a scenario file, a missing key names the flag that sets it.
 trainsim_expect_exit(cli.run.missing_flag 2
@@ -55,13 +55,14 @@ set_tests_properties(cli.run.memory_headroom_json PROPERTIES PASS_REGULAR_EXPRES
   "\"headroom_fraction\": 0\\.25.*\"reserved_bytes\": [0-9]+,.*\"usable_bytes\": [0-9]+[,\n]")
 # The error names the flag: 0.5 x 80 GiB = 40.0 GiB kept free.
 trainsim_expect_exit(cli.run.memory_headroom_require_fit 3
-  "^error: command line: the plan needs .* usable of 80\\.0 GiB of HBM \\(reserved [^:]*:[^(]*headroom 40\\.0 GiB \\(0\\.5 of HBM, --memory-headroom\\)"
+  "^error: command line \\([^)]*\\): the plan needs .* usable of 80\\.0 GiB of HBM \\(reserved [^:]*:[^(]*headroom 40\\.0 GiB \\(0\\.5 of HBM, --memory-headroom\\)"
   run ${run_args} --memory-headroom 0.5 --require-fit)
-# From a scenario file, the error names the file: scenario_tp2.json's plan (32 GPUs, tp 2) with
+# From a scenario file, the error names the file and the flags that changed it:
+# scenario_tp2.json's plan (32 GPUs, tp 2) with
 # llama2-70b and no sharding keeps ~16 B/param of 69B parameters over tp 2 (~514 GiB) on each
 # GPU before its activations.
 trainsim_expect_exit(cli.run.require_fit_file 3
-  "^error: [^\n]*scenario_tp2\\.json: the plan needs [^\n]*; expected a plan that fits\n$"
+  "^error: [^\n]*scenario_tp2\\.json, command line \\(--model, --sharding\\): the plan needs [^\n]*; expected a plan that fits\n$"
   run ${CMAKE_CURRENT_SOURCE_DIR}/../data/scenario_tp2.json --model llama2-70b --sharding none
   --require-fit)
 # A headroom that keeps more free than the CUDA context (512 MiB), NCCL buffers (256 MiB) and
