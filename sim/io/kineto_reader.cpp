@@ -103,8 +103,11 @@ std::optional<std::int64_t> step_number(std::string_view name) {
 enum class Kind { Gpu, Launch, Step };
 
 // Whether two ranges (ts, dur) in microseconds overlap: ranges that only touch, one ending where
-// the other starts, do not; two starting at one time do, even of no length.
-bool overlap(std::pair<double, double> a, std::pair<double, double> b) {
+// the other starts, do not (two steps, one after the other), unless `touching` (a launch's
+// driver call that starts where its runtime call ends, in a trace of whole microseconds); two
+// starting at one time do, even of no length.
+bool overlap(std::pair<double, double> a, std::pair<double, double> b, bool touching = false) {
+  if (touching) return a.first <= b.first + b.second && b.first <= a.first + a.second;
   return a.first == b.first || (a.first < b.first + b.second && b.first < a.first + a.second);
 }
 
@@ -315,7 +318,7 @@ class TraceParser {
           // kernel of that id would go to the step of the first without a word.
           const auto [seen, added] =
               launch_ts_.emplace(r.correlation, std::pair{r.ts_us, r.dur_us});
-          if (!added && !overlap(seen->second, {r.ts_us, r.dur_us})) {
+          if (!added && !overlap(seen->second, {r.ts_us, r.dur_us}, /*touching=*/true)) {
             throw ConfigError(source_, pointer + "/args/correlation",
                               "correlation id " + std::to_string(r.correlation) +
                                   " given to two launches that do not overlap (at " +
@@ -358,8 +361,9 @@ class TraceParser {
           const auto [ts, dur] = seen->second;
           const double tolerance = 0.01 * std::max(dur, r.dur_us);
           if (std::abs(r.ts_us - ts) > tolerance || std::abs(r.dur_us - dur) > tolerance) {
+            const bool start_differs = std::abs(r.ts_us - ts) > tolerance;
             throw ConfigError(
-                source_, pointer + "/dur",
+                source_, pointer + (start_differs ? "/ts" : "/dur"),
                 r.name + " given twice over different ranges (" + describe_json(dur) + " us from " +
                     describe_json(ts) + " us, " + describe_json(r.dur_us) + " us from " +
                     describe_json(r.ts_us) +

@@ -177,3 +177,14 @@ add_test(NAME cli.describe.stage_placement_alike COMMAND trainsim describe --har
 set_tests_properties(cli.describe.stage_placement_alike PROPERTIES
   PASS_REGULAR_EXPRESSION "placement +dp group: 16 ranks on 2 nodes, 8 per node; tp group: 1 rank on 1 node\n\nmemory"
   FAIL_REGULAR_EXPRESSION "stage 0:|stages 0")
+# Another family's expert key in a Hugging Face config is not read, and the note says so (a
+# Mixtral config's n_shared_experts 2 made it 58.0B; tests/model/moe_counts_test.cpp checks the
+# shape): the built-in mixtral-8x7b's 46,702,792,704 parameters.
+file(READ ${CMAKE_CURRENT_SOURCE_DIR}/../data/hf_mixtral_8x7b_moe_config.json mixtral_config)
+string(JSON mixtral_config SET "${mixtral_config}" n_shared_experts 2)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/hf_mixtral_foreign_key.json "${mixtral_config}")
+add_test(NAME cli.describe.hf_foreign_expert_key
+         COMMAND trainsim describe --model ${CMAKE_CURRENT_BINARY_DIR}/hf_mixtral_foreign_key.json
+                 --hardware h100-dgx --gpus 8 --seq-len 4096)
+set_tests_properties(cli.describe.hf_foreign_expert_key PROPERTIES PASS_REGULAR_EXPRESSION
+  "note: [^\n]*hf_mixtral_foreign_key\\.json: Hugging Face keys ignored [^\n]*n_shared_experts \\(not a mixtral key\\)[^\n]*\n.*46702792704 total")

@@ -78,7 +78,7 @@ TEST_CASE("json_reader: escape_invalid_utf8 keeps UTF-8 and shows other bytes", 
   REQUIRE(escape_invalid_utf8("plain \xC2\xB5s") == "plain \xC2\xB5s");
   REQUIRE(escape_invalid_utf8("a\xFF"
                               "b") == "a\\xffb");
-  // A truncated sequence: its lead byte is shown, the ASCII after it kept.
+  // A truncated sequence: each of its bytes is shown, the ASCII after it kept.
   REQUIRE(escape_invalid_utf8("\xE2\x82z") == "\\xe2\\x82z");
   REQUIRE(escape_invalid_utf8("\xC0\xAF") == "\\xc0\\xaf");  // overlong "/"
   REQUIRE(is_valid_utf8(escape_invalid_utf8("\xF4\x90\x80\x80\xED\xA0\x80")));

@@ -265,6 +265,14 @@ TEST_CASE("kineto_reader: a correlation id on two launches that do not overlap i
   CHECK(t.num_by_correlation == 1);
   CHECK(t.step_breakdowns[0].num_kernels == 1);
   CHECK(t.step_breakdowns[1].num_kernels == 0);
+  // A driver call that starts where its runtime call ends (whole microseconds) is the same
+  // launch.
+  const std::string touching =
+      R"({"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": 1, "tid": 1,
+          "ts": 56, "dur": 1, "args": {"correlation": 9}})";
+  CHECK(parse_kineto_trace(
+            trace_of(kStep + "," + step2 + "," + runtime + "," + touching + "," + kernel), "t.json")
+            .num_by_correlation == 1);
   // The same id launched again in step 2: which launch the kernel belongs to, and so its step,
   // cannot be told.
   const std::string again =
@@ -340,6 +348,13 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
         "us from 0.0 us, 120.0 us from 0.0 us); expected its copies over one range, within 1% of "
         "the "
         "step");
+    // A copy that starts 5 us later (5% of the step) is named at its start.
+    const std::string later_start =
+        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 5, "dur": 100})";
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + ", " + later_start + ", " + kKernel), "t.json"),
+        Catch::StartsWith("t.json: /traceEvents/1/ts: ProfilerStep#1 given twice over different "
+                          "ranges"));
     // Within 1% (0.5 us of 100) they are one step, the first copy kept.
     const std::string close =
         R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 0.5, "dur": 100.5})";

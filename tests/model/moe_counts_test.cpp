@@ -225,7 +225,8 @@ TEST_CASE("moe counts: another family's expert keys are not read", "[model][io]"
   // transformers' MixtralConfig has no shared experts or leading dense layers, Qwen3MoeConfig
   // no shared expert and no first_k_dense_replace: their models ignore such keys, so the
   // configs keep the built-in shapes (46.7B for Mixtral; before, n_shared_experts 2 made it
-  // 58.0B, first_k_dense_replace 2 44.2B). The note names each key and the family.
+  // 58.0B, first_k_dense_replace 2 44.2B). The note that names each key and the family is
+  // checked by cli.describe.hf_foreign_expert_key.
   const auto with = [](const std::string& file, const std::string& key, int value) {
     auto j = nlohmann::json::parse(std::ifstream(data(file)));
     j[key] = value;
