@@ -27,7 +27,15 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
     const std::string file = "stacks/" + name + ".json";
     return resolve_extends(parse_builtin_json(*builtin, file), file, "", depth);
   }
+  // A relative path is looked for beside the file that names it first, as a scenario's paths
+  // are (scenario_loader's resolve_path), then from the working directory: a stack and the one
+  // it extends kept side by side load from anywhere.
   std::error_code ec;
+  if (const std::filesystem::path beside = std::filesystem::path(source).parent_path() / name;
+      !source.empty() && std::filesystem::path(name).is_relative() &&
+      std::filesystem::is_regular_file(beside, ec)) {
+    return resolve_extends(read_json_file(beside.string()), beside.string(), "", depth);
+  }
   if (std::filesystem::is_directory(name, ec)) {
     throw ConfigError(source, pointer + "/extends",
                       "'" + name + "' is a directory; expected a software stack JSON file");

@@ -259,3 +259,16 @@ set_tests_properties(cli.run.flag_false_overrides_file PROPERTIES PASS_REGULAR_E
 trainsim_expect_exit(cli.run.sequence_parallel_split 3
   "^error: command line \\(--sequence-parallel, --tp, --seq-len\\): /training/seq_len: seq_len 4097 does not split over tp 8 under sequence parallelism; expected a multiple of 8"
   run --hardware h100-dgx --model llama2-7b --gpus 8 --tp 8 --sequence-parallel --seq-len 4097)
+# A stack's relative "extends" path is looked for beside the stack file first (it was looked for
+# from the working directory only, so the pair loaded from one folder and failed from another):
+# run from the test's working directory, the stack two folders down extends its neighbour.
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/stack_pair/inner)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/stack_pair/inner/derived.json
+  "{\"extends\": \"base.json\", \"id\": \"derived\", \"name\": \"derived\"}\n")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/stack_pair/inner/base.json
+  "{\"extends\": \"megatron-lm\", \"id\": \"base\", \"name\": \"base\", \"memory\": {\"headroom_fraction\": 0.25}}\n")
+add_test(NAME cli.run.stack_extends_beside
+         COMMAND trainsim run ${run_args} --stack stack_pair/inner/derived.json)
+set_tests_properties(cli.run.stack_extends_beside PROPERTIES
+  WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
+  PASS_REGULAR_EXPRESSION "stack +stack_pair/inner/derived\\.json\n.*headroom 25\\.0 %")
