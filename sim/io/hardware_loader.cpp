@@ -501,6 +501,13 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
     hw.gpu.attention = read_attention(g.object("attention"));
     hw.gpu.memory_efficiency = g.fraction("memory_efficiency", lowest_efficiency());
     hw.gpu.kernel_launch_overhead = g.seconds("kernel_launch_overhead", /*allow_zero=*/true);
+    // Microseconds a kernel launch adds; above the calibration's bound for it (100 us,
+    // calibrate/parameters.cpp) it is a unit slip: "4 s" made every step take 2,853 s.
+    if (hw.gpu.kernel_launch_overhead.value() > 100e-6) {
+      throw g.error("kernel_launch_overhead",
+                    "expected at most 100 us (the time one kernel launch adds), got " +
+                        describe_json(g.raw("kernel_launch_overhead")));
+    }
     hw.gpu.comm_compute_contention = number_in(g, "comm_compute_contention", 0.0, 10.0);
     if (g.has("gemm_comm_contention")) {
       hw.gpu.gemm_comm_contention = number_in(g, "gemm_comm_contention", 0.0, 10.0);

@@ -300,12 +300,13 @@ TEST_CASE("calibrate: a point faster than the hardware allows is refused, naming
   REQUIRE_THROWS_WITH(fit(base, overlap, FitOptions{}),
                       Catch::StartsWith("doc.json: /x/0/time_alone: measured time 1e-06 s"));
 
-  // The SMs an overlap record holds are the GPU's: h100-dgx has 132.
+  // The SMs an overlap record holds are the GPU's, one at least left to the GEMM: h100-dgx
+  // has 132.
   overlap.overlap[0].time_alone = Seconds(0.2e-3);
   overlap.overlap[0].held_sms = 200;
   REQUIRE_THROWS_WITH(fit(base, overlap, FitOptions{}),
                       "doc.json: /x/0/held_sms: 200 SMs on a GPU of 132 (profile 'h100-dgx'); "
-                      "expected at most 132");
+                      "expected at most 131 (one SM at least is left to the GEMM)");
   overlap.overlap[0].held_sms = 24;
   overlap.overlap[0].sm_count_target = 133;
   REQUIRE_THROWS_WITH(fit(base, overlap, FitOptions{}),

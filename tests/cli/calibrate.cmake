@@ -202,3 +202,18 @@ add_test(NAME cli.calibrate.record_device
 set_tests_properties(cli.calibrate.record_device PROPERTIES
   PASS_REGULAR_EXPRESSION "warning: [^\n]*record_device\\.json \\(/launch/1\\) was measured on NVIDIA A100-SXM4-80GB, not the H100 of profile 'h100-dgx'"
   FAIL_REGULAR_EXPRESSION "/launch/2\\) was measured")
+# Records the model cannot fit are refused at their key: a GEMM beside the holder faster than
+# alone (1.2 ms against 1.6 ms alone, 0.75 of it; 8192^3 bf16 at 1.2 ms is 916 TFLOP/s, under
+# the H100's 989), a holder of all 132 SMs, and a launch time above the parameter's 100 us bound
+# (a 200 us record was fitted to 97 us and pulled the GEMM terms with it).
+foreach(case "overlap_faster;\"overlap\": [{\"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"bf16\", \"kernel\": \"gemm\", \"held_sms\": 24, \"holder\": \"copy\", \"time_alone\": \"1.6 ms\", \"time\": \"1.2 ms\"}];/overlap/0/time: measured time 0\\.0012 s beside the holder is 0\\.75 of the 0\\.0016 s alone; expected at least 0\\.95 of time_alone"
+             "overlap_all_sms;\"overlap\": [{\"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"bf16\", \"kernel\": \"gemm\", \"held_sms\": 132, \"holder\": \"copy\", \"time_alone\": \"1.6 ms\", \"time\": \"2.0 ms\"}];/overlap/0/held_sms: 132 SMs on a GPU of 132 \\(profile 'h100-dgx'\\); expected at most 131"
+             "launch_above_bound;\"launch\": [{\"time\": \"5 us\"}, {\"time\": \"200 us\"}];/launch/1/time: measured launch time 200 us, above the most /gpu/kernel_launch_overhead may be \\(100 us\\)")
+  list(GET case 0 name)
+  list(GET case 1 records)
+  list(GET case 2 message)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/unfittable_${name}.json
+    "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"}, ${records}}\n")
+  trainsim_bad_input(calibrate ${name} "unfittable_${name}\\.json: ${message}"
+    --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/unfittable_${name}.json)
+endforeach()

@@ -275,6 +275,16 @@ TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and 
                         "mem.json: /gpu/hbm_bandwidth: expected a bandwidth with a unit "
                         "like \"450 GB/s\", got 3.35");
   }
+  SECTION("a launch overhead in seconds where microseconds were meant") {
+    // "4 s" made every kernel 4 s long (an iteration of 2,853 s); 100 us is the calibration's
+    // bound for the term (calibrate/parameters.cpp).
+    j["gpu"]["kernel_launch_overhead"] = "4 s";
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /gpu/kernel_launch_overhead: expected at most 100 us "
+                        "(the time one kernel launch adds), got \"4 s\"");
+    j["gpu"]["kernel_launch_overhead"] = "100 us";
+    REQUIRE_NOTHROW(load(j));
+  }
   SECTION("wrong type") {
     j["node"]["nvswitch_sharp"] = "yes";
     REQUIRE_THROWS_AS(load(j), ConfigError);
