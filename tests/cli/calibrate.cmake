@@ -217,3 +217,7 @@ foreach(case "overlap_faster;\"overlap\": [{\"m\": 8192, \"n\": 8192, \"k\": 819
   trainsim_bad_input(calibrate ${name} "unfittable_${name}\\.json: ${message}"
     --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/unfittable_${name}.json)
 endforeach()
+# A --min-bytes past int64 is refused as collective's size flags are (the error that no point
+# was left gave it as -9223372036854775808 bytes).
+trainsim_bad_input(calibrate min_bytes_huge "--min-bytes: out of range; expected at most 9e18 bytes, got '9000000000TiB'"
+  --base h100-dgx ${CALIBRATION_DIR}/h100-dgx.json --min-bytes 9000000000TiB)
