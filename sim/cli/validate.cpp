@@ -26,6 +26,7 @@
 #include "sim/io/json_reader.hpp"
 #include "sim/io/spellcheck.hpp"
 #include "sim/io/stack_loader.hpp"
+#include "sim/validation/mapping.hpp"
 #include "sim/validation/runs_reader.hpp"
 #include "sim/validation/validation_writer.hpp"
 
@@ -291,19 +292,27 @@ int run_validate(const ValidateOptions& o) {
   if (runs.empty()) throw ConfigError(name, "", "no runs; expected at least one published run");
   if (!o.source.empty() &&
       std::none_of(runs.begin(), runs.end(), [&](const validation::PublishedRun& r) {
-        return validation::source_matches(r.source_group, o.source);
+        return validation::source_matches(r, o.source);
       })) {
     std::vector<std::string> groups;
+    std::vector<std::string> names;
     for (const auto& r : runs) {
       if (std::find(groups.begin(), groups.end(), r.source_group) == groups.end()) {
         groups.push_back(r.source_group);
       }
+      const validation::SourceProfile* source = validation::find_source(r);
+      if (source != nullptr && std::find(names.begin(), names.end(), source->name) == names.end()) {
+        names.emplace_back(source->name);
+      }
     }
     std::string list;
     for (const auto& g : groups) list += (list.empty() ? "" : "; ") + g;
+    std::string short_names;
+    for (const auto& n : names) short_names += (short_names.empty() ? "" : ", ") + n;
     throw ConfigError("command line (--source)", "",
-                      "'" + o.source + "' is in no row's source_group of " + name +
-                          "; expected text from one of: " + list);
+                      "'" + o.source + "' is in no row's source_group or source of " + name +
+                          "; expected text from a source (" + short_names +
+                          ") or a source_group (" + list + ")");
   }
   keep_freed_memory();
   std::map<std::string, nlohmann::json> stacks;
@@ -396,8 +405,9 @@ void register_validate(CLI::App& app, int& exit_code) {
   c->add_option("--format", o->format, "table | json | csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   c->add_option("--jobs,-j", o->jobs, "Threads, 1 to 1024 (default 0: all cores)");
-  c->add_option("--source", o->source,
-                "Only rows whose source_group contains this text (any case)");
+  c->add_option(
+      "--source", o->source,
+      "Only rows whose source (the report's column) or source_group contains this text (any case)");
   c->add_option("--stack", o->stacks,
                 "ID=FILE: run the rows mapped to built-in stack ID with the stack in FILE "
                 "instead (repeatable)");

@@ -130,20 +130,24 @@ const char* to_string(Metric m) {
   return "tokens_per_s_per_gpu";
 }
 
-bool source_matches(const std::string& source_group, const std::string& filter) {
-  const auto lower = [](unsigned char c) { return static_cast<char>(std::tolower(c)); };
-  std::string group(source_group.size(), '\0');
-  std::string text(filter.size(), '\0');
-  std::transform(source_group.begin(), source_group.end(), group.begin(), lower);
-  std::transform(filter.begin(), filter.end(), text.begin(), lower);
-  return group.find(text) != std::string::npos;
+bool source_matches(const PublishedRun& run, const std::string& filter) {
+  const auto lower = [](std::string_view in) {
+    std::string out(in.size(), '\0');
+    std::transform(in.begin(), in.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+  };
+  const std::string text = lower(filter);
+  if (lower(run.source_group).find(text) != std::string::npos) return true;
+  const SourceProfile* source = find_source(run);
+  return source != nullptr && lower(source->name).find(text) != std::string::npos;
 }
 
 ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
                                const ValidationOptions& options) {
   std::vector<const PublishedRun*> kept;
   for (const PublishedRun& run : runs) {
-    if (source_matches(run.source_group, options.source_filter)) kept.push_back(&run);
+    if (source_matches(run, options.source_filter)) kept.push_back(&run);
   }
   std::vector<RowResult> rows(kept.size());
   std::vector<std::optional<Mapping>> mappings(kept.size());

@@ -209,7 +209,7 @@ void write_validation_table(std::ostream& out, const ValidationReport& report,
   out << "trainsim validate: " << report.rows.size() << " of " << info.rows_in_file
       << " published runs in " << info.runs;
   if (!info.source_filter.empty())
-    out << " (source_group contains \"" << info.source_filter << "\")";
+    out << " (source or source_group contains \"" << info.source_filter << "\")";
   out << "\nerror = predicted / measured - 1 in throughput terms (+: the simulator is faster)\n\n";
 
   out << pad("id", id_width) << "  " << pad("source", source_width) << "  " << pad("metric", 14)

@@ -23,11 +23,16 @@ set_tests_properties(cli.validate.csv_skipped PROPERTIES PASS_REGULAR_EXPRESSION
 # --source ignores case: "bloom" keeps the BLOOM-176B row (it used to be "in no row's source_group").
 add_test(NAME cli.validate.source_any_case COMMAND trainsim validate --source bloom)
 set_tests_properties(cli.validate.source_any_case PROPERTIES PASS_REGULAR_EXPRESSION
-  "\\(source_group contains \"bloom\"\\).*bloom176b-384gpu +bloom-176b +tokens/s/GPU")
+  "\\(source or source_group contains \"bloom\"\\).*bloom176b-384gpu +bloom-176b +tokens/s/GPU")
+# --source also takes the report's short source name: the H100 tables of llm-foundry, whose
+# source_group ("MosaicML llm-foundry MPT benchmarks, H100") holds no "llm-foundry-h100".
+add_test(NAME cli.validate.source_short_name COMMAND trainsim validate --source llm-foundry-h100)
+set_tests_properties(cli.validate.source_short_name PROPERTIES PASS_REGULAR_EXPRESSION
+  "\noverall +70 +0 ")
 # A runs file on the command line (here the same rows as the built-in copy).
 add_test(NAME cli.validate.file COMMAND trainsim validate ${TRAINSIM_RUNS} --source BLOOM)
 set_tests_properties(cli.validate.file PROPERTIES PASS_REGULAR_EXPRESSION
-  "in [^\n]*published_runs.json \\(source_group contains \"BLOOM\"\\).*bloom176b-384gpu +bloom-176b +tokens/s/GPU")
+  "in [^\n]*published_runs.json \\(source or source_group contains \"BLOOM\"\\).*bloom176b-384gpu +bloom-176b +tokens/s/GPU")
 
 # Bad input: one "error:" line naming the file (and the row's JSON pointer), exit 2.
 trainsim_bad_input(validate missing_file "nonexistent.json: cannot open file"
@@ -93,7 +98,7 @@ add_test(NAME cli.validate.bad.scenarios_clash
 # Nothing validated is an error, not an empty table: a --source matching no row, a file of no
 # runs, and a file whose every row is skipped (one row whose gpus, 1 more than the source's,
 # do not factor into its tp x pp x dp; the table still gives the reason).
-trainsim_bad_input(validate source_none "--source\\): 'nosuchsource' is in no row's source_group"
+trainsim_bad_input(validate source_none "--source\\): 'nosuchsource' is in no row's source_group or source of [^;]*; expected text from a source \\(narayanan21-t1, [^)]*\\) or a source_group \\("
                    --source nosuchsource)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/validate_no_runs.json "[]\n")
 trainsim_bad_input(validate no_runs "validate_no_runs.json: no runs"

@@ -95,8 +95,11 @@ struct ValidationOptions {
   std::map<std::string, nlohmann::json> stacks;
 };
 
-// Whether `source_group` contains `filter`, ignoring ASCII case (--source bloom keeps BLOOM-176B).
-[[nodiscard]] bool source_matches(const std::string& source_group, const std::string& filter);
+// Whether the run's source_group, or the short source name the report prints for it
+// ("llm-foundry-h100"), contains `filter`, ignoring ASCII case (--source bloom keeps
+// BLOOM-176B; --source llm-foundry-h100 the H100 tables, as the report's source column names
+// them).
+[[nodiscard]] bool source_matches(const PublishedRun& run, const std::string& filter);
 
 // Maps, simulates and compares `runs`. Never throws for a row that cannot be mapped or
 // simulated: that row is skipped with the reason.
