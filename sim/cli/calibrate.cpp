@@ -201,10 +201,13 @@ void print_residuals(std::ostream& out, const std::vector<calibrate::PointResidu
          "algorithm          measured    before  "
       << after_name << "   error\n";
   for (const auto& r : rows) {
+    // A point's description is written whole ("gemm 16384x16384x16384 bf16" was cut at 25
+    // characters), pushing the columns after it on that row; a document's point has no line.
+    const std::string line_number = r.origin.line > 0 ? std::to_string(r.origin.line) : "-";
     std::array<char, 512> line{};
     std::snprintf(line.data(), line.size(),
-                  "  %-44.44s %5d  %-25.25s %-16.16s %9.4g %9.4g %9.4g %+6.1f%%%s",
-                  r.origin.label.c_str(), r.origin.line, r.what.c_str(), r.algorithm.c_str(),
+                  "  %-44.44s %5s  %-25s %-16.16s %9.4g %9.4g %9.4g %+6.1f%%%s",
+                  r.origin.label.c_str(), line_number.c_str(), r.what.c_str(), r.algorithm.c_str(),
                   r.measured, r.before, r.after, 100.0 * r.error(),
                   r.origin.reported_problem ? "  (reported problem)" : "");
     out << line.data() << "  " << r.unit << '\n';
@@ -259,7 +262,8 @@ nlohmann::ordered_json points_json(const std::vector<calibrate::PointResidual>& 
   for (const auto& r : rows) {
     out.push_back({{"set", r.origin.label},
                    {"source", r.origin.source},
-                   {"line", r.origin.line},
+                   {"line", r.origin.line > 0 ? nlohmann::ordered_json(r.origin.line)
+                                              : nlohmann::ordered_json(nullptr)},
                    {"point", r.what},
                    {"algorithm", r.algorithm},
                    {"unit", r.si_unit},

@@ -221,3 +221,16 @@ endforeach()
 # was left gave it as -9223372036854775808 bytes).
 trainsim_bad_input(calibrate min_bytes_huge "--min-bytes: out of range; expected at most 9e18 bytes, got '9000000000TiB'"
   --base h100-dgx ${CALIBRATION_DIR}/h100-dgx.json --min-bytes 9000000000TiB)
+# A document's points have no line: null in the JSON, "-" in the table; a point's description is
+# not cut ("gemm 16384x16384x16384 bf16" was "gemm 16384x16384x16384 bf").
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/long_point.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
+    \"gemm\": [{\"m\": 16384, \"n\": 16384, \"k\": 16384, \"dtype\": \"bf16\", \"time\": \"12 ms\"}]}\n")
+add_test(NAME cli.calibrate.document_point_row
+         COMMAND trainsim calibrate --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/long_point.json)
+set_tests_properties(cli.calibrate.document_point_row PROPERTIES PASS_REGULAR_EXPRESSION
+  "long_point\\.json:gemm\\[0\\] +-  gemm 16384x16384x16384 bf16 ")
+add_test(NAME cli.calibrate.document_point_json
+         COMMAND trainsim calibrate --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/long_point.json --format json)
+set_tests_properties(cli.calibrate.document_point_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"set\": \"long_point\\.json:gemm\\[0\\]\",\n *\"source\": \"[^\"]*\",\n *\"line\": null,")
