@@ -1033,6 +1033,13 @@ void LogParser::check_rows(Op op) const {
   for (const auto& r : rows_) {
     if (auto p = count_problem(op, r)) fail(r.row.line, *p);
     if (auto p = redop_problem(op, r)) fail(r.row.line, *p);
+    // One run of a test reduces with one operation (-o; "-o all", several sweeps, is refused
+    // where the sizes restart): another on one row is an edited or spliced table.
+    if (r.has_redop && ref.has_redop && r.row.redop != ref.row.redop) {
+      fail(r.row.line, "redop: expected " + ref.row.redop + " as on line " +
+                           std::to_string(ref.row.line) +
+                           " (one run reduces with one operation), got " + r.row.redop);
+    }
     if (auto p = root_problem(op, r)) fail(r.row.line, *p);
 
     std::optional<double> factor;

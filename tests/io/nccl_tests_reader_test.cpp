@@ -473,6 +473,16 @@ TEST_CASE("nccl_tests_reader: bad input names the file, the line and what was ex
                                                  "elements for all_reduce (float is 4 B), got "
                                                  "65536"));
   }
+  SECTION("another reduction on one row") {
+    // One run reduces with one operation: a max among sums is an edited or spliced table
+    // (its figures are the sum row's, which fit max as well).
+    lines[9] =
+        "     1048576        262144     float     max      -1    100.0   10.49   15.73    "
+        "  0    100.0   10.49   15.73      0";
+    REQUIRE_THROWS_WITH(parse(), Catch::Contains("line 10: redop: expected sum as on line") &&
+                                     Catch::Contains("(one run reduces with one operation), got "
+                                                     "max"));
+  }
   SECTION("an unknown data type") {
     lines[9] =
         "     1048576        262144     floaty    sum      -1    100.0   10.49   15.73    "
