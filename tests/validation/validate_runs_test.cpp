@@ -322,6 +322,22 @@ TEST_CASE("validate: rows that cannot be mapped are skipped with the reason", "[
   run.virtual_pp = 1;  // one virtual stage per stage is no interleaving: mapped
   std::string reason;
   CHECK(map_run(run, reason).has_value());
+  // Figures of one run agree. MPT-30B on 128 A100 40GB: 768 x 2048 tokens in 14.1951 s over 128
+  // GPUs is 865.6 tokens/s per GPU, as printed (865); an iteration time of 5.0 s would give
+  // 2457.6. Its grad_accum 1 is 768 / 128 = 6 sequences per replica at micro-batch 6; 3 would
+  // not fit them.
+  const std::string id = "foundry-a100-40g-mpt-30b-s2048-g128-mb6";
+  CHECK(map_run(row(id), reason).has_value());
+  run = row(id);
+  run.iteration_time_s = 5.0;
+  CHECK(skip_reason(run) ==
+        "tokens_per_sec_per_gpu 865 and iteration_time_s 5 disagree: the time gives 2458 tokens/s "
+        "per GPU (global batch x seq_len / time / gpus), more than 1% apart");
+  run = row(id);
+  run.grad_accum = 3;
+  CHECK(skip_reason(run) ==
+        "extra_metrics.grad_accum 3 does not fit the 6 sequences per replica (global batch 768 "
+        "over dp 128) at micro-batch 6");
 }
 
 TEST_CASE("validate: mixture-of-experts rows map to the built-in model with ep from the row",
@@ -446,6 +462,7 @@ TEST_CASE("validate: the Megatron-Bridge GB200 rows fill 16 trays of each rack",
   small.pp = 1;
   small.dp = 1;
   small.virtual_pp.reset();
+  small.grad_accum.reset();  // the row's 32 was for its dp; with dp 1 it would not fit
   CHECK_FALSE(mapped(small).base["cluster"].contains("nodes_per_domain"));
 }
 
