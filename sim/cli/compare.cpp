@@ -17,6 +17,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/scenario_flags.hpp"
+#include "sim/io/json_reader.hpp"
 #include "sim/io/kineto_reader.hpp"
 #include "sim/io/report_writer.hpp"
 
@@ -268,6 +269,13 @@ int compare(const CompareOptions& o) {
   require_valid_plan(o.scenario, s);
   require_bounded_full_simulation(s, "compare");
   const io::KinetoTrace trace = io::read_kineto_trace(o.trace);
+  // A trace of a job of another size is compared all the same (a rank's kernels are what they
+  // are), but its communication ran on other groups: say so.
+  if (trace.world_size && *trace.world_size != s.gpus) {
+    std::cerr << "note: " << io::escape_control(o.trace) << " was recorded in a job of "
+              << *trace.world_size << " ranks (distributedInfo.world_size); the scenario has "
+              << s.gpus << " GPUs, so its collectives run on other groups\n";
+  }
   const io::TraceSummary sum = io::summarize(
       trace, o.steps == "all" ? io::StepSelection::All : io::StepSelection::SkipFirst);
   // The kernel breakdown reads every op of the timeline: simulate the whole iteration.

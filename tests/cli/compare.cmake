@@ -56,3 +56,10 @@ if(TRAINSIM_PYTHON3)
   set_tests_properties(cli.compare.trace_kernel_bandwidth PROPERTIES PASS_REGULAR_EXPRESSION
     "\nstrided +293 +14\\.60 +27\\.98 +0\\.40\ncontiguous +344 +8\\.10 +33\\.41 +0\\.86\n.*\nmemory-bound +36\\.46 +97\\.76\n")
 endif()
+# A trace of a job of another size (tp2_overlap.json's world_size 2 against 4 GPUs): compared
+# all the same, with a note that its collectives ran on other groups.
+add_test(NAME cli.compare.world_size_note
+         COMMAND trainsim compare ${compare_scenario} --trace ${TRACE_DATA}/tp2_overlap.json
+                 --gpus 4 --global-batch 2)
+set_tests_properties(cli.compare.world_size_note PROPERTIES PASS_REGULAR_EXPRESSION
+  "note: [^\n]*tp2_overlap\\.json was recorded in a job of 2 ranks \\(distributedInfo\\.world_size\\); the scenario has 4 GPUs")
