@@ -326,39 +326,30 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
                                  "ProfilerActivity.CUDA, got 1 events"));
   }
   SECTION("steps repeated or overlapping") {
+    // kStep (ProfilerStep#1 over [0, 100) us) and a cpu_op copy of it over [ts, ts + dur).
+    const auto with_copy = [](const std::string& ts, const std::string& dur) {
+      return trace_of(kStep + R"(, {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": )" +
+                      ts + R"(, "dur": )" + dur + "}, " + kKernel);
+    };
     // The same step recorded twice (cpu_op and user_annotation) over one range is read once.
-    const std::string again =
-        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 0, "dur": 100})";
-    CHECK(parse_kineto_trace(trace_of(kStep + ", " + again + ", " + kKernel), "t.json")
-              .steps.size() == 1);
+    CHECK(parse_kineto_trace(with_copy("0", "100"), "t.json").steps.size() == 1);
     // The same number over another range is not that: its kernels would have been dropped.
-    const std::string later =
-        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 100, "dur": 100})";
     REQUIRE_THROWS_WITH(
-        parse_kineto_trace(trace_of(kStep + ", " + later + ", " + kKernel), "t.json"),
+        parse_kineto_trace(with_copy("100", "100"), "t.json"),
         "t.json: /traceEvents/1/name: ProfilerStep#1 given twice over ranges that do not "
         "overlap; expected each step number once (a step recorded twice covers one range)");
     // Copies over one range that differ by more than 1% of the step (here 100 us against 120)
     // would make the iteration time depend on which came first in the file.
-    const std::string longer =
-        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 0, "dur": 120})";
-    REQUIRE_THROWS_WITH(
-        parse_kineto_trace(trace_of(kStep + ", " + longer + ", " + kKernel), "t.json"),
-        "t.json: /traceEvents/1/dur: ProfilerStep#1 given twice over different ranges (100.0 "
-        "us from 0.0 us, 120.0 us from 0.0 us); expected its copies over one range, within 1% of "
-        "the "
-        "step");
+    REQUIRE_THROWS_WITH(parse_kineto_trace(with_copy("0", "120"), "t.json"),
+                        "t.json: /traceEvents/1/dur: ProfilerStep#1 given twice over different "
+                        "ranges (100.0 us from 0.0 us, 120.0 us from 0.0 us); expected its "
+                        "copies over one range, within 1% of the step");
     // A copy that starts 5 us later (5% of the step) is named at its start.
-    const std::string later_start =
-        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 5, "dur": 100})";
-    REQUIRE_THROWS_WITH(
-        parse_kineto_trace(trace_of(kStep + ", " + later_start + ", " + kKernel), "t.json"),
-        Catch::StartsWith("t.json: /traceEvents/1/ts: ProfilerStep#1 given twice over different "
-                          "ranges"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(with_copy("5", "100"), "t.json"),
+                        Catch::StartsWith("t.json: /traceEvents/1/ts: ProfilerStep#1 given twice "
+                                          "over different ranges"));
     // Within 1% (0.5 us of 100) they are one step, the first copy kept.
-    const std::string close =
-        R"({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 0.5, "dur": 100.5})";
-    const auto one = parse_kineto_trace(trace_of(kStep + ", " + close + ", " + kKernel), "t.json");
+    const auto one = parse_kineto_trace(with_copy("0.5", "100.5"), "t.json");
     REQUIRE(one.steps.size() == 1);
     CHECK(one.steps[0].duration.value() == near(us(100)));
     // A step starting before the previous one ends would count the overlap's kernels twice; a
