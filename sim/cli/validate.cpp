@@ -337,7 +337,9 @@ int run_validate(const ValidateOptions& o) {
                         "stack '" + id + "' given twice; expected one file per stack id");
     }
     const std::string file = spec.substr(eq + 1);
-    nlohmann::json j = io::read_json_file(file);
+    // Resolved here, where its relative "extends" is found beside the file: the rows' scenarios
+    // get the document inline, and would look for the base from the working directory.
+    nlohmann::json j = io::resolved_stack_json(io::read_json_file(file), file);
     (void)io::stack_from_json(j, file, "");  // a bad file fails here, naming itself
     stacks[id] = std::move(j);
   }

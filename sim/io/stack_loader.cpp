@@ -31,9 +31,20 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
   // are (scenario_loader's resolve_path), then from the working directory: a stack and the one
   // it extends kept side by side load from anywhere.
   std::error_code ec;
-  if (const std::filesystem::path beside = std::filesystem::path(source).parent_path() / name;
-      !source.empty() && std::filesystem::path(name).is_relative() &&
-      std::filesystem::is_regular_file(beside, ec)) {
+  const std::filesystem::path beside = std::filesystem::path(source).parent_path() / name;
+  const bool look_beside = !source.empty() && std::filesystem::path(name).is_relative() &&
+                           beside != std::filesystem::path(name);
+  if (look_beside && std::filesystem::is_regular_file(beside, ec)) {
+    // Two different files would be read depending on the rule: say so rather than pick one (a
+    // path that worked from the working directory before the rule would now read another).
+    if (std::filesystem::is_regular_file(name, ec) &&
+        !std::filesystem::equivalent(beside, name, ec)) {
+      throw ConfigError(source, pointer + "/extends",
+                        "'" + name + "' names two files, " + beside.string() +
+                            " beside this stack and " + name +
+                            " in the working directory; expected one (give a path that tells "
+                            "them apart)");
+    }
     return resolve_extends(read_json_file(beside.string()), beside.string(), "", depth);
   }
   if (std::filesystem::is_directory(name, ec)) {
@@ -43,7 +54,11 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
   if (names_readable_file(name)) return resolve_extends(read_json_file(name), name, "", depth);
   if (names_a_file(name)) {
     throw ConfigError(source, pointer + "/extends",
-                      "no such file '" + name + "'; expected a software stack JSON file");
+                      "no such file '" + name + "'" +
+                          (look_beside ? " beside this stack (" + beside.string() +
+                                             ") or in the working directory"
+                                       : std::string()) +
+                          "; expected a software stack JSON file");
   }
   const auto ids = builtin_stack_ids();
   throw ConfigError(source, pointer + "/extends",
@@ -76,6 +91,10 @@ nlohmann::json resolve_extends(const nlohmann::json& json, const std::string& so
 }
 
 }  // namespace
+
+nlohmann::json resolved_stack_json(const nlohmann::json& json, const std::string& source) {
+  return resolve_extends(json, source, "", 0);
+}
 
 stack::StackSpec stack_from_json(const nlohmann::json& document, const std::string& source,
                                  const std::string& pointer) {

@@ -21,6 +21,12 @@ inline constexpr const char* kDefaultStack = "pytorch-2.3-fsdp";
 [[nodiscard]] stack::StackSpec load_stack(const std::string& name_or_path);
 
 // The stack in `json`; `source` and `pointer` locate errors. Throws ConfigError.
+// `json` with its "extends" chain resolved, as stack_from_json reads it: a relative path looked
+// for beside `source` first. A stack document copied elsewhere (validate --stack inlines it into
+// each row's scenario) keeps the base it was checked with.
+[[nodiscard]] nlohmann::json resolved_stack_json(const nlohmann::json& json,
+                                                 const std::string& source);
+
 [[nodiscard]] stack::StackSpec stack_from_json(const nlohmann::json& json,
                                                const std::string& source,
                                                const std::string& pointer);

@@ -272,3 +272,19 @@ add_test(NAME cli.run.stack_extends_beside
 set_tests_properties(cli.run.stack_extends_beside PROPERTIES
   WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
   PASS_REGULAR_EXPRESSION "stack +stack_pair/inner/derived\\.json\n.*headroom 25\\.0 %")
+# Where the stack's folder and the working directory both hold the relative base, the two rules
+# would read different files: refused naming both.
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/stack_ambiguous/inner)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/stack_ambiguous/base.json
+  "{\"extends\": \"megatron-lm\", \"id\": \"outer\", \"name\": \"outer\"}\n")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/stack_ambiguous/inner/base.json
+  "{\"extends\": \"megatron-lm\", \"id\": \"inner\", \"name\": \"inner\"}\n")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/stack_ambiguous/inner/derived.json
+  "{\"extends\": \"base.json\", \"id\": \"derived\", \"name\": \"derived\"}\n")
+add_test(NAME cli.run.bad.stack_extends_ambiguous
+         COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2
+                 "-DEXPECTED_STDERR=^error: inner/derived\\.json: /extends: 'base\\.json' names two files, inner/base\\.json beside this stack and base\\.json in the working directory"
+                 "-DCOMMAND=$<TARGET_FILE:trainsim>;run;${run_args};--stack;inner/derived.json"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+set_tests_properties(cli.run.bad.stack_extends_ambiguous PROPERTIES
+  WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/stack_ambiguous)

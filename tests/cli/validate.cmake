@@ -113,3 +113,11 @@ add_test(NAME cli.validate.bad.all_skipped_plot
                  "-DEXPECTED_STDOUT=korthikanti22-inconsistent-gpus +[^\n]*tp x pp"
                  "-DCOMMAND=$<TARGET_FILE:trainsim>;validate;${PROJECT_SOURCE_DIR}/tests/data/validate_all_skipped.json;--plot;${CMAKE_CURRENT_BINARY_DIR}/validate_all_skipped.png"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+# validate --stack resolves the file's relative extends where the file is (beside it), as run
+# does: the rows got the document inline and looked for its base from the working directory
+# ("no such file 'base.json'" on every row). stack_pair/ is run.cmake's pair of stacks.
+add_test(NAME cli.validate.stack_extends_beside
+         COMMAND trainsim validate --source korthikanti
+                 --stack megatron-lm=${CMAKE_CURRENT_BINARY_DIR}/stack_pair/inner/derived.json)
+set_tests_properties(cli.validate.stack_extends_beside PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nkorthikanti22 +10 +0 " FAIL_REGULAR_EXPRESSION "no such file")

@@ -475,11 +475,12 @@ TEST_CASE("nccl_tests_reader: bad input names the file, the line and what was ex
   }
   SECTION("another reduction on one row") {
     // One run reduces with one operation: a max among sums is an edited or spliced table
-    // (its figures are the sum row's, which fit max as well).
+    // (its figures are the sum row's, which fit max as well). The first row is the odd one
+    // here; it is named against the first row of the sums the others give.
     lines[9] =
         "     1048576        262144     float     max      -1    100.0   10.49   15.73    "
         "  0    100.0   10.49   15.73      0";
-    REQUIRE_THROWS_WITH(parse(), Catch::Contains("line 10: redop: expected sum as on line") &&
+    REQUIRE_THROWS_WITH(parse(), Catch::Contains("line 10: redop: expected sum as on line 11") &&
                                      Catch::Contains("(one run reduces with one operation), got "
                                                      "max"));
   }
