@@ -515,18 +515,20 @@ void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Ca
       check_ceiling(p.origin, "time", p.time.value(), fastest, tflops, "TFLOP/s", peak, hw);
     }
     // Beside the holder the GEMM has fewer SMs and less bandwidth: it is not faster than alone
-    // beyond timing noise, 5% (the spread of the suite's repeated GEMM timings: coefficients of
-    // variation up to 4.7%, calibration/h200-sxm/suite.json; its overlap records run 1.09-1.76x
-    // alone). A faster one would pull gemm_comm_contention towards 0.
-    if (p.time.value() < 0.95 * alone) {
+    // beyond timing noise. The suite keeps overlap records whose repeats vary by up to 10%
+    // (trainsim-calib --max-cv 0.1, calibration/h200-sxm/README.md; the committed ones reach
+    // 9.4%), so a time under 0.9 of the time alone is no noise; the committed records run
+    // 1.09-1.76x alone. A faster one would pull gemm_comm_contention towards 0.
+    if (p.time.value() < 0.9 * alone) {
       std::array<char, 160> text{};
       (void)std::snprintf(text.data(), text.size(),
                           "measured time %.4g s beside the holder is %.3g of the %.4g s alone",
                           p.time.value(), p.time.value() / alone, alone);
       throw ConfigError(p.origin.source, origin_text(p.origin, "time"),
                         std::string(text.data()) +
-                            "; expected at least 0.95 of time_alone (a GEMM beside a holder of "
-                            "its SMs is not faster than alone beyond timing noise)");
+                            "; expected at least 0.9 of time_alone (a GEMM beside a holder of "
+                            "its SMs is not faster than alone beyond the 10% timing noise the "
+                            "suite accepts)");
     }
     const Parameter& contention = parameters()[gemm_contention];
     Case c;

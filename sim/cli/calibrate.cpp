@@ -129,6 +129,10 @@ constexpr std::string_view kMarkStart = "[trainsim calibrate: ";
 constexpr std::string_view kMarkEnd =
     "; /calibration/fitted says to what. Where the text below quotes these values, it gives the "
     "ones before the arrows.] ";
+// The end of marks written by the first release of this rule, read as the same mark.
+constexpr std::string_view kOldMarkEnd =
+    "; /calibration/fitted says to what. Where the text below quotes these values, it gives the "
+    "ones before this fit.] ";
 
 void annotate_changed_notes(const nlohmann::ordered_json& base_json,
                             const hardware::HardwareSpec& base,
@@ -141,7 +145,12 @@ void annotate_changed_notes(const nlohmann::ordered_json& base_json,
   const auto split_mark = [](const std::string& notes) {
     std::map<std::string, std::pair<std::string, std::string>> items;
     if (notes.rfind(kMarkStart, 0) != 0) return std::pair{items, notes};
-    const std::size_t end = notes.find(kMarkEnd);
+    std::size_t end = notes.find(kMarkEnd);
+    std::size_t end_size = kMarkEnd.size();
+    if (end == std::string::npos) {
+      end = notes.find(kOldMarkEnd);
+      end_size = kOldMarkEnd.size();
+    }
     if (end == std::string::npos) return std::pair{items, notes};
     const std::string list = notes.substr(kMarkStart.size(), end - kMarkStart.size());
     for (std::size_t at = 0; at <= list.size();) {
@@ -155,7 +164,7 @@ void annotate_changed_notes(const nlohmann::ordered_json& base_json,
       }
       at = next + 2;
     }
-    return std::pair{items, notes.substr(end + kMarkEnd.size())};
+    return std::pair{items, notes.substr(end + end_size)};
   };
   const auto text = [](const nlohmann::ordered_json& j) {
     return j.is_string() ? j.get<std::string>() : j.dump();
@@ -176,7 +185,8 @@ void annotate_changed_notes(const nlohmann::ordered_json& base_json,
       // The value the text below the mark gives: an earlier mark's "before", else this base's.
       const std::string original = kept != earlier.end() ? kept->second.first : text(before);
       const std::string name = p.pointer.substr(p.pointer.rfind('/') + 1);
-      if (mentions(below, name) || mentions(below, original)) {
+      // A value an earlier mark lists is kept up to date whatever the text says.
+      if (kept != earlier.end() || mentions(below, name) || mentions(below, original)) {
         changes[notes.to_string()][key] = {original, text(now)};
       }
       break;

@@ -286,8 +286,10 @@ parallel::Scenario base_of(const SearchOptions& o) {
   // A stack whose own headroom is more than the HBM leaves: one line, not every plan of the
   // space invalid for it (and a header giving the fraction beside the bytes it was cut to).
   if (const std::string problem = parallel::headroom_problem(s); !problem.empty()) {
-    throw PlanError(std::string(o.stack ? "command line (--stack)" : "command line") +
-                    ": /stack: stack '" + s.stack_name + "' memory.headroom_fraction " + problem);
+    // The HBM it exceeds is the hardware's: both flags set the problem, as run names them.
+    throw PlanError(
+        std::string(o.stack ? "command line (--hardware, --stack)" : "command line (--hardware)") +
+        ": /stack: stack '" + s.stack_name + "' memory.headroom_fraction " + problem);
   }
   return s;
 }

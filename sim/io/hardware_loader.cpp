@@ -20,6 +20,18 @@ namespace {
 // (sim/calibrate/parameters.cpp) so that the two cannot drift apart. A value near 0 is a slip
 // (1e-300 stretched a GEMM to an infinite time, an internal error; 1e-200 printed an iteration of
 // 1e299 s).
+// The most a kernel launch may add: the calibration's bound for the term, so that a profile the
+// loader takes is one calibrate can refit.
+double most_launch_overhead() {
+  static const double most = [] {
+    const calibrate::Parameter* p = calibrate::find_parameter("/gpu/kernel_launch_overhead");
+    if (p == nullptr)
+      throw InternalError("hardware loader: no parameter /gpu/kernel_launch_overhead");
+    return p->upper;
+  }();
+  return most;
+}
+
 double lowest_efficiency() {
   static const double lowest = [] {
     const calibrate::Parameter* p = calibrate::find_parameter("/gpu/gemm/max_efficiency");
@@ -503,10 +515,11 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
     hw.gpu.kernel_launch_overhead = g.seconds("kernel_launch_overhead", /*allow_zero=*/true);
     // Microseconds a kernel launch adds; above the calibration's bound for it (100 us,
     // calibrate/parameters.cpp) it is a unit slip: "4 s" made every step take 2,853 s.
-    if (hw.gpu.kernel_launch_overhead.value() > 100e-6) {
-      throw g.error("kernel_launch_overhead",
-                    "expected at most 100 us (the time one kernel launch adds), got " +
-                        describe_json(g.raw("kernel_launch_overhead")));
+    if (hw.gpu.kernel_launch_overhead.value() > most_launch_overhead()) {
+      throw g.error("kernel_launch_overhead", "expected at most " +
+                                                  to_string(Seconds(most_launch_overhead())) +
+                                                  " (the time one kernel launch adds), got " +
+                                                  describe_json(g.raw("kernel_launch_overhead")));
     }
     hw.gpu.comm_compute_contention = number_in(g, "comm_compute_contention", 0.0, 10.0);
     if (g.has("gemm_comm_contention")) {

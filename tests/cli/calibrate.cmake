@@ -206,7 +206,7 @@ set_tests_properties(cli.calibrate.record_device PROPERTIES
 # alone (1.2 ms against 1.6 ms alone, 0.75 of it; 8192^3 bf16 at 1.2 ms is 916 TFLOP/s, under
 # the H100's 989), a holder of all 132 SMs, and a launch time above the parameter's 100 us bound
 # (a 200 us record was fitted to 97 us and pulled the GEMM terms with it).
-foreach(case "overlap_faster;\"overlap\": [{\"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"bf16\", \"kernel\": \"gemm\", \"held_sms\": 24, \"holder\": \"copy\", \"time_alone\": \"1.6 ms\", \"time\": \"1.2 ms\"}];/overlap/0/time: measured time 0\\.0012 s beside the holder is 0\\.75 of the 0\\.0016 s alone; expected at least 0\\.95 of time_alone"
+foreach(case "overlap_faster;\"overlap\": [{\"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"bf16\", \"kernel\": \"gemm\", \"held_sms\": 24, \"holder\": \"copy\", \"time_alone\": \"1.6 ms\", \"time\": \"1.2 ms\"}];/overlap/0/time: measured time 0\\.0012 s beside the holder is 0\\.75 of the 0\\.0016 s alone; expected at least 0\\.9 of time_alone"
              "overlap_all_sms;\"overlap\": [{\"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"bf16\", \"kernel\": \"gemm\", \"held_sms\": 132, \"holder\": \"copy\", \"time_alone\": \"1.6 ms\", \"time\": \"2.0 ms\"}];/overlap/0/held_sms: 132 SMs on a GPU of 132 \\(profile 'h100-dgx'\\); expected at most 131"
              "launch_above_bound;\"launch\": [{\"time\": \"5 us\"}, {\"time\": \"200 us\"}];/launch/1/time: measured launch time 200 us, above the most /gpu/kernel_launch_overhead may be \\(100 us\\)")
   list(GET case 0 name)
