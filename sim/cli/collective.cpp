@@ -16,6 +16,7 @@
 
 #include "trainsim/collective/collective_model.hpp"
 #include "trainsim/error.hpp"
+#include "trainsim/parallel/placement.hpp"
 #include "trainsim/parallel/scenario.hpp"
 
 #include "sim/cli/commands.hpp"
@@ -215,8 +216,12 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
                         op == collective::Op::AllToAll;
   std::vector<std::vector<Row>> blocks;
   for (const std::int64_t nodes : node_counts) {
-    const parallel::GroupShape group{
-        .ranks = nodes * gpn, .nodes = nodes, .ranks_per_node = nodes == 1 ? nodes * gpn : gpn};
+    // Consecutive ranks from rank 0, as nccl-tests places them, on the profile's NVLink domains
+    // of hosts (docs/placement.md): 19 GB200 trays of 4 span two racks, 72 + 4 ranks, and the
+    // least-held rack's NICs carry its traffic, as run prices such a group. (The shape used to
+    // leave the domains to the model's even split, so 19 trays priced 12x faster than run.)
+    const parallel::GroupShape group =
+        parallel::group_shape(nodes * gpn, 1, gpn, hw.node.hosts_per_domain() * gpn);
     std::vector<Row> rows;
     // Bytes per counted element: one element per rank, or one in all.
     const std::int64_t divisor = dtype->size * (per_rank ? group.ranks : 1);
@@ -279,8 +284,22 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
     const std::int64_t nodes = block.empty() ? 0 : block.front().nodes;
     out << "#\n";
     if (!block.empty()) {
-      out << "# nodes " << nodes << ", ranks " << block.front().ranks << " ("
-          << block.front().ranks / nodes << " per node)\n";
+      const std::int64_t per_node = block.front().ranks / nodes;
+      out << "# nodes " << nodes << ", ranks " << block.front().ranks << " (" << per_node
+          << " per node";
+      // Where a domain spans hosts (GB200 NVL72), how the ranks fill the domains priced.
+      if (const int hosts = hw.node.hosts_per_domain(); hosts > 1) {
+        const parallel::GroupShape g =
+            parallel::group_shape(block.front().ranks, 1, per_node, hosts * per_node);
+        out << "; " << g.domains << (g.domains == 1 ? " NVLink domain" : " NVLink domains")
+            << " of " << hosts << " nodes";
+        if (g.domains > 1) {
+          const std::int64_t least =
+              g.min_ranks_per_domain > 0 ? g.min_ranks_per_domain : g.ranks_per_domain;
+          out << ", " << least << " ranks in the least-held";
+        }
+      }
+      out << ")\n";
     }
     out << "#\n";
     out << "#       size         count      type   redop    root     time   algbw   busbw  "
