@@ -223,6 +223,49 @@ io::ScenarioDocument SweepSpec::document(std::int64_t index) const {
   return doc;
 }
 
+// shard_group applies to the hybrid_shard scenarios only, and a sweep may give it beside a
+// sharding axis for them; one whose every scenario shards otherwise ignored it in every row
+// (run refuses such a scenario: load_scenario).
+void check_shard_group(const SweepSpec& spec, const std::string& source, bool inline_base) {
+  const auto axis = [&spec](const std::string& key) -> const std::vector<nlohmann::json>* {
+    for (const AxisGroup& g : spec.groups) {
+      for (std::size_t k = 0; k < g.keys.size(); ++k) {
+        if (g.keys[k] == key) return &g.values[k];
+      }
+    }
+    return nullptr;
+  };
+  const nlohmann::json* par =
+      spec.base.json.contains("parallel") && spec.base.json["parallel"].is_object()
+          ? &spec.base.json["parallel"]
+          : nullptr;
+  const bool in_base = par != nullptr && par->contains("shard_group");
+  const std::vector<nlohmann::json>* on_axis = axis("parallel.shard_group");
+  if (!in_base && on_axis == nullptr) return;
+  std::vector<nlohmann::json> shardings;
+  if (const auto* values = axis("parallel.sharding")) {
+    shardings = *values;
+  } else {
+    shardings.push_back(par != nullptr && par->contains("sharding") ? par->at("sharding")
+                                                                    : nlohmann::json("none"));
+  }
+  const bool hybrid = std::any_of(shardings.begin(), shardings.end(), [](const auto& v) {
+    return v.is_string() && v.template get<std::string>() == "hybrid_shard";
+  });
+  if (hybrid) return;
+  std::string list;
+  for (const auto& v : shardings) list += (list.empty() ? "" : ", ") + v.dump();
+  throw ConfigError(on_axis != nullptr || inline_base ? source : spec.base.source,
+                    on_axis != nullptr ? "/axes" + io::pointer_token("parallel.shard_group")
+                    : inline_base      ? "/base/parallel/shard_group"
+                                       : "/parallel/shard_group",
+                    "shard_group applies only with sharding \"hybrid_shard\", and no scenario of "
+                    "the sweep has it (sharding " +
+                        list +
+                        "); expected \"hybrid_shard\" among the sharding values, or no "
+                        "shard_group");
+}
+
 SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
                            const std::string& base_dir) {
   (void)io::parse_json(text, source);  // the project's message for malformed JSON
@@ -411,6 +454,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
     for (std::int64_t j = g == 0 ? 0 : 1; j < out.groups[g].size(); ++j) check(g, j);
   }
   if (out.groups.empty()) (void)resolve(out.document(0), source, inline_base);
+  check_shard_group(out, source, inline_base);
   return out;
 }
 

@@ -119,3 +119,23 @@ trainsim_bad_input(run trace_is_scenario
   ${output_is_input}/scenario.json --trace ${output_is_input}/scenario.json)
 trainsim_bad_input(merge output_is_shard "command line \\(-o\\): '[^']*spec.json' is the input file"
   ${output_is_input}/spec.json -o ${output_is_input}/spec.json)
+# shard_group applies to hybrid_shard scenarios only; a sweep may set it beside a sharding axis
+# for them, but one whose every scenario shards otherwise ignored it in every row (run refuses
+# such a scenario): refused where the spec writes it, on an axis or in the base.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_axis.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 16}, \"training\": {\"seq_len\": 2048}, \"parallel\": {\"sharding\": \"full_shard\"}},
+    \"axes\": {\"parallel.shard_group\": [2, 4]}}\n")
+trainsim_bad_input(sweep shard_group_axis "sweep_shard_group_axis\\.json: /axes/parallel\\.shard_group: shard_group applies only with sharding \"hybrid_shard\", and no scenario of the sweep has it \\(sharding \"full_shard\"\\)"
+  ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_axis.json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_base.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 16}, \"training\": {\"seq_len\": 2048}, \"parallel\": {\"shard_group\": 4}},
+    \"axes\": {\"parallel.tp\": [1, 2]}}\n")
+trainsim_bad_input(sweep shard_group_base "sweep_shard_group_base\\.json: /base/parallel/shard_group: shard_group applies only with sharding \"hybrid_shard\", and no scenario of the sweep has it \\(sharding \"none\"\\)"
+  ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_base.json)
+# Beside a sharding axis that holds hybrid_shard it applies to those rows: the sweep runs.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_mixed.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 16}, \"training\": {\"seq_len\": 2048}, \"parallel\": {\"shard_group\": 4}},
+    \"axes\": {\"parallel.sharding\": [\"full_shard\", \"hybrid_shard\"]}}\n")
+add_test(NAME cli.sweep.shard_group_mixed COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_mixed.json)
+set_tests_properties(cli.sweep.shard_group_mixed PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n0,[^\n]*,full_shard,,[^\n]*\n1,[^\n]*,hybrid_shard,4,")
