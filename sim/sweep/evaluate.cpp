@@ -36,9 +36,30 @@ std::string Evaluation::status_text() const {
   return std::string(to_string(status)) + ": " + problem;
 }
 
+namespace {
+
+// A whole-iteration simulation holds every op of the step: past the command line's bound (run
+// --full-simulation refuses it) a plan is an invalid row, not a run of minutes and gigabytes.
+bool too_large_to_simulate_whole(const parallel::Scenario& scenario, report::SimulationMode mode,
+                                 Evaluation& e) {
+  if (mode != report::SimulationMode::Full) return false;
+  const std::int64_t ops = report::full_simulation_ops(scenario);
+  if (ops <= report::kMaxFullSimulationOps) return false;
+  e.status = Status::Invalid;
+  e.problem = "--full-simulation: the whole iteration has " + std::to_string(ops) + " ops (" +
+              std::to_string(scenario.num_microbatches()) +
+              " micro-batches per step); expected at most " +
+              std::to_string(report::kMaxFullSimulationOps) +
+              " for a whole-iteration simulation (without --full-simulation the steady state is "
+              "extrapolated)";
+  return true;
+}
+
+}  // namespace
+
 Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode mode) {
   Evaluation e = screen(scenario);
-  if (e.status != Status::Ok) return e;
+  if (e.status != Status::Ok || too_large_to_simulate_whole(scenario, mode, e)) return e;
   report::Simulation sim =
       report::simulate(scenario, report::SimulateOptions{.build = {}, .mode = mode});
   e.memory = sim.report.memory;
@@ -80,7 +101,7 @@ Evaluation evaluate(const parallel::Scenario& scenario, report::SimulationMode m
                     SimulationMemo& memo, std::int64_t key) {
   if (!report::sharding_is_inert(scenario)) return evaluate(scenario, mode);
   Evaluation e = screen(scenario);
-  if (e.status != Status::Ok) return e;
+  if (e.status != Status::Ok || too_large_to_simulate_whole(scenario, mode, e)) return e;
   report::Report r = report::derive(scenario, memo.primitives(key, scenario, mode));
   e.memory = r.memory;
   e.report = std::move(r);

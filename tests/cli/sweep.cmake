@@ -139,3 +139,13 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_mixed.json
 add_test(NAME cli.sweep.shard_group_mixed COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_mixed.json)
 set_tests_properties(cli.sweep.shard_group_mixed PROPERTIES PASS_REGULAR_EXPRESSION
   "\n0,[^\n]*,full_shard,,[^\n]*\n1,[^\n]*,hybrid_shard,4,")
+# --full-simulation holds a sweep's plans to the command line's 4 million ops, as run does:
+# llama2-7b on 8 H100 at global batch 65,536 (8,192 micro-batches, 6,635,521 ops; run refuses
+# it) is an invalid row, not minutes and gigabytes; at 64 it runs.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_full_bound.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 4096}, \"parallel\": {\"sharding\": \"full_shard\"}},
+    \"axes\": {\"training.global_batch\": [64, 65536]}}\n")
+add_test(NAME cli.sweep.full_simulation_bound
+         COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_full_bound.json --full-simulation)
+set_tests_properties(cli.sweep.full_simulation_bound PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n0,[^\n]*,ok,[^\n]*\n1,[^\n]*invalid: --full-simulation: the whole iteration has 6635521 ops \\(8192 micro-batches per step\\); expected at most 4000000")
