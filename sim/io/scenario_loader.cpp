@@ -377,22 +377,24 @@ parallel::Scenario scenario_from_document(const ScenarioDocument& doc) {
   } catch (const ConfigError& e) {
     // A required key missing beside a near miss of it: say which key is likely misspelled.
     const std::string missing = "missing required key";
-    if (e.source() == doc.source && e.problem().rfind(missing, 0) == 0) {
+    std::string problem = e.problem();
+    if (e.source() == doc.source && problem.rfind(missing, 0) == 0) {
       if (const std::string note = near_miss_note(doc.json, e.pointer()); !note.empty()) {
-        throw ConfigError(e.source(), e.pointer(),
-                          missing + note + e.problem().substr(missing.size()));
+        problem = missing + note + problem.substr(missing.size());
       }
     }
-    // Blame the flag or axis that set the offending value, not the file.
+    // Blame the flag or axis that set the offending value, not the file, the near-miss note too
+    // (a sweep axis's inline model missing "layers" was named under /base).
     // The key itself or an object above it: "/parallel/recompute" does not own
     // "/parallel/recompute_layers".
     if (e.source() == doc.source) {
       for (const auto& [pointer, origin] : doc.overridden) {
         if (e.pointer() == pointer || e.pointer().rfind(pointer + "/", 0) == 0) {
-          throw ConfigError(origin, e.pointer(), e.problem());
+          throw ConfigError(origin, e.pointer(), problem);
         }
       }
     }
+    if (problem != e.problem()) throw ConfigError(e.source(), e.pointer(), problem);
     throw;
   }
 }

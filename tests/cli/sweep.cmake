@@ -149,3 +149,10 @@ add_test(NAME cli.sweep.full_simulation_bound
          COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_full_bound.json --full-simulation)
 set_tests_properties(cli.sweep.full_simulation_bound PROPERTIES PASS_REGULAR_EXPRESSION
   "\n0,[^\n]*,ok,[^\n]*\n1,[^\n]*invalid: --full-simulation: the whole iteration has 6635521 ops \\(8192 micro-batches per step\\); expected at most 4000000")
+# A required key missing from an axis's inline model, beside its near miss, is named where the
+# axis writes the object (it was named /base/model/layers, in the base the spec never gave it).
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_inline_model_near_miss.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 2048}},
+    \"axes\": {\"model\": [\"llama2-7b\", {\"name\": \"tiny\", \"n_layers\": 4, \"hidden\": 256, \"heads\": 4, \"ffn_hidden\": 1024, \"vocab\": 1000}]}}\n")
+trainsim_bad_input(sweep inline_model_near_miss "sweep_inline_model_near_miss\\.json: /axes/model/1/layers: missing required key \\(the object has 'n_layers': a misspelling of 'layers'\\?\\)"
+  ${CMAKE_CURRENT_BINARY_DIR}/sweep_inline_model_near_miss.json)
