@@ -117,7 +117,18 @@ std::string scenario_count(double total) {
   return text;
 }
 
-bool is_reference_key(const std::string& key) { return key == "hardware" || key == "model"; }
+// Keys whose value names or holds a document (a built-in id, a file path or an inline object),
+// so an object on their axis is that document, not a range. A stack is one as a scenario's
+// "stack" is (its inline keys on an axis were read as a range, "unknown range key 'extends'").
+bool is_reference_key(const std::string& key) {
+  return key == "hardware" || key == "model" || key == "stack";
+}
+
+// "hardware profiles", "models" or "software stacks": what a reference axis lists.
+std::string reference_noun(const std::string& key) {
+  if (key == "hardware") return "hardware profiles";
+  return key == "model" ? "models" : "software stacks";
+}
 
 // A key whose one value is a list: each element of its axis is a whole value (a list of the
 // model chunks' layer counts), never a range.
@@ -158,8 +169,7 @@ std::vector<nlohmann::json> axis_values(const std::string& key, const ordered_js
     add(axis, pointer);
   } else if (is_reference_key(key)) {
     throw ConfigError(source, pointer,
-                      "axis is not a list; expected a list of " +
-                          std::string(key == "hardware" ? "hardware profiles" : "models") +
+                      "axis is not a list; expected a list of " + reference_noun(key) +
                           " (built-in names, file paths or inline objects), got " + describe(axis));
   } else {
     throw ConfigError(source, pointer,

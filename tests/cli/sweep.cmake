@@ -156,3 +156,11 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_inline_model_near_miss.json
     \"axes\": {\"model\": [\"llama2-7b\", {\"name\": \"tiny\", \"n_layers\": 4, \"hidden\": 256, \"heads\": 4, \"ffn_hidden\": 1024, \"vocab\": 1000}]}}\n")
 trainsim_bad_input(sweep inline_model_near_miss "sweep_inline_model_near_miss\\.json: /axes/model/1/layers: missing required key \\(the object has 'n_layers': a misspelling of 'layers'\\?\\)"
   ${CMAKE_CURRENT_BINARY_DIR}/sweep_inline_model_near_miss.json)
+# An inline stack on the stack axis is a stack, as an inline model or profile is (it was read as
+# a range: "unknown range key 'extends'"); its id names the row.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_inline_stack.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 2048}, \"parallel\": {\"sharding\": \"full_shard\"}},
+    \"axes\": {\"stack\": [\"megatron-lm\", {\"extends\": \"megatron-lm\", \"id\": \"m2\", \"name\": \"m2\"}]}}\n")
+add_test(NAME cli.sweep.inline_stack COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_inline_stack.json)
+set_tests_properties(cli.sweep.inline_stack PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n0,[^\n]*,megatron-lm,[^\n]*\n1,[^\n]*,m2,")
