@@ -9,7 +9,8 @@ Only rows whose status is "ok" are drawn. When several rows share a series and a
 sweep over micro-batches, say), --agg picks one: max (default, the best plan, as the paper's
 figures show), min or mean. --ideal adds, per series, the line of perfect linear scaling from the
 series' smallest x. Needs matplotlib (Debian: apt install python3-matplotlib). Errors (a missing
-file or column, no matplotlib) are one line on stderr and exit status 2.
+file or column, a column without numbers, --ideal from x <= 0, an output it cannot write or
+whose suffix names no image format, no matplotlib) are one line on stderr and exit status 2.
 """
 import argparse
 import csv
@@ -67,15 +68,27 @@ def main(argv=None):
             fail(f"error: {args.csv}: no column '{column}'; expected one of "
                      f"{', '.join(rows[0].keys())}")
     points = defaultdict(lambda: defaultdict(list))
-    for row in rows:
-        if row.get("status", "ok") != "ok":
-            continue
+    ok_rows = [row for row in rows if row.get("status", "ok") == "ok"]
+    for row in ok_rows:
         x, y = number(row[args.x]), number(row[args.y])
         if x is None or y is None:
             continue
         points[row[args.series] if args.series else ""][x].append(y)
     if not points:
+        if ok_rows:
+            # The rows ran, but a column is text ("hardware") or empty: name it.
+            bad = next(c for c in (args.x, args.y) if any(number(r[c]) is None for r in ok_rows))
+            fail(f"error: {args.csv}: column '{bad}' holds no number in the rows with status ok "
+                 f"(first value '{ok_rows[0][bad]}'); expected a numeric column for --x and --y")
         fail(f"error: {args.csv}: no simulated rows to plot; expected rows with status ok")
+    if args.ideal and any(min(xs) <= 0 for xs in points.values()):
+        fail(f"error: --ideal: column '{args.x}' has values <= 0; expected a positive x (GPUs, "
+             "nodes, batch) to scale from")
+    suffix = args.output.rsplit(".", 1)[-1].lower() if "." in args.output else ""
+    formats = {"png", "svg", "pdf", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp"}
+    if suffix not in formats:
+        fail(f"error: -o: '{args.output}' has no image format matplotlib writes by its suffix; "
+             f"expected one of .{', .'.join(sorted(formats))}")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -112,7 +125,10 @@ def main(argv=None):
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(args.output)
+    try:
+        fig.savefig(args.output)
+    except (OSError, ValueError) as e:
+        fail(f"error: -o: cannot write '{args.output}' ({e}); expected a writable image path")
     return 0
 
 

@@ -164,3 +164,31 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_inline_stack.json
 add_test(NAME cli.sweep.inline_stack COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_inline_stack.json)
 set_tests_properties(cli.sweep.inline_stack PROPERTIES PASS_REGULAR_EXPRESSION
   "\n0,[^\n]*,megatron-lm,[^\n]*\n1,[^\n]*,m2,")
+# examples/plot_sweep.py, where this machine has python3 and matplotlib: bad input is one line
+# on stderr and exit 2, as its docstring says, where it raised tracebacks (exit 1) for --ideal
+# from x = 0, an output path that cannot be written or named no image format, and a text
+# column for x (which it called "no simulated rows").
+execute_process(COMMAND python3 -c "import matplotlib" RESULT_VARIABLE TRAINSIM_NO_MATPLOTLIB
+                OUTPUT_QUIET ERROR_QUIET)
+if(TRAINSIM_NO_MATPLOTLIB EQUAL 0)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/plot_sweep_rows.csv
+    "gpus,hardware,bubble_s,tokens_per_s,status\n8,h100-dgx,0,100,ok\n16,h100-dgx,0,190,ok\n")
+  set(plot_rows ${CMAKE_CURRENT_BINARY_DIR}/plot_sweep_rows.csv)
+  foreach(case "ideal_from_zero;--x;bubble_s;--y;tokens_per_s;--ideal;-o;${CMAKE_CURRENT_BINARY_DIR}/p.png;^error: --ideal: column 'bubble_s' has values <= 0"
+               "unwritable;--x;gpus;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/no-such-dir/p.png;^error: -o: cannot write '[^']*no-such-dir/p\\.png'"
+               "no_format;--x;gpus;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/p.xyz;^error: -o: '[^']*p\\.xyz' has no image format"
+               "text_column;--x;hardware;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/p.png;^error: [^\n]*plot_sweep_rows\\.csv: column 'hardware' holds no number")
+    list(GET case 0 name)
+    list(GET case -1 regex)
+    list(LENGTH case n)
+    math(EXPR n_args "${n} - 2")
+    list(SUBLIST case 1 ${n_args} args)
+    add_test(NAME cli.plot_sweep.${name}
+             COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2 "-DEXPECTED_STDERR=${regex}[^\n]*\n$"
+                     "-DCOMMAND=python3;${PROJECT_SOURCE_DIR}/examples/plot_sweep.py;${plot_rows};${args}"
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+  endforeach()
+  add_test(NAME cli.plot_sweep.draws
+           COMMAND python3 ${PROJECT_SOURCE_DIR}/examples/plot_sweep.py ${plot_rows} --x gpus
+                   --y tokens_per_s --ideal -o ${CMAKE_CURRENT_BINARY_DIR}/plot_sweep.png)
+endif()
