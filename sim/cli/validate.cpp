@@ -115,8 +115,11 @@ for ax in axes[0]:
 order = sorted(range(len(names)), key=lambda i: sources.index(names[i]))
 fig.legend([handles[i] for i in order], [names[i] for i in order], loc="lower center",
            ncol=min(6, len(names)), fontsize=8, frameon=False)
-fig.suptitle("trainsim validate: predicted against measured (dashed: +-10 %)")
-fig.tight_layout(rect=(0, 0.12, 1, 0.95))
+# One panel is too narrow for the title on one line (it was cut at both edges).
+one = len(metrics) == 1
+fig.suptitle("trainsim validate: predicted against measured" + ("\n" if one else " ") +
+             "(dashed: +-10 %)")
+fig.tight_layout(rect=(0, 0.12, 1, 0.90 if one else 0.95))
 fig.savefig(out_path, format=out_format, dpi=120, metadata={"Software": None})
 )PY";
 
