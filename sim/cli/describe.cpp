@@ -17,6 +17,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/scenario_flags.hpp"
+#include "sim/io/json_reader.hpp"
 #include "sim/io/report_writer.hpp"
 
 namespace trainsim::cli {
@@ -209,16 +210,17 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
     std::cout << out.dump(2) << '\n';
     return 0;
   }
-  std::cout << "model        " << s.model_name << ": " << m.num_layers << " layers, hidden "
-            << m.hidden << ", " << m.num_heads << " heads (" << m.num_kv_heads << " kv), ffn "
-            << m.ffn_hidden << ", vocab " << m.vocab << "\n"
+  std::cout << "model        " << io::escape_control(s.model_name) << ": " << m.num_layers
+            << " layers, hidden " << m.hidden << ", " << m.num_heads << " heads (" << m.num_kv_heads
+            << " kv), ffn " << m.ffn_hidden << ", vocab " << m.vocab << "\n"
             << attention_lines(m) << (model::is_moe(m) ? experts_line(m) : "") << "parameters   "
             << params << " total, " << active << " active per token (" << matmul << " in matmuls)\n"
             << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
             << to_string(per_token) << ", 6N + attention, N the active matmul parameters)\n"
-            << "cluster      " << s.gpus << " GPUs of " << s.hardware_name << ", dp "
-            << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp "
-            << s.parallel.cp << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
+            << "cluster      " << s.gpus << " GPUs of " << io::escape_control(s.hardware_name)
+            << ", dp " << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp
+            << ", cp " << s.parallel.cp << ", sharding " << parallel::to_string(s.parallel.sharding)
+            << "\n"
             << "placement    " << placement_line(s, pl) << "\n"
             << stage_placement_lines(s, pl) << "\n"
             << "memory per GPU: " << memory_note << "\n";
@@ -260,9 +262,9 @@ int describe(const DescribeOptions& o) {
     std::cout << out.dump(2) << '\n';
     return 0;
   }
-  std::cout << "model        " << s.model_name << ": " << m.num_layers << " layers, hidden "
-            << m.hidden << ", " << m.num_heads << " heads (" << m.num_kv_heads << " kv), ffn "
-            << m.ffn_hidden << ", vocab " << m.vocab << "\n"
+  std::cout << "model        " << io::escape_control(s.model_name) << ": " << m.num_layers
+            << " layers, hidden " << m.hidden << ", " << m.num_heads << " heads (" << m.num_kv_heads
+            << " kv), ffn " << m.ffn_hidden << ", vocab " << m.vocab << "\n"
             << attention_lines(m) << (model::is_moe(m) ? experts_line(m) : "") << "parameters   "
             << params
             << (model::is_moe(m) ? " total, " + std::to_string(model::num_active_parameters(m)) +
@@ -273,9 +275,9 @@ int describe(const DescribeOptions& o) {
             << to_string(per_token)
             << (model::is_moe(m) ? ", 6N + attention, N the active matmul parameters)\n"
                                  : ", 6N + 12 L h s)\n")
-            << "cluster      " << s.gpus << " GPUs of " << s.hardware_name << ", dp "
-            << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp "
-            << s.parallel.cp
+            << "cluster      " << s.gpus << " GPUs of " << io::escape_control(s.hardware_name)
+            << ", dp " << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp
+            << ", cp " << s.parallel.cp
             << (model::is_moe(m) ? ", ep " + std::to_string(s.parallel.ep) : std::string())
             << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
             << "placement    " << placement_line(s, pl) << "\n"

@@ -5,6 +5,8 @@
 // --explain says why the best plan beats pure data parallelism and, for a mixture-of-experts
 // model, what its expert parallelism costs and saves.
 
+#include "trainsim/sweep/search.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -16,20 +18,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/cli/batch.hpp"
-#include "sim/cli/commands.hpp"
-#include "sim/cli/scenario_flags.hpp"
-#include "sim/io/report_writer.hpp"
-#include "sim/io/scenario_loader.hpp"
-#include "sim/io/spellcheck.hpp"
-#include "sim/io/sweep_writer.hpp"
-#include "sim/sweep/sweep_run.hpp"
 #include "trainsim/engine/activity.hpp"
 #include "trainsim/error.hpp"
 #include "trainsim/parallel/validate.hpp"
 #include "trainsim/report/memory.hpp"
 #include "trainsim/report/simulate.hpp"
-#include "trainsim/sweep/search.hpp"
+
+#include "sim/cli/batch.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/cli/scenario_flags.hpp"
+#include "sim/io/json_reader.hpp"
+#include "sim/io/report_writer.hpp"
+#include "sim/io/scenario_loader.hpp"
+#include "sim/io/spellcheck.hpp"
+#include "sim/io/sweep_writer.hpp"
+#include "sim/sweep/sweep_run.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -818,10 +821,10 @@ int run_search(const SearchOptions& o) {
     }
     std::cout << doc.dump(2) << '\n';
   } else {
-    std::cout << "Plans for " << base.model_name << " on " << base.gpus << " x "
-              << base.hardware_name << " GPUs, global batch " << base.training.global_batch
-              << ", seq " << base.training.seq_len << "; objective " << sweep::to_string(objective)
-              << "\n";
+    std::cout << "Plans for " << io::escape_control(base.model_name) << " on " << base.gpus << " x "
+              << io::escape_control(base.hardware_name) << " GPUs, global batch "
+              << base.training.global_batch << ", seq " << base.training.seq_len << "; objective "
+              << sweep::to_string(objective) << "\n";
     // Which memory a plan may use (report/memory.hpp): the same for every plan of the search.
     report::MemoryBreakdown reserve;
     report::apply_memory_reserve(base, reserve);

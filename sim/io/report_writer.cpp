@@ -7,6 +7,7 @@
 
 #include "trainsim/version.hpp"
 
+#include "sim/io/json_reader.hpp"
 #include "sim/io/scenario_loader.hpp"
 
 namespace trainsim::io {
@@ -141,9 +142,10 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
   const parallel::ParallelPlan& p = s.parallel;
   const double t = r.iteration_time.value();
   auto share = [t](Seconds x) { return t > 0.0 ? percent(x.value() / t) : std::string("-"); };
-  out << "scenario     " << s.model_name << " on " << s.gpus << " x " << s.hardware_name << " ("
-      << s.nodes() << (s.nodes() == 1 ? " node)\n" : " nodes)\n") << "stack        " << s.stack_name
-      << "\n"
+  out << "scenario     " << escape_control(s.model_name) << " on " << s.gpus << " x "
+      << escape_control(s.hardware_name) << " (" << s.nodes()
+      << (s.nodes() == 1 ? " node)\n" : " nodes)\n") << "stack        "
+      << escape_control(s.stack_name) << "\n"
       << "plan         tp " << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp " << p.dp
       << ", sharding " << parallel::to_string(p.sharding) << ", schedule "
       << parallel::to_string(p.schedule)

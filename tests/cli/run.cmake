@@ -288,3 +288,15 @@ add_test(NAME cli.run.bad.stack_extends_ambiguous
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
 set_tests_properties(cli.run.bad.stack_extends_ambiguous PROPERTIES
   WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/stack_ambiguous)
+# A name read from a file reaches the table escaped, as it reaches the CSV and error lines: an
+# inline model named with an ESC sequence and a line break must not drive the terminal or break
+# the scenario line (both were printed raw).
+file(READ ${PROJECT_SOURCE_DIR}/models/llama2-7b.json control_model)
+string(JSON control_model SET "${control_model}" name "\"we\\u001b[31mird\\nx\"")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/run_control_name.json
+  "{\"hardware\": \"h100-dgx\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 2048},
+    \"model\": ${control_model}}\n")
+add_test(NAME cli.run.control_characters_in_name
+         COMMAND trainsim run ${CMAKE_CURRENT_BINARY_DIR}/run_control_name.json)
+set_tests_properties(cli.run.control_characters_in_name PROPERTIES
+  PASS_REGULAR_EXPRESSION "scenario     we\\\\u001b\\[31mird\\\\u000ax on 8 x h100-dgx")
