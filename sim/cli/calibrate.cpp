@@ -359,12 +359,9 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     throw ConfigError("--min-bytes: expected a size of 0 or more like 1MiB, got '" + o.min_bytes +
                       "'");
   }
-  // As collective's size flags: past this a byte count leaves int64 (the error that no point
-  // was left gave the bound as -9223372036854775808 bytes), and no message is that large.
-  if (options.min_collective_bytes.value() > 9.0e18) {
-    throw ConfigError("--min-bytes: out of range; expected at most 9e18 bytes, got '" +
-                      o.min_bytes + "'");
-  }
+  // As collective's size flags (the error that no point was left gave a larger bound as
+  // -9223372036854775808 bytes).
+  io::require_int64_bytes("--min-bytes", o.min_bytes, options.min_collective_bytes.value());
   for (const auto& f : o.freeze) {
     if (calibrate::find_parameter(f) == nullptr) {
       throw ConfigError("--freeze: unknown parameter '" + f +

@@ -60,10 +60,7 @@ std::int64_t parse_size(const std::string& flag, const std::string& text) {
     throw ConfigError(flag + ": expected a size of at least 1 byte like 8, 1MiB or 8GiB, got '" +
                       text + "'");
   }
-  // Past this the byte count leaves int64 (and no message is that large).
-  if (value > 9.0e18) {
-    throw ConfigError(flag + ": out of range; expected at most 9e18 bytes, got '" + text + "'");
-  }
+  io::require_int64_bytes(flag, text, value);
   return static_cast<std::int64_t>(value);
 }
 

@@ -226,4 +226,10 @@ double parse_byte_count_or_size(std::string_view text) {
   return digits ? std::stod(std::string(text)) : parse_unit(text, UnitKind::Data);
 }
 
+void require_int64_bytes(const std::string& flag, const std::string& text, double bytes) {
+  if (bytes > 9.0e18) {
+    throw ConfigError(flag + ": out of range; expected at most 9e18 bytes, got '" + text + "'");
+  }
+}
+
 }  // namespace trainsim::io

@@ -45,6 +45,10 @@ inline Bytes parse_bytes(std::string_view t) { return Bytes(parse_unit(t, UnitKi
 // A size as the command line's size flags take it: a bare count of bytes ("8", "1048576") or a
 // size with a unit ("1MiB"). Throws ConfigError with parse_unit's problem for anything else.
 double parse_byte_count_or_size(std::string_view text);
+
+// Refuses a size flag's value past 9e18 bytes, where a byte count leaves int64 (and no message
+// is that large): "<flag>: out of range; expected at most 9e18 bytes, got '<text>'".
+void require_int64_bytes(const std::string& flag, const std::string& text, double bytes);
 inline BytesPerSecond parse_bandwidth(std::string_view t) {
   return BytesPerSecond(parse_unit(t, UnitKind::DataRate));
 }
