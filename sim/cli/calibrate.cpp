@@ -217,7 +217,8 @@ void print_residuals(std::ostream& out, const std::vector<calibrate::PointResidu
     std::array<char, 512> line{};
     std::snprintf(line.data(), line.size(),
                   "  %-44.44s %5s  %-25s %-16.16s %9.4g %9.4g %9.4g %+6.1f%%%s",
-                  r.origin.label.c_str(), line_number.c_str(), r.what.c_str(), r.algorithm.c_str(),
+                  io::escape_control(r.origin.label).c_str(), line_number.c_str(), r.what.c_str(),
+                  r.algorithm.c_str(),
                   r.measured, r.before, r.after, 100.0 * r.error(),
                   r.origin.reported_problem ? "  (reported problem)" : "");
     out << line.data() << "  " << r.unit << '\n';
@@ -261,7 +262,8 @@ void print_summary(std::ostream& out, const std::vector<SetSummary>& sets, const
   for (const auto& s : sets) {
     std::array<char, 256> line{};
     std::snprintf(line.data(), line.size(), "  %-44.44s %7d  %15.1f%%  %14.1f%%  %13.1f%%%s",
-                  s.label.c_str(), s.points, 100.0 * s.mean_before, 100.0 * s.mean_after,
+                  io::escape_control(s.label).c_str(), s.points, 100.0 * s.mean_before,
+                  100.0 * s.mean_after,
                   100.0 * s.max_after, s.problem ? "  (reported problem)" : "");
     out << line.data() << '\n';
   }
@@ -410,8 +412,8 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       if (mm.empty() || mm == profile_nccl) continue;
       if (!told.insert({p.origin.source, *p.nccl_version}).second) continue;
       err << "warning: " << io::escape_control(p.origin.source) << " ran NCCL "
-          << io::escape_control(*p.nccl_version) << "; profile '" << base.id << "' prices NCCL "
-          << profile_nccl
+          << io::escape_control(*p.nccl_version) << "; profile '" << io::escape_control(base.id)
+          << "' prices NCCL " << io::escape_control(profile_nccl)
           << "'s algorithm and protocol choices, so where they differ the fit absorbs it\n";
     }
   }
@@ -422,7 +424,8 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     const std::string measured = gpu_model(device);
     if (!measured.empty() && !profile_gpu.empty() && measured != profile_gpu) {
       err << "warning: " << io::escape_control(file) << " was measured on "
-          << io::escape_control(device) << ", not the " << profile_gpu << " of profile '" << base.id
+          << io::escape_control(device) << ", not the " << io::escape_control(profile_gpu)
+          << " of profile '" << io::escape_control(base.id)
           << "': its points are fitted as this profile's\n";
     }
   }
@@ -461,7 +464,8 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   nlohmann::ordered_json report;
   std::ostringstream table;
   std::ostream& text = json ? table : out;  // the table goes nowhere with --format json
-  text << "# trainsim calibrate: " << base.id << " (" << base.name << ")\n";
+  text << "# trainsim calibrate: " << io::escape_control(base.id) << " ("
+       << io::escape_control(base.name) << ")\n";
   text << "# " << result.residuals.size() << " points from " << labels.size()
        << " measurement sets; " << result.values.size() << " parameters fitted in "
        << result.iterations << " iterations" << (result.converged ? "" : " (not converged)")

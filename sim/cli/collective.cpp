@@ -21,6 +21,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/io/hardware_loader.hpp"
+#include "sim/io/json_reader.hpp"
 #include "sim/io/spellcheck.hpp"
 #include "sim/io/unit_parse.hpp"
 
@@ -273,8 +274,9 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
   const bool no_redop = op == collective::Op::AllGather || op == collective::Op::Broadcast ||
                         op == collective::Op::AllToAll || op == collective::Op::SendRecv;
   const bool rooted = op == collective::Op::Broadcast || op == collective::Op::Reduce;
-  out << "# trainsim collective: " << collective::to_string(op) << " on " << hw.id << " ("
-      << hw.name << "), NCCL " << hw.collective.version << " cost model\n";
+  out << "# trainsim collective: " << collective::to_string(op) << " on "
+      << io::escape_control(hw.id) << " (" << io::escape_control(hw.name) << "), NCCL "
+      << io::escape_control(hw.collective.version) << " cost model\n";
   out << "# minBytes " << min_bytes << " maxBytes " << max_bytes << " step: " << o.step_factor
       << "(factor) type: " << dtype->name << "\n";
   for (const auto& block : blocks) {
@@ -284,16 +286,16 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
       const std::int64_t per_node = block.front().ranks / nodes;
       out << "# nodes " << nodes << ", ranks " << block.front().ranks << " (" << per_node
           << " per node";
-      // Where a domain spans hosts (GB200 NVL72), how the ranks fill the domains priced.
+      // Where a domain spans hosts (GB200 NVL72) and the group spans several, how the ranks
+      // fill the domains priced.
       if (const int hosts = hw.node.hosts_per_domain(); hosts > 1) {
         const parallel::GroupShape g =
             parallel::group_shape(block.front().ranks, 1, per_node, hosts * per_node);
-        out << "; " << g.domains << (g.domains == 1 ? " NVLink domain" : " NVLink domains")
-            << " of " << hosts << " nodes";
         if (g.domains > 1) {
           const std::int64_t least =
               g.min_ranks_per_domain > 0 ? g.min_ranks_per_domain : g.ranks_per_domain;
-          out << ", " << least << " ranks in the least-held";
+          out << "; " << g.domains << " NVLink domains of " << hosts << " nodes, " << least
+              << " ranks in the least-held";
         }
       }
       out << ")\n";

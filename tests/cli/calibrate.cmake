@@ -21,7 +21,7 @@ add_test(NAME cli.calibrate.writes_profile
                  -DOUT=${CMAKE_CURRENT_BINARY_DIR}/calibrated
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/calibrate_roundtrip.cmake)
 set_tests_properties(cli.calibrate.writes_profile PROPERTIES PASS_REGULAR_EXPRESSION
-  "identical profiles; run: [0-9.]+ tokens/s")
+  "identical profiles\; run: [0-9.]+ tokens/s")
 
 trainsim_bad_input(calibrate no_input "calibrate: expected at least one input" --base h100-dgx)
 trainsim_bad_input(calibrate garbage "garbage.txt: line 2: no nccl-tests table rows"
@@ -93,7 +93,7 @@ trainsim_bad_input(calibrate uneven_hosts "h100-128node-all_reduce-ring-ll128.tx
 add_test(NAME cli.calibrate.not_converged
          COMMAND trainsim calibrate --base h200-sxm ${CALIBRATION_DIR}/h200-sxm/suite.json)
 set_tests_properties(cli.calibrate.not_converged PROPERTIES PASS_REGULAR_EXPRESSION
-  "warning: the fit did not converge in [0-9]+ iterations; its values are where it stopped")
+  "warning: the fit did not converge in [0-9]+ iterations\; its values are where it stopped")
 # Points of another GPU are fitted as the profile's, with a warning naming both.
 add_test(NAME cli.calibrate.other_gpu
          COMMAND trainsim calibrate --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/a100-1node-all_reduce.txt)
@@ -136,7 +136,7 @@ trainsim_bad_input(calibrate output_is_problem_log "command line \\(-o\\)[^\n]*l
 add_test(NAME cli.calibrate.other_nccl
          COMMAND trainsim calibrate --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt)
 set_tests_properties(cli.calibrate.other_nccl PROPERTIES PASS_REGULAR_EXPRESSION
-  "warning: [^\n]*h100-ndr-2node-all_reduce.txt ran NCCL 2\\.26\\.2; profile 'h100-dgx' prices NCCL 2\\.20's algorithm and protocol choices")
+  "warning: [^\n]*h100-ndr-2node-all_reduce.txt ran NCCL 2\\.26\\.2\; profile 'h100-dgx' prices NCCL 2\\.20's algorithm and protocol choices")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/nccl_garbage.json
   "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1,
     \"environment\": {\"device\": \"NVIDIA H100\", \"nccl\": \"garbage\"},
@@ -182,7 +182,7 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/repeated_record.json
 add_test(NAME cli.calibrate.repeated_record
          COMMAND trainsim calibrate --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/repeated_record.json)
 set_tests_properties(cli.calibrate.repeated_record PROPERTIES
-  PASS_REGULAR_EXPRESSION "warning: [^\n]*repeated_record\\.json: /launch/2 repeats /launch/0 field for field; both are fitted \\(remove one if it is a copy\\)\n"
+  PASS_REGULAR_EXPRESSION "warning: [^\n]*repeated_record\\.json: /launch/2 repeats /launch/0 field for field\; both are fitted \\(remove one if it is a copy\\)\n"
   FAIL_REGULAR_EXPRESSION "/launch/1 repeats")
 # A fit that changes a value marks the notes that quote it, once (calibrate_notes.cmake).
 add_test(NAME cli.calibrate.notes_marked

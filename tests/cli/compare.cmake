@@ -62,4 +62,4 @@ add_test(NAME cli.compare.world_size_note
          COMMAND trainsim compare ${compare_scenario} --trace ${TRACE_DATA}/tp2_overlap.json
                  --gpus 4 --global-batch 2)
 set_tests_properties(cli.compare.world_size_note PROPERTIES PASS_REGULAR_EXPRESSION
-  "note: [^\n]*tp2_overlap\\.json was recorded in a job of 2 ranks \\(distributedInfo\\.world_size\\); the scenario has 4 GPUs")
+  "note: [^\n]*tp2_overlap\\.json was recorded in a job of 2 ranks \\(distributedInfo\\.world_size\\)\; the scenario has 4 GPUs")

@@ -23,7 +23,7 @@ set_tests_properties(cli.describe.json_context PROPERTIES
 add_test(NAME cli.describe.one_node COMMAND trainsim describe --hardware h100-dgx
          --model llama2-7b --gpus 8 --seq-len 4096)
 set_tests_properties(cli.describe.one_node PROPERTIES
-  PASS_REGULAR_EXPRESSION "dp group: 8 ranks on 1 node, 8 per node; tp group: 1 rank on 1 node\n"
+  PASS_REGULAR_EXPRESSION "dp group: 8 ranks on 1 node, 8 per node\; tp group: 1 rank on 1 node\n"
   FAIL_REGULAR_EXPRESSION " 1 nodes| 1 ranks|node\\(s\\)")
 
 # --optimizer: llama2-7b's 6,738,415,616 parameters unsharded on 8 GPUs keep AdamW's fp32 master,
@@ -79,7 +79,7 @@ add_test(NAME cli.describe.moe_deepseek_v3 COMMAND trainsim describe --hardware 
          --model deepseek-v3 --gpus 8 --seq-len 4096)
 set_tests_properties(cli.describe.moe_deepseek_v3 PROPERTIES
   PASS_REGULAR_EXPRESSION
-  "multi-head latent.*256 routed of width 2048, 8 per token; 1 shared of width 2048; first 3 layers dense.*671026419200 total, 37552297472 active per token.*281158321152 per token.*memory per GPU \\(stage")
+  "multi-head latent.*256 routed of width 2048, 8 per token\; 1 shared of width 2048\; first 3 layers dense.*671026419200 total, 37552297472 active per token.*281158321152 per token.*memory per GPU \\(stage")
 # DeepSeek-V3's config.json reads num_nextn_predict_layers 1: its module's 11,610,068,224
 # parameters (tests/model/moe_counts_test.cpp) on top of the 671B, 682,636,487,424 in all, and
 # 281,158,321,152 + 10,695,310,848 = 291,853,632,000 model FLOPs per token; in JSON an "mtp"
@@ -140,18 +140,18 @@ set(nvl72_args --hardware gb200-nvl72 --model llama2-7b --gpus 256 --tp 16 --pp 
                --seq-len 4096)
 add_test(NAME cli.describe.nvl72_full_racks COMMAND trainsim describe ${nvl72_args})
 set_tests_properties(cli.describe.nvl72_full_racks PROPERTIES PASS_REGULAR_EXPRESSION
-  "placement +dp group: 4 ranks on 4 nodes in 2 NVLink domains \\(1 to 3 ranks each\\), 1 per node; tp group: 16 ranks on 4 nodes in 2 NVLink domains\n")
+  "placement +dp group: 4 ranks on 4 nodes in 2 NVLink domains \\(1 to 3 ranks each\\), 1 per node\; tp group: 16 ranks on 4 nodes in 2 NVLink domains\n")
 # The same, on stderr: the TP kind straddles, and 16 trays per rack is the largest segment that
 # puts every TP group of 16 in one rack (16 divides 4 x 16, not 4 x 17 or 4 x 18).
 add_test(NAME cli.describe.nvl72_straddle_note COMMAND trainsim describe ${nvl72_args})
 set_tests_properties(cli.describe.nvl72_straddle_note PROPERTIES PASS_REGULAR_EXPRESSION
-  "note: some tp groups span 2 NVLink domains \\(16 ranks, 8 in one\\), where rank 0's spans 1: the job's hosts in each domain do not fall on the groups' boundaries; --nodes-per-domain 16 avoids it \\(docs/placement.md\\)\n")
+  "note: some tp groups span 2 NVLink domains \\(16 ranks, 8 in one\\), where rank 0's spans 1: the job's hosts in each domain do not fall on the groups' boundaries\; --nodes-per-domain 16 avoids it \\(docs/placement.md\\)\n")
 # On hosts of 8 GPUs (h100-dgx), tp 2 cp 2 pp 4 on 144 GPUs: the DP groups of 9 ranks 4 apart
 # hold 2 ranks on each of four hosts and 1 on a fifth (0, 4, ..., 32).
 add_test(NAME cli.describe.dgx_uneven_dp COMMAND trainsim describe --hardware h100-dgx
          --model llama2-7b --seq-len 4096 --gpus 144 --tp 2 --cp 2 --pp 4)
 set_tests_properties(cli.describe.dgx_uneven_dp PROPERTIES PASS_REGULAR_EXPRESSION
-  "placement +dp group: 9 ranks on 5 nodes, 1 to 2 per node; tp group: 2 ranks on 1 node\n")
+  "placement +dp group: 9 ranks on 5 nodes, 1 to 2 per node\; tp group: 2 ranks on 1 node\n")
 add_test(NAME cli.describe.nvl72_segment COMMAND trainsim describe ${nvl72_args}
          --nodes-per-domain 16 --format json)
 set_tests_properties(cli.describe.nvl72_segment PROPERTIES PASS_REGULAR_EXPRESSION
@@ -175,7 +175,7 @@ set_tests_properties(cli.describe.stage_placement_json PROPERTIES PASS_REGULAR_E
 add_test(NAME cli.describe.stage_placement_alike COMMAND trainsim describe --hardware h100-dgx
          --model llama2-7b --gpus 64 --pp 4 --seq-len 4096 --global-batch 64)
 set_tests_properties(cli.describe.stage_placement_alike PROPERTIES
-  PASS_REGULAR_EXPRESSION "placement +dp group: 16 ranks on 2 nodes, 8 per node; tp group: 1 rank on 1 node\n\nmemory"
+  PASS_REGULAR_EXPRESSION "placement +dp group: 16 ranks on 2 nodes, 8 per node\; tp group: 1 rank on 1 node\n\nmemory"
   FAIL_REGULAR_EXPRESSION "stage 0:|stages 0")
 # Another family's expert key in a Hugging Face config is not read, and the note says so (a
 # Mixtral config's n_shared_experts 2 made it 58.0B; tests/model/moe_counts_test.cpp checks the

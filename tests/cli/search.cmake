@@ -42,7 +42,7 @@ add_test(NAME cli.search.explain_causes
                  --seq-len 4096 --tp 1,2 --pp 1 --micro-batch 1 --sharding full_shard
                  --recompute none,full --explain --top 1 --jobs 2)
 set_tests_properties(cli.search.explain_causes PROPERTIES PASS_REGULAR_EXPRESSION
-  "Gradient accumulation: 2 -> 4 micro-batches per step per data-parallel rank; data-parallel collective calls ([0-9]+) -> [0-9]+ per iteration \\(full_shard -> full_shard: the parameters are gathered again for every micro-batch\\)\\.\n +- Recomputation: full -> none, recomputed share of executed FLOPs [1-9][0-9.]*% -> 0\\.0%")
+  "Gradient accumulation: 2 -> 4 micro-batches per step per data-parallel rank\; data-parallel collective calls ([0-9]+) -> [0-9]+ per iteration \\(full_shard -> full_shard: the parameters are gathered again for every micro-batch\\)\\.\n +- Recomputation: full -> none, recomputed share of executed FLOPs [1-9][0-9.]*% -> 0\\.0%")
 
 # Mixture of experts: mixtral-8x7b (8 experts) on 64 H100, tp 1 or 2, no pipeline: dp 64 or 32,
 # and ep in the divisors of dp that divide 8: 1, 2, 4, 8 for each, so 2 x 4 = 8 plans. Under
@@ -52,7 +52,7 @@ set(search_moe --hardware h100-dgx --model mixtral-8x7b --gpus 64 --global-batch
     --seq-len 4096 --tp 1,2 --pp 1 --micro-batch 1 --sharding zero1 --recompute full --jobs 2)
 add_test(NAME cli.search.moe COMMAND trainsim search ${search_moe} --top 8)
 set_tests_properties(cli.search.moe PROPERTIES PASS_REGULAR_EXPRESSION
-  "8 plans enumerated; 0 invalid, [1-9] out of memory[^\n]*\n\nrank +tp +pp +cp +dp +ep +schedule [^\n]*\n(.*\n)? +[1-8] +[12] +1 +1 +(64|32) +[248] ")
+  "8 plans enumerated\; 0 invalid, [1-9] out of memory[^\n]*\n\nrank +tp +pp +cp +dp +ep +schedule [^\n]*\n(.*\n)? +[1-8] +[12] +1 +1 +(64|32) +[248] ")
 # --explain names what ep costs (the all-to-all, with its exposed share) and saves (the experts'
 # state per GPU), with numbers, against the same plan with ep 1.
 add_test(NAME cli.search.moe_explain COMMAND trainsim search ${search_moe} --top 1 --explain)
@@ -61,7 +61,7 @@ set_tests_properties(cli.search.moe_explain PROPERTIES PASS_REGULAR_EXPRESSION
 # An explicit --ep list: ep 3 divides neither dp nor the 8 experts, so its plans are invalid.
 add_test(NAME cli.search.moe_ep_list COMMAND trainsim search ${search_moe} --ep 3,8)
 set_tests_properties(cli.search.moe_ep_list PROPERTIES PASS_REGULAR_EXPRESSION
-  "4 plans enumerated; 2 invalid,")
+  "4 plans enumerated\; 2 invalid,")
 
 set(search_base --hardware h100-dgx --model llama2-7b --global-batch 32 --seq-len 2048)
 trainsim_bad_input(search ep_dense "--ep: ep 2 needs a mixture-of-experts model, and 'llama2-7b' is dense; expected 1"

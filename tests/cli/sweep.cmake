@@ -148,7 +148,7 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_full_bound.json
 add_test(NAME cli.sweep.full_simulation_bound
          COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_full_bound.json --full-simulation)
 set_tests_properties(cli.sweep.full_simulation_bound PROPERTIES PASS_REGULAR_EXPRESSION
-  "\n0,[^\n]*,ok,[^\n]*\n1,[^\n]*invalid: --full-simulation: the whole iteration has 6635521 ops \\(8192 micro-batches per step\\); expected at most 4000000")
+  "\n0,[^\n]*,ok,[^\n]*\n1,[^\n]*invalid: --full-simulation: the whole iteration has 6635521 ops \\(8192 micro-batches per step\\)\; expected at most 4000000")
 # A required key missing from an axis's inline model, beside its near miss, is named where the
 # axis writes the object (it was named /base/model/layers, in the base the spec never gave it).
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_inline_model_near_miss.json

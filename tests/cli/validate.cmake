@@ -87,7 +87,7 @@ if(TRAINSIM_PYTHON3)
            COMMAND ${TRAINSIM_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/split-rows
                    $<TARGET_FILE:trainsim> --source torchtitan --hold gemm=1 --hold attention=1)
   set_tests_properties(cli.validate.split_rows PROPERTIES PASS_REGULAR_EXPRESSION
-    "^source 'torchtitan': 8 rows; mean absolute error of the step time [0-9.]+% as modelled, [0-9.]+% with the weights\n  other +weight +[0-9.]+ +\\(standard error [0-9.]+\\)\n  communication +weight +[0-9.]+ +\\(standard error [0-9.]+\\)\n  gemm +weight +1.000 +\\(held\\)\n  attention +weight +1.000 +\\(held\\)\n$")
+    "^source 'torchtitan': 8 rows\; mean absolute error of the step time [0-9.]+% as modelled, [0-9.]+% with the weights\n  other +weight +[0-9.]+ +\\(standard error [0-9.]+\\)\n  communication +weight +[0-9.]+ +\\(standard error [0-9.]+\\)\n  gemm +weight +1.000 +\\(held\\)\n  attention +weight +1.000 +\\(held\\)\n$")
 endif()
 # Two row ids that would share a file: one error line, nothing written.
 add_test(NAME cli.validate.bad.scenarios_clash
