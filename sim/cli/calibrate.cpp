@@ -218,8 +218,7 @@ void print_residuals(std::ostream& out, const std::vector<calibrate::PointResidu
     std::snprintf(line.data(), line.size(),
                   "  %-44.44s %5s  %-25s %-16.16s %9.4g %9.4g %9.4g %+6.1f%%%s",
                   io::escape_control(r.origin.label).c_str(), line_number.c_str(), r.what.c_str(),
-                  r.algorithm.c_str(),
-                  r.measured, r.before, r.after, 100.0 * r.error(),
+                  r.algorithm.c_str(), r.measured, r.before, r.after, 100.0 * r.error(),
                   r.origin.reported_problem ? "  (reported problem)" : "");
     out << line.data() << "  " << r.unit << '\n';
   }
@@ -263,8 +262,8 @@ void print_summary(std::ostream& out, const std::vector<SetSummary>& sets, const
     std::array<char, 256> line{};
     std::snprintf(line.data(), line.size(), "  %-44.44s %7d  %15.1f%%  %14.1f%%  %13.1f%%%s",
                   io::escape_control(s.label).c_str(), s.points, 100.0 * s.mean_before,
-                  100.0 * s.mean_after,
-                  100.0 * s.max_after, s.problem ? "  (reported problem)" : "");
+                  100.0 * s.mean_after, 100.0 * s.max_after,
+                  s.problem ? "  (reported problem)" : "");
     out << line.data() << '\n';
   }
 }
