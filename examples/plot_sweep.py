@@ -14,6 +14,7 @@ whose suffix names no image format, no matplotlib) are one line on stderr and ex
 """
 import argparse
 import csv
+import os
 import sys
 from collections import defaultdict
 
@@ -76,22 +77,28 @@ def main(argv=None):
         points[row[args.series] if args.series else ""][x].append(y)
     if not points:
         if ok_rows:
-            # The rows ran, but a column is text ("hardware") or empty: name it.
-            bad = next(c for c in (args.x, args.y) if any(number(r[c]) is None for r in ok_rows))
-            fail(f"error: {args.csv}: column '{bad}' holds no number in the rows with status ok "
-                 f"(first value '{ok_rows[0][bad]}'); expected a numeric column for --x and --y")
+            # The rows ran, but no row has a number in both columns (a text column such as
+            # "hardware", or empty cells): name the first cell that is not one.
+            column, text = next((c, r[c]) for r in ok_rows for c in (args.x, args.y)
+                                if number(r[c]) is None)
+            fail(f"error: {args.csv}: no row with status ok has numbers in both --x '{args.x}' "
+                 f"and --y '{args.y}' (column '{column}' holds '{text}'); expected numeric "
+                 "columns")
         fail(f"error: {args.csv}: no simulated rows to plot; expected rows with status ok")
     if args.ideal and any(min(xs) <= 0 for xs in points.values()):
         fail(f"error: --ideal: column '{args.x}' has values <= 0; expected a positive x (GPUs, "
              "nodes, batch) to scale from")
-    suffix = args.output.rsplit(".", 1)[-1].lower() if "." in args.output else ""
-    formats = {"png", "svg", "pdf", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp"}
-    if suffix not in formats:
-        fail(f"error: -o: '{args.output}' has no image format matplotlib writes by its suffix; "
-             f"expected one of .{', .'.join(sorted(formats))}")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    # The formats this matplotlib writes; a name without a suffix is written in its default.
+    suffix = os.path.splitext(args.output)[1][1:].lower()
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        fail(f"error: -o: '{args.output}' names no image format matplotlib writes; expected "
+             f"one of .{', .'.join(sorted(formats))}, or no suffix")
 
     combine = {"max": max, "min": min, "mean": lambda v: sum(v) / len(v)}[args.agg]
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)

@@ -227,14 +227,10 @@ std::string problem_origin(const ScenarioFlags& f, const parallel::Problem& prob
 }
 
 void require_bounded_full_simulation(const parallel::Scenario& scenario, const std::string& flag) {
-  const std::int64_t ops = report::full_simulation_ops(scenario);
-  if (ops <= report::kMaxFullSimulationOps) return;
+  const std::string excess = report::full_simulation_excess(scenario);
+  if (excess.empty()) return;
   throw ConfigError("command line (" + flag + ")", "",
-                    "the whole iteration has " + std::to_string(ops) + " ops (" +
-                        std::to_string(scenario.num_microbatches()) +
-                        " micro-batches per step); expected at most " +
-                        std::to_string(report::kMaxFullSimulationOps) +
-                        " for a whole-iteration simulation (fewer micro-batches" +
+                    excess + " (fewer micro-batches" +
                         (flag == "compare" ? "; compare needs every op of the iteration)"
                                            : ", or no " + flag +
                                                  ": the report alone extrapolates the steady "

@@ -579,7 +579,7 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
     p.schedule = PipelineSchedule::OneFOneB;
     p.sequence_parallel = false;
     p.dp = dp_only.gpus;
-    own = sweep::evaluate(dp_only);
+    own = sweep::evaluate(dp_only, mode);  // as the plans it is set against
     if (!own.report) {
       out << "  Pure data parallelism (" << plan_text(dp_only)
           << ") cannot run: " << own.status_text() << ".\n"

@@ -1030,12 +1030,16 @@ void LogParser::check_rows(Op op) const {
         ref.busbw[0].half_ulp / ref.busbw[0].value + ref.algbw[0].half_ulp / ref.algbw[0].value;
     if (spread < 0.005) ref_ratio = ratio;
   }
-  // The first row of the reduction most rows give.
+  // The first row of the reduction most rows give (of the rows that print one).
   std::map<std::string, int> redops;
-  for (const auto& r : rows_) ++redops[r.row.redop];
-  const RawRow* usual = &rows_.front();
+  const RawRow* usual = nullptr;
   for (const auto& r : rows_) {
-    if (redops[r.row.redop] > redops[usual->row.redop]) usual = &r;
+    if (r.has_redop) ++redops[r.row.redop];
+  }
+  for (const auto& r : rows_) {
+    if (r.has_redop && (usual == nullptr || redops[r.row.redop] > redops[usual->row.redop])) {
+      usual = &r;
+    }
   }
   for (const auto& r : rows_) {
     if (auto p = count_problem(op, r)) fail(r.row.line, *p);
@@ -1043,7 +1047,7 @@ void LogParser::check_rows(Op op) const {
     // One run of a test reduces with one operation (-o; "-o all", several sweeps, is refused
     // where the sizes restart): another on one row is an edited or spliced table. The odd row
     // is the one named: against the operation most rows give (the first of them on a tie).
-    if (r.has_redop && r.row.redop != usual->row.redop) {
+    if (r.has_redop && usual != nullptr && r.row.redop != usual->row.redop) {
       fail(r.row.line, "redop: expected " + usual->row.redop + " as on line " +
                            std::to_string(usual->row.line) +
                            " (one run reduces with one operation), got " + r.row.redop);

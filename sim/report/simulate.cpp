@@ -856,6 +856,15 @@ std::int64_t full_simulation_ops(const parallel::Scenario& s, const workload::Bu
   return first + (m - base) / base * per_group;
 }
 
+std::string full_simulation_excess(const parallel::Scenario& scenario) {
+  const std::int64_t ops = full_simulation_ops(scenario);
+  if (ops <= kMaxFullSimulationOps) return "";
+  return "the whole iteration has " + std::to_string(ops) + " ops (" +
+         std::to_string(scenario.num_microbatches()) +
+         " micro-batches per step); expected at most " + std::to_string(kMaxFullSimulationOps) +
+         " for a whole-iteration simulation";
+}
+
 Simulation simulate(const parallel::Scenario& s, const workload::BuildOptions& build) {
   return simulate(s, SimulateOptions{.build = build});
 }

@@ -43,15 +43,11 @@ namespace {
 bool too_large_to_simulate_whole(const parallel::Scenario& scenario, report::SimulationMode mode,
                                  Evaluation& e) {
   if (mode != report::SimulationMode::Full) return false;
-  const std::int64_t ops = report::full_simulation_ops(scenario);
-  if (ops <= report::kMaxFullSimulationOps) return false;
+  const std::string excess = report::full_simulation_excess(scenario);
+  if (excess.empty()) return false;
   e.status = Status::Invalid;
-  e.problem = "--full-simulation: the whole iteration has " + std::to_string(ops) + " ops (" +
-              std::to_string(scenario.num_microbatches()) +
-              " micro-batches per step); expected at most " +
-              std::to_string(report::kMaxFullSimulationOps) +
-              " for a whole-iteration simulation (without --full-simulation the steady state is "
-              "extrapolated)";
+  e.problem = "--full-simulation: " + excess +
+              " (without --full-simulation the steady state is extrapolated)";
   return true;
 }
 

@@ -233,6 +233,8 @@ io::ScenarioDocument SweepSpec::document(std::int64_t index) const {
   return doc;
 }
 
+namespace {
+
 // shard_group applies to the hybrid_shard scenarios only, and a sweep may give it beside a
 // sharding axis for them; one whose every scenario shards otherwise ignored it in every row
 // (run refuses such a scenario: load_scenario).
@@ -275,6 +277,8 @@ void check_shard_group(const SweepSpec& spec, const std::string& source, bool in
                         "); expected \"hybrid_shard\" among the sharding values, or no "
                         "shard_group");
 }
+
+}  // namespace
 
 SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
                            const std::string& base_dir) {

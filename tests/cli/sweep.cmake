@@ -176,8 +176,8 @@ if(TRAINSIM_NO_MATPLOTLIB EQUAL 0)
   set(plot_rows ${CMAKE_CURRENT_BINARY_DIR}/plot_sweep_rows.csv)
   foreach(case "ideal_from_zero;--x;bubble_s;--y;tokens_per_s;--ideal;-o;${CMAKE_CURRENT_BINARY_DIR}/p.png;^error: --ideal: column 'bubble_s' has values <= 0"
                "unwritable;--x;gpus;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/no-such-dir/p.png;^error: -o: cannot write '[^']*no-such-dir/p\\.png'"
-               "no_format;--x;gpus;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/p.xyz;^error: -o: '[^']*p\\.xyz' has no image format"
-               "text_column;--x;hardware;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/p.png;^error: [^\n]*plot_sweep_rows\\.csv: column 'hardware' holds no number")
+               "no_format;--x;gpus;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/p.xyz;^error: -o: '[^']*p\\.xyz' names no image format matplotlib writes"
+               "text_column;--x;hardware;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/p.png;^error: [^\n]*plot_sweep_rows\\.csv: no row with status ok has numbers in both --x 'hardware' and --y 'tokens_per_s' \\(column 'hardware' holds 'h100-dgx'\\)")
     list(GET case 0 name)
     list(GET case -1 regex)
     list(LENGTH case n)

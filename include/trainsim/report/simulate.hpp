@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "trainsim/engine/activity.hpp"
@@ -107,6 +108,10 @@ struct Simulation {
 // trace, which no trace viewer opens whole. The 405B plan of bench/simulate_bench.cpp has
 // 62,000 ops.
 inline constexpr std::int64_t kMaxFullSimulationOps = 4'000'000;
+// "the whole iteration has N ops (M micro-batches per step); expected at most 4000000 for a
+// whole-iteration simulation" where the scenario's whole op graph is past that bound, else "":
+// the one wording of the bound, which callers end with what to do instead.
+[[nodiscard]] std::string full_simulation_excess(const parallel::Scenario& scenario);
 
 // Power of one GPU over a window from its activity: idle time at idle watts, time with compute
 // running at compute watts, time with only communication at communication watts; capped at TDP.
