@@ -213,6 +213,7 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
   const bool per_rank = op == collective::Op::AllGather || op == collective::Op::ReduceScatter ||
                         op == collective::Op::AllToAll;
   std::vector<std::vector<Row>> blocks;
+  std::vector<parallel::GroupShape> shapes;  // each block's group, for the table's header
   for (const std::int64_t nodes : node_counts) {
     // Consecutive ranks from rank 0, as nccl-tests places them, on the profile's NVLink domains
     // of hosts (docs/placement.md): 19 GB200 trays of 4 span two racks, 72 + 4 ranks, and the
@@ -250,6 +251,7 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
                         "of at least " + std::to_string(divisor) + " bytes");
     }
     blocks.push_back(std::move(rows));
+    shapes.push_back(group);
   }
 
   if (o.format == "json") {
@@ -279,7 +281,8 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
       << io::escape_control(hw.collective.version) << " cost model\n";
   out << "# minBytes " << min_bytes << " maxBytes " << max_bytes << " step: " << o.step_factor
       << "(factor) type: " << dtype->name << "\n";
-  for (const auto& block : blocks) {
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const std::vector<Row>& block = blocks[b];
     const std::int64_t nodes = block.empty() ? 0 : block.front().nodes;
     out << "#\n";
     if (!block.empty()) {
@@ -289,8 +292,7 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
       // Where a domain spans hosts (GB200 NVL72) and the group spans several, how the ranks
       // fill the domains priced.
       if (const int hosts = hw.node.hosts_per_domain(); hosts > 1) {
-        const parallel::GroupShape g =
-            parallel::group_shape(block.front().ranks, 1, per_node, hosts * per_node);
+        const parallel::GroupShape& g = shapes[b];
         if (g.domains > 1) {
           const std::int64_t least =
               g.min_ranks_per_domain > 0 ? g.min_ranks_per_domain : g.ranks_per_domain;

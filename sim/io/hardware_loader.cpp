@@ -15,30 +15,28 @@
 namespace trainsim::io {
 namespace {
 
+// A parameter of trainsim calibrate's registry (sim/calibrate/parameters.cpp), whose bounds the
+// loader holds profiles to, so that the two cannot drift apart.
+const calibrate::Parameter& registered(const std::string& pointer) {
+  const calibrate::Parameter* p = calibrate::find_parameter(pointer);
+  if (p == nullptr) throw InternalError("hardware loader: no calibration parameter " + pointer);
+  return *p;
+}
+
 // The lowest GEMM, attention or HBM efficiency (and attention backward ratio) a profile may give:
-// the lower bound trainsim calibrate fits them within, read from its parameter registry
-// (sim/calibrate/parameters.cpp) so that the two cannot drift apart. A value near 0 is a slip
-// (1e-300 stretched a GEMM to an infinite time, an internal error; 1e-200 printed an iteration of
+// the lower bound trainsim calibrate fits them within. A value near 0 is a slip (1e-300
+// stretched a GEMM to an infinite time, an internal error; 1e-200 printed an iteration of
 // 1e299 s).
+double lowest_efficiency() {
+  static const double lowest = registered("/gpu/gemm/max_efficiency").lower;
+  return lowest;
+}
+
 // The most a kernel launch may add: the calibration's bound for the term, so that a profile the
 // loader takes is one calibrate can refit.
 double most_launch_overhead() {
-  static const double most = [] {
-    const calibrate::Parameter* p = calibrate::find_parameter("/gpu/kernel_launch_overhead");
-    if (p == nullptr)
-      throw InternalError("hardware loader: no parameter /gpu/kernel_launch_overhead");
-    return p->upper;
-  }();
+  static const double most = registered("/gpu/kernel_launch_overhead").upper;
   return most;
-}
-
-double lowest_efficiency() {
-  static const double lowest = [] {
-    const calibrate::Parameter* p = calibrate::find_parameter("/gpu/gemm/max_efficiency");
-    if (p == nullptr) throw InternalError("hardware loader: no parameter /gpu/gemm/max_efficiency");
-    return p->lower;
-  }();
-  return lowest;
 }
 
 // Counts stored as int (channels, SMs, GPUs or NICs per node): far above any hardware, and
@@ -223,8 +221,7 @@ AlgorithmGraphs read_graphs(ObjectReader r) {
 // parameter's bounds. `pointer` is the parameter's profile pointer; absent keys keep `fallback`.
 double read_parameter(ObjectReader& r, const std::string& key, const std::string& pointer,
                       double fallback) {
-  const calibrate::Parameter* p = calibrate::find_parameter(pointer);
-  if (p == nullptr) throw InternalError("hardware loader: no calibration parameter " + pointer);
+  const calibrate::Parameter* p = &registered(pointer);
   if (!r.has(key)) return fallback;
   double v = 0.0;
   switch (p->unit) {

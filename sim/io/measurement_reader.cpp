@@ -345,10 +345,13 @@ calibrate::LogReference log_of(ObjectReader& r, const Record& rec) {
 }
 
 // Reads each record of the optional array `key` with `read` and appends what it returns.
-// A record equal field for field to an earlier one of the array is noted in `repeated`.
+// The document's environment is each record's default; a record equal field for field to an
+// earlier one of the array is noted in doc.repeated, a record of another device in
+// doc.record_devices.
 template <class T, class Read>
-void read_array(ObjectReader& top, const std::string& key, const Environment& document,
-                std::vector<T>& out, calibrate::MeasurementDocument& doc, Read read) {
+void read_array(ObjectReader& top, const std::string& key, std::vector<T>& out,
+                calibrate::MeasurementDocument& doc, Read read) {
+  const Environment& document = doc.environment;
   std::vector<std::string>& repeated = doc.repeated;
   if (!top.has(key)) return;
   const nlohmann::json& array = top.array(key);
@@ -419,16 +422,15 @@ MeasurementDocument parse_measurement_document(const std::string& text, const st
   MeasurementDocument doc;
   doc.source = source;
   doc.environment = environment_of(top.object("environment"), DeviceKey::Required);
-  const Environment& env = doc.environment;
   calibrate::MeasurementSet& set = doc.points;
-  read_array(top, "gemm", env, set.gemms, doc, gemm_of);
-  read_array(top, "attention", env, set.attention, doc, attention_of);
-  read_array(top, "memory", env, set.memory, doc, memory_of);
-  read_array(top, "launch", env, set.launches, doc, launch_of);
-  read_array(top, "power", env, set.power, doc, power_of);
-  read_array(top, "collectives", env, set.collectives, doc, collective_of);
-  read_array(top, "nccl_tests", env, doc.logs, doc, log_of);
-  read_array(top, "overlap", env, set.overlap, doc, overlap_of);
+  read_array(top, "gemm", set.gemms, doc, gemm_of);
+  read_array(top, "attention", set.attention, doc, attention_of);
+  read_array(top, "memory", set.memory, doc, memory_of);
+  read_array(top, "launch", set.launches, doc, launch_of);
+  read_array(top, "power", set.power, doc, power_of);
+  read_array(top, "collectives", set.collectives, doc, collective_of);
+  read_array(top, "nccl_tests", doc.logs, doc, log_of);
+  read_array(top, "overlap", set.overlap, doc, overlap_of);
   top.finish();
 
   if (set.gemms.empty() && set.attention.empty() && set.memory.empty() && set.launches.empty() &&

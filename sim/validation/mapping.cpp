@@ -16,10 +16,6 @@
 #include "sim/io/unit_parse.hpp"
 
 namespace trainsim::validation {
-namespace {
-
-using parallel::Recompute;
-using parallel::Sharding;
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -27,6 +23,11 @@ std::string lower(std::string_view text) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
+
+namespace {
+
+using parallel::Recompute;
+using parallel::Sharding;
 
 bool contains(std::string_view text, std::string_view word) {
   return text.find(word) != std::string_view::npos;

@@ -55,6 +55,10 @@ struct SourceProfile {
 // The entry of `run`, or nullptr.
 [[nodiscard]] const SourceProfile* find_source(const PublishedRun& run);
 
+// `text` with ASCII letters in lower case (source groups, precisions and sharding texts are
+// matched ignoring case).
+[[nodiscard]] std::string lower(std::string_view text);
+
 // The built-in mixture-of-experts model a row's model text names ("DeepSeek-V3 (w/o MTP)" ->
 // "deepseek-v3", "Qwen3_235B_a22B" -> "qwen3-235b-a22b"), or nullopt for any other model.
 // Case, spaces, '-', '_' and '.' are ignored.

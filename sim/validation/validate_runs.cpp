@@ -131,12 +131,6 @@ const char* to_string(Metric m) {
 }
 
 bool source_matches(const PublishedRun& run, const std::string& filter) {
-  const auto lower = [](std::string_view in) {
-    std::string out(in.size(), '\0');
-    std::transform(in.begin(), in.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-  };
   const std::string text = lower(filter);
   if (lower(run.source_group).find(text) != std::string::npos) return true;
   const SourceProfile* source = find_source(run);
