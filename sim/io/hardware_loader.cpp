@@ -446,10 +446,8 @@ hardware::AttentionEfficiency read_attention(ObjectReader r) {
   return a;
 }
 
-}  // namespace
-
-hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std::string& source,
-                                          const std::string& pointer) {
+hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::string& source,
+                                     const std::string& pointer) {
   using hardware::Dtype;
   ObjectReader top(json, source, pointer);
   hardware::HardwareSpec hw;
@@ -605,6 +603,17 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
   read_collective(top.object("collective"), hw.gpu.arch, hw.node, hw.collective);
   if (top.has("calibration")) check_calibration_record(top.object("calibration"));
   top.finish();
+  return hw;
+}
+
+}  // namespace
+
+hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std::string& source,
+                                          const std::string& pointer) {
+  hardware::HardwareSpec hw;
+  with_near_miss_note(json, source, pointer, [&](const nlohmann::json& document) {
+    hw = read_hardware(document, source, pointer);
+  });
   return hw;
 }
 

@@ -553,12 +553,19 @@ const nlohmann::json& ObjectReader::array(const std::string& key) {
   return v;
 }
 
+namespace {
+// Keys documenting the data, allowed in every object.
+bool documentation_key(const std::string& key) {
+  return key == "source" || key == "notes" || key == "sources" || key.rfind("_", 0) == 0;
+}
+}  // namespace
+
 void ObjectReader::finish() const {
   const std::vector<std::string> known(read_.begin(), read_.end());
   for (const auto& [key, value] : json_.items()) {
     if (read_.count(key) != 0U) continue;
     // Keys documenting the data ("source", "notes", "_comment") are allowed everywhere.
-    if (key == "source" || key == "notes" || key == "sources" || key.rfind("_", 0) == 0) continue;
+    if (documentation_key(key)) continue;
     // A near miss gets its suggestion; otherwise the keys this object was asked for, so the
     // line says what is expected here.
     const std::string suggestion = did_you_mean(key, known);
@@ -566,6 +573,47 @@ void ObjectReader::finish() const {
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
     throw error(key, "unknown key; expected one of " + list);
+  }
+}
+
+void with_near_miss_note(const nlohmann::json& json, const std::string& source,
+                         const std::string& pointer,
+                         const std::function<void(const nlohmann::json&)>& load) {
+  const std::string missing = "missing required key";
+  try {
+    load(json);
+  } catch (const ConfigError& e) {
+    if (e.source() != source || e.problem().rfind(missing, 0) != 0 ||
+        e.pointer().rfind(pointer + "/", 0) != 0) {
+      throw;
+    }
+    const nlohmann::json::json_pointer at(e.pointer().substr(pointer.size()));
+    const nlohmann::json::json_pointer parent = at.parent_pointer();
+    const std::string& key = at.back();
+    if (!json.contains(parent) || !json.at(parent).is_object()) throw;
+    for (const auto& [other, value] : json.at(parent).items()) {
+      if (documentation_key(other) || !closest(other, {key})) continue;
+      // The near miss's value given to the missing key too: if the loader then reads the
+      // document up to the near miss and calls it unknown, it is no key of the object and its
+      // value is one the missing key takes. A valid sibling, required or optional
+      // (gemm_comm_contention beside a missing comm_compute_contention), loads or fails
+      // elsewhere; so does a value of the wrong kind (an object under 'node' for 'name').
+      nlohmann::json both = json;
+      both.at(parent)[key] = value;
+      bool unknown = false;
+      try {
+        load(both);
+      } catch (const ConfigError& again) {
+        unknown = again.source() == source &&
+                  again.pointer() == pointer + (parent / other).to_string() &&
+                  again.problem().rfind("unknown key", 0) == 0;
+      }
+      if (!unknown) continue;
+      throw ConfigError(e.source(), e.pointer(),
+                        missing + " (the object has '" + other + "': a misspelling of '" + key +
+                            "'?)" + e.problem().substr(missing.size()));
+    }
+    throw;
   }
 }
 

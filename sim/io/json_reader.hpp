@@ -70,6 +70,18 @@ bool check_unique_keys(std::string_view text, const std::string& source, std::si
 // has under a few hundred.
 inline constexpr std::size_t kMaxOrderedKeys = 10'000;
 
+// Runs `load` on `json`, the object at `pointer` of `source`, as a loader's public entry does.
+// A required key it finds missing there is found before the unknown key beside it that
+// misspells it (ObjectReader::finish comes last), so such an error gets a note naming the near
+// miss: "/layers: missing required key (the object has 'layer': a misspelling of 'layers'?)".
+// A key is named only if the loader, given its value under the missing key too, reads the
+// document up to it and calls it unknown: a valid sibling (bw_inter beside a missing bw_intra)
+// is not a misspelling. Runs `load` again only on that error path, so `load` must not write
+// anything.
+void with_near_miss_note(const nlohmann::json& json, const std::string& source,
+                         const std::string& pointer,
+                         const std::function<void(const nlohmann::json&)>& load);
+
 // Parses a file compiled into the executable (builtin_data.hpp) as parse_json does, but without
 // the pass for keys given twice: those files are the project's, a test runs the pass over every
 // one of them instead, and a sweep reads them again for each scenario it resolves (the pass

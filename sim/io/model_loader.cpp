@@ -894,7 +894,15 @@ model::ModelSpec model_from_json(const nlohmann::json& json, const std::string& 
       }
     }
   }
-  return hugging_face ? from_hugging_face(r) : from_trainsim_keys(r);
+  if (hugging_face) return from_hugging_face(r);
+  // Only trainsim's keys: a Hugging Face config notes the keys it does not read, and a second
+  // read would note them for a document the user did not write.
+  ModelSpec m;
+  with_near_miss_note(json, source, pointer, [&](const nlohmann::json& document) {
+    ObjectReader reader(document, source, pointer);
+    m = from_trainsim_keys(reader);
+  });
+  return m;
 }
 
 ModelNoteSink set_model_note_sink(ModelNoteSink sink) {

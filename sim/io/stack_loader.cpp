@@ -96,9 +96,10 @@ nlohmann::json resolved_stack_json(const nlohmann::json& json, const std::string
   return resolve_extends(json, source, "", 0);
 }
 
-stack::StackSpec stack_from_json(const nlohmann::json& document, const std::string& source,
-                                 const std::string& pointer) {
-  const nlohmann::json json = resolve_extends(document, source, pointer, 0);
+namespace {
+
+stack::StackSpec read_stack(const nlohmann::json& json, const std::string& source,
+                            const std::string& pointer) {
   ObjectReader r(json, source, pointer);
   stack::StackSpec s;
   s.id = r.string("id");
@@ -335,6 +336,18 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
     m.finish();
   }
   r.finish();
+  return s;
+}
+
+}  // namespace
+
+stack::StackSpec stack_from_json(const nlohmann::json& document, const std::string& source,
+                                 const std::string& pointer) {
+  const nlohmann::json json = resolve_extends(document, source, pointer, 0);
+  stack::StackSpec s;
+  with_near_miss_note(json, source, pointer, [&](const nlohmann::json& resolved) {
+    s = read_stack(resolved, source, pointer);
+  });
   return s;
 }
 

@@ -238,6 +238,17 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/misspelled_gpus.json [=[
 trainsim_expect_exit(cli.run.missing_cluster_near_miss 2
   "^error: [^\n]*misspelled_gpus.json: /cluster: missing nodes or gpus \\(the object has 'gpu': a misspelling of 'gpus'\\?\\)"
   run ${CMAKE_CURRENT_BINARY_DIR}/misspelled_gpus.json)
+# The same in a model file given by path (and in hardware profiles and stacks): the loaders find the missing
+# key before the unknown one, and name the unknown key when, given under the missing key's name
+# too, the loader calls it unknown (io::with_near_miss_note; tests/io/near_miss_test.cpp tries
+# every key of every built-in document).
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/misspelled_layers.json [=[
+{"layer": 32, "hidden": 4096, "heads": 32, "kv_heads": 32, "ffn_hidden": 11008, "vocab": 32000,
+ "activation": "swiglu", "norm": "rmsnorm", "tied_embeddings": false, "position_embedding": "rope"}
+]=])
+trainsim_expect_exit(cli.run.model_file_missing_key_near_miss 2
+  "^error: [^\n]*misspelled_layers.json: /layers: missing required key \\(the object has 'layer': a misspelling of 'layers'\\?\\)\; expected an integer in \\[1, 65536\\]\n$"
+  run --model ${CMAKE_CURRENT_BINARY_DIR}/misspelled_layers.json --hardware h100-dgx --gpus 8)
 # A report given where a scenario is expected is named as one.
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/a_report.json [=[
 {"context": {}, "scenario": {"hardware": "h100-dgx"}, "iteration_time_s": 1.0}
