@@ -152,6 +152,10 @@ std::int64_t local_tokens(const LayerShape& shape) {
   return shape.micro_batch * shape.seq_len / shape.cp;
 }
 
+bool moe_routes_tp_shares(const LayerShape& shape) {
+  return shape.ep > 1 && shape.tp > 1 && shape.sequence_parallel;
+}
+
 namespace {
 
 // Multi-head latent attention (DeepSeek-V2 §2.1.2 eqs. 9-14; DeepSeek-V3 §2.1.1), unabsorbed
@@ -391,19 +395,24 @@ void add_moe_kernels(const ModelSpec& m, const LayerShape& s, std::vector<Kernel
   const std::int64_t fe_local = ceil_div(m.expert_ffn_hidden, s.tp);
   const double imbalance = m.expert_load_imbalance;
   k.push_back(norm_kernel("mlp_norm", m, s, t_res, e));
-  // The router, hidden x num_experts, replicated on TP ranks, over every token.
-  k.push_back(gemm("moe_router", tokens, m.num_experts, m.hidden, s.element_bytes));
+  // The tokens this rank routes: its sequence-parallel share under the all-to-all dispatcher
+  // (moe_routes_tp_shares), else every token of the micro-batch.
+  const std::int64_t own = moe_routes_tp_shares(s) ? ceil_div(tokens, s.tp) : tokens;
+  const std::int64_t own_routed = own * m.num_experts_per_token;
+  // The router, hidden x num_experts, replicated on TP ranks.
+  k.push_back(gemm("moe_router", own, m.num_experts, m.hidden, s.element_bytes));
   // Softmax (or sigmoid) and top-k over the scores in fp32: about 5 FLOPs per score; reads the
   // logits, writes the fp32 probabilities. Backward: 3 FLOPs, reads the probabilities and their
   // gradient, writes the logits' gradient.
-  k.push_back(elementwise("moe_topk", d(tokens) * d(m.num_experts), 5.0, e + 4.0, 3.0, 8.0 + e));
+  k.push_back(elementwise("moe_topk", d(own) * d(m.num_experts), 5.0, e + 4.0, 3.0, 8.0 + e));
   // Permute: each token's row copied once per chosen expert, grouped by expert (Megatron-Core
   // moe_utils.permute): reads and writes a row per copy. Backward sums the copies' gradients.
-  k.push_back(elementwise("moe_permute", d(routed) * d(m.hidden), 0.0, 2.0 * e, 1.0, 2.0 * e));
+  k.push_back(elementwise("moe_permute", d(own_routed) * d(m.hidden), 0.0, 2.0 * e, 1.0, 2.0 * e));
   // Expert GEMMs on this EP rank: every rank sends and receives `routed` rows in balance
   // (tokens x k / num_experts per expert from each of the ep ranks, for num_experts / ep local
   // experts: tokens x k in all), so a rank's expert FLOPs do not depend on ep; only the rows
-  // per expert (tokens x k x ep / num_experts) grow with it.
+  // per expert (tokens x k x ep / num_experts) grow with it. Where moe_routes_tp_shares, a rank
+  // receives a tp-th of them and the TP gather after the all-to-all brings the rest.
   KernelSpec up = grouped_gemm(gated ? "expert_up_gate" : "expert_up", local_experts, routed,
                                (gated ? 2 : 1) * fe_local, m.hidden, s.element_bytes);
   KernelSpec act = activation_kernel("expert_act", m, s, d(routed) * d(fe_local), e);
@@ -416,7 +425,8 @@ void add_moe_kernels(const ModelSpec& m, const LayerShape& s, std::vector<Kernel
   // Unpermute: each token's k expert outputs scaled by their router probabilities and summed
   // (a multiply-add per element); reads the copies, writes the token rows. Backward reads the
   // gradient and the copies, writes the copies' gradients (and the probabilities').
-  k.push_back(elementwise("moe_unpermute", d(routed) * d(m.hidden), 2.0, 2.0 * e, 2.0, 3.0 * e));
+  k.push_back(
+      elementwise("moe_unpermute", d(own_routed) * d(m.hidden), 2.0, 2.0 * e, 2.0, 3.0 * e));
   if (m.num_shared_experts > 0) {
     // Shared experts: a dense MLP of num_shared_experts x their width, split over TP as the
     // dense MLP (DeepSeekMoE §3.2; Megatron-Core SharedExpertMLP).

@@ -174,6 +174,7 @@ class Builder {
                                .eager_swiglu = s.stack.eager_swiglu,
                                .selective = s.stack.selective};
     local_tokens_ = model::local_tokens(shape_);
+    moe_routes_tp_shares_ = model::is_moe(m_) && model::moe_routes_tp_shares(shape_);
     local_seq_ = s.training.seq_len / p_.cp;
     assign_layers();
     const auto slots = static_cast<std::size_t>(virtual_stages_ * microbatches_ * 2);
@@ -349,10 +350,18 @@ class Builder {
         const std::string& n = lk.kernels[i].name;
         // Latent attention enters at its first down projection (q_proj without q_lora_rank):
         // with SP one gather serves both down projections.
-        const bool column_parallel = n == "qkv_proj" || n == "mla_q_down" || n == "q_proj" ||
-                                     n == "mlp_up_gate" || n == "mlp_up" || n == "moe_router";
+        // An MoE block enters TP at its router, whose input is gathered, and leaves it at the
+        // unpermute; where each TP rank routes its own tokens (model::moe_routes_tp_shares) the
+        // routed rows are gathered and scattered around the expert GEMMs instead (moe_exchange_in
+        // and _out), and only the shared experts' MLP is a TP region of the block's tokens.
+        const bool own_tokens = moe_routes_tp_shares_;
+        const bool column_parallel =
+            n == "qkv_proj" || n == "mla_q_down" || n == "q_proj" || n == "mlp_up_gate" ||
+            n == "mlp_up" || (n == "moe_router" && !own_tokens) ||
+            (own_tokens && (n == "shared_expert_up_gate" || n == "shared_expert_up"));
         const bool row_parallel = n == "attn_out_proj" || n == "mlp_down" ||
-                                  n == "moe_unpermute" || n == "shared_expert_down";
+                                  (n == "moe_unpermute" && !own_tokens) ||
+                                  n == "shared_expert_down";
         TpComm& c = lk.tp[i];
         if (p_.sequence_parallel) {
           // SP: AllGather the sequence-split norm output before the column-parallel GEMMs,
@@ -404,12 +413,16 @@ class Builder {
       for (const auto& k : model::moe_layer_kernels(m_, shape_)) moe_.kernels.push_back(timed(k));
       add_recomputed(moe_);
       assign_tp_comm(moe_);
-      // All-to-all dispatch and combine: each rank's whole send buffer, its local tokens x
-      // top-k rows of hidden (nccl-tests alltoall_perf's size; (ep - 1) / ep of it leaves the
-      // rank, the bus factor of collective_model.hpp), priced balanced; every TP rank sends
-      // the micro-batch's tokens (Megatron-Core's all-to-all dispatcher with expert TP = tp).
-      ep_bytes_ = Bytes(static_cast<double>(local_tokens_ * m_.num_experts_per_token * m_.hidden *
-                                            elem_));
+      // All-to-all dispatch and combine: each rank's whole send buffer, the top-k rows of
+      // hidden of the tokens it routes (nccl-tests alltoall_perf's size; (ep - 1) / ep of it
+      // leaves the rank, the bus factor of collective_model.hpp), priced balanced. Under the
+      // all-to-all dispatcher with sequence parallelism each TP rank routes its tokens / tp
+      // and the TP group gathers the routed rows after the all-to-all, local tokens x top-k
+      // rows (model::moe_routes_tp_shares); otherwise each rank sends the micro-batch's tokens.
+      routed_bytes_ =
+          Bytes(static_cast<double>(local_tokens_ * m_.num_experts_per_token * m_.hidden * elem_));
+      ep_bytes_ =
+          moe_routes_tp_shares_ ? routed_bytes_ / static_cast<double>(p_.tp) : routed_bytes_;
       const auto moe = model::moe_layer_parameters_per_rank(m_, p_.tp, p_.ep);
       // With ep 1 every rank holds every expert: one state copy per shard group, as dense.
       const auto dense_part = static_cast<double>(p_.ep > 1 ? moe.dense : moe.total());
@@ -623,13 +636,47 @@ class Builder {
     return is_moe_layer(layer) ? moe_ : dense_;
   }
 
-  // An MoE all-to-all over the EP group after `after_op`. Returns the op compute must wait for:
-  // the all-to-all, or nothing with the stack's a2a overlap (it runs beside compute).
+  // An MoE all-to-all over the EP group after `after_op`.
   OpId all_to_all(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
                   const char* name) {
     const auto call = collective(stage, Op::AllToAll, "ep", at(stage).ep, ep_bytes_);
     const OpId id = comm(st.ep, call, name, info);
     dep(after_op, id);
+    return id;
+  }
+
+  // A collective of the routed rows over the (expert) TP group after `after_op`, where each TP
+  // rank routes its own tokens (model::moe_routes_tp_shares).
+  OpId routed_tp_collective(std::int64_t stage, const StageStreams& st, Op o, OpInfo info,
+                            OpId after_op) {
+    const auto call = collective(stage, o, "tp", at(stage).tp, routed_bytes_);
+    const OpId id =
+        comm(st.tp, call, o == Op::AllGather ? "moe_tp_all_gather" : "moe_tp_reduce_scatter", info);
+    dep(after_op, id);
+    return id;
+  }
+
+  // The rows coming to the experts after `after_op`: the dispatch (forward) or the combine's
+  // gradient (backward), an all-to-all, then where each TP rank routes its own tokens the
+  // AllGather of the rows over TP (the backward of the ReduceScatter in moe_exchange_out).
+  // Returns the op the expert GEMM waits for, or nothing with the stack's a2a overlap (the
+  // exchange runs beside compute).
+  OpId moe_exchange_in(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
+                       const char* name) {
+    OpId id = all_to_all(stage, st, info, after_op, name);
+    if (moe_routes_tp_shares_) id = routed_tp_collective(stage, st, Op::AllGather, info, id);
+    return s_.stack.moe_a2a_overlap ? kNone : id;
+  }
+
+  // The rows leaving the experts after `after_op`: where each TP rank routes its own tokens the
+  // ReduceScatter of the rows over TP, then the combine (forward) or the dispatch's gradient
+  // (backward), an all-to-all. Returns what compute waits for, as moe_exchange_in.
+  OpId moe_exchange_out(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
+                        const char* name) {
+    const OpId scattered = moe_routes_tp_shares_
+                               ? routed_tp_collective(stage, st, Op::ReduceScatter, info, after_op)
+                               : after_op;
+    const OpId id = all_to_all(stage, st, info, scattered, name);
     return s_.stack.moe_a2a_overlap ? kNone : id;
   }
 
@@ -648,7 +695,7 @@ class Builder {
                   pending, beside);
       }
       const OpId dispatched =
-          lk.ep[i].dispatch_before ? all_to_all(stage, st, info, last, "moe_dispatch") : kNone;
+          lk.ep[i].dispatch_before ? moe_exchange_in(stage, st, info, last, "moe_dispatch") : kNone;
       // Context parallelism: the ring exchange of K/V blocks (cp - 1 steps) runs beside the
       // attention kernel, and the next kernel cannot start before the last block has arrived
       // (Liu et al. 2023, Ring Attention; Megatron-LM context parallelism).
@@ -662,7 +709,7 @@ class Builder {
             tp_collective(stage, st, *lk.tp[i].after, info, tp_after_issue(previous, last));
       }
       if (lk.ep[i].combine_after) {
-        const OpId combined = all_to_all(stage, st, info, last, "moe_combine");
+        const OpId combined = moe_exchange_out(stage, st, info, last, "moe_combine");
         if (combined != kNone) pending = combined;
       }
       if (beside != kNone) pending = beside;  // only column-parallel GEMMs have `before`
@@ -757,8 +804,9 @@ class Builder {
                   beside);
       }
       // The combine's gradient comes back to the experts before their backward.
-      const OpId returned =
-          lk.ep[r].combine_after ? all_to_all(stage, st, info, last, "moe_combine_bwd") : kNone;
+      const OpId returned = lk.ep[r].combine_after
+                                ? moe_exchange_in(stage, st, info, last, "moe_combine_bwd")
+                                : kNone;
       const OpId kv = k.cp_exchange ? cp_exchange(stage, st, info, last, true) : kNone;
       const OpId previous = last;
       last = kernel(st, k, true, false, info, pending);
@@ -770,7 +818,7 @@ class Builder {
       }
       if (lk.ep[r].dispatch_before) {
         // The dispatch's gradient sends the tokens' gradients back to their ranks.
-        const OpId sent = all_to_all(stage, st, info, last, "moe_dispatch_bwd");
+        const OpId sent = moe_exchange_out(stage, st, info, last, "moe_dispatch_bwd");
         if (sent != kNone) pending = sent;
       }
       if (beside != kNone) pending = beside;  // only row-parallel GEMMs have backward_before
@@ -1447,6 +1495,11 @@ class Builder {
   Bytes expert_param_bytes_;
   Bytes expert_grad_bytes_;
   Bytes ep_bytes_;
+  // The routed rows a rank's experts take per micro-batch and layer, local tokens x top-k x
+  // hidden: what the TP group gathers after the all-to-all where moe_routes_tp_shares_.
+  Bytes routed_bytes_;
+  // model::moe_routes_tp_shares of the scenario's layer shape.
+  bool moe_routes_tp_shares_ = false;
   engine::NameId sync_name_ = 0;
   engine::NameId recv_name_ = 0;
   // The distinct collective calls of the stage being built (collective()).

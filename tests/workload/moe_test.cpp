@@ -16,6 +16,7 @@
 #include "trainsim/workload/iteration.hpp"
 
 #include "sim/io/builtin_data.hpp"
+#include "sim/io/model_loader.hpp"
 #include "sim/io/scenario_loader.hpp"
 #include "sim/io/stack_loader.hpp"
 
@@ -422,22 +423,99 @@ TEST_CASE("moe: deepseek-v3 on 1,024 H800s with pp 16 and ep 64 simulates", "[wo
 
 TEST_CASE("moe: tensor-parallel collectives of an MoE layer with sequence parallelism",
           "[workload][collective]") {
-  // tp 2 with SP (dp 8, ep 4). Per layer and micro-batch, AllGathers: forward before the
-  // column-parallel entries (dense: qkv_proj, mlp_up_gate; MoE: qkv_proj, moe_router), backward
-  // before the row-parallel exits (dense: attn_out_proj, mlp_down; MoE: attn_out_proj,
-  // moe_unpermute, shared_expert_down); ReduceScatters the mirror image. Dense layer 2 + 2 of
-  // each, MoE layers 2 + 3: 1 x 4 + 3 x 5 = 19 AllGathers and 19 ReduceScatters of T x hidden
-  // x 2 B = 16,384 x 1,024 x 2 = 33,554,432 B (bf16: the input gather moves the same bytes).
-  const workload::Iteration it =
-      build(moe_scenario(4, {{"parallel.tp", 2}, {"parallel.sequence_parallel", true}}));
-  const auto* ag = find_call(it, "all_gather", "tp");
-  const auto* rs = find_call(it, "reduce_scatter", "tp");
-  REQUIRE(ag != nullptr);
-  REQUIRE(rs != nullptr);
-  REQUIRE(ag->count == 19);
-  REQUIRE(rs->count == 19);
-  REQUIRE(ag->bytes.value() == 33'554'432.0);
-  REQUIRE(rs->bytes.value() == 33'554'432.0);
+  const auto calls = [](const workload::Iteration& it, const std::string& op, double bytes) {
+    std::int64_t n = 0;
+    for (const auto& c : it.collectives) {
+      if (c.op == op && c.group == "tp" && c.bytes.value() == bytes) n += c.count;
+    }
+    return n;
+  };
+  // Per layer and micro-batch, T x hidden x 2 B = 16,384 x 1,024 x 2 = 33,554,432 B AllGathers:
+  // forward before the column-parallel entries, backward before the row-parallel exits;
+  // ReduceScatters the mirror image (bf16: the input gather moves the same bytes).
+  const double block = 33'554'432.0;
+  // The routed rows, T x top-k x hidden x 2 B = 16,384 x 2 x 1,024 x 2 = 67,108,864 B.
+  const double routed = 67'108'864.0;
+  SECTION("ep 1: every TP rank routes the gathered micro-batch") {
+    // Dense layer: qkv_proj, mlp_up_gate in, attn_out_proj, mlp_down out: 2 + 2 of each. MoE
+    // layers: qkv_proj, moe_router in; attn_out_proj, moe_unpermute, shared_expert_down out:
+    // 2 + 3. 1 x 4 + 3 x 5 = 19 AllGathers and 19 ReduceScatters; nothing routed moves.
+    const workload::Iteration it =
+        build(moe_scenario(1, {{"parallel.tp", 2}, {"parallel.sequence_parallel", true}}));
+    REQUIRE(calls(it, "all_gather", block) == 19);
+    REQUIRE(calls(it, "reduce_scatter", block) == 19);
+    REQUIRE(calls(it, "all_gather", routed) == 0);
+    REQUIRE(calls(it, "reduce_scatter", routed) == 0);
+  }
+  SECTION("ep 4: each TP rank routes its own tokens (Megatron-Core's all-to-all dispatcher)") {
+    // tp 2 with SP (dp 8, ep 4). The MoE block's TP region of T x hidden is its shared expert's
+    // MLP alone (shared_expert_up_gate in, shared_expert_down out): MoE layers 2 + 2, so
+    // 1 x 4 + 3 x 4 = 16 of each. The routed rows: gathered over TP after the dispatch (forward)
+    // and after the combine's gradient (backward), scattered before the combine and before the
+    // dispatch's gradient: 2 of each per MoE layer, 3 x 2 = 6.
+    const workload::Iteration it =
+        build(moe_scenario(4, {{"parallel.tp", 2}, {"parallel.sequence_parallel", true}}));
+    REQUIRE(calls(it, "all_gather", block) == 16);
+    REQUIRE(calls(it, "reduce_scatter", block) == 16);
+    REQUIRE(calls(it, "all_gather", routed) == 6);
+    REQUIRE(calls(it, "reduce_scatter", routed) == 6);
+    // The all-to-all sends the rank's T / tp tokens x top-k rows: 67,108,864 / 2 B, 12 calls.
+    const auto* a2a = find_call(it, "all_to_all", "ep");
+    REQUIRE(a2a != nullptr);
+    REQUIRE(a2a->bytes.value() == routed / 2.0);
+    REQUIRE(a2a->count == 12);
+    // The gather waits for the all-to-all, and the first expert GEMM for the gather.
+    engine::OpId dispatch = -1;
+    engine::OpId gather = -1;
+    engine::OpId up = -1;
+    for (engine::OpId op = 0; op < it.graph.num_ops(); ++op) {
+      const std::string& name = it.graph.op_name(op);
+      if (name == "moe_dispatch" && dispatch < 0) dispatch = op;
+      if (name == "moe_tp_all_gather" && gather < 0) gather = op;
+      if (name == "expert_up_gate" && up < 0) up = op;
+    }
+    REQUIRE(dispatch >= 0);
+    REQUIRE(gather >= 0);
+    REQUIRE(up >= 0);
+    const auto waits_for = [&it](engine::OpId op, engine::OpId on) {
+      for (const auto& d : it.graph.dependencies()) {
+        if (d.before == on && d.after == op) return true;
+      }
+      return false;
+    };
+    REQUIRE(waits_for(gather, dispatch));
+    REQUIRE(waits_for(up, gather));
+  }
+}
+
+TEST_CASE("moe: under the all-to-all dispatcher with SP a TP rank routes tokens / tp",
+          "[workload][model]") {
+  // The router (T x hidden x experts FLOPs), top-k (T x experts scores), permute and unpermute
+  // (T x k rows) run on the rank's sequence-parallel share, T / 2 at tp 2 (ep 4); at ep 1 on
+  // all T.
+  auto shape = model::LayerShape{
+      .micro_batch = 4, .seq_len = 4096, .tp = 2, .sequence_parallel = true, .ep = 4};
+  const model::ModelSpec moe = io::model_from_json(testing::small_moe_model(), "m.json", "");
+  const auto at = [&moe](const model::LayerShape& s, const std::string& name) {
+    for (const auto& k : model::moe_layer_kernels(moe, s)) {
+      // The FLOPs, or for the permute (a copy) its bytes: the router's bytes hold its weights.
+      if (k.name == name) {
+        return k.forward_flops.value() > 0.0 ? k.forward_flops.value() : k.forward_bytes.value();
+      }
+    }
+    return -1.0;
+  };
+  auto everyone = shape;
+  everyone.ep = 1;
+  REQUIRE(model::moe_routes_tp_shares(shape));
+  REQUIRE_FALSE(model::moe_routes_tp_shares(everyone));
+  for (const char* name : {"moe_router", "moe_topk", "moe_permute", "moe_unpermute"}) {
+    INFO(name);
+    REQUIRE(at(shape, name) > 0.0);
+    REQUIRE(at(shape, name) == Approx(at(everyone, name) / 2.0).epsilon(1e-12));
+  }
+  // The experts take the gathered rows, T x k, either way.
+  REQUIRE(at(shape, "expert_act") == Approx(at(everyone, "expert_act")).epsilon(1e-12));
 }
 
 TEST_CASE("moe: HFU counts the recomputed routed experts, top-k of them per token",

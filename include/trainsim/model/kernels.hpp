@@ -153,6 +153,18 @@ void apply_mla_up_proj_selective(std::vector<KernelSpec>& layer, const ModelSpec
 // Tokens one rank processes per micro-batch: micro_batch * seq_len / cp.
 [[nodiscard]] std::int64_t local_tokens(const LayerShape& shape);
 
+// Whether an MoE layer routes each TP rank's own share of the tokens: Megatron-Core's all-to-all
+// token dispatcher under sequence parallelism (ep > 1, tp > 1; Megatron-Core refuses expert and
+// tensor parallelism without it). Each TP rank then runs the router, top-k, permute and
+// unpermute on its tokens / tp sequence-parallel tokens and sends tokens / tp x top-k rows over
+// the EP group; the expert tensor-parallel group (= TP) gathers the rows it received before the
+// expert GEMMs and reduce-scatters their output after them (MoEAlltoAllTokenDispatcher:
+// "permute -> A2A(EP) -> AG(TP)" and "RS(TP) -> A2A(EP) -> unpermute";
+// megatron/core/transformer/moe/token_dispatcher.py, whose notation gives num_local_tokens as
+// S/TP*B). Otherwise every TP rank routes the whole micro-batch after the block's input is
+// gathered, as the all-gather dispatcher and tp = 1 do.
+[[nodiscard]] bool moe_routes_tp_shares(const LayerShape& shape);
+
 // The kernels of one transformer layer in forward order (with multi-head latent attention its
 // attention half is mla_q_down, mla_q_norm, mla_q_up, mla_kv_down, mla_kv_norm, mla_kv_up,
 // rope, attn_core with query/key heads of nope + rope and value heads of v_head_dim,
@@ -178,7 +190,8 @@ void apply_mla_up_proj_selective(std::vector<KernelSpec>& layer, const ModelSpec
 // The kernels of one MoE layer (a layer past num_dense_layers of an MoE model) in forward
 // order: the attention half as in layer_kernels, then mlp_norm, moe_router (a GEMM of tokens x
 // hidden x num_experts, replicated on TP ranks), moe_topk (fp32 softmax and top-k), moe_permute
-// (a row per chosen expert), the routed experts as grouped GEMMs expert_up_gate (expert_up for
+// (a row per chosen expert); the router, top-k, permute and unpermute over tokens / tp where
+// moe_routes_tp_shares; the routed experts as grouped GEMMs expert_up_gate (expert_up for
 // GELU), expert_act, expert_down, then moe_unpermute (the k outputs weighted and summed), the
 // shared experts as a dense MLP of num_shared_experts x shared_expert_ffn_hidden
 // (shared_expert_up_gate, shared_expert_act, shared_expert_down) when the model has them, and
