@@ -214,9 +214,10 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
             << " layers, hidden " << m.hidden << ", " << m.num_heads << " heads (" << m.num_kv_heads
             << " kv), ffn " << m.ffn_hidden << ", vocab " << m.vocab << "\n"
             << attention_lines(m) << (model::is_moe(m) ? experts_line(m) : "") << "parameters   "
-            << params << " total, " << active << " active per token (" << matmul << " in matmuls)\n"
+            << params << " total, " << active << " active per token (N = " << matmul
+            << ", the active ones less the input embedding)\n"
             << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
-            << to_string(per_token) << ", 6N + attention, N the active matmul parameters)\n"
+            << to_string(per_token) << ", 6N + attention)\n"
             << "cluster      " << s.gpus << " GPUs of " << io::escape_control(s.hardware_name)
             << ", dp " << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp
             << ", cp " << s.parallel.cp << ", sharding " << parallel::to_string(s.parallel.sharding)
@@ -270,11 +271,9 @@ int describe(const DescribeOptions& o) {
             << (model::is_moe(m) ? " total, " + std::to_string(model::num_active_parameters(m)) +
                                        " active per token"
                                  : std::string())
-            << " (" << matmul << " in matmuls)\n"
+            << " (N = " << matmul << ", less the input embedding)\n"
             << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
-            << to_string(per_token)
-            << (model::is_moe(m) ? ", 6N + attention, N the active matmul parameters)\n"
-                                 : ", 6N + 12 L h s)\n")
+            << to_string(per_token) << ", 6N + attention)\n"
             << "cluster      " << s.gpus << " GPUs of " << io::escape_control(s.hardware_name)
             << ", dp " << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp
             << ", cp " << s.parallel.cp

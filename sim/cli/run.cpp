@@ -66,7 +66,9 @@ int run(const RunOptions& o) {
         reserve_terms(r.memory, s, o.scenario.memory_headroom.has_value()) +
         "); expected a plan that fits");
   }
-  if (!o.trace.empty()) io::write_trace_file(o.trace, sim.iteration, sim.timeline);
+  if (!o.trace.empty()) {
+    io::write_trace_file(o.trace, sim.iteration, sim.timeline, r.host_overhead);
+  }
   if (o.format == "json") {
     std::cout << io::report_to_json(s, r).dump(2) << '\n';
   } else {

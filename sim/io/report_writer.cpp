@@ -124,6 +124,7 @@ nlohmann::json report_to_json(const parallel::Scenario& scenario, const report::
           {"communication_s", r.communication.value()},
           {"exposed_communication_s", r.exposed_communication.value()},
           {"bubble_s", r.bubble.value()},
+          {"host_overhead_s", r.host_overhead.value()},
           {"critical_stage", r.critical_stage},
           {"memory", memory_to_json(r.memory)},
           {"power",
@@ -168,7 +169,12 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
       << "  communication           " << to_string(r.communication) << "\n"
       << "  exposed communication   " << to_string(r.exposed_communication) << "  ("
       << share(r.exposed_communication) << ")\n"
-      << "  bubble                  " << to_string(r.bubble) << "  (" << share(r.bubble) << ")\n";
+      << "  bubble                  " << to_string(r.bubble) << "  (" << share(r.bubble) << ")";
+  // The stack's host time per step sits in the bubble (the GPUs idle): say how much of it.
+  if (r.host_overhead.value() > 0.0) {
+    out << ", of it host overhead " << to_string(r.host_overhead) << " (stack iteration_overhead)";
+  }
+  out << "\n";
   if (s.parallel.pp > 1 && !r.stages.empty()) {
     // The breakdown above is one stage's, the critical one (report.hpp): say which, and show
     // every stage's, so that a plan whose busiest stage changes reads as such.

@@ -44,6 +44,7 @@ const std::map<std::string, ReportValue>& report_json_keys() {
                                                           {"communication_s", Metric},
                                                           {"exposed_communication_s", Metric},
                                                           {"bubble_s", Metric},
+                                                          {"host_overhead_s", Metric},
                                                           {"critical_stage", Count},
                                                           {"memory", Object},
                                                           {"power", Object},

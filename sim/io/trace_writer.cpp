@@ -1,5 +1,6 @@
 #include "sim/io/trace_writer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string_view>
@@ -37,9 +38,16 @@ class EventWriter {
 };
 
 void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
-                const std::function<void(std::string_view)>& sink) {
+                Seconds host_overhead, const std::function<void(std::string_view)>& sink) {
   const engine::Graph& g = it.graph;
   EventWriter events(sink);
+  // The stack's host time per step: a thread of its own on each stage's process, after the
+  // streams, whose tid no stream has.
+  const bool host = host_overhead.value() > 0.0;
+  const std::int32_t host_tid = g.num_streams();
+  const auto is_stage = [&it](engine::DeviceId d) {
+    return std::find(it.stage_device.begin(), it.stage_device.end(), d) != it.stage_device.end();
+  };
   for (engine::DeviceId d = 0; d < g.num_devices(); ++d) {
     events.push_back({{"ph", "M"},
                       {"name", "process_name"},
@@ -64,6 +72,18 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
                         {"tid", s},
                         {"args", {{"sort_index", order++}}}});
     }
+    if (host && is_stage(d)) {
+      events.push_back({{"ph", "M"},
+                        {"name", "thread_name"},
+                        {"pid", d},
+                        {"tid", host_tid},
+                        {"args", {{"name", "host"}}}});
+      events.push_back({{"ph", "M"},
+                        {"name", "thread_sort_index"},
+                        {"pid", d},
+                        {"tid", host_tid},
+                        {"args", {{"sort_index", order}}}});
+    }
   }
   for (engine::OpId op = 0; op < g.num_ops(); ++op) {
     const auto& t = timeline.ops[static_cast<std::size_t>(op)];
@@ -73,7 +93,9 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
     nlohmann::json args = nlohmann::json::object();
     if (info.microbatch >= 0) args["microbatch"] = info.microbatch;
     if (info.layer >= 0) args["layer"] = info.layer;
-    args["pass"] = info.backward ? "backward" : "forward";
+    args["pass"] = info.backward                       ? "backward"
+                   : g.op_name(op) == "optimizer_step" ? "optimizer"
+                                                       : "forward";
     if (info.collective >= 0) {
       const auto& c = it.collectives[static_cast<std::size_t>(info.collective)];
       args["op"] = c.op;
@@ -101,23 +123,37 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
                       {"dur", micros(dur)},
                       {"args", std::move(args)}});
   }
+  // After the GPU work, as the report adds it to the iteration (report::derive): the GPUs idle.
+  if (host) {
+    for (const engine::DeviceId d : it.stage_device) {
+      events.push_back({{"ph", "X"},
+                        {"name", "iteration_overhead"},
+                        {"cat", "host"},
+                        {"pid", d},
+                        {"tid", host_tid},
+                        {"ts", micros(timeline.end.since_start())},
+                        {"dur", micros(host_overhead)},
+                        {"args", {{"pass", "step"}}}});
+    }
+  }
   events.finish();
 }
 
 }  // namespace
 
-void write_trace(std::ostream& out, const workload::Iteration& it,
-                 const engine::Timeline& timeline) {
-  emit_trace(it, timeline, [&out](std::string_view text) {
+void write_trace(std::ostream& out, const workload::Iteration& it, const engine::Timeline& timeline,
+                 Seconds host_overhead) {
+  emit_trace(it, timeline, host_overhead, [&out](std::string_view text) {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
   });
 }
 
 void write_trace_file(const std::string& path, const workload::Iteration& iteration,
-                      const engine::Timeline& timeline) {
+                      const engine::Timeline& timeline, Seconds host_overhead) {
   // Streamed into the temporary, which appears at `path` whole or not at all (AtomicFile).
   AtomicFile file(path);
-  emit_trace(iteration, timeline, [&file](std::string_view text) { file.write(text); });
+  emit_trace(iteration, timeline, host_overhead,
+             [&file](std::string_view text) { file.write(text); });
   file.commit();
 }
 

@@ -116,6 +116,7 @@ Report derive(const parallel::Scenario& s, const Primitives& p) {
   // The stack's fixed host time per optimizer step runs after the GPU work, with the GPUs idle.
   const Seconds host_overhead = s.stack.iteration_overhead;
   r.iteration_time = p.makespan + host_overhead;
+  r.host_overhead = host_overhead;
   const double t = r.iteration_time.value();
   const double tokens = static_cast<double>(s.training.global_batch * s.training.seq_len);
   const auto gpus = static_cast<double>(s.gpus);

@@ -6,7 +6,7 @@ set_tests_properties(cli.run.table PROPERTIES
   PASS_REGULAR_EXPRESSION "iteration.*exposed communication.*MFU.*power.*collectives")
 add_test(NAME cli.run.json COMMAND trainsim run ${run_args} --format json)
 set_tests_properties(cli.run.json PROPERTIES PASS_REGULAR_EXPRESSION
-  "\"bubble_s\".*\"collectives\".*\"communication_s\".*\"compute_s\".*\"context\".*\"cost\".*\"exposed_communication_s\".*\"hfu\".*\"iteration_time_s\".*\"memory\".*\"mfu\".*\"model_flops_per_token\".*\"power\".*\"scenario\".*\"stages\".*\"tflops_per_gpu\".*\"tokens_per_s\".*\"tokens_per_s_per_gpu\"")
+  "\"bubble_s\".*\"collectives\".*\"communication_s\".*\"compute_s\".*\"context\".*\"cost\".*\"exposed_communication_s\".*\"hfu\".*\"host_overhead_s\".*\"iteration_time_s\".*\"memory\".*\"mfu\".*\"model_flops_per_token\".*\"power\".*\"scenario\".*\"stages\".*\"tflops_per_gpu\".*\"tokens_per_s\".*\"tokens_per_s_per_gpu\"")
 add_test(NAME cli.run.trace COMMAND trainsim run ${run_args} --pp 2 --global-batch 512
          --trace ${CMAKE_CURRENT_BINARY_DIR}/timeline.json)
 set_tests_properties(cli.run.trace PROPERTIES FIXTURES_SETUP trace)
@@ -311,3 +311,10 @@ add_test(NAME cli.run.control_characters_in_name
          COMMAND trainsim run ${CMAKE_CURRENT_BINARY_DIR}/run_control_name.json)
 set_tests_properties(cli.run.control_characters_in_name PROPERTIES
   PASS_REGULAR_EXPRESSION "scenario     we\\\\u001b\\[31mird\\\\u000ax on 8 x h100-dgx")
+# The stack's host time per step sits in the bubble, and the table says how much of it:
+# llm-foundry-torch21's iteration_overhead is 189 ms (stacks/llm-foundry-torch21.json).
+add_test(NAME cli.run.bubble_names_host_overhead COMMAND trainsim run --model llama2-7b
+         --hardware h100-dgx --gpus 64 --sharding full_shard --micro-batch 4 --global-batch 512
+         --seq-len 2048 --stack llm-foundry-torch21)
+set_tests_properties(cli.run.bubble_names_host_overhead PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n  bubble +[0-9.]+ ms +\\([0-9.]+ %\\), of it host overhead 189 ms \\(stack iteration_overhead\\)\n")

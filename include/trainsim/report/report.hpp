@@ -67,6 +67,9 @@ struct Report {
   Seconds communication;
   Seconds exposed_communication;
   Seconds bubble;
+  // The stack's fixed host time per optimizer step (iteration_overhead), with the GPUs idle
+  // after their work: part of every stage's bubble.
+  Seconds host_overhead;
   MemoryBreakdown memory;  // the stage that needs most
   PowerSummary power;
   CostSummary cost;

@@ -1,0 +1,85 @@
+// The trace spans what the report calls the iteration: the GPU work and, after it, the stack's
+// host time per step, and it names the optimizer step's pass.
+#include "sim/io/trace_writer.hpp"
+
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "trainsim/report/simulate.hpp"
+
+#include "sim/io/scenario_loader.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+// llama2-7b on 16 H100s in two pipeline stages, two micro-batches of 2,048 tokens, under a
+// stack given inline.
+parallel::Scenario scenario(const std::string& stack) {
+  io::ScenarioDocument doc;
+  doc.source = "s.json";
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 16},
+    "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1},
+    "parallel": {"pp": 2, "sharding": "full_shard"}})");
+  doc.json["stack"] = stack;
+  return io::scenario_from_document(doc);
+}
+
+nlohmann::json trace_of(const report::Simulation& sim) {
+  std::ostringstream out;
+  io::write_trace(out, sim.iteration, sim.timeline, sim.report.host_overhead);
+  return nlohmann::json::parse(out.str());
+}
+
+}  // namespace
+
+TEST_CASE("trace: the stack's host time per step is an event after the GPU work", "[io]") {
+  // llm-foundry-torch21's iteration_overhead is 189 ms (stacks/llm-foundry-torch21.json, fitted).
+  const parallel::Scenario s = scenario("llm-foundry-torch21");
+  REQUIRE(s.stack.iteration_overhead.value() == Approx(0.189).epsilon(1e-12));
+  const report::Simulation sim = report::simulate(
+      s, report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
+  REQUIRE(sim.report.host_overhead.value() == s.stack.iteration_overhead.value());
+  const nlohmann::json trace = trace_of(sim);
+  double end = 0.0;
+  int host_events = 0;
+  int host_threads = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "host") ++host_threads;
+    if (e["ph"] != "X") continue;
+    end = std::max(end, e["ts"].get<double>() + e["dur"].get<double>());
+    if (e["cat"] == "host") {
+      ++host_events;
+      REQUIRE(e["name"] == "iteration_overhead");
+      REQUIRE(e["dur"].get<double>() == Approx(189'000.0).epsilon(1e-12));  // microseconds
+      // It starts when the GPU work ends: the report's iteration less the overhead.
+      REQUIRE(e["ts"].get<double>() ==
+              Approx((sim.report.iteration_time.value() - 0.189) * 1e6).epsilon(1e-12));
+    }
+    if (e["name"] == "optimizer_step") REQUIRE(e["args"]["pass"] == "optimizer");
+  }
+  // One per pipeline stage, and the trace ends where the report's iteration does.
+  REQUIRE(host_events == 2);
+  REQUIRE(host_threads == 2);
+  REQUIRE(end == Approx(sim.report.iteration_time.value() * 1e6).epsilon(1e-12));
+}
+
+TEST_CASE("trace: without host time per step there is no host thread", "[io]") {
+  // pytorch-2.3-fsdp has no iteration_overhead (0 s): the trace ends with the GPU work, which is
+  // the report's iteration.
+  const report::Simulation sim =
+      report::simulate(scenario("pytorch-2.3-fsdp"),
+                       report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
+  REQUIRE(sim.report.host_overhead.value() == 0.0);
+  const nlohmann::json trace = trace_of(sim);
+  double end = 0.0;
+  for (const auto& e : trace["traceEvents"]) {
+    REQUIRE(e["cat"] != "host");
+    if (e["ph"] == "X") end = std::max(end, e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  REQUIRE(end == Approx(sim.report.iteration_time.value() * 1e6).epsilon(1e-12));
+}
