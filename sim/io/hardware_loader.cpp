@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string_view>
 
 #include "trainsim/calibrate/parameters.hpp"
@@ -603,10 +607,68 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
   read_collective(top.object("collective"), hw.gpu.arch, hw.node, hw.collective);
   if (top.has("calibration")) check_calibration_record(top.object("calibration"));
   top.finish();
+  check_network_carries_graphs(hw, source, pointer);
   return hw;
 }
 
+// A node's NIC bandwidth in all, nics_per_node x nic_bandwidth.
+BytesPerSecond nic_total(const hardware::HardwareSpec& hw) {
+  return hw.fabric.nic_bandwidth * static_cast<double>(hw.fabric.nics_per_node);
+}
+
+// One "note:" line per profile location and process (a sweep loads a profile for every
+// scenario).
+void note_once(const std::string& where, const std::string& text) {
+  static std::mutex mutex;
+  static std::set<std::string> noted;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!noted.insert(where).second) return;
+  std::cerr << "note: " << where << ": " << text << '\n';
+}
+
 }  // namespace
+
+void check_network_carries_graphs(const hardware::HardwareSpec& hw, const std::string& source,
+                                  const std::string& pointer) {
+  // NCCL's topology search takes each channel's bandwidth off every link of its path, the NICs'
+  // included (src/graph/search.cc, ncclTopoFollowPath), so the channels a multi-node graph sends
+  // through a node's NICs carry at most what the NICs do: channels x bw_inter <= nics x
+  // nic_bandwidth. The built-in profiles' graphs take 0.96 of it (8 x 48 GB/s of 8 x 400 Gb/s).
+  const BytesPerSecond nics = nic_total(hw);
+  const std::array<std::pair<const char*, const hardware::AlgorithmGraphs*>, 3> graphs = {
+      {{"ring", &hw.collective.ring},
+       {"tree", &hw.collective.tree},
+       {"nvls", &hw.collective.nvls}}};
+  for (const auto& [name, g] : graphs) {
+    const hardware::ChannelGraph& m = g->multi_node;
+    const BytesPerSecond carried = m.bw_inter * static_cast<double>(m.channels);
+    if (m.channels > 0 && carried.value() > nics.value() * (1.0 + 1e-12)) {
+      throw ConfigError(
+          source, pointer + "/collective/graphs/" + name + "/multi_node/bw_inter",
+          std::to_string(m.channels) + " channels x " + to_string(m.bw_inter) + " = " +
+              to_string(carried) + " across nodes, more than the node's " +
+              std::to_string(hw.fabric.nics_per_node) +
+              (hw.fabric.nics_per_node == 1 ? " NIC of " : " NICs of ") +
+              to_string(hw.fabric.nic_bandwidth) + " carry (" + to_string(nics) +
+              "); expected the multi-node graphs' bw_inter scaled with /fabric/nic_bandwidth and "
+              "nics_per_node: collective times follow the graphs (docs/calibration.md)");
+    }
+  }
+}
+
+std::optional<std::string> network_beyond_graphs(const hardware::HardwareSpec& hw) {
+  const hardware::ChannelGraph& ring = hw.collective.ring.multi_node;
+  const BytesPerSecond carried = ring.bw_inter * static_cast<double>(ring.channels);
+  const BytesPerSecond nics = nic_total(hw);
+  if (carried.value() >= 0.9 * nics.value()) return std::nullopt;
+  return "the node's " + std::to_string(hw.fabric.nics_per_node) +
+         (hw.fabric.nics_per_node == 1 ? " NIC of " : " NICs of ") +
+         to_string(hw.fabric.nic_bandwidth) + " carry " + to_string(nics) +
+         ", its multi-node ring graph " + to_string(carried) + " (" +
+         std::to_string(ring.channels) + " channels x " + to_string(ring.bw_inter) +
+         "): collective times follow the graphs, so raise /collective/graphs/*/multi_node/" +
+         "bw_inter with the NICs to model faster ones (docs/calibration.md)";
+}
 
 hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std::string& source,
                                           const std::string& pointer) {
@@ -614,6 +676,9 @@ hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std:
   with_near_miss_note(json, source, pointer, [&](const nlohmann::json& document) {
     hw = read_hardware(document, source, pointer);
   });
+  if (const auto text = network_beyond_graphs(hw)) {
+    note_once(pointer.empty() ? source : source + ": " + pointer, *text);
+  }
   return hw;
 }
 

@@ -4,6 +4,7 @@
 // an inline object. Every problem is a ConfigError naming the source and the JSON pointer.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,17 @@ struct HardwareDocument {
   std::string source;
 };
 [[nodiscard]] HardwareDocument load_hardware_document(const std::string& name_or_path);
+
+// Refuses a profile whose multi-node channel graphs carry more across nodes than its NICs:
+// channels x bw_inter above nics_per_node x nic_bandwidth (ConfigError at the graph's
+// bw_inter). The loaders run it; exposed for tests.
+void check_network_carries_graphs(const hardware::HardwareSpec& hw, const std::string& source,
+                                  const std::string& pointer);
+
+// Where a profile's NICs carry well beyond its multi-node ring graph (the graph under 0.9 of the
+// NICs: the built-in profiles' are at 0.96), the note the loader writes once per profile on
+// stderr: the fabric keys do not set collective times, the graphs do. nullopt otherwise.
+[[nodiscard]] std::optional<std::string> network_beyond_graphs(const hardware::HardwareSpec& hw);
 
 // Ids of the built-in hardware profiles, sorted.
 [[nodiscard]] std::vector<std::string> builtin_hardware_ids();

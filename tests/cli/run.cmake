@@ -318,3 +318,20 @@ add_test(NAME cli.run.bubble_names_host_overhead COMMAND trainsim run --model ll
          --seq-len 2048 --stack llm-foundry-torch21)
 set_tests_properties(cli.run.bubble_names_host_overhead PROPERTIES PASS_REGULAR_EXPRESSION
   "\n  bubble +[0-9.]+ ms +\\([0-9.]+ %\\), of it host overhead 189 ms \\(stack iteration_overhead\\)\n")
+# A profile's NICs bound its multi-node channel graphs (NCCL's search takes each channel's
+# bandwidth off the NICs): h100-dgx's ring graph carries 8 x 48 GB/s = 384 GB/s, so 8 NICs of
+# 1 Gb/s (1 GB/s in all) are refused at the graph; 8 NICs of 800 Gb/s (800 GB/s) run, with one
+# note that the graphs, not the NICs, set collective times (384 < 0.9 x 800).
+file(READ ${PROJECT_SOURCE_DIR}/hardware_profiles/h100-dgx.json h100_profile)
+string(JSON h100_slow_nics SET "${h100_profile}" fabric nic_bandwidth "\"1 Gb/s\"")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/h100_slow_nics.json "${h100_slow_nics}")
+string(JSON h100_fast_nics SET "${h100_profile}" fabric nic_bandwidth "\"800 Gb/s\"")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/h100_fast_nics.json "${h100_fast_nics}")
+trainsim_bad_input(run nics_below_graphs
+  "h100_slow_nics.json: /collective/graphs/ring/multi_node/bw_inter: 8 channels x 48.0 GB/s = 384 GB/s across nodes, more than the node's 8 NICs of 125 MB/s carry \\(1.00 GB/s\\)"
+  --model llama2-7b --hardware ${CMAKE_CURRENT_BINARY_DIR}/h100_slow_nics.json --gpus 16)
+trainsim_expect_exit(cli.run.nics_beyond_graphs_note 0
+  "^note: [^\n]*h100_fast_nics.json: the node's 8 NICs of 100 GB/s carry 800 GB/s, its multi-node ring graph 384 GB/s \\(8 channels x 48.0 GB/s\\): collective times follow the graphs"
+  run --model llama2-7b --hardware ${CMAKE_CURRENT_BINARY_DIR}/h100_fast_nics.json --gpus 16
+  --sharding full_shard
+  --seq-len 4096)

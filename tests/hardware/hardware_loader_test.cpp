@@ -443,3 +443,28 @@ TEST_CASE("hardware_loader: the calibration record names parameters", "[hardware
                       Catch::EndsWith("/calibration/fitted: missing required key; expected an "
                                       "object keyed by parameter pointer"));
 }
+
+TEST_CASE("hardware loader: the NICs bound the multi-node graphs, and the built-ins agree",
+          "[hardware][io]") {
+  // Every built-in profile's multi-node graphs carry at most its NICs and no less than 0.9 of
+  // them (0.96: 8 x 48 GB/s of 8 x 400 Gb/s on the DGX profiles, 8 x 24 of 4 x 400 Gb/s per
+  // GB200 tray, 4 x 12 of 4 x 100 Gb/s on V100): no error and no note.
+  for (const std::string& id : io::builtin_hardware_ids()) {
+    INFO(id);
+    const hardware::HardwareSpec hw = io::load_hardware(id);
+    REQUIRE_NOTHROW(io::check_network_carries_graphs(hw, id, ""));
+    REQUIRE_FALSE(io::network_beyond_graphs(hw).has_value());
+  }
+  // h100-dgx with 4 NICs: 200 GB/s in all, under its ring graph's 8 x 48 = 384 GB/s.
+  hardware::HardwareSpec fewer = io::load_hardware("h100-dgx");
+  fewer.fabric.nics_per_node = 4;
+  REQUIRE_THROWS_WITH(io::check_network_carries_graphs(fewer, "h.json", ""),
+                      Catch::Contains("h.json: /collective/graphs/ring/multi_node/bw_inter: 8 "
+                                      "channels x 48.0 GB/s = 384 GB/s across nodes, more than "
+                                      "the node's 4 NICs of 50.0 GB/s carry (200 GB/s)"));
+  // With 16 NICs the NICs carry 800 GB/s, the graph 384 < 0.9 x 800: the note.
+  hardware::HardwareSpec more = io::load_hardware("h100-dgx");
+  more.fabric.nics_per_node = 16;
+  REQUIRE_NOTHROW(io::check_network_carries_graphs(more, "h.json", ""));
+  REQUIRE(io::network_beyond_graphs(more).has_value());
+}
