@@ -429,6 +429,7 @@ class LogParser {
   void read_nthread_line(const std::vector<std::string_view>& t, int line);
   void read_rank_line(const std::vector<std::string_view>& t, std::string_view body, int line);
   void read_column_header(const std::vector<std::string_view>& t, int line);
+  void read_units_line(const std::vector<std::string_view>& t, int line);
   void read_footer(const std::vector<std::string_view>& t, int line);
   void read_row(const std::vector<std::string_view>& t, int line);
   [[nodiscard]] Cell number_cell(std::string_view token, const std::string& what, int line) const;
@@ -588,6 +589,8 @@ void LogParser::read_comment(std::string_view body, int line) {
     read_rank_line(t, body, line);
   } else if (t[0] == "size" && t.size() >= 2 && t[1] == "count") {
     read_column_header(t, line);
+  } else if (t[0] == "(B)") {
+    read_units_line(t, line);
   } else if (t.size() >= 3 && t[0] == "Avg" && t[1] == "bus" && t[2] == "bandwidth") {
     read_footer(t, line);
   } else if (t[0] == "nccl-tests" && t.size() >= 2 && t[1] == "version") {
@@ -725,6 +728,19 @@ void LogParser::read_column_header(const std::vector<std::string_view>& t, int l
   }
   layout_ = layout;
   seen_column_header_ = true;
+}
+
+void LogParser::read_units_line(const std::vector<std::string_view>& t, int line) {
+  // "#  (B)  (elements)  (us)  (GB/s)  (GB/s)  (us)  (GB/s)  (GB/s)" under the column names:
+  // the rows are read in those units, so a log that says otherwise is refused, not misread.
+  for (std::size_t i = 2; i < t.size(); ++i) {
+    const std::string_view expected = (i - 2) % 3 == 0 ? "(us)" : "(GB/s)";
+    if (t[i] != expected) {
+      fail(line, "unsupported unit '" + quote(t[i]) + "'" +
+                     " in the column header; expected times in (us) and bandwidths in (GB/s), "
+                     "as nccl-tests prints them");
+    }
+  }
 }
 
 void LogParser::read_footer(const std::vector<std::string_view>& t, int line) {

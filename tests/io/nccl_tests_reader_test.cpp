@@ -773,3 +773,21 @@ TEST_CASE("nccl_tests_reader: damaged logs give a ConfigError, never a crash", "
     parse_or_config_error(std::string(1 << 16, '#'));
   }
 }
+
+TEST_CASE("nccl_tests_reader: the header's units are those the rows are read in", "[io]") {
+  // nccl-tests prints "(us)" for the time columns and "(GB/s)" for the bandwidths
+  // (src/common.cu's header); a log whose header says other units would be read 1000x off.
+  const std::string text = read_text(fixture("h100-ndr-2node-all_reduce.txt"));
+  REQUIRE(text.find("(us)") != std::string::npos);
+  REQUIRE_NOTHROW(parse_nccl_tests(text, "us.txt"));
+  std::string ms = text;
+  ms.replace(ms.find("(us)"), 4, "(ms)");
+  REQUIRE_THROWS_WITH(parse_nccl_tests(ms, "ms.txt"),
+                      Catch::Contains("ms.txt: line ") &&
+                          Catch::Contains(": unsupported unit '(ms)' in the column header; "
+                                          "expected times in (us) and bandwidths in (GB/s)"));
+  std::string mbps = text;
+  mbps.replace(mbps.find("(GB/s)"), 6, "(MB/s)");
+  REQUIRE_THROWS_WITH(parse_nccl_tests(mbps, "mb.txt"),
+                      Catch::Contains("unsupported unit '(MB/s)'"));
+}
