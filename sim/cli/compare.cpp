@@ -277,6 +277,12 @@ int compare(const CompareOptions& o) {
               << *trace.world_size << " ranks (distributedInfo.world_size); the scenario has "
               << s.gpus << " GPUs, so its collectives run on other groups\n";
   }
+  if (trace.skipped_gpu_events > 0) {
+    std::cerr << "note: " << io::escape_control(o.trace) << ": " << trace.skipped_gpu_events
+              << " GPU events (cat kernel, memcpy or memset) that are not complete (\"ph\": "
+                 "\"X\") events were skipped; compare reads complete events only, as Kineto "
+                 "writes them (docs/compare.md)\n";
+  }
   const io::TraceSummary sum = io::summarize(
       trace, o.steps == "all" ? io::StepSelection::All : io::StepSelection::SkipFirst);
   // The kernel breakdown reads every op of the timeline: simulate the whole iteration.

@@ -49,6 +49,13 @@ nlohmann::json parse_text(const std::string& text, const std::string& source) {
                             DuplicateKeys::Allow);
 }
 
+// The categories of GPU work (kernels and copies), lower-cased: libkineto's and early Kineto's
+// spellings (read_event).
+bool is_gpu_category(const std::string& cat) {
+  return cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "memcpy" ||
+         cat == "memset";
+}
+
 std::string lowercase(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -260,15 +267,19 @@ class TraceParser {
     if (cat_it == e.end() || !cat_it->is_string()) return;
     const std::string cat = lowercase(cat_it->get<std::string>());
     const auto ph = e.find("ph");
-    // Only complete events: Kineto's flow events (ph s/f, cat ac2g) carry no duration.
-    if (ph != e.end() && (!ph->is_string() || ph->get<std::string>() != "X")) return;
+    // Only complete events: Kineto's flow events (ph s/f, cat ac2g) carry no duration. GPU
+    // work in another phase (a begin/end pair, which Kineto does not write) is counted for a
+    // note.
+    if (ph != e.end() && (!ph->is_string() || ph->get<std::string>() != "X")) {
+      if (is_gpu_category(cat)) ++trace_.skipped_gpu_events;
+      return;
+    }
     // Categories as libkineto ActivityType.cpp writes them, matched ignoring case, plus the
     // spellings of early Kineto (PyTorch 1.8/1.9: "Kernel", "Memcpy", "Memset", "Runtime",
     // "Operator"), which kineto's tb_plugin (torch_tb_profiler/profiler/trace.py EventTypeMap)
     // still reads.
     Kind kind = Kind::Gpu;
-    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "memcpy" ||
-        cat == "memset") {
+    if (is_gpu_category(cat)) {
       kind = Kind::Gpu;
     } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
       kind = Kind::Launch;

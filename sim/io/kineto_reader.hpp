@@ -59,6 +59,9 @@ struct KinetoTrace {
   std::int64_t num_by_correlation = 0;     // kernels per StepAssignment
   std::int64_t num_by_time = 0;
   std::int64_t num_unassigned = 0;
+  // Events of a GPU category (kernel, copy) that are not complete ("X") events, skipped:
+  // Kineto writes GPU work as complete events only.
+  std::int64_t skipped_gpu_events = 0;
   // One breakdown per step, in `steps` order, over the kernels assigned to it. A step with no
   // kernels has a zero span.
   std::vector<report::StepBreakdown> step_breakdowns;

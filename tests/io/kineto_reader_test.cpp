@@ -510,3 +510,19 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
     REQUIRE_THROWS_WITH(read_kineto_trace(kTraces), Contains("is a directory"));
   }
 }
+
+TEST_CASE("kineto_reader: GPU work not written as complete events is counted, not read", "[io]") {
+  // A begin/end pair of a kernel and of a copy (ph B and E; Kineto writes GPU work as X events
+  // only) and a flow event: the pairs' four events are counted for compare's note, the flow
+  // event (not GPU work) is not, and only the X kernel is read.
+  const auto t = parse_kineto_trace(trace_of(kStep + "," + kKernel + R"(,
+        {"ph": "B", "cat": "kernel", "name": "gemm_b", "pid": 0, "tid": 7, "ts": 40},
+        {"ph": "E", "cat": "kernel", "name": "gemm_b", "pid": 0, "tid": 7, "ts": 50},
+        {"ph": "B", "cat": "Memcpy", "name": "copy", "pid": 0, "tid": 7, "ts": 60},
+        {"ph": "E", "cat": "Memcpy", "name": "copy", "pid": 0, "tid": 7, "ts": 70},
+        {"ph": "s", "cat": "ac2g", "name": "flow", "pid": 0, "tid": 7, "ts": 10, "id": 1})"),
+                                    "t.json");
+  REQUIRE(t.kernels.size() == 1);
+  REQUIRE(t.skipped_gpu_events == 4);
+  REQUIRE(parse_kineto_trace(trace_of(kStep + "," + kKernel), "t.json").skipped_gpu_events == 0);
+}
