@@ -2,6 +2,7 @@
 // op on a hardware profile over a range of sizes and node counts. Columns and number
 // formatting follow nccl-tests (src/util.cu; docs/sources.md §1.3 and A.12), with
 // the chosen algorithm and protocol appended to each row.
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -52,8 +53,11 @@ const std::vector<DtypeInfo> kDtypes = {{"float", 4}, {"half", 2}, {"bfloat16", 
 // A size flag: a bare integer (bytes) or a unit string ("1MiB", "8 GiB").
 std::int64_t parse_size(const std::string& flag, const std::string& text) {
   double value = 0.0;
+  // A negative size is no unit problem ("-5" has no unit, but would not do with one).
+  const bool negative = text.find_first_not_of(" \t") != std::string::npos &&
+                        text[text.find_first_not_of(" \t")] == '-';
   try {
-    value = io::parse_byte_count_or_size(text);
+    value = negative ? -1.0 : io::parse_byte_count_or_size(text);
   } catch (const ConfigError& e) {
     throw ConfigError(flag + ": " + e.problem());
   }
@@ -89,6 +93,11 @@ std::vector<std::int64_t> parse_nodes(const std::string& text) {
     }
     const std::int64_t n = std::stoll(item);
     if (n < 1) throw bad();
+    // nccl-tests runs one node count per job; the same table twice is a typo.
+    if (std::find(nodes.begin(), nodes.end(), n) != nodes.end()) {
+      throw ConfigError("--nodes: " + std::to_string(n) +
+                        " given twice; expected each node count once, got '" + text + "'");
+    }
     nodes.push_back(n);
     item.clear();
   }

@@ -24,7 +24,7 @@ trainsim_bad_input(collective unknown_op "--op: unknown collective op 'all_redus
   --hardware h100-dgx --op all_reduse --nodes 4)
 trainsim_bad_input(collective zero_size "--min-bytes: expected a size of at least 1 byte"
   --hardware h100-dgx --op all_reduce --nodes 4 --min-bytes 0)
-trainsim_bad_input(collective negative_size "--max-bytes: "
+trainsim_bad_input(collective negative_size "--max-bytes: expected a size of at least 1 byte like 8, 1MiB or 8GiB, got '-1MiB'"
   --hardware h100-dgx --op all_reduce --nodes 4 --max-bytes=-1MiB)
 # 10^23 bytes is a size, but past int64: out of range, not "at least 1 byte".
 trainsim_bad_input(collective huge_size "--max-bytes: out of range; expected at most 9e18 bytes, got '99999999999999999999999'"
@@ -79,3 +79,10 @@ add_test(NAME cli.collective.gb200_domains
                  --min-bytes 64MiB --max-bytes 64MiB)
 set_tests_properties(cli.collective.gb200_domains PROPERTIES PASS_REGULAR_EXPRESSION
   "# nodes 18, ranks 72 \\(4 per node\\)\n.*# nodes 19, ranks 76 \\(4 per node\; 2 NVLink domains of 18 nodes, 4 ranks in the least-held\\)\n#\n[^\n]*\n[^\n]*\n +67108608 +[0-9]+ +float +none +-1 +1346\\.91 ")
+# A negative size is no missing unit, and a node count given twice would print its table twice.
+trainsim_bad_input(collective negative_min_bytes
+  "--min-bytes: expected a size of at least 1 byte like 8, 1MiB or 8GiB, got '-5'"
+  --hardware h100-dgx --op all_reduce --nodes 1 --min-bytes -5)
+trainsim_bad_input(collective nodes_twice
+  "--nodes: 2 given twice\\; expected each node count once, got '2,1,2'"
+  --hardware h100-dgx --op all_reduce --nodes 2,1,2)
