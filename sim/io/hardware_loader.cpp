@@ -672,6 +672,7 @@ std::optional<std::string> network_beyond_graphs(const hardware::HardwareSpec& h
 
 hardware::HardwareSpec hardware_from_json(const nlohmann::json& json, const std::string& source,
                                           const std::string& pointer) {
+  require_document_kind(json, DocumentKind::Hardware, source, pointer);
   hardware::HardwareSpec hw;
   with_near_miss_note(json, source, pointer, [&](const nlohmann::json& document) {
     hw = read_hardware(document, source, pointer);

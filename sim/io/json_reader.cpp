@@ -617,6 +617,43 @@ void with_near_miss_note(const nlohmann::json& json, const std::string& source,
   }
 }
 
+void require_document_kind(const nlohmann::json& json, DocumentKind want, const std::string& source,
+                           const std::string& pointer, const std::string& what) {
+  if (!json.is_object()) return;
+  const auto is = [&json](DocumentKind kind) {
+    switch (kind) {
+      case DocumentKind::Hardware:
+        return json.contains("gpu") && json.contains("node");
+      case DocumentKind::Model:
+        return (json.contains("layers") && json.contains("hidden")) ||
+               json.contains("num_hidden_layers") || json.contains("hidden_size");
+      case DocumentKind::Stack:
+        return json.contains("fsdp") && json.contains("tensor_parallel");
+    }
+    return false;
+  };
+  const auto noun = [](DocumentKind kind) {
+    switch (kind) {
+      case DocumentKind::Hardware:
+        return std::string("a hardware profile");
+      case DocumentKind::Model:
+        return std::string("a model");
+      case DocumentKind::Stack:
+        return std::string("a software stack");
+    }
+    return std::string();
+  };
+  if (is(want)) return;
+  for (const DocumentKind other :
+       {DocumentKind::Hardware, DocumentKind::Model, DocumentKind::Stack}) {
+    if (other == want || !is(other)) continue;
+    throw ConfigError(source, pointer,
+                      (what.empty() ? (pointer.empty() ? "the file" : "the object") : what) +
+                          " is " + noun(other) + ", not " + noun(want) + "; expected " +
+                          noun(want));
+  }
+}
+
 void check_json_text(const std::string& text, const std::string& source, std::size_t max_bytes,
                      int max_depth, const std::string& what) {
   if (text.size() > max_bytes) {

@@ -82,6 +82,17 @@ void with_near_miss_note(const nlohmann::json& json, const std::string& source,
                          const std::string& pointer,
                          const std::function<void(const nlohmann::json&)>& load);
 
+// The kinds of document trainsim reads where one is named by id or path.
+enum class DocumentKind { Hardware, Model, Stack };
+// Refuses `json`, read at `pointer` of `source` where a document of `want` is expected, when it
+// is plainly another kind: a hardware profile (gpu and node objects), a model (trainsim's layers
+// and hidden, or a Hugging Face config's num_hidden_layers or hidden_size) or a software stack
+// (fsdp and tensor_parallel). "<what> is a model, not a software stack; expected ..." with
+// `what` "the file" (pointer "") or "the object" by default; the loaders' errors would name a
+// missing key of the kind expected instead. Anything else passes, for the loader to judge.
+void require_document_kind(const nlohmann::json& json, DocumentKind want, const std::string& source,
+                           const std::string& pointer, const std::string& what = "");
+
 // Parses a file compiled into the executable (builtin_data.hpp) as parse_json does, but without
 // the pass for keys given twice: those files are the project's, a test runs the pass over every
 // one of them instead, and a sweep reads them again for each scenario it resolves (the pass

@@ -877,6 +877,7 @@ ModelSpec from_hugging_face(ObjectReader& r) {
 
 model::ModelSpec model_from_json(const nlohmann::json& json, const std::string& source,
                                  const std::string& pointer) {
+  require_document_kind(json, DocumentKind::Model, source, pointer);
   ObjectReader r(json, source, pointer);
   const bool hugging_face = json.contains("num_hidden_layers") || json.contains("hidden_size");
   if (hugging_face && json.is_object()) {

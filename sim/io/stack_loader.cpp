@@ -45,13 +45,19 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
                             " in the working directory; expected one (give a path that tells "
                             "them apart)");
     }
-    return resolve_extends(read_json_file(beside.string()), beside.string(), "", depth);
+    const nlohmann::json doc = read_json_file(beside.string());
+    require_document_kind(doc, DocumentKind::Stack, source, pointer + "/extends", "'" + name + "'");
+    return resolve_extends(doc, beside.string(), "", depth);
   }
   if (std::filesystem::is_directory(name, ec)) {
     throw ConfigError(source, pointer + "/extends",
                       "'" + name + "' is a directory; expected a software stack JSON file");
   }
-  if (names_readable_file(name)) return resolve_extends(read_json_file(name), name, "", depth);
+  if (names_readable_file(name)) {
+    const nlohmann::json doc = read_json_file(name);
+    require_document_kind(doc, DocumentKind::Stack, source, pointer + "/extends", "'" + name + "'");
+    return resolve_extends(doc, name, "", depth);
+  }
   if (names_a_file(name)) {
     throw ConfigError(source, pointer + "/extends",
                       "no such file '" + name + "'" +
@@ -343,6 +349,7 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
 
 stack::StackSpec stack_from_json(const nlohmann::json& document, const std::string& source,
                                  const std::string& pointer) {
+  require_document_kind(document, DocumentKind::Stack, source, pointer);
   const nlohmann::json json = resolve_extends(document, source, pointer, 0);
   stack::StackSpec s;
   with_near_miss_note(json, source, pointer, [&](const nlohmann::json& resolved) {

@@ -335,3 +335,21 @@ trainsim_expect_exit(cli.run.nics_beyond_graphs_note 0
   run --model llama2-7b --hardware ${CMAKE_CURRENT_BINARY_DIR}/h100_fast_nics.json --gpus 16
   --sharding full_shard
   --seq-len 4096)
+# A file of another kind where a model, a hardware profile or a stack is expected is named as
+# such; the loader would report a missing key of the kind it expected (/layers, /id, /fsdp).
+trainsim_bad_input(run stack_as_model
+  "stacks/megatron-core.json: the file is a software stack, not a model\\; expected a model\n"
+  --model ${PROJECT_SOURCE_DIR}/stacks/megatron-core.json --hardware h100-dgx --gpus 8)
+trainsim_bad_input(run model_as_hardware
+  "models/llama2-7b.json: the file is a model, not a hardware profile\\; expected a hardware profile\n"
+  --model llama2-7b --hardware ${PROJECT_SOURCE_DIR}/models/llama2-7b.json --gpus 8)
+trainsim_bad_input(run hardware_as_stack
+  "hardware_profiles/h100-dgx.json: the file is a hardware profile, not a software stack\\; expected a software stack\n"
+  --model llama2-7b --hardware h100-dgx --gpus 8
+  --stack ${PROJECT_SOURCE_DIR}/hardware_profiles/h100-dgx.json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/stack_extends_profile.json
+  "{\"extends\": \"${PROJECT_SOURCE_DIR}/hardware_profiles/h100-dgx.json\", \"id\": \"x\"}\n")
+trainsim_bad_input(run stack_extends_hardware
+  "stack_extends_profile.json: /extends: '[^']*h100-dgx.json' is a hardware profile, not a software stack\\; expected a software stack\n"
+  --model llama2-7b --hardware h100-dgx --gpus 8
+  --stack ${CMAKE_CURRENT_BINARY_DIR}/stack_extends_profile.json)
