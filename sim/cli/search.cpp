@@ -706,10 +706,21 @@ void write_expert_parallelism(std::ostream& out, const parallel::Scenario& e,
       << " ranks instead of " << report::expert_sharding_degree(one) << " under "
       << parallel::to_string(p.sharding) << "); total " << gib(mo.total) << " -> "
       << gib(me.total) << " of " << gib(me.usable) << " usable.\n";
-  out << "  - Expert GEMMs: unchanged per token (each GPU still runs tokens x top-"
+  out << "  - Expert GEMMs: the same rows per token (each GPU still runs tokens x top-"
       << m.num_experts_per_token << " expert rows per micro-batch, over " << m.num_experts / p.ep
-      << " experts instead of " << m.num_experts << "): compute " << fixed(ro->compute.value(), 3)
-      << " s -> " << fixed(re.compute.value(), 3) << " s per iteration on the busiest GPU; "
+      << " experts instead of " << m.num_experts << ")";
+  // A stack that launches each local expert's GEMM apart floors a grouped GEMM at its launches
+  // (iteration_builder's timed(), StackSpec::moe_expert_launch): fewer local experts, fewer.
+  if (e.stack.moe_expert_launch.value() > 0.0) {
+    const bool casts = e.training.precision == hardware::Dtype::Fp8;
+    out << ", but the stack launches them expert by expert (moe.expert_gemm_launch "
+        << to_string(e.stack.moe_expert_launch)
+        << "): each grouped GEMM takes at least its local experts' launches"
+        << (casts ? " and FP8 casts" : "") << ", " << m.num_experts << " -> "
+        << m.num_experts / p.ep << " per forward GEMM";
+  }
+  out << ": compute " << fixed(ro->compute.value(), 3) << " s -> " << fixed(re.compute.value(), 3)
+      << " s per iteration on the busiest GPU; "
       << "iteration " << fixed(ro->iteration_time.value(), 3) << " s -> "
       << fixed(re.iteration_time.value(), 3) << " s.\n";
 }

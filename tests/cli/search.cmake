@@ -114,3 +114,11 @@ trainsim_expect_exit(cli.search.stack_headroom 3
   "^error: command line \\(--hardware, --stack\\): /stack: stack '[^']*search_tight_stack\\.json' memory\\.headroom_fraction 0\\.995 of HBM keeps 81510\\.4 MiB free[^\n]*; expected at most 0\\.9898\n$"
   search --hardware h100-dgx --model llama2-7b --gpus 16 --global-batch 64 --seq-len 4096
   --stack ${CMAKE_CURRENT_BINARY_DIR}/search_tight_stack.json)
+# Mixture of experts under a stack that launches each local expert's GEMM apart (megatron-core,
+# moe.expert_gemm_launch 23 us): more EP leaves each GPU the same expert rows per token, and the
+# explanation says why its compute still falls (fewer launches per grouped GEMM).
+add_test(NAME cli.search.explain_expert_launches COMMAND trainsim search --model qwen3-30b-a3b
+         --hardware b200-dgx --gpus 16 --global-batch 64 --seq-len 4096 --stack megatron-core
+         --precision fp8 --top 3 --explain)
+set_tests_properties(cli.search.explain_expert_launches PROPERTIES PASS_REGULAR_EXPRESSION
+  "Expert GEMMs: the same rows per token [^\n]*over 16 experts instead of 128\\), but the stack launches them expert by expert \\(moe.expert_gemm_launch 23.0 us\\): each grouped GEMM takes at least its local experts' launches and FP8 casts, 128 -> 16 per forward GEMM: compute")
