@@ -76,8 +76,9 @@ inline constexpr std::size_t kMaxOrderedKeys = 10'000;
 // miss: "/layers: missing required key (the object has 'layer': a misspelling of 'layers'?)".
 // A key is named only if the loader, given its value under the missing key too, reads the
 // document up to it and calls it unknown: a valid sibling (bw_inter beside a missing bw_intra)
-// is not a misspelling. Runs `load` again only on that error path, so `load` must not write
-// anything.
+// is not a misspelling. A second problem the loader meets before the near miss (another key
+// missing) leaves the line without a note. Runs `load` again only on that error path, so `load`
+// must not write anything.
 void with_near_miss_note(const nlohmann::json& json, const std::string& source,
                          const std::string& pointer,
                          const std::function<void(const nlohmann::json&)>& load);

@@ -378,8 +378,8 @@ parallel::Scenario scenario_from_document(const ScenarioDocument& doc) {
     // A required key missing beside a near miss of it: say which key is likely misspelled.
     const std::string missing = "missing required key";
     std::string problem = e.problem();
-    // The object's reader gives a note of its own where the near miss is a key it had not read
-    // (ObjectReader::near_miss_note); this one also knows which keys the scenario has.
+    // An inline model, profile or stack's loader gives a note of its own
+    // (io::with_near_miss_note); this one also knows which keys the scenario has.
     if (e.source() == doc.source && problem.rfind(missing, 0) == 0 &&
         problem.find(" (the object has '") == std::string::npos) {
       if (const std::string note = near_miss_note(doc.json, e.pointer()); !note.empty()) {

@@ -156,6 +156,10 @@ bool moe_routes_tp_shares(const LayerShape& shape) {
   return shape.ep > 1 && shape.tp > 1 && shape.sequence_parallel;
 }
 
+double expert_rank_imbalance(const ModelSpec& m, std::int64_t ep) {
+  return std::min(m.expert_load_imbalance, static_cast<double>(ep));
+}
+
 namespace {
 
 // Multi-head latent attention (DeepSeek-V2 §2.1.2 eqs. 9-14; DeepSeek-V3 §2.1.1), unabsorbed
@@ -393,7 +397,7 @@ void add_moe_kernels(const ModelSpec& m, const LayerShape& s, std::vector<Kernel
   const std::int64_t routed = tokens * m.num_experts_per_token;  // token copies sent to experts
   const std::int64_t local_experts = m.num_experts / s.ep;
   const std::int64_t fe_local = ceil_div(m.expert_ffn_hidden, s.tp);
-  const double imbalance = m.expert_load_imbalance;
+  const double imbalance = expert_rank_imbalance(m, s.ep);
   k.push_back(norm_kernel("mlp_norm", m, s, t_res, e));
   // The tokens this rank routes: its sequence-parallel share under the all-to-all dispatcher
   // (moe_routes_tp_shares), else every token of the micro-batch.

@@ -208,8 +208,8 @@ Bytes activation_bytes_per_moe_layer(const model::ModelSpec& m, const model::Lay
   const double fe_local = d(model::ceil_div(m.expert_ffn_hidden, shape.tp));
   const double fs_local =
       d(model::ceil_div(m.num_shared_experts * m.shared_expert_ffn_hidden, shape.tp));
-  const double routed = tokens * d(m.num_experts_per_token) *
-                        (2.0 * e * h + per_inner * fe_local) * m.expert_load_imbalance;
+  const double routed = tokens * d(m.num_experts_per_token) * (2.0 * e * h + per_inner * fe_local) *
+                        model::expert_rank_imbalance(m, shape.ep);
   // The fp32 router probabilities of the tokens this rank routes (model::moe_routes_tp_shares).
   const double routed_here = model::moe_routes_tp_shares(shape) ? tokens / d(shape.tp) : tokens;
   const double router = routed_here * 4.0 * d(m.num_experts);

@@ -750,6 +750,7 @@ class Builder {
   // (ReduceScatter with sequence parallelism, AllReduce without: Megatron's f operator), the
   // norms' backward and the embedding's. Returns the last compute op.
   OpId mtp_backward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after) {
+    info.backward = true;  // its collectives too (layer_backward)
     const OpId gathered = p_.tp > 1 && p_.sequence_parallel
                               ? tp_collective(stage, st, Op::AllGather, info, after)
                               : kNone;
@@ -793,6 +794,9 @@ class Builder {
 
   // Backward of one layer (kernels in reverse order). Returns the last compute op.
   OpId layer_backward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId wait) {
+    // The collectives issued here belong to the backward pass too (kernel() sets it for the
+    // kernels): a trace names their pass.
+    info.backward = true;
     const LayerKernels& lk = kernels_of(info.layer);
     OpId pending = wait;
     OpId last = kNone;

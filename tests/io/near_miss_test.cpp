@@ -1,6 +1,6 @@
-// A required key missing beside its misspelling names the misspelling (ObjectReader's
-// near_miss_note): the missing key is found before finish() would reject the unknown one, so
-// without the note the line says "missing" of a key the user believes they wrote.
+// A required key missing beside its misspelling names the misspelling
+// (io::with_near_miss_note): the missing key is found before finish() would reject the unknown
+// one, so without the note the line says "missing" of a key the user believes they wrote.
 #include <functional>
 #include <string>
 #include <vector>

@@ -86,6 +86,16 @@ TEST_CASE("moe memory: activations of the dispatched tokens", "[report][memory]"
         report::activation_bytes_per_moe_layer(s.model, shape, parallel::Recompute::None).value() ==
         Approx(base + 4096.0 * (64.0 + 2.0 * 10'240.0 * c + 3'072.0)).epsilon(1e-12));
   }
+  // At ep 1 one rank holds every expert and keeps every token's copies whatever the skew
+  // (model::expert_rank_imbalance, min(c, ep)): c = 3 keeps what c = 1 does.
+  model::LayerShape one_rank = shape;
+  one_rank.ep = 1;
+  s.model.expert_load_imbalance = 1.0;
+  const double balanced =
+      report::activation_bytes_per_moe_layer(s.model, one_rank, parallel::Recompute::None).value();
+  s.model.expert_load_imbalance = 3.0;
+  REQUIRE(report::activation_bytes_per_moe_layer(s.model, one_rank, parallel::Recompute::None)
+              .value() == balanced);
   // Full recompute keeps only the layer input, as in a dense layer: T x hidden x 2 B.
   REQUIRE(
       report::activation_bytes_per_moe_layer(s.model, shape, parallel::Recompute::Full).value() ==

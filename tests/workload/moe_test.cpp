@@ -246,6 +246,25 @@ TEST_CASE("moe: load imbalance stretches the expert phase by its factor", "[work
   REQUIRE(expert_forward(b).flops == expert_forward(a).flops);
 }
 
+TEST_CASE("moe: a rank's rows cannot exceed every token's copies: the imbalance within ep",
+          "[workload]") {
+  // The busiest EP rank holds num_experts / ep experts of the ep ranks' tokens x top-k copies:
+  // at most ep x R rows, so its factor is min(c, ep) (model::expert_rank_imbalance). c = 3:
+  // ep 1 (one rank, every expert) 1, ep 2 2, ep 4 3; the expert phase stretches by as much.
+  for (const auto& [ep, factor] : {std::pair{1, 1.0}, std::pair{2, 2.0}, std::pair{4, 3.0}}) {
+    INFO("ep " << ep);
+    parallel::Scenario balanced = moe_scenario(ep);
+    parallel::Scenario skewed = balanced;
+    skewed.model.expert_load_imbalance = 3.0;
+    REQUIRE(model::expert_rank_imbalance(skewed.model, ep) == factor);
+    const auto a = build(balanced, 0.0);
+    const auto b = build(skewed, 0.0);
+    REQUIRE(expert_forward(b).seconds == Approx(factor * expert_forward(a).seconds).epsilon(1e-12));
+    REQUIRE(expert_backward(b).seconds ==
+            Approx(factor * expert_backward(a).seconds).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("moe: all-to-all dispatch and combine per call and per iteration",
           "[workload][collective]") {
   // Per call, nccl-tests' alltoall size (each rank's whole send buffer): T x k x hidden x e =

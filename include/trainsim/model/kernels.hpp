@@ -61,10 +61,10 @@ struct KernelSpec {
   // large and cheap to recompute, 1, every other kernel 0. The other policies of
   // SelectiveRecompute (LayerShape::selective, apply_selective_policy) set it kernel by kernel.
   double selective_recompute = 0.0;
-  // Routed-expert kernels only (expert_up_gate / expert_up, expert_act, expert_down): the
-  // model's expert_load_imbalance. FLOPs and bytes above are the balanced load (tokens x top-k
-  // rows over the rank's experts); the workload builder stretches the kernel's time by this
-  // factor, the busiest EP rank's share (moe_layer_kernels). 1 for every other kernel.
+  // Routed-expert kernels only (expert_up_gate / expert_up, expert_act, expert_down):
+  // expert_rank_imbalance of the model at the shape's ep. FLOPs and bytes above are the balanced
+  // load (tokens x top-k rows over the rank's experts); the workload builder stretches the kernel's
+  // time by this factor, the busiest EP rank's share (moe_layer_kernels). 1 for every other kernel.
   double load_imbalance = 1.0;
   // Gemm only: a GEMM Transformer Engine runs in FP8 when training in fp8: the transformer
   // layers' linear projections (QKV or the latent-attention projections, the attention output
@@ -165,6 +165,14 @@ void apply_mla_up_proj_selective(std::vector<KernelSpec>& layer, const ModelSpec
 // gathered, as the all-gather dispatcher and tp = 1 do.
 [[nodiscard]] bool moe_routes_tp_shares(const LayerShape& shape);
 
+// The rows the busiest EP rank receives over the balanced R = tokens x top-k: the model's
+// expert_load_imbalance c (the most-loaded expert over the mean), within what the rank's
+// num_experts / ep experts can hold of the ep ranks' tokens, min(c, ep). Its experts are taken
+// all as loaded as the most-loaded one (exact with one expert per rank, the worst case with
+// more); they cannot receive more than every token's copies, ep x R, so at ep 1, where one rank
+// holds every expert, the rank's rows are R whatever the skew.
+[[nodiscard]] double expert_rank_imbalance(const ModelSpec& m, std::int64_t ep);
+
 // The kernels of one transformer layer in forward order (with multi-head latent attention its
 // attention half is mla_q_down, mla_q_norm, mla_q_up, mla_kv_down, mla_kv_norm, mla_kv_up,
 // rope, attn_core with query/key heads of nope + rope and value heads of v_head_dim,
@@ -203,12 +211,11 @@ void apply_mla_up_proj_selective(std::vector<KernelSpec>& layer, const ModelSpec
 // R = tokens x k rows in all, R x ep / num_experts each: a grouped GEMM of num_experts / ep
 // groups of that many rows, hidden x expert_ffn_hidden / tp (expert TP = tp). The rank's
 // expert FLOPs, 2 R (2 or 3) hidden f / tp forward, do not depend on ep.
-// Load imbalance: a layer's expert phase ends when its busiest EP rank ends. With the model's
-// expert_load_imbalance c = (tokens of the busiest) / (mean tokens), and the busiest rank
-// receiving c R rows (one expert per rank, or a capacity factor c padding every expert's
-// buffer to c times the mean, Fedus et al. 2022 §2.2), its grouped GEMMs and activation take
-// c times the balanced time (time linear in rows at a fixed tile efficiency): the kernels carry
-// c in load_imbalance and their balanced FLOPs and bytes.
+// Load imbalance: a layer's expert phase ends when its busiest EP rank ends, which receives
+// expert_rank_imbalance x R rows, min(c, ep) for the model's expert_load_imbalance c; its
+// grouped GEMMs and activation take that many times the balanced time (time linear in rows at
+// a fixed tile efficiency): the kernels carry the factor in load_imbalance and their balanced
+// FLOPs and bytes.
 // Requires is_moe(m), a valid shape with ep dividing num_experts.
 [[nodiscard]] std::vector<KernelSpec> moe_layer_kernels(const ModelSpec& m,
                                                         const LayerShape& shape);

@@ -85,7 +85,8 @@ struct ModelSpec {
   // (k * tokens / num_experts), >= 1. 1.0 is perfect balance; a capacity factor c caps it at c
   // (Fedus et al. 2022 §2.2), a measured skew is the observed ratio. At most
   // num_experts / num_experts_per_token (the expert that every token picks). It prices the
-  // expert phase of a layer (all experts wait for the busiest); it does not change counts.
+  // expert phase of a layer (all experts wait for the busiest EP rank, which takes
+  // model::expert_rank_imbalance, min(c, ep), times the mean rows); it does not change counts.
   double expert_load_imbalance = 1.0;
 
   // Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, §2.1; DeepSeek-V3,

@@ -146,7 +146,7 @@ struct ActivationOptions {
 // micro-batch's tokens): the fp32 router probabilities (4 num_experts), and per routed copy
 // (top-k of them) the permuted input (e h), the expert's intermediate tensors as a dense MLP's
 // of expert_ffn_hidden / tp, and the expert output kept for the weighted combine (e h), the
-// routed part times expert_load_imbalance (the busiest EP rank keeps that many rows); the
+// routed part times model::expert_rank_imbalance (the busiest EP rank keeps that many rows); the
 // shared experts as a dense MLP of their total width / tp. Full recompute keeps the layer
 // input only, as for a dense layer. Requires is_moe(m).
 [[nodiscard]] Bytes activation_bytes_per_moe_layer(const model::ModelSpec& m,
