@@ -115,7 +115,9 @@ std::vector<InputChange> input_changes(const parallel::Scenario& a, const parall
 std::string input_text(const std::vector<InputChange>& changes, const std::string& pointer,
                        const std::string& name) {
   for (const auto& c : changes) {
-    if (c.pointer == pointer) return name + " " + c.a.dump() + " -> " + c.b.dump();
+    // As the inputs table writes them: a value one side lacks (null) is "none".
+    const auto text = [](const nlohmann::json& v) { return v.is_null() ? "none" : v.dump(); };
+    if (c.pointer == pointer) return name + " " + text(c.a) + " -> " + text(c.b);
   }
   return "";
 }
@@ -298,7 +300,12 @@ std::string compute_reason(const DiffSide& a, const DiffSide& b, const ReportDif
     why.push_back("peak " + to_string(pa) + " -> " + to_string(pb) + " per GPU");
   }
   why.push_back("MFU " + fixed(100.0 * ra.mfu, 1) + " % -> " + fixed(100.0 * rb.mfu, 1) + " %");
+  // The inputs that set the kernels' times and the recomputed share, where they changed (the
+  // hardware also where its peak did not: h100-dgx -> h200-dgx).
   why.push_back(input_text(d.inputs_changed, "/parallel/recompute", "recompute"));
+  why.push_back(input_text(d.inputs_changed, "/parallel/recompute_layers", "recompute layers"));
+  why.push_back(input_text(d.inputs_changed, "/hardware", "hardware"));
+  why.push_back(input_text(d.inputs_changed, "/stack", "stack"));
   return join(why);
 }
 

@@ -55,3 +55,22 @@ trainsim_bad_input(diff bad_format "--format: unknown value 'yaml'" ${diff_a} ${
 # A bad key in B names B's file and the key.
 trainsim_bad_input(diff bad_key_in_b "bad_scenario.json: /parallel/sharding: unknown value"
   ${diff_a} ${CMAKE_CURRENT_SOURCE_DIR}/../data/bad_scenario.json)
+
+# The compute reason names the inputs that set the kernels' time where they changed: here only
+# recompute_layers (full recomputation of every layer -> of 16 per chunk), which the inputs table
+# prints as none -> 16.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_all.json [=[
+{"hardware": "h100-dgx", "cluster": {"gpus": 128}, "model": "llama2-7b",
+ "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 2},
+ "parallel": {"sharding": "shard_grad_op", "recompute": "full"}}
+]=])
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_16.json [=[
+{"hardware": "h100-dgx", "cluster": {"gpus": 128}, "model": "llama2-7b",
+ "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 2},
+ "parallel": {"sharding": "shard_grad_op", "recompute": "full", "recompute_layers": 16}}
+]=])
+add_test(NAME cli.diff.compute_reason_names_recompute_layers COMMAND trainsim diff
+         ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_all.json
+         ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_16.json)
+set_tests_properties(cli.diff.compute_reason_names_recompute_layers PROPERTIES
+  PASS_REGULAR_EXPRESSION "/parallel/recompute_layers +none -> 16\n.*  1\\. compute -[^\n]*MFU [^\n]*, recompute layers none -> 16\n")
