@@ -30,7 +30,14 @@ io::DiffSide side(const ScenarioFlags& flags, const std::string& file) {
   f.file = file;
   io::DiffSide d;
   d.source = file;
-  d.scenario = load_scenario(f);
+  try {
+    d.scenario = load_scenario(f);
+  } catch (const ConfigError& e) {
+    // The headroom flag is checked against each side's hardware: name the side it does not fit
+    // (a headroom an 80 GiB H100 cannot keep may suit a B200 on the other side).
+    if (e.source() != "command line (--memory-headroom)") throw;
+    throw ConfigError(file + ", " + e.source(), e.pointer(), e.problem());
+  }
   const auto problems = parallel::validate(d.scenario);
   for (const auto& p : problems) d.problems.push_back(p.key + ": " + p.message);
   // The flags (applied to both sides) that set the first problem's key.

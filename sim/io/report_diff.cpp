@@ -392,7 +392,10 @@ ReportDiff diff_reports(const DiffSide& a, const DiffSide& b) {
           .component = "plan",
           .delta = 0.0,
           .text = std::string(side == &a ? "A" : "B") + " is an impossible plan: " +
-                  (side->problems.empty() ? std::string("no report") : side->problems.front())});
+                  (side->problems.empty() ? std::string("no report") : side->problems.front()) +
+                  // The flags that set its key, as run names them ("command line (--gpus)").
+                  (side->problem_flags.empty() ? std::string()
+                                               : " (set by " + side->problem_flags + ")")});
     }
     return d;
   }
@@ -560,7 +563,10 @@ void write_diff_table(std::ostream& out, const DiffSide& a, const DiffSide& b,
   }
   for (const auto* s : {&a, &b}) {
     if (s->report) continue;
-    out << "\n" << (s == &a ? "A" : "B") << " is an impossible plan:\n";
+    out << "\n"
+        << (s == &a ? "A" : "B") << " is an impossible plan"
+        << (s->problem_flags.empty() ? std::string() : " (set by " + s->problem_flags + ")")
+        << ":\n";
     for (const auto& p : s->problems) out << "  " << p << "\n";
   }
   if (!d.deltas.empty()) {

@@ -74,3 +74,19 @@ add_test(NAME cli.diff.compute_reason_names_recompute_layers COMMAND trainsim di
          ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_16.json)
 set_tests_properties(cli.diff.compute_reason_names_recompute_layers PROPERTIES
   PASS_REGULAR_EXPRESSION "/parallel/recompute_layers +none -> 16\n.*  1\\. compute -[^\n]*MFU [^\n]*, recompute layers none -> 16\n")
+# --memory-headroom applies to both sides and is checked against each side's hardware: 0.992
+# of HBM suits a B200 (179 GiB) but not an H100 (80 GiB, at most 0.9898): the line names the
+# H100 side's file.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_b200.json [=[
+{"hardware": "b200-dgx", "cluster": {"gpus": 128}, "model": "llama2-7b",
+ "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 2},
+ "parallel": {"sharding": "shard_grad_op"}}
+]=])
+trainsim_bad_input(diff headroom_names_side
+  "examples/paper_fsdp_128.json, command line \\(--memory-headroom\\): 0.992 of HBM keeps"
+  ${CMAKE_CURRENT_BINARY_DIR}/diff_b200.json ${diff_a} --memory-headroom 0.992)
+# An impossible side names the flag that set its key, as run does: --gpus 256 leaves A (dp 256 x
+# micro-batch 2 = 512) unable to divide its global batch of 256.
+add_test(NAME cli.diff.impossible_names_flag COMMAND trainsim diff ${diff_a} ${diff_b} --gpus 256)
+set_tests_properties(cli.diff.impossible_names_flag PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nA is an impossible plan \\(set by command line \\(--gpus\\)\\):\n  /training/global_batch: global_batch 256 is not divisible by dp x micro_batch = 256 x 2 = 512")
