@@ -130,6 +130,12 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
                       "a trainsim report, not a scenario; expected a scenario document, such as "
                       "the report's \"scenario\" object");
   }
+  // So would a sweep spec (docs/sweep.md: "base" and "axes"), on a missing /hardware.
+  if (doc.json.is_object() && doc.json.contains("base") && doc.json.contains("axes")) {
+    throw ConfigError(doc.source, "",
+                      "a sweep spec, not a scenario; expected a scenario document, such as the "
+                      "spec's \"base\" object (trainsim sweep runs the spec)");
+  }
   ObjectReader top(doc.json, doc.source, "");
   parallel::Scenario s;
   std::tie(s.hardware, s.hardware_name, s.hardware_inline) = load_ref<hardware::HardwareSpec>(

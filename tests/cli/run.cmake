@@ -256,6 +256,10 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/a_report.json [=[
 trainsim_expect_exit(cli.run.report_as_scenario 2
   "^error: [^\n]*a_report.json: a trainsim report, not a scenario; expected a scenario document, such as the report's \"scenario\" object"
   run ${CMAKE_CURRENT_BINARY_DIR}/a_report.json)
+# So is a sweep spec (it failed on a missing /hardware, its base's key).
+trainsim_expect_exit(cli.run.sweep_spec_as_scenario 2
+  "^error: [^\n]*fig4_scaling.json: a sweep spec, not a scenario\; expected a scenario document, such as the spec's \"base\" object"
+  run ${PROJECT_SOURCE_DIR}/examples/fig4_scaling.json)
 
 # A boolean flag given with =false sets its key false, over the scenario file's true.
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sp_true.json [=[
