@@ -616,6 +616,23 @@ BytesPerSecond nic_total(const hardware::HardwareSpec& hw) {
   return hw.fabric.nic_bandwidth * static_cast<double>(hw.fabric.nics_per_node);
 }
 
+// "the node's 8 NICs of 50.0 GB/s"
+std::string nics_text(const hardware::HardwareSpec& hw) {
+  return "the node's " + std::to_string(hw.fabric.nics_per_node) +
+         (hw.fabric.nics_per_node == 1 ? " NIC of " : " NICs of ") +
+         to_string(hw.fabric.nic_bandwidth);
+}
+
+// What a multi-node graph's channels carry across nodes, channels x bw_inter.
+BytesPerSecond carried_across_nodes(const hardware::ChannelGraph& g) {
+  return g.bw_inter * static_cast<double>(g.channels);
+}
+
+// "8 channels x 48.0 GB/s"
+std::string channels_text(const hardware::ChannelGraph& g) {
+  return std::to_string(g.channels) + " channels x " + to_string(g.bw_inter);
+}
+
 // One "note:" line per profile location and process (a sweep loads a profile for every
 // scenario).
 void note_once(const std::string& where, const std::string& text) {
@@ -641,15 +658,12 @@ void check_network_carries_graphs(const hardware::HardwareSpec& hw, const std::s
        {"nvls", &hw.collective.nvls}}};
   for (const auto& [name, g] : graphs) {
     const hardware::ChannelGraph& m = g->multi_node;
-    const BytesPerSecond carried = m.bw_inter * static_cast<double>(m.channels);
+    const BytesPerSecond carried = carried_across_nodes(m);
     if (m.channels > 0 && carried.value() > nics.value() * (1.0 + 1e-12)) {
       throw ConfigError(
           source, pointer + "/collective/graphs/" + name + "/multi_node/bw_inter",
-          std::to_string(m.channels) + " channels x " + to_string(m.bw_inter) + " = " +
-              to_string(carried) + " across nodes, more than the node's " +
-              std::to_string(hw.fabric.nics_per_node) +
-              (hw.fabric.nics_per_node == 1 ? " NIC of " : " NICs of ") +
-              to_string(hw.fabric.nic_bandwidth) + " carry (" + to_string(nics) +
+          channels_text(m) + " = " + to_string(carried) + " across nodes, more than " +
+              nics_text(hw) + " carry (" + to_string(nics) +
               "); expected the multi-node graphs' bw_inter scaled with /fabric/nic_bandwidth and "
               "nics_per_node: collective times follow the graphs (docs/calibration.md)");
     }
@@ -658,14 +672,11 @@ void check_network_carries_graphs(const hardware::HardwareSpec& hw, const std::s
 
 std::optional<std::string> network_beyond_graphs(const hardware::HardwareSpec& hw) {
   const hardware::ChannelGraph& ring = hw.collective.ring.multi_node;
-  const BytesPerSecond carried = ring.bw_inter * static_cast<double>(ring.channels);
+  const BytesPerSecond carried = carried_across_nodes(ring);
   const BytesPerSecond nics = nic_total(hw);
   if (carried.value() >= 0.9 * nics.value()) return std::nullopt;
-  return "the node's " + std::to_string(hw.fabric.nics_per_node) +
-         (hw.fabric.nics_per_node == 1 ? " NIC of " : " NICs of ") +
-         to_string(hw.fabric.nic_bandwidth) + " carry " + to_string(nics) +
-         ", its multi-node ring graph " + to_string(carried) + " (" +
-         std::to_string(ring.channels) + " channels x " + to_string(ring.bw_inter) +
+  return nics_text(hw) + " carry " + to_string(nics) + ", its multi-node ring graph " +
+         to_string(carried) + " (" + channels_text(ring) +
          "): collective times follow the graphs, so raise /collective/graphs/*/multi_node/" +
          "bw_inter with the NICs to model faster ones (docs/calibration.md)";
 }

@@ -27,6 +27,12 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
     const std::string file = "stacks/" + name + ".json";
     return resolve_extends(parse_builtin_json(*builtin, file), file, "", depth);
   }
+  // The stack file at `path`, checked to be a stack, its own "extends" resolved.
+  const auto base_file = [&](const std::string& path) {
+    const nlohmann::json doc = read_json_file(path);
+    require_document_kind(doc, DocumentKind::Stack, source, pointer + "/extends", "'" + name + "'");
+    return resolve_extends(doc, path, "", depth);
+  };
   // A relative path is looked for beside the file that names it first, as a scenario's paths
   // are (scenario_loader's resolve_path), then from the working directory: a stack and the one
   // it extends kept side by side load from anywhere.
@@ -45,19 +51,13 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
                             " in the working directory; expected one (give a path that tells "
                             "them apart)");
     }
-    const nlohmann::json doc = read_json_file(beside.string());
-    require_document_kind(doc, DocumentKind::Stack, source, pointer + "/extends", "'" + name + "'");
-    return resolve_extends(doc, beside.string(), "", depth);
+    return base_file(beside.string());
   }
   if (std::filesystem::is_directory(name, ec)) {
     throw ConfigError(source, pointer + "/extends",
                       "'" + name + "' is a directory; expected a software stack JSON file");
   }
-  if (names_readable_file(name)) {
-    const nlohmann::json doc = read_json_file(name);
-    require_document_kind(doc, DocumentKind::Stack, source, pointer + "/extends", "'" + name + "'");
-    return resolve_extends(doc, name, "", depth);
-  }
+  if (names_readable_file(name)) return base_file(name);
   if (names_a_file(name)) {
     throw ConfigError(source, pointer + "/extends",
                       "no such file '" + name + "'" +

@@ -156,6 +156,11 @@ bool moe_routes_tp_shares(const LayerShape& shape) {
   return shape.ep > 1 && shape.tp > 1 && shape.sequence_parallel;
 }
 
+std::int64_t moe_routed_tokens(const LayerShape& shape) {
+  const std::int64_t tokens = local_tokens(shape);
+  return moe_routes_tp_shares(shape) ? ceil_div(tokens, shape.tp) : tokens;
+}
+
 double expert_rank_imbalance(const ModelSpec& m, std::int64_t ep) {
   return std::min(m.expert_load_imbalance, static_cast<double>(ep));
 }
@@ -401,7 +406,7 @@ void add_moe_kernels(const ModelSpec& m, const LayerShape& s, std::vector<Kernel
   k.push_back(norm_kernel("mlp_norm", m, s, t_res, e));
   // The tokens this rank routes: its sequence-parallel share under the all-to-all dispatcher
   // (moe_routes_tp_shares), else every token of the micro-batch.
-  const std::int64_t own = moe_routes_tp_shares(s) ? ceil_div(tokens, s.tp) : tokens;
+  const std::int64_t own = moe_routed_tokens(s);
   const std::int64_t own_routed = own * m.num_experts_per_token;
   // The router, hidden x num_experts, replicated on TP ranks.
   k.push_back(gemm("moe_router", own, m.num_experts, m.hidden, s.element_bytes));

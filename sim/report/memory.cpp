@@ -211,8 +211,7 @@ Bytes activation_bytes_per_moe_layer(const model::ModelSpec& m, const model::Lay
   const double routed = tokens * d(m.num_experts_per_token) * (2.0 * e * h + per_inner * fe_local) *
                         model::expert_rank_imbalance(m, shape.ep);
   // The fp32 router probabilities of the tokens this rank routes (model::moe_routes_tp_shares).
-  const double routed_here = model::moe_routes_tp_shares(shape) ? tokens / d(shape.tp) : tokens;
-  const double router = routed_here * 4.0 * d(m.num_experts);
+  const double router = d(model::moe_routed_tokens(shape)) * 4.0 * d(m.num_experts);
   const double shared = tokens * per_inner * fs_local;
   return Bytes(base + routed + router + shared);
 }

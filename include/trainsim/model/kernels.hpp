@@ -164,6 +164,9 @@ void apply_mla_up_proj_selective(std::vector<KernelSpec>& layer, const ModelSpec
 // S/TP*B). Otherwise every TP rank routes the whole micro-batch after the block's input is
 // gathered, as the all-gather dispatcher and tp = 1 do.
 [[nodiscard]] bool moe_routes_tp_shares(const LayerShape& shape);
+// The tokens a rank routes per micro-batch: local_tokens / tp where moe_routes_tp_shares
+// (sequence parallelism makes them divide), else local_tokens.
+[[nodiscard]] std::int64_t moe_routed_tokens(const LayerShape& shape);
 
 // The rows the busiest EP rank receives over the balanced R = tokens x top-k: the model's
 // expert_load_imbalance c (the most-loaded expert over the mean), within what the rank's
