@@ -4,8 +4,10 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "sim/io/report_writer.hpp"
@@ -104,6 +106,29 @@ std::vector<InputChange> input_changes(const parallel::Scenario& a, const parall
   std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> both;
   for (const auto& [k, v] : fa) both[k].first = v;
   for (const auto& [k, v] : fb) both[k].second = v;
+  // The same name may be read as different files: a path written in each scenario resolves
+  // beside its own file (A/model.json and B/model.json are both "model.json").
+  const auto read_as = [](const std::string& name, const std::string& path) {
+    return nlohmann::json(path == name ? name : name + " (" + path + ")");
+  };
+  const auto same_file = [](const std::string& x, const std::string& y) {
+    if (x == y) return true;
+    std::error_code ex;
+    std::error_code ey;
+    const auto cx = std::filesystem::weakly_canonical(x, ex);
+    const auto cy = std::filesystem::weakly_canonical(y, ey);
+    return !ex && !ey && cx == cy;
+  };
+  const std::array<std::tuple<const char*, std::string, std::string, std::string, std::string>, 3>
+      refs{{{"/hardware", a.hardware_name, a.hardware_path, b.hardware_name, b.hardware_path},
+            {"/model", a.model_name, a.model_path, b.model_name, b.model_path},
+            {"/stack", a.stack_name, a.stack_path, b.stack_name, b.stack_path}}};
+  for (const auto& [pointer, name_a, path_a, name_b, path_b] : refs) {
+    auto& v = both[pointer];
+    if (v.first != v.second || same_file(path_a, path_b)) continue;
+    v.first = read_as(name_a, path_a);
+    v.second = read_as(name_b, path_b);
+  }
   std::vector<InputChange> out;
   for (const auto& [k, v] : both) {
     if (v.first != v.second) out.push_back(InputChange{.pointer = k, .a = v.first, .b = v.second});

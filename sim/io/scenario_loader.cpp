@@ -57,12 +57,15 @@ std::string resolve_path(const std::string& ref, const std::string& base_dir) {
 }
 
 // Resolves the `key` reference (hardware or model): inline keys through `from_json`, a
-// built-in id or path through `load`. Returns the spec, the name the report shows and, for an
-// inline object, its JSON text (Scenario::hardware_inline).
+// built-in id or path through `load`. Returns the spec, the name the report shows, for an
+// inline object its JSON text (Scenario::hardware_inline), and for a name what it was read as
+// (Scenario::hardware_path).
 template <class Spec, class FromJson, class Load>
-std::tuple<Spec, std::string, std::string> load_ref(ObjectReader& r, const ScenarioDocument& doc,
-                                                    const std::string& key, const std::string& noun,
-                                                    FromJson from_json, Load load) {
+std::tuple<Spec, std::string, std::string, std::string> load_ref(ObjectReader& r,
+                                                                 const ScenarioDocument& doc,
+                                                                 const std::string& key,
+                                                                 const std::string& noun,
+                                                                 FromJson from_json, Load load) {
   const nlohmann::json& v = r.raw(key, "a built-in " + noun + " name, a file path or an object");
   if (v.is_object()) {
     Spec spec = from_json(v, r.source(), r.pointer_of(key));
@@ -70,7 +73,7 @@ std::tuple<Spec, std::string, std::string> load_ref(ObjectReader& r, const Scena
     // built-in's id, which would name an object that differs from it.
     const bool named = v.contains("id") || v.contains("name");
     std::string name = named && !spec.id.empty() ? spec.id : "inline";
-    return {std::move(spec), std::move(name), v.dump()};
+    return {std::move(spec), std::move(name), v.dump(), ""};
   }
   if (!v.is_string()) {
     throw r.error(key, "expected a built-in " + noun + " name, a file path or an object, got " +
@@ -83,8 +86,10 @@ std::tuple<Spec, std::string, std::string> load_ref(ObjectReader& r, const Scena
   const auto set_by = doc.overridden.find(r.pointer_of(key));
   const bool from_command_line =
       set_by != doc.overridden.end() && set_by->second.rfind("command line", 0) == 0;
+  std::string path = from_command_line ? name : resolve_path(name, doc.base_dir);
   try {
-    return {load(from_command_line ? name : resolve_path(name, doc.base_dir)), name, ""};
+    Spec spec = load(path);
+    return {std::move(spec), std::move(name), "", std::move(path)};
   } catch (const ConfigError& e) {
     // A name that is neither built-in nor a file: say where it was written.
     if (e.source().empty()) throw e.located(r.source(), r.pointer_of(key));
@@ -138,9 +143,10 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
   }
   ObjectReader top(doc.json, doc.source, "");
   parallel::Scenario s;
-  std::tie(s.hardware, s.hardware_name, s.hardware_inline) = load_ref<hardware::HardwareSpec>(
-      top, doc, "hardware", "profile", hardware_from_json, load_hardware);
-  std::tie(s.model, s.model_name, s.model_inline) =
+  std::tie(s.hardware, s.hardware_name, s.hardware_inline, s.hardware_path) =
+      load_ref<hardware::HardwareSpec>(top, doc, "hardware", "profile", hardware_from_json,
+                                       load_hardware);
+  std::tie(s.model, s.model_name, s.model_inline, s.model_path) =
       load_ref<model::ModelSpec>(top, doc, "model", "model", model_from_json, load_model);
   if (const std::string gap = model::simulation_gap(s.model);
       doc.use == ScenarioUse::Simulate && !gap.empty()) {
@@ -149,11 +155,12 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
                                  "(trainsim describe shows this model's counts)");
   }
   if (top.has("stack")) {
-    std::tie(s.stack, s.stack_name, s.stack_inline) =
+    std::tie(s.stack, s.stack_name, s.stack_inline, s.stack_path) =
         load_ref<stack::StackSpec>(top, doc, "stack", "stack", stack_from_json, load_stack);
   } else {
     s.stack = load_stack(kDefaultStack);
     s.stack_name = kDefaultStack;
+    s.stack_path = kDefaultStack;
   }
 
   ObjectReader cluster = top.object("cluster");

@@ -90,3 +90,16 @@ trainsim_bad_input(diff headroom_names_side
 add_test(NAME cli.diff.impossible_names_flag COMMAND trainsim diff ${diff_a} ${diff_b} --gpus 256)
 set_tests_properties(cli.diff.impossible_names_flag PROPERTIES PASS_REGULAR_EXPRESSION
   "\nA is an impossible plan \\(set by command line \\(--gpus\\)\\):\n  /training/global_batch: global_batch 256 is not divisible by dp x micro_batch = 256 x 2 = 512")
+
+# The same name for two files: each scenario's "m.json" resolves beside it (llama2-7b with 32
+# and with 16 layers), so the model changed though the names are equal: the diff names both files.
+set(diff_same_name ${CMAKE_CURRENT_SOURCE_DIR}/../data/diff_same_name)
+add_test(NAME cli.diff.same_name_other_file
+  COMMAND trainsim diff ${diff_same_name}/a/s.json ${diff_same_name}/b/s.json)
+set_tests_properties(cli.diff.same_name_other_file PROPERTIES PASS_REGULAR_EXPRESSION
+  "inputs changed \\(A -> B\\)\n  /model +\"m.json \\([^)]*/a/m.json\\)\" -> \"m.json \\([^)]*/b/m.json\\)\"\n\n")
+# The same file reached by two spellings of its path is no change.
+add_test(NAME cli.diff.same_file_two_paths
+  COMMAND trainsim diff ${diff_same_name}/a/s.json ${diff_same_name}/a/../a/s.json)
+set_tests_properties(cli.diff.same_file_two_paths PROPERTIES PASS_REGULAR_EXPRESSION
+  "inputs changed \\(A -> B\\)\n  none\n")

@@ -154,6 +154,13 @@ struct Scenario {
   std::string hardware_inline;
   std::string model_inline;
   std::string stack_inline;
+  // What a named hardware, model or stack was read as: the name resolved beside the scenario's
+  // file when a file of that name is there, else the name itself (a built-in id, or a path from
+  // the working directory); empty for an inline object. `trainsim diff` tells by it two
+  // scenarios that give the same name for different files.
+  std::string hardware_path;
+  std::string model_path;
+  std::string stack_path;
   hardware::HardwareSpec hardware;
   model::ModelSpec model;
   stack::StackSpec stack;
