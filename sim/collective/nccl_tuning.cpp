@@ -444,6 +444,23 @@ Traffic tuned_traffic(Op op, const Geometry& g, Algorithm algorithm, Bytes bytes
   }
 }
 
+Seconds line_rate_transfer(const HardwareSpec& hw, const Geometry& g, const Traffic& traffic) {
+  // Averages over ranks and domains: the busiest link carries at least the average, so the
+  // floor never exceeds the true one.
+  Seconds floor(0.0);
+  const BytesPerSecond nvlink = hw.node.nvlink_bandwidth_per_direction;
+  if (traffic.nvlink.value() > 0.0 && nvlink.value() > 0.0) floor = traffic.nvlink / nvlink;
+  if (traffic.network.value() > 0.0 && g.nodes > 1) {
+    const Bytes per_domain =
+        traffic.network * (static_cast<double>(g.ranks) / static_cast<double>(g.nodes));
+    const BytesPerSecond nics =
+        hw.fabric.nic_bandwidth * (static_cast<double>(hw.fabric.nics_per_node) * g.nic_share *
+                                   static_cast<double>(g.hosts) * g.fabric_factor);
+    if (nics.value() > 0.0) floor = max(floor, per_domain / nics);
+  }
+  return floor;
+}
+
 BytesPerSecond network_bw_per_rank(const HardwareSpec& hw, const Geometry& g, bool least) {
   // The NICs of every host the group holds in a domain, shared by its ranks in the domain.
   const ChannelGraph& ring = hw.collective.ring.multi_node;

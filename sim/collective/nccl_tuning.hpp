@@ -77,6 +77,15 @@ struct Traffic {
 };
 [[nodiscard]] Traffic tuned_traffic(Op op, const Geometry& g, Algorithm algorithm, Bytes bytes);
 
+// The shortest transfer the links allow for `traffic`: each rank's NVLink bytes at the GPU's
+// NVLink bandwidth one way, and a domain's network bytes (the group's over its domains) at the
+// line rate of the NICs its ranks reach (nics x nic_bandwidth x nic_share x hosts, times the
+// fabric factor). A floor under any measured correction: no fitted term prices a call faster
+// than the hardware moves its bytes (NCCL's graphs take their channels' bandwidth off these
+// links, src/graph/search.cc).
+[[nodiscard]] Seconds line_rate_transfer(const hardware::HardwareSpec& hw, const Geometry& g,
+                                         const Traffic& traffic);
+
 // AllToAll and SendRecv from link bandwidths (see p2p.cpp).
 [[nodiscard]] CollectiveCost p2p_cost(const hardware::HardwareSpec& hw, Op op, const Geometry& g,
                                       Bytes bytes);

@@ -260,7 +260,9 @@ TEST_CASE("calibrate: a point faster than the hardware allows is refused, naming
   REQUIRE_NOTHROW(fit(base, gemm, FitOptions{}));
 
   // 1 GiB AllReduce over 8 GPUs of one node in 1 us: busbw 2 x 7/8 x 2^30 / 1e-6 = 1.879e15
-  // B/s, where twice the fastest link (NVLink, 450 GB/s one way) is 900 GB/s.
+  // B/s. NCCL runs it with NVLS, whose ranks each send (8 + 1) / 8 of the buffer over NVLink
+  // (450 GB/s one way): at least 9/8 x 2^30 / 450e9 = 2.684 ms, a busbw of 2 x 7/8 x 450 / (9/8)
+  // = 700 GB/s (twice the fastest link, the bound for every algorithm, would allow 900).
   MeasurementSet reduce;
   CollectivePoint c;
   c.op = Op::AllReduce;
@@ -272,11 +274,40 @@ TEST_CASE("calibrate: a point faster than the hardware allows is refused, naming
   REQUIRE_THROWS_WITH(
       fit(base, reduce, FitOptions{}),
       Catch::StartsWith("doc.json: /x/0/time: measured time 1e-06 s is 1.879e+06 busbw GB/s, "
-                        "above twice the fastest link of a GPU (900 busbw GB/s)"));
+                        "above what its NVLink and NICs carry for NCCL's nvls (700 busbw GB/s)"));
   // NVLS's measured AllReduce busbw on 8 H200 SXM, 473-482 GB/s (docs/sources.md, B.1), passes:
   // 1 GiB at 480 GB/s of busbw is 2 x 7/8 x 2^30 / 480e9 = 3.91 ms.
   reduce.collectives[0].time = Seconds(3.91e-3);
   REQUIRE_NOTHROW(fit(base, reduce, FitOptions{}));
+
+  // A Ring AllGather of 1 GiB over 8 GPUs of one node: each rank sends 7/8 of the buffer over
+  // NVLink, so at least 7/8 x 2^30 / 450e9 = 2.088 ms, busbw 450 GB/s. At 500 GB/s (1.879 ms)
+  // it passed twice the fastest link; refused now.
+  MeasurementSet gather;
+  CollectivePoint ag = c;
+  ag.op = Op::AllGather;
+  ag.time = Seconds(7.0 / 8.0 * 1024.0 * kMiB / 500e9);
+  gather.collectives.push_back(ag);
+  REQUIRE_THROWS_WITH(
+      fit(base, gather, FitOptions{}),
+      Catch::Contains("above what its NVLink and NICs carry for NCCL's ring (450 busbw GB/s)"));
+  // Two nodes, 16 ranks, Ring AllReduce: each node's ring edges leave through its 8 NICs of
+  // 400 Gb/s, 400 GB/s, which bounds the busbw (every byte of a ring's bus traffic crosses one
+  // node boundary per node). 410 GB/s is refused; the 392.7 GB/s measured at 8 GiB on such a
+  // cluster (calibration/nccl_tests/h100-ndr-2node-all_reduce-ring.txt) is under it.
+  MeasurementSet across;
+  CollectivePoint ar = c;
+  ar.group = parallel::GroupShape{.ranks = 16, .nodes = 2, .ranks_per_node = 8};
+  ar.bytes = Bytes(8192.0 * kMiB);
+  ar.algorithm = Algorithm::Ring;
+  ar.protocol = hardware::Protocol::Simple;
+  ar.time = Seconds(2.0 * 15.0 / 16.0 * 8192.0 * kMiB / 410e9);
+  across.collectives.push_back(ar);
+  REQUIRE_THROWS_WITH(
+      fit(base, across, FitOptions{}),
+      Catch::Contains("above what its NVLink and NICs carry for NCCL's ring (400 busbw GB/s)"));
+  across.collectives[0].time = Seconds(2.0 * 15.0 / 16.0 * 8192.0 * kMiB / 392.7e9);
+  REQUIRE_NOTHROW(fit(base, across, FitOptions{}));
 
   // Memory: 1 GiB streamed in 10 us is 107 TB/s against 3.35 TB/s of HBM.
   MeasurementSet memory;
