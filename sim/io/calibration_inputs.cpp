@@ -168,7 +168,22 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
                       "expected 1 <= nodes <= ranks, got " + std::to_string(*ranks) + " ranks on " +
                           std::to_string(*nodes) + " nodes");
   }
-  const std::int64_t per_node = (*ranks + *nodes - 1) / *nodes;
+  // Ranks on the fullest node: the entry's, else the rank lines' where they list every rank
+  // on every host (16 ranks on 3 hosts, 8, 4 and 4: 8, where an even split would say 6), else
+  // an even split, which an uneven run whose lines are cut short must correct with the entry's
+  // "ranks_per_node".
+  std::int64_t per_node = (*ranks + *nodes - 1) / *nodes;
+  if (ref.ranks_per_node) {
+    per_node = *ref.ranks_per_node;
+  } else if (log.ranks && *log.ranks == *ranks && log.nodes && *log.nodes == *nodes) {
+    per_node = log.most_ranks_per_host;
+  } else if (*ranks % *nodes != 0) {
+    throw entry_error(log, ref, "nodes",
+                      std::to_string(*ranks) + " ranks do not split evenly over " +
+                          std::to_string(*nodes) + " nodes and the rank lines of " + log.source +
+                          " do not list them all; expected the entry's \"ranks_per_node\" (the "
+                          "ranks on the fullest node)");
+  }
   std::optional<std::string> version = ref.nccl_version ? ref.nccl_version : log.nccl_version;
   std::vector<calibrate::CollectivePoint> out;
   for (const auto& row : log.rows) {

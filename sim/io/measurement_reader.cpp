@@ -287,14 +287,10 @@ void check_nodes(ObjectReader& r, std::int64_t ranks, std::int64_t nodes) {
   }
 }
 
-calibrate::CollectivePoint collective_of(ObjectReader& r, const Record& rec) {
-  calibrate::CollectivePoint p;
-  p.op = op_of(r);
-  const std::int64_t ranks = r.integer("ranks", 1, parallel::kMaxGpus);
-  const std::int64_t nodes = r.integer("nodes", 1, parallel::kMaxGpus);
-  check_nodes(r, ranks, nodes);
-  // The fullest node holds at least ceil(ranks / nodes) ranks (nodes x ranks_per_node >= ranks)
-  // and at most ranks - (nodes - 1), since each of the other nodes holds one rank or more.
+// The record's "ranks_per_node", ceil(ranks / nodes) when it has none. The fullest node holds
+// at least ceil(ranks / nodes) ranks (nodes x ranks_per_node >= ranks) and at most
+// ranks - (nodes - 1), since each of the other nodes holds one rank or more.
+std::int64_t fullest_node(ObjectReader& r, std::int64_t ranks, std::int64_t nodes) {
   const std::int64_t fewest = (ranks + nodes - 1) / nodes;
   const std::int64_t most = ranks - nodes + 1;
   const std::int64_t per_node = r.integer_or("ranks_per_node", 1, fewest);
@@ -304,6 +300,16 @@ calibrate::CollectivePoint collective_of(ObjectReader& r, const Record& rec) {
                                         std::to_string(fewest) + " to " + std::to_string(most) +
                                         ", got " + std::to_string(per_node));
   }
+  return per_node;
+}
+
+calibrate::CollectivePoint collective_of(ObjectReader& r, const Record& rec) {
+  calibrate::CollectivePoint p;
+  p.op = op_of(r);
+  const std::int64_t ranks = r.integer("ranks", 1, parallel::kMaxGpus);
+  const std::int64_t nodes = r.integer("nodes", 1, parallel::kMaxGpus);
+  check_nodes(r, ranks, nodes);
+  const std::int64_t per_node = fullest_node(r, ranks, nodes);
   p.group = parallel::GroupShape{.ranks = ranks, .nodes = nodes, .ranks_per_node = per_node};
   p.bytes = bytes_of(r);
   p.time = time_of(r);
@@ -330,6 +336,13 @@ calibrate::LogReference log_of(ObjectReader& r, const Record& rec) {
   if (r.has("ranks")) log.ranks = r.integer("ranks", 1, parallel::kMaxGpus);
   if (r.has("nodes")) log.nodes = r.integer("nodes", 1, parallel::kMaxGpus);
   if (log.ranks && log.nodes) check_nodes(r, *log.ranks, *log.nodes);
+  if (r.has("ranks_per_node")) {
+    if (!log.ranks || !log.nodes) {
+      throw r.error("ranks_per_node",
+                    "given without both \"ranks\" and \"nodes\"; expected the three together");
+    }
+    log.ranks_per_node = fullest_node(r, *log.ranks, *log.nodes);
+  }
   log.algorithm = algorithm_of(r);
   log.protocol = protocol_of(r);
   // A log may come from another machine than the document's points, so only the entry itself

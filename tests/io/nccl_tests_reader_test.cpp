@@ -628,6 +628,44 @@ TEST_CASE("calibration inputs: a log's ranks and results are checked before it i
                         Catch::EndsWith("name 2 hosts; expected 2 (the lines list every one of "
                                         "the ranks given)"));
   }
+  SECTION("an uneven run: the fullest node from complete rank lines, else the entry's") {
+    // The 2-node all_reduce with ranks 12-15 moved to a third host: 8, 4 and 4 ranks. The
+    // document's 16 ranks on 3 nodes agree with the lines; the fullest node holds 8 (an even
+    // split would say ceil(16 / 3) = 6, a group of 18).
+    std::ifstream in(fixture("h100-ndr-2node-all_reduce.txt"));
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string moved;
+    std::string line;
+    while (std::getline(text, line)) {
+      for (int rank = 12; rank <= 15; ++rank) {
+        if (line.rfind("#  Rank " + std::to_string(rank) + " ", 0) == 0) {
+          line.replace(line.find("bm-h100-02"), 10, "bm-h100-03");
+        }
+      }
+      moved += line + "\n";
+    }
+    const auto uneven = parse_nccl_tests(moved, "uneven.txt");
+    REQUIRE(uneven.most_ranks_per_host == 8);
+    ref.ranks = 16;
+    ref.nodes = 3;
+    const auto group = log_points(uneven, ref).front().group;
+    REQUIRE(group.ranks == 16);
+    REQUIRE(group.nodes == 3);
+    REQUIRE(group.ranks_per_node == 8);
+    // The 128-node log lists 100 ranks: 1,020 ranks on 128 nodes (not a multiple) need the
+    // entry's ranks_per_node; an even split is not guessed.
+    const auto cut = read_nccl_tests_file(fixture("h100-128node-all_reduce-ring-ll128.txt"));
+    ref.ranks = 1020;
+    ref.nodes = 128;
+    REQUIRE_THROWS_WITH(log_points(cut, ref),
+                        Catch::StartsWith("doc.json: /nccl_tests/0/nodes: 1020 ranks do not split "
+                                          "evenly over 128 nodes and the rank lines of ") &&
+                            Catch::EndsWith("expected the entry's \"ranks_per_node\" (the ranks "
+                                            "on the fullest node)"));
+    ref.ranks_per_node = 8;
+    REQUIRE(log_points(cut, ref).front().group.ranks_per_node == 8);
+  }
   SECTION("all_gather's count gives the ranks exactly") {
     // b200-roce-2node-all_gather.txt: 16 ranks on 2 hosts; each row's count is size / 4 / 16
     // (float). 17 ranks would pass a 2% check of (n-1)/n (0.9375 against 0.9412, 0.4%).

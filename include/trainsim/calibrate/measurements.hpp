@@ -183,6 +183,8 @@ struct LogReference {
   std::optional<collective::Op> op;   // claimed op; checked against the log
   std::optional<std::int64_t> ranks;  // when the log lacks (or truncates) rank lines
   std::optional<std::int64_t> nodes;
+  // Ranks on the fullest node, for an uneven run whose rank lines do not list every rank.
+  std::optional<std::int64_t> ranks_per_node;
   std::optional<hardware::Algorithm> algorithm;  // NCCL_ALGO of the run, if forced
   std::optional<hardware::Protocol> protocol;    // NCCL_PROTO of the run, if forced
   std::optional<std::string> nccl_version;       // when the log does not print it
