@@ -695,6 +695,14 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   std::vector<std::string> uncounted;  // parts that would add cost and are not counted
   ModelSpec m;
   m.id = r.source();
+  // The families whose layout this reader knows (kHfGatedModelTypes: norms, biases, gating,
+  // windows and experts by family, docs/models.md). Another family's config (gpt_neox's
+  // LayerNorm, biases and parallel residual; gpt2's n_layer and n_embd; a misspelt name) would
+  // be priced with the Llama layout in silence, or fail on a key its family names otherwise:
+  // refused first, naming the families.
+  const std::string model_type = r.choice_or(
+      "model_type", std::vector<std::string>(kHfGatedModelTypes.begin(), kHfGatedModelTypes.end()),
+      "llama");
   m.num_layers = r.integer("num_hidden_layers", 1, model::kMaxLayers);
   m.hidden = r.integer("hidden_size", 1, model::kMaxHidden);
   m.num_heads = r.integer("num_attention_heads", 1, model::kMaxHeads);
@@ -707,20 +715,19 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   m.ffn_hidden = r.integer("intermediate_size", 1, model::kMaxFfnHidden);
   m.vocab = r.integer("vocab_size", 1, model::kMaxVocab);
 
-  // The families whose layout this reader knows (kHfGatedModelTypes: norms, biases, gating,
-  // windows and experts by family, docs/models.md). Another family's config (gpt_neox's
-  // LayerNorm, biases and parallel residual; a misspelt name) would be priced with the Llama
-  // layout in silence: refused instead, naming the families.
-  const std::string model_type = r.choice_or(
-      "model_type", std::vector<std::string>(kHfGatedModelTypes.begin(), kHfGatedModelTypes.end()),
-      "llama");
   const std::string act =
       r.choice_or("hidden_act",
                   {"silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh"}, "silu");
   const bool gated = contains(kHfGatedModelTypes, model_type) || act == "silu" || act == "swish";
   m.activation = gated ? Activation::SwiGlu : Activation::Gelu;
   m.norm = Norm::RmsNorm;  // the Llama layout (LlamaRMSNorm)
-  m.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
+  // Each family's config class sets the default: GemmaConfig and Gemma2Config tie the LM head
+  // to the embedding (tie_word_embeddings=True in transformers/models/gemma/
+  // configuration_gemma.py and gemma2/configuration_gemma2.py; google/gemma-7b's config.json
+  // has no such key and 8.54 billion parameters, one 256000 x 3072 matrix for both), the other
+  // families' classes (LlamaConfig, MistralConfig, Qwen2Config, ...) untie it.
+  const bool tied_by_default = model_type == "gemma" || model_type == "gemma2";
+  m.tied_embeddings = r.boolean_or("tie_word_embeddings", tied_by_default);
   m.position_embedding = PositionEmbedding::Rope;
 
   // Biases, by family (the modeling file of each in transformers/models/):
@@ -879,7 +886,10 @@ model::ModelSpec model_from_json(const nlohmann::json& json, const std::string& 
                                  const std::string& pointer) {
   require_document_kind(json, DocumentKind::Model, source, pointer);
   ObjectReader r(json, source, pointer);
-  const bool hugging_face = json.contains("num_hidden_layers") || json.contains("hidden_size");
+  // A config.json of any family carries model_type (PretrainedConfig.to_dict writes it), which
+  // no trainsim model has: such a file is read, and refused, as Hugging Face's.
+  const bool hugging_face = json.contains("num_hidden_layers") || json.contains("hidden_size") ||
+                            (json.is_object() && json.contains("model_type"));
   if (hugging_face && json.is_object()) {
     // One key of either format in a file of the other would switch the reader and report the
     // other format's keys as missing: name the two keys instead.

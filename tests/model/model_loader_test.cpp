@@ -1,5 +1,7 @@
 #include "sim/io/model_loader.hpp"
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -370,6 +372,39 @@ TEST_CASE("model_loader: Hugging Face sliding windows", "[model][io]") {
         Catch::StartsWith("g.json: /sliding_window: layers that mix sliding-window and full") &&
             Catch::EndsWith("got it on 13"));
   }
+}
+
+TEST_CASE("model_loader: Hugging Face tie_word_embeddings defaults by family", "[model][io]") {
+  // google/gemma-7b's config.json (tests/data/hf_gemma_7b_config.json) has no
+  // tie_word_embeddings: GemmaConfig's default, True, ties the LM head. Gemma's report gives
+  // 8.54 billion parameters: per layer attention 4 x 3072 x 4096 = 50,331,648, MLP
+  // 3 x 3072 x 24576 = 226,492,416, two norms 6,144: 276,830,208; x 28 = 7,751,245,824, the
+  // final norm 3,072 and one 256000 x 3072 embedding, 786,432,000: 8,537,680,896. Untied it was
+  // 786,432,000 more.
+  const auto gemma = load_model(data("hf_gemma_7b_config.json"));
+  REQUIRE(gemma.tied_embeddings);
+  REQUIRE(num_parameters(gemma) == 8'537'680'896);
+  // Said explicitly, the key wins; the Llama family's default stays untied.
+  std::ifstream in(data("hf_gemma_7b_config.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string untied = text.str();
+  untied.insert(untied.rfind('}'), R"(, "tie_word_embeddings": false)");
+  REQUIRE(num_parameters(load_model_from_string(untied, "untied.json")) ==
+          8'537'680'896 + 786'432'000);
+  REQUIRE_FALSE(load_model_from_string(kHfRopeParameters, "llama.json").tied_embeddings);
+}
+
+TEST_CASE("model_loader: a config.json of another family is refused by its model_type",
+          "[model][io]") {
+  // openai-community/gpt2's keys (n_layer, n_embd, n_head): no num_hidden_layers or
+  // hidden_size, so it was read as a trainsim model and failed on /layers.
+  const std::string gpt2 =
+      R"({"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_ctx": 1024, )"
+      R"("n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024, "vocab_size": 50257})";
+  REQUIRE_THROWS_WITH(load_model_from_string(gpt2, "gpt2.json"),
+                      Catch::StartsWith("gpt2.json: /model_type: unknown value 'gpt2'; expected "
+                                        "one of llama, "));
 }
 
 TEST_CASE("model_loader: Hugging Face biases by family", "[model][io]") {
