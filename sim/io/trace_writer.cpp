@@ -42,9 +42,13 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
   const engine::Graph& g = it.graph;
   EventWriter events(sink);
   // The stack's host time per step: a thread of its own on each stage's process, after the
-  // streams, whose tid no stream has.
+  // streams, with a tid no stream and no other stage's host thread has (tids are unique across
+  // processes, as the streams' are: Perfetto's JSON importer takes them as system-wide).
   const bool host = host_overhead.value() > 0.0;
-  const std::int32_t host_tid = g.num_streams();
+  const auto host_tid = [&it, &g](engine::DeviceId d) {
+    const auto at = std::find(it.stage_device.begin(), it.stage_device.end(), d);
+    return g.num_streams() + static_cast<std::int32_t>(at - it.stage_device.begin());
+  };
   const auto is_stage = [&it](engine::DeviceId d) {
     return std::find(it.stage_device.begin(), it.stage_device.end(), d) != it.stage_device.end();
   };
@@ -76,12 +80,12 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
       events.push_back({{"ph", "M"},
                         {"name", "thread_name"},
                         {"pid", d},
-                        {"tid", host_tid},
+                        {"tid", host_tid(d)},
                         {"args", {{"name", "host"}}}});
       events.push_back({{"ph", "M"},
                         {"name", "thread_sort_index"},
                         {"pid", d},
-                        {"tid", host_tid},
+                        {"tid", host_tid(d)},
                         {"args", {{"sort_index", order}}}});
     }
   }
@@ -93,9 +97,7 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
     nlohmann::json args = nlohmann::json::object();
     if (info.microbatch >= 0) args["microbatch"] = info.microbatch;
     if (info.layer >= 0) args["layer"] = info.layer;
-    args["pass"] = info.backward                       ? "backward"
-                   : g.op_name(op) == "optimizer_step" ? "optimizer"
-                                                       : "forward";
+    args["pass"] = info.backward ? "backward" : info.optimizer ? "optimizer" : "forward";
     if (info.collective >= 0) {
       const auto& c = it.collectives[static_cast<std::size_t>(info.collective)];
       args["op"] = c.op;
@@ -130,7 +132,7 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
                         {"name", "iteration_overhead"},
                         {"cat", "host"},
                         {"pid", d},
-                        {"tid", host_tid},
+                        {"tid", host_tid(d)},
                         {"ts", micros(timeline.end.since_start())},
                         {"dur", micros(host_overhead)},
                         {"args", {{"pass", "step"}}}});

@@ -1428,6 +1428,7 @@ class Builder {
     const TimedKernel t = timed(k, true);
     OpInfo info;
     info.stage = static_cast<std::int32_t>(stage);
+    info.optimizer = true;
     const OpId opt = kernel(st, t, false, false, info, last_dp);
     // The distributed optimizer gathers the updated weights for the next iteration, here after
     // the step, or with overlap_param_gather as the iteration opens (issue_param_gathers).

@@ -2,6 +2,7 @@
 // host time per step, and it names the optimizer step's pass.
 #include "sim/io/trace_writer.hpp"
 
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -48,8 +49,14 @@ TEST_CASE("trace: the stack's host time per step is an event after the GPU work"
   double end = 0.0;
   int host_events = 0;
   int host_threads = 0;
+  std::set<int> tids;  // of every thread, across the stages' processes
   for (const auto& e : trace["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "host") ++host_threads;
+    if (e["ph"] == "M" && e["name"] == "thread_name") {
+      // Each thread's tid is its own: Perfetto's JSON importer takes tids as system-wide, and
+      // the two stages' host threads shared one.
+      REQUIRE(tids.insert(e["tid"].get<int>()).second);
+      if (e["args"]["name"] == "host") ++host_threads;
+    }
     if (e["ph"] != "X") continue;
     end = std::max(end, e["ts"].get<double>() + e["dur"].get<double>());
     if (e["cat"] == "host") {
@@ -84,4 +91,26 @@ TEST_CASE("trace: without host time per step there is no host thread", "[io]") {
     if (e["ph"] == "X") end = std::max(end, e["ts"].get<double>() + e["dur"].get<double>());
   }
   REQUIRE(end == Approx(sim.report.iteration_time.value() * 1e6).epsilon(1e-12));
+}
+
+TEST_CASE("trace: ZeRO-1's gather of the updated weights is in the optimizer pass", "[io]") {
+  // Without overlap_param_gather (pytorch-2.3-fsdp), the distributed optimizer gathers the
+  // weights it updated after the step, with no micro-batch: it was labelled "forward".
+  io::ScenarioDocument doc;
+  doc.source = "s.json";
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 16},
+    "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1},
+    "parallel": {"pp": 2, "sharding": "zero1"}})");
+  const parallel::Scenario s = io::scenario_from_document(doc);
+  const report::Simulation sim = report::simulate(
+      s, report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
+  const nlohmann::json trace = trace_of(sim);
+  int gathers = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["name"] != "zero1_all_gather") continue;
+    ++gathers;
+    REQUIRE(e["args"]["pass"] == "optimizer");
+  }
+  REQUIRE(gathers == 2);  // one per stage
 }

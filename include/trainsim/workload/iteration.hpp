@@ -42,6 +42,8 @@ struct OpInfo {
   std::int32_t microbatch = -1;  // -1 for per-iteration ops (optimizer, gradient sync)
   std::int32_t layer = -1;       // global layer index, -1 outside the layers
   bool backward = false;
+  // The optimizer step, and ZeRO-1's gather of the weights it updated where that follows it.
+  bool optimizer = false;
   std::int32_t collective = -1;  // index into Iteration::collectives, -1 for compute kernels
   Flops flops;                   // executed FLOPs of a compute kernel
   // What a compute kernel is (GEMM, attention, memory-bound); meaningless for collectives and
