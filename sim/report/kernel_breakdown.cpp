@@ -114,9 +114,9 @@ std::string_view op_of(std::string_view text) {
   return {};
 }
 
-void add(CategoryTime& t, Seconds duration) {
+void add(CategoryTime& t, Seconds duration, std::int64_t count) {
   t.kernel_sum += duration;
-  ++t.num_kernels;
+  t.num_kernels += count;
 }
 
 }  // namespace
@@ -232,7 +232,8 @@ StepBreakdown breakdown(const std::vector<TimedKernel>& kernels, Seconds span, S
   b.step = step;
   b.cpu_duration = cpu_duration;
   b.span = span;
-  b.num_kernels = static_cast<std::int64_t>(kernels.size());
+  b.num_kernels = 0;
+  for (const TimedKernel& k : kernels) b.num_kernels += k.count;
   std::vector<KernelInterval> all;
   std::vector<KernelInterval> compute;
   std::vector<KernelInterval> communication;
@@ -243,12 +244,12 @@ StepBreakdown breakdown(const std::vector<TimedKernel>& kernels, Seconds span, S
     const Seconds d = k.end - k.start;
     all.push_back(i);
     by_category[k.category].push_back(i);
-    add(b.categories[k.category], d);
+    add(b.categories[k.category], d, k.count);
     if (k.category == KernelCategory::Communication) {
       communication.push_back(i);
       b.communication_kernel_sum += d;
       by_op[k.op].push_back(i);
-      add(b.collectives[k.op], d);
+      add(b.collectives[k.op], d, k.count);
     } else {
       compute.push_back(i);
       b.compute_kernel_sum += d;
@@ -331,7 +332,10 @@ StepBreakdown simulated_breakdown(const Simulation& sim, std::int64_t stage) {
                     .end = t.end.since_start()};
       if (info.collective >= 0) {
         k.category = KernelCategory::Communication;
-        k.op = it.collectives[static_cast<std::size_t>(info.collective)].op;
+        const workload::CollectiveCall& call =
+            it.collectives[static_cast<std::size_t>(info.collective)];
+        k.op = call.op;
+        k.count = call.calls_per_op;
       } else {
         k.category = category_of(info.kernel_kind);
       }

@@ -152,3 +152,30 @@ TEST_CASE("kernel_breakdown: the simulated breakdown agrees with the report", "[
   CHECK(r.critical_stage >= 0);
   CHECK(r.critical_stage < 2);
 }
+
+TEST_CASE("kernel_breakdown: a simulated op of several NCCL calls counts each call", "[report]") {
+  // DDP (sharding none) on 8 GPUs: each layer's gradient buckets are one op of several calls
+  // (workload::CollectiveCall::calls_per_op). `trainsim compare` set 33 simulated all_reduce
+  // "kernels" against a trace's one kernel per call, where the report counts 533 calls
+  // (llama2-7b, seq 2048: 512 + 21).
+  io::ScenarioDocument doc;
+  doc.json = {{"hardware", "h100-dgx"},
+              {"model", "llama2-7b"},
+              {"cluster", {{"gpus", 8}}},
+              {"training", {{"seq_len", 2048}, {"global_batch", 8}, {"micro_batch", 1}}},
+              {"parallel", {{"sharding", "none"}}}};
+  const auto s = io::scenario_from_document(doc);
+  const auto sim = report::simulate(
+      s, report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
+  std::int64_t calls = 0;
+  std::int64_t ops = 0;
+  for (const auto& c : sim.report.collectives) {
+    if (c.op == "all_reduce") calls += c.count;
+  }
+  for (const auto& c : sim.iteration.collectives) {
+    if (c.op == "all_reduce") ++ops;
+  }
+  REQUIRE(calls > ops);  // some op stands for several calls
+  const auto b = report::simulated_breakdown(sim, 0);
+  CHECK(b.collectives.at("all_reduce").num_kernels == calls);
+}

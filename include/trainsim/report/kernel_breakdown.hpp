@@ -77,6 +77,10 @@ struct TimedKernel {
   std::string op;  // Communication only: nccl_op()'s spelling; empty otherwise
   Seconds start;
   Seconds end;
+  // The GPU kernels it stands for: 1 in a profiler trace (one event per kernel); a simulated
+  // op may stand for several NCCL calls (DDP's buckets of a layer, a ring exchange's steps:
+  // workload::CollectiveCall::calls_per_op), each one kernel.
+  std::int64_t count = 1;
 };
 
 // The breakdown of one window of GPU work (one profiler step, or one simulated iteration).
