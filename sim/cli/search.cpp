@@ -582,10 +582,19 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
     own = sweep::evaluate(dp_only, mode);  // as the plans it is set against
     if (!own.report) {
       out << "  Pure data parallelism (" << plan_text(dp_only)
-          << ") cannot run: " << own.status_text() << ".\n"
-          << "  Model parallelism is needed to split the model state and activations: the best "
-             "plan needs "
-          << gib(rb.memory.total) << " of " << gib(rb.memory.usable) << " usable per GPU.\n";
+          << ") cannot run: " << own.status_text() << ".\n";
+      if (own.status == sweep::Status::OutOfMemory) {
+        out << "  Model parallelism is needed to split the model state and activations: the best "
+               "plan needs "
+            << gib(rb.memory.total) << " of " << gib(rb.memory.usable) << " usable per GPU.\n";
+      } else {
+        // Not memory: the plan itself (a global batch of fewer sequences than GPUs, say). The
+        // best plan's memory is no cause, so it is not given as one.
+        out << "  Model parallelism is needed for the plan to run at all, not for memory: "
+               "the best plan spreads the GPUs over tp x pp x cp = "
+            << bp.tp * bp.pp * bp.cp << " and dp " << bp.dp << ", and needs "
+            << gib(rb.memory.total) << " of " << gib(rb.memory.usable) << " usable per GPU.\n";
+      }
       return;
     }
   }
