@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -88,7 +89,17 @@ double finite_unit(ObjectReader& r, const std::string& key, UnitKind kind) {
 }
 
 Seconds time_of(ObjectReader& r) { return Seconds(finite_unit(r, "time", UnitKind::Time)); }
-Bytes bytes_of(ObjectReader& r) { return Bytes(finite_unit(r, "bytes", UnitKind::Data)); }
+// A whole number of bytes ("1.5 B" is no buffer; "1.5 KiB" is 1,536).
+Bytes bytes_of(ObjectReader& r) {
+  const double v = finite_unit(r, "bytes", UnitKind::Data);
+  if (v != std::floor(v)) {
+    char text[32];
+    (void)std::snprintf(text, sizeof text, "%.17g", v);
+    throw r.error("bytes", std::string("not a whole number of bytes (") + text +
+                               " B); expected a buffer size in whole bytes");
+  }
+  return Bytes(v);
+}
 
 // Index of `r.choice(key, names)` in `names`.
 std::size_t choice_index(ObjectReader& r, const std::string& key,
@@ -425,10 +436,7 @@ void check_schema(ObjectReader& top) {
   }
 }
 
-}  // namespace
-
-MeasurementDocument parse_measurement_document(const std::string& text, const std::string& source) {
-  const nlohmann::json json = parse_text(text, source);
+MeasurementDocument document_from_json(const nlohmann::json& json, const std::string& source) {
   ObjectReader top(json, source, "");
   check_schema(top);
 
@@ -453,6 +461,17 @@ MeasurementDocument parse_measurement_document(const std::string& text, const st
     throw ConfigError(source, "",
                       "no measurements; expected at least one record in " + list + ", got none");
   }
+  return doc;
+}
+
+}  // namespace
+
+MeasurementDocument parse_measurement_document(const std::string& text, const std::string& source) {
+  const nlohmann::json json = parse_text(text, source);
+  // A required key missing beside its misspelling ("tme" for "time") names the misspelling.
+  MeasurementDocument doc;
+  with_near_miss_note(json, source, "",
+                      [&](const nlohmann::json& j) { doc = document_from_json(j, source); });
   return doc;
 }
 

@@ -383,6 +383,24 @@ TEST_CASE("measurement_reader: bad documents name the file, the pointer and the 
                         Catch::Contains("m.json: /schema: missing required key; expected "
                                         "\"schema\": \"trainsim-measurements\""));
   }
+  SECTION("a required key missing beside its misspelling names the misspelling") {
+    const auto j = with_record("gemm", R"({"m": 4096, "n": 4096, "k": 4096, "dtype": "bf16",
+                                           "tme": "200 us"})");
+    REQUIRE_THROWS_WITH(parse(j),
+                        "m.json: /gemm/0/time: missing required key (the object has "
+                        "'tme': a misspelling of 'time'?); expected a time with a unit "
+                        "like \"5 us\"");
+  }
+  SECTION("a size that is not a whole number of bytes") {
+    // 1.5 B was fitted as a 2-node AllReduce of one and a half bytes; 1.5 KiB is 1,536 B.
+    auto j = with_record("collectives", R"({"op": "all_reduce", "ranks": 16, "nodes": 2,
+                                            "bytes": "1.5 B", "time": "4.48 ms"})");
+    REQUIRE_THROWS_WITH(parse(j),
+                        "m.json: /collectives/0/bytes: not a whole number of bytes "
+                        "(1.5 B); expected a buffer size in whole bytes");
+    j["collectives"][0]["bytes"] = "1.5 KiB";
+    REQUIRE(parse(j).points.collectives.front().bytes.value() == 1536.0);
+  }
   SECTION("wrong version") {
     auto j = header_only();
     j["schema_version"] = 2;
