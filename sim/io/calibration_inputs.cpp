@@ -142,7 +142,19 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
                                                    const calibrate::LogReference& ref) {
   check_results(log);
   check_claimed_group(log, ref);
+  // What a document entry lacks, named at the entry: the key it should add.
+  const char* missing_key = ref.ranks ? "nodes" : "ranks";
   if (!(ref.ranks && ref.nodes) && log.fewest_ranks_per_host < log.most_ranks_per_host) {
+    if (!ref.origin.source.empty()) {
+      throw entry_error(log, ref, missing_key,
+                        std::string("missing required key: the rank lines of ") + log.source +
+                            " list " + std::to_string(*log.ranks) + " ranks on " +
+                            std::to_string(*log.nodes) + " hosts, " +
+                            std::to_string(log.fewest_ranks_per_host) + " to " +
+                            std::to_string(log.most_ranks_per_host) +
+                            " per host (a list cut short, or an uneven run); expected the run's "
+                            "\"ranks\" and \"nodes\" both");
+    }
     // Hosts of unequal rank counts (100 ranks on 13 hosts, the last with 4 of 8): a log whose
     // rank lines were cut short (a paste of the first screen of a 1,024-rank run) or an uneven
     // run; either way the rank lines cannot say the group, and a guess changes the fit.
@@ -158,6 +170,14 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
   const auto ranks = ref.ranks ? ref.ranks : log.ranks ? log.ranks : log.ranks_from_count;
   const auto nodes = ref.nodes ? ref.nodes : log.nodes;
   if (!ranks || !nodes) {
+    if (!ref.origin.source.empty()) {
+      throw entry_error(log, ref, !ranks ? "ranks" : "nodes",
+                        std::string("missing required key: ") + log.source +
+                            " has no '#  Rank' lines to tell the run's " +
+                            (!ranks ? "ranks" : "nodes") +
+                            "; expected the run's \"ranks\" and "
+                            "\"nodes\" both");
+    }
     throw ConfigError(log.source, "",
                       "cannot tell the ranks and nodes of the run: the log has no '#  Rank' "
                       "lines; expected the log named in a measurement document with \"ranks\" "

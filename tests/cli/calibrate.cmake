@@ -144,11 +144,11 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/nccl_garbage.json
 trainsim_bad_input(calibrate nccl_garbage "nccl_garbage.json: /environment/nccl: expected an NCCL version like \"2.21.5\" \\(as NCCL prints it\\), got \"garbage\""
   --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/nccl_garbage.json)
 # A document that gives the cut-short log's ranks but not its nodes: the hosts still come from
-# the rank lines, so it is refused as the bare log is.
+# the rank lines, so it is refused as the bare log is, at the entry's missing key.
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_ranks_only.json
   "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
     \"nccl_tests\": [{\"file\": \"${CALIBRATION_DIR}/nccl_tests/h100-128node-all_reduce-ring-ll128.txt\", \"ranks\": 1024}]}\n")
-trainsim_bad_input(calibrate uneven_hosts_ranks_only "h100-128node-all_reduce-ring-ll128.txt: the rank lines list 100 ranks on 13 hosts"
+trainsim_bad_input(calibrate uneven_hosts_ranks_only "log_ranks_only.json: /nccl_tests/0/nodes: missing required key: the rank lines of [^ ]*h100-128node-all_reduce-ring-ll128.txt list 100 ranks on 13 hosts"
   --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_ranks_only.json)
 # GPU names: a GH200 is not an H200, an H100 PCIe not the SXM module of h100-dgx.
 foreach(case "gh200;NVIDIA GH200 480GB;h200-sxm;GH200;H200" "h100pcie;NVIDIA H100 PCIe;h100-dgx;H100 PCIe;H100")

@@ -703,6 +703,14 @@ TEST_CASE("calibration inputs: a log's ranks and results are checked before it i
     REQUIRE(ag.op == Op::AllGather);
     REQUIRE_FALSE(ag.ranks.has_value());
     REQUIRE(ag.ranks_from_count == std::optional<std::int64_t>(4));
+    // The document gives only ranks: nothing tells the nodes, and the line names the entry's
+    // key to add, not the log (which was named in a document).
+    ref.ranks = 4;
+    REQUIRE_THROWS_WITH(log_points(ag, ref),
+                        "doc.json: /nccl_tests/0/nodes: missing required key: ag.txt has no "
+                        "'#  Rank' lines to tell the run's nodes; expected the run's \"ranks\" "
+                        "and \"nodes\" both");
+    ref.ranks.reset();
     // The document gives only nodes: the points take the count's 4 ranks.
     ref.nodes = 2;
     REQUIRE(log_points(ag, ref).front().group.ranks == 4);
