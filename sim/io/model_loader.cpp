@@ -779,6 +779,16 @@ ModelSpec from_hugging_face(ObjectReader& r) {
       r.boolean_or("use_sliding_window", !contains(kHfQwenWindowTypes, model_type));
   const std::int64_t window = use_window ? sliding : 0;
   const WindowLayers windowed = hf_window_layers(r, model_type, m.num_layers);
+  // layer_types naming windowed layers with no window to give them contradicts itself (the
+  // config classes derive the list from the window: Qwen2Config's "sliding_attention" only
+  // where sliding_window is set): refused, not priced as full attention in silence.
+  if (window == 0 && windowed.count > 0 && windowed.key == "layer_types") {
+    throw r.error("layer_types",
+                  std::to_string(windowed.count) +
+                      " layers are \"sliding_attention\" but the config gives no window "
+                      "(sliding_window null or 0, or use_sliding_window false); expected a "
+                      "sliding_window, or \"full_attention\" layers");
+  }
   if (window > 0 && windowed.count == m.num_layers) {
     m.attention_window = window;
   } else if (window > 0 && windowed.count > 0) {
@@ -840,7 +850,16 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   const bool qwen = contains(kHfQwenWindowTypes, model_type);
   for (const auto key : kHfIgnoredKeys) {
     if (key == "max_window_layers" && qwen) continue;  // read above
-    if (r.has(std::string(key))) ignored.emplace_back(key);
+    if (!r.has(std::string(key))) continue;
+    // A dropout of 0, as every released config has, costs nothing; any other rate samples and
+    // applies a mask in each layer, which is not counted.
+    if ((key == "attention_dropout" || key == "mlp_dropout") &&
+        r.raw(std::string(key)).is_number() && r.number(std::string(key)) != 0.0) {
+      uncounted.push_back(std::string(key) + " " + r.raw(std::string(key)).dump() +
+                          " (a dropout mask per layer)");
+      continue;
+    }
+    ignored.emplace_back(key);
   }
   if (model::has_mla(m)) {
     // DeepseekV3Config sets head_dim = qk_rope_head_dim (the rotary part), and saved configs may

@@ -332,6 +332,15 @@ TEST_CASE("model_loader: Hugging Face sliding windows", "[model][io]") {
     std::string all = R"(, "use_sliding_window": true, "layer_types": [)";
     for (int i = 0; i < 28; ++i) all += std::string(i == 0 ? "" : ", ") + "\"sliding_attention\"";
     REQUIRE(load_model_from_string(qwen2(all + "]"), "q4.json").attention_window == 4096);
+    // The same list with the window switched off contradicts itself (Qwen2Config writes
+    // "sliding_attention" only where sliding_window is set): refused, where it was priced as
+    // full attention in silence.
+    std::string off = all;
+    off.replace(off.find("true"), 4, "false");
+    REQUIRE_THROWS_WITH(load_model_from_string(qwen2(off + "]"), "q7.json"),
+                        "q7.json: /layer_types: 28 layers are \"sliding_attention\" but the "
+                        "config gives no window (sliding_window null or 0, or use_sliding_window "
+                        "false); expected a sliding_window, or \"full_attention\" layers");
     std::string mixed = all;
     mixed.replace(mixed.find("\"sliding_attention\""), 19, "\"full_attention\"");
     REQUIRE_THROWS_WITH(load_model_from_string(qwen2(mixed + "]"), "q5.json"),
@@ -451,6 +460,21 @@ TEST_CASE("model_loader: a Hugging Face family the reader does not know is refus
                         Catch::Contains("neox.json: /model_type: unknown value") &&
                             Catch::Contains("expected one of llama, mistral"));
   }
+}
+
+TEST_CASE("model_loader: a dropout rate other than 0 is noted as not counted", "[model][io]") {
+  // attention_dropout 0 (every released config) costs nothing and is an ignored key; 0.5 samples
+  // and applies a mask the model has no kernel for: said so, where the note said "no effect on
+  // cost".
+  NoteCapture notes;
+  std::string hf = kHfRopeParameters;
+  hf.insert(hf.size() - 1, R"(, "attention_dropout": 0.5, "mlp_dropout": 0)");
+  (void)load_model_from_string(hf, "dropout-note.json");
+  REQUIRE(notes.lines.size() == 1);
+  CHECK_THAT(notes.lines.front(),
+             Catch::Contains("ignored (no effect on cost): ") && Catch::Contains(", mlp_dropout") &&
+                 Catch::Contains("not counted (would add cost): attention_dropout 0.5 (a dropout "
+                                 "mask per layer)"));
 }
 
 TEST_CASE("model_loader: one note line names the ignored Hugging Face keys", "[model][io]") {
