@@ -277,6 +277,17 @@ int compare(const CompareOptions& o) {
               << *trace.world_size << " ranks (distributedInfo.world_size); the scenario has "
               << s.gpus << " GPUs, so its collectives run on other groups\n";
   }
+  // Kernels of several GPUs are read as one timeline (docs/compare.md), which sums their work
+  // against one simulated GPU: say so where the table would not.
+  if (trace.devices.size() > 1) {
+    std::string list;
+    for (const std::int64_t d : trace.devices)
+      list += (list.empty() ? "" : ", ") + std::to_string(d);
+    std::cerr << "note: " << io::escape_control(o.trace) << " holds kernels of "
+              << trace.devices.size() << " GPUs (devices " << list
+              << "), read as one timeline against one simulated GPU; expected one rank's trace "
+                 "(docs/compare.md)\n";
+  }
   if (trace.skipped_gpu_events > 0) {
     std::cerr << "note: " << io::escape_control(o.trace) << ": " << trace.skipped_gpu_events
               << " GPU events (cat kernel, memcpy or memset) that are not complete (\"ph\": "

@@ -63,3 +63,13 @@ add_test(NAME cli.compare.world_size_note
                  --gpus 4 --global-batch 2)
 set_tests_properties(cli.compare.world_size_note PROPERTIES PASS_REGULAR_EXPRESSION
   "note: [^\n]*tp2_overlap\\.json was recorded in a job of 2 ranks \\(distributedInfo\\.world_size\\)\; the scenario has 4 GPUs")
+
+# A trace whose kernels ran on two GPUs (the first GEMM moved to device 1): read as one timeline,
+# with a note on stderr naming the devices, where the table said nothing of it.
+file(READ ${TRACE_DATA}/tp2_overlap.json two_devices)
+string(JSON two_devices SET "${two_devices}" traceEvents 17 args device 1)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/two_devices.json "${two_devices}")
+add_test(NAME cli.compare.two_devices_note
+         COMMAND trainsim compare ${compare_scenario} --trace ${CMAKE_CURRENT_BINARY_DIR}/two_devices.json)
+set_tests_properties(cli.compare.two_devices_note PROPERTIES PASS_REGULAR_EXPRESSION
+  "note: [^\n]*two_devices.json holds kernels of 2 GPUs \\(devices 0, 1\\), read as one timeline")
