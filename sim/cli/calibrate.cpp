@@ -354,7 +354,10 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     // A bare count of bytes ("0", "8"), as `collective --min-bytes` takes, or a size with a unit.
     options.min_collective_bytes = Bytes(io::parse_byte_count_or_size(o.min_bytes));
   } catch (const ConfigError& e) {
-    throw ConfigError("--min-bytes: " + e.problem() + " (or a bare count of bytes like 1048576)");
+    // The unit parser's line asks for a unit; a bare count is good too.
+    const bool names_counts = e.problem().find("count of bytes") != std::string::npos;
+    throw ConfigError("--min-bytes: " + e.problem() +
+                      (names_counts ? "" : " (or a bare count of bytes like 1048576)"));
   }
   if (!(options.min_collective_bytes.value() >= 0.0)) {
     throw ConfigError("--min-bytes: expected a size of 0 or more like 1MiB, got '" + o.min_bytes +

@@ -223,7 +223,22 @@ double parse_byte_count_or_size(std::string_view text) {
   const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
     return std::isdigit(c) != 0;
   });
-  return digits ? std::stod(std::string(text)) : parse_unit(text, UnitKind::Data);
+  if (digits) return std::stod(std::string(text));
+  // A number with nothing after it that is no count in digits ("1e30", "1.5", "-5"): what is
+  // wrong is the number, not a missing unit.
+  const std::string s(text);
+  char* end = nullptr;
+  (void)std::strtod(s.c_str(), &end);
+  std::string_view rest(end);
+  while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front())) != 0) {
+    rest.remove_prefix(1);
+  }
+  if (end != s.c_str() && rest.empty()) {
+    throw ConfigError(
+        "expected a count of bytes in digits like 1048576, or a size with a unit like " +
+        unit_example(UnitKind::Data) + ", got " + quoted(text));
+  }
+  return parse_unit(text, UnitKind::Data);
 }
 
 void require_int64_bytes(const std::string& flag, const std::string& text, double bytes) {

@@ -24,6 +24,10 @@ trainsim_bad_input(collective unknown_op "--op: unknown collective op 'all_redus
   --hardware h100-dgx --op all_reduse --nodes 4)
 trainsim_bad_input(collective zero_size "--min-bytes: expected a size of at least 1 byte"
   --hardware h100-dgx --op all_reduce --nodes 4 --min-bytes 0)
+# A bare number that is no count in digits: the number is wrong, not a missing unit (the line
+# said '"1e30" (no unit)', where a bare 8 is valid).
+trainsim_bad_input(collective exponent_size "--max-bytes: expected a count of bytes in digits like 1048576, or a size with a unit like \"80 GiB\", got \"1e30\""
+  --hardware h100-dgx --op all_reduce --nodes 4 --max-bytes 1e30)
 trainsim_bad_input(collective negative_size "--max-bytes: expected a size of at least 1 byte like 8, 1MiB or 8GiB, got '-1MiB'"
   --hardware h100-dgx --op all_reduce --nodes 4 --max-bytes=-1MiB)
 # 10^23 bytes is a size, but past int64: out of range, not "at least 1 byte".
