@@ -395,8 +395,11 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   const io::CalibrationInputs in = io::read_calibration_inputs(o.inputs, o.include_problem_logs);
   // Nor may it replace a log a document names (the command line's inputs are checked above).
   io::require_not_an_input(o.output, "command line (-o)", in.files);
-  for (const auto& s : in.skipped) err << "note: skipped " << io::escape_control(s) << '\n';
-  for (const auto& r : in.repeated) err << "warning: " << io::escape_control(r) << '\n';
+  // Notes and warnings on the inputs wait for the fit: a point it refuses (one faster than the
+  // hardware allows) is then the run's one line on stderr, not the last of several.
+  std::ostringstream early;
+  for (const auto& s : in.skipped) early << "note: skipped " << io::escape_control(s) << '\n';
+  for (const auto& r : in.repeated) early << "warning: " << io::escape_control(r) << '\n';
   // Points of another NCCL release are priced with the profile's NCCL choices: where the
   // algorithm or protocol NCCL picks changed between the two, the fit absorbs the change.
   {
@@ -413,10 +416,10 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       const std::string mm = major_minor(*p.nccl_version);
       if (mm.empty() || mm == profile_nccl) continue;
       if (!told.insert({p.origin.source, *p.nccl_version}).second) continue;
-      err << "warning: " << io::escape_control(p.origin.source) << " ran NCCL "
-          << io::escape_control(*p.nccl_version) << "; profile '" << io::escape_control(base.id)
-          << "' prices NCCL " << io::escape_control(profile_nccl)
-          << "'s algorithm and protocol choices, so where they differ the fit absorbs it\n";
+      early << "warning: " << io::escape_control(p.origin.source) << " ran NCCL "
+            << io::escape_control(*p.nccl_version) << "; profile '" << io::escape_control(base.id)
+            << "' prices NCCL " << io::escape_control(profile_nccl)
+            << "'s algorithm and protocol choices, so where they differ the fit absorbs it\n";
     }
   }
   // Points of another GPU are fitted as this profile's, and its rates land in the profile: say
@@ -425,10 +428,10 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   for (const auto& [file, device] : in.devices) {
     const std::string measured = gpu_model(device);
     if (!measured.empty() && !profile_gpu.empty() && measured != profile_gpu) {
-      err << "warning: " << io::escape_control(file) << " was measured on "
-          << io::escape_control(device) << ", not the " << io::escape_control(profile_gpu)
-          << " of profile '" << io::escape_control(base.id)
-          << "': its points are fitted as this profile's\n";
+      early << "warning: " << io::escape_control(file) << " was measured on "
+            << io::escape_control(device) << ", not the " << io::escape_control(profile_gpu)
+            << " of profile '" << io::escape_control(base.id)
+            << "': its points are fitted as this profile's\n";
     }
   }
 
@@ -438,8 +441,8 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   hardware::HardwareSpec start = base;
   if (o.reset) {
     if (doc.json.contains("collective") && doc.json["collective"].contains("measured")) {
-      err << "note: --reset: the base's measured collective terms go back to NCCL's model"
-          << (o.freeze.empty() ? "" : " (frozen terms keep the base's values)") << '\n';
+      early << "note: --reset: the base's measured collective terms go back to NCCL's model"
+            << (o.freeze.empty() ? "" : " (frozen terms keep the base's values)") << '\n';
     }
     start.collective.measured = {};
     for (const auto& v : calibrate::fit(start, in.points, options).values) {
@@ -454,6 +457,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     p.set(start, p.get(base));
   }
   const calibrate::FitResult result = calibrate::fit(start, in.points, options);
+  err << early.str();
   // Measurement sets in first-seen order: a log, or one point of a document.
   std::vector<std::string> labels;
   for (const auto& r : result.residuals) {
