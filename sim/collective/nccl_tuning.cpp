@@ -444,18 +444,19 @@ Traffic tuned_traffic(Op op, const Geometry& g, Algorithm algorithm, Bytes bytes
   }
 }
 
-Seconds line_rate_transfer(const HardwareSpec& hw, const Geometry& g, const Traffic& traffic) {
+Seconds line_rate_transfer(const HardwareSpec& hw, const Geometry& g, Algorithm algorithm,
+                           const Traffic& traffic) {
   // Averages over ranks and domains: the busiest link carries at least the average, so the
   // floor never exceeds the true one.
   Seconds floor(0.0);
   const BytesPerSecond nvlink = hw.node.nvlink_bandwidth_per_direction;
   if (traffic.nvlink.value() > 0.0 && nvlink.value() > 0.0) floor = traffic.nvlink / nvlink;
-  if (traffic.network.value() > 0.0 && g.nodes > 1) {
+  if (traffic.network.value() > 0.0 && g.nodes > 1 && algorithm != Algorithm::Nvls) {
     const Bytes per_domain =
         traffic.network * (static_cast<double>(g.ranks) / static_cast<double>(g.nodes));
     const BytesPerSecond nics =
-        hw.fabric.nic_bandwidth * (static_cast<double>(hw.fabric.nics_per_node) * g.nic_share *
-                                   static_cast<double>(g.hosts) * g.fabric_factor);
+        hw.fabric.nic_bandwidth *
+        (static_cast<double>(hw.fabric.nics_per_node) * static_cast<double>(g.hosts));
     if (nics.value() > 0.0) floor = max(floor, per_domain / nics);
   }
   return floor;

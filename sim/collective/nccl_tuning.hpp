@@ -77,14 +77,15 @@ struct Traffic {
 };
 [[nodiscard]] Traffic tuned_traffic(Op op, const Geometry& g, Algorithm algorithm, Bytes bytes);
 
-// The shortest transfer the links allow for `traffic`: each rank's NVLink bytes at the GPU's
-// NVLink bandwidth one way, and a domain's network bytes (the group's over its domains) at the
-// line rate of the NICs its ranks reach (nics x nic_bandwidth x nic_share x hosts, times the
-// fabric factor). A floor under any measured correction: no fitted term prices a call faster
-// than the hardware moves its bytes (NCCL's graphs take their channels' bandwidth off these
-// links, src/graph/search.cc).
+// The shortest transfer the links allow for `traffic` of `algorithm`: each rank's NVLink bytes
+// at the GPU's NVLink bandwidth one way, and a domain's network bytes (the group's over its
+// domains) at the line rate of every NIC of the hosts it holds (nics x nic_bandwidth x hosts;
+// not the model's own rules, the NIC share and the fabric's oversubscription, which a
+// measurement may beat: PXN reaches other GPUs' NICs). Multi-node NVLS, whose switches reduce in
+// the network, has no network floor. A lower bound only: `trainsim calibrate` refuses a
+// measurement under it; the model itself does not apply it (docs/calibration.md says why).
 [[nodiscard]] Seconds line_rate_transfer(const hardware::HardwareSpec& hw, const Geometry& g,
-                                         const Traffic& traffic);
+                                         hardware::Algorithm algorithm, const Traffic& traffic);
 
 // AllToAll and SendRecv from link bandwidths (see p2p.cpp).
 [[nodiscard]] CollectiveCost p2p_cost(const hardware::HardwareSpec& hw, Op op, const Geometry& g,

@@ -260,9 +260,10 @@ TEST_CASE("calibrate: a point faster than the hardware allows is refused, naming
   REQUIRE_NOTHROW(fit(base, gemm, FitOptions{}));
 
   // 1 GiB AllReduce over 8 GPUs of one node in 1 us: busbw 2 x 7/8 x 2^30 / 1e-6 = 1.879e15
-  // B/s. NCCL runs it with NVLS, whose ranks each send (8 + 1) / 8 of the buffer over NVLink
-  // (450 GB/s one way): at least 9/8 x 2^30 / 450e9 = 2.684 ms, a busbw of 2 x 7/8 x 450 / (9/8)
-  // = 700 GB/s (twice the fastest link, the bound for every algorithm, would allow 900).
+  // B/s. Of the algorithms NCCL runs there (Ring, Tree, NVLS), NVLS moves the fewest bytes: its
+  // ranks each send (8 + 1) / 8 of the buffer over NVLink (450 GB/s one way), at least
+  // 9/8 x 2^30 / 450e9 = 2.684 ms, a busbw of 2 x 7/8 x 450 / (9/8) = 700 GB/s (Ring's 2 x 7/8
+  // of the buffer would allow 450; twice the fastest link, the bound for every algorithm, 900).
   MeasurementSet reduce;
   CollectivePoint c;
   c.op = Op::AllReduce;
@@ -274,7 +275,8 @@ TEST_CASE("calibrate: a point faster than the hardware allows is refused, naming
   REQUIRE_THROWS_WITH(
       fit(base, reduce, FitOptions{}),
       Catch::StartsWith("doc.json: /x/0/time: measured time 1e-06 s is 1.879e+06 busbw GB/s, "
-                        "above what its NVLink and NICs carry for NCCL's nvls (700 busbw GB/s)"));
+                        "above what its NVLink and NICs carry for the most lenient algorithm NCCL "
+                        "runs there, nvls (700 busbw GB/s)"));
   // NVLS's measured AllReduce busbw on 8 H200 SXM, 473-482 GB/s (docs/sources.md, B.1), passes:
   // 1 GiB at 480 GB/s of busbw is 2 x 7/8 x 2^30 / 480e9 = 3.91 ms.
   reduce.collectives[0].time = Seconds(3.91e-3);
@@ -290,7 +292,8 @@ TEST_CASE("calibrate: a point faster than the hardware allows is refused, naming
   gather.collectives.push_back(ag);
   REQUIRE_THROWS_WITH(
       fit(base, gather, FitOptions{}),
-      Catch::Contains("above what its NVLink and NICs carry for NCCL's ring (450 busbw GB/s)"));
+      Catch::Contains("above what its NVLink and NICs carry for the most lenient algorithm NCCL "
+                      "runs there, ring (450 busbw GB/s)"));
   // Two nodes, 16 ranks, Ring AllReduce: each node's ring edges leave through its 8 NICs of
   // 400 Gb/s, 400 GB/s, which bounds the busbw (every byte of a ring's bus traffic crosses one
   // node boundary per node). 410 GB/s is refused; the 392.7 GB/s measured at 8 GiB on such a
@@ -308,6 +311,20 @@ TEST_CASE("calibrate: a point faster than the hardware allows is refused, naming
       Catch::Contains("above what its NVLink and NICs carry for NCCL's ring (400 busbw GB/s)"));
   across.collectives[0].time = Seconds(2.0 * 15.0 / 16.0 * 8192.0 * kMiB / 392.7e9);
   REQUIRE_NOTHROW(fit(base, across, FitOptions{}));
+  // Not forced, on 4 nodes: the model picks Ring for 4 GiB (at most 400 GB/s), but NCCL may run
+  // NVLS Tree, whose nodes each send 2 (N - 1) / N = 1.5 buffers over their 400 GB/s of NICs:
+  // busbw up to 2 x 31/32 x 400 / 1.5 = 516.7 GB/s. A measured 430 GB/s is no mistake.
+  MeasurementSet four;
+  CollectivePoint ar4 = c;
+  ar4.group = parallel::GroupShape{.ranks = 32, .nodes = 4, .ranks_per_node = 8};
+  ar4.bytes = Bytes(4096.0 * kMiB);
+  ar4.time = Seconds(2.0 * 31.0 / 32.0 * 4096.0 * kMiB / 430e9);
+  four.collectives.push_back(ar4);
+  REQUIRE_NOTHROW(fit(base, four, FitOptions{}));
+  four.collectives[0].time = Seconds(2.0 * 31.0 / 32.0 * 4096.0 * kMiB / 530e9);
+  REQUIRE_THROWS_WITH(fit(base, four, FitOptions{}),
+                      Catch::Contains("the most lenient algorithm NCCL runs there, nvls_tree "
+                                      "(516.7 busbw GB/s)"));
 
   // Memory: 1 GiB streamed in 10 us is 107 TB/s against 3.35 TB/s of HBM.
   MeasurementSet memory;
