@@ -89,16 +89,18 @@ double finite_unit(ObjectReader& r, const std::string& key, UnitKind kind) {
 }
 
 Seconds time_of(ObjectReader& r) { return Seconds(finite_unit(r, "time", UnitKind::Time)); }
-// A whole number of bytes ("1.5 B" is no buffer; "1.5 KiB" is 1,536).
+// A whole number of bytes ("1.5 B" is no buffer; "1.5 KiB" is 1,536), up to the rounding of the
+// unit's product ("4.1 GB" is 4099999999.9999995 in floating point): rounded to it.
 Bytes bytes_of(ObjectReader& r) {
   const double v = finite_unit(r, "bytes", UnitKind::Data);
-  if (v != std::floor(v)) {
+  const double whole = std::nearbyint(v);
+  if (std::fabs(v - whole) > 1e-9 * std::max(1.0, std::fabs(v))) {
     char text[32];
     (void)std::snprintf(text, sizeof text, "%.17g", v);
     throw r.error("bytes", std::string("not a whole number of bytes (") + text +
                                " B); expected a buffer size in whole bytes");
   }
-  return Bytes(v);
+  return Bytes(whole);
 }
 
 // Index of `r.choice(key, names)` in `names`.

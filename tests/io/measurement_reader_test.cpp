@@ -400,6 +400,9 @@ TEST_CASE("measurement_reader: bad documents name the file, the pointer and the 
                         "(1.5 B); expected a buffer size in whole bytes");
     j["collectives"][0]["bytes"] = "1.5 KiB";
     REQUIRE(parse(j).points.collectives.front().bytes.value() == 1536.0);
+    // 4.1 x 1e9 is 4099999999.9999995 in doubles: a whole 4,100,000,000 bytes, not refused.
+    j["collectives"][0]["bytes"] = "4.1 GB";
+    REQUIRE(parse(j).points.collectives.front().bytes.value() == 4'100'000'000.0);
   }
   SECTION("wrong version") {
     auto j = header_only();
