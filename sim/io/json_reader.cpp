@@ -625,8 +625,11 @@ void require_document_kind(const nlohmann::json& json, DocumentKind want, const 
       case DocumentKind::Hardware:
         return json.contains("gpu") && json.contains("node");
       case DocumentKind::Model:
+        // A Hugging Face config.json of any family carries model_type (gpt2's has neither
+        // num_hidden_layers nor hidden_size).
         return (json.contains("layers") && json.contains("hidden")) ||
-               json.contains("num_hidden_layers") || json.contains("hidden_size");
+               json.contains("num_hidden_layers") || json.contains("hidden_size") ||
+               json.contains("model_type");
       case DocumentKind::Stack:
         return json.contains("fsdp") && json.contains("tensor_parallel");
     }

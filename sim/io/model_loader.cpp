@@ -912,7 +912,9 @@ model::ModelSpec model_from_json(const nlohmann::json& json, const std::string& 
   if (hugging_face && json.is_object()) {
     // One key of either format in a file of the other would switch the reader and report the
     // other format's keys as missing: name the two keys instead.
-    const char* hf_key = json.contains("hidden_size") ? "hidden_size" : "num_hidden_layers";
+    const char* hf_key = json.contains("hidden_size")         ? "hidden_size"
+                         : json.contains("num_hidden_layers") ? "num_hidden_layers"
+                                                              : "model_type";
     for (const char* key : {"layers", "hidden", "heads", "ffn_hidden"}) {
       if (json.contains(key)) {
         throw r.error(hf_key, std::string("a Hugging Face key in a model that has the trainsim "

@@ -11,6 +11,7 @@
 #include "trainsim/model/counts.hpp"
 
 #include "sim/io/builtin_data.hpp"
+#include "sim/io/hardware_loader.hpp"
 #include "sim/io/json_reader.hpp"
 
 #include "tests/note_capture.hpp"
@@ -414,6 +415,18 @@ TEST_CASE("model_loader: a config.json of another family is refused by its model
   REQUIRE_THROWS_WITH(load_model_from_string(gpt2, "gpt2.json"),
                       Catch::StartsWith("gpt2.json: /model_type: unknown value 'gpt2'; expected "
                                         "one of llama, "));
+  // A trainsim model given a model_type is named at that key, the one it has of the other
+  // format (the line named /num_hidden_layers, which the file lacks).
+  REQUIRE_THROWS_WITH(
+      load_model_from_string(R"({"layers": 2, "hidden": 64, "heads": 4, "ffn_hidden": 256,
+                                 "vocab": 100, "model_type": "llama"})",
+                             "tm.json"),
+      Catch::StartsWith("tm.json: /model_type: a Hugging Face key in a model that has the "
+                        "trainsim key 'layers'"));
+  // And a config.json given where a profile is expected is called a model.
+  REQUIRE_THROWS_WITH(io::load_hardware_from_string(gpt2, "gpt2.json"),
+                      "gpt2.json: the file is a model, not a hardware profile; expected a "
+                      "hardware profile");
 }
 
 TEST_CASE("model_loader: Hugging Face biases by family", "[model][io]") {
