@@ -168,9 +168,17 @@ parallel::Scenario ScenarioResolver::resolve(const io::ScenarioDocument& doc) {
   if (refs.hardware) {
     std::optional<parallel::Scenario> s = fast_parse(j, *refs.hardware, *refs.model);
     if (s) {
+      // Every reference field, not only the names: an inline model's echoed scenario is the
+      // object, not "inline" (rows after the first wrote "model": "inline").
       s->hardware_name = refs.hardware_name;
       s->model_name = refs.model_name;
       s->stack_name = refs.stack_name;
+      s->hardware_inline = refs.hardware_inline;
+      s->model_inline = refs.model_inline;
+      s->stack_inline = refs.stack_inline;
+      s->hardware_path = refs.hardware_path;
+      s->model_path = refs.model_path;
+      s->stack_path = refs.stack_path;
       s->stack = *refs.stack;
       return *std::move(s);
     }
@@ -180,6 +188,12 @@ parallel::Scenario ScenarioResolver::resolve(const io::ScenarioDocument& doc) {
   refs.hardware_name = s.hardware_name;
   refs.model_name = s.model_name;
   refs.stack_name = s.stack_name;
+  refs.hardware_inline = s.hardware_inline;
+  refs.model_inline = s.model_inline;
+  refs.stack_inline = s.stack_inline;
+  refs.hardware_path = s.hardware_path;
+  refs.model_path = s.model_path;
+  refs.stack_path = s.stack_path;
   refs.hardware = std::make_shared<const hardware::HardwareSpec>(s.hardware);
   refs.stack = std::make_shared<const stack::StackSpec>(s.stack);
   refs.model = std::make_shared<const model::ModelSpec>(s.model);

@@ -36,9 +36,17 @@ class ScenarioResolver {
 
  private:
   struct References {
+    // As the loader set them (parallel::Scenario): the names, the inline objects' text, the
+    // files the names were read as.
     std::string hardware_name;
     std::string model_name;
     std::string stack_name;
+    std::string hardware_inline;
+    std::string model_inline;
+    std::string stack_inline;
+    std::string hardware_path;
+    std::string model_path;
+    std::string stack_path;
     std::shared_ptr<const hardware::HardwareSpec> hardware;
     std::shared_ptr<const model::ModelSpec> model;
     std::shared_ptr<const stack::StackSpec> stack;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "sim/io/scenario_loader.hpp"
 #include "sim/io/sweep_writer.hpp"
@@ -346,4 +347,30 @@ TEST_CASE("sweep run: a pipeline_layout axis takes one list per value, and its r
                                           io::SweepFormat::JsonLines, EndRecord::Shard)});
   }
   CHECK(io::merge_outputs(parts, spec.size()) == one);
+}
+
+TEST_CASE("sweep: an inline model is echoed whole in every row's scenario", "[sweep]") {
+  // The resolver's cache served rows after the first with the names alone: their JSON lines'
+  // scenario said "model": "inline", which does not run again (docs/sweep.md: the JSON lines
+  // carry the scenario as `trainsim run` echoes it).
+  const SweepSpec spec = parse_sweep_spec(
+      R"({"base": {"hardware": "h100-dgx",
+                  "model": {"layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 32,
+                            "head_dim": 128, "ffn_hidden": 11008, "vocab": 32000,
+                            "activation": "swiglu", "norm": "rmsnorm",
+                            "tied_embeddings": false, "position_embedding": "rope"},
+                  "cluster": {"gpus": 8},
+                  "training": {"seq_len": 2048, "micro_batch": 1, "global_batch": 8}},
+         "axes": {"parallel.tp": [1, 2, 4]}})",
+      "spec.json", "");
+  const std::string out = run(spec, 1, {}, io::SweepFormat::JsonLines);
+  int rows = 0;
+  for (const auto& line : split(out, '\n')) {
+    if (line.empty()) continue;
+    ++rows;
+    const auto j = nlohmann::json::parse(line);
+    REQUIRE(j["scenario"]["model"].is_object());
+    REQUIRE(j["scenario"]["model"]["layers"] == 2);
+  }
+  REQUIRE(rows == 3);
 }
