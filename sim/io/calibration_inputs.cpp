@@ -188,21 +188,39 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
                       "expected 1 <= nodes <= ranks, got " + std::to_string(*ranks) + " ranks on " +
                           std::to_string(*nodes) + " nodes");
   }
-  // Ranks on the fullest node: the entry's, else the rank lines' where they list every rank
-  // on every host (16 ranks on 3 hosts, 8, 4 and 4: 8, where an even split would say 6), else
-  // an even split, which an uneven run whose lines are cut short must correct with the entry's
-  // "ranks_per_node".
-  std::int64_t per_node = (*ranks + *nodes - 1) / *nodes;
+  // Ranks on the fullest node: the rank lines' where they list every rank on every host (16
+  // ranks on 3 hosts, 8, 4 and 4: 8, where an even split would say 6), else the entry's
+  // "ranks_per_node", else an even split where the lines (if any) show no fuller host.
+  const bool complete = log.ranks && *log.ranks == *ranks && log.nodes && *log.nodes == *nodes;
+  const std::int64_t even = (*ranks + *nodes - 1) / *nodes;
+  std::int64_t per_node = complete ? log.most_ranks_per_host : even;
   if (ref.ranks_per_node) {
+    if (complete && *ref.ranks_per_node != log.most_ranks_per_host) {
+      throw entry_error(
+          log, ref, "ranks_per_node",
+          std::to_string(*ref.ranks_per_node) + ", but the rank lines of " + log.source +
+              " list every rank, " + std::to_string(log.most_ranks_per_host) +
+              " on the fullest host; expected " + std::to_string(log.most_ranks_per_host));
+    }
+    if (*ref.ranks_per_node < log.most_ranks_per_host) {
+      throw entry_error(log, ref, "ranks_per_node",
+                        std::to_string(*ref.ranks_per_node) + ", but the rank lines of " +
+                            log.source + " list " + std::to_string(log.most_ranks_per_host) +
+                            " ranks on one host; expected at least " +
+                            std::to_string(log.most_ranks_per_host));
+    }
     per_node = *ref.ranks_per_node;
-  } else if (log.ranks && *log.ranks == *ranks && log.nodes && *log.nodes == *nodes) {
-    per_node = log.most_ranks_per_host;
-  } else if (*ranks % *nodes != 0) {
-    throw entry_error(log, ref, "nodes",
-                      std::to_string(*ranks) + " ranks do not split evenly over " +
-                          std::to_string(*nodes) + " nodes and the rank lines of " + log.source +
-                          " do not list them all; expected the entry's \"ranks_per_node\" (the "
-                          "ranks on the fullest node)");
+  } else if (!complete && (*ranks % *nodes != 0 || log.most_ranks_per_host > even)) {
+    throw entry_error(
+        log, ref, "ranks_per_node",
+        "missing required key: " + std::to_string(*ranks) + " ranks on " + std::to_string(*nodes) +
+            " nodes" +
+            (*ranks % *nodes != 0 ? std::string(" do not split evenly")
+                                  : " split evenly, but the rank lines show " +
+                                        std::to_string(log.most_ranks_per_host) + " on one host") +
+            ", and the rank lines of " + log.source +
+            " do not list them all; expected the ranks on the fullest node" +
+            (ref.ranks ? std::string() : std::string(", with the run's \"ranks\"")));
   }
   std::optional<std::string> version = ref.nccl_version ? ref.nccl_version : log.nccl_version;
   std::vector<calibrate::CollectivePoint> out;

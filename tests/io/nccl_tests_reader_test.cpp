@@ -659,12 +659,27 @@ TEST_CASE("calibration inputs: a log's ranks and results are checked before it i
     ref.ranks = 1020;
     ref.nodes = 128;
     REQUIRE_THROWS_WITH(log_points(cut, ref),
-                        Catch::StartsWith("doc.json: /nccl_tests/0/nodes: 1020 ranks do not split "
-                                          "evenly over 128 nodes and the rank lines of ") &&
-                            Catch::EndsWith("expected the entry's \"ranks_per_node\" (the ranks "
-                                            "on the fullest node)"));
+                        Catch::StartsWith("doc.json: /nccl_tests/0/ranks_per_node: missing "
+                                          "required key: 1020 ranks on 128 nodes do not split "
+                                          "evenly, and the rank lines of ") &&
+                            Catch::EndsWith("do not list them all; expected the ranks on the "
+                                            "fullest node"));
     ref.ranks_per_node = 8;
     REQUIRE(log_points(cut, ref).front().group.ranks_per_node == 8);
+    // The cut-short lines show hosts of 8: fewer on the fullest node contradicts them.
+    ref.ranks_per_node = 7;
+    REQUIRE_THROWS_WITH(log_points(cut, ref),
+                        Catch::StartsWith("doc.json: /nccl_tests/0/ranks_per_node: 7, but the "
+                                          "rank lines of ") &&
+                            Catch::EndsWith("list 8 ranks on one host; expected at least 8"));
+    // Complete lines give the fullest host themselves; an entry that says otherwise is refused.
+    ref.ranks = 16;
+    ref.nodes = 3;
+    ref.ranks_per_node = 6;
+    REQUIRE_THROWS_WITH(log_points(uneven, ref),
+                        Catch::StartsWith("doc.json: /nccl_tests/0/ranks_per_node: 6, but the "
+                                          "rank lines of uneven.txt list every rank, 8 on the "
+                                          "fullest host; expected 8"));
   }
   SECTION("all_gather's count gives the ranks exactly") {
     // b200-roce-2node-all_gather.txt: 16 ranks on 2 hosts; each row's count is size / 4 / 16
