@@ -588,9 +588,9 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
                "plan needs "
             << gib(rb.memory.total) << " of " << gib(rb.memory.usable) << " usable per GPU.\n";
       } else {
-        // Not memory: the plan itself (a global batch of fewer sequences than GPUs, say). The
-        // best plan's memory is no cause, so it is not given as one.
-        out << "  Model parallelism is needed for the plan to run at all, not for memory: "
+        // The plan itself (a global batch of fewer sequences than GPUs, say), found before any
+        // memory check: memory is not named as the cause, and the best plan's is a figure.
+        out << "  Model parallelism is needed for the plan to run at all (the problem above): "
                "the best plan spreads the GPUs over tp x pp x cp = "
             << bp.tp * bp.pp * bp.cp << " and dp " << bp.dp << ", and needs "
             << gib(rb.memory.total) << " of " << gib(rb.memory.usable) << " usable per GPU.\n";

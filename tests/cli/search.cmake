@@ -24,14 +24,14 @@ set_tests_properties(cli.search.explain PROPERTIES PASS_REGULAR_EXPRESSION
   "Why the best plan \\(tp=[48][^\n]*\n +Pure data parallelism \\(tp=1 pp=1 cp=1 dp=64[^\n]*cannot run: out_of_memory: needs [0-9.]+ GiB")
 
 # llama3-8b on 4,096 GPUs with a global batch of 2,048: pure data parallelism cannot run because
-# dp 4,096 exceeds the sequences, not for memory (an 8B plan needs 26.5 of 75.2 GiB): --explain
-# says so, where it blamed memory.
+# dp 4,096 exceeds the sequences (an 8B plan needs 26.5 of 75.2 GiB): --explain says so, where
+# it blamed memory.
 add_test(NAME cli.search.explain_not_memory
          COMMAND trainsim search --hardware h100-dgx --model llama3-8b --gpus 4096
                  --global-batch 2048 --seq-len 8192 --tp 1,4 --pp 1 --micro-batch 1
                  --sharding zero1 --recompute none --explain --jobs 2)
 set_tests_properties(cli.search.explain_not_memory PROPERTIES PASS_REGULAR_EXPRESSION
-  "cannot run: invalid: /training/global_batch: [^\n]*\n +Model parallelism is needed for the plan to run at all, not for memory: the best plan spreads the GPUs over tp x pp x cp = 4 and dp 1024")
+  "cannot run: invalid: /training/global_batch: [^\n]*\n +Model parallelism is needed for the plan to run at all \\(the problem above\\): the best plan spreads the GPUs over tp x pp x cp = 4 and dp 1024")
 set_tests_properties(cli.search.explain_not_memory PROPERTIES FAIL_REGULAR_EXPRESSION
   "split the model state and activations")
 
