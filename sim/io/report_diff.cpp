@@ -125,7 +125,14 @@ std::vector<InputChange> input_changes(const parallel::Scenario& a, const parall
             {"/stack", a.stack_name, a.stack_path, b.stack_name, b.stack_path}}};
   for (const auto& [pointer, name_a, path_a, name_b, path_b] : refs) {
     auto& v = both[pointer];
-    if (v.first != v.second || same_file(path_a, path_b)) continue;
+    // Two spellings of one file's path (../shared/m.json from one folder, ../../shared/m.json
+    // from another) are the same input; neither side inline (an inline object has no path).
+    const bool files = !path_a.empty() && !path_b.empty();
+    if (v.first != v.second) {
+      if (files && same_file(path_a, path_b)) v.second = v.first;
+      continue;
+    }
+    if (same_file(path_a, path_b)) continue;
     v.first = read_as(name_a, path_a);
     v.second = read_as(name_b, path_b);
   }

@@ -103,3 +103,8 @@ add_test(NAME cli.diff.same_file_two_paths
   COMMAND trainsim diff ${diff_same_name}/a/s.json ${diff_same_name}/a/../a/s.json)
 set_tests_properties(cli.diff.same_file_two_paths PROPERTIES PASS_REGULAR_EXPRESSION
   "inputs changed \\(A -> B\\)\n  none\n")
+# Two names for one file (c/s.json says "../a/m.json", a/s.json "m.json"): no change either.
+add_test(NAME cli.diff.two_names_one_file
+  COMMAND trainsim diff ${diff_same_name}/a/s.json ${diff_same_name}/c/s.json)
+set_tests_properties(cli.diff.two_names_one_file PROPERTIES PASS_REGULAR_EXPRESSION
+  "inputs changed \\(A -> B\\)\n  none\n")
