@@ -75,6 +75,43 @@ TEST_CASE("calibrate: the fit recovers the collective terms that generated its p
   for (const auto& res : r.residuals) REQUIRE(std::abs(res.error()) < 1e-3);
 }
 
+TEST_CASE("calibrate: no point past the fill's saturation leaves the fill unfitted",
+          "[calibrate]") {
+  // NVLSTree points from 64 KiB to 32 MiB (10 sizes over a factor of 512, which the old rule,
+  // six sizes over 256x, took for enough), all short of the saturation the fit starts from
+  // (h100-dgx's fitted 43.85 MiB): the fill then only scales the transfer, (1 + fill) /
+  // bandwidth factor, with the factor. Fitted anyway, any pair of the same ratio fits alike.
+  hardware::HardwareSpec base = io::load_hardware("h100-dgx");
+  REQUIRE(nvls_tree_simple(base).fill_saturation.value() > 32.0 * kMiB);
+  MeasurementSet short_sizes;
+  for (const CollectivePoint& p : nvls_tree_points(base).collectives) {
+    if (p.bytes.value() <= 32.0 * kMiB) short_sizes.collectives.push_back(p);
+  }
+  for (const std::int64_t nodes : {2, 4, 8}) {
+    const parallel::GroupShape g{.ranks = nodes * 8, .nodes = nodes, .ranks_per_node = 8};
+    for (double bytes = 64.0 * 1024.0; bytes < kMiB; bytes *= 2.0) {
+      CollectivePoint p;
+      p.op = Op::AllReduce;
+      p.group = g;
+      p.bytes = Bytes(bytes);
+      p.algorithm = Algorithm::NvlsTree;
+      p.time = collective::restricted_cost(base, p.op, g, p.bytes, p.algorithm, std::nullopt)->time;
+      p.origin = Origin{.source = "generated", .line = 0, .label = "short", .pointer = ""};
+      short_sizes.collectives.push_back(p);
+    }
+  }
+  const FitResult r = fit(base, short_sizes, FitOptions{});
+  for (const auto& v : r.values) {
+    INFO(v.parameter->pointer);
+    REQUIRE(v.parameter->pointer.find("fill_") == std::string::npos);
+  }
+  // With sizes past the saturation too (nvls_tree_points, to 16 GiB), the fill is fitted.
+  const FitResult full = fit(base, nvls_tree_points(base), FitOptions{});
+  REQUIRE(std::any_of(full.values.begin(), full.values.end(), [](const auto& v) {
+    return v.parameter->pointer.find("fill_fraction") != std::string::npos;
+  }));
+}
+
 TEST_CASE("calibrate: the fit recovers compute and power parameters", "[calibrate]") {
   const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
   hardware::HardwareSpec truth = base;
