@@ -159,46 +159,32 @@ parallel::Scenario ScenarioResolver::resolve(const io::ScenarioDocument& doc) {
   const std::string key = j["hardware"].dump() + '\n' + j["model"].dump() + '\n' +
                           (j.contains("stack") ? j["stack"].dump() : std::string()) + '\n' +
                           doc.base_dir;
-  References refs;
+  std::shared_ptr<const parallel::Scenario> first;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     const auto it = cache_.find(key);
-    if (it != cache_.end()) refs = it->second;
+    if (it != cache_.end()) first = it->second;
   }
-  if (refs.hardware) {
-    std::optional<parallel::Scenario> s = fast_parse(j, *refs.hardware, *refs.model);
-    if (s) {
-      // Every reference field, not only the names: an inline model's echoed scenario is the
-      // object, not "inline" (rows after the first wrote "model": "inline").
-      s->hardware_name = refs.hardware_name;
-      s->model_name = refs.model_name;
-      s->stack_name = refs.stack_name;
-      s->hardware_inline = refs.hardware_inline;
-      s->model_inline = refs.model_inline;
-      s->stack_inline = refs.stack_inline;
-      s->hardware_path = refs.hardware_path;
-      s->model_path = refs.model_path;
-      s->stack_path = refs.stack_path;
-      s->stack = *refs.stack;
-      return *std::move(s);
-    }
-    return io::scenario_from_document(doc);
+  if (first) {
+    std::optional<parallel::Scenario> s = fast_parse(j, first->hardware, first->model);
+    if (!s) return io::scenario_from_document(doc);
+    // Every reference field, not only the names: an inline model's echoed scenario is the
+    // object, not "inline" (rows after the first wrote "model": "inline").
+    s->hardware_name = first->hardware_name;
+    s->model_name = first->model_name;
+    s->stack_name = first->stack_name;
+    s->hardware_inline = first->hardware_inline;
+    s->model_inline = first->model_inline;
+    s->stack_inline = first->stack_inline;
+    s->hardware_path = first->hardware_path;
+    s->model_path = first->model_path;
+    s->stack_path = first->stack_path;
+    s->stack = first->stack;
+    return *std::move(s);
   }
   parallel::Scenario s = io::scenario_from_document(doc);
-  refs.hardware_name = s.hardware_name;
-  refs.model_name = s.model_name;
-  refs.stack_name = s.stack_name;
-  refs.hardware_inline = s.hardware_inline;
-  refs.model_inline = s.model_inline;
-  refs.stack_inline = s.stack_inline;
-  refs.hardware_path = s.hardware_path;
-  refs.model_path = s.model_path;
-  refs.stack_path = s.stack_path;
-  refs.hardware = std::make_shared<const hardware::HardwareSpec>(s.hardware);
-  refs.stack = std::make_shared<const stack::StackSpec>(s.stack);
-  refs.model = std::make_shared<const model::ModelSpec>(s.model);
   const std::lock_guard<std::mutex> lock(mutex_);
-  cache_.emplace(key, std::move(refs));
+  cache_.emplace(key, std::make_shared<const parallel::Scenario>(s));
   return s;
 }
 

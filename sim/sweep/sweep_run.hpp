@@ -35,24 +35,11 @@ class ScenarioResolver {
   [[nodiscard]] std::size_t loads() const;
 
  private:
-  struct References {
-    // As the loader set them (parallel::Scenario): the names, the inline objects' text, the
-    // files the names were read as.
-    std::string hardware_name;
-    std::string model_name;
-    std::string stack_name;
-    std::string hardware_inline;
-    std::string model_inline;
-    std::string stack_inline;
-    std::string hardware_path;
-    std::string model_path;
-    std::string stack_path;
-    std::shared_ptr<const hardware::HardwareSpec> hardware;
-    std::shared_ptr<const model::ModelSpec> model;
-    std::shared_ptr<const stack::StackSpec> stack;
-  };
   mutable std::mutex mutex_;
-  std::map<std::string, References> cache_;  // key: hardware, model and stack refs, base dir
+  // The first scenario resolved through the loader with each hardware, model and stack
+  // reference and base dir (the key): its specs and its reference fields (names, inline text,
+  // the files the names were read as) serve the later ones.
+  std::map<std::string, std::shared_ptr<const parallel::Scenario>> cache_;
 };
 
 // Whether a run ends its output with a shard end record (io::ShardTrailer).

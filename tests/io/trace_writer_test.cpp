@@ -18,15 +18,16 @@ using namespace trainsim;
 namespace {
 
 // llama2-7b on 16 H100s in two pipeline stages, two micro-batches of 2,048 tokens, under a
-// stack given inline.
-parallel::Scenario scenario(const std::string& stack) {
+// stack given by name, with full_shard or another sharding.
+parallel::Scenario scenario(const std::string& stack, const std::string& sharding = "full_shard") {
   io::ScenarioDocument doc;
   doc.source = "s.json";
   doc.json = nlohmann::json::parse(R"({
     "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 16},
     "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1},
-    "parallel": {"pp": 2, "sharding": "full_shard"}})");
+    "parallel": {"pp": 2}})");
   doc.json["stack"] = stack;
+  doc.json["parallel"]["sharding"] = sharding;
   return io::scenario_from_document(doc);
 }
 
@@ -96,13 +97,7 @@ TEST_CASE("trace: without host time per step there is no host thread", "[io]") {
 TEST_CASE("trace: ZeRO-1's gather of the updated weights is in the optimizer pass", "[io]") {
   // Without overlap_param_gather (pytorch-2.3-fsdp), the distributed optimizer gathers the
   // weights it updated after the step, with no micro-batch: it was labelled "forward".
-  io::ScenarioDocument doc;
-  doc.source = "s.json";
-  doc.json = nlohmann::json::parse(R"({
-    "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 16},
-    "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1},
-    "parallel": {"pp": 2, "sharding": "zero1"}})");
-  const parallel::Scenario s = io::scenario_from_document(doc);
+  const parallel::Scenario s = scenario("pytorch-2.3-fsdp", "zero1");
   const report::Simulation sim = report::simulate(
       s, report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
   const nlohmann::json trace = trace_of(sim);
