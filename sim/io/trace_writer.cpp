@@ -97,7 +97,10 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
     nlohmann::json args = nlohmann::json::object();
     if (info.microbatch >= 0) args["microbatch"] = info.microbatch;
     if (info.layer >= 0) args["layer"] = info.layer;
-    args["pass"] = info.backward ? "backward" : info.optimizer ? "optimizer" : "forward";
+    args["pass"] = info.backward    ? "backward"
+                   : info.optimizer ? "optimizer"
+                   : info.recompute ? "recompute"
+                                    : "forward";
     if (info.collective >= 0) {
       const auto& c = it.collectives[static_cast<std::size_t>(info.collective)];
       args["op"] = c.op;

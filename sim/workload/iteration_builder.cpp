@@ -582,6 +582,7 @@ class Builder {
   OpId kernel(const StageStreams& st, const TimedKernel& k, bool backward, bool recompute,
               OpInfo info, OpId wait) {
     info.backward = backward;
+    info.recompute = info.recompute || recompute;
     info.flops = backward ? k.bwd_flops : k.fwd_flops;
     info.kernel_kind = k.kind;
     const engine::NameId name = recompute ? k.recompute_name : (backward ? k.bwd_name : k.fwd_name);
@@ -682,6 +683,7 @@ class Builder {
 
   OpId layer_forward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId wait,
                      bool recompute) {
+    info.recompute = recompute;  // its collectives too
     const LayerKernels& lk = kernels_of(info.layer);
     const std::vector<TimedKernel>& layer = lk.kernels;
     OpId pending = wait;  // the op the next kernel must wait for

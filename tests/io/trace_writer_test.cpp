@@ -18,8 +18,9 @@ using namespace trainsim;
 namespace {
 
 // llama2-7b on 16 H100s in two pipeline stages, two micro-batches of 2,048 tokens, under a
-// stack given by name, with full_shard or another sharding.
-parallel::Scenario scenario(const std::string& stack, const std::string& sharding = "full_shard") {
+// stack given by name, with full_shard or another sharding, without recomputation or with it.
+parallel::Scenario scenario(const std::string& stack, const std::string& sharding = "full_shard",
+                            const std::string& recompute = "none") {
   io::ScenarioDocument doc;
   doc.source = "s.json";
   doc.json = nlohmann::json::parse(R"({
@@ -28,6 +29,7 @@ parallel::Scenario scenario(const std::string& stack, const std::string& shardin
     "parallel": {"pp": 2}})");
   doc.json["stack"] = stack;
   doc.json["parallel"]["sharding"] = sharding;
+  doc.json["parallel"]["recompute"] = recompute;
   return io::scenario_from_document(doc);
 }
 
@@ -108,4 +110,24 @@ TEST_CASE("trace: ZeRO-1's gather of the updated weights is in the optimizer pas
     REQUIRE(e["args"]["pass"] == "optimizer");
   }
   REQUIRE(gathers == 2);  // one per stage
+}
+
+TEST_CASE("trace: recomputed forward ops are in the recompute pass", "[io]") {
+  // Full recomputation runs each layer's forward again before its backward: its kernels
+  // (named *_recompute) and its collectives (FSDP's gathers aside, issued for the backward) were
+  // labelled "forward", so a per-pass sum counted them as forward time.
+  const report::Simulation sim =
+      report::simulate(scenario("pytorch-2.3-fsdp", "full_shard", "full"),
+                       report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
+  const nlohmann::json trace = trace_of(sim);
+  int recomputed = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const std::string name = e["name"].get<std::string>();
+    const bool named = name.size() > 10 && name.compare(name.size() - 10, 10, "_recompute") == 0;
+    if (named) ++recomputed;
+    // Every *_recompute kernel is in the recompute pass, and no other compute op is.
+    if (e["cat"] == "compute") REQUIRE((e["args"]["pass"] == "recompute") == named);
+  }
+  REQUIRE(recomputed > 0);
 }

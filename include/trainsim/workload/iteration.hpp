@@ -44,6 +44,9 @@ struct OpInfo {
   bool backward = false;
   // The optimizer step, and ZeRO-1's gather of the weights it updated where that follows it.
   bool optimizer = false;
+  // A forward op run again for the backward (activation recomputation, full or selective), with
+  // the collectives of a recomputed layer.
+  bool recompute = false;
   std::int32_t collective = -1;  // index into Iteration::collectives, -1 for compute kernels
   Flops flops;                   // executed FLOPs of a compute kernel
   // What a compute kernel is (GEMM, attention, memory-bound); meaningless for collectives and
