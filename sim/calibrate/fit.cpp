@@ -151,10 +151,6 @@ double fastest_link(const HardwareSpec& hw) {
   return std::max(hw.node.nvlink_bandwidth_per_direction.value(), network);
 }
 
-// NCCL's protocols, for the algorithms a group can run.
-constexpr std::array<hardware::Protocol, 3> kProtocols = {
-    hardware::Protocol::Ll, hardware::Protocol::Ll128, hardware::Protocol::Simple};
-
 // The collective cases and, per (algorithm, protocol) NCCL chose, which terms they inform.
 void add_collectives(const MeasurementSet& m, const FitOptions& options, const HardwareSpec& hw,
                      std::vector<Case>& cases) {
@@ -247,13 +243,13 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
       namespace detail = collective::detail;
       const detail::Geometry g = detail::make_geometry(hw, group);
       std::optional<std::pair<double, Algorithm>> lenient;
-      for (const Algorithm a : {Algorithm::Tree, Algorithm::Ring, Algorithm::Nvls,
-                                Algorithm::NvlsTree, Algorithm::Pat}) {
+      for (const Algorithm a : detail::kTunedAlgorithms) {
         if (forced_algorithm && *forced_algorithm != a) continue;
-        const bool runs = std::any_of(kProtocols.begin(), kProtocols.end(), [&](Protocol pr) {
-          return (!forced_protocol || *forced_protocol == pr) &&
-                 detail::tuned_entry(hw, op, g, a, pr).has_value();
-        });
+        const bool runs =
+            std::any_of(detail::kProtocols.begin(), detail::kProtocols.end(), [&](Protocol pr) {
+              return (!forced_protocol || *forced_protocol == pr) &&
+                     detail::tuned_entry(hw, op, g, a, pr).has_value();
+            });
         if (!runs) continue;
         const double t =
             detail::line_rate_transfer(hw, g, a, detail::tuned_traffic(op, g, a, bytes)).value();

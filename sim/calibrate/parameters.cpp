@@ -7,6 +7,8 @@
 
 #include "trainsim/collective/collective_model.hpp"
 
+#include "sim/collective/nccl_tuning.hpp"
+
 namespace trainsim::calibrate {
 namespace {
 
@@ -19,11 +21,9 @@ constexpr double kMiB = 1024.0 * 1024.0;
 constexpr auto kSimple = static_cast<std::size_t>(hardware::Protocol::Simple);
 constexpr double kGiB = 1024.0 * kMiB;
 
-// The tuned algorithms in index order.
-constexpr std::array<Algorithm, hardware::kNumTunedAlgorithms> kAlgorithms = {
-    Algorithm::Tree, Algorithm::Ring, Algorithm::Nvls, Algorithm::NvlsTree, Algorithm::Pat};
-constexpr std::array<Protocol, hardware::kNumProtocols> kProtocols = {Protocol::Ll, Protocol::Ll128,
-                                                                      Protocol::Simple};
+// The tuned algorithms and the protocols in index order.
+using collective::detail::kProtocols;
+using collective::detail::kTunedAlgorithms;
 
 Parameter number(std::string pointer, double lower, double upper, double start, std::string meaning,
                  std::function<double(const HardwareSpec&)> get,
@@ -214,7 +214,7 @@ std::vector<Parameter> make_parameters() {
         500.0);
   watts("/power/communication", "board power while only communication runs",
         &hardware::PowerSpec::communication, 400.0);
-  for (const Algorithm a : kAlgorithms) {
+  for (const Algorithm a : kTunedAlgorithms) {
     for (const Protocol pr : kProtocols) add_measured(out, a, pr);
   }
   return out;

@@ -12,10 +12,8 @@ namespace trainsim::collective {
 namespace {
 
 // NCCL's selection order (algorithm, then protocol; strict < keeps the first of equals).
-constexpr std::array<Algorithm, hardware::kNumTunedAlgorithms> kTunedAlgorithms = {
-    Algorithm::Tree, Algorithm::Ring, Algorithm::Nvls, Algorithm::NvlsTree, Algorithm::Pat};
-constexpr std::array<Protocol, hardware::kNumProtocols> kProtocols = {Protocol::Ll, Protocol::Ll128,
-                                                                      Protocol::Simple};
+using detail::kProtocols;
+using detail::kTunedAlgorithms;
 
 bool is_p2p(Op op) { return op == Op::AllToAll || op == Op::SendRecv; }
 

@@ -3,6 +3,7 @@
 // (ncclTopoGetAlgoTime), and the point-to-point model of AllToAll and SendRecv.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -12,6 +13,14 @@
 #include "trainsim/parallel/placement.hpp"
 
 namespace trainsim::collective::detail {
+
+// NCCL's tuned algorithms and its protocols, in NCCL's index and selection order (algorithm,
+// then protocol; hardware::Algorithm, hardware::Protocol).
+inline constexpr std::array<hardware::Algorithm, hardware::kNumTunedAlgorithms> kTunedAlgorithms = {
+    hardware::Algorithm::Tree, hardware::Algorithm::Ring, hardware::Algorithm::Nvls,
+    hardware::Algorithm::NvlsTree, hardware::Algorithm::Pat};
+inline constexpr std::array<hardware::Protocol, hardware::kNumProtocols> kProtocols = {
+    hardware::Protocol::Ll, hardware::Protocol::Ll128, hardware::Protocol::Simple};
 
 // A group as NCCL's model sees it, plus the network share and fabric penalty of our topology
 // rules (see make_geometry). NCCL's "node" is an NVLink domain: NCCL treats the GPUs of a

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -45,12 +46,11 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
   // streams, with a tid no stream and no other stage's host thread has (tids are unique across
   // processes, as the streams' are: Perfetto's JSON importer takes them as system-wide).
   const bool host = host_overhead.value() > 0.0;
-  const auto host_tid = [&it, &g](engine::DeviceId d) {
+  // Stage i's host thread is tid num_streams + i; nullopt for a device that runs no stage.
+  const auto host_tid = [&it, &g](engine::DeviceId d) -> std::optional<std::int32_t> {
     const auto at = std::find(it.stage_device.begin(), it.stage_device.end(), d);
+    if (at == it.stage_device.end()) return std::nullopt;
     return g.num_streams() + static_cast<std::int32_t>(at - it.stage_device.begin());
-  };
-  const auto is_stage = [&it](engine::DeviceId d) {
-    return std::find(it.stage_device.begin(), it.stage_device.end(), d) != it.stage_device.end();
   };
   for (engine::DeviceId d = 0; d < g.num_devices(); ++d) {
     events.push_back({{"ph", "M"},
@@ -76,16 +76,16 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
                         {"tid", s},
                         {"args", {{"sort_index", order++}}}});
     }
-    if (host && is_stage(d)) {
+    if (const auto tid = host_tid(d); host && tid) {
       events.push_back({{"ph", "M"},
                         {"name", "thread_name"},
                         {"pid", d},
-                        {"tid", host_tid(d)},
+                        {"tid", *tid},
                         {"args", {{"name", "host"}}}});
       events.push_back({{"ph", "M"},
                         {"name", "thread_sort_index"},
                         {"pid", d},
-                        {"tid", host_tid(d)},
+                        {"tid", *tid},
                         {"args", {{"sort_index", order}}}});
     }
   }
@@ -135,7 +135,7 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
                         {"name", "iteration_overhead"},
                         {"cat", "host"},
                         {"pid", d},
-                        {"tid", host_tid(d)},
+                        {"tid", *host_tid(d)},
                         {"ts", micros(timeline.end.since_start())},
                         {"dur", micros(host_overhead)},
                         {"args", {{"pass", "step"}}}});
