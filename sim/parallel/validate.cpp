@@ -134,6 +134,14 @@ std::vector<Problem> validate(const Scenario& s) {
       problem("/parallel/ep", "ep " + str(p.ep) +
                                   " with sharding hybrid_shard is not modelled; expected ep 1 "
                                   "or sharding none, zero1, shard_grad_op or full_shard");
+    } else if (p.ep > 1 && p.tp > 1 && !p.sequence_parallel) {
+      // Megatron-Core's TransformerConfig refuses it: "When using expert parallelism and
+      // tensor parallelism, sequence parallelism must be used" (docs/models.md). Without it
+      // every TP rank would send all T tokens through the all-to-all, tp times the bytes.
+      problem("/parallel/sequence_parallel",
+              "ep " + str(p.ep) + " with tp " + str(p.tp) +
+                  " needs sequence parallelism (Megatron-Core refuses expert and tensor "
+                  "parallelism without it); expected sequence_parallel true, or ep 1 or tp 1");
     }
     if (m.expert_ffn_hidden % p.tp != 0) {
       problem("/parallel/tp", "tp " + str(p.tp) + " does not divide expert_ffn_hidden " +

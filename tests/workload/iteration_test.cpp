@@ -196,7 +196,7 @@ TEST_CASE("iteration: the compute lower bound is the busiest stage's layer kerne
             "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 1,
                          "precision": "fp8"},
             "parallel": {"tp": 2, "pp": 2, "ep": 8, "sharding": "zero1",
-                         "recompute": "full"}})");
+                         "sequence_parallel": true, "recompute": "full"}})");
         return io::scenario_from_document(doc);
       }()};
   for (std::size_t n = 0; n < cases.size(); ++n) {

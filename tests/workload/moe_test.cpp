@@ -382,7 +382,7 @@ TEST_CASE("moe: mixtral-8x7b on 64 H100s with ep 8 simulates", "[workload][repor
   doc.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "mixtral-8x7b",
       "stack": "megatron-core", "cluster": {"gpus": 64},
       "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 1},
-      "parallel": {"tp": 2, "ep": 8, "sharding": "zero1"}})");
+      "parallel": {"tp": 2, "sequence_parallel": true, "ep": 8, "sharding": "zero1"}})");
   const parallel::Scenario s = io::scenario_from_document(doc);
   REQUIRE(parallel::validate(s).empty());
   const report::Report r = report::simulate(s).report;
