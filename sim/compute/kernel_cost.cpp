@@ -81,9 +81,18 @@ KernelCost kernel_cost(const hardware::GpuSpec& gpu, hardware::Dtype dtype,
   const auto peak = gpu.peak_dense[static_cast<std::size_t>(dtype)];
   double eff = 0.0;
   Seconds math_time{};
+  Flops work_flops = work.flops;
   if (work.kind != KernelClass::MemoryBound && work.flops.value() > 0.0) {
     if (work.kind == KernelClass::Attention) {
-      eff = attention_efficiency(gpu.attention, work.attention);
+      // A kernel `speed` times as fast as the curve's runs as 1 / speed of the FLOPs. Its
+      // matmuls run on the tensor cores the GEMMs use, so it cannot outrun the sustained GEMM
+      // ceiling: FlashAttention-3, the fastest published kernel on Hopper, reaches 75% of the
+      // H100's peak (Shah et al. 2024, arXiv:2407.08608, abstract) against the profile's 0.756
+      // for GEMMs. Without the bound a stack's Hopper speed-up over FlashAttention-2 (1.82)
+      // took the A100's FlashAttention-2 curve (0.73) to 1.33 of the peak.
+      work_flops = work.flops / work.attention.speed;
+      eff = std::min(attention_efficiency(gpu.attention, work.attention),
+                     gpu.gemm.max_for(dtype) / work.attention.speed);
     } else if (work.gemms.empty()) {
       eff = gpu.gemm.max_for(dtype);
     } else {
@@ -98,7 +107,7 @@ KernelCost kernel_cost(const hardware::GpuSpec& gpu, hardware::Dtype dtype,
       }
       eff = weighted > 0.0 ? flops / weighted : gpu.gemm.max_for(dtype);
     }
-    math_time = work.flops / (peak * eff);
+    math_time = work_flops / (peak * eff);
   }
   const Seconds memory_time = work.bytes / (gpu.hbm_bandwidth * gpu.memory_efficiency);
   const bool compute_bound = math_time > memory_time;

@@ -446,6 +446,16 @@ hardware::AttentionEfficiency read_attention(ObjectReader r) {
   a.half_size = read_parameter(r, "half_size", "/gpu/attention/half_size", 0.0);
   a.head_dim_half = read_parameter(r, "head_dim_half", "/gpu/attention/head_dim_half", 0.0);
   a.backward_ratio = r.fraction("backward_ratio", lowest_efficiency());
+  if (r.has("speed_over_flash2")) {
+    a.speed_over_flash2 = r.number("speed_over_flash2");
+    // The bounds of a stack's attention_speed (stack_loader.cpp), which it divides.
+    if (!(a.speed_over_flash2 >= 0.05 && a.speed_over_flash2 <= 5.0)) {
+      throw r.error("speed_over_flash2",
+                    "expected how many times as fast as FlashAttention-2 the curve's kernel "
+                    "runs, from 0.05 to 5, got " +
+                        describe_json(r.raw("speed_over_flash2")));
+    }
+  }
   r.finish();
   return a;
 }

@@ -254,9 +254,11 @@ class Builder {
   // kernels Transformer Engine keeps in bf16 (KernelSpec::fp8_eligible false).
   Seconds price(compute::KernelWork w, double traffic, hardware::Dtype dtype) const {
     if (w.kind == compute::KernelClass::MemoryBound) w.bytes = w.bytes * traffic;
-    // A kernel `attention_speed` times as fast as the profile's FlashAttention-2: its time is
-    // that of 1 / attention_speed the FLOPs (the reported FLOPs are the kernel spec's).
-    if (w.kind == compute::KernelClass::Attention) w.flops = w.flops / s_.stack.attention_speed;
+    // A kernel `attention_speed` times as fast as FlashAttention-2, priced against the profile's
+    // curve, whose own kernel may not be FlashAttention-2 (compute::AttentionShape::speed).
+    if (w.kind == compute::KernelClass::Attention) {
+      w.attention.speed = s_.stack.attention_speed / s_.hardware.gpu.attention.speed_over_flash2;
+    }
     const Seconds t = compute::kernel_cost(s_.hardware.gpu, dtype, w).time;
     if (t.value() <= 0.0) return t;  // no work, no kernel
     return max(t, s_.stack.kernel_dispatch);

@@ -205,6 +205,29 @@ TEST_CASE("kernel_cost: attention is faster per FLOP at a larger head dimension"
           Approx(1.0).epsilon(1e-12));
 }
 
+TEST_CASE("kernel_cost: a faster attention kernel runs no faster than the GEMM ceiling",
+          "[compute]") {
+  // The test GPU: 1000 TFLOP/s bf16, attention curve flat at 0.5, GEMM ceiling 0.8.
+  // 1 PFLOP of attention (1 TB moved, 0.3125 s at 3.2 TB/s, so compute-bound throughout):
+  const auto attention = [](double speed) {
+    KernelWork w{.kind = KernelClass::Attention,
+                 .flops = Flops(1e15),
+                 .bytes = 1_GB,
+                 .gemms = {},
+                 .attention = {.seq_len = 4096, .head_dim = 128}};
+    w.attention.speed = speed;
+    return kernel_cost(gpu(), Dtype::Bf16, w).time.value();
+  };
+  // speed 1: 1e15 / (1e15 * 0.5) = 2 s; speed 1.5: 0.5 * 1.5 = 0.75 of peak, under the
+  // ceiling, 1 / 0.75 = 1.333 s.
+  CHECK(attention(1.0) == Approx(2.0 + 4e-6).epsilon(1e-12));
+  CHECK(attention(1.5) == Approx(1.0 / 0.75 + 4e-6).epsilon(1e-12));
+  // speed 2: 0.5 * 2 = 1.0 of peak, held at the GEMM ceiling 0.8: 1 / 0.8 = 1.25 s, as any
+  // faster kernel (a Hopper speed-up over FlashAttention-2 on an A100 curve took it to 1.33).
+  CHECK(attention(2.0) == Approx(1.25 + 4e-6).epsilon(1e-12));
+  CHECK(attention(4.0) == Approx(1.25 + 4e-6).epsilon(1e-12));
+}
+
 TEST_CASE("kernel_cost: a memory-bound kernel streams at HBM bandwidth", "[compute]") {
   // 1 GB moved at 4 TB/s * 0.8 = 3.2 TB/s: 312.5 us, plus 4 us launch.
   const KernelCost c = kernel_cost(gpu(), Dtype::Bf16,

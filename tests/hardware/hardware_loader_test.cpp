@@ -201,6 +201,17 @@ TEST_CASE("hardware_loader: the GPU's SM count and GEMM and attention terms load
     REQUIRE(hw.gpu.gemm.max_for(Dtype::Fp8) == Approx(0.7).epsilon(1e-12));
     REQUIRE(hw.gpu.gemm.max_for(Dtype::Bf16) == Approx(0.8).epsilon(1e-12));
   }
+  SECTION("the curve's kernel against FlashAttention-2") {
+    // Default 1: a FlashAttention-2 curve, the kernel stacks' attention_speed is relative to.
+    REQUIRE(load(j).gpu.attention.speed_over_flash2 == 1.0);
+    j["gpu"]["attention"]["speed_over_flash2"] = 1.817;
+    REQUIRE(load(j).gpu.attention.speed_over_flash2 == Approx(1.817).epsilon(1e-12));
+    j["gpu"]["attention"]["speed_over_flash2"] = 0;
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /gpu/attention/speed_over_flash2: expected how many "
+                        "times as fast as FlashAttention-2 the curve's kernel runs, "
+                        "from 0.05 to 5, got 0");
+  }
   SECTION("missing sms") {
     j["gpu"].erase("sms");
     REQUIRE_THROWS_AS(load(j), ConfigError);

@@ -37,6 +37,10 @@ struct AttentionShape {
   bool backward = false;  // the backward kernel: AttentionEfficiency::backward_ratio applies
   // Sliding window of the model (0: none): a query block visits at most the window's keys.
   std::int64_t window = 0;
+  // How many times as fast as the profile's attention curve the kernel runs (a stack's
+  // attention_speed over the curve's kernel's, AttentionEfficiency::speed_over_flash2): its
+  // time is that of 1 / speed the FLOPs, at most as fast as the GPU's sustained GEMMs.
+  double speed = 1.0;
 };
 
 struct KernelWork {

@@ -64,6 +64,11 @@ struct AttentionEfficiency {
   // Backward kernel's maximum over the forward's: FlashAttention-2 reaches up to 73% of an
   // A100's peak forward and 63% backward (Dao 2023, arXiv:2307.08691, section 4.1).
   double backward_ratio = 1.0;
+  // How many times as fast as FlashAttention-2 on this GPU the kernel the curve describes runs:
+  // 1 for a FlashAttention-2 curve, the kernel every stack's attention_speed is relative to; a
+  // curve fitted to another kernel (h200-sxm: cuDNN fused attention) says how much faster it
+  // is, and a stack's speed is divided by it. In [0.05, 5].
+  double speed_over_flash2 = 1.0;
 };
 
 struct GpuSpec {
