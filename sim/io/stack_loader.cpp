@@ -208,6 +208,7 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
     s.optimizer_state.main_params_bytes = bytes("main_params_dtype");
     s.optimizer_state.exp_avg_bytes = bytes("exp_avg_dtype");
     s.optimizer_state.exp_avg_sq_bytes = bytes("exp_avg_sq_dtype");
+    s.precision_aware_optimizer = opt.boolean_or("precision_aware", false);
     opt.finish();
   }
 
@@ -279,6 +280,8 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
     s.dp_overlap_param_gather = dpr.boolean_or("overlap_param_gather", false);
     s.dp_buckets_first_chunk_only =
         dpr.choice_or("buckets", {"every_chunk", "first_chunk"}, "every_chunk") == "first_chunk";
+    s.grads_in_reduce_dtype = dpr.choice_or("gradient_buffer", {"training_dtype", "reduce_dtype"},
+                                            "training_dtype") == "reduce_dtype";
     dpr.finish();
   }
   if (r.has("moe")) {

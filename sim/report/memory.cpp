@@ -387,9 +387,20 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
         s.stack.fp8.weight_cache_bytes_per_param > 0.0 ? 0.0 : d(stage_layer_params);
     out.parameters = Bytes(d(e) * d(embedding + head) + held_fp8);
   }
-  out.gradients = Bytes(d(e) * params / (shard_state ? degree : 1.0) + d(e) * expert_state);
+  // Gradients in the training dtype, or in the stack's reduce-dtype buffers, whose 16-bit
+  // gradients an optimizer that is not precision-aware copies into fp32 main gradients
+  // (StackSpec::grads_in_reduce_dtype).
+  const std::int64_t grad_e = s.stack.grads_in_reduce_dtype
+                                  ? element_bytes(s.stack.reduce_dtype_for(s.training.precision))
+                                  : e;
+  out.gradients =
+      Bytes(d(grad_e) * params / (shard_state ? degree : 1.0) + d(grad_e) * expert_state);
+  const double main_grads =
+      s.stack.grads_in_reduce_dtype && e < 4 && grad_e < 4 && !s.stack.precision_aware_optimizer
+          ? 4.0
+          : 0.0;
   const double state_bytes =
-      optimizer_bytes_per_parameter(s.training.optimizer, e, s.stack.optimizer_state);
+      optimizer_bytes_per_parameter(s.training.optimizer, e, s.stack.optimizer_state) + main_grads;
   out.optimizer = Bytes(state_bytes * params / (shard_optimizer ? degree : 1.0) +
                         state_bytes * expert_params / (shard_optimizer ? expert_degree : 1.0));
 

@@ -778,6 +778,9 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
       }
       m.assumptions.push_back("precision-aware optimizer: stack optimizer " + state.dump() +
                               ", inline");
+      // It reads the reduced 16-bit gradient shards in place: no fp32 copy of them
+      // (StackSpec::precision_aware_optimizer).
+      state["precision_aware"] = true;
       state["sources"]["state"] =
           "The row's precision-aware optimizer (Megatron-Core OptimizerConfig "
           "use_precision_aware_optimizer) with the dtypes its recipe sets.";

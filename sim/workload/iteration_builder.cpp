@@ -489,10 +489,8 @@ class Builder {
   // Bytes per gradient element in DP reductions: the stack's gradient_reduce_dtype, or the
   // training precision when the stack reduces in it.
   double grad_element_bytes() const {
-    const auto precision = s_.training.precision;
-    const auto dtype =
-        s_.stack.gradient_reduce_dtype[static_cast<std::size_t>(precision)].value_or(precision);
-    return static_cast<double>(report::element_bytes(dtype));
+    return static_cast<double>(
+        report::element_bytes(s_.stack.reduce_dtype_for(s_.training.precision)));
   }
 
   // A collective priced by the NCCL model, recorded once per (stage, op, group, bytes, repeat).

@@ -695,3 +695,36 @@ TEST_CASE("memory: the 530B under ZeRO-3 did not fit on 560 GPUs (documented gap
   // (docs/validation.md).
   REQUIRE_FALSE(report::memory_peak(zero3_530b(560)).fits);
 }
+
+TEST_CASE("memory: Megatron's gradient buffers are of the reduce dtype (its README's table)",
+          "[report][memory]") {
+  // Megatron-LM's README, "Distributed Optimizer", bytes per parameter with d data-parallel
+  // ranks: bf16 parameters and fp32 gradients 18 (non-distributed) and 6 + 12/d (distributed);
+  // fp16 parameters and gradients 20 and 4 + 16/d (the optimizer copies the 16-bit gradient
+  // shard into fp32 main gradients). Here: llama2-7b, 8 ranks, so persistent = params x that.
+  auto s = paper_scenario(8);
+  s.stack.grads_in_reduce_dtype = true;
+  const double n = static_cast<double>(model::num_parameters(s.model));
+  const auto per_param = [&](Sharding sharding) {
+    s.parallel.sharding = sharding;
+    return persistent(memory_per_gpu(s, 0)) / n;
+  };
+  s.stack.gradient_reduce_dtype[static_cast<std::size_t>(hardware::Dtype::Bf16)] =
+      hardware::Dtype::Fp32;
+  CHECK(per_param(Sharding::None) == Approx(18.0).epsilon(1e-12));
+  CHECK(per_param(Sharding::Zero1) == Approx(6.0 + 12.0 / 8.0).epsilon(1e-12));
+  // 16-bit gradients: 2 + 2 + (12 + 4) and 2 + 2 + 16/d.
+  s.stack.gradient_reduce_dtype[static_cast<std::size_t>(hardware::Dtype::Bf16)] = std::nullopt;
+  CHECK(per_param(Sharding::None) == Approx(20.0).epsilon(1e-12));
+  CHECK(per_param(Sharding::Zero1) == Approx(4.0 + 16.0 / 8.0).epsilon(1e-12));
+  // The precision-aware optimizer reads the 16-bit shard in place (.decoupled_grad): no copy.
+  s.stack.precision_aware_optimizer = true;
+  CHECK(per_param(Sharding::Zero1) == Approx(4.0 + 12.0 / 8.0).epsilon(1e-12));
+  // Gradients in the training dtype (PyTorch's accounting, the default): 2 + 2 + 12/d whatever
+  // the reduce dtype.
+  s.stack.precision_aware_optimizer = false;
+  s.stack.grads_in_reduce_dtype = false;
+  s.stack.gradient_reduce_dtype[static_cast<std::size_t>(hardware::Dtype::Bf16)] =
+      hardware::Dtype::Fp32;
+  CHECK(per_param(Sharding::Zero1) == Approx(4.0 + 12.0 / 8.0).epsilon(1e-12));
+}

@@ -138,6 +138,11 @@ TEST_CASE("stack: bad stacks get one error naming the key", "[stack][io]") {
                Catch::Contains("/fsdp/forward_prefetch"));
   REQUIRE_THAT(load_error(stack_json({{"gradient_reduce_dtype", {{"bf16", "int8"}}}})),
                Catch::Contains("/gradient_reduce_dtype/bf16"));
+  REQUIRE_THAT(
+      load_error(stack_json({{"data_parallel", {{"gradient_buffer", "fp32"}}}})),
+      Catch::Contains("s.json: /data_parallel/gradient_buffer") && Catch::Contains("reduce_dtype"));
+  REQUIRE_THAT(load_error(stack_json({{"optimizer", {{"precision_aware", "yes"}}}})),
+               Catch::Contains("s.json: /optimizer/precision_aware"));
   REQUIRE_THAT(load_error(stack_json({{"tensor_parallel", {{"overlapp", true}}}})),
                Catch::Contains("overlapp") && Catch::Contains("unknown key"));
   nlohmann::json missing = stack_json({});
@@ -279,6 +284,14 @@ TEST_CASE("stack: gradients are reduced in the stack's dtype", "[stack][workload
   REQUIRE(reduce(hardware::Dtype::Bf16) == hardware::Dtype::Fp32);
   REQUIRE(reduce(hardware::Dtype::Fp8) == hardware::Dtype::Fp32);
   REQUIRE(reduce(hardware::Dtype::Fp16) == hardware::Dtype::Fp16);
+  // Megatron's stacks hold gradients in buffers of that dtype (its DDP's main_grad), PyTorch's
+  // in the training dtype (StackSpec::grads_in_reduce_dtype; the memory in memory_test.cpp).
+  for (const char* id : {"megatron-core", "megatron-lm", "megatron-lm-2019"}) {
+    CHECK(io::load_stack(id).grads_in_reduce_dtype);
+  }
+  for (const char* id : {"pytorch-2.3-fsdp", "torchtitan-fsdp2", "llm-foundry"}) {
+    CHECK_FALSE(io::load_stack(id).grads_in_reduce_dtype);
+  }
 }
 
 TEST_CASE("stack: overlapped TP collectives hide behind their GEMMs", "[stack][workload]") {

@@ -168,6 +168,23 @@ struct StackSpec {
   // Dtype of gradient ReduceScatter / AllReduce for each training precision (indexed by the
   // training dtype); nullopt reduces in the training precision.
   std::array<std::optional<hardware::Dtype>, hardware::kNumDtypes> gradient_reduce_dtype{};
+  // The dtype gradients are reduced in under `precision`.
+  [[nodiscard]] hardware::Dtype reduce_dtype_for(hardware::Dtype precision) const {
+    return gradient_reduce_dtype[static_cast<std::size_t>(precision)].value_or(precision);
+  }
+
+  // Where gradients live between backward and the optimizer step. false: in the training dtype,
+  // beside the optimizer's fp32 main weights (PyTorch: AMP's fp32 parameters and gradients, and
+  // FSDP's fp32 shards, hold the same bytes per parameter as 2 + 2 + a 4-byte main copy).
+  // true: in buffers of the reduce dtype (Megatron's DistributedDataParallel: grad_dtype is
+  // float32 when grad_reduce_in_fp32, else the parameters'; megatron/core/distributed/
+  // distributed_data_parallel.py), unsharded under `none` and `zero1`; an optimizer that is not
+  // precision-aware then copies a buffer of fewer than 4 bytes into fp32 main gradients
+  // (distrib_optimizer.py, _copy_model_grads_to_main_grads: shard_model_grad.float()).
+  // Megatron-LM's README, "Distributed Optimizer": 18 and 6 + 12/d bytes per parameter with bf16
+  // parameters and fp32 gradients, 20 and 4 + 16/d with fp16 ones. Optional "data_parallel":
+  // {"gradient_buffer": "reduce_dtype"}; default "training_dtype".
+  bool grads_in_reduce_dtype = false;
 
   // Bytes per parameter of the optimizer's state: the fp32 main (master) weights that
   // mixed-precision training keeps beside the working copy, and Adam's first and second moments.
@@ -182,6 +199,11 @@ struct StackSpec {
     double exp_avg_sq_bytes = 4.0;
   };
   OptimizerState optimizer_state;
+  // Megatron-Core's precision-aware optimizer (use_precision_aware_optimizer): Transformer
+  // Engine's FusedAdam reads the reduced gradient shard where it lies (`.decoupled_grad`), so no
+  // fp32 copy of 16-bit gradients is kept (grads_in_reduce_dtype). Optional "optimizer":
+  // {"precision_aware": true}; default false.
+  bool precision_aware_optimizer = false;
 
   // Speed of the stack's attention kernel relative to FlashAttention-2, the kernel the hardware
   // profile's attention curve describes (FlashAttention-2 in Triton, FlashAttention-1, unfused
