@@ -23,6 +23,18 @@ add_test(NAME cli.search.explain
 set_tests_properties(cli.search.explain PROPERTIES PASS_REGULAR_EXPRESSION
   "Why the best plan \\(tp=[48][^\n]*\n +Pure data parallelism \\(tp=1 pp=1 cp=1 dp=64[^\n]*cannot run: out_of_memory: needs [0-9.]+ GiB")
 
+# deepseek-v3 on 256 H100 (fp8, megatron-core): the best model-parallel plan exposes less
+# communication although its data-parallel calls take longer (64 ranks instead of 256): the
+# saving is more communication beside compute, not a shorter ring, which --explain claimed.
+add_test(NAME cli.search.explain_dp_longer
+         COMMAND trainsim search --hardware h100-dgx --model deepseek-v3 --gpus 256
+                 --global-batch 1024 --seq-len 4096 --precision fp8 --stack megatron-core
+                 --top 5 --explain --jobs 2)
+set_tests_properties(cli.search.explain_dp_longer PROPERTIES PASS_REGULAR_EXPRESSION
+  "data-parallel [0-9.]+ s on 256 ranks -> [0-9.]+ s on 64 ranks \\(\\+[^\n]*\n +- Exposed communication: [^\n]*\\(-[0-9.]+ s\\)\\. The data-parallel collectives take longer, but more of the communication runs beside compute: [0-9.]+ of [0-9.]+ s hidden, against [0-9.]+ of [0-9.]+ s\\.")
+set_tests_properties(cli.search.explain_dp_longer PROPERTIES FAIL_REGULAR_EXPRESSION
+  "shorter rings")
+
 # llama3-8b on 4,096 GPUs with a global batch of 2,048: pure data parallelism cannot run because
 # dp 4,096 exceeds the sequences (an 8B plan needs 26.5 of 75.2 GiB): --explain says so, where
 # it blamed memory.
