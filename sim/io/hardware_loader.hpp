@@ -40,7 +40,9 @@ struct HardwareDocument {
 
 // Refuses a profile whose multi-node channel graphs carry more across nodes than its NICs:
 // channels x bw_inter above nics_per_node x nic_bandwidth (ConfigError at the graph's
-// bw_inter). The loaders run it; exposed for tests.
+// bw_inter), or whose single-node graphs carry more out of a GPU than its NVLink: channels x
+// bw_intra above nvlink_bandwidth_per_direction (at the graph's bw_intra). The loaders run it;
+// exposed for tests.
 void check_network_carries_graphs(const hardware::HardwareSpec& hw, const std::string& source,
                                   const std::string& pointer);
 

@@ -215,9 +215,10 @@ TEST_CASE("collective: time never decreases with bytes", "[collective]") {
 TEST_CASE("collective: more bandwidth is never slower", "[collective]") {
   auto j = builtin_json("h100-dgx");
   const CollectiveModel base(from_json(j));
-  // Double every graph speed (NVLink and network sides), and the NICs that bound the network
-  // side (hardware_loader.hpp, check_network_carries_graphs).
+  // Double every graph speed (NVLink and network sides), and the NICs and the NVLink that bound
+  // them (hardware_loader.hpp, check_network_carries_graphs).
   j["fabric"]["nic_bandwidth"] = "800 Gb/s";
+  j["node"]["nvlink_bandwidth_per_direction"] = "900 GB/s";
   for (const char* algo : {"ring", "tree", "nvls"}) {
     for (const char* where : {"single_node", "multi_node"}) {
       for (const char* side : {"bw_intra", "bw_inter"}) {

@@ -478,4 +478,17 @@ TEST_CASE("hardware loader: the NICs bound the multi-node graphs, and the built-
   more.fabric.nics_per_node = 16;
   REQUIRE_NOTHROW(io::check_network_carries_graphs(more, "h.json", ""));
   REQUIRE(io::network_beyond_graphs(more).has_value());
+  // Inside a node the NVLink bounds the single-node graphs: h100-dgx's ring graph sends 12 x 30
+  // = 360 GB/s out of each GPU, under 450 GB/s of NVLink; at 300 GB/s it is refused, where the
+  // graphs priced a ring AllGather at 355.6 GB/s over 100 GB/s of NVLink.
+  hardware::HardwareSpec slow = io::load_hardware("h100-dgx");
+  slow.node.nvlink_bandwidth_per_direction = BytesPerSecond(300e9);
+  REQUIRE_THROWS_WITH(io::check_network_carries_graphs(slow, "h.json", ""),
+                      "h.json: /collective/graphs/ring/single_node/bw_intra: 12 channels x 30.0 "
+                      "GB/s = 360 GB/s inside a node, more than the GPU's NVLink carries (300 "
+                      "GB/s one way); expected the single-node graphs' bw_intra scaled with "
+                      "/node/nvlink_bandwidth_per_direction: collective times follow the graphs "
+                      "(docs/calibration.md)");
+  slow.node.nvlink_bandwidth_per_direction = BytesPerSecond(360e9);
+  REQUIRE_NOTHROW(io::check_network_carries_graphs(slow, "h.json", ""));
 }
