@@ -501,6 +501,17 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     }
     activations += full;
   }
+  if (plan.recompute == Recompute::Selective && num_layers > 0 && !act.flash_attention &&
+      act.selective == model::SelectiveRecompute::AttentionCore) {
+    // Unfused attention's s x s tensors (the softmax output, with dropout its mask and output;
+    // Korthikanti et al. 2022's 5as^2b/t) are dropped, not never made: one layer holds them
+    // while its forward and, recomputed, its attention backward run, as full recomputation
+    // holds one layer's whole working set above. Without them selective recomputation needed
+    // less memory than full (megatron-lm, llama3-8b, cp 4, seq 32768: 40.0 against 47.2 GiB).
+    // A flash kernel's recompute holds its output and fp32 log-sum-exp, under a MiB, left out
+    // as the other kernels' transients are.
+    activations += activation_bytes_per_layer(m, shape, Recompute::None, act).value() - per_layer;
+  }
   if (last) {
     const double head_in_flight =
         plan.schedule == PipelineSchedule::GPipe ? in_flight_microbatches(s, stage) : 1.0;

@@ -728,3 +728,31 @@ TEST_CASE("memory: Megatron's gradient buffers are of the reduce dtype (its READ
       hardware::Dtype::Fp32;
   CHECK(per_param(Sharding::Zero1) == Approx(4.0 + 12.0 / 8.0).epsilon(1e-12));
 }
+
+TEST_CASE("memory: selective recomputation of unfused attention holds one layer's scores",
+          "[report][memory]") {
+  // Unfused attention with dropout keeps 5 a s^2 b / t bytes of s x s tensors per layer
+  // (Korthikanti et al. 2022 §4.2: the softmax output, the dropout mask and its output).
+  // Selective recomputation drops them from every layer, but one layer holds them while its
+  // forward and its recomputed attention backward run. llama2-7b (32 layers, 32 heads), seq 4096,
+  // one micro-batch in flight, no TP: 5 x 32 x 4096^2 = 2,684,354,560 bytes per layer, so
+  // selective = none - 31 of them.
+  auto s = paper_scenario(8);
+  s.training.micro_batch = 1;
+  s.training.global_batch = 8;
+  s.stack.unfused_attention = true;
+  s.stack.attention_dropout = true;
+  const auto with = [&s](Recompute r) {
+    s.parallel.recompute = r;
+    return memory_per_gpu(s, 0).activations.value();
+  };
+  const double scores = 5.0 * 32.0 * 4096.0 * 4096.0;
+  CHECK(with(Recompute::Selective) == Approx(with(Recompute::None) - 31.0 * scores).epsilon(1e-12));
+  // Full recomputation holds one layer's whole working set, scores included: never more than
+  // selective, which keeps more of every layer.
+  CHECK(with(Recompute::Full) <= with(Recompute::Selective));
+  // With a flash kernel nothing s x s exists: selective keeps the log-sum-exp alone.
+  s.stack.unfused_attention = false;
+  s.stack.attention_dropout = false;
+  CHECK(with(Recompute::Selective) < with(Recompute::None));
+}
