@@ -357,3 +357,12 @@ trainsim_bad_input(run stack_extends_hardware
   "stack_extends_profile.json: /extends: '[^']*h100-dgx.json' is a hardware profile, not a software stack\\; expected a software stack\n"
   --model llama2-7b --hardware h100-dgx --gpus 8
   --stack ${CMAKE_CURRENT_BINARY_DIR}/stack_extends_profile.json)
+# Model FLOPs count causal attention in full (twice what the kernels execute): llama3-8b at
+# sequence 131072 on 8 A100s (cp 8, full recomputation) reports an HFU of 1.018, and attention is
+# 82.1% of the model FLOPs (12 x 32 x 4096 x 131072 = 206.16 GFLOP per token beside
+# 6 N = 6 x 7,504,924,672 = 45.03 GFLOP, N as describe prints it).
+# run says why on one line, exit 0.
+trainsim_expect_exit(cli.run.utilization_above_one 0
+  "^note: HFU 1\\.018 exceeds 1: model FLOPs count causal attention in full [^\n]*twice what the causal kernels execute, and attention is 82\\.1% of them at sequence 131072\n$"
+  run --hardware a100-dgx --model llama3-8b --gpus 8 --cp 8 --seq-len 131072
+  --sharding full_shard --recompute full)
