@@ -208,12 +208,20 @@ Bytes activation_bytes_per_moe_layer(const model::ModelSpec& m, const model::Lay
   const double fe_local = d(model::ceil_div(m.expert_ffn_hidden, shape.tp));
   const double fs_local =
       d(model::ceil_div(m.num_shared_experts * m.shared_expert_ffn_hidden, shape.tp));
-  const double routed = tokens * d(m.num_experts_per_token) * (2.0 * e * h + per_inner * fe_local) *
+  // Per routed copy the permuted input, the first expert GEMM's input (its FP8 cast, g, where
+  // the stack saves those: Transformer Engine's GroupedLinear), and the expert's output (e).
+  const double routed = tokens * d(m.num_experts_per_token) * ((g + e) * h + per_inner * fe_local) *
                         model::expert_rank_imbalance(m, shape.ep);
+  // The block's MLP input, which the attention-only formula counts as one saved GEMM input (g):
+  // under FP8 the router, a bf16 matmul, keeps it in bf16 (e), and only the shared experts'
+  // GEMMs keep an FP8 cast of it. Without FP8 one tensor serves them all (g == e).
+  const double residual = shape.sequence_parallel ? tokens / d(shape.tp) : tokens;
+  const double block_input =
+      options.fp8_gemm_inputs ? residual * h * (e - g + (m.num_shared_experts > 0 ? g : 0.0)) : 0.0;
   // The fp32 router probabilities of the tokens this rank routes (model::moe_routes_tp_shares).
   const double router = d(model::moe_routed_tokens(shape)) * 4.0 * d(m.num_experts);
   const double shared = tokens * per_inner * fs_local;
-  return Bytes(base + routed + router + shared);
+  return Bytes(base + routed + router + shared + block_input);
 }
 
 Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerShape& shape,

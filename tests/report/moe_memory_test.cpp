@@ -101,3 +101,36 @@ TEST_CASE("moe memory: activations of the dispatched tokens", "[report][memory]"
       report::activation_bytes_per_moe_layer(s.model, shape, parallel::Recompute::Full).value() ==
       4096.0 * 1024.0 * 2.0);
 }
+
+TEST_CASE("moe memory: under FP8 the router keeps the block input in bf16 and experts FP8 casts",
+          "[report][memory]") {
+  // FP8 GEMM inputs saved as 1-byte casts (Transformer Engine). The small MoE model: hidden
+  // 1024, top 2, one shared expert, T = 4096 tokens, no TP. Against the bf16-saved formula of
+  // the test above, per MoE layer: each routed copy's first expert GEMM input is a 1-byte cast
+  // (-1 B x 1024 x 2 copies per token, SwiGLU's down-projection input -1 B x 1024 x 2 too, as the
+  // dense MLP's), and the block's MLP input, which the attention half counts as a 1-byte GEMM
+  // input, is the router's bf16 input (2 B) plus the shared expert's 1-byte cast: +2 B x 1024.
+  parallel::Scenario s = moe_scenario(4, "none");
+  const model::LayerShape shape{.micro_batch = 1, .seq_len = 4096, .element_bytes = 2, .ep = 4};
+  report::ActivationOptions fp8;
+  fp8.fp8_gemm_inputs = true;
+  const auto layer = [&](const report::ActivationOptions& o) {
+    return report::activation_bytes_per_moe_layer(s.model, shape, parallel::Recompute::None, o)
+        .value();
+  };
+  const auto attention_half = [&](const report::ActivationOptions& o) {
+    model::ModelSpec attention_only = s.model;
+    attention_only.ffn_hidden = 0;
+    return report::activation_bytes_per_layer(attention_only, shape, parallel::Recompute::None, o)
+        .value();
+  };
+  const report::ActivationOptions bf16;
+  // The routed and shared parts beside the attention half: bf16 4096 x (64 + 2 x 10,240 +
+  // 3,072) as above; FP8 per routed copy (1 + 2) x 1024 + (2 + 2 + 1) x 1024 = 8,192 B, the shared
+  // expert (2 + 2 + 1) x 512 = 2,560 B, and the block input +2,048 B over the attention half's
+  // 1-byte one.
+  CHECK(layer(bf16) - attention_half(bf16) ==
+        Approx(4096.0 * (64.0 + 2.0 * 10'240.0 + 3'072.0)).epsilon(1e-12));
+  CHECK(layer(fp8) - attention_half(fp8) ==
+        Approx(4096.0 * (64.0 + 2.0 * 8'192.0 + 2'560.0 + 2'048.0)).epsilon(1e-12));
+}
