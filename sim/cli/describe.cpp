@@ -62,8 +62,26 @@ std::string placement_line(const parallel::Scenario& s, const parallel::Placemen
                                      pl.dp.min_ranks_per_domain < pl.dp.ranks_per_node
                                  ? std::to_string(pl.dp.min_ranks_per_domain) + " to "
                                  : std::string();
-  return "dp group: " + where(pl.dp) + ", " + fewest + std::to_string(pl.dp.ranks_per_node) +
-         " per node; tp group: " + where(pl.tp);
+  std::string line = "dp group: " + where(pl.dp) + ", " + fewest +
+                     std::to_string(pl.dp.ranks_per_node) + " per node; tp group: " + where(pl.tp);
+  if (model::is_moe(s.model)) {
+    line += "; ep group: " + where(pl.ep) + "; expert_dp group: " + where(pl.expert_shard);
+  }
+  return line;
+}
+
+// The job's groups in describe's JSON; a mixture-of-experts model adds its expert-parallel group
+// and the expert-data-parallel group that shares its experts' state (parallel::Placement).
+nlohmann::json placement_json(const parallel::Scenario& s, const parallel::Placement& pl) {
+  nlohmann::json out = {{"tp", group_json(pl.tp)},
+                        {"cp", group_json(pl.cp)},
+                        {"dp", group_json(pl.dp)},
+                        {"pp", group_json(pl.pp)}};
+  if (model::is_moe(s.model)) {
+    out["ep"] = group_json(pl.ep);
+    out["expert_dp"] = group_json(pl.expert_shard);
+  }
+  return out;
 }
 
 // With pipeline parallelism, the stages whose groups lie otherwise than the job's worst (the
@@ -197,11 +215,7 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
                           {"matmul_parameters", matmul},
                           {"model_flops_per_token", per_token.value()},
                           {"memory_note", memory_note},
-                          {"placement",
-                           {{"tp", group_json(pl.tp)},
-                            {"cp", group_json(pl.cp)},
-                            {"dp", group_json(pl.dp)},
-                            {"pp", group_json(pl.pp)}}}};
+                          {"placement", placement_json(s, pl)}};
     if (s.parallel.pp > 1) out["placement"]["stages"] = stage_placement_json(s);
     if (model::is_moe(m)) {
       out["experts"] = experts_json(m);
@@ -248,11 +262,7 @@ int describe(const DescribeOptions& o) {
                           {"model_flops_per_token", per_token.value()},
                           {"memory", io::memory_to_json(mem)},
                           {"memory_stage", mem.stage},
-                          {"placement",
-                           {{"tp", group_json(pl.tp)},
-                            {"cp", group_json(pl.cp)},
-                            {"dp", group_json(pl.dp)},
-                            {"pp", group_json(pl.pp)}}}};
+                          {"placement", placement_json(s, pl)}};
     if (s.parallel.pp > 1) out["placement"]["stages"] = stage_placement_json(s);
     if (model::is_moe(m)) {
       out["active_parameters"] = model::num_active_parameters(m);

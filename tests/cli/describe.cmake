@@ -196,3 +196,12 @@ add_test(NAME cli.describe.hf_foreign_expert_key
                  --hardware h100-dgx --gpus 8 --seq-len 4096)
 set_tests_properties(cli.describe.hf_foreign_expert_key PROPERTIES PASS_REGULAR_EXPRESSION
   "note: [^\n]*hf_mixtral_foreign_key\\.json: Hugging Face keys ignored [^\n]*n_shared_experts \\(not a mixtral key\\)[^\n]*\n.*46702792704 total")
+# A mixture-of-experts plan's expert groups (parallel::Placement): mixtral-8x7b on 64 H100, tp 2,
+# ep 8: the EP group is 8 data-parallel ranks tp = 2 apart, ranks 0-14 of 16, so 2 nodes with 4
+# each; the expert-data-parallel group is the dp / ep = 32 / 8 = 4 ranks holding the same
+# experts, tp x ep = 16 apart, one per node on 4 nodes.
+add_test(NAME cli.describe.moe_placement
+         COMMAND trainsim describe --hardware h100-dgx --model mixtral-8x7b --gpus 64 --tp 2
+                 --sequence-parallel --ep 8 --seq-len 4096)
+set_tests_properties(cli.describe.moe_placement PROPERTIES PASS_REGULAR_EXPRESSION
+  "tp group: 2 ranks on 1 node\; ep group: 8 ranks on 2 nodes\; expert_dp group: 4 ranks on 4 nodes\n")
