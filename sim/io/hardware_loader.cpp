@@ -679,18 +679,23 @@ void check_network_carries_graphs(const hardware::HardwareSpec& hw, const std::s
     }
     // The same inside a node: a single-node graph's channels all leave a GPU through its
     // NVLink, channels x bw_intra <= nvlink_bandwidth_per_direction (the built-ins take 0.8 of
-    // it: 12 x 30 GB/s of the H100's 450). A profile that lowered the NVLink alone kept its
-    // graphs, which set the collective times: an AllGather inside a node of 100 GB/s NVLink ran
-    // at 355.6 GB/s bus bandwidth.
+    // it: 12 x 30 GB/s of the H100's 450), and an NVLS channel costs its head GPU's links twice
+    // (NCCL's search: 1x bw on every GPU's link, 2x on the head's; h100-dgx's graph notes), so
+    // (channels + 1) x bw_intra there. A profile that lowered the NVLink alone kept its graphs,
+    // which set the collective times: an AllGather inside a node of 100 GB/s NVLink ran at
+    // 355.6 GB/s bus bandwidth.
     const hardware::ChannelGraph& single = g->single_node;
-    const BytesPerSecond inside = single.bw_intra * static_cast<double>(single.channels);
+    const std::int64_t charged = single.channels + (g == &hw.collective.nvls ? 1 : 0);
+    const BytesPerSecond inside = single.bw_intra * static_cast<double>(charged);
     const BytesPerSecond nvlink = hw.node.nvlink_bandwidth_per_direction;
     if (single.channels > 0 && inside.value() > nvlink.value() * (1.0 + 1e-12)) {
       throw ConfigError(
           source, pointer + "/collective/graphs/" + name + "/single_node/bw_intra",
-          std::to_string(single.channels) + " channels x " + to_string(single.bw_intra) + " = " +
-              to_string(inside) + " inside a node, more than the GPU's NVLink carries (" +
-              to_string(nvlink) +
+          (charged > single.channels
+               ? "(" + std::to_string(single.channels) + " channels + 1 for the head's links)"
+               : std::to_string(single.channels) + " channels") +
+              " x " + to_string(single.bw_intra) + " = " + to_string(inside) +
+              " inside a node, more than the GPU's NVLink carries (" + to_string(nvlink) +
               " one way); expected the single-node graphs' bw_intra scaled with "
               "/node/nvlink_bandwidth_per_direction: collective times follow the graphs "
               "(docs/calibration.md)");

@@ -491,4 +491,13 @@ TEST_CASE("hardware loader: the NICs bound the multi-node graphs, and the built-
                       "(docs/calibration.md)");
   slow.node.nvlink_bandwidth_per_direction = BytesPerSecond(360e9);
   REQUIRE_NOTHROW(io::check_network_carries_graphs(slow, "h.json", ""));
+  // NVLS charges its head GPU's links twice: 8 channels of 40 GB/s need (8 + 1) x 40 = 360 GB/s.
+  slow.node.nvlink_bandwidth_per_direction = BytesPerSecond(330e9);
+  slow.collective.ring.single_node.bw_intra = BytesPerSecond(27.5e9);  // 12 x 27.5 = 330
+  slow.collective.tree.single_node.bw_intra = BytesPerSecond(27.5e9);
+  REQUIRE_THROWS_WITH(io::check_network_carries_graphs(slow, "h.json", ""),
+                      Catch::StartsWith("h.json: /collective/graphs/nvls/single_node/bw_intra: (8 "
+                                        "channels + 1 for the head's links) x 40.0 GB/s = 360 "
+                                        "GB/s inside a node, more than the GPU's NVLink carries "
+                                        "(330 GB/s one way)"));
 }
