@@ -93,8 +93,9 @@ std::vector<parallel::Scenario> enumerate_plans(const parallel::Scenario& base,
             for (const bool sp : sps) {
               for (const std::int64_t mb : space.micro_batch) {
                 for (const parallel::Sharding sharding : space.sharding) {
-                  if (automatic_ep && ep > 1 && sharding == parallel::Sharding::HybridShard) {
-                    continue;  // refused by validate: not modelled
+                  if (automatic_ep && ep > 1 &&
+                      (sharding == parallel::Sharding::HybridShard || (tp > 1 && !sp))) {
+                    continue;  // refused by validate: not modelled, or Megatron-Core refuses it
                   }
                   for (const parallel::Recompute recompute : space.recompute) {
                     parallel::Scenario s = base;

@@ -35,6 +35,18 @@ set_tests_properties(cli.search.explain_dp_longer PROPERTIES PASS_REGULAR_EXPRES
 set_tests_properties(cli.search.explain_dp_longer PROPERTIES FAIL_REGULAR_EXPRESSION
   "shorter rings")
 
+# Expert parallelism beside tensor parallelism needs sequence parallelism (Megatron-Core refuses
+# it otherwise): the automatic ep values skip such plans instead of counting them invalid.
+# mixtral-8x7b on 64 GPUs, tp 1 or 2, sp off or on: tp 1 (dp 64) tries ep 1, 2, 4, 8 once (no
+# sequence parallelism without tp); tp 2 (dp 32) ep 1 with sp off and on, and ep 2, 4, 8 with sp
+# on only: 4 + 2 + 3 = 9 plans, none invalid (12 and 3 invalid when they were enumerated).
+add_test(NAME cli.search.ep_tp_needs_sp
+         COMMAND trainsim search --hardware h100-dgx --model mixtral-8x7b --gpus 64 --seq-len 4096
+                 --global-batch 256 --stack megatron-core --sequence-parallel false,true
+                 --tp 1,2 --pp 1 --micro-batch 1 --recompute full --sharding zero1)
+set_tests_properties(cli.search.ep_tp_needs_sp PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n9 plans enumerated\; 0 invalid,")
+
 # llama3-8b on 4,096 GPUs with a global batch of 2,048: pure data parallelism cannot run because
 # dp 4,096 exceeds the sequences (an 8B plan needs 26.5 of 75.2 GiB): --explain says so, where
 # it blamed memory.
