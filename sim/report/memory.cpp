@@ -216,8 +216,13 @@ Bytes activation_bytes_per_moe_layer(const model::ModelSpec& m, const model::Lay
   // under FP8 the router, a bf16 matmul, keeps it in bf16 (e), and only the shared experts'
   // GEMMs keep an FP8 cast of it. Without FP8 one tensor serves them all (g == e).
   const double residual = shape.sequence_parallel ? tokens / d(shape.tp) : tokens;
-  const double block_input =
-      options.fp8_gemm_inputs ? residual * h * (e - g + (m.num_shared_experts > 0 ? g : 0.0)) : 0.0;
+  // Op-level selective recomputation keeps no GEMM inputs in the attention half, so there is
+  // nothing to swap.
+  const bool op_level =
+      recompute == Recompute::Selective && options.selective == model::SelectiveRecompute::OpLevel;
+  const double block_input = options.fp8_gemm_inputs && !op_level
+                                 ? residual * h * (e - g + (m.num_shared_experts > 0 ? g : 0.0))
+                                 : 0.0;
   // The fp32 router probabilities of the tokens this rank routes (model::moe_routes_tp_shares).
   const double router = d(model::moe_routed_tokens(shape)) * 4.0 * d(m.num_experts);
   const double shared = tokens * per_inner * fs_local;
@@ -421,7 +426,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
       // as FULL_SHARD counts it below (a layer, or the embedding or the LM head, each its own
       // unit), so that sharding more never needs more memory.
       const double unit = d(std::max({largest_layer, embedding, head}));
-      buffers += d(e) * (params + expert_params) + 2.0 * d(e) * unit;
+      buffers += d(e) * (params + expert_params) + 2.0 * d(grad_e) * unit;
     } else if (s.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter &&
                moe_layers == 0) {
       // One weight tensor at a time (DeepSpeed ZeRO-3 before v0.6, DS@v0.3.16
@@ -438,12 +443,13 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
                                                          s.stack.fsdp_persistence_threshold);
       double largest = d(std::max(embedding, head));
       for (const double elements : tensors) largest = std::max(largest, elements);
-      buffers += 2.0 * d(e) * largest;
+      buffers += (d(e) + d(grad_e)) * largest;
     } else {
       // FULL_SHARD frees each unit after use: 2 units gathered (current and prefetched) and
-      // the unsharded gradients of 2 units (computing, reduce-scattering).
+      // the unsharded gradients of 2 units (computing, reduce-scattering), in the gradients'
+      // dtype.
       const double unit = d(std::max({largest_layer, embedding, head}));
-      buffers += 4.0 * d(e) * unit;
+      buffers += (2.0 * d(e) + 2.0 * d(grad_e)) * unit;
     }
   }
   if (fp8 && s.stack.fp8.weight_cache_bytes_per_param > 0.0) {

@@ -292,6 +292,14 @@ TEST_CASE("stack: gradients are reduced in the stack's dtype", "[stack][workload
   for (const char* id : {"pytorch-2.3-fsdp", "torchtitan-fsdp2", "llm-foundry"}) {
     CHECK_FALSE(io::load_stack(id).grads_in_reduce_dtype);
   }
+  // Both keys as a file gives them.
+  const stack::StackSpec given =
+      io::stack_from_json(stack_json({{"data_parallel", {{"gradient_buffer", "reduce_dtype"}}},
+                                      {"optimizer", {{"precision_aware", true}}}}),
+                          "s.json", "");
+  CHECK(given.grads_in_reduce_dtype);
+  CHECK(given.precision_aware_optimizer);
+  CHECK_FALSE(io::load_stack("megatron-core").precision_aware_optimizer);
 }
 
 TEST_CASE("stack: overlapped TP collectives hide behind their GEMMs", "[stack][workload]") {
