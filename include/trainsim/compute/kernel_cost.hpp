@@ -55,7 +55,9 @@ struct KernelWork {
 
 struct KernelCost {
   Seconds time;             // launch overhead included
-  double efficiency = 0.0;  // achieved fraction of peak FLOP/s (0 for memory-bound kernels)
+  // Achieved fraction of peak FLOP/s (0 for memory-bound kernels); for attention, of the FLOPs
+  // the profile's curve counts, before AttentionShape::speed divides them.
+  double efficiency = 0.0;
   bool compute_bound = false;
 };
 
