@@ -475,6 +475,24 @@ T profile_value(const HardwareChoice& choice, const char* section, const char* k
 
 }  // namespace
 
+namespace {
+
+// Whether `word` is one of `text`'s words, split at every character but letters and digits:
+// "h100 nvl" and "h100-pcie-80gb" have "nvl" and "pcie", "h100 (sxm, nvlink)" and "gb200
+// nvl72" have no "nvl".
+bool has_word(const std::string& text, const std::string& word) {
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = start;
+    while (end < text.size() && std::isalnum(static_cast<unsigned char>(text[end])) != 0) ++end;
+    if (text.compare(start, end - start, word) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::string& reason) {
   const std::string gpu = lower(run.gpu);
   HardwareChoice choice;
@@ -485,6 +503,19 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     choice.id = "b200-dgx";
   } else if (contains(gpu, "h800")) {
     choice.id = "h800-dgx";
+  } else if ((contains(gpu, "h100") || contains(gpu, "h200")) &&
+             (has_word(gpu, "pcie") || has_word(gpu, "nvl") || contains(gpu, "gh200") ||
+              contains(gpu, "gh100"))) {
+    // The PCIe and NVL cards run at lower clocks and power (H100 PCIe: 756 TFLOP/s bf16 dense
+    // at 350 W, H100 NVL 835 at 400 W, against the SXM part's 989 at 700 W; H100 datasheet) and
+    // the Grace Hopper superchips have another memory and host link: no profile models them.
+    reason = "no built-in hardware profile for GPU '" + run.gpu +
+             "': the PCIe and NVL cards and the Grace Hopper superchips are not the SXM parts "
+             "of h100-dgx and h200-dgx; expected an SXM A100, H100, H200, H800, B200, GB200 or "
+             "V100";
+    return std::nullopt;
+  } else if (contains(gpu, "h200")) {
+    choice.id = "h200-dgx";
   } else if (contains(gpu, "h100")) {
     choice.id = "h100-dgx";
   } else if (contains(gpu, "a100")) {
@@ -549,8 +580,8 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     }
   } else {
     reason = "no built-in hardware profile for GPU '" + run.gpu +
-             "'; expected an A100, H100, H800, B200, GB200 or V100 (a100-dgx, h100-dgx, h800-dgx, "
-             "b200-dgx, gb200-nvl72, v100-dgx)";
+             "'; expected an A100, H100, H200, H800, B200, GB200 or V100 (a100-dgx, h100-dgx, "
+             "h200-dgx, h800-dgx, b200-dgx, gb200-nvl72, v100-dgx)";
     return std::nullopt;
   }
   if (choice.document.is_null()) choice.document = choice.id;

@@ -529,6 +529,23 @@ TEST_CASE("validate: Blackwell and H800 rows map to their profiles", "[validatio
   run.gpu = "GB300";
   CHECK_FALSE(choose_hardware(run, reason).has_value());
   CHECK_THAT(reason, Contains("no built-in hardware profile for GPU 'GB300'"));
+  // H200 SXM rows run on h200-dgx (141 GB); the PCIe and NVL cards and Grace Hopper, whose
+  // clocks, power or memory differ from the SXM parts', have no profile. GB200 NVL72 is not
+  // an NVL card.
+  run = row("deepseek-v3-report-h800-2048gpu");
+  run.memory_gb = std::nullopt;
+  run.gpu = "H200 SXM";
+  CHECK(choose_hardware(run, reason)->id == "h200-dgx");
+  run.memory_gb = 141.0;
+  CHECK(choose_hardware(run, reason)->id == "h200-dgx");
+  run.memory_gb = std::nullopt;
+  for (const char* card : {"H100 NVL", "H100 PCIe", "H100-PCIE-80GB", "H200 NVL", "GH200"}) {
+    run.gpu = card;
+    CHECK_FALSE(choose_hardware(run, reason).has_value());
+    CHECK_THAT(reason, Contains("the PCIe and NVL cards and the Grace Hopper superchips"));
+  }
+  run.gpu = "H100 (SXM, NVLink)";
+  CHECK(choose_hardware(run, reason)->id == "h100-dgx");
   // The same plan in bf16 with sequence parallelism stated maps to a GB200 scenario on the
   // Megatron-Core stack, every degree as printed (tp 4, pp 16, 4 model chunks, dp 4).
   run = row("mbridge-2602-gb200-llama3.1-405b-fp8-256gpu");
