@@ -646,11 +646,18 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   Mapping m;
   m.source = find_source(run);
   if (m.source == nullptr) {
+    // Each text once, quoted: several rows of the table share one (a source's tables), and
+    // they are matched as parts of the group's name, not whole names.
     std::vector<std::string> names;
-    for (const auto& s : source_profiles()) names.emplace_back(s.group_contains);
-    reason =
-        "source group '" + run.source_group +
-        "' is not in the mapping table; expected a group containing one of: " + join(names, "; ");
+    for (const auto& s : source_profiles()) {
+      const std::string quoted = "'" + std::string(s.group_contains) + "'";
+      if (std::find(names.begin(), names.end(), quoted) == names.end()) names.push_back(quoted);
+    }
+    reason = "source group '" + run.source_group +
+             "' is not in the mapping table, which chooses each source's stack and FLOP "
+             "convention (docs/validation.md, 'Source table'); expected a group containing one "
+             "of: " +
+             join(names, ", ");
     return std::nullopt;
   }
   const SourceProfile& src = *m.source;

@@ -179,6 +179,20 @@ TEST_CASE("validate: torchtitan Llama 3 8B row maps to a SwiGLU, RoPE, GQA model
   CHECK(m.measured == 2973.0);
 }
 
+TEST_CASE("validate: a group the table lacks is skipped and the reason says what groups choose",
+          "[validation]") {
+  PublishedRun run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
+  run.source_group = "My team runs";
+  const std::string reason = skip_reason(run);
+  CHECK_THAT(reason, Contains("source group 'My team runs' is not in the mapping table, which "
+                              "chooses each source's stack and FLOP convention"));
+  // Each text of the table once: the Narayanan 2021 Table 2 rows and the torchtitan rows share
+  // theirs.
+  CHECK(reason.find("'torchtitan'") == reason.rfind("'torchtitan'"));
+  CHECK(reason.find("'Narayanan et al. 2021, Table 2'") ==
+        reason.rfind("'Narayanan et al. 2021, Table 2'"));
+}
+
 TEST_CASE("validate: torchtitan's layer-level checkpointing is full recompute of half the layers",
           "[validation]") {
   // "selective (layer)": torchtitan's selective_ac_option 2 checkpoints every second block
