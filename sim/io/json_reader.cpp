@@ -1,6 +1,7 @@
 #include "sim/io/json_reader.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -177,14 +178,11 @@ namespace {
 // a ConfigError too, unless `keys` allows it.
 nlohmann::json parse_unchecked(const std::string& text, const std::string& source,
                                const std::string& expected, DuplicateKeys keys) {
-  try {
-    if (keys == DuplicateKeys::Reject) (void)check_unique_keys(text, source);
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann reports a byte offset; turn it into line and column for humans.
+  // "line L, column C" of the byte before offset `stop` (nlohmann's offsets count from 1).
+  const auto position = [&text](std::size_t stop) {
     std::size_t line = 1;
     std::size_t column = 1;
-    const std::size_t stop = std::min<std::size_t>(e.byte, text.size());
+    stop = std::min(stop, text.size());
     for (std::size_t i = 0; i + 1 < stop; ++i) {
       if (text[i] == '\n') {
         ++line;
@@ -193,16 +191,45 @@ nlohmann::json parse_unchecked(const std::string& text, const std::string& sourc
         ++column;
       }
     }
+    return "line " + std::to_string(line) + ", column " + std::to_string(column);
+  };
+  try {
+    if (keys == DuplicateKeys::Reject) (void)check_unique_keys(text, source);
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // The word the parser stopped in: NaN and Infinity, which Python's json module writes, are
+    // not JSON (RFC 8259 §6: "Numeric values that cannot be represented ... such as Infinity and
+    // NaN are not permitted").
+    const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    std::size_t begin = at;
+    while (begin > 0 && std::isalpha(static_cast<unsigned char>(text[begin - 1])) != 0) --begin;
+    std::size_t end = begin;
+    while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end])) != 0) ++end;
+    const std::string word = text.substr(begin, end - begin);
+    const bool not_a_number = word == "NaN" || word == "Infinity" || word == "nan" ||
+                              word == "inf" || word == "Inf" || word == "infinity";
     throw ConfigError(source, "",
-                      "invalid JSON at line " + std::to_string(line) + ", column " +
-                          std::to_string(column) + "; " + expected);
+                      "invalid JSON at " + position(e.byte) +
+                          (not_a_number ? " ('" + word +
+                                              "' is not a JSON number: write a finite number, "
+                                              "or null where the key allows it)"
+                                        : std::string()) +
+                          "; " + expected);
   } catch (const nlohmann::json::exception& e) {
     std::string message = e.what();
     // "[json.exception.out_of_range.406] number overflow parsing '1e400'" -> the part after "] ".
     if (const auto cut = message.find("] "); cut != std::string::npos) {
       message = message.substr(cut + 2);
     }
-    throw ConfigError(source, "", "invalid JSON (" + message + "); " + expected);
+    // Where: the first place the number is written.
+    std::string where;
+    if (const auto quote = message.find('\''); quote != std::string::npos) {
+      const std::string literal = message.substr(quote + 1, message.rfind('\'') - quote - 1);
+      if (const auto found = text.find(literal); !literal.empty() && found != std::string::npos) {
+        where = " at " + position(found + 1);
+      }
+    }
+    throw ConfigError(source, "", "invalid JSON" + where + " (" + message + "); " + expected);
   }
 }
 

@@ -123,7 +123,7 @@ file(WRITE ${robust_dir}/number_overflow.json
   "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 1e400},\n"
   " \"training\": {\"seq_len\": 4096}}\n")
 trainsim_expect_exit(cli.robust.json_number_overflow 2
-  "^error: .*number_overflow.json: invalid JSON \\(number overflow parsing '1e400'\\)"
+  "^error: .*number_overflow.json: invalid JSON at line [0-9]+, column [0-9]+ \\(number overflow parsing '1e400'\\)"
   run ${robust_dir}/number_overflow.json)
 
 # Unbounded input: endless streams and directories are refused, not read forever.

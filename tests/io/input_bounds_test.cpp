@@ -42,8 +42,19 @@ TEST_CASE("json_reader: numbers outside double range are a ConfigError", "[io]")
   // nlohmann throws out_of_range.406 for 1e400; it must not escape as a library exception.
   REQUIRE_THROWS_AS(parse_json(R"({"x": 1e400})", "big.json"), ConfigError);
   REQUIRE_THROWS_WITH(parse_json(R"({"x": 1e400})", "big.json"),
-                      Catch::StartsWith("big.json: invalid JSON (number overflow parsing "
-                                        "'1e400'); expected a JSON document"));
+                      Catch::StartsWith("big.json: invalid JSON at line 1, column 7 (number "
+                                        "overflow parsing '1e400'); expected a JSON document"));
+  // NaN and Infinity, which Python's json module writes, are named as what they are.
+  REQUIRE_THROWS_WITH(parse_json(R"({"x": NaN})", "nan.json"),
+                      "nan.json: invalid JSON at line 1, column 7 ('NaN' is not a JSON number: "
+                      "write a finite number, or null where the key allows it); expected a JSON "
+                      "document");
+  REQUIRE_THROWS_WITH(parse_json("{\"x\":\n -Infinity}", "inf.json"),
+                      Catch::StartsWith("inf.json: invalid JSON at line 2, column 3 ('Infinity' is "
+                                        "not a JSON number"));
+  // Any other bad word keeps the plain message.
+  REQUIRE_THROWS_WITH(parse_json(R"({"x": tru})", "t.json"),
+                      "t.json: invalid JSON at line 1, column 10; expected a JSON document");
 }
 
 TEST_CASE("json_reader: integer bounds say out of range and the limit", "[io]") {

@@ -416,7 +416,7 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
     // JSON has no infinity: a number too large for a double is refused while parsing.
     REQUIRE_THROWS_WITH(
         parse_kineto_trace(trace_of(kStep + "," + head + R"("ts": 1e400, "dur": 2})"), "t.json"),
-        Contains("t.json: invalid JSON (number overflow"));
+        Contains("t.json: invalid JSON at line 2, column 98 (number overflow"));
     // Past the bounds (kineto_reader.cpp, time_field): sums would print as 300-digit numbers.
     REQUIRE_THROWS_WITH(
         parse_kineto_trace(trace_of(kStep + "," + head + R"("ts": 5, "dur": 1e307})"), "t.json"),

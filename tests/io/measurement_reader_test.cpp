@@ -598,7 +598,8 @@ TEST_CASE("measurement_reader: hostile input is refused with one message", "[io]
     REQUIRE_THROWS_WITH(
         io::parse_measurement_document(R"({"schema": "trainsim-measurements", "x": 1e400})",
                                        "m.json"),
-        Catch::StartsWith("m.json: invalid JSON (number overflow parsing '1e400')"));
+        Catch::StartsWith("m.json: invalid JSON at line 1, column 42 (number overflow parsing "
+                          "'1e400')"));
     REQUIRE_THROWS_WITH(parse(with_record("gemm", R"({"m": 1e19, "n": 1, "k": 1, "dtype": "bf16",
                                       "time": "1 us"})")),
                         Catch::Contains("/gemm/0/m: expected an integer <= 2^53"));
