@@ -55,6 +55,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+# matplotlib's own defaults, not a matplotlibrc of the working directory, $MATPLOTLIBRC or the
+# user's: the same rows give the same image wherever the command runs.
+matplotlib.rcdefaults()
+matplotlib.use("Agg")
 data_path, out_path = sys.argv[1], sys.argv[2]
 # The image goes to a temporary name first, so the format comes from the final name.
 out_format = sys.argv[3] if len(sys.argv) > 3 else None
