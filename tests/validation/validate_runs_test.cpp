@@ -560,6 +560,13 @@ TEST_CASE("validate: Blackwell and H800 rows map to their profiles", "[validatio
   }
   run.gpu = "H100 (SXM, NVLink)";
   CHECK(choose_hardware(run, reason)->id == "h100-dgx");
+  // A V100 has no bf16 tensor cores (v100-dgx's peak_dense bf16 is 0): the row is skipped in its
+  // own terms, where the scenario's check named --precision, a flag a runs file does not have.
+  PublishedRun v100 = row("megatron2020-v100-dgx2-1B-1gpu");
+  v100.precision = "bf16";
+  CHECK(skip_reason(v100) ==
+        "precision 'bf16' (bf16) on profile 'v100-dgx', whose GPU has no bf16 tensor cores (its "
+        "peak_dense bf16 is 0); expected a precision the GPU runs");
   // The same plan in bf16 with sequence parallelism stated maps to a GB200 scenario on the
   // Megatron-Core stack, every degree as printed (tp 4, pp 16, 4 model chunks, dp 4).
   run = row("mbridge-2602-gb200-llama3.1-405b-fp8-256gpu");
