@@ -464,6 +464,15 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
                                      const std::string& pointer) {
   using hardware::Dtype;
   ObjectReader top(json, source, pointer);
+  if (top.has("extends")) {
+    // Stacks extend one another (docs/stacks.md); a profile is complete. Said first, before the
+    // keys such a file lacks ("/name: missing required key" sent users to fill one in after
+    // another).
+    throw top.error("extends",
+                    "hardware profiles do not extend one another (stacks do); expected a whole "
+                    "profile: a copy of a built-in (hardware_profiles/*.json) with the values "
+                    "changed");
+  }
   hardware::HardwareSpec hw;
   hw.id = top.string("id");
   if (hw.id.empty()) throw top.error("id", "expected a non-empty id like \"h100-dgx\"");

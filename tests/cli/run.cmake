@@ -366,3 +366,11 @@ trainsim_expect_exit(cli.run.utilization_above_one 0
   "^note: HFU 1\\.018 exceeds 1: model FLOPs count causal attention in full [^\n]*twice what the causal kernels execute, and attention is 82\\.1% of them at sequence 131072\n$"
   run --hardware a100-dgx --model llama3-8b --gpus 8 --cp 8 --seq-len 131072
   --sharding full_shard --recompute full)
+# A hardware profile that names another to extend: only stacks do, so the file is told that first,
+# where it was told the keys it lacks one after another (/name, then /gpu/name, ...).
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/hardware_extends.json
+  "{\"extends\": \"h100-dgx\", \"id\": \"x\", \"gpu\": {\"sms\": 100}}\n")
+trainsim_bad_input(run hardware_extends
+  "hardware_extends.json: /extends: hardware profiles do not extend one another \\(stacks do\\)\\; expected a whole profile[^\n]*\n$"
+  --model llama2-7b --hardware ${CMAKE_CURRENT_BINARY_DIR}/hardware_extends.json --gpus 8
+  --seq-len 4096)
