@@ -675,6 +675,16 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
              "') without an expert-parallel degree (extra_metrics.ep)";
     return std::nullopt;
   }
+  if (!moe && run.ep && *run.ep > 1) {
+    // An expert-parallel degree on a model the table does not know as a mixture of experts:
+    // the row's numbers do not describe one plan trainsim can run.
+    reason = "extra_metrics.ep " + str(*run.ep) + " on '" + run.model +
+             "', which the mapping knows as no mixture-of-experts model (it maps Mixtral "
+             "8x7B, Qwen3-30B-A3B, Qwen3-235B-A22B, DeepSeek-V3 and gpt-oss-120b); expected ep 1 "
+             "for a dense "
+             "model";
+    return std::nullopt;
+  }
 
   // The values every scenario needs.
   std::vector<std::string> missing;
@@ -889,7 +899,10 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
 
   bool sequence_parallel = false;
   if (run.sequence_parallel) {
-    sequence_parallel = *run.sequence_parallel;
+    sequence_parallel = *run.sequence_parallel && tp > 1;
+    if (*run.sequence_parallel && tp == 1) {
+      m.assumptions.push_back("sequence_parallel true with tp 1: nothing to split, off");
+    }
   } else if (tp > 1) {
     if (!src.sequence_parallel_default) {
       reason = "sequence_parallel not stated with tp " + str(tp);

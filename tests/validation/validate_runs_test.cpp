@@ -193,6 +193,23 @@ TEST_CASE("validate: a group the table lacks is skipped and the reason says what
         reason.rfind("'Narayanan et al. 2021, Table 2'"));
 }
 
+TEST_CASE("validate: a dense row with an expert-parallel degree is skipped and sp without tp said",
+          "[validation]") {
+  PublishedRun run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
+  run.ep = 8;
+  CHECK_THAT(skip_reason(run), Contains("extra_metrics.ep 8 on 'Llama 3 8B', which the mapping "
+                                        "knows as no mixture-of-experts model"));
+  run.ep = 1;
+  (void)mapped(run);
+  // Sequence parallelism splits over TP ranks: with tp 1 it is off, and the row says so.
+  run.sequence_parallel = true;
+  const Mapping m = mapped(run);
+  CHECK(m.base["parallel"]["sequence_parallel"] == false);
+  CHECK(std::find(m.assumptions.begin(), m.assumptions.end(),
+                  "sequence_parallel true with tp 1: nothing to split, off") !=
+        m.assumptions.end());
+}
+
 TEST_CASE("validate: torchtitan's layer-level checkpointing is full recompute of half the layers",
           "[validation]") {
   // "selective (layer)": torchtitan's selective_ac_option 2 checkpoints every second block
