@@ -15,6 +15,7 @@
 #include "sim/io/builtin_data.hpp"
 #include "sim/io/json_reader.hpp"
 #include "sim/io/spellcheck.hpp"
+#include "sim/io/stack_loader.hpp"
 
 namespace trainsim::io {
 namespace {
@@ -467,7 +468,16 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
   if (top.has("extends")) {
     // Stacks extend one another (docs/stacks.md); a profile is complete. Said first, before the
     // keys such a file lacks ("/name: missing required key" sent users to fill one in after
-    // another).
+    // another). A file that extends a built-in stack is a stack given where a profile goes.
+    const nlohmann::json& base = top.raw("extends");
+    const std::vector<std::string> stacks = builtin_stack_ids();
+    if (base.is_string() &&
+        std::find(stacks.begin(), stacks.end(), base.get<std::string>()) != stacks.end()) {
+      throw top.error("extends", "'" + base.get<std::string>() +
+                                     "' is a software stack, so this file, which extends it, is "
+                                     "a stack, not a hardware profile; expected a hardware "
+                                     "profile");
+    }
     throw top.error("extends",
                     "hardware profiles do not extend one another (stacks do); expected a whole "
                     "profile: a copy of a built-in (hardware_profiles/*.json) with the values "

@@ -206,8 +206,17 @@ nlohmann::json parse_unchecked(const std::string& text, const std::string& sourc
     std::size_t end = begin;
     while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end])) != 0) ++end;
     const std::string word = text.substr(begin, end - begin);
-    const bool not_a_number = word == "NaN" || word == "Infinity" || word == "nan" ||
-                              word == "inf" || word == "Inf" || word == "infinity";
+    // Only a bare word the parser read as a bad literal or number (-Infinity), not the inside
+    // of a string (an unterminated "NaN) or text after the document.
+    const std::string what = e.what();
+    std::string folded;
+    for (const char c : word)
+      folded += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool not_a_number = (what.find("invalid literal") != std::string::npos ||
+                               what.find("invalid number") != std::string::npos) &&
+                              what.find("expected end of input") == std::string::npos &&
+                              (begin == 0 || text[begin - 1] != '"') &&
+                              (folded == "nan" || folded == "inf" || folded == "infinity");
     throw ConfigError(source, "",
                       "invalid JSON at " + position(e.byte) +
                           (not_a_number ? " ('" + word +
@@ -221,12 +230,25 @@ nlohmann::json parse_unchecked(const std::string& text, const std::string& sourc
     if (const auto cut = message.find("] "); cut != std::string::npos) {
       message = message.substr(cut + 2);
     }
-    // Where: the first place the number is written.
+    // Where: the first place the number is written outside a string (a key or a value may
+    // hold the same characters).
     std::string where;
     if (const auto quote = message.find('\''); quote != std::string::npos) {
       const std::string literal = message.substr(quote + 1, message.rfind('\'') - quote - 1);
-      if (const auto found = text.find(literal); !literal.empty() && found != std::string::npos) {
-        where = " at " + position(found + 1);
+      bool in_string = false;
+      for (std::size_t i = 0; !literal.empty() && i < text.size(); ++i) {
+        if (in_string) {
+          if (text[i] == '\\') {
+            ++i;  // the escaped character
+          } else if (text[i] == '"') {
+            in_string = false;
+          }
+        } else if (text[i] == '"') {
+          in_string = true;
+        } else if (text.compare(i, literal.size(), literal) == 0) {
+          where = " at " + position(i + 1);
+          break;
+        }
       }
     }
     throw ConfigError(source, "", "invalid JSON" + where + " (" + message + "); " + expected);

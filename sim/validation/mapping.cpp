@@ -246,6 +246,14 @@ const SourceProfile* find_source(const PublishedRun& run) {
   return nullptr;
 }
 
+// The built-in mixture-of-experts models (models/*.json) and the text that names each (the
+// row's model text without case, spaces or separators).
+constexpr std::pair<std::string_view, std::string_view> kMoeBuiltins[] = {
+    {"deepseekv3", "deepseek-v3"},        {"qwen330ba3b", "qwen3-30b-a3b"},
+    {"qwen3235ba22b", "qwen3-235b-a22b"}, {"mixtral8x7b", "mixtral-8x7b"},
+    {"gptoss120b", "gpt-oss-120b"},
+};
+
 std::optional<std::string> moe_builtin_model(std::string_view model_name) {
   // The row's model text without case, spaces or separators: "DeepSeek-V3 (w/o MTP)" ->
   // "deepseekv3(w/omtp)", "Qwen3_235B_a22B" -> "qwen3235ba22b", "Mixtral 8x7B" -> "mixtral8x7b".
@@ -254,12 +262,6 @@ std::optional<std::string> moe_builtin_model(std::string_view model_name) {
     if (c == ' ' || c == '-' || c == '_' || c == '.') continue;
     key += static_cast<char>(std::tolower(c));
   }
-  // The built-in mixture-of-experts models (models/*.json) and the text that names each.
-  static constexpr std::pair<std::string_view, std::string_view> kMoeBuiltins[] = {
-      {"deepseekv3", "deepseek-v3"},        {"qwen330ba3b", "qwen3-30b-a3b"},
-      {"qwen3235ba22b", "qwen3-235b-a22b"}, {"mixtral8x7b", "mixtral-8x7b"},
-      {"gptoss120b", "gpt-oss-120b"},
-  };
   for (const auto& [text, id] : kMoeBuiltins) {
     if (contains(key, text)) return std::string(id);
   }
@@ -477,18 +479,18 @@ T profile_value(const HardwareChoice& choice, const char* section, const char* k
 
 namespace {
 
-// Whether `word` is one of `text`'s words, split at every character but letters and digits:
-// "h100 nvl" and "h100-pcie-80gb" have "nvl" and "pcie", "h100 (sxm, nvlink)" and "gb200
-// nvl72" have no "nvl".
-bool has_word(const std::string& text, const std::string& word) {
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = start;
-    while (end < text.size() && std::isalnum(static_cast<unsigned char>(text[end])) != 0) ++end;
-    if (text.compare(start, end - start, word) == 0) return true;
-    start = end + 1;
+// Whether a Hopper GPU's text (lower case) names a card other than the SXM part of the
+// profiles: the PCIe and NVL cards ("h100 pcie", "h100-pci-e", "h100nvl") or a Grace Hopper
+// superchip ("gh200", "grace hopper"). The links NVLink and NVSwitch are not cards: "h100 (sxm,
+// nvlink)" is the SXM part. GH100 is the die of every H100, SXM included.
+bool other_hopper_card(std::string text) {
+  for (const std::string_view link : {"nvlink", "nvswitch"}) {
+    for (std::size_t at = text.find(link); at != std::string::npos; at = text.find(link)) {
+      text.erase(at, link.size());
+    }
   }
-  return false;
+  return contains(text, "nvl") || contains(text, "pci") || contains(text, "gh200") ||
+         contains(text, "grace");
 }
 
 }  // namespace
@@ -501,19 +503,19 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     choice.id = "gb200-nvl72";
   } else if (contains(gpu, "b200")) {
     choice.id = "b200-dgx";
-  } else if (contains(gpu, "h800")) {
-    choice.id = "h800-dgx";
-  } else if ((contains(gpu, "h100") || contains(gpu, "h200")) &&
-             (has_word(gpu, "pcie") || has_word(gpu, "nvl") || contains(gpu, "gh200") ||
-              contains(gpu, "gh100"))) {
+  } else if ((contains(gpu, "h100") || contains(gpu, "h200") || contains(gpu, "h800") ||
+              contains(gpu, "grace")) &&
+             other_hopper_card(gpu)) {
     // The PCIe and NVL cards run at lower clocks and power (H100 PCIe: 756 TFLOP/s bf16 dense
     // at 350 W, H100 NVL 835 at 400 W, against the SXM part's 989 at 700 W; H100 datasheet) and
     // the Grace Hopper superchips have another memory and host link: no profile models them.
     reason = "no built-in hardware profile for GPU '" + run.gpu +
              "': the PCIe and NVL cards and the Grace Hopper superchips are not the SXM parts "
-             "of h100-dgx and h200-dgx; expected an SXM A100, H100, H200, H800, B200, GB200 or "
-             "V100";
+             "of h100-dgx, h200-dgx and h800-dgx; expected an SXM A100, H100, H200, H800, B200, "
+             "GB200 or V100";
     return std::nullopt;
+  } else if (contains(gpu, "h800")) {
+    choice.id = "h800-dgx";
   } else if (contains(gpu, "h200")) {
     choice.id = "h200-dgx";
   } else if (contains(gpu, "h100")) {
@@ -598,7 +600,7 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     // Sources print capacities as marketed, in GB for the H100's 80 GiB and the B200's 180 GB
     // alike, so either unit matches, within 10%: the B200's 192 GB physical against the
     // profile's 180 usable is 6.7%. (An H100 NVL's 94 GB is within it of 80 GiB, 85.9 GB: its
-    // stated peak, 835 TFLOP/s, is what tells it from the SXM part.)
+    // name, or its stated peak, 835 TFLOP/s, tells it from the SXM part.)
     const auto capacity = profile_value<std::string>(choice, "gpu", "hbm_capacity");
     const double bytes = io::parse_bytes(capacity).value();
     const auto near = [&](double unit) {
@@ -678,11 +680,13 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   if (!moe && run.ep && *run.ep > 1) {
     // An expert-parallel degree on a model the table does not know as a mixture of experts:
     // the row's numbers do not describe one plan trainsim can run.
+    std::string known;
+    for (const auto& entry : kMoeBuiltins) {
+      known += (known.empty() ? "" : ", ") + std::string(entry.second);
+    }
     reason = "extra_metrics.ep " + str(*run.ep) + " on '" + run.model +
-             "', which the mapping knows as no mixture-of-experts model (it maps Mixtral "
-             "8x7B, Qwen3-30B-A3B, Qwen3-235B-A22B, DeepSeek-V3 and gpt-oss-120b); expected ep 1 "
-             "for a dense "
-             "model";
+             "', which the mapping knows as no mixture-of-experts model (it maps " + known +
+             "); expected a model it knows as one, or no ep for a dense model";
     return std::nullopt;
   }
 

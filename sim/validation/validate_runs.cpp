@@ -68,7 +68,8 @@ double predicted_value(const RowResult& row, const Mapping& mapping, const Publi
 // A peak the source states that is neither the profile's peak for the training dtype nor its
 // 16-bit peak (against which sources quote MFU for FP8 runs: Megatron-Bridge's tables) within
 // 5%, which covers how sources round them (1,000 for the H100 SXM's 989): the row ran on a GPU
-// the profile does not model (an H100 PCIe, 756, or NVL, 835, would map to h100-dgx), and its
+// the profile does not model (an H100 PCIe, 756, or NVL, 835, whose text does not name the
+// card would map to h100-dgx), and its
 // MFU would be predicted against a peak the simulation does not run at (a stated 100 on h100-dgx
 // gave a predicted MFU of 138%).
 std::optional<std::string> peak_mismatch(const PublishedRun& run, const parallel::Scenario& s) {

@@ -374,3 +374,9 @@ trainsim_bad_input(run hardware_extends
   "hardware_extends.json: /extends: hardware profiles do not extend one another \\(stacks do\\)\\; expected a whole profile[^\n]*\n$"
   --model llama2-7b --hardware ${CMAKE_CURRENT_BINARY_DIR}/hardware_extends.json --gpus 8
   --seq-len 4096)
+# A stack that extends a built-in one, given where a hardware profile goes: named as the stack it
+# is, not told to become a whole profile.
+trainsim_bad_input(run hardware_is_extending_stack
+  "torchtitan-fsdp2-rmsnorm.json: /extends: 'torchtitan-fsdp2' is a software stack, so this file, which extends it, is a stack, not a hardware profile\\; expected a hardware profile\n$"
+  --model llama2-7b --hardware ${PROJECT_SOURCE_DIR}/stacks/torchtitan-fsdp2-rmsnorm.json
+  --gpus 8 --seq-len 4096)

@@ -52,9 +52,23 @@ TEST_CASE("json_reader: numbers outside double range are a ConfigError", "[io]")
   REQUIRE_THROWS_WITH(parse_json("{\"x\":\n -Infinity}", "inf.json"),
                       Catch::StartsWith("inf.json: invalid JSON at line 2, column 3 ('Infinity' is "
                                         "not a JSON number"));
-  // Any other bad word keeps the plain message.
+  // Any other bad word keeps the plain message, and so do a string left open after NaN and text
+  // after the document.
   REQUIRE_THROWS_WITH(parse_json(R"({"x": tru})", "t.json"),
                       "t.json: invalid JSON at line 1, column 10; expected a JSON document");
+  REQUIRE_THROWS_WITH(parse_json(R"({"x": "NaN)", "t.json"),
+                      Catch::StartsWith("t.json: invalid JSON at line 1, column ") &&
+                          !Catch::Contains("not a JSON number"));
+  REQUIRE_THROWS_WITH(parse_json(R"({"x": 1} nan)", "t.json"),
+                      !Catch::Contains("not a JSON number"));
+  // The overflowing number where it stands, not inside an earlier string or key that holds the
+  // same characters: column 28.
+  REQUIRE_THROWS_WITH(parse_json(R"({"x": "1e400", "hardware": 1e400})", "big.json"),
+                      Catch::StartsWith("big.json: invalid JSON at line 1, column 28 (number "
+                                        "overflow"));
+  REQUIRE_THROWS_WITH(parse_json(R"({"1e400": 1, "b": 1e400})", "big.json"),
+                      Catch::StartsWith("big.json: invalid JSON at line 1, column 19 (number "
+                                        "overflow"));
 }
 
 TEST_CASE("json_reader: integer bounds say out of range and the limit", "[io]") {

@@ -198,7 +198,10 @@ TEST_CASE("validate: a dense row with an expert-parallel degree is skipped and s
   PublishedRun run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
   run.ep = 8;
   CHECK_THAT(skip_reason(run), Contains("extra_metrics.ep 8 on 'Llama 3 8B', which the mapping "
-                                        "knows as no mixture-of-experts model"));
+                                        "knows as no mixture-of-experts model (it maps "
+                                        "deepseek-v3, qwen3-30b-a3b, qwen3-235b-a22b, "
+                                        "mixtral-8x7b, gpt-oss-120b); expected a model it knows "
+                                        "as one, or no ep for a dense model"));
   run.ep = 1;
   (void)mapped(run);
   // Sequence parallelism splits over TP ranks: with tp 1 it is off, and the row says so.
@@ -570,13 +573,20 @@ TEST_CASE("validate: Blackwell and H800 rows map to their profiles", "[validatio
   run.memory_gb = 141.0;
   CHECK(choose_hardware(run, reason)->id == "h200-dgx");
   run.memory_gb = std::nullopt;
-  for (const char* card : {"H100 NVL", "H100 PCIe", "H100-PCIE-80GB", "H200 NVL", "GH200"}) {
+  for (const char* card :
+       {"H100 NVL", "H100 PCIe", "H100-PCIE-80GB", "H200 NVL", "GH200", "H100NVL", "H100 PCI-e",
+        "H100 PCI Express", "H800 PCIe", "Grace Hopper Superchip (H100)"}) {
+    INFO(card);
     run.gpu = card;
     CHECK_FALSE(choose_hardware(run, reason).has_value());
     CHECK_THAT(reason, Contains("the PCIe and NVL cards and the Grace Hopper superchips"));
   }
-  run.gpu = "H100 (SXM, NVLink)";
-  CHECK(choose_hardware(run, reason)->id == "h100-dgx");
+  // The links are not cards, and GH100 is the die of every H100.
+  for (const char* sxm : {"H100 (SXM, NVLink)", "H100 (GH100)", "H100 SXM5, NVSwitch"}) {
+    INFO(sxm);
+    run.gpu = sxm;
+    CHECK(choose_hardware(run, reason)->id == "h100-dgx");
+  }
   // A V100 has no bf16 tensor cores (v100-dgx's peak_dense bf16 is 0): the row is skipped in its
   // own terms, where the scenario's check named --precision, a flag a runs file does not have.
   PublishedRun v100 = row("megatron2020-v100-dgx2-1B-1gpu");
