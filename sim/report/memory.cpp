@@ -408,10 +408,12 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
                                   : e;
   out.gradients =
       Bytes(d(grad_e) * params / (shard_state ? degree : 1.0) + d(grad_e) * expert_state);
+  // Megatron-Core's precision-aware optimizer runs only as Adam under the distributed optimizer
+  // (OptimizerConfig's checks); elsewhere the flag has no optimizer to change, and the copy stays.
+  const bool precision_aware = s.stack.precision_aware_optimizer && shard_optimizer &&
+                               s.training.optimizer == parallel::Optimizer::AdamW;
   const double main_grads =
-      s.stack.grads_in_reduce_dtype && e < 4 && grad_e < 4 && !s.stack.precision_aware_optimizer
-          ? 4.0
-          : 0.0;
+      s.stack.grads_in_reduce_dtype && e < 4 && grad_e < 4 && !precision_aware ? 4.0 : 0.0;
   const double state_bytes =
       optimizer_bytes_per_parameter(s.training.optimizer, e, s.stack.optimizer_state) + main_grads;
   out.optimizer = Bytes(state_bytes * params / (shard_optimizer ? degree : 1.0) +

@@ -720,6 +720,9 @@ TEST_CASE("memory: Megatron's gradient buffers are of the reduce dtype (its READ
   // The precision-aware optimizer reads the 16-bit shard in place (.decoupled_grad): no copy.
   s.stack.precision_aware_optimizer = true;
   CHECK(per_param(Sharding::Zero1) == Approx(4.0 + 12.0 / 8.0).epsilon(1e-12));
+  // It is Adam under the distributed optimizer only (Megatron-Core's OptimizerConfig): without
+  // sharding the optimizer keeps the copy, 20 as above.
+  CHECK(per_param(Sharding::None) == Approx(20.0).epsilon(1e-12));
   // Gradients in the training dtype (PyTorch's accounting, the default): 2 + 2 + 12/d whatever
   // the reduce dtype.
   s.stack.precision_aware_optimizer = false;
