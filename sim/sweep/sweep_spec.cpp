@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "trainsim/error.hpp"
@@ -427,6 +428,28 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
       placed[m] = true;
       g.keys.push_back(out.keys[m]);
       g.values.push_back(lists[m]);
+    }
+    // A value given twice ([2, 2, 1], or a list item a range repeats), or a zip group's tuple
+    // given twice, would give the same rows twice, in silence. Zipped axes may repeat a value
+    // alone ([a, a, b] beside [8, 16, 8]).
+    std::map<std::string, std::size_t> first;
+    for (std::size_t j = 0; j < lists[members.front()].size(); ++j) {
+      std::string tuple;
+      for (const std::size_t m : members) tuple += lists[m][j].dump() + "\x1f";
+      const auto [it, added] = first.emplace(tuple, j);
+      if (!added) {
+        const std::size_t m = members.front();
+        throw ConfigError(
+            source, where[m][j],
+            std::string(members.size() > 1 ? "zipped values" : "value") + " " +
+                (members.size() > 1 ? "of row " + std::to_string(j) : lists[m][j].dump()) +
+                " repeat" + (members.size() > 1 ? "" : "s") + " the one" +
+                (members.size() > 1 ? "s of row " + std::to_string(it->second)
+                                    : " at " + where[m][it->second]) +
+                (members.size() > 1 ? "; expected each row of a zip group once"
+                                    : "; expected each value of an axis once") +
+                " (a repeated value gives the same rows twice)");
+      }
     }
     out.groups.push_back(std::move(g));
   }

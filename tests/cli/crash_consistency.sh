@@ -26,7 +26,7 @@ cat > spec.json <<'SPEC'
 {"base": {"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 64},
           "training": {"seq_len": 4096, "global_batch": 512, "micro_batch": 1},
           "parallel": {"tp": 2, "pp": 2, "sharding": "shard_grad_op"}},
- "axes": {"model": ["llama2-7b", "llama3-8b", "llama2-13b", "llama2-7b"],
+ "axes": {"model": ["llama2-7b", "llama3-8b", "llama2-13b", "mistral-7b"],
           "cluster.gpus": [16, 32, 64, 128, 256, 512, 1024],
           "training.seq_len": [2048, 4096, 8192],
           "parallel.pp": [1, 2, 4],

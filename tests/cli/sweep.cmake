@@ -192,3 +192,16 @@ if(TRAINSIM_NO_MATPLOTLIB EQUAL 0)
            COMMAND python3 ${PROJECT_SOURCE_DIR}/examples/plot_sweep.py ${plot_rows} --x gpus
                    --y tokens_per_s --ideal -o ${CMAKE_CURRENT_BINARY_DIR}/plot_sweep.png)
 endif()
+# An axis value given twice, or a zip group's row given twice, would give the same rows twice:
+# refused at the repeat. Zipped axes may repeat a value alone.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_repeat.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 4096}},\n \"axes\": {\"parallel.tp\": [2, 1, 2]}}\n")
+trainsim_bad_input(sweep repeated_value
+  "sweep_repeat.json: /axes/parallel.tp/2: value 2 repeats the one at /axes/parallel.tp/0\\; expected each value of an axis once"
+  ${CMAKE_CURRENT_BINARY_DIR}/sweep_repeat.json --list)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_zip_repeat.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 4096}},\n \"axes\": {\"parallel.tp\": [2, 2, 1], \"parallel.pp\": [1, 2, 1]}, \"zip\": [[\"parallel.tp\", \"parallel.pp\"]]}\n")
+add_test(NAME cli.sweep.zip_repeats_one_axis
+         COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_zip_repeat.json --list)
+set_tests_properties(cli.sweep.zip_repeats_one_axis PROPERTIES PASS_REGULAR_EXPRESSION
+  "0,2,1\n1,2,2\n2,1,1\n")
