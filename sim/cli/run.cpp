@@ -83,7 +83,7 @@ int run(const RunOptions& o) {
     // attention computes the full s x s, so its MFU cannot pass 1 that way: no note.)
     const double per_token = r.model_flops_per_token.value();
     const double attention =
-        per_token - 6.0 * static_cast<double>(model::matmul_parameters(s.model));
+        model::attention_model_flops_per_token(s.model, s.training.seq_len).value();
     std::cerr << "note: "
               << (r.mfu > 1.0 ? "MFU " + fixed_text(r.mfu, 3) : "HFU " + fixed_text(r.hfu, 3))
               << " exceeds 1: model FLOPs count causal attention in full (PaLM's convention, "

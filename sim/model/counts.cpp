@@ -154,9 +154,9 @@ double attention_window_fraction(const ModelSpec& m, std::int64_t seq_len) {
   return (wd * (wd + 1.0) / 2.0 + (t - wd) * wd) / (t * (t + 1.0) / 2.0);
 }
 
-Flops model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
-  // PaLM Appendix B: 6N + 12 * L * H * Q * T with H heads of size Q and sequence length T,
-  // times the sliding window's share r of the attention work.
+Flops attention_model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
+  // PaLM Appendix B's 12 * L * H * Q * T with H heads of size Q and sequence length T, times
+  // the sliding window's share r of the attention work.
   // In double: 12 * L * H * Q * T reaches 2^68 within the loaders' bounds (2^16 layers, an
   // attention width of 2^24, 2^24 tokens), past int64; N <= 2^50 keeps 6N exact.
   // Latent attention: 6 * L * H * (d_qk + d_v) * T * r, the same count with QK^T and AV of
@@ -168,7 +168,13 @@ Flops model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
                        static_cast<double>(seq_len) * attention_window_fraction(m, seq_len)
                  : 12.0 * layers * static_cast<double>(query_width(m)) *
                        static_cast<double>(seq_len) * attention_window_fraction(m, seq_len);
-  return Flops(6.0 * static_cast<double>(matmul_parameters(m)) + attention);
+  return Flops(attention);
+}
+
+Flops model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
+  // PaLM Appendix B: 6N + the attention term.
+  return Flops(6.0 * static_cast<double>(matmul_parameters(m)) +
+               attention_model_flops_per_token(m, seq_len).value());
 }
 
 Flops megatron_flops_per_iteration(const ModelSpec& m, std::int64_t batch, std::int64_t seq_len) {

@@ -736,10 +736,11 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   {
     // A GPU without tensor cores of the row's dtype (bf16 on a V100): said in the row's terms,
     // where the scenario's check would name --precision, a flag a runs file does not have.
-    const auto peaks = profile_value<nlohmann::json>(*hw, "gpu", "peak_dense");
+    const hardware::HardwareSpec spec = hw->document.is_string()
+                                            ? io::load_hardware(hw->id)
+                                            : io::hardware_from_json(hw->document, hw->id, "");
     const std::string name = parallel::to_string(*dtype);
-    if (!peaks.contains(name) ||
-        io::parse_flop_rate(peaks.at(name).get<std::string>()).value() <= 0.0) {
+    if (spec.peak(*dtype).value() <= 0.0) {
       reason = "precision '" + *run.precision + "' (" + name + ") on profile '" + hw->id +
                "', whose GPU has no " + name + " tensor cores (its peak_dense " + name +
                " is 0); expected a precision the GPU runs";

@@ -124,6 +124,9 @@ enum class Experts { All, Active };
 // the naive, unabsorbed form that training runs). Each multi-token-prediction module's layer
 // counts as one more layer in the attention term.
 [[nodiscard]] Flops model_flops_per_token(const ModelSpec& m, std::int64_t seq_len);
+// The attention term of model_flops_per_token alone (12 * layers * heads * head_dim * seq_len *
+// r, or latent attention's form), per trained token.
+[[nodiscard]] Flops attention_model_flops_per_token(const ModelSpec& m, std::int64_t seq_len);
 
 // FLOPs of one iteration of `batch` sequences by Narayanan et al. 2021 (Megatron-LM PTD-P, §5.1,
 // eq. 3): F = 96 * B * s * l * h^2 * (1 + s / 6h + V / 16lh). It counts GEMMs only (ffn = 4h,
