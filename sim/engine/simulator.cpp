@@ -29,54 +29,70 @@ struct Adjacency {
   CachedVector<OpId> targets;
 };
 
+// What the event loop keeps of one op, in one 16-byte record: with the graph's own record of the
+// op (duration, stream, contention class), an op that ends and each op it starts cost two cache
+// lines, where five arrays (the graph's op table, the successor rows, the next op on the stream,
+// the pending counts and the versions) cost five.
+struct Node {
+  // Predecessors (dependencies and the previous op on the stream) not yet ended.
+  std::int32_t pending = 0;
+  // The next op on the stream, -1 for the last.
+  OpId next_on_stream = -1;
+  // The op's dependency targets are Successors::targets[first_target .. the next node's).
+  std::int32_t first_target = 0;
+  // Reschedule count (EndEvent).
+  std::uint32_t version = 0;
+};
+static_assert(sizeof(Node) == 16);
+
 // The successors of every op, by kind: its dependency targets in insertion order (compressed
 // rows; a graph has far fewer dependencies than ops) and the next op on its stream (-1 for the
 // last). Stream order is an ordinary edge for `pending`, each op's predecessors of both kinds, so
 // one counter per op covers both start conditions. An op's successors are its dependency
 // targets, then its stream's next op (for_each_successor); that order fixes the order of their
 // start events at one instant. Built by counting sort: O(ops + dependencies), no per-op
-// allocation.
+// allocation. nodes holds one record more than the graph has ops, whose first_target ends the
+// last op's row.
 struct Successors {
-  Adjacency dependencies;
-  CachedVector<OpId> next_on_stream;
-  CachedVector<std::int32_t> pending;
+  CachedVector<Node> nodes;
+  CachedVector<OpId> targets;
 
   template <class F>
   void for_each_successor(OpId op, F&& f) const {
-    for (auto k = dependencies.offsets[idx(op)]; k < dependencies.offsets[idx(op) + 1]; ++k) {
-      f(dependencies.targets[idx(k)]);
-    }
-    if (const OpId next = next_on_stream[idx(op)]; next >= 0) f(next);
+    const Node& node = nodes[idx(op)];
+    const auto end = nodes[idx(op) + 1].first_target;
+    for (auto k = node.first_target; k < end; ++k) f(targets[idx(k)]);
+    if (node.next_on_stream >= 0) f(node.next_on_stream);
   }
 };
 
 Successors successors(const Graph& graph) {
   const auto n = idx(graph.num_ops());
   Successors succ;
-  Adjacency& adj = succ.dependencies;
-  adj.offsets.assign(n + 1, 0);
-  succ.pending.assign(n, 0);
-  succ.next_on_stream.assign(n, -1);
+  succ.nodes.assign(n + 1, Node{});
+  Node* nodes = succ.nodes.data();
+  // Row lengths go in the next node's first_target, so that the running sum below leaves each
+  // row's start in its own node.
   for (const Dependency& d : graph.dependencies()) {
-    ++adj.offsets[idx(d.before) + 1];
-    ++succ.pending[idx(d.after)];
+    ++nodes[idx(d.before) + 1].first_target;
+    ++nodes[idx(d.after)].pending;
   }
   for (StreamId s = 0; s < graph.num_streams(); ++s) {
     const auto ops = graph.stream_ops(s);
     for (std::size_t i = 0; i + 1 < ops.size(); ++i) {
-      succ.next_on_stream[idx(ops[i])] = ops[i + 1];
-      ++succ.pending[idx(ops[i + 1])];
+      nodes[idx(ops[i])].next_on_stream = ops[i + 1];
+      ++nodes[idx(ops[i + 1])].pending;
     }
   }
-  for (std::size_t i = 0; i < n; ++i) adj.offsets[i + 1] += adj.offsets[i];
-  adj.targets.resize(idx(adj.offsets[n]));
-  // Fill row i from offsets[i] upwards, using offsets[i] as the cursor; afterwards offsets[i]
-  // holds the end of row i, i.e. the start of row i + 1, so one shift restores the starts.
+  for (std::size_t i = 0; i < n; ++i) nodes[i + 1].first_target += nodes[i].first_target;
+  succ.targets.resize(idx(nodes[n].first_target));
+  // Fill row i from its start upwards, using first_target as the cursor; afterwards node i holds
+  // the end of row i, i.e. the start of row i + 1, so one shift restores the starts.
   for (const Dependency& d : graph.dependencies()) {
-    adj.targets[idx(adj.offsets[idx(d.before)]++)] = d.after;
+    succ.targets[idx(nodes[idx(d.before)].first_target++)] = d.after;
   }
-  std::copy_backward(adj.offsets.begin(), adj.offsets.end() - 1, adj.offsets.end());
-  adj.offsets[0] = 0;
+  for (std::size_t i = n; i > 0; --i) nodes[i].first_target = nodes[i - 1].first_target;
+  nodes[0].first_target = 0;
   return succ;
 }
 
@@ -89,8 +105,8 @@ std::string describe(const Graph& graph, OpId op) {
 // Called only when some ops never started. Every such op waits on a predecessor that never
 // started either, so walking "waits on" links from one of them must revisit an op: that loop is a
 // cycle. Returns the error naming it.
-InternalError cycle_error(const Graph& graph, const Successors& succ,
-                          const CachedVector<std::int32_t>& pending, std::int64_t num_stuck) {
+InternalError cycle_error(const Graph& graph, const Successors& succ, std::int64_t num_stuck) {
+  const auto pending = [&succ](OpId op) { return succ.nodes[idx(op)].pending; };
   const std::int32_t n = graph.num_ops();
   // Predecessor lists on the error path only: invert the successors.
   Adjacency pred;
@@ -106,7 +122,7 @@ InternalError cycle_error(const Graph& graph, const Successors& succ,
   }
 
   OpId cur = 0;
-  while (pending[idx(cur)] == 0) ++cur;  // the first op that never started
+  while (pending(cur) == 0) ++cur;  // the first op that never started
   std::vector<std::int32_t> step(idx(n), -1);
   std::vector<OpId> path;
   while (step[idx(cur)] < 0) {
@@ -114,7 +130,7 @@ InternalError cycle_error(const Graph& graph, const Successors& succ,
     path.push_back(cur);
     OpId next = -1;
     for (auto k = pred.offsets[idx(cur)]; k < pred.offsets[idx(cur) + 1]; ++k) {
-      if (pending[idx(pred.targets[idx(k)])] > 0) {
+      if (pending(pred.targets[idx(k)]) > 0) {
         next = pred.targets[idx(k)];
         break;
       }
@@ -182,12 +198,10 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
   }
 
   Successors succ = successors(graph);
-  CachedVector<std::int32_t>& pending = succ.pending;
+  Node* const nodes = succ.nodes.data();
 
   Timeline timeline;
   timeline.ops.assign(idx(n), OpTiming{});
-  // Reschedule count per op (EndEvent); only compute ops under contention are ever rescheduled.
-  CachedVector<std::uint32_t> version(idx(n), 0);
   std::vector<OpId> running(idx(num_streams), -1);  // the running op of each compute stream
   std::vector<std::int32_t> comm_running(idx(num_devices), 0);
 
@@ -232,14 +246,17 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
       if (op < 0) continue;
       OpTiming& t = timeline.ops[idx(op)];
       if (t.end <= now) continue;
+      Node& node = nodes[idx(op)];
       const double stretch = stretch_of(op);
       if (stretch == 1.0) continue;  // an uncontended class: its end does not move
       t.end = now + (t.end - now) * (contended ? stretch : 1.0 / stretch);
-      queue.push(t.end, EndEvent{op, ++version[idx(op)]});
+      // Only compute ops under contention are ever rescheduled.
+      queue.push(t.end, EndEvent{op, ++node.version});
     }
   };
 
   const auto start = [&](OpId op, SimTime now) {
+    const Node& node = nodes[idx(op)];
     const StreamId s = graph.op_stream(op);
     const DeviceId device = stream_device[idx(s)];
     const Seconds duration = graph.op_duration(op);
@@ -263,11 +280,11 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
         rescale(device, now, true);
       }
     }
-    queue.push(t.end, EndEvent{op, version[idx(op)]});
+    queue.push(t.end, EndEvent{op, node.version});
   };
 
   for (OpId op = 0; op < n; ++op) {
-    if (pending[idx(op)] == 0) start(op, SimTime::zero());
+    if (nodes[idx(op)].pending == 0) start(op, SimTime::zero());
   }
 
   std::int32_t num_finished = 0;
@@ -275,7 +292,8 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
     const auto event = queue.pop();
     ++timeline.num_events;
     const OpId op = event.payload.op;
-    if (event.payload.version != version[idx(op)]) continue;  // rescheduled: stale
+    const Node& node = nodes[idx(op)];
+    if (event.payload.version != node.version) continue;  // rescheduled: stale
     const SimTime now = event.time;
     ++num_finished;
     timeline.end = std::max(timeline.end, now);
@@ -294,11 +312,11 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
       if (--comm_running[idx(device)] == 0) rescale(device, now, false);
     }
     succ.for_each_successor(op, [&](OpId next) {
-      if (--pending[idx(next)] == 0) start(next, now);
+      if (--nodes[idx(next)].pending == 0) start(next, now);
     });
   }
 
-  if (num_finished != n) throw cycle_error(graph, succ, pending, n - num_finished);
+  if (num_finished != n) throw cycle_error(graph, succ, n - num_finished);
   for (DeviceId d = 0; d < num_devices; ++d) account(d, timeline.end);
   return timeline;
 }
