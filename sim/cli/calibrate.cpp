@@ -395,6 +395,25 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   const io::CalibrationInputs in = io::read_calibration_inputs(o.inputs, o.include_problem_logs);
   // Nor may it replace a log a document names (the command line's inputs are checked above).
   io::require_not_an_input(o.output, "command line (-o)", in.files);
+  // Inputs that hold nothing but logs marked reported_problem leave the fit no point at all: that
+  // is the cause to name, not the minimum size the fit's own message points at.
+  {
+    std::size_t num_points = 0;
+    calibrate::for_each_points([&num_points](const auto& points) { num_points += points.size(); },
+                               in.points);
+    if (num_points == 0 && !in.skipped.empty()) {
+      const std::size_t k = in.skipped.size();
+      throw ConfigError("calibrate: " +
+                        (k == 1 ? std::string("the one log of the inputs is")
+                                : "all " + std::to_string(k) + " logs of the inputs are") +
+                        " marked reported_problem and skipped, which leaves no point to fit (" +
+                        io::escape_control(in.skipped.front().substr(
+                            0, in.skipped.front().find(": marked reported_problem"))) +
+                        (k > 1 ? ", ..." : "") +
+                        "); expected a healthy log or measurement point, or "
+                        "--include-problem-logs");
+    }
+  }
   // Notes and warnings on the inputs wait for the fit: a point it refuses (one faster than the
   // hardware allows) is then the run's one line on stderr, not the last of several.
   std::ostringstream early;

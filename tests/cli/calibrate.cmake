@@ -131,6 +131,11 @@ a100_log_document(log_problem
   "{\"file\": \"log_copy_a.txt\"}, {\"file\": \"log_copy_b.txt\", \"status\": \"reported_problem\"}")
 trainsim_bad_input(calibrate output_is_problem_log "command line \\(-o\\)[^\n]*log_copy_b.txt"
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_problem.json -o ${CMAKE_CURRENT_BINARY_DIR}/log_copy_b.txt)
+# A document whose only log is marked reported_problem leaves no point: that is the cause named
+# (the fit's own message blamed the minimum size, and the skip note was lost).
+a100_log_document(log_only_problem "{\"file\": \"log_copy_b.txt\", \"status\": \"reported_problem\"}")
+trainsim_bad_input(calibrate only_problem_logs "calibrate: the one log of the inputs is marked reported_problem and skipped, which leaves no point to fit \\(log_copy_b.txt [^\n]*--include-problem-logs"
+  --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_only_problem.json)
 # A log of another NCCL release than the profile mimics is fitted with a warning (NCCL's choice
 # of algorithm and protocol is the profile's), and a version that is no version is refused.
 add_test(NAME cli.calibrate.other_nccl
