@@ -133,7 +133,8 @@ void write_table(std::ostream& out, const parallel::Scenario& s, const io::Kinet
       << "simulated stage " << stage << (stage == r.critical_stage ? " (the critical one)" : "")
       << "\n"
       << "steps        averaged " << join(sum.used) << "; skipped " << join(sum.skipped)
-      << (sum.skipped.empty() ? "" : " (warm-up)") << "\n"
+      << (sum.skipped.empty() ? "" : " (warm-up)")
+      << (sum.empty.empty() ? "" : "; without kernels " + join(sum.empty)) << "\n"
       << "kernels      " << t.kernels.size() << " on " << t.streams.size()
       << " streams; to steps by correlation " << t.num_by_correlation << ", by time "
       << t.num_by_time << ", unassigned " << t.num_unassigned << "\n"
@@ -244,7 +245,8 @@ nlohmann::json compare_json(const parallel::Scenario& s, const io::KinetoTrace& 
             {"kernels_by_time", t.num_by_time},
             {"kernels_unassigned", t.num_unassigned},
             {"steps_used", sum.used},
-            {"steps_skipped", sum.skipped}}},
+            {"steps_skipped", sum.skipped},
+            {"steps_without_kernels", sum.empty}}},
           {"stage", stage},
           {"critical_stage", r.critical_stage},
           {"rows", out_rows},
@@ -296,6 +298,13 @@ int compare(const CompareOptions& o) {
   }
   const io::TraceSummary sum = io::summarize(
       trace, o.steps == "all" ? io::StepSelection::All : io::StepSelection::SkipFirst);
+  if (!sum.empty.empty()) {
+    std::cerr << "note: " << io::escape_control(o.trace) << ": profiler step"
+              << (sum.empty.size() > 1 ? "s " : " ") << join(sum.empty)
+              << (sum.empty.size() > 1 ? " hold" : " holds")
+              << " no GPU kernel (a trace cut short, or kernels launched outside the step?) and "
+              << (sum.empty.size() > 1 ? "are" : "is") << " left out of the average\n";
+  }
   // The kernel breakdown reads every op of the timeline: simulate the whole iteration.
   const report::Simulation sim = report::simulate(
       s, report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});

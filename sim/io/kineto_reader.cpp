@@ -532,11 +532,21 @@ KinetoTrace read_kineto_trace(const std::string& path) {
 
 TraceSummary summarize(const KinetoTrace& trace, StepSelection selection) {
   TraceSummary s;
+  std::vector<report::StepBreakdown> with_kernels;
+  for (const auto& b : trace.step_breakdowns) {
+    if (b.num_kernels == 0) {
+      s.empty.push_back(b.step);
+    } else {
+      with_kernels.push_back(b);
+    }
+  }
+  // (A trace without kernels at all was refused as it was read.)
+  if (with_kernels.empty())
+    throw ConfigError(trace.source, "", "no profiler step holds a GPU kernel");
   std::vector<report::StepBreakdown> used;
-  const bool skip_first =
-      selection == StepSelection::SkipFirst && trace.step_breakdowns.size() >= 2;
-  for (std::size_t i = 0; i < trace.step_breakdowns.size(); ++i) {
-    const auto& b = trace.step_breakdowns[i];
+  const bool skip_first = selection == StepSelection::SkipFirst && with_kernels.size() >= 2;
+  for (std::size_t i = 0; i < with_kernels.size(); ++i) {
+    const auto& b = with_kernels[i];
     if (skip_first && i == 0) {
       s.skipped.push_back(b.step);
     } else {
@@ -544,7 +554,6 @@ TraceSummary summarize(const KinetoTrace& trace, StepSelection selection) {
       used.push_back(b);
     }
   }
-  if (used.empty()) throw ConfigError(trace.source, "", "no profiler steps to summarize");
   s.mean = report::mean_breakdown(used);
   return s;
 }

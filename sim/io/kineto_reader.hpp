@@ -84,6 +84,9 @@ struct KinetoTrace {
 // (caching-allocator growth, cuBLAS/cuDNN heuristics, NCCL communicator setup); for the same
 // reason torch.profiler.schedule has a warmup phase, and HTA leaves out a boundary step (the
 // last one, include_last_profiler_step=False in hta/common/trace.py).
+// Either way a step that holds no GPU kernel is left out: its zeros are no measurement (a trace
+// cut short, or a step whose kernels were launched outside it), and the selection applies to the
+// steps that hold kernels.
 enum class StepSelection {
   SkipFirst,  // all but the first when there are two or more
   All,
@@ -91,7 +94,8 @@ enum class StepSelection {
 
 struct TraceSummary {
   std::vector<std::int64_t> used;     // step numbers averaged
-  std::vector<std::int64_t> skipped;  // step numbers left out
+  std::vector<std::int64_t> skipped;  // step numbers left out as the warm-up
+  std::vector<std::int64_t> empty;    // step numbers left out as they hold no GPU kernel
   report::StepBreakdown mean;         // report::mean_breakdown of the used steps
 };
 

@@ -73,3 +73,11 @@ add_test(NAME cli.compare.two_devices_note
          COMMAND trainsim compare ${compare_scenario} --trace ${CMAKE_CURRENT_BINARY_DIR}/two_devices.json)
 set_tests_properties(cli.compare.two_devices_note PROPERTIES PASS_REGULAR_EXPRESSION
   "note: [^\n]*two_devices.json holds kernels of 2 GPUs \\(devices 0, 1\\), read as one timeline")
+# A step whose kernels were cut from the trace (empty_step.json: tp2_overlap.json without step
+# 5's launches and kernels) is left out of the average with a note, not averaged in as zeros.
+add_test(NAME cli.compare.step_without_kernels
+         COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=0
+                 "-DEXPECTED_STDERR=^note: [^\n]*empty_step.json: profiler step 5 holds no GPU kernel"
+                 "-DEXPECTED_STDOUT=steps +averaged 6\; skipped 4 \\(warm-up\\)\; without kernels 5"
+                 "-DCOMMAND=$<TARGET_FILE:trainsim>;compare;${compare_scenario};--trace;${TRACE_DATA}/empty_step.json"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)

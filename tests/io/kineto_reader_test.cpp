@@ -244,6 +244,25 @@ TEST_CASE("kineto_reader: a launch outside every step leaves its kernel unassign
   CHECK(summarize(t, StepSelection::SkipFirst).used == std::vector<std::int64_t>{1});
 }
 
+TEST_CASE("kineto_reader: a step without kernels is left out of the summary", "[io]") {
+  // ProfilerStep#1 [0, 100) holds the GEMM [10, 30) by time; #2 [100, 200) and #3 [200, 300)
+  // hold none (a trace cut short). Their zeros are no measurement: the summary is #1's alone
+  // (span 20 us), and skip-first has one step with kernels, so nothing to skip.
+  const std::string step2 = R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2",
+        "pid": 1, "tid": 1, "ts": 100, "dur": 100})";
+  const std::string step3 = R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3",
+        "pid": 1, "tid": 1, "ts": 200, "dur": 100})";
+  const auto t =
+      parse_kineto_trace(trace_of(kStep + "," + step2 + "," + step3 + "," + kKernel), "cut.json");
+  for (const auto selection : {StepSelection::SkipFirst, StepSelection::All}) {
+    const auto sum = summarize(t, selection);
+    CHECK(sum.used == std::vector<std::int64_t>{1});
+    CHECK(sum.skipped.empty());
+    CHECK(sum.empty == std::vector<std::int64_t>{2, 3});
+    CHECK(sum.mean.span.value() == near(us(20)));
+  }
+}
+
 TEST_CASE("kineto_reader: a correlation id on two launches that do not overlap is refused",
           "[io]") {
   // The runtime call and the driver call inside it may carry one id over one range: read once,
