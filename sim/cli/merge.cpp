@@ -4,12 +4,15 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "trainsim/error.hpp"
 
 #include "sim/cli/commands.hpp"
 #include "sim/io/atomic_file.hpp"
+#include "sim/io/json_reader.hpp"
 #include "sim/io/search_merge.hpp"
 #include "sim/io/sweep_writer.hpp"
 
@@ -25,12 +28,12 @@ struct MergeOptions {
 // Search documents hold a few top plans; anything this large is not one.
 constexpr std::size_t kMaxSearchDocumentBytes = std::size_t{64} << 20;
 
-// What the file at `path` holds, from its start (io::output_kind).
-io::OutputKind output_kind_of(const std::string& path) {
+// The start of the file at `path`.
+std::string head_of(const std::string& path) {
   std::ifstream in = io::open_output_file(path);
   char head[256] = {};
   in.read(head, sizeof head);
-  return io::output_kind(std::string_view(head, static_cast<std::size_t>(in.gcount())));
+  return {head, static_cast<std::size_t>(in.gcount())};
 }
 
 int merge(const MergeOptions& o) {
@@ -40,11 +43,26 @@ int merge(const MergeOptions& o) {
   io::require_not_an_input(o.output, "command line (-o)", o.inputs);
   std::optional<std::string> a_search;
   std::optional<std::string> a_sweep;
+  // Neither kind (a search's table, any text) joins the sweep outputs, whose merge names what its
+  // first line lacks; beside a search document it is named here.
+  std::optional<std::pair<std::string, std::string>> other;  // path, first line
   for (const std::string& path : o.inputs) {
     // An empty file tells nothing: the merge of the others' kind refuses it ("empty file").
-    const io::OutputKind kind = output_kind_of(path);
+    const std::string head = head_of(path);
+    const io::OutputKind kind = io::output_kind(head);
     if (kind == io::OutputKind::Empty) continue;
+    if (kind == io::OutputKind::Other && !other) {
+      const std::string line = head.substr(0, head.find('\n'));
+      other.emplace(path, io::escape_control(line.substr(0, 40)));
+    }
     (kind == io::OutputKind::Search ? a_search : a_sweep) = path;
+    if (a_search && other) {
+      throw ConfigError(other->first, "",
+                        "not a search document (it starts '" + other->second + "'), but " +
+                            *a_search +
+                            " is one; expected the JSON documents of one sharded search "
+                            "(trainsim search --format json --shard K/N)");
+    }
     if (a_search && a_sweep) {
       throw ConfigError(*a_sweep, "",
                         "a sweep output, but " + *a_search +

@@ -32,6 +32,12 @@ struct Shard {
   std::int64_t count = 1;
 };
 
+// Whether two values hold the same, whatever the order of their objects' keys (a shard written
+// again by another JSON tool may reorder them).
+bool same_values(const Json& a, const Json& b) {
+  return nlohmann::json::parse(a.dump()) == nlohmann::json::parse(b.dump());
+}
+
 const Json& require(const Json& object, const std::string& key, const std::string& source,
                     const std::string& at = "") {
   const auto it = object.find(key);
@@ -92,8 +98,8 @@ void check_one_split(const std::vector<Shard>& shards) {
   const Shard& first = shards.front();
   for (const Shard& s : shards) {
     for (const char* key : {"context", "objective", "top", "enumerated", "spec"}) {
-      if (require(*s.doc, key, s.source->source) !=
-          require(*first.doc, key, first.source->source)) {
+      if (!same_values(require(*s.doc, key, s.source->source),
+                       require(*first.doc, key, first.source->source))) {
         // The spec digests the plans and the memory headroom (search's search_digest): say so,
         // since the documents show neither.
         throw ConfigError(s.source->source, std::string("/") + key,
@@ -245,12 +251,27 @@ OutputKind output_kind(std::string_view head) {
   };
   std::size_t at = skip_space(0);
   if (at == head.size()) return OutputKind::Empty;
-  if (head[at] != '{') return OutputKind::Sweep;  // a CSV header or end record
-  at = skip_space(at + 1);
-  for (const std::string_view row_key : {"\"index\"", "\"trainsim_shard\""}) {
-    if (head.substr(at, row_key.size()) == row_key) return OutputKind::Sweep;
+  if (head[at] != '{') {
+    // A CSV header or end record, or neither.
+    const std::string_view text = head.substr(at);
+    return text.starts_with("index,") || text.starts_with("#") ? OutputKind::Sweep
+                                                               : OutputKind::Other;
   }
-  return OutputKind::Search;
+  // A JSON line is written without spaces, and a row written again by another JSON tool, one
+  // per line, starts with its first key too; a search document is indented ("{\n  ...").
+  if (head.substr(at + 1, 1) != "\"") return OutputKind::Search;
+  at = at + 1;
+  // The keys of a search document (sim/cli/search.cpp); no sweep row or end record has them.
+  for (const std::string_view key :
+       {"context", "objective", "shard", "spec", "top", "enumerated", "evaluated", "invalid",
+        "out_of_memory", "simulated", "bounded", "plans", "explanation"}) {
+    const std::string_view quoted = head.substr(at, key.size() + 2);
+    if (quoted.size() == key.size() + 2 && quoted.front() == '"' && quoted.back() == '"' &&
+        quoted.substr(1, key.size()) == key) {
+      return OutputKind::Search;
+    }
+  }
+  return OutputKind::Sweep;
 }
 
 MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
@@ -355,7 +376,7 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
       if (shared["training"].is_object()) shared["training"].erase("micro_batch");
       if (!common) {
         common.emplace(shared, src);
-      } else if (shared != common->first) {
+      } else if (!same_values(shared, common->first)) {
         throw ConfigError(src, at + "/scenario",
                           "hardware, model, cluster or batch differ from " + common->second +
                               "'s plans; expected shards of one search run");
@@ -374,17 +395,34 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
     return a.index < b.index;
   });
 
-  // The first document gives the key order; its shard, counts and plans are replaced.
-  Json merged = *first.doc;
+  // Written as the search writes it (sim/cli/search.cpp), whatever order and number forms a
+  // shard written again by another JSON tool has: its keys in the writer's order, the context,
+  // the scenario and the report's keys sorted (nlohmann::json's order), and the report's numbers
+  // that are no counts as doubles (0.0, where jq writes 0). The first shard gives the context,
+  // objective, top and space size; the merged search has no "spec" (sharded documents only) and
+  // no "explanation" (a shard's lines explain its own best plan, not the merged search's).
+  const auto sorted = [](const Json& v) {
+    return Json::parse(nlohmann::json::parse(v.dump()).dump());
+  };
+  Json merged = Json::object();
+  merged["context"] = sorted((*first.doc)["context"]);
+  merged["objective"] = (*first.doc)["objective"];
   merged["shard"] = "0/1";
-  merged.erase("spec");  // sharded documents only: the unsharded search has no such key
-  // --explain's lines explain one shard's best plan, not the merged search's.
-  merged.erase("explanation");
-  for (const auto& [key, value] : sums) merged[key] = value;
+  merged["top"] = (*first.doc)["top"];
+  merged["enumerated"] = (*first.doc)["enumerated"];
+  for (const char* key : {"evaluated", "invalid", "out_of_memory", "simulated", "bounded"}) {
+    if (const auto it = sums.find(key); it != sums.end()) merged[key] = it->second;
+  }
   Json plans = Json::array();
   for (std::size_t i = 0; i < std::min(top, ranked.size()); ++i) {
-    Json plan = *ranked[i].plan;
+    nlohmann::json report = nlohmann::json::parse(ranked[i].plan->dump());
+    report.erase("rank");
+    report.erase("index");
+    (void)report_numbers_as_doubles(report);
+    Json plan = Json::object();
     plan["rank"] = i + 1;
+    plan["index"] = (*ranked[i].plan)["index"];
+    for (const auto& [key, value] : report.items()) plan[key] = Json::parse(value.dump());
     plans.push_back(std::move(plan));
   }
   const std::size_t listed = plans.size();

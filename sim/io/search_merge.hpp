@@ -16,10 +16,13 @@
 namespace trainsim::io {
 
 // What the start of an output file is: a search document (`trainsim search --format json`, one
-// JSON object, however re-indented, whose first key is not a sweep row's), sweep rows (CSV, or
-// JSON lines, whose lines start with `{"index":` or the end record's `{"trainsim_shard":`), or
-// nothing to tell by (an empty file or only white space).
-enum class OutputKind { Search, Sweep, Empty };
+// JSON object, however re-indented: "{" and white space, or a first key that is one of a search
+// document's, "context" as written, another where another JSON tool reordered them), sweep rows
+// (CSV, whose header starts with `index,` and whose end record with `#`, or JSON lines: an object
+// whose first key follows its "{" and is any other, as a row written again with its keys sorted
+// starts with "bubble_s"), something else (`Other`: a search's table, or any text), or nothing
+// to tell by (an empty file or only white space).
+enum class OutputKind { Search, Sweep, Other, Empty };
 [[nodiscard]] OutputKind output_kind(std::string_view head);
 
 struct MergedSearch {

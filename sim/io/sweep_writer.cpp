@@ -673,6 +673,41 @@ bool is_count_key(std::string_view key) {
              std::end(kScenarioCounts);
 }
 
+// The first integer report_numbers_as_doubles rewrote: where, and as it was written.
+struct FirstInteger {
+  std::string at;
+  std::string text;
+};
+
+// report_numbers_as_doubles below `key` (at path `at`): objects and rows key by key.
+void numbers_as_doubles(nlohmann::json& v, std::string_view key, const std::string& at,
+                        std::optional<FirstInteger>& first) {
+  if (v.is_object()) {
+    for (auto& [k, x] : v.items()) {
+      numbers_as_doubles(x, k, at.empty() ? k : at + "." + k, first);
+    }
+  } else if (v.is_array()) {
+    for (auto& x : v) numbers_as_doubles(x, key, at + "[]", first);
+  } else if (v.is_number_integer() && !is_count_key(key)) {
+    if (!first) first = FirstInteger{at, v.dump()};
+    v = v.is_number_unsigned() ? static_cast<double>(v.get<std::uint64_t>())
+                               : static_cast<double>(v.get<std::int64_t>());
+  }
+}
+
+// report_numbers_as_doubles, with the first integer's text.
+std::optional<FirstInteger> report_integers_as_doubles(nlohmann::json& row) {
+  std::optional<FirstInteger> first;
+  if (!row.is_object()) return first;
+  const std::map<std::string, ReportValue>& kinds = report_json_keys();
+  for (auto& [key, value] : row.items()) {
+    const auto kind = kinds.find(key);
+    if (kind == kinds.end() || kind->second == ReportValue::Count) continue;  // index, scenario
+    numbers_as_doubles(value, key, key, first);
+  }
+  return first;
+}
+
 // Why a JSON value is not an object of metrics (numbers >= 0), flags (true/false), names
 // (strings, where `names`) or, when `nested`, such objects: nullopt when it is.
 std::optional<std::string> metrics_problem(const nlohmann::json& v, const std::string& key,
@@ -774,6 +809,88 @@ std::optional<std::string> json_row_problem(const nlohmann::json& j) {
     }
   } else if (*status == sweep::Status::OutOfMemory) {
     return missing("memory");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> report_numbers_as_doubles(nlohmann::json& row) {
+  const std::optional<FirstInteger> first = report_integers_as_doubles(row);
+  return first ? std::optional<std::string>(first->at) : std::nullopt;
+}
+
+namespace {
+
+// Why `row`, a JSON line whose keys and values json_row_problem accepts (parsed as `j`), is
+// not written as json_line writes it, or nullopt: json_line writes the index, the scenario and
+// the status, then the report's keys, every object's keys in sorted order (nlohmann::json's
+// order), without spaces, doubles with their fraction and in their shortest round trip. A row
+// written again by another JSON tool (keys sorted or reordered, spaces, 0.0 as 0) holds the same
+// values in another form, which merge would copy as written, as it would an edit.
+std::optional<std::string> json_form_problem(std::string_view row, const nlohmann::json& j) {
+  nlohmann::json doubles = j;
+  if (const std::optional<FirstInteger> first = report_integers_as_doubles(doubles)) {
+    return "'" + first->at + "' is " + first->text +
+           ", an integer where the sweep writes a number with its fraction (" + first->text +
+           ".0: a shard written again by another JSON tool?); expected the row as written";
+  }
+  std::string text = "{\"index\":" + j["index"].dump() + ",\"scenario\":" + j["scenario"].dump() +
+                     ",\"status\":" + j["status"].dump();
+  for (const auto& [key, value] : j.items()) {
+    if (key == "index" || key == "scenario" || key == "status") continue;
+    text += ",\"" + key + "\":" + value.dump();  // a report key (checked): nothing to escape
+  }
+  text += '}';
+  if (text == row) return std::nullopt;
+  const std::size_t at = static_cast<std::size_t>(
+      std::mismatch(text.begin(), text.end(), row.begin(), row.end()).first - text.begin());
+  const auto shown = [](std::string_view s) {
+    return s.empty() ? std::string("the line's end")
+                     : "'" + escape_control(std::string(s.substr(0, 20))) + "'";
+  };
+  return "not written as the sweep writes it from column " + std::to_string(at + 1) + " (" +
+         shown(row.substr(at)) + " where the sweep writes " +
+         shown(std::string_view(text).substr(at)) +
+         ": keys in the writer's order, no spaces, numbers in their shortest round trip; a "
+         "shard written again by another JSON tool?); expected the row as written";
+}
+
+// Where a shard's rows leave the order of its end record, when a row out of place was met before
+// the end record (check_shard learns a shard's stride from its first two rows, which a missing
+// or moved row makes wrong): the first row that is not the end record's k + i n, as the error
+// to throw; nullopt when the last line is no end record or the rows have no index. Reads the
+// source again from its start.
+std::optional<ConfigError> misplaced_row(LineSource& src, SweepFormat format) {
+  src.rewind();
+  bool terminated = false;
+  std::optional<std::string> last;
+  for (auto line = src.next(terminated); line; line = src.next(terminated)) last.emplace(*line);
+  const std::optional<ShardTrailer> trailer =
+      last ? parse_trailer(*last, format) : std::optional<ShardTrailer>();
+  if (!trailer) return std::nullopt;
+  const std::int64_t k = trailer->shard_index;
+  const std::int64_t n = trailer->shard_count;
+  src.rewind();
+  std::int64_t number = 0;
+  if (format == SweepFormat::Csv) {
+    (void)src.next(terminated);  // the header
+    ++number;
+  }
+  std::int64_t expected = k;
+  for (auto line = src.next(terminated); line; line = src.next(terminated)) {
+    ++number;
+    const std::optional<std::int64_t> index = leading_index(*line, format);
+    if (!index) return std::nullopt;  // the end record, or a row check_shard names
+    if (*index != expected) {
+      return ConfigError(src.name(), where_line(number),
+                         "row " + std::to_string(*index) + " out of place in shard " +
+                             shard_text(k, n) + "; expected row " + std::to_string(expected) +
+                             " (rows i with i % " + std::to_string(n) + " == " + std::to_string(k) +
+                             ", in order; a row missing or moved?)");
+    }
+    if (expected > std::numeric_limits<std::int64_t>::max() - n) return std::nullopt;
+    expected += n;
   }
   return std::nullopt;
 }
@@ -910,6 +1027,9 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
                           "row " + std::to_string(*index) + ": " + *problem +
                               ", as trainsim sweep writes it (an edited or damaged shard?)");
       }
+      if (const std::optional<std::string> form = json_form_problem(row, parsed)) {
+        throw ConfigError(name, where, "row " + std::to_string(*index) + ": " + *form);
+      }
     }
     if (rows == 0) {
       first_index = *index;
@@ -924,6 +1044,8 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
           previous > std::numeric_limits<std::int64_t>::max() - step
               ? "no row after it"
               : "row " + std::to_string(previous + step);
+      // The stride taken from the first two rows may be the wrong one: the end record says.
+      if (std::optional<ConfigError> e = misplaced_row(src, this_format)) throw *e;
       throw ConfigError(name, where,
                         "row " + std::to_string(*index) + " out of place after row " +
                             std::to_string(previous) + "; expected " + expected +

@@ -46,6 +46,14 @@ enum class ReportValue { Metric, Count, Object, Rows };
 // objects (whose own keys their readers check).
 [[nodiscard]] std::optional<std::string> scenario_keys_problem(const nlohmann::json& scenario);
 
+// Rewrites as doubles the integers that `row`, a sweep row or search plan in JSON, holds where
+// io::report_to_json writes doubles: every number of a report but its counts (byte counts,
+// calls, ranks, nodes, domains, stages), which are integers. The row's index, rank and scenario
+// are left alone. Another JSON tool may write the writer's 0.0 as 0 (jq 1.6 does): the same
+// number, not in the writer's form. Returns the path of the first integer rewritten ("bubble_s",
+// "collectives[].time_s"), nullopt when there was none.
+std::optional<std::string> report_numbers_as_doubles(nlohmann::json& row);
+
 // The shortest round-trip decimal form of v ("0.1", "1e+21"); "nan"/"inf" never occur in
 // reports, but print as such.
 [[nodiscard]] std::string format_number(double v);

@@ -17,6 +17,13 @@ add_test(NAME cli.merge.search_roundtrip
          COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim> "-DRUN=${search_run}"
                  -DFORMATS=json -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_search_roundtrip
                  -P ${PROJECT_SOURCE_DIR}/tests/sweep/merge_roundtrip.cmake)
+# The same with shard 1 written again by another JSON tool (keys sorted, spaced, 0.0 as 0):
+# merge writes the search's own document all the same.
+add_test(NAME cli.merge.search_roundtrip_rewritten
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim> "-DRUN=${search_run}"
+                 -DFORMATS=json -DREWRITE=ON
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_search_roundtrip_rewritten
+                 -P ${PROJECT_SOURCE_DIR}/tests/sweep/merge_roundtrip.cmake)
 add_test(NAME cli.merge.search_roundtrip_usd
          COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
                  "-DRUN=${search_run};--objective;usd_per_million_tokens" -DFORMATS=json
@@ -60,7 +67,14 @@ trainsim_bad_input(merge search_top "search_1of2_top2.json: /top: differs from [
   ${data}/search_0of2.json ${data}/search_1of2_top2.json)
 trainsim_bad_input(merge search_and_sweep "header_a.csv: a sweep output, but [^\n]*search_0of2.json is a search output"
   ${data}/header_a.csv ${data}/search_0of2.json)
+# A search's table beside its JSON documents is neither kind, and is named so (it was called a
+# sweep output).
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/search_table.txt
+  "Plans for llama2-7b on 16 x h100-dgx GPUs, global batch 64, seq 2048\n")
+trainsim_bad_input(merge search_and_table "search_table.txt: not a search document \\(it starts 'Plans for llama2-7b on 16 x h100-dgx GPU'\\), but [^\n]*search_0of2.json is one"
+  ${data}/search_0of2.json ${CMAKE_CURRENT_BINARY_DIR}/search_table.txt)
 # Found by fuzzing: a row repeated at the largest index once overflowed computing the row
-# expected next. index_max.csv: the header and two "invalid" rows of that index.
-trainsim_bad_input(merge index_max "index_max.csv: line 3: row 9223372036854775807 out of place after row 9223372036854775807; expected no row after it"
+# expected next. index_max.csv: the header and two "invalid" rows of that index, whose first is
+# out of place in the end record's shard 0/1.
+trainsim_bad_input(merge index_max "index_max.csv: line 2: row 9223372036854775807 out of place in shard 0/1; expected row 0 "
   ${data}/index_max.csv)

@@ -2,8 +2,11 @@
 # (on 1, 2 and 3 threads), merges the shards (in reverse order) and requires the merged file to
 # equal the unsharded one byte for byte, in each format.
 # Usage: cmake -DTRAINSIM=<exe> "-DRUN=sweep;spec.json" "-DFORMATS=csv;json" -DWORK=<dir>
-#              -P merge_roundtrip.cmake
-# RUN is the trainsim command line without --format and --shard.
+#              [-DREWRITE=ON] -P merge_roundtrip.cmake
+# RUN is the trainsim command line without --format and --shard. With REWRITE (a search's JSON
+# document), shard 1 is first written again as another JSON tool would: CMake's JSON writer
+# (jsoncpp) sorts every object's keys, spaces them (" : ") and writes doubles in 17 digits, and
+# each 0.0 is then written 0, as jq writes it; merge must still write the search's own bytes.
 file(MAKE_DIRECTORY ${WORK})
 foreach(format ${FORMATS})
   execute_process(COMMAND ${TRAINSIM} ${RUN} --format ${format} --jobs 2
@@ -31,6 +34,16 @@ foreach(format ${FORMATS})
     endif()
     list(APPEND parts ${WORK}/part${k}.${format})
   endforeach()
+  if(REWRITE)
+    file(READ ${WORK}/part1.${format} doc)
+    string(JSON objective GET "${doc}" objective)
+    string(JSON doc SET "${doc}" objective "\"${objective}\"")  # the whole document written again
+    string(REGEX REPLACE ": 0\\.0([,\n])" ": 0\\1" rewritten "${doc}")
+    if(rewritten STREQUAL doc OR NOT rewritten MATCHES "\"bubble_s\" : 0,")
+      message(FATAL_ERROR "the rewrite of shard 1 wrote no 0.0 as 0:\n${doc}")
+    endif()
+    file(WRITE ${WORK}/part1.${format} "${rewritten}\n")
+  endif()
   execute_process(COMMAND ${TRAINSIM} merge ${parts} -o ${WORK}/merged.${format}
                   RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)

@@ -107,6 +107,21 @@ TEST_CASE("merge: incomplete, foreign, duplicate and missing shards are errors",
   REQUIRE(merge_outputs({{"a.csv", a}, {"b.csv", b}}, 3) ==
           kHeader + row(0, "a") + row(1, "b") + row(2, "c"));
 
+  // Shard 1/3 of 12 scenarios holds rows 1, 4, 7 and 10. With row 4 gone, the stride its first
+  // two rows show (6) is not the shard's: the row out of place is 7, where the end record's
+  // order wants 4 (it was named as 10 after 7, expected 13), in CSV and in JSON lines.
+  REQUIRE_THROWS_WITH(
+      merge_outputs(
+          {{"c.csv", shard(kHeader + row(1, "b") + row(7, "h") + row(10, "k"), 1, 3, 12, 4)}},
+          std::nullopt),
+      Contains("c.csv: line 3: row 7 out of place in shard 1/3; expected row 4 (rows i with i % "
+               "3 == 1, in order; a row missing or moved?)"));
+  REQUIRE_THROWS_WITH(
+      merge_outputs({{"c.jsonl", shard(json_row(1, "b") + json_row(7, "h") + json_row(10, "k"), 1,
+                                       3, 12, 4, SweepFormat::JsonLines)}},
+                    std::nullopt),
+      Contains("c.jsonl: line 2: row 7 out of place in shard 1/3; expected row 4"));
+
   // A run killed mid-row: the last line has no newline, and no end record follows.
   REQUIRE_THROWS_AS(merge_outputs({{"a.csv", a}, {"b.csv", kHeader + "1,"}}, std::nullopt),
                     ConfigError);
@@ -207,11 +222,15 @@ TEST_CASE("merge: incomplete, foreign, duplicate and missing shards are errors",
 TEST_CASE("merge: a row repeated at the largest index is an error, not an overflow",
           "[sweep][io]") {
   // Found by fuzz_sweep_merge: two rows of index 2^63 - 1 made the message compute the next
-  // expected row as 2^63 - 1 + 1, a signed overflow (UBSan). The rows are out of place, and no
-  // row can follow the largest index.
+  // expected row as 2^63 - 1 + 1, a signed overflow (UBSan). With the end record, the first row
+  // is out of place in shard 0/1; without one (a row after them, no end record), the rows are
+  // out of place, and no row can follow the largest index.
   const std::string rows = kHeader + row(9223372036854775807, "a") + row(9223372036854775807, "b");
+  REQUIRE_THROWS_WITH(merge_outputs({{"a.csv", shard(rows, 0, 1, 1, 2)}}, std::nullopt),
+                      Catch::Contains("a.csv: line 2: row 9223372036854775807 out of place in "
+                                      "shard 0/1; expected row 0"));
   REQUIRE_THROWS_WITH(
-      merge_outputs({{"a.csv", shard(rows, 0, 1, 1, 2)}}, std::nullopt),
+      merge_outputs({{"a.csv", rows + row(5, "c")}}, std::nullopt),
       Catch::Contains("a.csv: line 3: row 9223372036854775807 out of place after row "
                       "9223372036854775807; expected no row after it"));
 }
@@ -366,6 +385,21 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
                                "scenario's keys"));
   REQUIRE_THROWS_WITH(merge_json(edit("\"stack\":", "\"note\":1,\"stack\":")),
                       Contains("row 0: unknown key 'scenario.note'"));
+  // The row as json_line writes it, values and all right: merge copies rows as they are, so a
+  // row another JSON tool wrote again would make the merged file differ from the unsharded run.
+  REQUIRE_THROWS_WITH(merge_json(edit("\"mfu\":0.5", "\"mfu\": 0.5")),
+                      Contains("row 0: not written as the sweep writes it from column ") &&
+                          Contains("(' 0.5,") && Contains("where the sweep writes '0.5,"));
+  REQUIRE_THROWS_WITH(merge_json(edit("\"mfu\":0.5", "\"mfu\":0.50")),
+                      Contains("row 0: not written as the sweep writes it"));
+  // jq writes 0.0 as 0: the same number, not the writer's form (a count is an integer).
+  REQUIRE_THROWS_WITH(merge_json(edit("\"bubble_s\":0.0", "\"bubble_s\":0")),
+                      Contains("row 0: 'bubble_s' is 0, an integer where the sweep writes a number "
+                               "with its fraction (0.0"));
+  // A report's keys after the status, in sorted order: "mfu" moved to the end is another order.
+  std::string moved = edit(",\"mfu\":0.5", "");
+  moved.insert(moved.rfind('}'), ",\"mfu\":0.5");
+  REQUIRE_THROWS_WITH(merge_json(moved), Contains("row 0: not written as the sweep writes it"));
   // An inline hardware profile is echoed whole; the row is one the sweep writes.
   const std::string inline_hw = edit("\"hardware\":\"h100-dgx\"", "\"hardware\":{\"id\":\"x\"}");
   CHECK(merge_json(inline_hw) == inline_hw);
@@ -388,6 +422,13 @@ TEST_CASE("merge: a search document is told from sweep rows by its first key, ho
   CHECK(output_kind("# trainsim shard 0/2 of 4 scenarios") == OutputKind::Sweep);
   CHECK(output_kind("{\"index\":0,\"scenario\":{}}\n") == OutputKind::Sweep);
   CHECK(output_kind("{\"trainsim_shard\":\"0/2\"}\n") == OutputKind::Sweep);
+  // A row written again with its keys sorted starts with a report key: a sweep row (which the
+  // sweep merge then refuses as a row without an index), where it was taken for a search; a
+  // search document with its keys sorted starts with "bounded", one of its own.
+  CHECK(output_kind("{\"bubble_s\": 0.0, \"collectives\": []") == OutputKind::Sweep);
+  CHECK(output_kind("{\"bounded\":0,\"context\":{}") == OutputKind::Search);
+  // Neither: a search's table.
+  CHECK(output_kind("Plans for llama2-7b on 16 x h100-dgx GPUs") == OutputKind::Other);
   // Nothing to tell by: the merge of the other inputs' kind names the file as empty.
   CHECK(output_kind("") == OutputKind::Empty);
   CHECK(output_kind(" \n\t\r\n") == OutputKind::Empty);
