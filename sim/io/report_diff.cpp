@@ -83,14 +83,46 @@ MetricDelta metric(std::string pointer, std::string label, MetricKind kind, doub
   return m;
 }
 
-// Leaves of a JSON document by pointer; arrays are leaves.
+// A key as a JSON pointer's reference token (RFC 6901: '~' as "~0", '/' as "~1").
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Leaves of a scenario by JSON pointer; arrays are leaves, and so are the hardware, model and
+// stack, names or inline objects compared by their whole text (docs/diff.md).
 void flatten(const nlohmann::json& j, const std::string& prefix,
              std::map<std::string, nlohmann::json>& out) {
-  if (j.is_object()) {
-    for (const auto& [key, value] : j.items()) flatten(value, prefix + "/" + key, out);
+  const bool input = prefix == "/hardware" || prefix == "/model" || prefix == "/stack";
+  if (j.is_object() && !input) {
+    for (const auto& [key, value] : j.items())
+      flatten(value, prefix + "/" + pointer_token(key), out);
   } else {
     out[prefix] = j;
   }
+}
+
+// An input's value as the table and the reasons write it: a value one side lacks (null) is
+// "none", an inline hardware, model or stack object "an inline object" (with its "id" or "name"
+// where it has one), anything else its JSON.
+std::string value_text(const nlohmann::json& v) {
+  if (v.is_null()) return "none";
+  if (!v.is_object()) return v.dump();
+  for (const char* key : {"id", "name"}) {
+    const auto it = v.find(key);
+    if (it != v.end() && it->is_string())
+      return "an inline object (" + std::string(key) + " " + it->dump() + ")";
+  }
+  return "an inline object";
 }
 
 std::vector<InputChange> input_changes(const parallel::Scenario& a, const parallel::Scenario& b) {
@@ -147,9 +179,7 @@ std::vector<InputChange> input_changes(const parallel::Scenario& a, const parall
 std::string input_text(const std::vector<InputChange>& changes, const std::string& pointer,
                        const std::string& name) {
   for (const auto& c : changes) {
-    // As the inputs table writes them: a value one side lacks (null) is "none".
-    const auto text = [](const nlohmann::json& v) { return v.is_null() ? "none" : v.dump(); };
-    if (c.pointer == pointer) return name + " " + text(c.a) + " -> " + text(c.b);
+    if (c.pointer == pointer) return name + " " + value_text(c.a) + " -> " + value_text(c.b);
   }
   return "";
 }
@@ -588,9 +618,8 @@ void write_diff_table(std::ostream& out, const DiffSide& a, const DiffSide& b,
   std::array<char, 512> line{};
   for (const auto& c : d.inputs_changed) {
     // A value one side lacks (dp of an impossible plan) reads "none".
-    const auto text = [](const nlohmann::json& v) { return v.is_null() ? "none" : v.dump(); };
     std::snprintf(line.data(), line.size(), "  %-30s %s -> %s\n", c.pointer.c_str(),
-                  text(c.a).c_str(), text(c.b).c_str());
+                  value_text(c.a).c_str(), value_text(c.b).c_str());
     out << line.data();
   }
   for (const auto* s : {&a, &b}) {

@@ -84,6 +84,28 @@ TEST_CASE("report_diff: the inputs that changed are listed by JSON pointer", "[i
   CHECK(d.inputs_changed[1].b == 2);
 }
 
+TEST_CASE("report_diff: an inline model is one input, compared by its whole text", "[io]") {
+  // docs/diff.md: hardware, model and stack are compared by the name the scenario gives, an
+  // inline object by its whole text. The inline model's vocab differs: one change at /model
+  // (its keys were listed one by one, under pointers that a key with '/' made ambiguous).
+  const parallel::Scenario a = scenario(1, 1, "shard_grad_op");
+  parallel::Scenario b = a;
+  nlohmann::json model = nlohmann::json::parse(a.model_inline);
+  model["vocab"] = 32768;
+  b.model_inline = model.dump();
+  const io::ReportDiff d = io::diff_reports(side("a.json", a, hand_report(1.0, 0.1, 0.0)),
+                                            side("b.json", b, hand_report(1.0, 0.1, 0.0)));
+  REQUIRE(d.inputs_changed.size() == 1);
+  CHECK(d.inputs_changed[0].pointer == "/model");
+  CHECK(d.inputs_changed[0].a == nlohmann::json::parse(a.model_inline));
+  CHECK(d.inputs_changed[0].b == model);
+  std::ostringstream table;
+  io::write_diff_table(table, side("a.json", a, hand_report(1.0, 0.1, 0.0)),
+                       side("b.json", b, hand_report(1.0, 0.1, 0.0)), d);
+  CHECK_THAT(table.str(),
+             Catch::Contains("/model") && Catch::Contains("an inline object -> an inline object"));
+}
+
 TEST_CASE("report_diff: the step-time components add up to the step-time change", "[io]") {
   SECTION("hand-built reports") {
     // A: 1.0 + 0.5 + 0.25 = 1.75 s; B: 1.25 + 2.0 + 0.25 = 3.5 s. The deltas are +0.25 s of
