@@ -78,19 +78,47 @@ std::optional<std::int64_t> integer_of(const nlohmann::json& v) {
   return std::nullopt;
 }
 
-std::optional<std::int64_t> arg_integer(const nlohmann::json& event, const char* key) {
+// The event's "args", checked where compare reads it: an object, or absent (nullptr).
+const nlohmann::json* event_args(const nlohmann::json& event, const std::string& source,
+                                 const std::string& pointer) {
   const auto args = event.find("args");
-  if (args == event.end() || !args->is_object()) return std::nullopt;
-  const auto v = args->find(key);
-  if (v == args->end()) return std::nullopt;
-  return integer_of(*v);
+  if (args == event.end()) return nullptr;
+  if (!args->is_object()) {
+    throw ConfigError(source, pointer + "/args",
+                      "expected an object of the event's arguments, got " + describe_json(*args));
+  }
+  return &*args;
 }
 
-std::string arg_string(const nlohmann::json& event, const char* key) {
-  const auto args = event.find("args");
-  if (args == event.end() || !args->is_object()) return {};
+// args[key] as libkineto writes its ids (correlation, device, stream): an integer >= 0, or
+// nullopt where absent or -1 (HTA's reader writes a missing stream as -1). Anything else is
+// refused: a kernel whose id cannot be read would move to the time-based assignment, or to
+// another stream, without a word.
+std::optional<std::int64_t> arg_id(const nlohmann::json* args, const char* key, const char* what,
+                                   const std::string& source, const std::string& pointer) {
+  if (args == nullptr) return std::nullopt;
   const auto v = args->find(key);
-  if (v == args->end() || !v->is_string()) return {};
+  if (v == args->end()) return std::nullopt;
+  if (!v->is_number_integer() || v->get<std::int64_t>() < -1) {
+    throw ConfigError(source, pointer + "/args/" + key,
+                      std::string("expected ") + what +
+                          " (an integer >= 0, or -1 for none, as Kineto writes it), got " +
+                          describe_json(*v));
+  }
+  const auto id = v->get<std::int64_t>();
+  return id < 0 ? std::nullopt : std::optional<std::int64_t>(id);
+}
+
+// args[key] as a string, "" where absent; anything else is refused.
+std::string arg_string(const nlohmann::json* args, const char* key, const std::string& source,
+                       const std::string& pointer) {
+  if (args == nullptr) return {};
+  const auto v = args->find(key);
+  if (v == args->end()) return {};
+  if (!v->is_string()) {
+    throw ConfigError(source, pointer + "/args/" + key,
+                      "expected a string, got " + describe_json(*v));
+  }
   return v->get<std::string>();
 }
 
@@ -305,20 +333,21 @@ class TraceParser {
     r.name = name->get<std::string>();
     r.ts_us = time_field(e, pointer, "ts");
     r.dur_us = time_field(e, pointer, "dur");
-    r.correlation = arg_integer(e, "correlation").value_or(-1);
+    const nlohmann::json* args = event_args(e, source_, pointer);
+    r.correlation = arg_id(args, "correlation", "a correlation id", source_, pointer).value_or(-1);
     switch (kind) {
       case Kind::Gpu: {
-        r.device = arg_integer(e, "device").value_or(-1);
+        r.device = arg_id(args, "device", "a device index", source_, pointer).value_or(-1);
         if (r.device < 0) {
           if (const auto pid = e.find("pid"); pid != e.end())
             r.device = integer_of(*pid).value_or(-1);
         }
-        r.stream = arg_integer(e, "stream").value_or(-1);
+        r.stream = arg_id(args, "stream", "a stream id", source_, pointer).value_or(-1);
         if (r.stream < 0) {
           if (const auto tid = e.find("tid"); tid != e.end())
             r.stream = integer_of(*tid).value_or(-1);
         }
-        r.collective_name = arg_string(e, "Collective name");
+        r.collective_name = arg_string(args, "Collective name", source_, pointer);
         gpu_.push_back(std::move(r));
         break;
       }

@@ -338,6 +338,32 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
     REQUIRE_THROWS_WITH(parse_kineto_trace(trace_of(kStep + ", 7"), "t.json"),
                         Contains("/traceEvents/1: expected a trace event (an object), got 7"));
   }
+  SECTION("arguments compare reads, not as Kineto writes them") {
+    // A kernel whose args cannot be read would have lost its correlation (moved to the time
+    // assignment) or its stream without a word.
+    const auto kernel_args = [](const std::string& args) {
+      return trace_of(kStep + R"(, {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0,
+          "tid": 7, "ts": 10, "dur": 20, "args": )" +
+                      args + "}");
+    };
+    REQUIRE_THROWS_WITH(parse_kineto_trace(kernel_args("5"), "t.json"),
+                        Contains("t.json: /traceEvents/1/args: expected an object of the "
+                                 "event's arguments, got 5"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(kernel_args(R"({"correlation": 1.5})"), "t.json"),
+                        Contains("/traceEvents/1/args/correlation: expected a correlation id (an "
+                                 "integer >= 0, or -1 for none, as Kineto writes it), got 1.5"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(kernel_args(R"({"correlation": "1"})"), "t.json"),
+                        Contains("/args/correlation: expected a correlation id"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(kernel_args(R"({"stream": -2})"), "t.json"),
+                        Contains("/args/stream: expected a stream id"));
+    REQUIRE_THROWS_WITH(parse_kineto_trace(kernel_args(R"({"Collective name": 7})"), "t.json"),
+                        Contains("/args/Collective name: expected a string, got 7"));
+    // -1 is none (HTA writes a missing stream so): the stream is then the tid's.
+    const auto t =
+        parse_kineto_trace(kernel_args(R"({"stream": -1, "correlation": -1})"), "t.json");
+    REQUIRE(t.kernels.size() == 1);
+    CHECK(t.kernels[0].stream == 7);
+  }
   SECTION("no GPU kernels") {
     REQUIRE_THROWS_WITH(parse_kineto_trace(trace_of(kStep), "t.json"),
                         Contains("t.json: /traceEvents: no GPU kernels (events with cat "
