@@ -217,12 +217,29 @@ nlohmann::json parse_unchecked(const std::string& text, const std::string& sourc
                               what.find("expected end of input") == std::string::npos &&
                               (begin == 0 || text[begin - 1] != '"') &&
                               (folded == "nan" || folded == "inf" || folded == "infinity");
+    // Two causes the position alone does not tell: nothing to parse, and a byte that is not
+    // UTF-8 (RFC 8259 §8.1: JSON text is UTF-8), such as a Latin-1 name.
+    const bool empty = text.find_first_not_of(" \t\r\n") == std::string::npos;
+    const bool not_utf8 = what.find("ill-formed UTF-8") != std::string::npos;
+    // The parser stops at the byte that breaks the sequence (the '"' after a Latin-1 0xE9);
+    // the column is the sequence's first byte.
+    std::size_t stop = e.byte;
+    if (not_utf8) {
+      std::size_t bad = at;
+      while (bad > 0 && static_cast<unsigned char>(text[bad]) < 0x80) --bad;
+      if (static_cast<unsigned char>(text[bad]) >= 0x80) stop = bad + 1;
+    }
     throw ConfigError(source, "",
-                      "invalid JSON at " + position(e.byte) +
+                      "invalid JSON at " + position(stop) +
                           (not_a_number ? " ('" + word +
                                               "' is not a JSON number: write a finite number, "
                                               "or null where the key allows it)"
-                                        : std::string()) +
+                           : empty    ? std::string(text.empty() ? " (the file is empty)"
+                                                                 : " (the file holds only white "
+                                                                      "space)")
+                           : not_utf8 ? std::string(" (a byte that is not UTF-8: JSON text is "
+                                                    "UTF-8)")
+                                      : std::string()) +
                           "; " + expected);
   } catch (const nlohmann::json::exception& e) {
     std::string message = e.what();

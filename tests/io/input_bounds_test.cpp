@@ -71,6 +71,19 @@ TEST_CASE("json_reader: numbers outside double range are a ConfigError", "[io]")
                                         "overflow"));
 }
 
+TEST_CASE("json_reader: an empty file and a byte that is not UTF-8 say so", "[io]") {
+  // The position alone ("line 1, column 1") did not tell these two apart from a syntax error.
+  REQUIRE_THROWS_WITH(parse_json("", "e.json"),
+                      "e.json: invalid JSON at line 1, column 1 (the file is empty); expected a "
+                      "JSON document");
+  REQUIRE_THROWS_WITH(parse_json(" \n", "w.json"),
+                      Catch::Contains("(the file holds only white space)"));
+  // A Latin-1 e-acute (0xE9) in a string, as a file saved in that encoding holds.
+  REQUIRE_THROWS_WITH(parse_json("{\"hardware\": \"h\xe9\"}", "l.json"),
+                      Catch::StartsWith("l.json: invalid JSON at line 1, column 16 (a byte that "
+                                        "is not UTF-8: JSON text is UTF-8)"));
+}
+
 TEST_CASE("json_reader: integer bounds say out of range and the limit", "[io]") {
   const auto json = parse_json(
       R"({"layers": 1e12, "u": 18446744073709551615, "neg": -1e30, "ok": 65536, "inf": 1.5})",
