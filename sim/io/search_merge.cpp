@@ -176,7 +176,12 @@ void check_plan_keys(const Json& plan, const std::string& source, const std::str
   }
   for (const auto& [key, kind] : report) {
     if (kind == ReportValue::Metric || kind == ReportValue::Count) continue;
-    if (auto p = report_keys_problem(plan[key], key)) {
+    const nlohmann::json value = nlohmann::json::parse(plan[key].dump());
+    if (auto p = report_keys_problem(value, key)) {
+      throw ConfigError(source, at + "/" + key, *p + "; " + kExpected);
+    }
+    // The values too, as the sweep's merge checks them: a byte count of 1.5 was copied.
+    if (auto p = report_values_problem(value, key, kind)) {
       throw ConfigError(source, at + "/" + key, *p + "; " + kExpected);
     }
   }

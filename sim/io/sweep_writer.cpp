@@ -790,14 +790,7 @@ std::optional<std::string> json_row_problem(const nlohmann::json& j) {
     if (kind->second == Kind::Object || kind->second == Kind::Rows) {
       if (auto p = report_keys_problem(value, key)) return p;
     }
-    if (kind->second == Kind::Object) {
-      if (auto p = metrics_problem(value, key, false, true)) return p;
-    }
-    if (kind->second == Kind::Rows) {
-      for (const nlohmann::json& r : value) {
-        if (auto p = metrics_problem(r, key + "[]", key == "collectives", false)) return p;
-      }
-    }
+    if (auto p = report_values_problem(value, key, kind->second)) return p;
   }
   const auto missing = [&](const std::string& key) -> std::optional<std::string> {
     if (j.contains(key)) return std::nullopt;
@@ -814,6 +807,17 @@ std::optional<std::string> json_row_problem(const nlohmann::json& j) {
 }
 
 }  // namespace
+
+std::optional<std::string> report_values_problem(const nlohmann::json& value,
+                                                 const std::string& key, ReportValue kind) {
+  if (kind == ReportValue::Object) return metrics_problem(value, key, false, true);
+  if (kind == ReportValue::Rows) {
+    for (const nlohmann::json& r : value) {
+      if (auto p = metrics_problem(r, key + "[]", key == "collectives", false)) return p;
+    }
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> report_numbers_as_doubles(nlohmann::json& row) {
   const std::optional<FirstInteger> first = report_integers_as_doubles(row);

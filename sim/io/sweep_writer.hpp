@@ -46,6 +46,15 @@ enum class ReportValue { Metric, Count, Object, Rows };
 // objects (whose own keys their readers check).
 [[nodiscard]] std::optional<std::string> scenario_keys_problem(const nlohmann::json& scenario);
 
+// Why `value`, a report's object or rows at report key `key` of kind `kind` (memory, power,
+// cost, collectives, stages), holds a value io::report_to_json does not write there: a count
+// (byte counts, calls, ranks, nodes, domains, stages) that is not an integer >= 0, a number that
+// is not one >= 0, a flag that is not true or false; nullopt when it holds none (and for the
+// other kinds, which their callers check).
+[[nodiscard]] std::optional<std::string> report_values_problem(const nlohmann::json& value,
+                                                               const std::string& key,
+                                                               ReportValue kind);
+
 // Rewrites as doubles the integers that `row`, a sweep row or search plan in JSON, holds where
 // io::report_to_json writes doubles: every number of a report but its counts (byte counts,
 // calls, ranks, nodes, domains, stages), which are integers. The row's index, rank and scenario

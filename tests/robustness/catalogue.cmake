@@ -162,6 +162,14 @@ trainsim_robust(corrupt.merge_search_repeated_key 2
   PREP "trainsim q1.json ${search_shard_args} --shard 1/2"
   PREP "subst q0.json %22objective%22: %22objective%22:%20%22x%22,%20%22objective%22:"
   -- merge q0.json q1.json)
+# A search plan's byte count that is no whole number of bytes: checked as the sweep merge checks
+# a row's (it was copied into the merged document).
+trainsim_robust(corrupt.merge_search_fraction_bytes 2
+  "^error: q0\\.json: /plans/0/memory: 'memory\\.total_bytes' is 1\\.5. expected a count, an integer >= 0"
+  PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
+  PREP "trainsim q1.json ${search_shard_args} --shard 1/2"
+  PREP "set q0.json total_bytes 1.5"
+  -- merge q0.json q1.json)
 # A file that starts like a search output ("{" and a newline) and then nests 20 million arrays
 # (40 MB, within the 64 MiB a search shard may have): refused at its depth before any parse.
 # Parsed into a document first, it took 2.4 GB and 12 s at 30 million.
