@@ -820,9 +820,11 @@ int run_search(const SearchOptions& o) {
   const sweep::Progress progress = terminal_progress();
   const report::SimulationMode mode =
       o.full_simulation ? report::SimulationMode::Full : report::SimulationMode::Extrapolate;
-  // Bounded by --top (sweep::search): plans that cannot rank in it are not simulated.
+  // Bounded by --top (sweep::search): plans that cannot rank in it are not simulated. A sharded
+  // search (any --shard, 0/1 and a one-task `auto` included) simulates every plan that fits, so
+  // that its counts are those trainsim merge sums whatever N is.
   sweep::SearchResult result = sweep::search(base, space, objective, jobs, shard, progress, mode,
-                                             o.exhaustive ? 0 : o.top);
+                                             o.exhaustive || !o.shard.empty() ? 0 : o.top);
   if (o.format == "json") {
     nlohmann::ordered_json doc;
     doc["context"] = io::report_context();

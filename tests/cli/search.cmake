@@ -158,3 +158,12 @@ add_test(NAME cli.search.explain_expert_launches COMMAND trainsim search --model
          --precision fp8 --top 3 --explain)
 set_tests_properties(cli.search.explain_expert_launches PROPERTIES PASS_REGULAR_EXPRESSION
   "Expert GEMMs: the same rows per token [^\n]*over 16 experts instead of 128\\), but the stack launches them expert by expert \\(moe.expert_gemm_launch 23.0 us\\): each grouped GEMM takes at least its local experts' launches and FP8 casts, 128 -> 16 per forward GEMM: compute")
+# A search sharded in one (--shard 0/1, or `auto` with one task) simulates every plan that fits,
+# as any sharded search does, so that its counts are those merge sums for any N: llama3.2-1b on
+# 8 H100, global batch 16, bounds 20 of 468 plans out unsharded (simulated 448, bounded 20) and
+# none with --shard 0/1 (it had bounded the same 20).
+add_test(NAME cli.search.one_shard_exhaustive
+         COMMAND trainsim search --hardware h100-dgx --model llama3.2-1b --seq-len 1024 --gpus 8
+                 --global-batch 16 --format json --shard 0/1)
+set_tests_properties(cli.search.one_shard_exhaustive PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"simulated\": 468,\n  \"bounded\": 0,")
