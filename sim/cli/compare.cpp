@@ -290,6 +290,12 @@ int compare(const CompareOptions& o) {
               << "), read as one timeline against one simulated GPU; expected one rank's trace "
                  "(docs/compare.md)\n";
   }
+  if (trace.duplicate_gpu_events > 0) {
+    std::cerr << "note: " << io::escape_control(o.trace) << ": " << trace.duplicate_gpu_events
+              << " GPU events recorded twice (the same name, stream, start, duration and "
+                 "correlation) were read once: one stream runs one kernel at a time "
+                 "(docs/compare.md)\n";
+  }
   if (trace.skipped_gpu_events > 0) {
     std::cerr << "note: " << io::escape_control(o.trace) << ": " << trace.skipped_gpu_events
               << " GPU events (cat kernel, memcpy or memset) that are not complete (\"ph\": "

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 
 #include "trainsim/error.hpp"
 #include "trainsim/parallel/scenario.hpp"
@@ -442,6 +443,31 @@ class TraceParser {
     }
     std::stable_sort(gpu_.begin(), gpu_.end(),
                      [](const RawEvent& a, const RawEvent& b) { return a.ts_us < b.ts_us; });
+    // Exact copies are one kernel recorded twice (KinetoTrace::duplicate_gpu_events): the first
+    // is kept.
+    {
+      using Key = std::tuple<double, double, std::int64_t, std::int64_t, std::int64_t,
+                             std::string_view, std::string_view>;
+      std::set<Key> seen;  // views into gpu_, left as it is until every event is seen
+      std::vector<bool> copy(gpu_.size(), false);
+      for (std::size_t i = 0; i < gpu_.size(); ++i) {
+        const RawEvent& g = gpu_[i];
+        copy[i] =
+            !seen.emplace(g.ts_us, g.dur_us, g.device, g.stream, g.correlation, g.name, g.category)
+                 .second;
+      }
+      seen.clear();
+      std::vector<RawEvent> kept;
+      kept.reserve(gpu_.size());
+      for (std::size_t i = 0; i < gpu_.size(); ++i) {
+        if (copy[i]) {
+          ++trace_.duplicate_gpu_events;
+        } else {
+          kept.push_back(std::move(gpu_[i]));
+        }
+      }
+      gpu_ = std::move(kept);
+    }
     std::set<std::int64_t> devices;
     std::set<std::int64_t> streams;
     for (const auto& g : gpu_) {

@@ -62,6 +62,10 @@ struct KinetoTrace {
   // Events of a GPU category (kernel, copy) that are not complete ("X") events, skipped:
   // Kineto writes GPU work as complete events only.
   std::int64_t skipped_gpu_events = 0;
+  // GPU events recorded twice (the same name, category, device, stream, start, duration and
+  // correlation), read once: one stream runs one kernel at a time, so two such events are one
+  // kernel written twice (a trace concatenated or exported twice), not two kernels.
+  std::int64_t duplicate_gpu_events = 0;
   // One breakdown per step, in `steps` order, over the kernels assigned to it. A step with no
   // kernels has a zero span.
   std::vector<report::StepBreakdown> step_breakdowns;

@@ -244,6 +244,21 @@ TEST_CASE("kineto_reader: a launch outside every step leaves its kernel unassign
   CHECK(summarize(t, StepSelection::SkipFirst).used == std::vector<std::int64_t>{1});
 }
 
+TEST_CASE("kineto_reader: a kernel recorded twice is read once", "[io]") {
+  // The same kernel (name, stream, start, duration) twice: one stream runs one kernel at a
+  // time, so it is one kernel written twice, and its 20 us counted twice made the kernel sum 40.
+  const auto t = parse_kineto_trace(trace_of(kStep + "," + kKernel + "," + kKernel), "dup.json");
+  CHECK(t.duplicate_gpu_events == 1);
+  REQUIRE(t.kernels.size() == 1);
+  CHECK(t.step_breakdowns[0].compute_kernel_sum.value() == near(us(20)));
+  // At another start it is another kernel.
+  std::string later = kKernel;
+  later.replace(later.find("\"ts\": 10"), 8, "\"ts\": 40");
+  const auto u = parse_kineto_trace(trace_of(kStep + "," + kKernel + "," + later), "two.json");
+  CHECK(u.duplicate_gpu_events == 0);
+  CHECK(u.kernels.size() == 2);
+}
+
 TEST_CASE("kineto_reader: a step without kernels is left out of the summary", "[io]") {
   // ProfilerStep#1 [0, 100) holds the GEMM [10, 30) by time; #2 [100, 200) and #3 [200, 300)
   // hold none (a trace cut short). Their zeros are no measurement: the summary is #1's alone
