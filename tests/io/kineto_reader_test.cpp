@@ -373,6 +373,12 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
                         Contains("/args/stream: expected a stream id"));
     REQUIRE_THROWS_WITH(parse_kineto_trace(kernel_args(R"({"Collective name": 7})"), "t.json"),
                         Contains("/args/Collective name: expected a string, got 7"));
+    // Every event has a phase: a kernel without one was read as complete.
+    std::string no_ph = kKernel;
+    no_ph.replace(no_ph.find("\"ph\": \"X\", "), 11, "");
+    REQUIRE_THROWS_WITH(parse_kineto_trace(trace_of(kStep + "," + no_ph), "t.json"),
+                        Contains("t.json: /traceEvents/1/ph: missing required key; expected the "
+                                 "event's phase"));
     // -1 is none (HTA writes a missing stream so): the stream is then the tid's.
     const auto t =
         parse_kineto_trace(kernel_args(R"({"stream": -1, "correlation": -1})"), "t.json");
