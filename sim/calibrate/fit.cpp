@@ -80,6 +80,7 @@ struct Case {
   double fastest = 0.0;
   std::string ceiling;
   std::string hint;  // what to check when the point is refused ("": unit, sizes and dtype)
+  double bytes = 0.0;  // a collective's message size (0 for other points)
 };
 
 std::size_t index_of(const std::string& pointer) {
@@ -216,6 +217,7 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
           ->time.value();
     };
     c.measured_value = p.time.value();
+    c.bytes = bytes.value();
     const double factor = collective::bus_factor(op, group.ranks);
     c.report = [=](double t) { return bytes.value() / t * factor / 1e9; };
     c.row.what = std::string(collective::to_string(op)) + " " + std::to_string(group.nodes) + "x" +
@@ -863,6 +865,17 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     }
     v.fitted_to.assign(labels.begin(), labels.end());
     v.rms_error = v.points > 0 ? std::sqrt(ss / v.points) : 0.0;
+    if (p.pointer.ends_with("/latency_scale") ||
+        p.pointer.ends_with("/latency_offset_single_node") ||
+        p.pointer.ends_with("/latency_offset_multi_node")) {
+      for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto& inf = cases[i].informs;
+        if (cases[i].bytes <= 0.0 || std::find(inf.begin(), inf.end(), fitted[j]) == inf.end()) {
+          continue;
+        }
+        v.smallest_bytes = std::min(v.smallest_bytes.value_or(cases[i].bytes), cases[i].bytes);
+      }
+    }
     result.values.push_back(std::move(v));
   }
   result.iterations = static_cast<int>(summary.iterations.size());

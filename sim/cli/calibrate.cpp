@@ -71,6 +71,15 @@ std::string display(const calibrate::Parameter& p, double v) {
   return fmt("%.4g", v);
 }
 
+// A message size for a warning: "1 GiB", "8 MiB", "64 KiB".
+std::string display_bytes(double bytes) {
+  constexpr double kKiB = 1024.0;
+  if (bytes >= kKiB * kKiB * kKiB) return fmt("%.4g GiB", bytes / (kKiB * kKiB * kKiB));
+  if (bytes >= kKiB * kKiB) return fmt("%.4g MiB", bytes / (kKiB * kKiB));
+  if (bytes >= kKiB) return fmt("%.4g KiB", bytes / kKiB);
+  return fmt("%.4g B", bytes);
+}
+
 // The value as a profile writes it: a string with a unit, or a plain number.
 nlohmann::ordered_json profile_value(const calibrate::Parameter& p, double v) {
   const std::string text = display(p, v);
@@ -567,6 +576,24 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       err << "warning: " << v.parameter->pointer << " = " << display(*v.parameter, v.value)
           << " is at a bound of [" << display(*v.parameter, v.parameter->lower) << ", "
           << display(*v.parameter, v.parameter->upper) << "]\n";
+    }
+    // A latency the points cannot tell from the fill (docs/calibration.md, "The fit"), which
+    // then prices the smaller messages they do not hold.
+    if (v.smallest_bytes) {
+      const std::string& pointer = v.parameter->pointer;
+      const calibrate::Parameter* saturation =
+          calibrate::find_parameter(pointer.substr(0, pointer.rfind('/')) + "/fill_saturation");
+      const double fill_end = saturation != nullptr ? saturation->get(result.fitted) : 0.0;
+      if (saturation != nullptr && *v.smallest_bytes >= fill_end) {
+        err << "warning: " << pointer << " = " << display(*v.parameter, v.value)
+            << " is fitted to messages from " << display_bytes(*v.smallest_bytes)
+            << ", all at or above the fill's saturation (" << display_bytes(fill_end)
+            << "), where NCCL's pipeline fill adds a constant time as a latency does: the points "
+               "cannot "
+               "tell the two apart, and it sets the time of smaller messages by extrapolation; "
+               "measure smaller sizes or keep the base's value (--freeze "
+            << pointer << ")\n";
+      }
     }
   }
 

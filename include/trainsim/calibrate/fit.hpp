@@ -54,6 +54,12 @@ struct FittedValue {
   int points = 0;
   double rms_error = 0.0;  // over the points that inform it, after the fit (relative)
   double max_error = 0.0;
+  // For a collective's latency terms (latency_scale, latency_offset_single_node and
+  // latency_offset_multi_node): the smallest message among the points that inform it (bytes).
+  // Above the fill's saturation the fill adds a constant time, as a latency does, so a latency
+  // fitted to such messages only is not told apart from the fill, and sets the time of smaller
+  // messages by extrapolation.
+  std::optional<double> smallest_bytes;
 };
 
 struct FitResult {
