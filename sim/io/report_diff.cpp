@@ -98,14 +98,18 @@ std::string pointer_token(const std::string& key) {
   return out;
 }
 
+bool is_input(const std::string& pointer) {
+  return pointer == "/hardware" || pointer == "/model" || pointer == "/stack";
+}
+
 // Leaves of a scenario by JSON pointer; arrays are leaves, and so are the hardware, model and
-// stack, names or inline objects compared by their whole text (docs/diff.md).
+// stack unless `inputs_too` (a name, or an inline object: docs/diff.md).
 void flatten(const nlohmann::json& j, const std::string& prefix,
-             std::map<std::string, nlohmann::json>& out) {
-  const bool input = prefix == "/hardware" || prefix == "/model" || prefix == "/stack";
-  if (j.is_object() && !input) {
-    for (const auto& [key, value] : j.items())
-      flatten(value, prefix + "/" + pointer_token(key), out);
+             std::map<std::string, nlohmann::json>& out, bool inputs_too = false) {
+  if (j.is_object() && (inputs_too || !is_input(prefix))) {
+    for (const auto& [key, value] : j.items()) {
+      flatten(value, prefix + "/" + pointer_token(key), out, inputs_too);
+    }
   } else {
     out[prefix] = j;
   }
@@ -167,6 +171,23 @@ std::vector<InputChange> input_changes(const parallel::Scenario& a, const parall
     if (same_file(path_a, path_b)) continue;
     v.first = read_as(name_a, path_a);
     v.second = read_as(name_b, path_b);
+  }
+  // Two inline objects that differ: key by key, so that the lines say what differs (a name
+  // against an object stays one line).
+  for (const auto& ref : refs) {
+    const std::string input = std::get<0>(ref);
+    const auto it = both.find(input);
+    if (it == both.end() || !it->second.first.is_object() || !it->second.second.is_object() ||
+        it->second.first == it->second.second) {
+      continue;
+    }
+    std::map<std::string, nlohmann::json> ia;
+    std::map<std::string, nlohmann::json> ib;
+    flatten(it->second.first, input, ia, true);
+    flatten(it->second.second, input, ib, true);
+    both.erase(it);
+    for (const auto& [k, v] : ia) both[k].first = v;
+    for (const auto& [k, v] : ib) both[k].second = v;
   }
   std::vector<InputChange> out;
   for (const auto& [k, v] : both) {

@@ -84,26 +84,40 @@ TEST_CASE("report_diff: the inputs that changed are listed by JSON pointer", "[i
   CHECK(d.inputs_changed[1].b == 2);
 }
 
-TEST_CASE("report_diff: an inline model is one input, compared by its whole text", "[io]") {
-  // docs/diff.md: hardware, model and stack are compared by the name the scenario gives, an
-  // inline object by its whole text. The inline model's vocab differs: one change at /model
-  // (its keys were listed one by one, under pointers that a key with '/' made ambiguous).
+TEST_CASE("report_diff: an inline input is one line against a name, key by key against another",
+          "[io]") {
+  // docs/diff.md: hardware, model and stack are compared by the name the scenario gives. Against
+  // a name an inline object is one change at /hardware (its keys were listed one by one, under
+  // pointers a key with '/' made ambiguous); two inline objects that differ are listed key by
+  // key, escaped (RFC 6901), so that the line says what differs.
   const parallel::Scenario a = scenario(1, 1, "shard_grad_op");
   parallel::Scenario b = a;
   nlohmann::json model = nlohmann::json::parse(a.model_inline);
   model["vocab"] = 32768;
+  model["a/b~c"] = 1;  // not a model key: only the pointer's escaping is tested
   b.model_inline = model.dump();
   const io::ReportDiff d = io::diff_reports(side("a.json", a, hand_report(1.0, 0.1, 0.0)),
                                             side("b.json", b, hand_report(1.0, 0.1, 0.0)));
-  REQUIRE(d.inputs_changed.size() == 1);
-  CHECK(d.inputs_changed[0].pointer == "/model");
-  CHECK(d.inputs_changed[0].a == nlohmann::json::parse(a.model_inline));
-  CHECK(d.inputs_changed[0].b == model);
+  REQUIRE(d.inputs_changed.size() == 2);
+  CHECK(d.inputs_changed[0].pointer == "/model/a~1b~0c");
+  CHECK(d.inputs_changed[0].a.is_null());
+  CHECK(d.inputs_changed[1].pointer == "/model/vocab");
+  CHECK(d.inputs_changed[1].a == 32000);
+  CHECK(d.inputs_changed[1].b == 32768);
+
+  parallel::Scenario named = a;
+  named.model_inline.clear();
+  named.model_name = "llama2-7b";
+  const io::ReportDiff n = io::diff_reports(side("a.json", named, hand_report(1.0, 0.1, 0.0)),
+                                            side("b.json", b, hand_report(1.0, 0.1, 0.0)));
+  REQUIRE(n.inputs_changed.size() == 1);
+  CHECK(n.inputs_changed[0].pointer == "/model");
+  CHECK(n.inputs_changed[0].a == "llama2-7b");
+  CHECK(n.inputs_changed[0].b == model);
   std::ostringstream table;
-  io::write_diff_table(table, side("a.json", a, hand_report(1.0, 0.1, 0.0)),
-                       side("b.json", b, hand_report(1.0, 0.1, 0.0)), d);
-  CHECK_THAT(table.str(),
-             Catch::Contains("/model") && Catch::Contains("an inline object -> an inline object"));
+  io::write_diff_table(table, side("a.json", named, hand_report(1.0, 0.1, 0.0)),
+                       side("b.json", b, hand_report(1.0, 0.1, 0.0)), n);
+  CHECK_THAT(table.str(), Catch::Contains("\"llama2-7b\" -> an inline object"));
 }
 
 TEST_CASE("report_diff: the step-time components add up to the step-time change", "[io]") {
