@@ -221,13 +221,29 @@ nlohmann::json parse_unchecked(const std::string& text, const std::string& sourc
     // UTF-8 (RFC 8259 §8.1: JSON text is UTF-8), such as a Latin-1 name.
     const bool empty = text.find_first_not_of(" \t\r\n") == std::string::npos;
     const bool not_utf8 = what.find("ill-formed UTF-8") != std::string::npos;
-    // The parser stops at the byte that breaks the sequence (the '"' after a Latin-1 0xE9);
-    // the column is the sequence's first byte.
+    // The parser stops at the byte that breaks a sequence (the '"' after a Latin-1 0xE9, the
+    // 'x' after 0xE2 0x82); the column is the first byte of the first sequence that is not
+    // UTF-8 (RFC 3629 §4) in the run of non-ASCII bytes before it.
     std::size_t stop = e.byte;
     if (not_utf8) {
-      std::size_t bad = at;
-      while (bad > 0 && static_cast<unsigned char>(text[bad]) < 0x80) --bad;
-      if (static_cast<unsigned char>(text[bad]) >= 0x80) stop = bad + 1;
+      const auto byte = [&text](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+      std::size_t run = std::min(at, text.size() - 1);
+      while (run > 0 && byte(run) < 0x80U) --run;
+      while (run > 0 && byte(run - 1) >= 0x80U) --run;
+      for (std::size_t i = run; i < text.size() && byte(i) >= 0x80U;) {
+        const unsigned char lead = byte(i);
+        const std::size_t length = lead >= 0xC2U && lead <= 0xDFU   ? 2
+                                   : lead >= 0xE0U && lead <= 0xEFU ? 3
+                                   : lead >= 0xF0U && lead <= 0xF4U ? 4
+                                                                    : 0;
+        bool valid = length > 0 && i + length <= text.size();
+        for (std::size_t k = 1; valid && k < length; ++k) valid = (byte(i + k) & 0xC0U) == 0x80U;
+        if (!valid) {
+          stop = i + 1;
+          break;
+        }
+        i += length;
+      }
     }
     throw ConfigError(source, "",
                       "invalid JSON at " + position(stop) +
@@ -293,6 +309,14 @@ std::string escape_control(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t end = max_bytes;
+  // Back off continuation bytes (10xxxxxx) to the character's lead byte, which starts the cut.
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U) --end;
+  return text.substr(0, end);
 }
 
 nlohmann::json parse_builtin_json(std::string_view text, const std::string& source) {

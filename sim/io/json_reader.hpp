@@ -105,6 +105,10 @@ nlohmann::json parse_builtin_json(std::string_view text, const std::string& sour
 // driving the terminal or cutting the line short.
 std::string escape_control(std::string_view text);
 
+// The first `max_bytes` bytes of `text`, less a UTF-8 character the cut would split (an excerpt
+// of a line for an error message).
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
+
 // True when `text` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points
 // above U+10FFFF), the only text nlohmann can write back as JSON.
 [[nodiscard]] bool is_valid_utf8(std::string_view text);

@@ -160,7 +160,7 @@ trainsim_expect_exit(cli.robust.model_mixed_formats 2
 # Anything that exists but a folder is read as a file (a device, a pipe, a shell's <(...)):
 # /dev/null is an empty document, not "no such file"; a stack extending a folder says so.
 trainsim_expect_exit(cli.robust.hardware_device 2
-  "^error: /dev/null: invalid JSON at line 1, column 1; expected a JSON document"
+  "^error: /dev/null: invalid JSON at line 1, column 1 \\(the file is empty\\); expected a JSON document"
   describe --hardware /dev/null --model llama2-7b --gpus 8 --seq-len 4096)
 file(WRITE ${robust_dir}/extends_folder.json
   "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8},

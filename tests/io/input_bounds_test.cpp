@@ -78,10 +78,21 @@ TEST_CASE("json_reader: an empty file and a byte that is not UTF-8 say so", "[io
                       "JSON document");
   REQUIRE_THROWS_WITH(parse_json(" \n", "w.json"),
                       Catch::Contains("(the file holds only white space)"));
-  // A Latin-1 e-acute (0xE9) in a string, as a file saved in that encoding holds.
+  // A Latin-1 e-acute (0xE9) in a string, as a file saved in that encoding holds: column 16.
   REQUIRE_THROWS_WITH(parse_json("{\"hardware\": \"h\xe9\"}", "l.json"),
                       Catch::StartsWith("l.json: invalid JSON at line 1, column 16 (a byte that "
                                         "is not UTF-8: JSON text is UTF-8)"));
+  // The column is the first byte of the first sequence that is not UTF-8: a cut 3-byte one
+  // (0xE2 0x82, then 'x') at 16, not its continuation byte; after a valid e-acute (0xC3 0xA9,
+  // columns 15 and 16), 0xE9 at 17.
+  REQUIRE_THROWS_WITH(parse_json("{\"hardware\": \"h\xe2\x82x\"}", "l.json"),
+                      Catch::StartsWith("l.json: invalid JSON at line 1, column 16 (a byte"));
+  REQUIRE_THROWS_WITH(parse_json("{\"hardware\": \"\xc3\xa9\xe9\"}", "l.json"),
+                      Catch::StartsWith("l.json: invalid JSON at line 1, column 17 (a byte"));
+  // Excerpts for messages are cut before a character, not inside it.
+  CHECK(utf8_prefix("ab\xc3\xa9", 3) == "ab");
+  CHECK(utf8_prefix("ab\xc3\xa9", 4) == "ab\xc3\xa9");
+  CHECK(utf8_prefix("abc", 10) == "abc");
 }
 
 TEST_CASE("json_reader: integer bounds say out of range and the limit", "[io]") {
