@@ -53,7 +53,7 @@ int merge(const MergeOptions& o) {
     if (kind == io::OutputKind::Empty) continue;
     if (kind == io::OutputKind::Other && !other) {
       const std::string line = head.substr(0, head.find('\n'));
-      other.emplace(path, io::escape_control(line.substr(0, 40)));
+      other.emplace(path, io::escape_control(io::utf8_prefix(line, 40)));
     }
     (kind == io::OutputKind::Search ? a_search : a_sweep) = path;
     if (a_search && other) {

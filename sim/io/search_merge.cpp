@@ -262,10 +262,11 @@ OutputKind output_kind(std::string_view head) {
     return text.starts_with("index,") || text.starts_with("#") ? OutputKind::Sweep
                                                                : OutputKind::Other;
   }
-  // A JSON line is written without spaces, and a row written again by another JSON tool, one
-  // per line, starts with its first key too; a search document is indented ("{\n  ...").
-  if (head.substr(at + 1, 1) != "\"") return OutputKind::Search;
-  at = at + 1;
+  // A JSON line holds its first key on the line of its "{" (with a space before it where another
+  // JSON tool wrote the row again); a search document is indented ("{\n  ...").
+  ++at;
+  while (at < head.size() && (head[at] == ' ' || head[at] == '\t')) ++at;
+  if (head.substr(at, 1) != "\"") return OutputKind::Search;
   // The keys of a search document (sim/cli/search.cpp); no sweep row or end record has them.
   for (const std::string_view key :
        {"context", "objective", "shard", "spec", "top", "enumerated", "evaluated", "invalid",
@@ -297,6 +298,10 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
     try {
       doc = Json::parse(o.text);
     } catch (const Json::exception& e) {  // parse_error, or out_of_range for 1e400
+      // The JSON reader's message (its line and column, an empty file, a byte that is not
+      // UTF-8), which the same text makes it throw; nlohmann's own words otherwise.
+      (void)parse_checked_json(o.text, o.source, o.text.size(), kMaxJsonDepth, "a search output",
+                               kExpected);
       throw ConfigError(o.source, "",
                         std::string("not valid JSON (") + e.what() + "); " + kExpected);
     }

@@ -851,7 +851,7 @@ std::optional<std::string> json_form_problem(std::string_view row, const nlohman
       std::mismatch(text.begin(), text.end(), row.begin(), row.end()).first - text.begin());
   const auto shown = [](std::string_view s) {
     return s.empty() ? std::string("the line's end")
-                     : "'" + escape_control(std::string(s.substr(0, 20))) + "'";
+                     : "'" + escape_control(utf8_prefix(s, 20)) + "'";
   };
   return "not written as the sweep writes it from column " + std::to_string(at + 1) + " (" +
          shown(row.substr(at)) + " where the sweep writes " +
@@ -978,13 +978,28 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
                             " follows it); expected it last, as trainsim sweep --shard K/N "
                             "writes it");
     }
+    // A JSON row with its index elsewhere (its keys sorted, a space after the colon) is one
+    // another JSON tool wrote again: say so, with the index it has.
+    if (!index && this_format == SweepFormat::JsonLines && json_depth(row) <= 8) {
+      const nlohmann::json parsed = nlohmann::json::parse(row, nullptr, false);
+      const auto it = parsed.is_object() ? parsed.find("index") : parsed.end();
+      if (parsed.is_object() && it != parsed.end() && it->is_number_unsigned()) {
+        throw ConfigError(name, where,
+                          "row " + std::to_string(it->get<std::uint64_t>()) +
+                              ": not written as the sweep writes it (it starts '" +
+                              escape_control(utf8_prefix(row, 20)) +
+                              "', where the sweep writes '{\"index\":" + it->dump() +
+                              ",': keys in the writer's order, no spaces; a shard written again "
+                              "by another JSON tool?); expected the row as written");
+      }
+    }
     if (!index) {
       throw ConfigError(
           name, where,
           std::string("row without an index; expected a line starting with ") +
               (this_format == SweepFormat::Csv ? "'<index>,'" : "'{\"index\":<index>,'") +
-              " (an integer without sign or leading zero), got '" + std::string(row.substr(0, 40)) +
-              "'");
+              " (an integer without sign or leading zero), got '" +
+              escape_control(utf8_prefix(row, 40)) + "'");
     }
     if (this_format == SweepFormat::Csv) {
       const std::optional<std::size_t> fields = csv_field_count(row);

@@ -396,6 +396,11 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
   REQUIRE_THROWS_WITH(merge_json(edit("\"bubble_s\":0.0", "\"bubble_s\":0")),
                       Contains("row 0: 'bubble_s' is 0, an integer where the sweep writes a number "
                                "with its fraction (0.0"));
+  // Its index not first (keys sorted) or spaced: named as such, with the index the row has.
+  REQUIRE_THROWS_WITH(merge_json(edit("{\"index\":0,", "{\"index\": 0,")),
+                      Contains("a: line 1: row 0: not written as the sweep writes it (it starts "
+                               "'{\"index\": 0,") &&
+                          Contains("where the sweep writes '{\"index\":0,'"));
   // A report's keys after the status, in sorted order: "mfu" moved to the end is another order.
   std::string moved = edit(",\"mfu\":0.5", "");
   moved.insert(moved.rfind('}'), ",\"mfu\":0.5");
@@ -427,6 +432,9 @@ TEST_CASE("merge: a search document is told from sweep rows by its first key, ho
   // search document with its keys sorted starts with "bounded", one of its own.
   CHECK(output_kind("{\"bubble_s\": 0.0, \"collectives\": []") == OutputKind::Sweep);
   CHECK(output_kind("{\"bounded\":0,\"context\":{}") == OutputKind::Search);
+  // A row written again with a space after its "{" is still a row on its line (it was taken for
+  // a search document, which starts "{" and a line break).
+  CHECK(output_kind("{ \"index\": 1, \"scenario\": {}}\n") == OutputKind::Sweep);
   // Neither: a search's table.
   CHECK(output_kind("Plans for llama2-7b on 16 x h100-dgx GPUs") == OutputKind::Other);
   // Nothing to tell by: the merge of the other inputs' kind names the file as empty.
