@@ -224,10 +224,10 @@ void print_residuals(std::ostream& out, const std::vector<calibrate::PointResidu
     // characters), pushing the columns after it on that row; a document's point has no line.
     const std::string line_number = r.origin.line > 0 ? std::to_string(r.origin.line) : "-";
     std::array<char, 512> line{};
-    std::snprintf(line.data(), line.size(),
-                  "  %-44.44s %5s  %-25s %-16.16s %9.4g %9.4g %9.4g %+6.1f%%%s",
-                  io::escape_control(r.origin.label).c_str(), line_number.c_str(), r.what.c_str(),
-                  r.algorithm.c_str(), r.measured, r.before, r.after, 100.0 * r.error(),
+    std::snprintf(line.data(), line.size(), "  %s %5s  %-25s %-16.16s %9.4g %9.4g %9.4g %+6.1f%%%s",
+                  io::column_text(io::escape_control(r.origin.label), 44).c_str(),
+                  line_number.c_str(), r.what.c_str(), r.algorithm.c_str(), r.measured, r.before,
+                  r.after, 100.0 * r.error(),
                   r.origin.reported_problem ? "  (reported problem)" : "");
     out << line.data() << "  " << r.unit << '\n';
   }

@@ -319,6 +319,19 @@ std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
   return text.substr(0, end);
 }
 
+std::string column_text(std::string_view text, std::size_t width, bool cut) {
+  std::string out;
+  std::size_t characters = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool starts = (static_cast<unsigned char>(text[i]) & 0xC0U) != 0x80U;
+    if (starts && cut && characters == width) break;
+    if (starts) ++characters;
+    out += text[i];
+  }
+  if (characters < width) out.append(width - characters, ' ');
+  return out;
+}
+
 nlohmann::json parse_builtin_json(std::string_view text, const std::string& source) {
   return parse_checked_json(std::string(text), source, kMaxJsonBytes, kMaxJsonDepth,
                             "a JSON document", "expected a JSON document", DuplicateKeys::Allow);

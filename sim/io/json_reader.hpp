@@ -109,6 +109,11 @@ std::string escape_control(std::string_view text);
 // of a line for an error message).
 std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
 
+// `text` in a column of `width` characters, as printf's "%-<width>.<width>s" would put it if it
+// counted characters, not bytes: cut to `width` UTF-8 characters (never inside one) and padded
+// with spaces to `width`; with `cut` false, only padded.
+std::string column_text(std::string_view text, std::size_t width, bool cut = true);
+
 // True when `text` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points
 // above U+10FFFF), the only text nlohmann can write back as JSON.
 [[nodiscard]] bool is_valid_utf8(std::string_view text);

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/io/json_reader.hpp"
 #include "sim/io/report_writer.hpp"
 #include "sim/io/scenario_loader.hpp"
 
@@ -638,10 +639,10 @@ void write_diff_table(std::ostream& out, const DiffSide& a, const DiffSide& b,
   if (d.inputs_changed.empty()) out << "  none\n";
   std::array<char, 512> line{};
   for (const auto& c : d.inputs_changed) {
-    // A value one side lacks (dp of an impossible plan) reads "none".
-    std::snprintf(line.data(), line.size(), "  %-30s %s -> %s\n", c.pointer.c_str(),
-                  value_text(c.a).c_str(), value_text(c.b).c_str());
-    out << line.data();
+    // A value one side lacks (dp of an impossible plan) reads "none". Written whole: a path or
+    // a value past a fixed line's 512 bytes was cut.
+    out << "  " << column_text(escape_control(c.pointer), 30, false) << ' ' << value_text(c.a)
+        << " -> " << value_text(c.b) << '\n';
   }
   for (const auto* s : {&a, &b}) {
     if (s->report) continue;
