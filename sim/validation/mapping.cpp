@@ -271,7 +271,8 @@ std::optional<std::string> moe_builtin_model(std::string_view model_name) {
 std::optional<Sharding> parse_sharding(std::string_view text) {
   const std::string t = lower(text);
   // Most specific first: "FSDP FULL_SHARD" must not read as plain FSDP, HYBRID_SHARD not as
-  // FULL_SHARD.
+  // FULL_SHARD, FSDP's NO_SHARD (torch ShardingStrategy.NO_SHARD: DDP's layout) not as FSDP.
+  if (contains(t, "no_shard") || contains(t, "no shard")) return Sharding::None;
   if (contains(t, "hybrid")) return Sharding::HybridShard;
   if (contains(t, "shard_grad_op") || contains(t, "zero-2") || contains(t, "zero2")) {
     return Sharding::ShardGradOp;
@@ -804,6 +805,12 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   // Set when the row names a gradient-reduce dtype other than its stack's.
   std::string reduce_dtype;
   if (run.sharding) {
+    // Parameters or optimizer state offloaded to the CPU (ZeRO-Offload, FSDP CPUOffload) move
+    // over PCIe each step, which the model has no term for: the row is not one it can price.
+    if (contains(lower(*run.sharding), "offload")) {
+      reason = "sharding '" + *run.sharding + "' offloads to the CPU, which is not modelled";
+      return std::nullopt;
+    }
     const auto s = parse_sharding(*run.sharding);
     if (!s) {
       reason = "sharding '" + *run.sharding + "' not recognised";

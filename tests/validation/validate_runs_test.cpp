@@ -193,6 +193,15 @@ TEST_CASE("validate: a group the table lacks is skipped and the reason says what
         reason.rfind("'Narayanan et al. 2021, Table 2'"));
 }
 
+TEST_CASE("validate: a row that offloads to the CPU is skipped with its reason", "[validation]") {
+  // ZeRO-Offload and FSDP's CPUOffload move parameters or optimizer state over PCIe every step;
+  // the model has no term for it, and "zero-3 offload" ran as plain full_shard with no word.
+  PublishedRun run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
+  run.sharding = "ZeRO-3 offload";
+  CHECK_THAT(skip_reason(run),
+             Contains("sharding 'ZeRO-3 offload' offloads to the CPU, which is not modelled"));
+}
+
 TEST_CASE("validate: a dense row with an expert-parallel degree is skipped and sp without tp said",
           "[validation]") {
   PublishedRun run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
@@ -311,6 +320,9 @@ TEST_CASE("validate: free-text fields", "[validation]") {
   CHECK(parse_sharding("FSDP FULL_SHARD (mixed_precision PURE)") == Sharding::FullShard);
   CHECK(parse_sharding("FSDP SHARD_GRAD_OP") == Sharding::ShardGradOp);
   CHECK(parse_sharding("FSDP HYBRID_SHARD") == Sharding::HybridShard);
+  // FSDP's NO_SHARD is DDP's layout (torch ShardingStrategy.NO_SHARD), not FSDP's default
+  // FULL_SHARD: it read as full_shard and fitted where DDP did not.
+  CHECK(parse_sharding("FSDP NO_SHARD") == Sharding::None);
   CHECK_FALSE(parse_sharding("something else").has_value());
   CHECK(parse_recompute("full (activation checkpointing on)") == Recompute::Full);
   CHECK(parse_recompute("selective (op)") == Recompute::Selective);
