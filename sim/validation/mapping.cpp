@@ -494,17 +494,29 @@ bool other_hopper_card(std::string text) {
          contains(text, "grace");
 }
 
+// Whether a GPU's text (lower case) names `model` ("a100"): the model not followed by a digit,
+// so that an RTX A1000 is not an A100.
+bool names_model(const std::string& text, std::string_view model) {
+  for (std::size_t at = text.find(model); at != std::string::npos; at = text.find(model, at + 1)) {
+    const std::size_t end = at + model.size();
+    if (end == text.size() || std::isdigit(static_cast<unsigned char>(text[end])) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::string& reason) {
   const std::string gpu = lower(run.gpu);
   HardwareChoice choice;
-  if (contains(gpu, "gb200")) {
+  if (names_model(gpu, "gb200")) {
     // GB200 NVL72 (DGX GB200): 72 GPUs in one NVLink domain, 4 per compute tray.
     choice.id = "gb200-nvl72";
-  } else if (contains(gpu, "b200")) {
+  } else if (names_model(gpu, "b200")) {
     choice.id = "b200-dgx";
-  } else if ((contains(gpu, "h100") || contains(gpu, "h200") || contains(gpu, "h800") ||
+  } else if ((names_model(gpu, "h100") || names_model(gpu, "h200") || names_model(gpu, "h800") ||
               contains(gpu, "grace")) &&
              other_hopper_card(gpu)) {
     // The PCIe and NVL cards run at lower clocks and power (H100 PCIe: 756 TFLOP/s bf16 dense
@@ -515,13 +527,20 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
              "of h100-dgx, h200-dgx and h800-dgx; expected an SXM A100, H100, H200, H800, B200, "
              "GB200 or V100";
     return std::nullopt;
-  } else if (contains(gpu, "h800")) {
+  } else if ((names_model(gpu, "a100") || names_model(gpu, "v100")) && contains(gpu, "pci")) {
+    // The PCIe cards run at lower power and clocks (A100 PCIe 250-300 W against the SXM4
+    // part's 400 W; V100 PCIe 250 W against 300 W) on PCIe links: not the SXM parts.
+    reason = "no built-in hardware profile for GPU '" + run.gpu +
+             "': the PCIe cards are not the SXM parts of a100-dgx and v100-dgx; expected an SXM "
+             "A100, H100, H200, H800, B200, GB200 or V100";
+    return std::nullopt;
+  } else if (names_model(gpu, "h800")) {
     choice.id = "h800-dgx";
-  } else if (contains(gpu, "h200")) {
+  } else if (names_model(gpu, "h200")) {
     choice.id = "h200-dgx";
-  } else if (contains(gpu, "h100")) {
+  } else if (names_model(gpu, "h100")) {
     choice.id = "h100-dgx";
-  } else if (contains(gpu, "a100")) {
+  } else if (names_model(gpu, "a100")) {
     choice.id = "a100-dgx";
     // An A100 measured in 2020 with its memory unstated is a 40GB one: DGX A100 shipped with
     // A100 SXM4 40GB from May 2020, and NVIDIA announced the 80GB A100 on 16 November 2020
@@ -573,7 +592,7 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
           "inter-node 4 x Omni-Path 100 Gb/s per node (the source's network): a100-dgx with 4 "
           "NICs at 100 Gb/s and NCCL graphs of 4 channels at 12 GB/s, inline");
     }
-  } else if (contains(gpu, "v100")) {
+  } else if (names_model(gpu, "v100")) {
     choice.id = "v100-dgx";
     if (contains(gpu, "dgx-2") || (run.gpus_per_node && *run.gpus_per_node == 16)) {
       choice.assumptions.push_back(
@@ -588,7 +607,7 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     return std::nullopt;
   }
   if (choice.document.is_null()) choice.document = choice.id;
-  if (run.gpus_per_node && !contains(gpu, "v100")) {
+  if (run.gpus_per_node && !names_model(gpu, "v100")) {
     const auto profile_gpn = profile_value<std::int64_t>(choice, "node", "gpus_per_node");
     if (*run.gpus_per_node != profile_gpn) {
       choice.assumptions.push_back("the source's " + str(*run.gpus_per_node) +

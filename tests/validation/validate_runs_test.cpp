@@ -599,6 +599,19 @@ TEST_CASE("validate: Blackwell and H800 rows map to their profiles", "[validatio
     run.gpu = sxm;
     CHECK(choose_hardware(run, reason)->id == "h100-dgx");
   }
+  // A model is named whole: an RTX A1000 is not an A100 (it ran as a100-dgx, 80 GB); the A100
+  // and V100 PCIe cards are not the SXM parts of a100-dgx and v100-dgx (they ran as them).
+  run.gpu = "NVIDIA RTX A1000";
+  CHECK_FALSE(choose_hardware(run, reason).has_value());
+  CHECK_THAT(reason, Contains("no built-in hardware profile for GPU 'NVIDIA RTX A1000'"));
+  for (const char* card : {"A100 PCIe 80GB", "A100-PCIE-40GB", "V100 PCIe"}) {
+    INFO(card);
+    run.gpu = card;
+    CHECK_FALSE(choose_hardware(run, reason).has_value());
+    CHECK_THAT(reason, Contains("the PCIe cards are not the SXM parts of a100-dgx and v100-dgx"));
+  }
+  run.gpu = "A100-SXM4-80GB";
+  CHECK(choose_hardware(run, reason)->id == "a100-dgx");
   // A V100 has no bf16 tensor cores (v100-dgx's peak_dense bf16 is 0): the row is skipped in its
   // own terms, where the scenario's check named --precision, a flag a runs file does not have.
   PublishedRun v100 = row("megatron2020-v100-dgx2-1B-1gpu");
