@@ -84,21 +84,6 @@ MetricDelta metric(std::string pointer, std::string label, MetricKind kind, doub
   return m;
 }
 
-// A key as a JSON pointer's reference token (RFC 6901: '~' as "~0", '/' as "~1").
-std::string pointer_token(const std::string& key) {
-  std::string out;
-  for (const char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 bool is_input(const std::string& pointer) {
   return pointer == "/hardware" || pointer == "/model" || pointer == "/stack";
 }
