@@ -94,7 +94,7 @@ void flatten(const nlohmann::json& j, const std::string& prefix,
              std::map<std::string, nlohmann::json>& out, bool inputs_too = false) {
   if (j.is_object() && (inputs_too || !is_input(prefix))) {
     for (const auto& [key, value] : j.items()) {
-      flatten(value, prefix + "/" + pointer_token(key), out, inputs_too);
+      flatten(value, prefix + pointer_token(key), out, inputs_too);
     }
   } else {
     out[prefix] = j;
