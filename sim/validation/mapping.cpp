@@ -836,6 +836,13 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
       return std::nullopt;
     }
     sharding = *s;
+    if (sharding == Sharding::HybridShard) {
+      // The rows' schema has no shard-group size: the scenario's default, one node's ranks
+      // (parallel::hybrid_shard_size), which torch's HYBRID_SHARD also takes by default.
+      m.assumptions.push_back("'" + *run.sharding +
+                              "': hybrid_shard with a shard group of one node's ranks (the "
+                              "source does not state its size)");
+    }
     const std::string text = lower(*run.sharding);
     if (contains(text, "mixed_precision default")) {
       // Composer's FSDP mixed_precision DEFAULT: parameters in the training precision,

@@ -202,6 +202,18 @@ TEST_CASE("validate: a row that offloads to the CPU is skipped with its reason",
              Contains("sharding 'ZeRO-3 offload' offloads to the CPU, which is not modelled"));
 }
 
+TEST_CASE("validate: hybrid sharding lists its shard group as an assumption", "[validation]") {
+  // The runs schema has no shard-group size: HYBRID_SHARD takes one node's ranks, torch's own
+  // default, and the row says so (it was taken without a word).
+  PublishedRun run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
+  run.sharding = "FSDP HYBRID_SHARD";
+  const Mapping m = mapped(run);
+  CHECK(m.base["parallel"]["sharding"] == "hybrid_shard");
+  CHECK_THAT(m.assumptions, Catch::VectorContains(std::string(
+                                "'FSDP HYBRID_SHARD': hybrid_shard with a shard group of one "
+                                "node's ranks (the source does not state its size)")));
+}
+
 TEST_CASE("validate: a dense row with an expert-parallel degree is skipped and sp without tp said",
           "[validation]") {
   PublishedRun run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
