@@ -566,6 +566,11 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
               ? "A100 40GB (memory unstated, measured in 2020, before the 80GB A100 of November "
                 "2020): a100-dgx with HBM 40 GiB at 1.555 TB/s (A100 datasheet), inline"
               : "A100 40GB: a100-dgx with HBM 40 GiB at 1.555 TB/s (A100 datasheet), inline");
+    } else if (!run.memory_gb && !contains(gpu, "80gb")) {
+      // Neither the row's memory nor its GPU text says which A100: the profile's 80GB part,
+      // said so as the 2020 rows' 40GB is.
+      choice.assumptions.push_back(
+          "A100 with its memory unstated (not of 2020): the 80GB part of a100-dgx");
     }
     if (run.inter_node && contains(lower(*run.inter_node), "omni-path") &&
         choice.document.is_null()) {

@@ -624,6 +624,15 @@ TEST_CASE("validate: Blackwell and H800 rows map to their profiles", "[validatio
   }
   run.gpu = "A100-SXM4-80GB";
   CHECK(choose_hardware(run, reason)->id == "a100-dgx");
+  CHECK(choose_hardware(run, reason)->assumptions.empty());
+  // Memory unstated and not of 2020: the 80GB part, listed (it was taken without a word).
+  run.gpu = "A100";
+  const auto unstated = choose_hardware(run, reason);
+  REQUIRE(unstated.has_value());
+  CHECK(unstated->id == "a100-dgx");
+  CHECK_THAT(unstated->assumptions,
+             Catch::VectorContains(std::string(
+                 "A100 with its memory unstated (not of 2020): the 80GB part of a100-dgx")));
   // A V100 has no bf16 tensor cores (v100-dgx's peak_dense bf16 is 0): the row is skipped in its
   // own terms, where the scenario's check named --precision, a flag a runs file does not have.
   PublishedRun v100 = row("megatron2020-v100-dgx2-1B-1gpu");
