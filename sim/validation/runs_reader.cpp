@@ -94,9 +94,13 @@ PublishedRun read_row(const nlohmann::json& json, const std::string& source, std
   const bool control = std::any_of(run.id.begin(), run.id.end(), [](char c) {
     return static_cast<unsigned char>(c) < 0x20 || c == '\x7f';
   });
-  if (run.id.empty() || control) {
-    throw r.error("id", "expected a non-empty id without control characters, got " +
-                            io::describe_json(r.raw("id")));
+  // Nor white space at its ends: "dup" and "dup " printed as one id in the table.
+  const bool padded = !run.id.empty() && (run.id.front() == ' ' || run.id.back() == ' ');
+  if (run.id.empty() || control || padded) {
+    throw r.error("id",
+                  "expected a non-empty id without control characters or spaces at its ends, "
+                  "got " +
+                      io::describe_json(r.raw("id")));
   }
   run.source_group = r.string("source_group");
   (void)r.string("source");

@@ -1112,13 +1112,14 @@ TEST_CASE("validate: bad runs files name the file, the row and the key", "[valid
                       "t.json: /0/hardware/peak_tflop_bf16: not a number key of hardware "
                       "(memory_gb, peak_tflops_*); expected free text (a string) under any other "
                       "key, got 989");
-  // An id is one line of text: empty or with a newline, it used to be accepted.
-  for (const char* id : {R"("")", R"("a\nb")"}) {
+  // An id is one line of text: empty or with a newline, it used to be accepted; with a space
+  // at an end, "x " printed as "x" in the table.
+  for (const char* id : {R"("")", R"("a\nb")", R"("x ")", R"(" x")"}) {
     text = row_json();
     text.replace(text.find(R"("id": "x")"), 9, std::string(R"("id": )") + id);
     REQUIRE_THROWS_WITH(read_published_runs(text, "t.json"),
                         Catch::StartsWith("t.json: /0/id: expected a non-empty id without "
-                                          "control characters, got "));
+                                          "control characters or spaces at its ends, got "));
   }
 }
 
