@@ -65,6 +65,9 @@ std::vector<Row> rows_of(const report::StepBreakdown& m, const report::StepBreak
   rows.push_back(
       row("gpu_span", "GPU span (first to last kernel)", m.span, std::nullopt, "measured only"));
   rows.push_back(row("compute", "compute (kernel sum)", m.compute_kernel_sum, st.compute));
+  // The union, the side of span = compute busy + exposed communication + idle that the kernel
+  // sum is not where compute kernels overlap on several streams.
+  rows.push_back(row("compute_busy", "compute (busy: union)", m.compute, s.compute));
   rows.push_back(row("communication", "communication (kernel sum)", m.communication_kernel_sum,
                      st.communication));
   rows.push_back(row("exposed_communication", "exposed communication", m.exposed_communication,

@@ -43,6 +43,8 @@ require_match("${table}" "to steps by correlation 18, by time 0, unassigned 1")
 # exposed 280 us, overlapped 270 us, idle 100 us; memcpy 20 us and not modelled; no bubble.
 require_match("${table}" "\niteration time +1\\.05 ms ")
 require_match("${table}" "\ncompute \\(kernel sum\\) +570 us ")
+# The union: 950 us of span less 280 exposed and 100 idle (one compute stream: the kernel sum).
+require_match("${table}" "\ncompute \\(busy: union\\) +570 us ")
 require_match("${table}" "\nexposed communication +280 us ")
 require_match("${table}" "\noverlapped communication +270 us ")
 require_match("${table}" "\nGPU idle \\(nothing runs\\) +100 us ")
