@@ -22,6 +22,7 @@
 #include "sim/collective/nccl_tuning.hpp"
 
 namespace trainsim::calibrate {
+
 namespace {
 
 using collective::Op;
@@ -29,20 +30,6 @@ using hardware::Algorithm;
 using hardware::HardwareSpec;
 
 constexpr double kMiB = 1024.0 * 1024.0;
-
-std::string size_text(double bytes) {
-  std::array<char, 32> buf{};
-  if (bytes >= 1024.0 * kMiB) {
-    std::snprintf(buf.data(), buf.size(), "%g GiB", bytes / (1024.0 * kMiB));
-  } else if (bytes >= kMiB) {
-    std::snprintf(buf.data(), buf.size(), "%g MiB", bytes / kMiB);
-  } else if (bytes >= 1024.0) {
-    std::snprintf(buf.data(), buf.size(), "%g KiB", bytes / 1024.0);
-  } else {
-    std::snprintf(buf.data(), buf.size(), "%g B", bytes);  // 8 B, not 0.0078125 KiB
-  }
-  return buf.data();
-}
 
 double element_bytes(hardware::Dtype d) {
   switch (d) {
@@ -881,6 +868,20 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
   result.iterations = static_cast<int>(summary.iterations.size());
   result.converged = summary.termination_type == ceres::CONVERGENCE;
   return result;
+}
+
+std::string size_text(double bytes) {
+  std::array<char, 32> buf{};
+  if (bytes >= 1024.0 * kMiB) {
+    std::snprintf(buf.data(), buf.size(), "%g GiB", bytes / (1024.0 * kMiB));
+  } else if (bytes >= kMiB) {
+    std::snprintf(buf.data(), buf.size(), "%g MiB", bytes / kMiB);
+  } else if (bytes >= 1024.0) {
+    std::snprintf(buf.data(), buf.size(), "%g KiB", bytes / 1024.0);
+  } else {
+    std::snprintf(buf.data(), buf.size(), "%g B", bytes);  // 8 B, not 0.0078125 KiB
+  }
+  return buf.data();
 }
 
 }  // namespace trainsim::calibrate

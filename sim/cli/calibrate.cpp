@@ -71,15 +71,6 @@ std::string display(const calibrate::Parameter& p, double v) {
   return fmt("%.4g", v);
 }
 
-// A message size for a warning: "1 GiB", "8 MiB", "64 KiB".
-std::string display_bytes(double bytes) {
-  constexpr double kKiB = 1024.0;
-  if (bytes >= kKiB * kKiB * kKiB) return fmt("%.4g GiB", bytes / (kKiB * kKiB * kKiB));
-  if (bytes >= kKiB * kKiB) return fmt("%.4g MiB", bytes / (kKiB * kKiB));
-  if (bytes >= kKiB) return fmt("%.4g KiB", bytes / kKiB);
-  return fmt("%.4g B", bytes);
-}
-
 // The value as a profile writes it: a string with a unit, or a plain number.
 nlohmann::ordered_json profile_value(const calibrate::Parameter& p, double v) {
   const std::string text = display(p, v);
@@ -586,12 +577,11 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       const double fill_end = saturation != nullptr ? saturation->get(result.fitted) : 0.0;
       if (saturation != nullptr && *v.smallest_bytes >= fill_end) {
         err << "warning: " << pointer << " = " << display(*v.parameter, v.value)
-            << " is fitted to messages from " << display_bytes(*v.smallest_bytes)
-            << ", all at or above the fill's saturation (" << display_bytes(fill_end)
+            << " is fitted to messages from " << calibrate::size_text(*v.smallest_bytes)
+            << ", all at or above the fill's saturation (" << calibrate::size_text(fill_end)
             << "), where NCCL's pipeline fill adds a constant time as a latency does: the points "
-               "cannot "
-               "tell the two apart, and it sets the time of smaller messages by extrapolation; "
-               "measure smaller sizes or keep the base's value (--freeze "
+               "cannot tell the two apart, and it sets the time of smaller messages by "
+               "extrapolation; measure smaller sizes or keep the base's value (--freeze "
             << pointer << ")\n";
       }
     }

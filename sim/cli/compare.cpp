@@ -297,8 +297,7 @@ int compare(const CompareOptions& o) {
     std::cerr << "note: " << io::escape_control(o.trace) << ": " << trace.duplicate_gpu_events
               << " GPU events recorded twice (the same name, category, device, stream, start, "
                  "duration and correlation) were read once: one stream runs one kernel at a "
-                 "time "
-                 "(docs/compare.md)\n";
+                 "time (docs/compare.md)\n";
   }
   if (trace.skipped_gpu_events > 0) {
     std::cerr << "note: " << io::escape_control(o.trace) << ": " << trace.skipped_gpu_events

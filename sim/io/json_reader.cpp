@@ -172,6 +172,37 @@ bool check_unique_keys(std::string_view text, const std::string& source, std::si
 
 namespace {
 
+// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms,
+// surrogates or code points above U+10FFFF), or 0 where the byte starts none.
+std::size_t utf8_sequence_at(std::string_view text, std::size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  std::size_t extra = 0;
+  unsigned lo = 0x80;  // bounds of the second byte (RFC 3629 §4)
+  unsigned hi = 0xBF;
+  if (c < 0x80U) return 1;
+  if (c >= 0xC2U && c <= 0xDFU) {
+    extra = 1;
+  } else if (c >= 0xE0U && c <= 0xEFU) {
+    extra = 2;
+    if (c == 0xE0U) lo = 0xA0;  // no overlong forms
+    if (c == 0xEDU) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0U && c <= 0xF4U) {
+    extra = 3;
+    if (c == 0xF0U) lo = 0x90;   // no overlong forms
+    if (c == 0xF4U) hi = 0x8FU;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (extra >= text.size() - i) return 0;  // truncated sequence
+  for (std::size_t k = 1; k <= extra; ++k) {
+    const auto b = static_cast<unsigned char>(text[i + k]);
+    const unsigned low = k == 1 ? lo : 0x80U;
+    const unsigned high = k == 1 ? hi : 0xBFU;
+    if (b < low || b > high) return 0;
+  }
+  return extra + 1;
+}
+
 // nlohmann's parse of text already checked by check_json_text. Every nlohmann exception becomes
 // a ConfigError naming `source`: a syntax error with its line and column, out_of_range
 // ("number overflow parsing '1e400'") with nlohmann's words. A key given twice in one object is
@@ -222,27 +253,17 @@ nlohmann::json parse_unchecked(const std::string& text, const std::string& sourc
     const bool empty = text.find_first_not_of(" \t\r\n") == std::string::npos;
     const bool not_utf8 = what.find("ill-formed UTF-8") != std::string::npos;
     // The parser stops at the byte that breaks a sequence (the '"' after a Latin-1 0xE9, the
-    // 'x' after 0xE2 0x82); the column is the first byte of the first sequence that is not
-    // UTF-8 (RFC 3629 §4) in the run of non-ASCII bytes before it.
+    // 'x' after 0xE2 0x82), and it reads the text in order: the column is the first byte of the
+    // text's first sequence that is not UTF-8.
     std::size_t stop = e.byte;
     if (not_utf8) {
-      const auto byte = [&text](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-      std::size_t run = std::min(at, text.size() - 1);
-      while (run > 0 && byte(run) < 0x80U) --run;
-      while (run > 0 && byte(run - 1) >= 0x80U) --run;
-      for (std::size_t i = run; i < text.size() && byte(i) >= 0x80U;) {
-        const unsigned char lead = byte(i);
-        const std::size_t length = lead >= 0xC2U && lead <= 0xDFU   ? 2
-                                   : lead >= 0xE0U && lead <= 0xEFU ? 3
-                                   : lead >= 0xF0U && lead <= 0xF4U ? 4
-                                                                    : 0;
-        bool valid = length > 0 && i + length <= text.size();
-        for (std::size_t k = 1; valid && k < length; ++k) valid = (byte(i + k) & 0xC0U) == 0x80U;
-        if (!valid) {
+      for (std::size_t i = 0; i < text.size();) {
+        const std::size_t n = utf8_sequence_at(text, i);
+        if (n == 0) {
           stop = i + 1;
           break;
         }
-        i += length;
+        i += n;
       }
     }
     throw ConfigError(source, "",
@@ -409,41 +430,6 @@ nlohmann::json read_json_file(const std::string& path) {
                             kMaxJsonBytes, kMaxJsonDepth, "a JSON document",
                             "expected a JSON document");
 }
-
-namespace {
-
-// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms,
-// surrogates or code points above U+10FFFF), or 0 where the byte starts none.
-std::size_t utf8_sequence_at(std::string_view text, std::size_t i) {
-  const auto c = static_cast<unsigned char>(text[i]);
-  std::size_t extra = 0;
-  unsigned lo = 0x80;  // bounds of the second byte (RFC 3629 §4)
-  unsigned hi = 0xBF;
-  if (c < 0x80U) return 1;
-  if (c >= 0xC2U && c <= 0xDFU) {
-    extra = 1;
-  } else if (c >= 0xE0U && c <= 0xEFU) {
-    extra = 2;
-    if (c == 0xE0U) lo = 0xA0;  // no overlong forms
-    if (c == 0xEDU) hi = 0x9F;  // no surrogates
-  } else if (c >= 0xF0U && c <= 0xF4U) {
-    extra = 3;
-    if (c == 0xF0U) lo = 0x90;   // no overlong forms
-    if (c == 0xF4U) hi = 0x8FU;  // nothing above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (extra >= text.size() - i) return 0;  // truncated sequence
-  for (std::size_t k = 1; k <= extra; ++k) {
-    const auto b = static_cast<unsigned char>(text[i + k]);
-    const unsigned low = k == 1 ? lo : 0x80U;
-    const unsigned high = k == 1 ? hi : 0xBFU;
-    if (b < low || b > high) return 0;
-  }
-  return extra + 1;
-}
-
-}  // namespace
 
 bool is_valid_utf8(std::string_view text) {
   std::size_t i = 0;

@@ -303,19 +303,6 @@ class TraceParser {
       if (is_gpu_category(cat)) ++trace_.skipped_gpu_events;
       return;
     }
-    // Every Chrome trace event has a phase (formats.md): a GPU event, launch or step without
-    // one was read as complete, a guess.
-    const auto step_name = e.find("name");
-    const bool of_interest =
-        is_gpu_category(cat) || cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime" ||
-        ((cat == "user_annotation" || cat == "cpu_op" || cat == "operator") &&
-         step_name != e.end() && step_name->is_string() &&
-         step_name->get_ref<const std::string&>().starts_with("ProfilerStep#"));
-    if (ph == e.end() && of_interest) {
-      throw ConfigError(source_, pointer + "/ph",
-                        "missing required key; expected the event's phase (\"X\" for a complete "
-                        "event, as Kineto writes kernels, launches and steps)");
-    }
     // Categories as libkineto ActivityType.cpp writes them, matched ignoring case, plus the
     // spellings of early Kineto (PyTorch 1.8/1.9: "Kernel", "Memcpy", "Memset", "Runtime",
     // "Operator"), which kineto's tb_plugin (torch_tb_profiler/profiler/trace.py EventTypeMap)
@@ -334,6 +321,13 @@ class TraceParser {
       kind = Kind::Step;
     } else {
       return;
+    }
+    // Every Chrome trace event has a phase (formats.md): a GPU event, launch or step without one
+    // was read as complete, a guess.
+    if (ph == e.end()) {
+      throw ConfigError(source_, pointer + "/ph",
+                        "missing required key; expected the event's phase (\"X\" for a complete "
+                        "event, as Kineto writes kernels, launches and steps)");
     }
     RawEvent r;
     r.kind = kind;

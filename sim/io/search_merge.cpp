@@ -137,16 +137,21 @@ void check_one_split(const std::vector<Shard>& shards) {
 }
 
 // The keys trainsim search --format json writes at the top of a document ("spec" only with
-// --shard, "bounded" since the bounded search, "explanation" only with --explain), and in each
-// plan: "rank", "index" and the report's keys less "context" (io::report_to_json). A key outside
-// these, or a plan without one, is a document edited or damaged by hand: merge would copy it into
-// its output.
-void check_document_keys(const Json& doc, const std::string& source) {
-  static const std::set<std::string> kKeys = {
+// --shard, "bounded" since the bounded search, "explanation" only with --explain). No sweep row
+// or end record has them (output_kind).
+const std::set<std::string, std::less<>>& document_keys() {
+  static const std::set<std::string, std::less<>> keys = {
       "context", "objective", "shard",   "spec",  "top",           "enumerated", "evaluated",
       "invalid", "simulated", "bounded", "plans", "out_of_memory", "explanation"};
+  return keys;
+}
+
+// The keys of a document (document_keys) and of each plan: "rank", "index" and the report's keys
+// less "context" (io::report_to_json). A key outside these, or a plan without one, is a document
+// edited or damaged by hand: merge would copy it into its output.
+void check_document_keys(const Json& doc, const std::string& source) {
   for (const auto& [key, value] : doc.items()) {
-    if (kKeys.count(key) == 0) {
+    if (document_keys().count(key) == 0) {
       throw ConfigError(source, "/" + key, std::string("unknown key; ") + kExpected);
     }
   }
@@ -267,17 +272,12 @@ OutputKind output_kind(std::string_view head) {
   ++at;
   while (at < head.size() && (head[at] == ' ' || head[at] == '\t')) ++at;
   if (head.substr(at, 1) != "\"") return OutputKind::Search;
-  // The keys of a search document (sim/cli/search.cpp); no sweep row or end record has them.
-  for (const std::string_view key :
-       {"context", "objective", "shard", "spec", "top", "enumerated", "evaluated", "invalid",
-        "out_of_memory", "simulated", "bounded", "plans", "explanation"}) {
-    const std::string_view quoted = head.substr(at, key.size() + 2);
-    if (quoted.size() == key.size() + 2 && quoted.front() == '"' && quoted.back() == '"' &&
-        quoted.substr(1, key.size()) == key) {
-      return OutputKind::Search;
-    }
-  }
-  return OutputKind::Sweep;
+  // The first key, up to its closing quote (a key of a search document has no escapes).
+  const std::string_view first = head.substr(at + 1);
+  const std::size_t close = first.find('"');
+  const bool search_key =
+      close != std::string_view::npos && document_keys().count(first.substr(0, close)) != 0;
+  return search_key ? OutputKind::Search : OutputKind::Sweep;
 }
 
 MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {

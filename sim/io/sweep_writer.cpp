@@ -673,39 +673,30 @@ bool is_count_key(std::string_view key) {
              std::end(kScenarioCounts);
 }
 
-// The first integer report_numbers_as_doubles rewrote: where, and as it was written.
-struct FirstInteger {
-  std::string at;
-  std::string text;
-};
-
-// report_numbers_as_doubles below `key` (at path `at`): objects and rows key by key.
-void numbers_as_doubles(nlohmann::json& v, std::string_view key, const std::string& at,
-                        std::optional<FirstInteger>& first) {
+// Calls f(value, path) for every integer below `key` (at path `at`) where io::report_to_json
+// writes a double (a key that is no count): objects and rows key by key. `Json` is const for a
+// look, not for a rewrite.
+template <class Json, class F>
+void for_each_integer_metric(Json& v, std::string_view key, const std::string& at, F& f) {
   if (v.is_object()) {
-    for (auto& [k, x] : v.items()) {
-      numbers_as_doubles(x, k, at.empty() ? k : at + "." + k, first);
-    }
+    for (auto& [k, x] : v.items()) for_each_integer_metric(x, k, at.empty() ? k : at + "." + k, f);
   } else if (v.is_array()) {
-    for (auto& x : v) numbers_as_doubles(x, key, at + "[]", first);
+    for (auto& x : v) for_each_integer_metric(x, key, at + "[]", f);
   } else if (v.is_number_integer() && !is_count_key(key)) {
-    if (!first) first = FirstInteger{at, v.dump()};
-    v = v.is_number_unsigned() ? static_cast<double>(v.get<std::uint64_t>())
-                               : static_cast<double>(v.get<std::int64_t>());
+    f(v, at);
   }
 }
 
-// report_numbers_as_doubles, with the first integer's text.
-std::optional<FirstInteger> report_integers_as_doubles(nlohmann::json& row) {
-  std::optional<FirstInteger> first;
-  if (!row.is_object()) return first;
+// The same over a row's report keys (not its index, rank or scenario, nor its top-level counts).
+template <class Json, class F>
+void for_each_report_integer(Json& row, F f) {
+  if (!row.is_object()) return;
   const std::map<std::string, ReportValue>& kinds = report_json_keys();
   for (auto& [key, value] : row.items()) {
     const auto kind = kinds.find(key);
-    if (kind == kinds.end() || kind->second == ReportValue::Count) continue;  // index, scenario
-    numbers_as_doubles(value, key, key, first);
+    if (kind == kinds.end() || kind->second == ReportValue::Count) continue;
+    for_each_integer_metric(value, key, key, f);
   }
-  return first;
 }
 
 // Why a JSON value is not an object of metrics (numbers >= 0), flags (true/false), names
@@ -820,8 +811,13 @@ std::optional<std::string> report_values_problem(const nlohmann::json& value,
 }
 
 std::optional<std::string> report_numbers_as_doubles(nlohmann::json& row) {
-  const std::optional<FirstInteger> first = report_integers_as_doubles(row);
-  return first ? std::optional<std::string>(first->at) : std::nullopt;
+  std::optional<std::string> first;
+  for_each_report_integer(row, [&first](nlohmann::json& v, const std::string& at) {
+    if (!first) first = at;
+    v = v.is_number_unsigned() ? static_cast<double>(v.get<std::uint64_t>())
+                               : static_cast<double>(v.get<std::int64_t>());
+  });
+  return first;
 }
 
 namespace {
@@ -833,12 +829,15 @@ namespace {
 // written again by another JSON tool (keys sorted or reordered, spaces, 0.0 as 0) holds the same
 // values in another form, which merge would copy as written, as it would an edit.
 std::optional<std::string> json_form_problem(std::string_view row, const nlohmann::json& j) {
-  nlohmann::json doubles = j;
-  if (const std::optional<FirstInteger> first = report_integers_as_doubles(doubles)) {
-    return "'" + first->at + "' is " + first->text +
-           ", an integer where the sweep writes a number with its fraction (" + first->text +
-           ".0: a shard written again by another JSON tool?); expected the row as written";
-  }
+  std::optional<std::string> integer;  // the first, as the message names it
+  for_each_report_integer(j, [&integer](const nlohmann::json& v, const std::string& at) {
+    if (integer) return;
+    const std::string text = v.dump();
+    integer = "'" + at + "' is " + text +
+              ", an integer where the sweep writes a number with its fraction (" + text +
+              ".0: a shard written again by another JSON tool?); expected the row as written";
+  });
+  if (integer) return integer;
   std::string text = "{\"index\":" + j["index"].dump() + ",\"scenario\":" + j["scenario"].dump() +
                      ",\"status\":" + j["status"].dump();
   for (const auto& [key, value] : j.items()) {
@@ -898,6 +897,9 @@ std::optional<ConfigError> misplaced_row(LineSource& src, SweepFormat format) {
   }
   return std::nullopt;
 }
+
+// A JSON row nests three deep (memory.reserved); the bound keeps the passes over a row small.
+constexpr int kMaxRowDepth = 8;
 
 // Pass 1 over one input: every line read once, in bounded memory. Checks the format (against
 // `format` when set), the CSV header (the one csv_header writes), each row's cells (the values
@@ -980,7 +982,7 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
     }
     // A JSON row with its index elsewhere (its keys sorted, a space after the colon) is one
     // another JSON tool wrote again: say so, with the index it has.
-    if (!index && this_format == SweepFormat::JsonLines && json_depth(row) <= 8) {
+    if (!index && this_format == SweepFormat::JsonLines && json_depth(row) <= kMaxRowDepth) {
       const nlohmann::json parsed = nlohmann::json::parse(row, nullptr, false);
       const auto it = parsed.is_object() ? parsed.find("index") : parsed.end();
       if (parsed.is_object() && it != parsed.end() && it->is_number_unsigned()) {
@@ -1016,8 +1018,6 @@ ShardFile check_shard(LineSource& src, std::optional<SweepFormat>& format, std::
                               ", as trainsim sweep writes it (an edited or damaged shard?)");
       }
     } else {
-      // A row nests three deep (memory.reserved); the bound keeps the passes below small.
-      constexpr int kMaxRowDepth = 8;
       const auto not_json = [&] {
         return ConfigError(
             name, where,

@@ -437,19 +437,16 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
       std::string tuple;
       for (const std::size_t m : members) tuple += lists[m][j].dump() + "\x1f";
       const auto [it, added] = first.emplace(tuple, j);
-      if (!added) {
-        const std::size_t m = members.front();
-        throw ConfigError(
-            source, where[m][j],
-            std::string(members.size() > 1 ? "zipped values" : "value") + " " +
-                (members.size() > 1 ? "of row " + std::to_string(j) : lists[m][j].dump()) +
-                " repeat" + (members.size() > 1 ? "" : "s") + " the one" +
-                (members.size() > 1 ? "s of row " + std::to_string(it->second)
-                                    : " at " + where[m][it->second]) +
-                (members.size() > 1 ? "; expected each row of a zip group once"
-                                    : "; expected each value of an axis once") +
-                " (a repeated value gives the same rows twice)");
-      }
+      if (added) continue;
+      const std::size_t m = members.front();
+      const std::string what =
+          members.size() > 1
+              ? "zipped values of row " + std::to_string(j) + " repeat the ones of row " +
+                    std::to_string(it->second) + "; expected each row of a zip group once"
+              : "value " + lists[m][j].dump() + " repeats the one at " + where[m][it->second] +
+                    "; expected each value of an axis once";
+      throw ConfigError(source, where[m][j],
+                        what + " (a repeated value gives the same rows twice)");
     }
     out.groups.push_back(std::move(g));
   }

@@ -70,6 +70,9 @@ struct FitResult {
   bool converged = false;
 };
 
+// A message size as the fit's points name it: "16 MiB", "1 GiB", "8 B" (binary units, %g).
+[[nodiscard]] std::string size_text(double bytes);
+
 // Fits `base` to `points`. Throws ConfigError when a point cannot be modelled on this profile
 // (a forced algorithm NCCL could not run there, a dtype the GPU lacks, a group larger than the
 // node allows) and when the points inform no parameter.
