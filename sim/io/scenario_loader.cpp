@@ -68,7 +68,10 @@ std::tuple<Spec, std::string, std::string, std::string> load_ref(ObjectReader& r
                                                                  FromJson from_json, Load load) {
   const nlohmann::json& v = r.raw(key, "a built-in " + noun + " name, a file path or an object");
   if (v.is_object()) {
-    Spec spec = from_json(v, r.source(), r.pointer_of(key));
+    const auto written = doc.written_at.find(r.pointer_of(key));
+    Spec spec = written != doc.written_at.end()
+                    ? from_json(v, written->second.first, written->second.second)
+                    : from_json(v, r.source(), r.pointer_of(key));
     // Its own id (a model's "name"), else "inline": one that extends a built-in inherits the
     // built-in's id, which would name an object that differs from it.
     const bool named = v.contains("id") || v.contains("name");
@@ -393,9 +396,17 @@ parallel::Scenario scenario_from_document(const ScenarioDocument& doc) {
     std::string problem = e.problem();
     // An inline model, profile or stack's loader gives a note of its own
     // (io::with_near_miss_note); this one also knows which keys the scenario has.
-    if (e.source() == doc.source && problem.rfind(missing, 0) == 0 &&
+    // An inline object written elsewhere (a sweep axis's value) is named there: its pointer in
+    // the scenario is the one to look in.
+    std::string in_scenario = e.source() == doc.source ? e.pointer() : "";
+    for (const auto& [pointer, written] : doc.written_at) {
+      if (e.source() == written.first && e.pointer().rfind(written.second + "/", 0) == 0) {
+        in_scenario = pointer + e.pointer().substr(written.second.size());
+      }
+    }
+    if (!in_scenario.empty() && problem.rfind(missing, 0) == 0 &&
         problem.find(" (the object has '") == std::string::npos) {
-      if (const std::string note = near_miss_note(doc.json, e.pointer()); !note.empty()) {
+      if (const std::string note = near_miss_note(doc.json, in_scenario); !note.empty()) {
         problem = missing + note + problem.substr(missing.size());
       }
     }

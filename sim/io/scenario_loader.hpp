@@ -33,6 +33,10 @@ struct ScenarioDocument {
   std::string base_dir;                 // relative hardware/model paths resolve here first
   // JSON pointer -> what set it ("--tp"), so an error in an overridden value names the flag.
   std::map<std::string, std::string> overridden;
+  // JSON pointer of an inline hardware, model or stack -> the file and pointer where it is
+  // written, when elsewhere than at that pointer in `source` (a sweep axis's value,
+  // "/axes/model/1"): its loader's notes and errors name that place.
+  std::map<std::string, std::pair<std::string, std::string>> written_at;
   ScenarioUse use = ScenarioUse::Simulate;
 };
 

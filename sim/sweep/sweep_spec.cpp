@@ -190,7 +190,11 @@ parallel::Scenario resolve(const io::ScenarioDocument& doc, const std::string& s
   try {
     return io::scenario_from_document(doc);
   } catch (const ConfigError& e) {
-    if (inline_base && e.source() == doc.source) throw e.located(source, "/base");
+    // An inline object is already named where the spec writes it (/axes/..., /base/...).
+    if (inline_base && e.source() == doc.source && e.pointer().rfind("/axes/", 0) != 0 &&
+        e.pointer().rfind("/base/", 0) != 0) {
+      throw e.located(source, "/base");
+    }
     throw;
   }
 }
@@ -203,23 +207,39 @@ std::int64_t SweepSpec::size() const {
   return n;
 }
 
-std::vector<nlohmann::json> SweepSpec::point(std::int64_t index) const {
-  // Mixed radix with the last group as the lowest digit: the first group varies slowest.
-  std::vector<std::int64_t> digit(groups.size());
-  for (std::size_t g = groups.size(); g-- > 0;) {
-    digit[g] = index % groups[g].size();
-    index /= groups[g].size();
+namespace {
+
+// The value index of each key of `spec` in scenario `index`: mixed radix with the last group as
+// the lowest digit, so the first group varies slowest.
+std::vector<std::size_t> value_indices(const SweepSpec& spec, std::int64_t index) {
+  std::vector<std::int64_t> digit(spec.groups.size());
+  for (std::size_t g = spec.groups.size(); g-- > 0;) {
+    digit[g] = index % spec.groups[g].size();
+    index /= spec.groups[g].size();
   }
+  std::vector<std::size_t> out(spec.keys.size());
+  for (std::size_t k = 0; k < spec.keys.size(); ++k) {
+    for (std::size_t g = 0; g < spec.groups.size(); ++g) {
+      const auto& gk = spec.groups[g].keys;
+      if (std::find(gk.begin(), gk.end(), spec.keys[k]) != gk.end()) {
+        out[k] = static_cast<std::size_t>(digit[g]);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> SweepSpec::point(std::int64_t index) const {
+  const std::vector<std::size_t> at = value_indices(*this, index);
   std::vector<nlohmann::json> out;
   out.reserve(keys.size());
-  for (const std::string& key : keys) {
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      const auto& gk = groups[g].keys;
-      const auto it = std::find(gk.begin(), gk.end(), key);
-      if (it != gk.end()) {
-        out.push_back(groups[g].values[static_cast<std::size_t>(it - gk.begin())]
-                                      [static_cast<std::size_t>(digit[g])]);
-      }
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    for (const AxisGroup& g : groups) {
+      const auto it = std::find(g.keys.begin(), g.keys.end(), keys[k]);
+      if (it != g.keys.end())
+        out.push_back(g.values[static_cast<std::size_t>(it - g.keys.begin())][at[k]]);
     }
   }
   return out;
@@ -227,8 +247,16 @@ std::vector<nlohmann::json> SweepSpec::point(std::int64_t index) const {
 
 io::ScenarioDocument SweepSpec::document(std::int64_t index) const {
   io::ScenarioDocument doc = base;
+  const std::vector<std::size_t> at = value_indices(*this, index);
   const std::vector<nlohmann::json> values = point(index);
   for (std::size_t k = 0; k < keys.size(); ++k) {
+    if (values[k].is_object() && k < where.size() && at[k] < where[k].size()) {
+      // An inline hardware, model or stack: its loader names the spec and the value's place in
+      // it, in notes and errors alike.
+      std::string pointer = "/" + keys[k];
+      std::replace(pointer.begin(), pointer.end(), '.', '/');
+      doc.written_at[pointer] = {source, where[k][at[k]]};
+    }
     io::set_path(doc, keys[k], values[k], base.source + " (axis " + keys[k] + ")");
   }
   return doc;
@@ -315,6 +343,11 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
     out.base.json = nlohmann::json(base);
     out.base.source = source;
     out.base.base_dir = base_dir;
+    for (const char* key : {"hardware", "model", "stack"}) {
+      if (base.contains(key) && base[key].is_object()) {
+        out.base.written_at[std::string("/") + key] = {source, std::string("/base/") + key};
+      }
+    }
   } else if (base.is_string() && base.get<std::string>().empty()) {
     throw ConfigError(source, "/base", "empty path; expected a scenario object or a file path");
   } else if (base.is_string()) {
@@ -450,6 +483,8 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
     }
     out.groups.push_back(std::move(g));
   }
+  out.source = source;
+  out.where = where;
   // Sorted keys: out.keys stays in written order; groups hold zipped keys in zip order.
   double total = 1;
   for (const AxisGroup& g : out.groups) total *= static_cast<double>(g.size());

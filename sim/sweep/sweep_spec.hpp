@@ -39,6 +39,10 @@ struct SweepSpec {
   io::ScenarioDocument base;
   std::vector<AxisGroup> groups;  // in written order; the first varies slowest
   std::vector<std::string> keys;  // every axis key in written order
+  // The spec's name, and where[k][j]: the spec pointer at which value j of keys[k]'s group is
+  // written ("/axes/model/1"), so that an inline object on an axis is named where it is written.
+  std::string source;
+  std::vector<std::vector<std::string>> where;
 
   // Scenarios in the sweep: the product of the group sizes.
   [[nodiscard]] std::int64_t size() const;

@@ -473,6 +473,7 @@ TEST_CASE("memory: the total is the sum of its parts in whole bytes", "[report][
                                                       .source = "test",
                                                       .base_dir = "",
                                                       .overridden = {},
+                                                      .written_at = {},
                                                       .use = io::ScenarioUse::Simulate});
   for (std::int64_t stage = 0; stage < 4; ++stage) {
     const auto m = memory_per_gpu(s, stage);

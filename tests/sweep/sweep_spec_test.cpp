@@ -1,7 +1,10 @@
+#include "sim/sweep/sweep_spec.hpp"
+
 #include <catch2/catch.hpp>
 
-#include "sim/sweep/sweep_spec.hpp"
 #include "trainsim/error.hpp"
+
+#include "tests/note_capture.hpp"
 
 using namespace trainsim;
 using namespace trainsim::sweep;
@@ -177,4 +180,42 @@ TEST_CASE("sweep spec: a pipeline_layout axis lists layouts, each a list", "[swe
   REQUIRE_THROWS_WITH(parse(R"("axes": {"parallel.pipeline_layout": {"from": 1, "to": 2,
                                                                        "step": 1}})"),
                       Catch::Contains("/axes/parallel.pipeline_layout: axis is not a list"));
+}
+
+TEST_CASE("sweep spec: an inline model is named where the spec writes it", "[sweep]") {
+  testing::NoteCapture notes;
+  // Two inline configs on the model axis, each with a key to note. Both notes were once
+  // "spec.json: /model" (the key in the scenario), so the second was dropped as said already.
+  const std::string small = R"({"hidden_size": 64, "intermediate_size": 128,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100)";
+  const std::string spec = "{" + kBase + R"(, "axes": {"model": [)" + small +
+                           R"(, "rope_theta": 1e4}, )" + small + R"(, "use_cache": true}]}})";
+  const SweepSpec s = parse_sweep_spec(spec, "inline-axis.json", "");
+  REQUIRE(notes.lines ==
+          std::vector<std::string>{
+              "note: inline-axis.json: /axes/model/0: Hugging Face keys ignored (no effect on "
+              "cost): rope_theta; docs/models.md lists the keys read",
+              "note: inline-axis.json: /axes/model/1: Hugging Face keys ignored (no effect on "
+              "cost): use_cache; docs/models.md lists the keys read"});
+  // An error in one is located there too (as before), and one in an inline base's model under
+  // /base.
+  std::string bad = spec;
+  bad.replace(bad.rfind("\"vocab_size\": 100"), 17, "\"vocab_size\": 0");
+  REQUIRE_THROWS_WITH(parse_sweep_spec(bad, "bad-axis.json", ""),
+                      Catch::StartsWith("bad-axis.json: /axes/model/1/vocab_size: expected an "
+                                        "integer >= 1"));
+  notes.lines.clear();
+  const std::string inline_base =
+      R"({"base": {"hardware": "h100-dgx", "model": )" + small + R"(, "rope_theta": 1e4},
+          "cluster": {"gpus": 8}, "training": {"seq_len": 1024, "micro_batch": 1}},
+          "axes": {"parallel.tp": [1, 2]}})";
+  (void)parse_sweep_spec(inline_base, "inline-base.json", "");
+  REQUIRE(notes.lines == std::vector<std::string>{
+                             "note: inline-base.json: /base/model: Hugging Face keys ignored (no "
+                             "effect on cost): rope_theta; docs/models.md lists the keys read"});
+  std::string bad_base = inline_base;
+  bad_base.replace(bad_base.find("\"vocab_size\": 100"), 17, "\"vocab_size\": 0");
+  REQUIRE_THROWS_WITH(parse_sweep_spec(bad_base, "bad-base.json", ""),
+                      Catch::StartsWith("bad-base.json: /base/model/vocab_size: expected an "
+                                        "integer >= 1"));
 }
