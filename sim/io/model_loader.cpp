@@ -25,11 +25,13 @@ using model::PositionEmbedding;
 
 // Hugging Face config.json keys that do not change the cost of training, accepted and noted
 // on stderr. Token ids, initialisation, numerics (eps), dropout (0 in every released config),
-// caching and the dtype the checkpoint was saved in do not change FLOPs or bytes; RoPE's base and
-// scaling change the positions' frequencies, not the work; max_position_embeddings is the
-// longest context the checkpoint supports, not the training sequence length (the scenario's
-// seq_len is). docs/models.md has the whole mapping.
-constexpr std::array<std::string_view, 21> kHfIgnoredKeys = {
+// caching and the dtype the checkpoint was saved in do not change FLOPs or bytes; RoPE's base,
+// scaling and element order change the positions' frequencies, not the work;
+// max_position_embeddings is the longest context the checkpoint supports, not the training
+// sequence length (the scenario's seq_len is); a checkpoint's storage format and code location
+// (quantization_config, auto_map) are not the training dtype (the scenario's precision).
+// docs/models.md has the whole mapping.
+constexpr std::array<std::string_view, 24> kHfIgnoredKeys = {
     "architectures",
     "torch_dtype",
     "dtype",
@@ -51,6 +53,9 @@ constexpr std::array<std::string_view, 21> kHfIgnoredKeys = {
     "output_attentions",
     "output_hidden_states",
     "max_window_layers",  // read only for Qwen2/Qwen3 (kHfQwenWindowTypes)
+    "quantization_config",
+    "auto_map",
+    "rope_interleave",
 };
 
 // Families whose sliding window is switched by use_sliding_window (default false) and applies
@@ -65,10 +70,9 @@ constexpr std::array<std::string_view, 4> kHfQwenWindowTypes = {"qwen2", "qwen3"
 // training, accepted and noted like kHfIgnoredKeys: how the router picks and weighs its experts
 // (which experts, not how many: normalisation, scaling, group-limited selection, the score
 // function), the auxiliary loss (a few element-wise operations per token and expert), debugging
-// switches, an inference deployment hint (ep_size), GPT-OSS's clamp on the SwiGLU and its
-// pre-extension context, and the checkpoint's storage format and code location
-// (quantization_config, auto_map: the training dtype is the scenario's precision).
-constexpr std::array<std::string_view, 17> kHfMoeIgnoredKeys = {
+// switches, an inference deployment hint (ep_size), GPT-OSS's clamped SwiGLU's constants and its
+// pre-extension context. They mean nothing without experts, so a dense config's are unknown.
+constexpr std::array<std::string_view, 15> kHfMoeIgnoredKeys = {
     "norm_topk_prob",
     "router_aux_loss_coef",
     "output_router_logits",
@@ -82,10 +86,8 @@ constexpr std::array<std::string_view, 17> kHfMoeIgnoredKeys = {
     "seq_aux",
     "ep_size",
     "swiglu_limit",
+    "swiglu_alpha",
     "initial_context_length",
-    "quantization_config",
-    "auto_map",
-    "rope_interleave",
 };
 
 // The keys that say how many routed experts a Hugging Face config has, by family: Mixtral and
@@ -474,9 +476,9 @@ WindowLayers hf_window_layers(ObjectReader& r, const std::string& model_type,
     const std::int64_t full = r.integer_or("max_window_layers", 0, 28);
     return {std::max<std::int64_t>(0, num_layers - full), "max_window_layers"};
   }
-  if (model_type == "gemma2") {
-    // Gemma2Config: layer_types default "sliding_attention" if (i + 1) % 2 else
-    // "full_attention": the even layers (0, 2, ...) are windowed.
+  if (model_type == "gemma2" || model_type == "gpt_oss") {
+    // Gemma2Config and GptOssConfig: layer_types default "sliding_attention" if (i + 1) % 2
+    // else "full_attention": the even layers (0, 2, ...) are windowed.
     return {(num_layers + 1) / 2, "sliding_window"};
   }
   // Mistral and the Llama layout: every layer uses the window
@@ -616,6 +618,16 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
     }
   }
   // Mixtral and GPT-OSS have no moe_intermediate_size: their experts are intermediate_size wide.
+  // The other families' config classes give the key a default of their own (Qwen3MoeConfig 768,
+  // not intermediate_size): a config without it is refused, as a missing expert count is.
+  if (!has("moe_intermediate_size") &&
+      (model_type == "qwen2_moe" || model_type == "qwen3_moe" || model_type == "deepseek_v2" ||
+       model_type == "deepseek_v3")) {
+    throw r.error("moe_intermediate_size",
+                  "missing required key; model_type '" + model_type +
+                      "' sizes its experts apart from intermediate_size: expected "
+                      "moe_intermediate_size, the width of each expert's MLP");
+  }
   m.expert_ffn_hidden = has("moe_intermediate_size")
                             ? r.integer("moe_intermediate_size", 1, model::kMaxFfnHidden)
                             : m.ffn_hidden;
@@ -626,6 +638,13 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
   if (has("n_shared_experts") && !r.raw("n_shared_experts").is_null()) {
     m.num_shared_experts = r.integer("n_shared_experts", 0, model::kMaxExperts);
     m.shared_expert_ffn_hidden = m.num_shared_experts > 0 ? m.expert_ffn_hidden : 0;
+  }
+  // Qwen2MoeConfig's shared expert has a width of its own by default (the key absent is not
+  // "no shared expert"): refused, as above.
+  if (model_type == "qwen2_moe" && !has("shared_expert_intermediate_size")) {
+    throw r.error("shared_expert_intermediate_size",
+                  "missing required key; model_type 'qwen2_moe' has a shared expert: expected "
+                  "shared_expert_intermediate_size, its width (0 for none)");
   }
   if (has("shared_expert_intermediate_size")) {
     const std::int64_t width =
@@ -690,6 +709,51 @@ void read_hf_mla(ObjectReader& r, ModelSpec& m) {
   m.v_head_dim = r.integer("v_head_dim", 1, model::kMaxHeadDim);
 }
 
+// The value of an ignored Hugging Face key (kHfIgnoredKeys) checked for its type and range, as
+// the config classes declare them (LlamaConfig, PreTrainedConfig), so that a damaged value is
+// refused rather than noted as merely ignored. Keys checked where they are read (rope_*,
+// max_position_embeddings, dtypes, architectures) pass.
+void check_ignored_value(ObjectReader& r, const std::string& key) {
+  const nlohmann::json& v = r.raw(key);
+  const auto fail = [&](const std::string& expected) {
+    throw r.error(key, "expected " + expected + ", got " + describe_json(v));
+  };
+  const auto integer = [](const nlohmann::json& x) {
+    return x.is_number_integer() || x.is_number_unsigned();
+  };
+  if (key == "attention_dropout" || key == "mlp_dropout") {
+    if (!v.is_null() && !(v.is_number() && v.get<double>() >= 0.0 && v.get<double>() <= 1.0)) {
+      fail("a dropout rate from 0 to 1");
+    }
+  } else if (key == "rms_norm_eps") {
+    if (!(v.is_number() && v.get<double>() > 0.0)) fail("a number > 0");
+  } else if (key == "initializer_range") {
+    if (!(v.is_number() && v.get<double>() >= 0.0)) fail("a number >= 0");
+  } else if (key == "use_cache" || key == "output_attentions" || key == "output_hidden_states" ||
+             key == "rope_interleave") {
+    if (!v.is_boolean()) fail("true or false");
+  } else if (key == "bos_token_id" || key == "eos_token_id" || key == "pad_token_id") {
+    const bool ids = v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), integer);
+    if (!v.is_null() && !integer(v) && !(key == "eos_token_id" && ids)) {
+      fail(key == "eos_token_id" ? "a token id, a list of them or null" : "a token id or null");
+    }
+  } else if (key == "pretraining_tp") {
+    if (!(integer(v) && v.get<std::int64_t>() >= 1)) fail("an integer >= 1");
+  } else if (key == "max_window_layers") {
+    if (!v.is_null() && !(integer(v) && v.get<std::int64_t>() >= 0)) fail("an integer >= 0");
+  } else if (key == "tokenizer_class" || key == "transformers_version") {
+    if (!v.is_null() && !v.is_string()) fail("a name");
+  } else if (key == "quantization_config" || key == "auto_map") {
+    if (!v.is_null() && !v.is_object()) fail("an object");
+  } else if (key == "rope_parameters" && v.is_object()) {
+    if (const auto t = v.find("rope_theta");
+        t != v.end() && !(t->is_number() && t->get<double>() > 0.0)) {
+      throw ConfigError(r.source(), r.pointer_of(key) + "/rope_theta",
+                        "RoPE's base; expected a number > 0, got " + describe_json(*t));
+    }
+  }
+}
+
 ModelSpec from_hugging_face(ObjectReader& r) {
   std::vector<std::string> ignored;    // present keys that do not change the cost
   std::vector<std::string> uncounted;  // parts that would add cost and are not counted
@@ -711,7 +775,14 @@ ModelSpec from_hugging_face(ObjectReader& r) {
       nullable_integer(r, "num_key_value_heads", model::kMaxHeads).value_or(m.num_heads);
   // LlamaConfig: head_dim None means hidden_size // num_attention_heads; an explicit one
   // (Gemma: 256 with hidden 2048 and 8 heads) sets the width of Q, K, V and O.
-  const auto head_dim = nullable_integer(r, "head_dim", model::kMaxHeadDim);
+  // Absent, Gemma's and GPT-OSS's classes give head_dim a default of their own (GemmaConfig
+  // and Gemma2Config 256, GptOssConfig 64; configuration_*.py), not hidden_size /
+  // num_attention_heads.
+  const std::int64_t default_head_dim = model_type == "gemma" || model_type == "gemma2" ? 256
+                                        : model_type == "gpt_oss"                       ? 64
+                                                                                        : 0;
+  std::optional<std::int64_t> head_dim = nullable_integer(r, "head_dim", model::kMaxHeadDim);
+  if (!r.has("head_dim") && default_head_dim > 0) head_dim = default_head_dim;
   m.ffn_hidden = r.integer("intermediate_size", 1, model::kMaxFfnHidden);
   m.vocab = r.integer("vocab_size", 1, model::kMaxVocab);
 
@@ -749,7 +820,9 @@ ModelSpec from_hugging_face(ObjectReader& r) {
       }
     }
   } else {
-    const bool attention_bias = r.boolean_or("attention_bias", false);
+    // GptOssConfig: attention_bias defaults to True (the released checkpoints carry q/k/v/o
+    // biases).
+    const bool attention_bias = r.boolean_or("attention_bias", model_type == "gpt_oss");
     m.qkv_bias = attention_bias;
     m.out_proj_bias = attention_bias;
     m.mlp_bias = r.boolean_or("mlp_bias", false);
@@ -773,8 +846,15 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   // Sliding window: sliding_window (null: none), switched off by use_sliding_window false
   // (Qwen2/Qwen3: default false), on the layers hf_window_layers finds.
   // 0 stands for no window here (a key of 0 is refused: nullable_integer reads at least 1).
+  // Absent, Gemma 2's and GPT-OSS's classes set a window (Gemma2Config 4096, GptOssConfig
+  // 128), on the alternating layers hf_window_layers gives them.
+  const std::int64_t default_window = model_type == "gemma2"    ? 4096
+                                      : model_type == "gpt_oss" ? 128
+                                                                : 0;
   const std::int64_t sliding =
-      nullable_integer(r, "sliding_window", model::kMaxPositions).value_or(0);
+      r.has("sliding_window")
+          ? nullable_integer(r, "sliding_window", model::kMaxPositions).value_or(0)
+          : default_window;
   const bool use_window =
       r.boolean_or("use_sliding_window", !contains(kHfQwenWindowTypes, model_type));
   const std::int64_t window = use_window ? sliding : 0;
@@ -792,11 +872,17 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   if (window > 0 && windowed.count == m.num_layers) {
     m.attention_window = window;
   } else if (window > 0 && windowed.count > 0) {
-    throw r.error(windowed.key,
-                  "layers that mix sliding-window and full attention are not modelled; expected "
-                  "the window (" +
-                      std::to_string(window) + ") on all " + std::to_string(m.num_layers) +
-                      " layers or on none, got it on " + std::to_string(windowed.count));
+    const bool by_default = !r.has("sliding_window");
+    throw r.error(
+        windowed.key,
+        "layers that mix sliding-window and full attention are not modelled; expected "
+        "the window (" +
+            std::to_string(window) + (by_default ? ", the " + model_type + " default" : "") +
+            ") on all " + std::to_string(m.num_layers) + " layers or on none, got it on " +
+            std::to_string(windowed.count) +
+            (windowed.key == "sliding_window" && windowed.count < m.num_layers
+                 ? " (every other layer, the " + model_type + " default without layer_types)"
+                 : ""));
   }
 
   // RoPE, either spelling: rope_theta + rope_scaling (transformers < 5, most Hub checkpoints)
@@ -851,6 +937,7 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   for (const auto key : kHfIgnoredKeys) {
     if (key == "max_window_layers" && qwen) continue;  // read above
     if (!r.has(std::string(key))) continue;
+    check_ignored_value(r, std::string(key));
     // A dropout of 0, as every released config has, costs nothing; any other rate samples and
     // applies a mask in each layer, which is not counted.
     if ((key == "attention_dropout" || key == "mlp_dropout") &&

@@ -380,7 +380,8 @@ TEST_CASE("model_loader: Hugging Face sliding windows", "[model][io]") {
           "sliding_window": 4096})",
                                "g.json"),
         Catch::StartsWith("g.json: /sliding_window: layers that mix sliding-window and full") &&
-            Catch::EndsWith("got it on 13"));
+            Catch::EndsWith("got it on 13 (every other layer, the gemma2 default without "
+                            "layer_types)"));
   }
 }
 
@@ -473,6 +474,93 @@ TEST_CASE("model_loader: a Hugging Face family the reader does not know is refus
                         Catch::Contains("neox.json: /model_type: unknown value") &&
                             Catch::Contains("expected one of llama, mistral"));
   }
+}
+
+TEST_CASE("model_loader: Gemma's head_dim default is its class's", "[model][io]") {
+  // GemmaConfig and Gemma2Config default head_dim to 256 (configuration_gemma.py), not
+  // hidden_size / num_attention_heads: gemma-7b without the key has 16 heads of 256, not of
+  // 3072 / 16 = 192, so its q and o are 3072 x 4096 (test above: 50,331,648 attention weights
+  // per layer).
+  const auto m = load_model_from_string(R"({"model_type": "gemma", "hidden_size": 3072,
+      "intermediate_size": 24576, "num_hidden_layers": 28, "num_attention_heads": 16,
+      "num_key_value_heads": 16, "vocab_size": 256000})",
+                                        "gemma-nohd.json");
+  REQUIRE(m.head_dim == 256);
+  REQUIRE(layer_parameter_counts(m).attention_weights == 50'331'648);
+  // Gemma 2 without sliding_window has its class's 4096 on every other layer: refused as a mix.
+  REQUIRE_THROWS_WITH(
+      load_model_from_string(R"({"model_type": "gemma2", "hidden_size": 3584,
+          "intermediate_size": 14336, "num_hidden_layers": 42, "num_attention_heads": 16,
+          "num_key_value_heads": 8, "vocab_size": 256000})",
+                             "gemma2-nowin.json"),
+      "gemma2-nowin.json: /sliding_window: layers that mix sliding-window and full attention are "
+      "not modelled; expected the window (4096, the gemma2 default) on all 42 layers or on none, "
+      "got it on 21 (every other layer, the gemma2 default without layer_types)");
+}
+
+TEST_CASE("model_loader: a checkpoint's storage keys are ignored in any family", "[model][io]") {
+  // meta-llama/Llama-3.1-405B-Instruct-FP8 and the AWQ checkpoints carry quantization_config;
+  // remote-code checkpoints auto_map. Both were accepted in mixture-of-experts configs only, so
+  // a dense FP8 checkpoint's config was refused as having an unknown key.
+  NoteCapture notes;
+  std::string hf = kHfRopeParameters;
+  hf.insert(hf.size() - 1, R"(, "quantization_config": {"quant_method": "fbgemm_fp8",
+      "activation_scheme": "dynamic"}, "auto_map": {"AutoConfig": "x.Config"},
+      "rope_interleave": true)");
+  REQUIRE(num_parameters(load_model_from_string(hf, "fp8-note.json")) == 8'030'261'248);
+  REQUIRE(notes.lines.size() == 1);
+  CHECK_THAT(notes.lines.front(),
+             Catch::Contains("auto_map, dtype, ") &&
+                 Catch::Contains("quantization_config, rms_norm_eps, rope_interleave, "));
+  // Router keys still need experts: in a dense config they are unknown.
+  std::string router = kHfRopeParameters;
+  router.insert(router.size() - 1, R"(, "norm_topk_prob": true)");
+  REQUIRE_THROWS_WITH(load_model_from_string(router, "router.json"),
+                      Catch::StartsWith("router.json: /norm_topk_prob: unknown key"));
+}
+
+TEST_CASE("model_loader: the values of ignored Hugging Face keys are checked", "[model][io]") {
+  // Each was accepted and noted as ignored (a string dropout never reached the "not counted"
+  // note; a negative one printed as a rate), where the keys read beside them are refused.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"("attention_dropout": "0.1")",
+       "/attention_dropout: expected a dropout rate from 0 to 1, got \"0.1\""},
+      {R"("attention_dropout": -0.5)",
+       "/attention_dropout: expected a dropout rate from 0 to 1, got -0.5"},
+      {R"("mlp_dropout": 1.5)", "/mlp_dropout: expected a dropout rate from 0 to 1, got 1.5"},
+      {R"("rms_norm_eps": -1)", "/rms_norm_eps: expected a number > 0, got -1"},
+      {R"("initializer_range": "x")", "/initializer_range: expected a number >= 0, got \"x\""},
+      {R"("use_cache": "yes")", "/use_cache: expected true or false, got \"yes\""},
+      {R"("eos_token_id": "x")",
+       "/eos_token_id: expected a token id, a list of them or null, got \"x\""},
+      {R"("bos_token_id": [1, 2])",
+       "/bos_token_id: expected a token id or null, got an array [1,2]"},
+      {R"("pretraining_tp": 0)", "/pretraining_tp: expected an integer >= 1, got 0"},
+      {R"("quantization_config": "fp8")", "/quantization_config: expected an object, got \"fp8\""},
+  };
+  for (const auto& [extra, message] : cases) {
+    // The key set (replaced where the config has it) on the Llama 3 config.
+    auto json = nlohmann::json::parse(kHfRopeParameters);
+    json.merge_patch(nlohmann::json::parse("{" + extra + "}"));
+    const std::string hf = json.dump();
+    CAPTURE(extra);
+    REQUIRE_THROWS_WITH(load_model_from_string(hf, "v.json"), "v.json: " + message);
+  }
+  // transformers v5 keeps rope_theta inside rope_parameters: checked there as at the top level.
+  std::string rope = kHfRopeParameters;
+  const std::string theta = R"("rope_theta": 500000.0)";
+  const std::size_t at = rope.find(theta);
+  REQUIRE(at != std::string::npos);
+  rope.replace(at, theta.size(), R"("rope_theta": -1)");
+  REQUIRE_THROWS_WITH(load_model_from_string(rope, "rope.json"),
+                      "rope.json: /rope_parameters/rope_theta: RoPE's base; expected a number > "
+                      "0, got -1");
+  // What released configs hold passes: an eos list (Llama 3.1), a pad id of -1 (the first LLaMA
+  // conversions), null ids and dropout.
+  std::string ok = kHfRopeParameters;
+  ok.insert(ok.size() - 1, R"(, "eos_token_id": [128001, 128008], "pad_token_id": -1,
+      "bos_token_id": null, "attention_dropout": null, "use_cache": true)");
+  REQUIRE_NOTHROW(load_model_from_string(ok, "ok.json"));
 }
 
 TEST_CASE("model_loader: a dropout rate other than 0 is noted as not counted", "[model][io]") {

@@ -320,6 +320,57 @@ TEST_CASE("moe loader: Hugging Face keys that are refused", "[model][io]") {
                         "gpt-oss.json: /layer_types: layers that mix sliding-window and full "
                         "attention are not modelled; expected the window (128) on all 36 layers "
                         "or on none, got it on 18");
+    // Without layer_types and sliding_window, GptOssConfig still alternates a window of 128
+    // (configuration_gpt_oss.py: sliding_window = 128, layer_types "sliding_attention" where
+    // (i + 1) % 2): refused as well, where every layer was priced with the given window, or
+    // none without one, in silence.
+    const std::string bare = R"({"model_type": "gpt_oss", "hidden_size": 2880,
+        "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64,
+        "num_key_value_heads": 8, "vocab_size": 201088, "num_local_experts": 128,
+        "num_experts_per_tok": 4)";
+    REQUIRE_THROWS_WITH(load_model_from_string(bare + "}", "oss-bare.json"),
+                        "oss-bare.json: /sliding_window: layers that mix sliding-window and full "
+                        "attention are not modelled; expected the window (128, the gpt_oss "
+                        "default) on all 36 layers or on none, got it on 18 (every other layer, "
+                        "the gpt_oss default without layer_types)");
+    // sliding_window null is full attention; the class's other defaults hold: head_dim 64 (not
+    // 2880 / 64 = 45) and attention_bias true.
+    const auto m = load_model_from_string(bare + R"(, "sliding_window": null})", "oss-null.json");
+    REQUIRE(m.attention_window == 0);
+    REQUIRE(m.head_dim == 64);
+    REQUIRE(m.qkv_bias);
+    REQUIRE(m.out_proj_bias);
+    REQUIRE_FALSE(load_model_from_string(bare + R"(, "sliding_window": null,
+                                                   "attention_bias": false})",
+                                         "oss-nobias.json")
+                      .qkv_bias);
+  }
+  SECTION("an expert width of the family's own is required, not taken from intermediate_size") {
+    // Qwen3MoeConfig's moe_intermediate_size defaults to 768, not intermediate_size: without
+    // the key, Qwen3-30B-A3B's experts (768 wide) were priced 6144 wide, 233 billion
+    // parameters for 30.5.
+    const std::string qwen3 = R"({"model_type": "qwen3_moe", "hidden_size": 2048,
+        "intermediate_size": 6144, "num_hidden_layers": 48, "num_attention_heads": 32,
+        "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936, "num_experts": 128,
+        "num_experts_per_tok": 8)";
+    REQUIRE_THROWS_WITH(load_model_from_string(qwen3 + "}", "q3.json"),
+                        "q3.json: /moe_intermediate_size: missing required key; model_type "
+                        "'qwen3_moe' sizes its experts apart from intermediate_size: expected "
+                        "moe_intermediate_size, the width of each expert's MLP");
+    REQUIRE(load_model_from_string(qwen3 + R"(, "moe_intermediate_size": 768})", "q3ok.json")
+                .expert_ffn_hidden == 768);
+    // Qwen2-MoE's shared expert has a default width too (not "no shared expert").
+    const std::string qwen2 = R"({"model_type": "qwen2_moe", "hidden_size": 2048,
+        "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16,
+        "vocab_size": 151936, "num_experts": 60, "num_experts_per_tok": 4,
+        "moe_intermediate_size": 1408)";
+    REQUIRE_THROWS_WITH(load_model_from_string(qwen2 + "}", "q2.json"),
+                        "q2.json: /shared_expert_intermediate_size: missing required key; "
+                        "model_type 'qwen2_moe' has a shared expert: expected "
+                        "shared_expert_intermediate_size, its width (0 for none)");
+    REQUIRE(
+        load_model_from_string(qwen2 + R"(, "shared_expert_intermediate_size": 0})", "q2ok.json")
+            .num_shared_experts == 0);
   }
 }
 
@@ -346,7 +397,7 @@ TEST_CASE("moe loader: the note line names ignored keys and what is not counted"
       R"({"model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880,
           "num_local_experts": 128, "num_experts_per_tok": 4, "num_hidden_layers": 36,
           "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,
-          "vocab_size": 201088, "tie_word_embeddings": false})",
+          "vocab_size": 201088, "tie_word_embeddings": false, "sliding_window": null})",
       "oss-note.json");
   REQUIRE(notes.lines ==
           std::vector<std::string>{
