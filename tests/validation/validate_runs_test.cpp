@@ -65,8 +65,13 @@ namespace {
 // when gemm_comm_contention was measured instead of derived: GEMMs on one H200 beside 16-32 SMs
 // held by a stand-in for an NCCL kernel run 1.15-1.39x as long, not 2x, and the fit gives 0.24
 // (docs/calibration.md, "GEMMs beside communication"); the Megatron-LM 2024 H100 rows went from
-// 14.6% to 24.6% and llm-foundry's H100 tables from 4.1% to 6.2% (measured 0.0809).
-constexpr double kShippedRowsMapeBound = 0.082;
+// 14.6% to 24.6% and llm-foundry's H100 tables from 4.1% to 6.2% (measured 0.0809). Lowered
+// 0.082 -> 0.079 when the llm-foundry stack's attention_speed (FlashAttention in Triton against
+// FlashAttention-2) was fitted with its elementwise_traffic to its A100 rows within Dao 2023's
+// range, where it had been that range's middle: 0.5 and 1.5 (was 0.555 and 1.75), the A100 rows
+// from 5.7% to 4.8% (their error no longer growing with the sequence length), the H100 ones,
+// whose stack keeps its own assumed attention speed, from 6.2% to 6.7% (measured 0.0778).
+constexpr double kShippedRowsMapeBound = 0.079;
 
 const std::vector<PublishedRun>& shipped() {
   static const std::vector<PublishedRun> runs =
@@ -920,7 +925,10 @@ TEST_CASE("validate: llm-foundry's large-scale H100 rows run their sweep script'
     return io::stack_from_json(m.base["stack"], "row", "/stack");
   };
   CHECK(resolve(triton).attention_speed == builtin.attention_speed);
-  CHECK(builtin.attention_speed == io::load_stack("llm-foundry").attention_speed);
+  // The H100 stack's Triton attention is its own assumption (1/1.80), not llm-foundry's A100
+  // fit (stacks/llm-foundry-torch21.json: a ratio of two kernels does not carry across GPUs).
+  CHECK(builtin.attention_speed == Approx(0.555).epsilon(1e-12));
+  CHECK(builtin.attention_speed != io::load_stack("llm-foundry").attention_speed);
   CHECK(resolve(triton).fsdp_forward_prefetch == 3);
   // The 8-GPU table's rows (sweep.sh at b2a43a147) name none: the stack's own prefetch.
   const Mapping small = mapped(row("foundry-h100-80g-mpt-7b-s2048-g8-mb6"));
@@ -1237,7 +1245,7 @@ TEST_CASE(
       {"NeMo / Megatron-Bridge", "nvidia-perf-summary"},
       {"the 279 dense", "dense"}};
   Labels readme = common;
-  readme.insert(readme.end(), {{"llm-foundry (PyTorch FSDP, A100)", "llm-foundry"},
+  readme.insert(readme.end(), {{"llm-foundry (PyTorch FSDP, A100", "llm-foundry"},
                                {"llm-foundry (PyTorch FSDP, H100", "llm-foundry-h100"},
                                {"all 290 rows", "overall"}});
   Labels docs = common;
