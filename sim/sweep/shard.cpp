@@ -9,12 +9,14 @@
 namespace trainsim::sweep {
 namespace {
 
-// A non-negative decimal integer, the whole of `text`.
+// A non-negative decimal integer, the whole of `text`, written as the other integer flags take
+// them: no sign and no leading zero ("00/2" was read as 0/2, where --gpus 016 is refused).
 std::optional<std::int64_t> parse_count(std::string_view text) {
   std::int64_t v = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || ptr != end || v < 0) return std::nullopt;
+  if (text.size() > 1 && text.front() == '0') return std::nullopt;
   return v;
 }
 
@@ -22,7 +24,9 @@ Shard checked(std::optional<std::int64_t> index, std::optional<std::int64_t> cou
               const std::string& origin, const std::string& got) {
   if (!index || !count) {
     throw ConfigError(origin, "",
-                      "malformed shard; expected K/N with integers 0 <= K < N, got '" + got + "'");
+                      "malformed shard; expected K/N with decimal integers 0 <= K < N (no leading "
+                      "zero), got '" +
+                          got + "'");
   }
   // More shards than the largest sweep has scenarios would all be empty (and the end records
   // merge reads refuse such counts).
@@ -83,9 +87,9 @@ Shard shard_from_environment(const ShardEnvironment& env) {
 Shard shard_from_flags(const std::string& shard, const ShardEnvironment& env) {
   if (shard == "auto") return shard_from_environment(env);
   if (env.shard_count) {
-    throw ConfigError(
-        "--shard-count", "",
-        "only used with --shard auto; expected --shard auto, got --shard '" + shard + "'");
+    throw ConfigError("--shard-count", "",
+                      "only used with --shard auto; expected --shard auto, got " +
+                          (shard.empty() ? std::string("no --shard") : "--shard '" + shard + "'"));
   }
   if (shard.empty()) return Shard{};
   return parse_shard(shard, "--shard");

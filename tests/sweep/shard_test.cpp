@@ -31,10 +31,16 @@ TEST_CASE("shard: bad --shard values are ConfigErrors with one clear line", "[sw
                       "--shard: shard index out of range; expected K/N with 0 <= K < N, got '3/2'");
   REQUIRE_THROWS_WITH(parse_shard("0/0", "--shard"),
                       "--shard: shard index out of range; expected K/N with 0 <= K < N, got '0/0'");
-  for (const char* bad : {"x", "1", "1/", "/2", "-1/2", "1/2/3", "a/b", "1 /2"}) {
+  // "00/2" and "0/01" were read as 0/2 and 0/1, where --gpus 016 is refused: a leading zero is
+  // refused here too ("0" alone is the first shard).
+  for (const char* bad : {"x", "1", "1/", "/2", "-1/2", "1/2/3", "a/b", "1 /2", "00/2", "0/01"}) {
     REQUIRE_THROWS_WITH(parse_shard(bad, "--shard"),
                         Catch::StartsWith("--shard: malformed shard; expected K/N"));
   }
+  REQUIRE_THROWS_WITH(parse_shard("00/2", "--shard"),
+                      "--shard: malformed shard; expected K/N with decimal integers 0 <= K < N "
+                      "(no leading zero), got '00/2'");
+  CHECK(parse_shard("0/10", "--shard").count == 10);
 }
 
 TEST_CASE("shard: auto reads Slurm, then Kubernetes, else fails", "[sweep]") {
@@ -65,6 +71,10 @@ TEST_CASE("shard: auto reads Slurm, then Kubernetes, else fails", "[sweep]") {
     CHECK(shard_from_flags("1/4", {}).index == 1);
     REQUIRE_THROWS_WITH(shard_from_flags("1/4", {.shard_count = 4}),
                         Catch::Contains("--shard-count: only used with --shard auto"));
+    // Without --shard the line said "got --shard ''".
+    REQUIRE_THROWS_WITH(shard_from_flags("", {.shard_count = 2}),
+                        "--shard-count: only used with --shard auto; expected --shard auto, got "
+                        "no --shard");
   }
 }
 
