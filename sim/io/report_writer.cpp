@@ -199,9 +199,11 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
       << "model FLOPs  " << to_string(r.model_flops_per_token) << " per token, "
       << to_string(r.model_flops_per_gpu) << " per GPU\n"
       << "MFU          " << percent(r.mfu) << "   HFU " << percent(r.hfu)
-      << (s.training.precision == hardware::Dtype::Bf16
-              ? std::string()
-              : "   MFU vs bf16 peak " + percent(r.mfu_bf16))
+      << (s.training.precision == hardware::Dtype::Bf16 ? std::string()
+          // report::simulate's fallback for a GPU without bf16 (V100), named as such.
+          : s.hardware.peak(hardware::Dtype::Bf16).value() > 0.0
+              ? "   MFU vs bf16 peak " + percent(r.mfu_bf16)
+              : "   MFU vs fp16 peak (no bf16) " + percent(r.mfu_bf16))
       << "\n\n";
   const auto& m = r.memory;
   out << "memory/GPU   " << to_string(m.total) << " of " << to_string(m.usable) << " usable ("

@@ -131,6 +131,18 @@ TEST_CASE("report writer: mfu_bf16 is against the bf16 peak", "[io][report]") {
   std::ostringstream table;
   io::write_report_table(table, fp8, rf);
   CHECK(table.str().find("MFU vs bf16 peak") != std::string::npos);
+  // A GPU without bf16 (v100-dgx: bf16 peak 0) is measured against its fp16 peak, 125 TFLOP/s,
+  // and the table says so, where it said "vs bf16 peak".
+  const auto v100 = testing::paper_fsdp(
+      8, {{"hardware", "v100-dgx"}, {"model", "llama3.2-1b"}, {"training.precision", "fp32"}});
+  REQUIRE(v100.hardware.peak(hardware::Dtype::Bf16).value() == 0.0);
+  const report::Report rv = report::simulate(v100).report;
+  CHECK(rv.mfu_bf16 ==
+        Approx(rv.model_flops_per_gpu / v100.hardware.peak(hardware::Dtype::Fp16)).epsilon(1e-12));
+  std::ostringstream v100_table;
+  io::write_report_table(v100_table, v100, rv);
+  CHECK(v100_table.str().find("MFU vs fp16 peak (no bf16) ") != std::string::npos);
+  CHECK(v100_table.str().find("vs bf16 peak") == std::string::npos);
 }
 
 TEST_CASE("report writer: a DDP gradient bucket is one call: bytes, count and time are per call",
