@@ -349,15 +349,22 @@ std::string ep_cell(bool moe, const std::string& text) {
 
 void write_table(std::ostream& out, const sweep::SearchResult& result, int top, bool moe) {
   char line[512];
+  const auto n =
+      std::min<std::size_t>(static_cast<std::size_t>(std::max(top, 0)), result.ranked.size());
+  // The dp column is as wide as its widest value (five characters at least): a million-GPU
+  // data-parallel degree pushed the row out of line.
+  int dp_width = 5;
+  for (std::size_t i = 0; i < n; ++i) {
+    dp_width = std::max(
+        dp_width, static_cast<int>(std::to_string(result.ranked[i].scenario.parallel.dp).size()));
+  }
   std::snprintf(line, sizeof line,
-                "%4s %3s %3s %3s %5s%s %-14s %3s %3s %-13s %-9s %12s %9s %6s %9s %9s %9s %9s %9s "
+                "%4s %3s %3s %3s %*s%s %-14s %3s %3s %-13s %-9s %12s %9s %6s %9s %9s %9s %9s %9s "
                 "%6s %8s %8s\n",
-                "rank", "tp", "pp", "cp", "dp", ep_cell(moe, "ep").c_str(), "schedule", "sp", "mb",
-                "sharding", "recompute", "tokens/s", "tok/s/GPU", "MFU", "iter_s", "compute_s",
-                "exp_comm", "bubble_s", "mem_GiB", "W/GPU", "tok/J", "$/Mtok");
+                "rank", "tp", "pp", "cp", dp_width, "dp", ep_cell(moe, "ep").c_str(), "schedule",
+                "sp", "mb", "sharding", "recompute", "tokens/s", "tok/s/GPU", "MFU", "iter_s",
+                "compute_s", "exp_comm", "bubble_s", "mem_GiB", "W/GPU", "tok/J", "$/Mtok");
   out << line;
-  const auto n = std::min<std::size_t>(static_cast<std::size_t>(std::max(top, 0)),
-                                       result.ranked.size());
   for (std::size_t i = 0; i < n; ++i) {
     const parallel::Scenario& s = result.ranked[i].scenario;
     const report::Report& r = *result.ranked[i].evaluation.report;
@@ -367,18 +374,17 @@ void write_table(std::ostream& out, const sweep::SearchResult& result, int top, 
                   : std::string(parallel::to_string(p.schedule)) +
                         (p.virtual_stages > 1 ? " v" + std::to_string(p.virtual_stages) : "");
     std::snprintf(line, sizeof line,
-                  "%4zu %3lld %3lld %3lld %5lld%s %-14s %3s %3lld %-13s %-9s %12.0f %9.1f %5.1f%% "
+                  "%4zu %3lld %3lld %3lld %*lld%s %-14s %3s %3lld %-13s %-9s %12.0f %9.1f %5.1f%% "
                   "%9.4f %9.4f %9.4f %9.4f %9.1f %6.0f %8.3f %8.4f\n",
                   i + 1, static_cast<long long>(p.tp), static_cast<long long>(p.pp),
-                  static_cast<long long>(p.cp), static_cast<long long>(p.dp),
+                  static_cast<long long>(p.cp), dp_width, static_cast<long long>(p.dp),
                   ep_cell(moe, std::to_string(p.ep)).c_str(), schedule.c_str(),
                   p.sequence_parallel ? "on" : "-", static_cast<long long>(s.training.micro_batch),
-                  parallel::to_string(p.sharding), parallel::to_string(p.recompute),
-                  r.tokens_per_s, r.tokens_per_s_per_gpu, 100.0 * r.mfu,
-                  r.iteration_time.value(), r.compute.value(), r.exposed_communication.value(),
-                  r.bubble.value(), r.memory.total.value() / (1024.0 * 1024.0 * 1024.0),
-                  r.power.per_gpu.value(), r.power.tokens_per_joule,
-                  r.cost.usd_per_million_tokens);
+                  parallel::to_string(p.sharding), parallel::to_string(p.recompute), r.tokens_per_s,
+                  r.tokens_per_s_per_gpu, 100.0 * r.mfu, r.iteration_time.value(),
+                  r.compute.value(), r.exposed_communication.value(), r.bubble.value(),
+                  r.memory.total.value() / (1024.0 * 1024.0 * 1024.0), r.power.per_gpu.value(),
+                  r.power.tokens_per_joule, r.cost.usd_per_million_tokens);
     out << line;
   }
 }

@@ -6,6 +6,13 @@ add_test(NAME cli.search.table COMMAND trainsim search ${search_small} --top 3)
 # llama2-7b is dense: no ep in the count (ep 1 only) nor among the columns (dp, then schedule).
 set_tests_properties(cli.search.table PROPERTIES PASS_REGULAR_EXPRESSION
   "12 plans enumerated[^\n]*\n\nrank +tp +pp +cp +dp +schedule [^\n]*\n +1 +[12] +[12] +1 ")
+# The dp column widens to its widest value: a data-parallel degree of 1,048,576 (seven digits
+# in a column of five) pushed the row out of line under the header.
+add_test(NAME cli.search.table_wide_dp COMMAND trainsim search --hardware h100-dgx
+         --model llama2-7b --gpus 1048576 --global-batch 1048576 --seq-len 2048 --tp 1 --pp 1
+         --sharding zero1 --recompute none --micro-batch 1 --top 1)
+set_tests_properties(cli.search.table_wide_dp PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nrank  tp  pp  cp      dp schedule [^\n]*\n   1   1   1   1 1048576 - ")
 add_test(NAME cli.search.explain_json
          COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
                  "-DRUN=search;${search_small};--top;3;--exhaustive"
