@@ -316,12 +316,12 @@ add_test(NAME cli.run.control_characters_in_name
 set_tests_properties(cli.run.control_characters_in_name PROPERTIES
   PASS_REGULAR_EXPRESSION "scenario     we\\\\u001b\\[31mird\\\\u000ax on 8 x h100-dgx")
 # The stack's host time per step sits in the bubble, and the table says how much of it:
-# llm-foundry-torch21's iteration_overhead is 204 ms (stacks/llm-foundry-torch21.json).
+# llm-foundry-torch21's iteration_overhead is 171 ms (stacks/llm-foundry-torch21.json).
 add_test(NAME cli.run.bubble_names_host_overhead COMMAND trainsim run --model llama2-7b
          --hardware h100-dgx --gpus 64 --sharding full_shard --micro-batch 4 --global-batch 512
          --seq-len 2048 --stack llm-foundry-torch21)
 set_tests_properties(cli.run.bubble_names_host_overhead PROPERTIES PASS_REGULAR_EXPRESSION
-  "\n  bubble +[0-9.]+ ms +\\([0-9.]+ %\\), of it host overhead 204 ms \\(stack iteration_overhead\\)\n")
+  "\n  bubble +[0-9.]+ ms +\\([0-9.]+ %\\), of it host overhead 171 ms \\(stack iteration_overhead\\)\n")
 # A profile's NICs bound its multi-node channel graphs (NCCL's search takes each channel's
 # bandwidth off the NICs): h100-dgx's ring graph carries 8 x 48 GB/s = 384 GB/s, so 8 NICs of
 # 1 Gb/s (1 GB/s in all) are refused at the graph; 8 NICs of 800 Gb/s (800 GB/s) run, with one
