@@ -181,6 +181,16 @@ sweep::SearchSpace space_of(const SearchOptions& o) {
   }
   if (o.virtual_stages) {
     space.virtual_stages = int_list("--virtual-stages", *o.virtual_stages, parallel::kMaxGpus);
+    // A count of 1 is no interleaving: it was skipped in silence (with --pp 1,2 and only the
+    // interleaved schedule, the pp 2 plans were neither searched nor counted).
+    for (const std::int64_t v : space.virtual_stages) {
+      if (v < 2) {
+        throw ConfigError("--virtual-stages", "",
+                          "the interleaved schedule needs 2 or more virtual stages per pipeline "
+                          "rank; expected counts of 2 or more, got " +
+                              std::to_string(v) + " (for no interleaving, --schedule 1f1b)");
+      }
+    }
   }
   if (o.sharding) {
     space.sharding = enum_list("--sharding", *o.sharding,
@@ -208,20 +218,14 @@ sweep::SearchSpace space_of(const SearchOptions& o) {
     }
     require_distinct("--sequence-parallel", split(*o.sequence_parallel));
   }
-  // With pp > 1 the interleaved schedule is tried at each virtual-stage count of 2 or more: when
-  // it is the only schedule and no count qualifies, no pipelined plan is left, and with no pp 1
-  // the space would be empty.
-  const bool only_interleaved =
-      std::all_of(space.schedule.begin(), space.schedule.end(),
-                  [](PipelineSchedule p) { return p == PipelineSchedule::Interleaved; });
-  const bool no_chunks = std::none_of(space.virtual_stages.begin(), space.virtual_stages.end(),
-                                      [](std::int64_t v) { return v > 1; });
-  if (only_interleaved && no_chunks &&
-      std::find(space.pp.begin(), space.pp.end(), 1) == space.pp.end()) {
-    throw ConfigError("command line (--schedule, --virtual-stages)", "",
-                      "the interleaved schedule needs 2 or more virtual stages, and no other "
-                      "schedule or pp 1 is searched: the space holds no plan; expected a "
-                      "--virtual-stages value of 2 or more, or another --schedule");
+  // Virtual stages are the interleaved schedule's: given without it, they changed nothing.
+  if (o.virtual_stages && std::find(space.schedule.begin(), space.schedule.end(),
+                                    PipelineSchedule::Interleaved) == space.schedule.end()) {
+    throw ConfigError("--virtual-stages", "",
+                      "only used with the interleaved schedule, which --schedule '" +
+                          o.schedule.value_or("") +
+                          "' does not name; expected interleaved among the schedules, or no "
+                          "--virtual-stages");
   }
   check_space_size(space, 1.0, "command line (--tp, --pp, --cp, --micro-batch, ...)");
   return space;

@@ -137,9 +137,13 @@ trainsim_expect_exit(cli.search.all_invalid 3
 add_test(NAME cli.search.all_invalid_table COMMAND trainsim search ${search_base} --gpus 16 --tp 3)
 set_tests_properties(cli.search.all_invalid_table PROPERTIES PASS_REGULAR_EXPRESSION
   "Invalid plans by the key at fault \\(the first plan's problem\\):\n  [0-9]+ x /parallel: gpus 16")
-# Only the interleaved schedule, at one virtual stage, on pp 2 alone: no plan is left to search.
-trainsim_bad_input(search empty_space "command line \\(--schedule, --virtual-stages\\): the interleaved schedule needs 2 or more virtual stages"
-  ${search_base} --gpus 16 --pp 2 --schedule interleaved --virtual-stages 1)
+# One virtual stage is no interleaving: refused, where it was skipped (and with --pp 1,2 and only
+# the interleaved schedule the pp 2 plans were neither searched nor counted).
+trainsim_bad_input(search empty_space "--virtual-stages: the interleaved schedule needs 2 or more virtual stages per pipeline rank\\; expected counts of 2 or more, got 1 \\(for no interleaving, --schedule 1f1b\\)\n$"
+  ${search_base} --gpus 16 --pp 1,2 --schedule interleaved --virtual-stages 1)
+# Virtual stages without the interleaved schedule changed nothing: refused.
+trainsim_bad_input(search stages_without_interleaving "--virtual-stages: only used with the interleaved schedule, which --schedule 'gpipe,1f1b' does not name"
+  ${search_base} --gpus 16 --pp 2 --schedule gpipe,1f1b --virtual-stages 4)
 # qwen3-30b-a3b on 32 H100: the best model-parallel plan (pp 2, ep 2) exposes more communication
 # than pure data parallelism (0.030 s -> 0.222 s), so its bubble is not set against a saving it
 # does not make (the line said "not smaller than the communication saved").
