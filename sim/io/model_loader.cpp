@@ -711,8 +711,8 @@ void read_hf_mla(ObjectReader& r, ModelSpec& m) {
 
 // The value of an ignored Hugging Face key (kHfIgnoredKeys) checked for its type and range, as
 // the config classes declare them (LlamaConfig, PreTrainedConfig), so that a damaged value is
-// refused rather than noted as merely ignored. Keys checked where they are read (rope_*,
-// max_position_embeddings, dtypes, architectures) pass.
+// refused rather than noted as merely ignored. Keys checked where they are read (rope_* with
+// rope_parameters' rope_theta, max_position_embeddings, dtypes, architectures) pass.
 void check_ignored_value(ObjectReader& r, const std::string& key) {
   const nlohmann::json& v = r.raw(key);
   const auto fail = [&](const std::string& expected) {
@@ -745,12 +745,6 @@ void check_ignored_value(ObjectReader& r, const std::string& key) {
     if (!v.is_null() && !v.is_string()) fail("a name");
   } else if (key == "quantization_config" || key == "auto_map") {
     if (!v.is_null() && !v.is_object()) fail("an object");
-  } else if (key == "rope_parameters" && v.is_object()) {
-    if (const auto t = v.find("rope_theta");
-        t != v.end() && !(t->is_number() && t->get<double>() > 0.0)) {
-      throw ConfigError(r.source(), r.pointer_of(key) + "/rope_theta",
-                        "RoPE's base; expected a number > 0, got " + describe_json(*t));
-    }
   }
 }
 
@@ -902,6 +896,13 @@ ModelSpec from_hugging_face(ObjectReader& r) {
         f != rope.end() && !(f->is_number() && f->get<double>() > 0.0)) {
       throw ConfigError(r.source(), r.pointer_of(key) + "/factor",
                         "expected a number > 0, got " + describe_json(*f));
+    }
+    // transformers v5 keeps RoPE's base inside rope_parameters: checked as the top-level one.
+    if (const auto t = rope.find("rope_theta"); std::string_view(key) == "rope_parameters" &&
+                                                t != rope.end() &&
+                                                !(t->is_number() && t->get<double>() > 0.0)) {
+      throw ConfigError(r.source(), r.pointer_of(key) + "/rope_theta",
+                        "RoPE's base; expected a number > 0, got " + describe_json(*t));
     }
     for (const char* name : {"rope_type", "type"}) {
       if (const auto t = rope.find(name); t != rope.end() && !t->is_string()) {

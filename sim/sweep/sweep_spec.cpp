@@ -229,15 +229,13 @@ std::vector<std::size_t> value_indices(const SweepSpec& spec, std::int64_t index
   return out;
 }
 
-}  // namespace
-
-std::vector<nlohmann::json> SweepSpec::point(std::int64_t index) const {
-  const std::vector<std::size_t> at = value_indices(*this, index);
+// The axis values at the value indices `at` (value_indices), one per key of `spec`.
+std::vector<nlohmann::json> values_at(const SweepSpec& spec, const std::vector<std::size_t>& at) {
   std::vector<nlohmann::json> out;
-  out.reserve(keys.size());
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    for (const AxisGroup& g : groups) {
-      const auto it = std::find(g.keys.begin(), g.keys.end(), keys[k]);
+  out.reserve(spec.keys.size());
+  for (std::size_t k = 0; k < spec.keys.size(); ++k) {
+    for (const AxisGroup& g : spec.groups) {
+      const auto it = std::find(g.keys.begin(), g.keys.end(), spec.keys[k]);
       if (it != g.keys.end())
         out.push_back(g.values[static_cast<std::size_t>(it - g.keys.begin())][at[k]]);
     }
@@ -245,10 +243,17 @@ std::vector<nlohmann::json> SweepSpec::point(std::int64_t index) const {
   return out;
 }
 
+}  // namespace
+
+std::vector<nlohmann::json> SweepSpec::point(std::int64_t index) const {
+  return values_at(*this, value_indices(*this, index));
+}
+
 io::ScenarioDocument SweepSpec::document(std::int64_t index) const {
   io::ScenarioDocument doc = base;
+  // The value indices once, for the values and for where an inline one is written.
   const std::vector<std::size_t> at = value_indices(*this, index);
-  const std::vector<nlohmann::json> values = point(index);
+  const std::vector<nlohmann::json> values = values_at(*this, at);
   for (std::size_t k = 0; k < keys.size(); ++k) {
     if (values[k].is_object() && k < where.size() && at[k] < where[k].size()) {
       // An inline hardware, model or stack: its loader names the spec and the value's place in
