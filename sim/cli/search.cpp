@@ -11,10 +11,13 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -342,55 +345,93 @@ std::string objective_text(const report::Report& r, sweep::Objective objective) 
   return "";
 }
 
-// The table's ep cell, after dp: only for a mixture-of-experts model, so that a dense search
-// prints the columns it always did.
-std::string ep_cell(bool moe, const std::string& text) {
-  if (!moe) return "";
-  char cell[16];
-  std::snprintf(cell, sizeof cell, " %4s", text.c_str());
-  return cell;
+// printf into a std::string.
+template <class... Args>
+std::string cell(const char* format, Args... args) {
+  const int size = std::snprintf(nullptr, 0, format, args...);
+  std::string text(static_cast<std::size_t>(std::max(size, 0)) + 1, '\0');
+  std::snprintf(text.data(), text.size(), format, args...);
+  text.pop_back();
+  return text;
 }
 
+// The plans' table. Each column is as wide as its header, its usual width or its widest cell,
+// whichever is widest: a million-GPU data-parallel degree, a 15-character schedule
+// ("interleaved v16") or an iteration of 10,000 s and more pushed the rows out of line when the
+// widths were fixed. The ep column is there only for a mixture-of-experts model, so that a dense
+// search prints the columns it always did.
 void write_table(std::ostream& out, const sweep::SearchResult& result, int top, bool moe) {
-  char line[512];
+  struct Column {
+    const char* header;
+    int width;  // the usual width
+    bool left;  // left-aligned (text); numbers are right-aligned
+  };
+  std::vector<Column> columns = {
+      {"rank", 4, false},      {"tp", 3, false},       {"pp", 3, false},
+      {"cp", 3, false},        {"dp", 5, false},       {"ep", 4, false},
+      {"schedule", 14, true},  {"sp", 3, false},       {"mb", 3, false},
+      {"sharding", 13, true},  {"recompute", 9, true}, {"tokens/s", 12, false},
+      {"tok/s/GPU", 9, false}, {"MFU", 6, false},      {"iter_s", 9, false},
+      {"compute_s", 9, false}, {"exp_comm", 9, false}, {"bubble_s", 9, false},
+      {"mem_GiB", 9, false},   {"W/GPU", 6, false},    {"tok/J", 8, false},
+      {"$/Mtok", 8, false}};
+  constexpr std::size_t kEp = 5;
   const auto n =
       std::min<std::size_t>(static_cast<std::size_t>(std::max(top, 0)), result.ranked.size());
-  // The dp column is as wide as its widest value (five characters at least): a million-GPU
-  // data-parallel degree pushed the row out of line.
-  int dp_width = 5;
-  for (std::size_t i = 0; i < n; ++i) {
-    dp_width = std::max(
-        dp_width, static_cast<int>(std::to_string(result.ranked[i].scenario.parallel.dp).size()));
-  }
-  std::snprintf(line, sizeof line,
-                "%4s %3s %3s %3s %*s%s %-14s %3s %3s %-13s %-9s %12s %9s %6s %9s %9s %9s %9s %9s "
-                "%6s %8s %8s\n",
-                "rank", "tp", "pp", "cp", dp_width, "dp", ep_cell(moe, "ep").c_str(), "schedule",
-                "sp", "mb", "sharding", "recompute", "tokens/s", "tok/s/GPU", "MFU", "iter_s",
-                "compute_s", "exp_comm", "bubble_s", "mem_GiB", "W/GPU", "tok/J", "$/Mtok");
-  out << line;
+  std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < n; ++i) {
     const parallel::Scenario& s = result.ranked[i].scenario;
     const report::Report& r = *result.ranked[i].evaluation.report;
     const parallel::ParallelPlan& p = s.parallel;
+    const auto integer = [](std::int64_t v) { return std::to_string(v); };
     const std::string schedule =
         p.pp == 1 ? "-"
                   : std::string(parallel::to_string(p.schedule)) +
                         (p.virtual_stages > 1 ? " v" + std::to_string(p.virtual_stages) : "");
-    std::snprintf(line, sizeof line,
-                  "%4zu %3lld %3lld %3lld %*lld%s %-14s %3s %3lld %-13s %-9s %12.0f %9.1f %5.1f%% "
-                  "%9.4f %9.4f %9.4f %9.4f %9.1f %6.0f %8.3f %8.4f\n",
-                  i + 1, static_cast<long long>(p.tp), static_cast<long long>(p.pp),
-                  static_cast<long long>(p.cp), dp_width, static_cast<long long>(p.dp),
-                  ep_cell(moe, std::to_string(p.ep)).c_str(), schedule.c_str(),
-                  p.sequence_parallel ? "on" : "-", static_cast<long long>(s.training.micro_batch),
-                  parallel::to_string(p.sharding), parallel::to_string(p.recompute), r.tokens_per_s,
-                  r.tokens_per_s_per_gpu, 100.0 * r.mfu, r.iteration_time.value(),
-                  r.compute.value(), r.exposed_communication.value(), r.bubble.value(),
-                  r.memory.total.value() / (1024.0 * 1024.0 * 1024.0), r.power.per_gpu.value(),
-                  r.power.tokens_per_joule, r.cost.usd_per_million_tokens);
-    out << line;
+    rows.push_back({std::to_string(i + 1),
+                    integer(p.tp),
+                    integer(p.pp),
+                    integer(p.cp),
+                    integer(p.dp),
+                    integer(p.ep),
+                    schedule,
+                    p.sequence_parallel ? "on" : "-",
+                    integer(s.training.micro_batch),
+                    parallel::to_string(p.sharding),
+                    parallel::to_string(p.recompute),
+                    cell("%.0f", r.tokens_per_s),
+                    cell("%.1f", r.tokens_per_s_per_gpu),
+                    cell("%.1f%%", 100.0 * r.mfu),
+                    cell("%.4f", r.iteration_time.value()),
+                    cell("%.4f", r.compute.value()),
+                    cell("%.4f", r.exposed_communication.value()),
+                    cell("%.4f", r.bubble.value()),
+                    cell("%.1f", r.memory.total.value() / (1024.0 * 1024.0 * 1024.0)),
+                    cell("%.0f", r.power.per_gpu.value()),
+                    cell("%.3f", r.power.tokens_per_joule),
+                    cell("%.4f", r.cost.usd_per_million_tokens)});
   }
+  std::vector<std::size_t> shown;
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (c == kEp && !moe) continue;
+    shown.push_back(c);
+    std::size_t width =
+        std::max(static_cast<std::size_t>(columns[c].width), std::strlen(columns[c].header));
+    for (const auto& row : rows) width = std::max(width, row[c].size());
+    columns[c].width = static_cast<int>(width);
+  }
+  const auto write_line = [&](const auto& text_of) {
+    std::string line;
+    for (const std::size_t c : shown) {
+      if (!line.empty()) line += ' ';
+      const std::string text = text_of(c);
+      const std::string pad(static_cast<std::size_t>(columns[c].width) - text.size(), ' ');
+      line += columns[c].left ? text + pad : pad + text;
+    }
+    out << line << '\n';
+  };
+  write_line([&](std::size_t c) { return std::string(columns[c].header); });
+  for (const auto& row : rows) write_line([&](std::size_t c) { return row[c]; });
 }
 
 // The state-reducing groups: FSDP/ZeRO/DDP's, and for a mixture-of-experts model the

@@ -13,6 +13,14 @@ add_test(NAME cli.search.table_wide_dp COMMAND trainsim search --hardware h100-d
          --sharding zero1 --recompute none --micro-batch 1 --top 1)
 set_tests_properties(cli.search.table_wide_dp PROPERTIES PASS_REGULAR_EXPRESSION
   "\nrank  tp  pp  cp      dp schedule [^\n]*\n   1   1   1   1 1048576 - ")
+# Every column widens to its widest value: "interleaved v16" (15 characters in a column of 14)
+# pushed sp and the columns after it one place right of their headers.
+add_test(NAME cli.search.table_wide_schedule COMMAND trainsim search --hardware h100-dgx
+         --model llama2-7b --gpus 16 --global-batch 64 --seq-len 2048 --tp 1 --pp 2
+         --micro-batch 1 --sharding zero1 --recompute none --schedule interleaved
+         --virtual-stages 16 --top 1)
+set_tests_properties(cli.search.table_wide_schedule PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nrank  tp  pp  cp    dp schedule         sp  mb sharding [^\n]*\n   1   1   2   1     8 interleaved v16   -   1 zero1 ")
 add_test(NAME cli.search.explain_json
          COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
                  "-DRUN=search;${search_small};--top;3;--exhaustive"
