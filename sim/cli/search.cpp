@@ -890,6 +890,10 @@ int run_search(const SearchOptions& o) {
     doc["out_of_memory"] = result.out_of_memory;
     doc["simulated"] = result.simulated;
     doc["bounded"] = result.bounded;
+    // Which memory a plan may use, as the table's header says: also where no plan fits.
+    report::MemoryBreakdown reserve;
+    report::apply_memory_reserve(base, reserve);
+    doc["memory_per_gpu"] = io::memory_reserve_to_json(reserve);
     nlohmann::ordered_json plans = nlohmann::ordered_json::array();
     for (std::size_t i = 0;
          i < std::min<std::size_t>(static_cast<std::size_t>(o.top), result.ranked.size()); ++i) {

@@ -65,15 +65,8 @@ nlohmann::json scenario_context(const parallel::Scenario& scenario) {
   return context;
 }
 
-nlohmann::json memory_to_json(const report::MemoryBreakdown& m) {
-  return {{"parameters_bytes", byte_count(m.parameters)},
-          {"gradients_bytes", byte_count(m.gradients)},
-          {"optimizer_bytes", byte_count(m.optimizer)},
-          {"activations_bytes", byte_count(m.activations)},
-          {"buffers_bytes", byte_count(m.buffers)},
-          {"total_bytes", byte_count(m.total)},
-          {"capacity_bytes", byte_count(m.capacity)},
-          {"fits", m.fits},
+nlohmann::json memory_reserve_to_json(const report::MemoryBreakdown& m) {
+  return {{"capacity_bytes", byte_count(m.capacity)},
           {"usable_bytes", byte_count(m.usable)},
           {"reserved_bytes", byte_count(m.reserved)},
           {"headroom_fraction", m.headroom_fraction},
@@ -83,6 +76,18 @@ nlohmann::json memory_to_json(const report::MemoryBreakdown& m) {
             {"workspace_bytes", byte_count(m.workspace)},
             {"fragmentation_bytes", byte_count(m.fragmentation)},
             {"headroom_bytes", byte_count(m.headroom)}}}};
+}
+
+nlohmann::json memory_to_json(const report::MemoryBreakdown& m) {
+  nlohmann::json j = memory_reserve_to_json(m);
+  j["parameters_bytes"] = byte_count(m.parameters);
+  j["gradients_bytes"] = byte_count(m.gradients);
+  j["optimizer_bytes"] = byte_count(m.optimizer);
+  j["activations_bytes"] = byte_count(m.activations);
+  j["buffers_bytes"] = byte_count(m.buffers);
+  j["total_bytes"] = byte_count(m.total);
+  j["fits"] = m.fits;
+  return j;
 }
 
 nlohmann::json report_to_json(const parallel::Scenario& scenario, const report::Report& r) {

@@ -19,6 +19,11 @@ namespace trainsim::io {
 // The memory object of the report ({"parameters_bytes", ..., "fits"}).
 [[nodiscard]] nlohmann::json memory_to_json(const report::MemoryBreakdown& memory);
 
+// Its keys that give which memory a plan may use, the same for every plan of a search
+// (report::apply_memory_reserve): capacity_bytes, usable_bytes, reserved_bytes,
+// headroom_fraction and the reserved object.
+[[nodiscard]] nlohmann::json memory_reserve_to_json(const report::MemoryBreakdown& memory);
+
 // A byte count as the integer JSON and CSV outputs write: the nearest whole byte (model bytes are
 // whole already; a shard of an indivisible tensor rounds), so that counts never print as floats
 // like 1.5e+10. Requires |bytes| < 2^63.

@@ -111,6 +111,27 @@ void check_one_split(const std::vector<Shard>& shards) {
       }
     }
   }
+  // The memory budget follows from the scenario and --memory-headroom, which the spec digests;
+  // documents written before searches stated it have none.
+  for (const Shard& s : shards) {
+    const auto* mine = s.doc->contains("memory_per_gpu") ? &(*s.doc)["memory_per_gpu"] : nullptr;
+    const auto* theirs =
+        first.doc->contains("memory_per_gpu") ? &(*first.doc)["memory_per_gpu"] : nullptr;
+    std::string problem;
+    if (mine == nullptr && theirs != nullptr) {
+      problem = "absent where " + first.source->source + " has it";
+    } else if (mine != nullptr && theirs == nullptr) {
+      problem = "present where " + first.source->source + " has none";
+    } else if (mine != nullptr && !same_values(*mine, *theirs)) {
+      problem = "differs from " + first.source->source + "'s";
+    }
+    if (!problem.empty()) {
+      throw ConfigError(s.source->source, "/memory_per_gpu",
+                        problem +
+                            "; expected shards of one search run by one trainsim version (the "
+                            "same scenario and --memory-headroom)");
+    }
+  }
   const std::int64_t count = first.count;
   std::map<std::int64_t, const Shard*> seen;
   for (const Shard& s : shards) {
@@ -137,12 +158,13 @@ void check_one_split(const std::vector<Shard>& shards) {
 }
 
 // The keys trainsim search --format json writes at the top of a document ("spec" only with
-// --shard, "bounded" since the bounded search, "explanation" only with --explain). No sweep row
-// or end record has them (output_kind).
+// --shard, "bounded" since the bounded search, "memory_per_gpu" since searches state their
+// memory budget, "explanation" only with --explain). No sweep row or end record has them
+// (output_kind).
 const std::set<std::string, std::less<>>& document_keys() {
   static const std::set<std::string, std::less<>> keys = {
-      "context", "objective", "shard",   "spec",  "top",           "enumerated", "evaluated",
-      "invalid", "simulated", "bounded", "plans", "out_of_memory", "explanation"};
+      "context", "objective", "shard",   "spec",           "top",   "enumerated",    "evaluated",
+      "invalid", "simulated", "bounded", "memory_per_gpu", "plans", "out_of_memory", "explanation"};
   return keys;
 }
 
@@ -422,6 +444,9 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
   merged["enumerated"] = (*first.doc)["enumerated"];
   for (const char* key : {"evaluated", "invalid", "out_of_memory", "simulated", "bounded"}) {
     if (const auto it = sums.find(key); it != sums.end()) merged[key] = it->second;
+  }
+  if (first.doc->contains("memory_per_gpu")) {
+    merged["memory_per_gpu"] = sorted((*first.doc)["memory_per_gpu"]);
   }
   Json plans = Json::array();
   for (std::size_t i = 0; i < std::min(top, ranked.size()); ++i) {

@@ -137,6 +137,13 @@ set_tests_properties(cli.search.memory_headroom PROPERTIES PASS_REGULAR_EXPRESSI
 trainsim_expect_exit(cli.search.memory_headroom_excludes 3 "no plan of the search space runs and fits in memory"
   search ${search_small} --memory-headroom 0.9)
 
+# Its JSON states the same budget where no plan fits: (80 - 0.5 - 0.25 - 0.0625 - 0.9 x 80) GiB x
+# (1 - 0.05) = 6.828125 GiB = 7,331,643,392 bytes usable, the headroom 0.9 x 80 GiB.
+add_test(NAME cli.search.json_no_plan_memory
+         COMMAND trainsim search ${search_small} --memory-headroom 0.9 --format json)
+set_tests_properties(cli.search.json_no_plan_memory PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"memory_per_gpu\": \\{\n +\"capacity_bytes\": 85899345920,\n +\"headroom_fraction\": 0\\.9,[^}]*\"headroom_bytes\": 77309411328,[^}]*\\},\n +\"reserved_bytes\": [0-9]+,\n +\"usable_bytes\": 7331643392\n +\\},\n +\"plans\": \\[\\]")
+
 # A search whose every plan is invalid names the commonest problem instead of asking for a larger
 # cluster: tp 3 divides no GPU count of 16 (nor the 32 heads).
 trainsim_expect_exit(cli.search.all_invalid 3
