@@ -141,9 +141,9 @@ void write_table(std::ostream& out, const parallel::Scenario& s, const io::Kinet
       << "kernels      " << t.kernels.size() << " on " << t.streams.size()
       << " streams; to steps by correlation " << t.num_by_correlation << ", by time "
       << t.num_by_time << ", unassigned " << t.num_unassigned << "\n"
-      << "scenario     " << io::escape_control(s.model_name) << " on " << s.gpus << " x "
-      << io::escape_control(s.hardware_name) << ", tp " << p.tp << ", pp " << p.pp << ", cp "
-      << p.cp << ", dp " << p.dp << "\n\n";
+      << "scenario     " << io::shown_name(s.model_name, s.model_inline) << " on " << s.gpus
+      << " x " << io::shown_name(s.hardware_name, s.hardware_inline) << ", tp " << p.tp << ", pp "
+      << p.pp << ", cp " << p.cp << ", dp " << p.dp << "\n\n";
   std::array<char, 512> line{};
   std::snprintf(line.data(), line.size(), "%-34s %11s %11s %11s %9s  %s\n", "per iteration",
                 "measured", "simulated", "difference", "diff %", "");

@@ -224,18 +224,18 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
     std::cout << out.dump(2) << '\n';
     return 0;
   }
-  std::cout << "model        " << io::escape_control(s.model_name) << ": " << m.num_layers
-            << " layers, hidden " << m.hidden << ", " << m.num_heads << " heads (" << m.num_kv_heads
-            << " kv), ffn " << m.ffn_hidden << ", vocab " << m.vocab << "\n"
+  std::cout << "model        " << io::shown_name(s.model_name, s.model_inline) << ": "
+            << m.num_layers << " layers, hidden " << m.hidden << ", " << m.num_heads << " heads ("
+            << m.num_kv_heads << " kv), ffn " << m.ffn_hidden << ", vocab " << m.vocab << "\n"
             << attention_lines(m) << (model::is_moe(m) ? experts_line(m) : "") << "parameters   "
             << params << " total, " << active << " active per token (N = " << matmul
             << ", the active ones less the input embedding)\n"
             << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
             << to_string(per_token) << ", 6N + attention)\n"
-            << "cluster      " << s.gpus << " GPUs of " << io::escape_control(s.hardware_name)
-            << ", dp " << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp
-            << ", cp " << s.parallel.cp << ", sharding " << parallel::to_string(s.parallel.sharding)
-            << "\n"
+            << "cluster      " << s.gpus << " GPUs of "
+            << io::shown_name(s.hardware_name, s.hardware_inline) << ", dp " << s.parallel.dp
+            << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp " << s.parallel.cp
+            << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
             << "placement    " << placement_line(s, pl) << "\n"
             << stage_placement_lines(s, pl) << "\n"
             << "memory per GPU: " << memory_note << "\n";
@@ -273,9 +273,9 @@ int describe(const DescribeOptions& o) {
     std::cout << out.dump(2) << '\n';
     return 0;
   }
-  std::cout << "model        " << io::escape_control(s.model_name) << ": " << m.num_layers
-            << " layers, hidden " << m.hidden << ", " << m.num_heads << " heads (" << m.num_kv_heads
-            << " kv), ffn " << m.ffn_hidden << ", vocab " << m.vocab << "\n"
+  std::cout << "model        " << io::shown_name(s.model_name, s.model_inline) << ": "
+            << m.num_layers << " layers, hidden " << m.hidden << ", " << m.num_heads << " heads ("
+            << m.num_kv_heads << " kv), ffn " << m.ffn_hidden << ", vocab " << m.vocab << "\n"
             << attention_lines(m) << (model::is_moe(m) ? experts_line(m) : "") << "parameters   "
             << params
             << (model::is_moe(m) ? " total, " + std::to_string(model::num_active_parameters(m)) +
@@ -284,9 +284,9 @@ int describe(const DescribeOptions& o) {
             << " (N = " << matmul << ", less the input embedding)\n"
             << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
             << to_string(per_token) << ", 6N + attention)\n"
-            << "cluster      " << s.gpus << " GPUs of " << io::escape_control(s.hardware_name)
-            << ", dp " << s.parallel.dp << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp
-            << ", cp " << s.parallel.cp
+            << "cluster      " << s.gpus << " GPUs of "
+            << io::shown_name(s.hardware_name, s.hardware_inline) << ", dp " << s.parallel.dp
+            << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp " << s.parallel.cp
             << (model::is_moe(m) ? ", ep " + std::to_string(s.parallel.ep) : std::string())
             << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
             << "placement    " << placement_line(s, pl) << "\n"

@@ -922,10 +922,10 @@ int run_search(const SearchOptions& o) {
     }
     std::cout << doc.dump(2) << '\n';
   } else {
-    std::cout << "Plans for " << io::escape_control(base.model_name) << " on " << base.gpus << " x "
-              << io::escape_control(base.hardware_name) << " GPUs, global batch "
-              << base.training.global_batch << ", seq " << base.training.seq_len << "; objective "
-              << sweep::to_string(objective) << "\n";
+    std::cout << "Plans for " << io::shown_name(base.model_name, base.model_inline) << " on "
+              << base.gpus << " x " << io::shown_name(base.hardware_name, base.hardware_inline)
+              << " GPUs, global batch " << base.training.global_batch << ", seq "
+              << base.training.seq_len << "; objective " << sweep::to_string(objective) << "\n";
     // Which memory a plan may use (report/memory.hpp): the same for every plan of the search.
     report::MemoryBreakdown reserve;
     report::apply_memory_reserve(base, reserve);

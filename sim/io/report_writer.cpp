@@ -65,6 +65,10 @@ nlohmann::json scenario_context(const parallel::Scenario& scenario) {
   return context;
 }
 
+std::string shown_name(const std::string& name, const std::string& inline_text) {
+  return escape_control(name) + (!inline_text.empty() && name != "inline" ? " (inline)" : "");
+}
+
 nlohmann::json memory_reserve_to_json(const report::MemoryBreakdown& m) {
   return {{"capacity_bytes", byte_count(m.capacity)},
           {"usable_bytes", byte_count(m.usable)},
@@ -148,10 +152,10 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
   const parallel::ParallelPlan& p = s.parallel;
   const double t = r.iteration_time.value();
   auto share = [t](Seconds x) { return t > 0.0 ? percent(x.value() / t) : std::string("-"); };
-  out << "scenario     " << escape_control(s.model_name) << " on " << s.gpus << " x "
-      << escape_control(s.hardware_name) << " (" << s.nodes()
+  out << "scenario     " << shown_name(s.model_name, s.model_inline) << " on " << s.gpus << " x "
+      << shown_name(s.hardware_name, s.hardware_inline) << " (" << s.nodes()
       << (s.nodes() == 1 ? " node)\n" : " nodes)\n") << "stack        "
-      << escape_control(s.stack_name) << "\n"
+      << shown_name(s.stack_name, s.stack_inline) << "\n"
       << "plan         tp " << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp " << p.dp
       << ", sharding " << parallel::to_string(p.sharding) << ", schedule "
       << parallel::to_string(p.schedule)

@@ -16,6 +16,12 @@ namespace trainsim::io {
 [[nodiscard]] nlohmann::json report_to_json(const parallel::Scenario& scenario,
                                             const report::Report& report);
 
+// A hardware, model or stack name as text output shows it: escaped (escape_control), and marked
+// " (inline)" when it names an object given inline in the scenario (`inline_text` non-empty), so
+// that an inline model named like a built-in ("name": "llama2-7b" with 16 layers) does not read as
+// the built-in. An inline object without a name already shows as "inline".
+[[nodiscard]] std::string shown_name(const std::string& name, const std::string& inline_text);
+
 // The memory object of the report ({"parameters_bytes", ..., "fits"}).
 [[nodiscard]] nlohmann::json memory_to_json(const report::MemoryBreakdown& memory);
 

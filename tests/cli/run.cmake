@@ -314,7 +314,18 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/run_control_name.json
 add_test(NAME cli.run.control_characters_in_name
          COMMAND trainsim run ${CMAKE_CURRENT_BINARY_DIR}/run_control_name.json)
 set_tests_properties(cli.run.control_characters_in_name PROPERTIES
-  PASS_REGULAR_EXPRESSION "scenario     we\\\\u001b\\[31mird\\\\u000ax on 8 x h100-dgx")
+  PASS_REGULAR_EXPRESSION "scenario     we\\\\u001b\\[31mird\\\\u000ax \\(inline\\) on 8 x h100-dgx")
+# An inline model named like a built-in is marked inline: llama2-7b cut to 16 layers read as the
+# built-in llama2-7b in the table (the report's context and scenario name it as given).
+string(JSON half_model SET "${control_model}" name "\"llama2-7b\"")
+string(JSON half_model SET "${half_model}" layers 16)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/run_inline_builtin_name.json
+  "{\"hardware\": \"h100-dgx\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 2048},
+    \"model\": ${half_model}}\n")
+add_test(NAME cli.run.inline_model_named_as_builtin
+         COMMAND trainsim run ${CMAKE_CURRENT_BINARY_DIR}/run_inline_builtin_name.json)
+set_tests_properties(cli.run.inline_model_named_as_builtin PROPERTIES
+  PASS_REGULAR_EXPRESSION "^scenario     llama2-7b \\(inline\\) on 8 x h100-dgx \\(1 node\\)\nstack        pytorch-2\\.3-fsdp\n")
 # The stack's host time per step sits in the bubble, and the table says how much of it:
 # llm-foundry-torch21's iteration_overhead is 171 ms (stacks/llm-foundry-torch21.json).
 add_test(NAME cli.run.bubble_names_host_overhead COMMAND trainsim run --model llama2-7b
