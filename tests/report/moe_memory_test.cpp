@@ -68,6 +68,42 @@ TEST_CASE("moe memory: sharded state divides the experts over the dp / ep ranks 
   REQUIRE(m.parameters.value() == Approx(2.0 * (dense + experts)).epsilon(1e-12));
 }
 
+TEST_CASE("moe memory: experts held whole at ep = dp are not gathered again", "[report][memory]") {
+  // ep 16 on dp 16: each rank holds its one expert per MoE layer whole (expert-data-parallel
+  // degree 1), so shard_grad_op gathers only the rest: 2 B x P_dense, where P_dense is as in the
+  // test above with the ep 16 non-expert part, and the unsharded gradients of 2 units, the
+  // largest gathered unit being the dense layer (16,779,264 weights; an MoE layer's non-expert
+  // part is smaller): 2 x 2 B x 16,779,264. Counting the experts' 3 x 3,145,728 weights in the
+  // gathered copy too made shard_grad_op need more than zero1.
+  const parallel::Scenario s = moe_scenario(16, "shard_grad_op");
+  REQUIRE(report::expert_sharding_degree(s) == 1);
+  const auto moe = model::moe_layer_parameters_per_rank(s.model, 1, 16);
+  REQUIRE(moe.expert == 3'145'728);
+  REQUIRE(moe.dense < 16'779'264);
+  const double dense =
+      16'779'264.0 + 3.0 * static_cast<double>(moe.dense) + 2.0 * 262'144.0 + 1'024.0;
+  const auto m = report::memory_per_gpu(s, 0);
+  REQUIRE(m.buffers.value() == Approx(2.0 * dense + 4.0 * 16'779'264.0).epsilon(1e-12));
+  // full_shard: 2 units gathered and 2 of unsharded gradients, 4 x 2 B x 16,779,264.
+  const auto full = report::memory_per_gpu(moe_scenario(16, "full_shard"), 0);
+  REQUIRE(full.buffers.value() == Approx(8.0 * 16'779'264.0).epsilon(1e-12));
+
+  // On a released model, sharding more then never needs more memory: qwen3-30b-a3b on 16 H100
+  // under megatron-core, ep 16 (shard_grad_op needed 68.15 GiB against zero1's 67.65).
+  const auto peak = [](const char* sharding) {
+    io::ScenarioDocument doc;
+    doc.json = nlohmann::json::parse(R"({
+      "hardware": "h100-dgx", "model": "qwen3-30b-a3b", "stack": "megatron-core",
+      "cluster": {"gpus": 16}, "training": {"seq_len": 4096, "micro_batch": 1},
+      "parallel": {"ep": 16}})");
+    io::set_path(doc, "parallel.sharding", sharding, "test");
+    return report::memory_peak(io::scenario_from_document(doc)).total.value();
+  };
+  REQUIRE(peak("none") >= peak("zero1"));
+  REQUIRE(peak("zero1") >= peak("shard_grad_op"));
+  REQUIRE(peak("shard_grad_op") >= peak("full_shard"));
+}
+
 TEST_CASE("moe memory: activations of the dispatched tokens", "[report][memory]") {
   // Per MoE layer and micro-batch, beyond the attention half (the dense formula without an
   // MLP): per token the fp32 router probabilities 4 x 16 = 64 B, per routed copy (k = 2) the
