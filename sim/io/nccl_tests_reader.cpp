@@ -571,9 +571,17 @@ void LogParser::read_line(std::string_view line, int number) {
   const auto tokens = split_tokens(trimmed);
   // Anything else that does not start like a row is launcher or MPI chatter; under a table's
   // header a line starting with any number is a row, so a size such as 1e20 is named on its
-  // line rather than the table ending with no rows.
-  if (is_integer_token(tokens.front()) ||
-      (seen_column_header_ && !has_footer_ && parse_double(tokens.front()))) {
+  // line rather than the table ending with no rows, and so is a line of the table's columns
+  // whose size only starts like a number ('4194304x', '4M', '4,194,304'): such a row was
+  // dropped without a word, and the fit ran on the rest.
+  const std::string_view front = tokens.front();
+  const bool starts_like_number =
+      is_digit(front.front()) ||
+      (front.size() > 1 && (front.front() == '-' || front.front() == '+') && is_digit(front[1]));
+  const bool in_table = seen_column_header_ && !has_footer_;
+  if (is_integer_token(front) ||
+      (in_table &&
+       (parse_double(front) || (starts_like_number && tokens.size() == layout_.columns())))) {
     read_row(tokens, number);
   }
 }
