@@ -340,6 +340,20 @@ std::vector<Problem> validate(const Scenario& s) {
                 (supported.empty() ? std::string() : " (" + supported + ")") +
                 " in training.precision (--precision)");
   }
+  // MXFP8 block scaling runs on Blackwell's tensor cores only (Transformer Engine's support
+  // matrix: MXFP8BlockScaling on compute capability 10.0 and 10.3; per-tensor FP8 from 8.9).
+  if (t.precision == hardware::Dtype::Fp8 && s.stack.fp8.recipe == stack::Fp8Recipe::Mxfp8 &&
+      s.hardware.gpu.arch != hardware::GpuArch::Blackwell &&
+      s.hardware.peak(t.precision).value() > 0.0) {
+    problem("/stack",
+            "stack '" + s.stack_name +
+                "' fp8.recipe mxfp8 (MXFP8 block scaling) needs Blackwell tensor cores, and "
+                "hardware '" +
+                s.hardware.id +
+                "' is not Blackwell; expected a per-tensor recipe there (fp8.recipe current or "
+                "delayed)",
+            {"/hardware", "/training/precision"});
+  }
   return out;
 }
 

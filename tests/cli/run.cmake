@@ -391,3 +391,17 @@ trainsim_bad_input(run hardware_is_extending_stack
   "torchtitan-fsdp2-rmsnorm.json: /extends: 'torchtitan-fsdp2' is a software stack, so this file, which extends it, is a stack, not a hardware profile\\; expected a hardware profile\n$"
   --model llama2-7b --hardware ${PROJECT_SOURCE_DIR}/stacks/torchtitan-fsdp2-rmsnorm.json
   --gpus 8 --seq-len 4096)
+# MXFP8 block scaling needs Blackwell's tensor cores (Transformer Engine's support matrix:
+# MXFP8BlockScaling on compute capability 10.x only): on H100 the recipe is refused, where it
+# ran priced as if it could; on B200 it runs.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/stack_mxfp8.json
+  "{\"extends\": \"megatron-core\", \"id\": \"mc-mxfp8\", \"fp8\": {\"recipe\": \"mxfp8\"}}\n")
+trainsim_expect_exit(cli.run.mxfp8_needs_blackwell 3
+  "^error: [^\n]*/stack: stack '[^']*stack_mxfp8\\.json' fp8\\.recipe mxfp8 \\(MXFP8 block scaling\\) needs Blackwell tensor cores, and hardware 'h100-dgx' is not Blackwell"
+  run --model llama3-8b --hardware h100-dgx --gpus 8 --seq-len 4096 --precision fp8
+  --stack ${CMAKE_CURRENT_BINARY_DIR}/stack_mxfp8.json)
+add_test(NAME cli.run.mxfp8_on_blackwell COMMAND trainsim run --model llama3-8b
+         --hardware b200-dgx --gpus 8 --seq-len 4096 --precision fp8
+         --stack ${CMAKE_CURRENT_BINARY_DIR}/stack_mxfp8.json)
+set_tests_properties(cli.run.mxfp8_on_blackwell PROPERTIES PASS_REGULAR_EXPRESSION
+  "^scenario     llama3-8b on 8 x b200-dgx")
