@@ -780,9 +780,18 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   m.ffn_hidden = r.integer("intermediate_size", 1, model::kMaxFfnHidden);
   m.vocab = r.integer("vocab_size", 1, model::kMaxVocab);
 
-  const std::string act =
-      r.choice_or("hidden_act",
-                  {"silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh"}, "silu");
+  const std::vector<std::string> activations = {"silu",     "swish",     "gelu",
+                                                "gelu_new", "gelu_fast", "gelu_pytorch_tanh"};
+  std::string act = r.choice_or("hidden_act", activations, "silu");
+  // GemmaConfig and Gemma2Config name the MLP's activation hidden_activation (GemmaMLP and
+  // Gemma2MLP read it; GemmaConfig's hidden_act is its older name and null hidden_activation
+  // falls back to gelu_pytorch_tanh: transformers/models/gemma/configuration_gemma.py,
+  // gemma2/configuration_gemma2.py). google/gemma-7b's and gemma-2's config.json files carry it,
+  // and it was refused as unknown. Their MLP is gated either way (kHfGatedModelTypes).
+  if ((model_type == "gemma" || model_type == "gemma2") && r.has("hidden_activation") &&
+      !r.raw("hidden_activation").is_null()) {
+    act = r.choice_or("hidden_activation", activations, "gelu_pytorch_tanh");
+  }
   const bool gated = contains(kHfGatedModelTypes, model_type) || act == "silu" || act == "swish";
   m.activation = gated ? Activation::SwiGlu : Activation::Gelu;
   m.norm = Norm::RmsNorm;  // the Llama layout (LlamaRMSNorm)

@@ -406,6 +406,32 @@ TEST_CASE("model_loader: Hugging Face tie_word_embeddings defaults by family", "
   REQUIRE_FALSE(load_model_from_string(kHfRopeParameters, "llama.json").tied_embeddings);
 }
 
+TEST_CASE("model_loader: Gemma's hidden_activation is read, other families' refused",
+          "[model][io]") {
+  // GemmaConfig and Gemma2Config name the MLP's activation hidden_activation (GemmaMLP reads it;
+  // the google/gemma-7b config.json of a later revision carries "hidden_activation":
+  // "gelu_pytorch_tanh" beside the older "hidden_act"). It was refused as unknown. Gated either
+  // way, so the count is the test above's 8,537,680,896.
+  std::ifstream in(data("hf_gemma_7b_config.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string gemma = text.str();
+  gemma.insert(gemma.rfind('}'), R"(, "hidden_activation": "gelu_pytorch_tanh")");
+  REQUIRE(num_parameters(load_model_from_string(gemma, "gemma.json")) == 8'537'680'896);
+  std::string null_activation = text.str();
+  null_activation.insert(null_activation.rfind('}'), R"(, "hidden_activation": null)");
+  REQUIRE(num_parameters(load_model_from_string(null_activation, "null.json")) == 8'537'680'896);
+  std::string relu = text.str();
+  relu.insert(relu.rfind('}'), R"(, "hidden_activation": "relu")");
+  REQUIRE_THROWS_WITH(load_model_from_string(relu, "relu.json"),
+                      Catch::Contains("relu.json: /hidden_activation: unknown value 'relu'"));
+  // Not a Llama key.
+  std::string llama = gemma;
+  llama.replace(llama.find(R"("model_type": "gemma")"), 21, R"("model_type": "llama")");
+  REQUIRE_THROWS_WITH(load_model_from_string(llama, "llama.json"),
+                      Catch::Contains("llama.json: /hidden_activation: unknown key"));
+}
+
 TEST_CASE("model_loader: a config.json of another family is refused by its model_type",
           "[model][io]") {
   // openai-community/gpt2's keys (n_layer, n_embd, n_head): no num_hidden_layers or
