@@ -174,14 +174,11 @@ void draw_plot(const nlohmann::json& data, const std::string& out_path) {
   // python3 draws into a temporary file beside the target, renamed onto it only once drawn:
   // a failed or interrupted plot leaves no partial PNG.
   io::AtomicFile image(out_path);
-  std::string format = std::filesystem::path(out_path).extension().string();
-  format = format.empty() ? "png" : format.substr(1);
-  std::transform(format.begin(), format.end(), format.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // Always PNG (check_plot_path): its metadata are only the ones the script writes, so the same
+  // runs draw the same bytes.
   const std::string command = "python3 " + shell_quote(script.string()) + " " +
                               shell_quote(json.string()) + " " +
-                              shell_quote(image.temporary_path()) + " " + shell_quote(format) +
-                              " >/dev/null 2>&1";
+                              shell_quote(image.temporary_path()) + " png >/dev/null 2>&1";
   if (std::system(command.c_str()) != 0) {
     throw ConfigError("--plot " + out_path, "",
                       "python3 could not draw the plot; expected a writable PNG path");
@@ -288,8 +285,26 @@ void write_scenarios(const ScenarioFiles& files, const std::string& dir) {
   }
 }
 
+// The plot is a PNG, and its path must say so: the format followed the extension, so
+// '--plot out.pdf' wrote a PDF stamped with its creation time (two runs differed) and '.svg' or
+// '.jpg' failed only after the table was printed, with a message blaming the path's
+// writability.
+void check_plot_path(const std::string& path) {
+  if (path.empty()) return;
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (extension != ".png") {
+    throw ConfigError("command line (--plot)", "",
+                      "'" + path +
+                          "' does not end in .png; expected a PNG path (the plot is "
+                          "drawn as PNG only)");
+  }
+}
+
 int run_validate(const ValidateOptions& o) {
   const int jobs = sweep::parse_jobs(o.jobs, "--jobs");
+  check_plot_path(o.plot);
   if (!o.scenarios.empty()) check_scenarios_folder(o.scenarios);
   io::require_not_an_input(o.plot, "command line (--plot)", {o.file});
   const std::string name = o.file.empty() ? validation::kBuiltinRunsName : o.file;

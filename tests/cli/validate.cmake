@@ -55,6 +55,10 @@ trainsim_bad_input(validate wrong_type "validate_bad_row.json: /0/id: expected a
 add_test(NAME cli.validate.bad.format
          COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2 "-DCOMMAND=$<TARGET_FILE:trainsim>;validate;--format;yaml"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+# The plot is a PNG and its path must end so, refused before anything is printed: '.pdf' wrote a
+# PDF stamped with its creation time, '.svg' failed after the table blaming the path.
+trainsim_bad_input(validate plot_not_png "command line \\(--plot\\): '[^']*out\\.pdf' does not end in \\.png\; expected a PNG path"
+  --source Shoeybi --plot ${CMAKE_CURRENT_BINARY_DIR}/out.pdf)
 # --plot without python3 (nothing on PATH): one clean error line, exit 2.
 add_test(NAME cli.validate.plot_without_python
          COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2 "-DEXPECTED_STDERR=^error: --plot [^\n]*python3 with matplotlib"
