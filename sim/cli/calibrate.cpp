@@ -344,6 +344,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     }
   }
   // The fitted profile may replace the --base file (a refit in place), never a measurement.
+  io::require_file_path(o.output, "command line (-o)", "the fit's tables");
   io::require_not_an_input(o.output, "command line (-o)", o.inputs);
   // The output's temporary is made now, so that a path that cannot be written (a folder, a
   // missing folder) fails before the fit and its tables, not after them.

@@ -43,6 +43,7 @@ std::string reserve_terms(const report::MemoryBreakdown& m, const parallel::Scen
 }
 
 int run(const RunOptions& o) {
+  io::require_file_path(o.trace, "command line (--trace)", "the report");
   io::require_not_an_input(o.trace, "command line (--trace)",
                            {o.scenario.file, o.scenario.hardware.value_or(""),
                             o.scenario.model.value_or(""), o.scenario.stack.value_or("")});

@@ -150,6 +150,14 @@ void AtomicFile::commit() {
   if (!in_place_) sync_folder(target_);
 }
 
+void require_file_path(const std::string& output, const std::string& origin,
+                       const std::string& stdout_carries) {
+  if (output != "-") return;
+  throw ConfigError(
+      origin, "",
+      "'-' would be standard output, which carries " + stdout_carries + "; expected a file path");
+}
+
 void require_not_an_input(const std::string& output, const std::string& origin,
                           const std::vector<std::string>& inputs) {
   if (output.empty() || output == "-") return;

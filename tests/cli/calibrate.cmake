@@ -38,6 +38,9 @@ foreach(size 4194304x 4,194,304)
   trainsim_bad_input(calibrate size_${typo_name} "size_${typo_name}\\.txt: line 46: size \\(B\\): expected an integer >= 0, got ${size}\n$"
     --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/size_${typo_name}.txt)
 endforeach()
+# -o - is refused: calibrate's stdout carries the fit's tables (a file named '-' was written).
+trainsim_bad_input(calibrate output_dash "command line \\(-o\\): '-' would be standard output, which carries the fit's tables\\; expected a file path"
+  --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt -o -)
 # The op the document's entry claims is named at the entry, with the log's line (the log and
 # line alone used to be).
 trainsim_bad_input(calibrate wrong_op "wrong_op.json: /nccl_tests/0/op: the claimed op all_gather does not fit the table[^\n]*h100-ndr-2node-all_reduce.txt, line 58\\)"

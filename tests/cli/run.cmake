@@ -405,3 +405,7 @@ add_test(NAME cli.run.mxfp8_on_blackwell COMMAND trainsim run --model llama3-8b
          --stack ${CMAKE_CURRENT_BINARY_DIR}/stack_mxfp8.json)
 set_tests_properties(cli.run.mxfp8_on_blackwell PROPERTIES PASS_REGULAR_EXPRESSION
   "^scenario     llama3-8b on 8 x b200-dgx")
+# '-' is standard output in sweep -o; run's stdout carries the report, so --trace - is refused
+# (it wrote a file named '-' in the working directory).
+trainsim_bad_input(run trace_dash "command line \\(--trace\\): '-' would be standard output, which carries the report\\; expected a file path"
+  ${PROJECT_SOURCE_DIR}/examples/paper_fsdp_128.json --trace -)
