@@ -429,8 +429,11 @@ std::string memory_reason(const ReportDiff& d, const report::Report& ra, const r
   std::stable_sort(terms.begin(), terms.end(), [](const MetricDelta* x, const MetricDelta* y) {
     return std::fabs(x->delta) > std::fabs(y->delta);
   });
-  std::string s = "memory per GPU " + format_delta(MetricKind::Bytes, total->delta) + " (" +
-                  to_string(ra.memory.total) + " -> " + to_string(rb.memory.total) + ")";
+  // Only the usable memory (or the fit) moved: say the need did not, rather than "0.00 B".
+  std::string s = total->delta == 0.0 && terms.empty()
+                      ? "memory per GPU unchanged (" + to_string(rb.memory.total) + ")"
+                      : "memory per GPU " + format_delta(MetricKind::Bytes, total->delta) + " (" +
+                            to_string(ra.memory.total) + " -> " + to_string(rb.memory.total) + ")";
   std::vector<std::string> parts;
   for (const MetricDelta* t : terms) {
     // The label is indented for the table: "  activations".

@@ -74,6 +74,16 @@ add_test(NAME cli.diff.compute_reason_names_recompute_layers COMMAND trainsim di
          ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_16.json)
 set_tests_properties(cli.diff.compute_reason_names_recompute_layers PROPERTIES
   PASS_REGULAR_EXPRESSION "/parallel/recompute_layers +none -> 16\n.*  1\\. compute -[^\n]*MFU [^\n]*, recompute layers none -> 16\n")
+# Only the usable memory moved (h100-dgx -> h200-dgx: the same plan needs the same bytes, the
+# capacity grows from 80 to 141 GB): the memory reason says the need is unchanged, where it read
+# "memory per GPU 0.00 B (47.3 GiB -> 47.3 GiB)".
+file(READ ${diff_a} diff_h100_text)
+string(REPLACE "\"h100-dgx\"" "\"h200-dgx\"" diff_h200_text "${diff_h100_text}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_h200.json "${diff_h200_text}")
+add_test(NAME cli.diff.memory_unchanged_usable_moved COMMAND trainsim diff ${diff_a}
+         ${CMAKE_CURRENT_BINARY_DIR}/diff_h200.json)
+set_tests_properties(cli.diff.memory_unchanged_usable_moved PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n  [0-9]\\. memory per GPU unchanged \\([0-9.]+ GiB\\)\\; usable [0-9.]+ GiB -> [0-9.]+ GiB \\(capacity less the reserve\\)\n")
 # --memory-headroom applies to both sides and is checked against each side's hardware: 0.992
 # of HBM suits a B200 (179 GiB) but not an H100 (80 GiB, at most 0.9898): the line names the
 # H100 side's file.
