@@ -144,6 +144,15 @@ add_test(NAME cli.search.json_no_plan_memory
 set_tests_properties(cli.search.json_no_plan_memory PROPERTIES PASS_REGULAR_EXPRESSION
   "\"memory_per_gpu\": \\{\n +\"capacity_bytes\": 85899345920,\n +\"headroom_fraction\": 0\\.9,[^}]*\"headroom_bytes\": 77309411328,[^}]*\\},\n +\"reserved_bytes\": [0-9]+,\n +\"usable_bytes\": 7331643392\n +\\},\n +\"plans\": \\[\\]")
 
+# --explain's headline names what the best model-parallel plan loses most in: here not
+# communication or bubble (they fall by 0.010 s) but compute (+0.136 s at micro-batch 1 against
+# 2); it said the model parallelism did not pay for its communication.
+add_test(NAME cli.search.explain_headline_compute
+         COMMAND trainsim search --hardware h100-dgx --model qwen3-30b-a3b --gpus 32
+                 --global-batch 128 --seq-len 4096 --stack megatron-core --top 3 --explain)
+set_tests_properties(cli.search.explain_headline_compute PROPERTIES PASS_REGULAR_EXPRESSION
+  "It is pure data parallelism[^\n]*: with this cluster and batch the best model-parallel plan loses more in compute than in communication or pipeline bubble \\(exposed communication and bubble -[0-9.]+ s, the rest of the iteration \\+[0-9.]+ s\\)\\.\n")
+
 # A search whose every plan is invalid names the commonest problem instead of asking for a larger
 # cluster: tp 3 divides no GPU count of 16 (nor the 32 heads).
 trainsim_expect_exit(cli.search.all_invalid 3
