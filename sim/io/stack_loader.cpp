@@ -314,10 +314,12 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
     }
     s.fp8.tp_communication_fp8 = f.choice_or("tp_communication", {"bf16", "fp8"}, "bf16") == "fp8";
     s.fp8.param_gather = f.boolean_or("param_gather", false);
-    const std::string recipe = f.choice_or("recipe", {"delayed", "current", "mxfp8"}, "delayed");
-    s.fp8.recipe = recipe == "current" ? stack::Fp8Recipe::Current
-                   : recipe == "mxfp8" ? stack::Fp8Recipe::Mxfp8
-                                       : stack::Fp8Recipe::Delayed;
+    const std::string recipe =
+        f.choice_or("recipe", {"delayed", "current", "mxfp8", "blockwise"}, "delayed");
+    s.fp8.recipe = recipe == "current"     ? stack::Fp8Recipe::Current
+                   : recipe == "mxfp8"     ? stack::Fp8Recipe::Mxfp8
+                   : recipe == "blockwise" ? stack::Fp8Recipe::Blockwise
+                                           : stack::Fp8Recipe::Delayed;
     f.finish();
   }
   if (r.has("memory")) {

@@ -46,10 +46,12 @@ model::LayerShape layer_shape(const parallel::Scenario& s) {
 // layout (nvte_is_non_tn_fp8_gemm_supported: sm 10.x-11.x and >= 13.0, the Blackwell
 // data-center GPUs of the built-in profiles), so a per-tensor recipe holds 1 byte there. MXFP8
 // quantizes the backward copy columnwise on every GPU (MXFP8Quantizer::create_tensor: rowwise
-// and columnwise data, each with one E8M0 scale byte per 32 values).
+// and columnwise data, each with one E8M0 scale byte per 32 values). Block scaling
+// (Float8BlockScaling) keeps both too, a weight with one FP32 scale per 128 x 128 block.
 double fp8_weight_copy_bytes(const stack::Fp8Spec& fp8, hardware::GpuArch arch) {
   const double copies = fp8.weight_cache_bytes_per_param;
   if (fp8.recipe == stack::Fp8Recipe::Mxfp8) return copies * (1.0 + 1.0 / 32.0);
+  if (fp8.recipe == stack::Fp8Recipe::Blockwise) return copies * (1.0 + 4.0 / (128.0 * 128.0));
   if (arch == hardware::GpuArch::Blackwell) return std::min(copies, 1.0);
   return copies;
 }

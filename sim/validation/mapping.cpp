@@ -317,17 +317,11 @@ std::optional<Fp8RecipeChoice> parse_fp8_recipe(std::string_view text) {
   const std::string t = lower(text);
   if (!contains(t, "fp8") && !contains(t, "float8")) return std::nullopt;
   // DeepSeek-V3 (arXiv 2412.19437 §3.3): scales per 1x128 activation tile and 128x128 weight
-  // block, computed online from each block's amax. Nearest modelled recipe: MXFP8 (block scales
-  // computed from the data, a rowwise and a columnwise quantized copy for the backward GEMMs).
+  // block, computed online from each block's amax: Transformer Engine's Float8BlockScaling,
+  // "inspired by" it (TE docs, "FP8 Blockwise Scaling"), the stack's blockwise recipe. (It was
+  // priced as mxfp8, which Hopper, the H800 of the row, cannot run.)
   if (contains(t, "fine-grained") || contains(t, "128x128") || contains(t, "1x128")) {
-    return Fp8RecipeChoice{
-        .recipe = "mxfp8",
-        .assumption =
-            "fp8 recipe: the source's fine-grained scaling (1x128 activation tiles, 128x128 "
-            "weight blocks, online amax) priced as mxfp8, the nearest modelled recipe (block "
-            "scales from the current data, rowwise and columnwise copies; DeepSeek's fp32 scale "
-            "per 128 elements writes 4/128 scale bytes per element where MXFP8's E8M0 per 32 "
-            "writes 1/32)"};
+    return Fp8RecipeChoice{.recipe = "blockwise", .assumption = ""};
   }
   // The Megatron-Bridge tables name current scaling "FP8-CS" and MXFP8 "FP8-MX"; a row that
   // mentions both measured FP8-CS (the other is a note), so current scaling is checked first.

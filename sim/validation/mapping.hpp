@@ -77,9 +77,9 @@ struct SourceProfile {
 // docs/stacks.md), with the assumption to print when the mapping is approximate; nullopt for
 // text that is not fp8 or names no recipe ("fp8" alone).
 // "FP8-CS", "current scaling" -> "current"; "MXFP8", "FP8-MX" -> "mxfp8"; "delayed" ->
-// "delayed"; DeepSeek-V3's fine-grained 1x128 / 128x128 block scaling -> "mxfp8", the nearest.
+// "delayed"; DeepSeek-V3's fine-grained 1x128 / 128x128 block scaling -> "blockwise".
 struct Fp8RecipeChoice {
-  std::string recipe;      // "delayed", "current" or "mxfp8"
+  std::string recipe;      // "delayed", "current", "mxfp8" or "blockwise"
   std::string assumption;  // empty when the text names the recipe exactly
 };
 [[nodiscard]] std::optional<Fp8RecipeChoice> parse_fp8_recipe(std::string_view text);

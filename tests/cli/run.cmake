@@ -409,3 +409,11 @@ set_tests_properties(cli.run.mxfp8_on_blackwell PROPERTIES PASS_REGULAR_EXPRESSI
 # (it wrote a file named '-' in the working directory).
 trainsim_bad_input(run trace_dash "command line \\(--trace\\): '-' would be standard output, which carries the report\\; expected a file path"
   ${PROJECT_SOURCE_DIR}/examples/paper_fsdp_128.json --trace -)
+# Block scaling (Float8BlockScaling, Megatron's --fp8-recipe blockwise) runs on Hopper.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/stack_blockwise.json
+  "{\"extends\": \"megatron-core\", \"id\": \"mc-blockwise\", \"fp8\": {\"recipe\": \"blockwise\"}}\n")
+add_test(NAME cli.run.fp8_blockwise_on_hopper COMMAND trainsim run --model llama3-8b
+         --hardware h100-dgx --gpus 8 --seq-len 4096 --precision fp8
+         --stack ${CMAKE_CURRENT_BINARY_DIR}/stack_blockwise.json)
+set_tests_properties(cli.run.fp8_blockwise_on_hopper PROPERTIES PASS_REGULAR_EXPRESSION
+  "^scenario     llama3-8b on 8 x h100-dgx")

@@ -348,14 +348,17 @@ TEST_CASE("stack: fp8 and memory keys are optional, checked, and name their key"
   CHECK(
       io::stack_from_json(stack_json({{"fp8", {{"recipe", "mxfp8"}}}}), "s.json", "").fp8.recipe ==
       stack::Fp8Recipe::Mxfp8);
+  CHECK(io::stack_from_json(stack_json({{"fp8", {{"recipe", "blockwise"}}}}), "s.json", "")
+            .fp8.recipe == stack::Fp8Recipe::Blockwise);
 
   REQUIRE_THAT(
       load_error(stack_json({{"fp8", {{"weight_cache_bytes_per_param", 5}}}})),
       Catch::Contains("s.json: /fp8/weight_cache_bytes_per_param") && Catch::Contains("from 0"));
   REQUIRE_THAT(load_error(stack_json({{"fp8", {{"tp_communication", "fp4"}}}})),
                Catch::Contains("/fp8/tp_communication"));
-  REQUIRE_THAT(load_error(stack_json({{"fp8", {{"recipe", "blockwise"}}}})),
-               Catch::Contains("s.json: /fp8/recipe") && Catch::Contains("mxfp8"));
+  // NVFP4 (Transformer Engine's NVFP4BlockScaling) is not an FP8 recipe trainsim prices.
+  REQUIRE_THAT(load_error(stack_json({{"fp8", {{"recipe", "nvfp4"}}}})),
+               Catch::Contains("s.json: /fp8/recipe") && Catch::Contains("blockwise"));
   REQUIRE_THAT(load_error(stack_json({{"fp8", {{"recipe", 1}}}})), Catch::Contains("/fp8/recipe"));
   REQUIRE_THAT(load_error(stack_json({{"fp8", {{"activations_in_fp8", true}}}})),
                Catch::Contains("activations_in_fp8") && Catch::Contains("unknown key"));
@@ -738,9 +741,12 @@ TEST_CASE("stack: FP8 cast bytes per element of each recipe", "[stack][fp8]") {
   // current: an amax pass (read 2 B) before the cast (read 2 B, write 1 B) -> 5 B.
   // mxfp8: read 2 B, write the rowwise and the columnwise FP8 copies (1 B each) and one E8M0
   //   scale byte per 32 elements for each (2 / 32 B) -> 4 + 2/32 = 4.0625 B.
+  // blockwise: the same two copies, one FP32 scale (4 B) per 128 elements for each
+  //   (2 x 4 / 128 B) -> 4.0625 B.
   CHECK(stack::fp8_cast_bytes_per_element(stack::Fp8Recipe::Delayed) == 3.0);
   CHECK(stack::fp8_cast_bytes_per_element(stack::Fp8Recipe::Current) == 5.0);
   CHECK(stack::fp8_cast_bytes_per_element(stack::Fp8Recipe::Mxfp8) == 4.0625);
+  CHECK(stack::fp8_cast_bytes_per_element(stack::Fp8Recipe::Blockwise) == 4.0625);
 }
 
 namespace {

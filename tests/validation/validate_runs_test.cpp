@@ -545,11 +545,12 @@ TEST_CASE("validate: fp8 rows map their precision text to a Transformer Engine r
   CHECK(recipe("fp8 delayed scaling") == "delayed");
   CHECK(recipe("fp8 hybrid") == "none");
   CHECK(recipe("bf16") == "none");
-  // DeepSeek-V3's 1x128 / 128x128 block scaling maps to the nearest recipe, and says so.
+  // DeepSeek-V3's 1x128 / 128x128 block scaling is Transformer Engine's Float8BlockScaling,
+  // which its H800 (Hopper) runs; it was priced as mxfp8, which Hopper cannot run.
   const auto ds = parse_fp8_recipe(*row("deepseek-v3-report-h800-2048gpu").precision);
   REQUIRE(ds.has_value());
-  CHECK(ds->recipe == "mxfp8");
-  CHECK_THAT(ds->assumption, Contains("nearest"));
+  CHECK(ds->recipe == "blockwise");
+  CHECK(ds->assumption.empty());
   // The dense FP8 Llama 3.1 405B rows: fp8 on megatron-core with current scaling, sequence
   // parallelism from the source's recipes (tp 4, not printed).
   for (const char* id : {"mbridge-2602-gb200-llama3.1-405b-fp8-256gpu",

@@ -23,6 +23,9 @@ enum class Fp8Recipe {
   Delayed,  // per-tensor delayed scaling (DelayedScaling): amax fused into the cast
   Current,  // per-tensor current scaling (Float8CurrentScaling): an amax pass, then the cast
   Mxfp8,    // MXFP8 block scaling (MXFP8BlockScaling, Blackwell): rowwise and columnwise copies
+  // FP8 block scaling (Float8BlockScaling, DeepSeek-V3's scheme; Hopper and Blackwell): an FP32
+  // scale per 128 values (1x128) or per 128 x 128 block, rowwise and columnwise copies.
+  Blockwise,
 };
 
 // HBM bytes per element of one FP8 cast of a bf16 tensor under a Transformer Engine recipe
@@ -36,6 +39,11 @@ enum class Fp8Recipe {
 //   docs, "MXFP8"); the blocks run along one dimension, so a GEMM operand used in both the
 //   forward and a backward GEMM is quantized rowwise and columnwise: read 2, write 1 + 1 FP8
 //   copies and 1/32 + 1/32 scale bytes = 4.0625.
+// - blockwise (Float8BlockScaling): an FP32 scale per 128 values along one dimension for the
+//   GEMM inputs and output gradients, per 128 x 128 block for the weights (TE docs, "FP8
+//   Blockwise Scaling", after DeepSeek-V3 arXiv:2412.19437 §3.3), both copies as MXFP8's: read
+//   2, write 1 + 1 and 4/128 + 4/128 scale bytes = 4.0625 (a weight's 2D scales are fewer: the
+//   1D figure is the bound).
 // Per-tensor recipes write one FP8 copy: Blackwell's FP8 GEMMs take any layout (TE's
 // is_non_tn_fp8_gemm_supported, sm >= 100); on Hopper TE's cast-transpose also writes the
 // transpose, not modelled here (docs/stacks.md).
@@ -47,6 +55,8 @@ enum class Fp8Recipe {
       return 2.0 + 2.0 + 1.0;
     case Fp8Recipe::Mxfp8:
       return 2.0 + 2.0 * (1.0 + 1.0 / 32.0);
+    case Fp8Recipe::Blockwise:
+      return 2.0 + 2.0 * (1.0 + 4.0 / 128.0);
   }
   return 2.0 + 1.0;
 }
