@@ -1,10 +1,12 @@
 #include "sim/sweep/sweep_spec.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "trainsim/error.hpp"
@@ -134,6 +136,66 @@ std::string reference_noun(const std::string& key) {
 // A key whose one value is a list: each element of its axis is a whole value (a list of the
 // model chunks' layer counts), never a range.
 bool is_list_key(const std::string& key) { return key == "parallel.pipeline_layout"; }
+
+// The number of values a range object would expand to, or none where it is malformed.
+std::optional<double> range_values_count(const ordered_json& range) {
+  const auto integer = [&](const char* key) -> std::optional<std::int64_t> {
+    const auto it = range.find(key);
+    if (it == range.end() || !it->is_number_integer()) return std::nullopt;
+    if (it->is_number_unsigned() &&
+        it->get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return std::nullopt;
+    }
+    return it->get<std::int64_t>();
+  };
+  const auto from = integer("from");
+  const auto to = integer("to");
+  if (!from || !to || *to < *from) return std::nullopt;
+  if (const auto step = integer("step"); step && *step >= 1 && !range.contains("times")) {
+    return std::floor((static_cast<double>(*to) - static_cast<double>(*from)) /
+                      static_cast<double>(*step)) +
+           1.0;
+  }
+  if (const auto times = integer("times");
+      times && *times >= 2 && *from >= 1 && !range.contains("step")) {
+    double n = 0.0;
+    for (double v = static_cast<double>(*from); v <= static_cast<double>(*to);
+         v *= static_cast<double>(*times)) {
+      ++n;
+    }
+    return n;
+  }
+  return std::nullopt;
+}
+
+// The number of values a well-formed range object expands to, without expanding it; none for
+// anything malformed or longer than expand_range allows (it names the problem).
+std::optional<double> range_length(const ordered_json& range) {
+  const auto length = range_values_count(range);
+  if (!length || *length > 1'000'000.0) return std::nullopt;
+  return length;
+}
+
+// The number of values of axis `key` without expanding its ranges (a list counts a range item
+// as its values), or none where the axis is malformed.
+std::optional<double> axis_length(const std::string& key, const ordered_json& axis) {
+  const auto item = [&](const ordered_json& v) -> std::optional<double> {
+    if (v.is_object() && !is_reference_key(key) && !is_list_key(key)) return range_length(v);
+    return 1.0;
+  };
+  if (axis.is_array()) {
+    double n = 0.0;
+    for (const auto& v : axis) {
+      const auto k = item(v);
+      if (!k) return std::nullopt;
+      n += *k;
+    }
+    return n;
+  }
+  if (axis.is_object()) return item(axis);
+  return std::nullopt;
+}
 
 // The values of axis `key`, and in `where` the spec pointer each was written at (a range's
 // values share the range's).
@@ -377,6 +439,55 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
                       "got " +
                           describe(axes));
   }
+  // The sweep's size from the axes' lengths, before any range is expanded: five ranges of
+  // 900,000 values (5.9e29 scenarios) took 4 s to expand and check for repeated values before
+  // they were refused as too many. A zip group counts once, at its longest axis (its axes must
+  // be of equal length, checked below); a malformed axis or zip leaves the check to the parse.
+  if (axes.is_object()) {
+    std::map<std::string, std::size_t> zip_of;
+    bool zips_readable = true;
+    if (spec.contains("zip") && spec["zip"].is_array()) {
+      for (std::size_t z = 0; z < spec["zip"].size(); ++z) {
+        const ordered_json& group = spec["zip"][z];
+        if (!group.is_array()) {
+          zips_readable = false;
+          break;
+        }
+        for (const auto& key : group) {
+          if (!key.is_string()) {
+            zips_readable = false;
+            break;
+          }
+          zip_of.emplace(key.get<std::string>(), z);
+        }
+      }
+    } else if (spec.contains("zip")) {
+      zips_readable = false;
+    }
+    double total = 1.0;
+    std::map<std::size_t, double> zip_length;
+    bool readable = zips_readable;
+    for (const auto& [key, axis] : axes.items()) {
+      const auto n = axis_length(key, axis);
+      if (!n) {
+        readable = false;
+        break;
+      }
+      if (const auto it = zip_of.find(key); it != zip_of.end()) {
+        double& longest = zip_length[it->second];
+        longest = std::max(longest, *n);
+      } else {
+        total *= *n;
+      }
+    }
+    for (const auto& [z, n] : zip_length) total *= n;
+    if (readable && total > static_cast<double>(kMaxSweepSize)) {
+      throw ConfigError(source, "/axes",
+                        "sweep too large; expected at most " + std::to_string(kMaxSweepSize) +
+                            " scenarios, got " + scenario_count(total));
+    }
+  }
+
   const std::vector<std::string>& known = io::scenario_paths();
   std::vector<std::vector<nlohmann::json>> lists;
   std::vector<std::vector<std::string>> where;  // where[k][j]: the spec pointer of lists[k][j]
