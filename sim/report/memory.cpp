@@ -367,7 +367,6 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   // MoE layers: their routed experts (this EP rank's) are sharded over the expert-data-parallel
   // ranks, apart from the rest; the largest layer and all layers' parameters for the buffers.
   double expert_params = 0.0;
-  std::int64_t largest_layer = layer;
   std::int64_t stage_layer_params = num_layers * layer;
   std::int64_t moe_layers = 0;
   // FSDP/ZeRO gathers a routed expert only where the expert-data-parallel ranks shard it: at
@@ -383,7 +382,6 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     expert_params = d(moe_layers * moe.expert);
     stage_layer_params = (num_layers - moe_layers) * layer + moe_layers * moe.total();
     if (moe_layers > 0) {
-      largest_layer = moe_layers == num_layers ? moe.total() : std::max(layer, moe.total());
       const std::int64_t gathered = experts_sharded ? moe.total() : moe.dense;
       largest_gathered_layer = moe_layers == num_layers ? gathered : std::max(layer, gathered);
     }
@@ -473,9 +471,12 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     // "Performance considerations", "Handling transposes"; fp8_weight_copy_bytes for the GPU and
     // the recipe). Layers only: the embedding and the LM head run in bf16 (Megatron-LM keeps the
     // output layer out of FP8). With full_shard the copies live only while a unit is gathered:
-    // 2 units.
+    // 2 units; routed experts that are not sharded (ep = dp, above) are never gathered or freed,
+    // so their copies stay for the step, as under zero1.
     const bool frees_units = shard_state && degree > 1.0 && plan.sharding != Sharding::ShardGradOp;
-    const double held = frees_units ? 2.0 * d(largest_layer) : d(stage_layer_params);
+    const double held =
+        frees_units ? 2.0 * d(largest_gathered_layer) + (experts_sharded ? 0.0 : expert_params)
+                    : d(stage_layer_params);
     buffers += fp8_weight_copy_bytes(s.stack.fp8, s.hardware.gpu.arch) * held;
   }
   out.buffers = Bytes(buffers);

@@ -88,6 +88,25 @@ TEST_CASE("moe memory: experts held whole at ep = dp are not gathered again", "[
   const auto full = report::memory_per_gpu(moe_scenario(16, "full_shard"), 0);
   REQUIRE(full.buffers.value() == Approx(8.0 * 16'779'264.0).epsilon(1e-12));
 
+  // On 2 GPUs at ep 2 an MoE layer holds 8 experts (25,165,824 weights) and outweighs the
+  // dense layer, but its experts are still not gathered: the units stay the dense layer's.
+  const auto two_gpus = [](const char* sharding) {
+    io::ScenarioDocument doc;
+    doc.json = nlohmann::json::parse(R"({
+      "hardware": "h100-dgx", "cluster": {"gpus": 2},
+      "training": {"seq_len": 4096, "micro_batch": 1}, "parallel": {"ep": 2}})");
+    doc.json["model"] = testing::small_moe_model();
+    io::set_path(doc, "parallel.sharding", sharding, "test");
+    return io::scenario_from_document(doc);
+  };
+  const auto moe2 = model::moe_layer_parameters_per_rank(s.model, 1, 2);
+  REQUIRE(moe2.total() > 16'779'264);
+  REQUIRE(report::expert_sharding_degree(two_gpus("full_shard")) == 1);
+  REQUIRE(report::memory_per_gpu(two_gpus("full_shard"), 0).buffers.value() ==
+          Approx(8.0 * 16'779'264.0).epsilon(1e-12));
+  REQUIRE(report::memory_per_gpu(two_gpus("shard_grad_op"), 0).buffers.value() ==
+          Approx(2.0 * dense + 4.0 * 16'779'264.0).epsilon(1e-12));
+
   // On a released model, sharding more then never needs more memory: qwen3-30b-a3b on 16 H100
   // under megatron-core, ep 16 (shard_grad_op needed 68.15 GiB against zero1's 67.65).
   const auto peak = [](const char* sharding) {
