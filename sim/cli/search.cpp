@@ -628,7 +628,12 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
                          (rb.exposed_communication + rb.bubble).value();
     const double rest = (rm.iteration_time - rb.iteration_time).value() - waits;
     const auto signed_s = [](double v) { return (v < 0 ? "" : "+") + fixed(v, 3) + " s"; };
-    if (waits >= rest) {
+    if (!(rm.iteration_time > rb.iteration_time)) {
+      // Ranked by energy or cost, a faster model-parallel plan can still rank below.
+      out << ": with this cluster and batch the best model-parallel plan is faster ("
+          << fixed(rb.iteration_time.value(), 3) << " s -> " << fixed(rm.iteration_time.value(), 3)
+          << " s per iteration) but ranks below it on " << sweep::to_string(objective) << ".\n";
+    } else if (waits >= rest) {
       out << ": with this cluster and batch no model parallelism of the searched space pays for "
              "its own communication or pipeline bubble.\n";
     } else {

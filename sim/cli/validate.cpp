@@ -211,6 +211,8 @@ std::filesystem::path scenarios_folder(const std::string& dir) {
 // --scenarios DIR, checked before the rows run: a folder, or a path whose parent folder exists
 // (the folder is then created once the rows have run). Throws ConfigError naming the folder.
 void check_scenarios_folder(const std::string& dir) {
+  // '-' is standard output elsewhere (sweep -o -); here it made a folder named '-'.
+  io::require_file_path(dir, "command line (--scenarios)", "the table", "a folder path");
   const std::string flag = "--scenarios " + dir;
   std::error_code ec;
   const std::filesystem::path folder = scenarios_folder(dir);
@@ -285,7 +287,8 @@ void write_scenarios(const ScenarioFiles& files, const std::string& dir) {
   }
 }
 
-// The plot is a PNG, and its path must say so: the format followed the extension, so
+// The plot is a PNG, and a path with an extension must say so: the format followed the
+// extension, so
 // '--plot out.pdf' wrote a PDF stamped with its creation time (two runs differed) and '.svg' or
 // '.jpg' failed only after the table was printed, with a message blaming the path's
 // writability.
@@ -294,7 +297,8 @@ void check_plot_path(const std::string& path) {
   std::string extension = std::filesystem::path(path).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (extension != ".png") {
+  // A path without an extension is drawn as PNG, as it always was.
+  if (!extension.empty() && extension != ".png") {
     throw ConfigError("command line (--plot)", "",
                       "'" + path +
                           "' does not end in .png; expected a PNG path (the plot is "

@@ -151,11 +151,11 @@ void AtomicFile::commit() {
 }
 
 void require_file_path(const std::string& output, const std::string& origin,
-                       const std::string& stdout_carries) {
+                       const std::string& stdout_carries, const std::string& expected) {
   if (output != "-") return;
   throw ConfigError(
       origin, "",
-      "'-' would be standard output, which carries " + stdout_carries + "; expected a file path");
+      "'-' would be standard output, which carries " + stdout_carries + "; expected " + expected);
 }
 
 void require_not_an_input(const std::string& output, const std::string& origin,

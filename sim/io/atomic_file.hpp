@@ -63,7 +63,8 @@ class AtomicFile {
 // "-", which other commands take for standard output, where this one writes `stdout_carries`
 // ("the report"): written as a file, it left a file named '-' in the working directory.
 void require_file_path(const std::string& output, const std::string& origin,
-                       const std::string& stdout_carries);
+                       const std::string& stdout_carries,
+                       const std::string& expected = "a file path");
 
 // Throws ConfigError located at `origin` (as "command line (-o)") when the output path `output`
 // names the same file as one of `inputs` (the same file however spelled, through links

@@ -446,7 +446,14 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
     if (const auto it = sums.find(key); it != sums.end()) merged[key] = it->second;
   }
   if (first.doc->contains("memory_per_gpu")) {
-    merged["memory_per_gpu"] = sorted((*first.doc)["memory_per_gpu"]);
+    // As search writes it, whatever tool rewrote the shard: its fraction a double (0.0 where jq
+    // writes 0), its byte counts integers.
+    Json memory = sorted((*first.doc)["memory_per_gpu"]);
+    if (memory.is_object() && memory.contains("headroom_fraction") &&
+        memory["headroom_fraction"].is_number()) {
+      memory["headroom_fraction"] = memory["headroom_fraction"].get<double>();
+    }
+    merged["memory_per_gpu"] = std::move(memory);
   }
   Json plans = Json::array();
   for (std::size_t i = 0; i < std::min(top, ranked.size()); ++i) {

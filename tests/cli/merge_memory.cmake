@@ -11,6 +11,19 @@ execute_process(COMMAND ${TRAINSIM} merge ${WORK}-0.json ${WORK}-1.json
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\n  \"memory_per_gpu\": {\n    \"capacity_bytes\": 85899345920,")
   message(FATAL_ERROR "merge of one search's shards: exit ${rc}, ${err}, ${out}")
 endif()
+# A first shard rewritten by another JSON tool (0.0 written 0) merges to the same bytes: merge
+# writes the budget's fraction as search does.
+file(READ ${WORK}-0.json text0)
+string(REPLACE "\"headroom_fraction\": 0.0" "\"headroom_fraction\": 0" rewritten "${text0}")
+if(rewritten STREQUAL text0)
+  message(FATAL_ERROR "no headroom_fraction 0.0 in the first shard to rewrite")
+endif()
+file(WRITE ${WORK}-0r.json "${rewritten}")
+execute_process(COMMAND ${TRAINSIM} merge ${WORK}-0r.json ${WORK}-1.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out_rewritten ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out_rewritten STREQUAL out)
+  message(FATAL_ERROR "merge of a rewritten first shard differs: exit ${rc}, ${err}")
+endif()
 file(READ ${WORK}-1.json text)
 string(REPLACE "\"capacity_bytes\": 85899345920,\n    \"headroom_fraction\""
                "\"capacity_bytes\": 85899345921,\n    \"headroom_fraction\"" edited "${text}")

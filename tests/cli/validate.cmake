@@ -125,3 +125,11 @@ add_test(NAME cli.validate.stack_extends_beside
                  --stack megatron-lm=${CMAKE_CURRENT_BINARY_DIR}/stack_pair/inner/derived.json)
 set_tests_properties(cli.validate.stack_extends_beside PROPERTIES PASS_REGULAR_EXPRESSION
   "\nkorthikanti22 +10 +0 " FAIL_REGULAR_EXPRESSION "no such file")
+# '-' as the scenarios folder is refused (it made a folder named '-'); a plot path without an
+# extension is drawn as PNG, as it always was.
+trainsim_bad_input(validate scenarios_dash "command line \\(--scenarios\\): '-' would be standard output, which carries the table\\; expected a folder path"
+  --source Shoeybi --scenarios -)
+if(TRAINSIM_NO_MATPLOTLIB EQUAL 0)
+  add_test(NAME cli.validate.plot_no_extension
+           COMMAND trainsim validate --source Korthikanti --plot ${CMAKE_CURRENT_BINARY_DIR}/validate_plot)
+endif()
