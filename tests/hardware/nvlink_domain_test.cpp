@@ -130,7 +130,9 @@ TEST_CASE("nvlink_domain: gb200-nvl72 holds NVIDIA's GB200 NVL72 figures", "[har
   REQUIRE(hw.peak(Dtype::Fp8).value() == Approx(5000e12).epsilon(1e-12));
   REQUIRE(hw.peak(Dtype::Tf32).value() == Approx(1250e12).epsilon(1e-12));
   REQUIRE(hw.peak(Dtype::Fp32).value() == Approx(80e12).epsilon(1e-12));
-  REQUIRE(hw.gpu.hbm_capacity.value() == Approx(186e9).epsilon(1e-12));
+  // The datasheets' "GB" of HBM is about a GiB (hardware_profiles/, hbm_capacity's note): an
+  // H100 80GB reports 81,559 MiB, a B200 180GB 183,359 MiB.
+  REQUIRE(hw.gpu.hbm_capacity.value() == Approx(186.0 * 1024 * 1024 * 1024).epsilon(1e-12));
   REQUIRE(hw.gpu.hbm_bandwidth.value() == Approx(8e12).epsilon(1e-12));
   REQUIRE(hw.node.nvlink_bandwidth_per_direction.value() == Approx(900e9).epsilon(1e-12));
   REQUIRE(hw.power.tdp.value() == Approx(1200.0).epsilon(1e-12));
@@ -168,7 +170,8 @@ TEST_CASE("nvlink_domain: b200-dgx matches NVIDIA's B200 datasheets", "[hardware
   REQUIRE(hw.peak(Dtype::Tf32).value() == Approx(1100e12).epsilon(1e-12));
   REQUIRE(hw.peak(Dtype::Bf16).value() == Approx(2250e12).epsilon(1e-12));
   REQUIRE(hw.peak(Dtype::Fp8).value() == Approx(4500e12).epsilon(1e-12));
-  REQUIRE(8.0 * hw.gpu.hbm_capacity.value() == Approx(1440e9).epsilon(1e-12));
+  // The "GB" read as GiB, as the other profiles do (hbm_capacity's note).
+  REQUIRE(8.0 * hw.gpu.hbm_capacity.value() == Approx(1440.0 * 1024 * 1024 * 1024).epsilon(1e-12));
   REQUIRE(8.0 * hw.gpu.hbm_bandwidth.value() == Approx(64e12).epsilon(1e-12));
   REQUIRE(hw.power.tdp.value() == Approx(1000.0).epsilon(1e-12));
   REQUIRE(hw.node.nvlink_bandwidth_per_direction.value() == Approx(900e9).epsilon(1e-12));

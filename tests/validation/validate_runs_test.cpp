@@ -1203,10 +1203,11 @@ TEST_CASE(
   CHECK(r.overall.compared >= 200);
   CHECK(r.overall.mape <= kShippedRowsMapeBound);
 
-  // Every shipped row was run, so the memory model must fit its plan. One row is a documented gap
-  // (docs/validation.md, the Megatron-Bridge rows): the GB200 Llama 3.1 405B row, at 168 of 164
-  // GiB with the plan its code ran (the distributed optimizer, no recompute, the recipe's split
-  // counting the embedding and the loss, FP8 parameters). The DeepSeek-V3 rows fit since their
+  // Every shipped row was run, so the memory model must fit its plan. The GB200 Llama 3.1 405B
+  // row (the distributed optimizer, no recompute, the recipe's split counting the embedding and
+  // the loss, FP8 parameters) needs 174.1 GiB: it fits the 175.9 usable of its 186 GiB of HBM,
+  // not the 163.8 left when the profile read the datasheet's 186 GB as 186e9 bytes (docs/
+  // validation.md, the Megatron-Bridge rows). The DeepSeek-V3 rows fit since their
   // recipe's precision-aware optimizer (bf16 moments), its mla_up_proj recomputation (the query,
   // key and value freed) and, for MXFP8, fp8_param_gather are modelled: 145-162 GiB, from
   // 198-220. The ZeRO-3 530B row at 640 GPUs fits since the per-tensor memory of
@@ -1215,7 +1216,7 @@ TEST_CASE(
   for (const RowResult& row : r.rows) {
     if (row.compared && !row.fits) not_fitting.push_back(row.id);
   }
-  CHECK(not_fitting == std::vector<std::string>{"mbridge-2602-gb200-llama3.1-405b-fp8-256gpu"});
+  CHECK(not_fitting.empty());
 
   // The README's table ("How accurate is it") and docs/validation.md's ("Accuracy") print these
   // figures: rows, mean absolute error and bias per source, rounded to 0.1%. Each of their rows
