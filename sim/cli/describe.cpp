@@ -232,7 +232,7 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
             << ", the active ones less the input embedding)\n"
             << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
             << to_string(per_token) << ", 6N + attention)\n"
-            << "cluster      " << s.gpus << " GPUs of "
+            << "cluster      " << s.gpus << (s.gpus == 1 ? " GPU of " : " GPUs of ")
             << io::shown_name(s.hardware_name, s.hardware_inline) << ", dp " << s.parallel.dp
             << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp " << s.parallel.cp
             << ", sharding " << parallel::to_string(s.parallel.sharding) << "\n"
@@ -284,7 +284,7 @@ int describe(const DescribeOptions& o) {
             << " (N = " << matmul << ", less the input embedding)\n"
             << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
             << to_string(per_token) << ", 6N + attention)\n"
-            << "cluster      " << s.gpus << " GPUs of "
+            << "cluster      " << s.gpus << (s.gpus == 1 ? " GPU of " : " GPUs of ")
             << io::shown_name(s.hardware_name, s.hardware_inline) << ", dp " << s.parallel.dp
             << ", tp " << s.parallel.tp << ", pp " << s.parallel.pp << ", cp " << s.parallel.cp
             << (model::is_moe(m) ? ", ep " + std::to_string(s.parallel.ep) : std::string())

@@ -205,3 +205,8 @@ add_test(NAME cli.describe.moe_placement
                  --sequence-parallel --ep 8 --seq-len 4096)
 set_tests_properties(cli.describe.moe_placement PROPERTIES PASS_REGULAR_EXPRESSION
   "tp group: 2 ranks on 1 node\; ep group: 8 ranks on 2 nodes\; expert_dp group: 4 ranks on 4 nodes\n")
+# One GPU is "1 GPU" (it said "1 GPUs", where the placement line already said "1 rank").
+add_test(NAME cli.describe.one_gpu COMMAND trainsim describe --hardware h100-dgx
+         --model llama2-7b --gpus 1 --seq-len 4096)
+set_tests_properties(cli.describe.one_gpu PROPERTIES PASS_REGULAR_EXPRESSION
+  "\ncluster      1 GPU of h100-dgx, ")

@@ -24,9 +24,20 @@ foreach(c describe run collective sweep search merge calibrate compare validate)
 endforeach()
 foreach(f share/trainsim/hardware_profiles/h100-dgx.json share/trainsim/models/llama2-7b.json
           share/trainsim/stacks/pytorch-2.3-fsdp.json share/trainsim/examples/paper_fsdp_128.json
-          share/doc/trainsim/README.md share/doc/trainsim/sources.md)
+          share/doc/trainsim/README.md share/doc/trainsim/docs/sources.md
+          share/doc/trainsim/docs/fig4_scaling.png)
   if(NOT EXISTS ${PREFIX}/${f})
     message(FATAL_ERROR "not installed: ${f}")
+  endif()
+endforeach()
+# Every docs/ link of the installed README resolves beside it.
+file(READ ${PREFIX}/share/doc/trainsim/README.md readme)
+# (Matched from the parenthesis: a ']' in a list element stops CMake splitting the list there.)
+string(REGEX MATCHALL "\\(docs/[A-Za-z0-9_./-]+" links "${readme}")
+foreach(link IN LISTS links)
+  string(SUBSTRING "${link}" 1 -1 target)
+  if(NOT EXISTS "${PREFIX}/share/doc/trainsim/${target}")
+    message(FATAL_ERROR "the installed README links ${target}, which is not installed beside it")
   endif()
 endforeach()
 if(EXISTS ${PREFIX}/share/trainsim/models/files.cmake)
