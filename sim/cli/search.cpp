@@ -628,7 +628,7 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
                          (rb.exposed_communication + rb.bubble).value();
     const double rest = (rm.iteration_time - rb.iteration_time).value() - waits;
     const auto signed_s = [](double v) { return (v < 0 ? "" : "+") + fixed(v, 3) + " s"; };
-    if (!(rm.iteration_time > rb.iteration_time)) {
+    if (rm.iteration_time < rb.iteration_time) {
       // Ranked by energy or cost, a faster model-parallel plan can still rank below.
       out << ": with this cluster and batch the best model-parallel plan is faster ("
           << fixed(rb.iteration_time.value(), 3) << " s -> " << fixed(rm.iteration_time.value(), 3)
@@ -944,8 +944,9 @@ int run_search(const SearchOptions& o) {
   } else {
     std::cout << "Plans for " << io::shown_name(base.model_name, base.model_inline) << " on "
               << base.gpus << " x " << io::shown_name(base.hardware_name, base.hardware_inline)
-              << " GPUs, global batch " << base.training.global_batch << ", seq "
-              << base.training.seq_len << "; objective " << sweep::to_string(objective) << "\n";
+              << (base.gpus == 1 ? " GPU, global batch " : " GPUs, global batch ")
+              << base.training.global_batch << ", seq " << base.training.seq_len << "; objective "
+              << sweep::to_string(objective) << "\n";
     // Which memory a plan may use (report/memory.hpp): the same for every plan of the search.
     report::MemoryBreakdown reserve;
     report::apply_memory_reserve(base, reserve);

@@ -350,8 +350,8 @@ std::vector<Problem> validate(const Scenario& s) {
                 "' fp8.recipe mxfp8 (MXFP8 block scaling) needs Blackwell tensor cores, and "
                 "hardware '" +
                 s.hardware.id +
-                "' is not Blackwell; expected a per-tensor recipe there (fp8.recipe current or "
-                "delayed)",
+                "' is not Blackwell; expected a recipe it runs (fp8.recipe current, delayed or "
+                "blockwise)",
             {"/hardware", "/training/precision"});
   }
   return out;

@@ -139,6 +139,9 @@ bool is_list_key(const std::string& key) { return key == "parallel.pipeline_layo
 
 // The number of values a range object would expand to, or none where it is malformed.
 std::optional<double> range_values_count(const ordered_json& range) {
+  for (const auto& [key, value] : range.items()) {
+    if (key != "from" && key != "to" && key != "step" && key != "times") return std::nullopt;
+  }
   const auto integer = [&](const char* key) -> std::optional<std::int64_t> {
     const auto it = range.find(key);
     if (it == range.end() || !it->is_number_integer()) return std::nullopt;
@@ -151,20 +154,22 @@ std::optional<double> range_values_count(const ordered_json& range) {
   };
   const auto from = integer("from");
   const auto to = integer("to");
-  if (!from || !to || *to < *from) return std::nullopt;
-  if (const auto step = integer("step"); step && *step >= 1 && !range.contains("times")) {
-    return std::floor((static_cast<double>(*to) - static_cast<double>(*from)) /
-                      static_cast<double>(*step)) +
-           1.0;
+  if (!from || !to || *to < *from || range.contains("step") == range.contains("times")) {
+    return std::nullopt;
   }
-  if (const auto times = integer("times");
-      times && *times >= 2 && *from >= 1 && !range.contains("step")) {
-    double n = 0.0;
-    for (double v = static_cast<double>(*from); v <= static_cast<double>(*to);
-         v *= static_cast<double>(*times)) {
+  // In int64, as expand_range counts them.
+  if (const auto step = integer("step"); step && *step >= 1) {
+    std::int64_t span = 0;
+    if (__builtin_sub_overflow(*to, *from, &span)) return std::nullopt;
+    return static_cast<double>(span / *step + 1);
+  }
+  if (const auto times = integer("times"); times && *times >= 2 && *from >= 1) {
+    std::int64_t n = 0;
+    for (std::int64_t v = *from; v <= *to; v *= *times) {
       ++n;
+      if (v > std::numeric_limits<std::int64_t>::max() / *times) break;
     }
-    return n;
+    return static_cast<double>(n);
   }
   return std::nullopt;
 }
@@ -443,44 +448,43 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   // 900,000 values (5.9e29 scenarios) took 4 s to expand and check for repeated values before
   // they were refused as too many. A zip group counts once, at its longest axis (its axes must
   // be of equal length, checked below); a malformed axis or zip leaves the check to the parse.
+  // Only a spec the parse below would read up to its size check is counted: known keys, not
+  // both cluster.gpus and cluster.nodes, zip groups of axis keys each zipped once with equal
+  // lengths, well-formed ranges. Anything else keeps its own message.
   if (axes.is_object()) {
-    std::map<std::string, std::size_t> zip_of;
-    bool zips_readable = true;
-    if (spec.contains("zip") && spec["zip"].is_array()) {
-      for (std::size_t z = 0; z < spec["zip"].size(); ++z) {
-        const ordered_json& group = spec["zip"][z];
-        if (!group.is_array()) {
-          zips_readable = false;
-          break;
-        }
-        for (const auto& key : group) {
-          if (!key.is_string()) {
-            zips_readable = false;
-            break;
-          }
-          zip_of.emplace(key.get<std::string>(), z);
-        }
-      }
-    } else if (spec.contains("zip")) {
-      zips_readable = false;
-    }
-    double total = 1.0;
-    std::map<std::size_t, double> zip_length;
-    bool readable = zips_readable;
+    const std::vector<std::string>& paths = io::scenario_paths();
+    std::map<std::string, double> length;
+    bool readable = !(axes.contains("cluster.gpus") && axes.contains("cluster.nodes"));
     for (const auto& [key, axis] : axes.items()) {
       const auto n = axis_length(key, axis);
-      if (!n) {
+      if (!n || std::find(paths.begin(), paths.end(), key) == paths.end()) {
         readable = false;
         break;
       }
-      if (const auto it = zip_of.find(key); it != zip_of.end()) {
-        double& longest = zip_length[it->second];
-        longest = std::max(longest, *n);
-      } else {
-        total *= *n;
+      length[key] = *n;
+    }
+    std::map<std::string, std::size_t> zip_of;
+    std::vector<double> zip_length;
+    if (readable && spec.contains("zip")) {
+      const ordered_json& zip = spec["zip"];
+      readable = zip.is_array();
+      for (std::size_t z = 0; readable && z < zip.size(); ++z) {
+        readable = zip[z].is_array() && zip[z].size() >= 2;
+        for (std::size_t m = 0; readable && m < zip[z].size(); ++m) {
+          const ordered_json& key = zip[z][m];
+          readable = key.is_string() && length.count(key.get<std::string>()) == 1 &&
+                     zip_of.emplace(key.get<std::string>(), z).second &&
+                     length[key.get<std::string>()] ==
+                         length[zip[z][0].is_string() ? zip[z][0].get<std::string>() : ""];
+        }
+        if (readable) zip_length.push_back(length[zip[z][0].get<std::string>()]);
       }
     }
-    for (const auto& [z, n] : zip_length) total *= n;
+    double total = 1.0;
+    for (const auto& [key, n] : length) {
+      if (zip_of.count(key) == 0) total *= n;
+    }
+    for (const double n : zip_length) total *= n;
     if (readable && total > static_cast<double>(kMaxSweepSize)) {
       throw ConfigError(source, "/axes",
                         "sweep too large; expected at most " + std::to_string(kMaxSweepSize) +

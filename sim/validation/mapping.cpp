@@ -320,7 +320,9 @@ std::optional<Fp8RecipeChoice> parse_fp8_recipe(std::string_view text) {
   // block, computed online from each block's amax: Transformer Engine's Float8BlockScaling,
   // "inspired by" it (TE docs, "FP8 Blockwise Scaling"), the stack's blockwise recipe. (It was
   // priced as mxfp8, which Hopper, the H800 of the row, cannot run.)
-  if (contains(t, "fine-grained") || contains(t, "128x128") || contains(t, "1x128")) {
+  // Megatron's --fp8-recipe blockwise; Megatron-Bridge names it subchannel scaling.
+  if (contains(t, "fine-grained") || contains(t, "128x128") || contains(t, "1x128") ||
+      contains(t, "blockwise") || contains(t, "subchannel")) {
     return Fp8RecipeChoice{.recipe = "blockwise", .assumption = ""};
   }
   // The Megatron-Bridge tables name current scaling "FP8-CS" and MXFP8 "FP8-MX"; a row that
@@ -616,10 +618,11 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
   }
   if (run.memory_gb) {
     // The stated memory names the GPU too: an A100 row of 1 GB used to run as the 80GB part.
-    // Sources print capacities as marketed, in GB for the H100's 80 GiB and the B200's 180 GB
-    // alike, so either unit matches, within 10%: the B200's 192 GB physical against the
-    // profile's 180 usable is 6.7%. (An H100 NVL's 94 GB is within it of 80 GiB, 85.9 GB: its
-    // name, or its stated peak, 835 TFLOP/s, tells it from the SXM part.)
+    // Sources print capacities as marketed, "GB" for what the profiles hold in GiB (the H100's
+    // 80, the B200's 180), so either unit matches, within 10%: the B200's 192 GB physical
+    // against the profile's 180 GiB usable (193.3e9 bytes) is 0.7%. (An H100 NVL's 94 GB is within
+    // it of 80 GiB, 85.9 GB: its name, or its stated peak, 835 TFLOP/s, tells it from the SXM
+    // part.)
     const auto capacity = profile_value<std::string>(choice, "gpu", "hbm_capacity");
     const double bytes = io::parse_bytes(capacity).value();
     const auto near = [&](double unit) {
@@ -746,7 +749,8 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     reason = contains(t, "fp8") || contains(t, "float8")
                  ? "fp8 training ('" + *run.precision +
                        "') names no scaling recipe; expected current scaling (FP8-CS), MXFP8 "
-                       "(FP8-MX), delayed scaling or DeepSeek's fine-grained scaling"
+                       "(FP8-MX), delayed scaling or block scaling (DeepSeek's fine-grained, "
+                       "Megatron's blockwise)"
                  : "precision '" + *run.precision + "' not recognised; expected bf16 or fp16";
     return std::nullopt;
   }

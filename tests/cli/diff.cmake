@@ -85,7 +85,7 @@ add_test(NAME cli.diff.memory_unchanged_usable_moved COMMAND trainsim diff ${dif
 set_tests_properties(cli.diff.memory_unchanged_usable_moved PROPERTIES PASS_REGULAR_EXPRESSION
   "\n  [0-9]\\. memory per GPU unchanged \\([0-9.]+ GiB\\)\\; usable [0-9.]+ GiB -> [0-9.]+ GiB \\(capacity less the reserve\\)\n")
 # --memory-headroom applies to both sides and is checked against each side's hardware: 0.992
-# of HBM suits a B200 (179 GiB) but not an H100 (80 GiB, at most 0.9898): the line names the
+# of HBM suits a B200 (180 GiB) but not an H100 (80 GiB, at most 0.9898): the line names the
 # H100 side's file.
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_b200.json [=[
 {"hardware": "b200-dgx", "cluster": {"gpus": 128}, "model": "llama2-7b",

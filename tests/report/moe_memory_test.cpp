@@ -107,6 +107,26 @@ TEST_CASE("moe memory: experts held whole at ep = dp are not gathered again", "[
   REQUIRE(report::memory_per_gpu(two_gpus("shard_grad_op"), 0).buffers.value() ==
           Approx(2.0 * dense + 4.0 * 16'779'264.0).epsilon(1e-12));
 
+  // Under FP8 with weight copies cached across the step (2 B per weight on Hopper: the FP8
+  // weight and its transpose), full_shard keeps the copies of 2 gathered units, the dense layer
+  // twice, and of every expert the rank holds whole (they are never gathered or freed): 2 B x
+  // (2 x 16,779,264 + 3 x 25,165,824) more than in bf16, where element bytes are the same 2.
+  const auto fp8_two_gpus = [&](const char* precision) {
+    io::ScenarioDocument doc;
+    doc.json = nlohmann::json::parse(R"({
+      "hardware": "h100-dgx", "cluster": {"gpus": 2},
+      "stack": {"extends": "pytorch-2.3-fsdp", "id": "fsdp-fp8-cache",
+                "fp8": {"weight_cache_bytes_per_param": 2}},
+      "training": {"seq_len": 4096, "micro_batch": 1},
+      "parallel": {"ep": 2, "sharding": "full_shard"}})");
+    doc.json["model"] = testing::small_moe_model();
+    io::set_path(doc, "training.precision", precision, "test");
+    return report::memory_per_gpu(io::scenario_from_document(doc), 0).buffers.value();
+  };
+  REQUIRE(moe2.expert == 8 * 3'145'728);
+  REQUIRE(fp8_two_gpus("fp8") - fp8_two_gpus("bf16") ==
+          Approx(2.0 * (2.0 * 16'779'264.0 + 3.0 * 25'165'824.0)).epsilon(1e-12));
+
   // On a released model, sharding more then never needs more memory: qwen3-30b-a3b on 16 H100
   // under megatron-core, ep 16 (shard_grad_op needed 68.15 GiB against zero1's 67.65).
   const auto peak = [](const char* sharding) {

@@ -219,3 +219,28 @@ TEST_CASE("sweep spec: an inline model is named where the spec writes it", "[swe
                       Catch::StartsWith("bad-base.json: /base/model/vocab_size: expected an "
                                         "integer >= 1"));
 }
+
+TEST_CASE("sweep spec: the size is counted before ranges are expanded, zip groups once",
+          "[sweep]") {
+  // Two zipped ranges of 1,000,000 values beside a list of 1,000: 1e9 scenarios, refused from
+  // the axes' lengths (counting the zip twice would say 1e15); unexpanded, this takes no time.
+  const std::string million = R"({"from": 1, "to": 1000000, "step": 1})";
+  REQUIRE_THROWS_WITH(
+      parse(R"("axes": {"parallel.tp": )" + million + R"(, "training.seq_len": )" + million +
+            R"(, "training.global_batch": {"from": 1, "to": 1000, "step": 1}},
+            "zip": [["parallel.tp", "training.seq_len"]])"),
+      "spec.json: /axes: sweep too large; expected at most 100000000 scenarios, got 1000000000");
+  // A geometric range counts as expand_range does, in int64: 1, 2, ..., 2^62 is 63 values.
+  REQUIRE_THROWS_WITH(
+      parse(R"("axes": {"parallel.tp": {"from": 1, "to": 9223372036854775807, "times": 2},
+                        "training.seq_len": )" +
+            million + R"(, "training.global_batch": {"from": 1, "to": 1000, "step": 1}})"),
+      "spec.json: /axes: sweep too large; expected at most 100000000 scenarios, got 63000000000");
+  // A spec the parse refuses for another reason keeps that reason, however large.
+  REQUIRE_THROWS_WITH(
+      parse(R"("axes": {"parallel.tpp": )" + million + R"(, "training.seq_len": )" + million + "}"),
+      Catch::Contains("/axes/parallel.tpp: unknown scenario key 'parallel.tpp'"));
+  REQUIRE_THROWS_WITH(parse(R"("axes": {"parallel.tp": )" + million + R"(, "training.seq_len": )" +
+                            million + R"(}, "zip": [["parallel.tp", "training.seq_lenn"]])"),
+                      Catch::Contains("/zip/0/1: zip key 'training.seq_lenn' is not an axis"));
+}
