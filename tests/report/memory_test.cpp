@@ -544,6 +544,16 @@ TEST_CASE("memory: FP8 keeps bf16 state and adds the stack's FP8 weight copies",
   blackwell.stack.fp8.recipe = stack::Fp8Recipe::Mxfp8;
   CHECK(memory_per_gpu(blackwell, 0).buffers.value() ==
         Approx(b.buffers.value() + 2.0625 * 32 * 202'383'360.0).epsilon(1e-12));
+  // Block scaling (Float8BlockScaling) keeps both copies on Hopper and Blackwell, a weight with
+  // one FP32 scale per 128 x 128 block: 2 x (1 + 4 / 16384) B.
+  blackwell.stack.fp8.recipe = stack::Fp8Recipe::Blockwise;
+  auto hopper_blockwise = fp8;
+  hopper_blockwise.stack.fp8.recipe = stack::Fp8Recipe::Blockwise;
+  for (const auto* s : {&blackwell, &hopper_blockwise}) {
+    CHECK(memory_per_gpu(*s, 0).buffers.value() ==
+          Approx(b.buffers.value() + 2.0 * (1.0 + 4.0 / 16384.0) * 32 * 202'383'360.0)
+              .epsilon(1e-12));
+  }
   // --fp8-param-gather (fp8.param_gather): the 32 layers' weights live in their FP8 copies alone,
   // so their bf16 copies, 2 B x 32 x 202,383,360, leave the parameters; the embedding and the LM
   // head stay. Gradients, optimizer state and the FP8 copies are unchanged.

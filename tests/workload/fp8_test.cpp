@@ -32,7 +32,7 @@ nlohmann::json megatron_core(const std::string& recipe, double weight_cache) {
 // Two Llama-3-8B-shaped layers on one H100: hidden 4096, 32 heads and 8 KV heads of 128, SwiGLU
 // 14336; micro-batch 2 of 4096 tokens (m = 8192 rows per GEMM), two micro-batches per step.
 parallel::Scenario scenario(const std::string& precision, const std::string& recipe = "delayed",
-                            double weight_cache = 0.0) {
+                            double weight_cache = 0.0, const std::string& hardware = "h100-dgx") {
   io::ScenarioDocument doc;
   doc.source = "s.json";
   doc.json = nlohmann::json::parse(R"({
@@ -44,6 +44,7 @@ parallel::Scenario scenario(const std::string& precision, const std::string& rec
     "training": {"seq_len": 4096, "micro_batch": 2, "global_batch": 4}})");
   doc.json["training"]["precision"] = precision;
   doc.json["stack"] = megatron_core(recipe, weight_cache);
+  doc.json["hardware"] = hardware;
   return io::scenario_from_document(doc);
 }
 
@@ -106,6 +107,14 @@ TEST_CASE("fp8: each recipe's cast kernels add their bytes to the FP8 GEMMs", "[
         Approx(2.0 * (m * k + k * n / 2.0) / hbm).epsilon(1e-9));
   // The bf16-rate kernels pay no cast.
   CHECK(seconds(current, "lm_head") == seconds(delayed, "lm_head"));
+  // mxfp8 runs on Blackwell only: on a B200 it adds the same 1.0625 B per element over delayed,
+  // at the B200's memory rate.
+  const parallel::Scenario b200 = scenario("fp8", "delayed", 0.0, "b200-dgx");
+  const double hbm_b200 =
+      b200.hardware.gpu.hbm_bandwidth.value() * b200.hardware.gpu.memory_efficiency;
+  CHECK(seconds(build(scenario("fp8", "mxfp8", 0.0, "b200-dgx")), "qkv_proj") -
+            seconds(build(b200), "qkv_proj") ==
+        Approx(1.0625 * (m * k + k * n) / hbm_b200).epsilon(1e-9));
 }
 
 TEST_CASE("fp8: MFU against the FP8 and the bf16 peaks with mixed GEMMs", "[report][fp8]") {
