@@ -383,20 +383,19 @@ void write_table(std::ostream& out, const sweep::SearchResult& result, int top, 
     const parallel::Scenario& s = result.ranked[i].scenario;
     const report::Report& r = *result.ranked[i].evaluation.report;
     const parallel::ParallelPlan& p = s.parallel;
-    const auto integer = [](std::int64_t v) { return std::to_string(v); };
     const std::string schedule =
         p.pp == 1 ? "-"
                   : std::string(parallel::to_string(p.schedule)) +
                         (p.virtual_stages > 1 ? " v" + std::to_string(p.virtual_stages) : "");
     rows.push_back({std::to_string(i + 1),
-                    integer(p.tp),
-                    integer(p.pp),
-                    integer(p.cp),
-                    integer(p.dp),
-                    integer(p.ep),
+                    std::to_string(p.tp),
+                    std::to_string(p.pp),
+                    std::to_string(p.cp),
+                    std::to_string(p.dp),
+                    std::to_string(p.ep),
                     schedule,
                     p.sequence_parallel ? "on" : "-",
-                    integer(s.training.micro_batch),
+                    std::to_string(s.training.micro_batch),
                     parallel::to_string(p.sharding),
                     parallel::to_string(p.recompute),
                     cell("%.0f", r.tokens_per_s),

@@ -61,7 +61,6 @@ matplotlib.rcdefaults()
 matplotlib.use("Agg")
 data_path, out_path = sys.argv[1], sys.argv[2]
 # The image goes to a temporary name first, so the format comes from the final name.
-out_format = sys.argv[3] if len(sys.argv) > 3 else None
 with open(data_path, encoding="utf-8") as f:
     data = json.load(f)
 rows = [r for r in data["rows"] if r["status"] == "compared"]
@@ -124,7 +123,7 @@ one = len(metrics) == 1
 fig.suptitle("trainsim validate: predicted against measured" + ("\n" if one else " ") +
              "(dashed: +-10 %)")
 fig.tight_layout(rect=(0, 0.12, 1, 0.90 if one else 0.95))
-fig.savefig(out_path, format=out_format, dpi=120, metadata={"Software": None})
+fig.savefig(out_path, format="png", dpi=120, metadata={"Software": None})
 )PY";
 
 // A path quoted for /bin/sh.
@@ -178,7 +177,7 @@ void draw_plot(const nlohmann::json& data, const std::string& out_path) {
   // runs draw the same bytes.
   const std::string command = "python3 " + shell_quote(script.string()) + " " +
                               shell_quote(json.string()) + " " +
-                              shell_quote(image.temporary_path()) + " png >/dev/null 2>&1";
+                              shell_quote(image.temporary_path()) + " >/dev/null 2>&1";
   if (std::system(command.c_str()) != 0) {
     throw ConfigError("--plot " + out_path, "",
                       "python3 could not draw the plot; expected a writable PNG path");
@@ -288,10 +287,9 @@ void write_scenarios(const ScenarioFiles& files, const std::string& dir) {
 }
 
 // The plot is a PNG, and a path with an extension must say so: the format followed the
-// extension, so
-// '--plot out.pdf' wrote a PDF stamped with its creation time (two runs differed) and '.svg' or
-// '.jpg' failed only after the table was printed, with a message blaming the path's
-// writability.
+// extension, so '--plot out.pdf' wrote a PDF stamped with its creation time (two runs differed)
+// and '.svg' or '.jpg' failed only after the table was printed, with a message blaming the
+// path's writability.
 void check_plot_path(const std::string& path) {
   if (path.empty()) return;
   std::string extension = std::filesystem::path(path).extension().string();

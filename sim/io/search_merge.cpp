@@ -447,7 +447,7 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
   }
   if (first.doc->contains("memory_per_gpu")) {
     // As search writes it, whatever tool rewrote the shard: its fraction a double (0.0 where jq
-    // writes 0), its byte counts integers.
+    // writes 0).
     Json memory = sorted((*first.doc)["memory_per_gpu"]);
     if (memory.is_object() && memory.contains("headroom_fraction") &&
         memory["headroom_fraction"].is_number()) {

@@ -1,7 +1,6 @@
 #include "sim/sweep/sweep_spec.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -48,7 +47,10 @@ std::int64_t range_integer(const ordered_json& range, const std::string& key,
   return it->get<std::int64_t>();
 }
 
-// Expands a range object into its values. Ranges are capped at 1,000,000 values.
+// The most values one range object may expand to.
+constexpr std::int64_t kMaxRangeValues = 1'000'000;
+
+// Expands a range object into its values. Ranges are capped at kMaxRangeValues values.
 void expand_range(const ordered_json& range, const std::string& source, const std::string& pointer,
                   std::vector<nlohmann::json>& out) {
   for (const auto& [key, value] : range.items()) {
@@ -74,7 +76,6 @@ void expand_range(const ordered_json& range, const std::string& source, const st
                       "range ends before it starts; expected to >= from (" + std::to_string(from) +
                           "), got " + std::to_string(to));
   }
-  constexpr std::size_t kMaxRange = 1'000'000;
   if (has_step) {
     const std::int64_t step = range_integer(range, "step", source, pointer);
     if (step < 1) {
@@ -84,8 +85,7 @@ void expand_range(const ordered_json& range, const std::string& source, const st
     }
     // to - from overflows for from = -2^63, to = 2^63 - 1: such a range is too long anyway.
     std::int64_t span = 0;
-    if (__builtin_sub_overflow(to, from, &span) ||
-        span / step >= static_cast<std::int64_t>(kMaxRange)) {
+    if (__builtin_sub_overflow(to, from, &span) || span / step >= kMaxRangeValues) {
       throw ConfigError(source, pointer, "range too long; expected at most 1000000 values");
     }
     for (std::int64_t v = from; v <= to; v += step) {
@@ -178,7 +178,7 @@ std::optional<double> range_values_count(const ordered_json& range) {
 // anything malformed or longer than expand_range allows (it names the problem).
 std::optional<double> range_length(const ordered_json& range) {
   const auto length = range_values_count(range);
-  if (!length || *length > 1'000'000.0) return std::nullopt;
+  if (!length || *length > static_cast<double>(kMaxRangeValues)) return std::nullopt;
   return length;
 }
 
@@ -200,6 +200,52 @@ std::optional<double> axis_length(const std::string& key, const ordered_json& ax
   }
   if (axis.is_object()) return item(axis);
   return std::nullopt;
+}
+
+// The refusal of a sweep of `total` scenarios, above kMaxSweepSize.
+[[noreturn]] void sweep_too_large(const std::string& source, double total) {
+  throw ConfigError(source, "/axes",
+                    "sweep too large; expected at most " + std::to_string(kMaxSweepSize) +
+                        " scenarios, got " + scenario_count(total));
+}
+
+// Refuses a sweep too large from its axes' lengths, before any range is expanded: five ranges
+// of 900,000 values (5.9e29 scenarios) took 4 s to expand and check for repeated values before
+// they were refused as too many. Only a spec that parse_sweep_spec would read up to its own size
+// check is counted (known keys, not both cluster.gpus and cluster.nodes, zip groups of axis keys
+// each zipped once with equal lengths, well-formed ranges); anything else keeps its own message.
+// A zip group counts once.
+void refuse_oversized_axes(const ordered_json& spec, const ordered_json& axes,
+                           const std::string& source) {
+  const std::vector<std::string>& paths = io::scenario_paths();
+  if (axes.contains("cluster.gpus") && axes.contains("cluster.nodes")) return;
+  std::map<std::string, double> length;
+  for (const auto& [key, axis] : axes.items()) {
+    const auto n = axis_length(key, axis);
+    if (!n || std::find(paths.begin(), paths.end(), key) == paths.end()) return;
+    length[key] = *n;
+  }
+  std::set<std::string> zipped;
+  double total = 1.0;
+  if (spec.contains("zip")) {
+    const ordered_json& zip = spec["zip"];
+    if (!zip.is_array()) return;
+    for (const ordered_json& group : zip) {
+      if (!group.is_array() || group.size() < 2) return;
+      for (const ordered_json& key : group) {
+        if (!key.is_string() || length.count(key.get<std::string>()) == 0 ||
+            !zipped.insert(key.get<std::string>()).second ||
+            length[key.get<std::string>()] != length[group[0].get<std::string>()]) {
+          return;
+        }
+      }
+      total *= length[group[0].get<std::string>()];
+    }
+  }
+  for (const auto& [key, n] : length) {
+    if (zipped.count(key) == 0) total *= n;
+  }
+  if (total > static_cast<double>(kMaxSweepSize)) sweep_too_large(source, total);
 }
 
 // The values of axis `key`, and in `where` the spec pointer each was written at (a range's
@@ -444,53 +490,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
                       "got " +
                           describe(axes));
   }
-  // The sweep's size from the axes' lengths, before any range is expanded: five ranges of
-  // 900,000 values (5.9e29 scenarios) took 4 s to expand and check for repeated values before
-  // they were refused as too many. A zip group counts once, at its longest axis (its axes must
-  // be of equal length, checked below); a malformed axis or zip leaves the check to the parse.
-  // Only a spec the parse below would read up to its size check is counted: known keys, not
-  // both cluster.gpus and cluster.nodes, zip groups of axis keys each zipped once with equal
-  // lengths, well-formed ranges. Anything else keeps its own message.
-  if (axes.is_object()) {
-    const std::vector<std::string>& paths = io::scenario_paths();
-    std::map<std::string, double> length;
-    bool readable = !(axes.contains("cluster.gpus") && axes.contains("cluster.nodes"));
-    for (const auto& [key, axis] : axes.items()) {
-      const auto n = axis_length(key, axis);
-      if (!n || std::find(paths.begin(), paths.end(), key) == paths.end()) {
-        readable = false;
-        break;
-      }
-      length[key] = *n;
-    }
-    std::map<std::string, std::size_t> zip_of;
-    std::vector<double> zip_length;
-    if (readable && spec.contains("zip")) {
-      const ordered_json& zip = spec["zip"];
-      readable = zip.is_array();
-      for (std::size_t z = 0; readable && z < zip.size(); ++z) {
-        readable = zip[z].is_array() && zip[z].size() >= 2;
-        for (std::size_t m = 0; readable && m < zip[z].size(); ++m) {
-          const ordered_json& key = zip[z][m];
-          readable = key.is_string() && length.count(key.get<std::string>()) == 1 &&
-                     zip_of.emplace(key.get<std::string>(), z).second &&
-                     length[key.get<std::string>()] ==
-                         length[zip[z][0].is_string() ? zip[z][0].get<std::string>() : ""];
-        }
-        if (readable) zip_length.push_back(length[zip[z][0].get<std::string>()]);
-      }
-    }
-    double total = 1.0;
-    for (const auto& [key, n] : length) {
-      if (zip_of.count(key) == 0) total *= n;
-    }
-    for (const double n : zip_length) total *= n;
-    if (readable && total > static_cast<double>(kMaxSweepSize)) {
-      throw ConfigError(source, "/axes",
-                        "sweep too large; expected at most " + std::to_string(kMaxSweepSize) +
-                            " scenarios, got " + scenario_count(total));
-    }
-  }
+  refuse_oversized_axes(spec, axes, source);
 
   const std::vector<std::string>& known = io::scenario_paths();
   std::vector<std::vector<nlohmann::json>> lists;
@@ -608,11 +608,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   // Sorted keys: out.keys stays in written order; groups hold zipped keys in zip order.
   double total = 1;
   for (const AxisGroup& g : out.groups) total *= static_cast<double>(g.size());
-  if (total > static_cast<double>(kMaxSweepSize)) {
-    throw ConfigError(source, "/axes",
-                      "sweep too large; expected at most " + std::to_string(kMaxSweepSize) +
-                          " scenarios, got " + scenario_count(total));
-  }
+  if (total > static_cast<double>(kMaxSweepSize)) sweep_too_large(source, total);
 
   // Check every axis value once against the first scenario (types, units, names), so bad input
   // fails before anything is simulated and whatever the shard.
