@@ -90,6 +90,34 @@ constexpr std::array<std::string_view, 15> kHfMoeIgnoredKeys = {
     "initial_context_length",
 };
 
+// Keys of one family's configuration class only, accepted and noted: what each adds to a
+// training step when set (not null), for the note's "not counted" part, or nothing. In another
+// family's config they stay unknown, as that family's code does not read them.
+//  - OlmoConfig clip_qkv (olmo/modeling_olmo.py: q, k and v clamped to +-clip_qkv when set).
+//  - GraniteConfig (granite/modeling_granite.py): attention_multiplier is the score scale in
+//    place of 1/sqrt(head_dim); embedding_multiplier scales the embeddings, residual_multiplier
+//    each of a layer's two residual branches, logits_scaling divides the logits.
+//  - Gemma2Config (gemma2/modeling_gemma2.py): query_pre_attn_scalar sets the score scale
+//    (its inverse square root); attn_logit_softcapping and final_logit_softcapping cap the
+//    attention scores and the logits with a tanh; cache_implementation is the inference cache.
+struct HfFamilyKey {
+  std::string_view model_type;
+  std::string_view key;
+  bool nullable;          // null means the feature is off
+  std::string_view cost;  // what a value adds, or empty
+};
+constexpr std::array<HfFamilyKey, 9> kHfFamilyKeys = {{
+    {"olmo", "clip_qkv", true, "a clamp of Q, K and V in each layer"},
+    {"granite", "attention_multiplier", false, ""},
+    {"granite", "embedding_multiplier", false, "a scaling of the embeddings"},
+    {"granite", "residual_multiplier", false, "a scaling of both residual branches of each layer"},
+    {"granite", "logits_scaling", false, "a division of the logits"},
+    {"gemma2", "query_pre_attn_scalar", false, ""},
+    {"gemma2", "attn_logit_softcapping", true, "a tanh on the attention scores in each layer"},
+    {"gemma2", "final_logit_softcapping", true, "a tanh on the logits"},
+    {"gemma2", "cache_implementation", true, ""},
+}};
+
 // The keys that say how many routed experts a Hugging Face config has, by family: Mixtral and
 // GPT-OSS (num_local_experts), Qwen2-MoE and Qwen3-MoE (num_experts), DeepSeek-V2/V3
 // (n_routed_experts).
@@ -769,11 +797,13 @@ ModelSpec from_hugging_face(ObjectReader& r) {
       nullable_integer(r, "num_key_value_heads", model::kMaxHeads).value_or(m.num_heads);
   // LlamaConfig: head_dim None means hidden_size // num_attention_heads; an explicit one
   // (Gemma: 256 with hidden 2048 and 8 heads) sets the width of Q, K, V and O.
-  // Absent, Gemma's and GPT-OSS's classes give head_dim a default of their own (GemmaConfig
-  // and Gemma2Config 256, GptOssConfig 64; configuration_*.py), not hidden_size /
-  // num_attention_heads.
+  // Absent, Gemma's, GPT-OSS's and Qwen3's classes give head_dim a default of their own
+  // (GemmaConfig and Gemma2Config 256, GptOssConfig 64, Qwen3Config 128; configuration_*.py),
+  // not hidden_size / num_attention_heads. Qwen3MoeConfig declares none, and its attention
+  // reads getattr(config, "head_dim", hidden_size // num_attention_heads).
   const std::int64_t default_head_dim = model_type == "gemma" || model_type == "gemma2" ? 256
                                         : model_type == "gpt_oss"                       ? 64
+                                        : model_type == "qwen3"                         ? 128
                                                                                         : 0;
   std::optional<std::int64_t> head_dim = nullable_integer(r, "head_dim", model::kMaxHeadDim);
   if (!r.has("head_dim") && default_head_dim > 0) head_dim = default_head_dim;
@@ -957,6 +987,29 @@ ModelSpec from_hugging_face(ObjectReader& r) {
       continue;
     }
     ignored.emplace_back(key);
+  }
+  for (const HfFamilyKey& f : kHfFamilyKeys) {
+    const std::string key(f.key);
+    if (f.model_type != model_type || !r.has(key)) continue;
+    const nlohmann::json& v = r.raw(key);
+    if (v.is_null() && f.nullable) {
+      ignored.push_back(key);
+      continue;
+    }
+    if (f.key == "cache_implementation") {
+      if (!v.is_string()) throw r.error(key, "expected a name or null, got " + describe_json(v));
+      ignored.push_back(key);
+      continue;
+    }
+    if (!(v.is_number() && v.get<double>() > 0.0)) {
+      throw r.error(key, std::string("expected a number > 0") + (f.nullable ? " or null" : "") +
+                             ", got " + describe_json(v));
+    }
+    if (f.cost.empty()) {
+      ignored.push_back(key);
+    } else {
+      uncounted.push_back(key + " " + v.dump() + " (" + std::string(f.cost) + ")");
+    }
   }
   if (model::has_mla(m)) {
     // DeepseekV3Config sets head_dim = qk_rope_head_dim (the rotary part), and saved configs may

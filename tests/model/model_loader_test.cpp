@@ -432,6 +432,125 @@ TEST_CASE("model_loader: Gemma's hidden_activation is read, other families' refu
                       Catch::Contains("llama.json: /hidden_activation: unknown key"));
 }
 
+TEST_CASE("model_loader: OLMo, Granite and Gemma 2 configs load with their class's own keys",
+          "[model][io]") {
+  NoteCapture notes;
+  SECTION("OLMo: clip_qkv (null in allenai/OLMo-7B-hf, 8.0 in OLMo-7B-0424-hf)") {
+    // allenai/OLMo-7B-hf's config.json. It was refused for /clip_qkv: unknown key.
+    // 32 x (4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096) + 2 x 50304 x 4096 + 4096
+    // = 32 x 202,383,360 + 412,090,368 + 4,096 = 6,888,361,984 (published: 6.89B).
+    std::string olmo = R"({"architectures": ["OlmoForCausalLM"], "attention_bias": false,
+        "attention_dropout": 0.0, "bos_token_id": null, "clip_qkv": null, "eos_token_id": 50279,
+        "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+        "intermediate_size": 11008, "max_position_embeddings": 2048, "model_type": "olmo",
+        "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32,
+        "pad_token_id": 1, "pretraining_tp": 1, "rope_scaling": null, "rope_theta": 10000.0,
+        "tie_word_embeddings": false, "torch_dtype": "float32", "use_cache": true,
+        "vocab_size": 50304})";
+    REQUIRE(num_parameters(load_model_from_string(olmo, "olmo-null.json")) == 6'888'361'984);
+    REQUIRE(notes.lines.size() == 1);
+    CHECK_THAT(notes.lines.back(),
+               Catch::Contains(", clip_qkv, ") && !Catch::Contains("not counted"));
+    const std::string clip = R"("clip_qkv": null)";
+    std::string clamped = olmo;
+    clamped.replace(clamped.find(clip), clip.size(), R"("clip_qkv": 8.0)");
+    REQUIRE(num_parameters(load_model_from_string(clamped, "olmo-clip.json")) == 6'888'361'984);
+    CHECK_THAT(notes.lines.back(),
+               Catch::Contains("not counted (would add cost): clip_qkv 8.0 (a clamp of Q, K and "
+                               "V in each layer)"));
+    std::string negative = olmo;
+    negative.replace(negative.find(clip), clip.size(), R"("clip_qkv": -1)");
+    REQUIRE_THROWS_WITH(load_model_from_string(negative, "olmo-neg.json"),
+                        "olmo-neg.json: /clip_qkv: expected a number > 0 or null, got -1");
+    // Not a Llama key: LlamaAttention clamps nothing.
+    std::string llama = olmo;
+    llama.replace(llama.find(R"("model_type": "olmo")"), 20, R"("model_type": "llama")");
+    REQUIRE_THROWS_WITH(load_model_from_string(llama, "olmo-llama.json"),
+                        Catch::Contains("olmo-llama.json: /clip_qkv: unknown key"));
+  }
+  SECTION("Granite: the four multipliers of ibm-granite/granite-3.0-8b-base") {
+    // q and o 4096 x 4096, k and v 4096 x 1024 (8 KV heads of 128), MLP 3 x 4096 x 12800, two
+    // norms: 199,237,632 per layer; x 40 + the tied 49155 x 4096 embedding + the final norm
+    // = 7,969,505,280 + 201,338,880 + 4,096 = 8,170,848,256 (published: 8.17B).
+    const std::string granite = R"({"architectures": ["GraniteForCausalLM"],
+        "attention_bias": false, "attention_dropout": 0.1, "attention_multiplier": 0.0078125,
+        "bos_token_id": 0, "embedding_multiplier": 12.0, "eos_token_id": 0, "hidden_act": "silu",
+        "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 12800,
+        "logits_scaling": 16.0, "max_position_embeddings": 4096, "mlp_bias": false,
+        "model_type": "granite", "num_attention_heads": 32, "num_hidden_layers": 40,
+        "num_key_value_heads": 8, "pad_token_id": 0, "residual_multiplier": 0.22,
+        "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 10000.0,
+        "tie_word_embeddings": true, "torch_dtype": "bfloat16", "use_cache": true,
+        "vocab_size": 49155})";
+    REQUIRE(num_parameters(load_model_from_string(granite, "granite.json")) == 8'170'848'256);
+    REQUIRE(notes.lines.size() == 1);
+    // attention_multiplier replaces 1/sqrt(head_dim) as the score scale: no work added.
+    CHECK_THAT(
+        notes.lines.back(),
+        Catch::Contains("ignored (no effect on cost): architectures, attention_multiplier,") &&
+            Catch::Contains("not counted (would add cost): attention_dropout 0.1 (a "
+                            "dropout mask per layer), embedding_multiplier 12.0 (a scaling "
+                            "of the embeddings), logits_scaling 16.0 (a division of the "
+                            "logits), residual_multiplier 0.22 (a scaling of both "
+                            "residual branches of each layer)"));
+    std::string zero = granite;
+    const std::string scaling = R"("logits_scaling": 16.0)";
+    zero.replace(zero.find(scaling), scaling.size(), R"("logits_scaling": 0)");
+    REQUIRE_THROWS_WITH(load_model_from_string(zero, "granite-zero.json"),
+                        "granite-zero.json: /logits_scaling: expected a number > 0, got 0");
+  }
+  SECTION("Gemma 2: softcapping, the score scalar and the inference cache") {
+    // google/gemma-2-2b's config.json with "sliding_window": null (its alternating windows are
+    // refused, docs/models.md). q 2304 x (8 x 256), k and v 2304 x (4 x 256) each, o (8 x 256)
+    // x 2304: 3 x 4,718,592; MLP 3 x 2304 x 9216; two norms:
+    // 77,861,376 per layer; x 26 + the tied 256000 x 2304 embedding + the final norm
+    // = 2,024,395,776 + 589,824,000 + 2,304 = 2,614,222,080 (published 2,614,341,888: Gemma 2's
+    // two extra norms per layer, 26 x 2 x 2304, are left out).
+    const std::string gemma2 = R"({"architectures": ["Gemma2ForCausalLM"],
+        "attention_bias": false, "attention_dropout": 0.0, "attn_logit_softcapping": 50.0,
+        "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": [1, 107],
+        "final_logit_softcapping": 30.0, "head_dim": 256, "hidden_act": "gelu_pytorch_tanh",
+        "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 2304,
+        "initializer_range": 0.02, "intermediate_size": 9216, "max_position_embeddings": 8192,
+        "model_type": "gemma2", "num_attention_heads": 8, "num_hidden_layers": 26,
+        "num_key_value_heads": 4, "pad_token_id": 0, "query_pre_attn_scalar": 256,
+        "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "sliding_window": null,
+        "torch_dtype": "float32", "use_cache": true, "vocab_size": 256000})";
+    REQUIRE(num_parameters(load_model_from_string(gemma2, "gemma2.json")) == 2'614'222'080);
+    REQUIRE(notes.lines.size() == 1);
+    CHECK_THAT(notes.lines.back(),
+               Catch::Contains(", cache_implementation, ") &&
+                   Catch::Contains(", query_pre_attn_scalar, ") &&
+                   Catch::Contains("not counted (would add cost): attn_logit_softcapping 50.0 (a "
+                                   "tanh on the attention scores in each layer), "
+                                   "final_logit_softcapping 30.0 (a tanh on the logits)"));
+    std::string bad = gemma2;
+    const std::string cache = R"("cache_implementation": "hybrid")";
+    bad.replace(bad.find(cache), cache.size(), R"("cache_implementation": 3)");
+    REQUIRE_THROWS_WITH(load_model_from_string(bad, "gemma2-cache.json"),
+                        "gemma2-cache.json: /cache_implementation: expected a name or null, got 3");
+  }
+}
+
+TEST_CASE("model_loader: Qwen3's head_dim defaults to Qwen3Config's 128", "[model][io]") {
+  // Qwen/Qwen3-0.6B's config.json: hidden 1024 and 16 heads of 128 (2048 wide, not 1024).
+  // Qwen3Config declares head_dim: int = 128 (transformers/models/qwen3/configuration_qwen3.py),
+  // so a config without the key has heads of 128, not hidden / heads = 64: the counts agree.
+  const std::string with = R"({"architectures": ["Qwen3ForCausalLM"], "attention_bias": false,
+      "head_dim": 128, "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 3072,
+      "model_type": "qwen3", "num_attention_heads": 16, "num_hidden_layers": 28,
+      "num_key_value_heads": 8, "sliding_window": null, "tie_word_embeddings": true,
+      "use_sliding_window": false, "vocab_size": 151936})";
+  std::string without = with;
+  const std::string key = R"("head_dim": 128, )";
+  without.erase(without.find(key), key.size());
+  // 28 x (1024 x 2048 x 2 + 1024 x 1024 x 2 + 3 x 1024 x 3072 + 2 x 1024) + 151936 x 1024 + 1024
+  // = 28 x 15,730,688 + 155,582,464 + 1,024 = 596,042,752 (published 596,049,920 with
+  // Qwen3's Q/K norms, 28 x 2 x 128, which docs/models.md leaves out).
+  REQUIRE(num_parameters(load_model_from_string(with, "qwen3-hd.json")) == 596'042'752);
+  REQUIRE(num_parameters(load_model_from_string(without, "qwen3-nohd.json")) == 596'042'752);
+}
+
 TEST_CASE("model_loader: a config.json of another family is refused by its model_type",
           "[model][io]") {
   // openai-community/gpt2's keys (n_layer, n_embd, n_head): no num_hidden_layers or
