@@ -3,6 +3,7 @@
 // docs/calibration.md: every healthy log within 15% per size from 1 MiB and 10% on average.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -98,6 +99,76 @@ TEST_CASE("calibration: a reported-problem log fitted on purpose fits badly",
     }
   }
   REQUIRE(worst > 0.5);
+}
+
+TEST_CASE("calibration: the example document of docs/calibration-measurements.md fits",
+          "[calibrate][validation]") {
+  // The example (one record in every array) read from the page itself and fitted on h100-dgx,
+  // its log beside it as the page names it. It was refused: a ring all-reduce at 449 busbw GB/s
+  // on 2 nodes of 400 GB/s NICs, and the NVLS-tree log declared ring.
+  std::ifstream page(std::string(TRAINSIM_SOURCE_DIR) + "/docs/calibration-measurements.md");
+  std::stringstream text;
+  text << page.rdbuf();
+  const std::string md = text.str();
+  const std::size_t begin = md.find("```json\n");
+  REQUIRE(begin != std::string::npos);
+  const std::size_t end = md.find("```", begin + 8);
+  REQUIRE(end != std::string::npos);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "trainsim-calibration-doc-example";
+  std::filesystem::create_directories(dir / "nccl_tests");
+  std::filesystem::copy_file(calibration_file("nccl_tests/h100-ndr-2node-all_reduce-ring.txt"),
+                             dir / "nccl_tests" / "h100-ndr-2node-all_reduce-ring.txt",
+                             std::filesystem::copy_options::overwrite_existing);
+  {
+    std::ofstream out(dir / "example.json");
+    out << md.substr(begin + 8, end - begin - 8);
+  }
+  const auto in = io::read_calibration_inputs({(dir / "example.json").string()}, false);
+  std::filesystem::remove_all(dir);
+  const FitResult r = fit(io::load_hardware("h100-dgx"), in.points, options());
+  // 14 log rows from 1 MiB and one point of each other kind.
+  REQUIRE(r.residuals.size() == 14 + 7);
+  for (const auto& p : r.residuals) {
+    INFO(p.origin.label << " " << p.what);
+    REQUIRE(std::abs(p.error()) < 0.15);
+  }
+}
+
+TEST_CASE("calibration: a fit from the base's values wins where it ends lower",
+          "[calibrate][validation]") {
+  // The forced-ring 2-node log of nccl-tests#309 alone, declared ring/Simple, on h100-dgx (whose
+  // ring terms a joint fit of several logs set): 6.0% mean error before. The fit from the
+  // documented start values alone ended at 18.7% (its latency offset past LL's floor, where the
+  // points no longer move it, and the fill at its bound); the fit from h100-dgx's own values
+  // ends at 3.7%, a cost 0.0147 against 0.0827, and is kept.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "trainsim-calibration-two-starts";
+  std::filesystem::create_directories(dir);
+  const std::string doc = (dir / "ring.json").string();
+  {
+    std::ofstream out(doc);
+    out << R"({"schema": "trainsim-measurements", "schema_version": 1,
+               "environment": {"device": "NVIDIA H100 80GB HBM3"},
+               "nccl_tests": [{"file": ")"
+        << calibration_file("nccl_tests/h100-ndr-2node-all_reduce-ring.txt")
+        << R"(", "op": "all_reduce", "ranks": 16, "nodes": 2, "algorithm": "ring",
+               "protocol": "Simple"}]})";
+  }
+  const auto in = io::read_calibration_inputs({doc}, false);
+  const FitResult r = fit(io::load_hardware("h100-dgx"), in.points, options());
+  std::filesystem::remove_all(dir);
+  REQUIRE(r.residuals.size() == 14);
+  double before = 0.0;
+  double after = 0.0;
+  for (const auto& p : r.residuals) {
+    before += std::abs(p.error_before()) / 14.0;
+    after += std::abs(p.error()) / 14.0;
+  }
+  INFO("mean error before " << before << ", after " << after);
+  CHECK(before == Approx(0.060).margin(0.001));
+  REQUIRE(after < 0.045);
+  REQUIRE(r.converged);
 }
 
 TEST_CASE("calibration: the 128-node log, never fitted, follows the tuned cluster's profile",

@@ -66,7 +66,7 @@ struct FitResult {
   hardware::HardwareSpec fitted;
   std::vector<FittedValue> values;       // in parameters() order
   std::vector<PointResidual> residuals;  // in the order of the measurement set
-  int iterations = 0;
+  int iterations = 0;                    // solver steps, at most 200 (the start not counted)
   bool converged = false;
 };
 
