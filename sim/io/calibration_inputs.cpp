@@ -244,6 +244,21 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
   return out;
 }
 
+namespace {
+
+// Whether two logs print the same rows: every size, count, type, operation, root and time, out
+// of place and in place.
+bool same_table(const std::vector<calibrate::NcclTestsRow>& a,
+                const std::vector<calibrate::NcclTestsRow>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.size == y.size && x.count == y.count && x.type == y.type && x.redop == y.redop &&
+           x.root == y.root && x.time_out_of_place == y.time_out_of_place &&
+           x.time_in_place == y.time_in_place;
+  });
+}
+
+}  // namespace
+
 CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
                                           bool include_problem_logs) {
   CalibrationInputs in;
@@ -266,6 +281,7 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
   std::vector<std::string> logs_read;
   std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>>
       log_contents;  // (path, (size, hash))
+  std::vector<std::pair<std::string, std::vector<calibrate::NcclTestsRow>>> tables;  // (path, rows)
   auto add_log = [&](const calibrate::LogReference& ref) {
     for (const std::string& earlier : logs_read) {
       std::error_code ec;
@@ -314,6 +330,19 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
       }
       throw;
     }
+    // The same table in other bytes (line endings, MPI's chatter, the footer cut off) is the
+    // same run too: two runs do not print one time for every size, in both columns.
+    for (const auto& [earlier, rows] : tables) {
+      if (!log.rows.empty() && same_table(rows, log.rows)) {
+        const std::string problem = "the nccl-tests log " + ref.path + " has the same table as " +
+                                    earlier +
+                                    " (every size and time); expected each run once, or its "
+                                    "points count twice";
+        if (ref.origin.source.empty()) throw ConfigError(ref.path, "", problem);
+        throw ConfigError(ref.origin.source, ref.origin.label + "/file", problem);
+      }
+    }
+    tables.emplace_back(ref.path, log.rows);
     // Every GPU its rank lines name, each once (a log of a mixed cluster names several).
     std::vector<std::string> named;
     for (const auto& device : log.devices) {

@@ -137,6 +137,17 @@ endfunction()
 a100_log_document(log_copies "{\"file\": \"log_copy_a.txt\"}, {\"file\": \"log_copy_b.txt\"}")
 trainsim_bad_input(calibrate log_copies "log_copies.json: /nccl_tests/1/file: the nccl-tests log [^\n]*log_copy_b.txt has the same content as [^\n]*log_copy_a.txt"
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copies.json)
+# The same run in other bytes (CRLF line endings, the footer cut off) is refused too: the two
+# tables print the same time for every size. It was fitted twice without a word.
+file(READ ${CALIBRATION_DIR}/nccl_tests/a100-1node-all_reduce.txt a100_log_text)
+string(REPLACE "\n" "\r\n" a100_log_crlf "${a100_log_text}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_copy_crlf.txt "${a100_log_crlf}")
+string(REGEX REPLACE "# Out of bounds[^\n]*\n.*$" "" a100_log_cut "${a100_log_text}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_copy_cut.txt "${a100_log_cut}")
+trainsim_bad_input(calibrate log_copy_crlf "log_copy_crlf.txt: the nccl-tests log [^\n]*log_copy_crlf.txt has the same table as [^\n]*log_copy_a.txt \\(every size and time\\)"
+  --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt ${CMAKE_CURRENT_BINARY_DIR}/log_copy_crlf.txt)
+trainsim_bad_input(calibrate log_copy_cut "log_copy_cut.txt: the nccl-tests log [^\n]*log_copy_cut.txt has the same table as [^\n]*log_copy_a.txt"
+  --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt ${CMAKE_CURRENT_BINARY_DIR}/log_copy_cut.txt)
 # -o may not replace a log a document names (those on the command line were already guarded).
 a100_log_document(log_named "{\"file\": \"log_copy_a.txt\"}")
 trainsim_bad_input(calibrate output_is_named_log "command line \\(-o\\)[^\n]*log_copy_a.txt"
