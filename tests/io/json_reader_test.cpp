@@ -153,4 +153,8 @@ TEST_CASE("spellcheck: closest candidate within a third of the word", "[io]") {
   // Among truncations the shortest completion: 'llama2-7' is one letter short of 'llama2-7b'.
   REQUIRE(closest("llama2-7", {"llama2-70b", "llama2-7b"}) == std::optional<std::string>("llama2-7b"));
   REQUIRE(edit_distance("kitten", "sitting") == 3);
+  // The same letters in another case first: 'BF16' is two edits from both 'fp16' and 'bf16',
+  // and was answered 'fp16' (the first of the two in the list).
+  REQUIRE(closest("BF16", {"fp32", "fp16", "bf16", "fp8"}) == std::optional<std::string>("bf16"));
+  REQUIRE(closest("H100-DGX", {"a100-dgx", "h100-dgx"}) == std::optional<std::string>("h100-dgx"));
 }
