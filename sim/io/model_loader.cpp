@@ -66,6 +66,14 @@ constexpr std::array<std::string_view, 24> kHfIgnoredKeys = {
 constexpr std::array<std::string_view, 4> kHfQwenWindowTypes = {"qwen2", "qwen3", "qwen2_moe",
                                                                 "qwen3_moe"};
 
+// Families whose attention applies sliding_window (transformers: modeling_mistral.py,
+// modeling_mixtral.py, modeling_qwen2.py, modeling_qwen3.py and their MoE variants,
+// modeling_gemma2.py, modeling_gpt_oss.py pass the window to their attention or build a
+// sliding-window mask). Llama, Gemma, OLMo, OLMo 2, Granite and DeepSeek build a causal mask
+// only (create_causal_mask), whatever the config holds.
+constexpr std::array<std::string_view, 8> kHfWindowTypes = {
+    "mistral", "mixtral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "gemma2", "gpt_oss"};
+
 // Routing and checkpoint keys of mixture-of-experts configs that do not change the cost of
 // training, accepted and noted like kHfIgnoredKeys: how the router picks and weighs its experts
 // (which experts, not how many: normalisation, scaling, group-limited selection, the score
@@ -884,10 +892,16 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   const std::int64_t default_window = model_type == "gemma2"    ? 4096
                                       : model_type == "gpt_oss" ? 128
                                                                 : 0;
-  const std::int64_t sliding =
+  std::int64_t sliding =
       r.has("sliding_window")
           ? nullable_integer(r, "sliding_window", model::kMaxPositions).value_or(0)
           : default_window;
+  // The families whose attention applies no window (kHfWindowTypes) read no sliding_window: a
+  // config that carries one trains with full attention in transformers, and is priced so.
+  if (!contains(kHfWindowTypes, model_type) && sliding > 0) {
+    ignored.push_back("sliding_window (" + model_type + " applies no window)");
+    sliding = 0;
+  }
   const bool use_window =
       r.boolean_or("use_sliding_window", !contains(kHfQwenWindowTypes, model_type));
   const std::int64_t window = use_window ? sliding : 0;

@@ -312,6 +312,20 @@ TEST_CASE("model_loader: Hugging Face sliding windows", "[model][io]") {
     hf.insert(hf.size() - 1, R"(, "sliding_window": null)");
     REQUIRE(load_model_from_string(hf, "null-window.json").attention_window == 0);
   }
+  SECTION("Llama and the other families without a window read none: full attention, noted") {
+    // LlamaAttention and the models that copy it (Gemma, OLMo, Granite, DeepSeek) build a causal
+    // mask only, whatever the config says (modeling_llama.py, create_causal_mask); a Llama
+    // config with a window was priced as windowed, which transformers never trains.
+    NoteCapture notes;
+    std::string hf = kHfRopeParameters;
+    hf.insert(hf.size() - 1, R"(, "sliding_window": 4096)");
+    REQUIRE(load_model_from_string(hf, "llama-window.json").attention_window == 0);
+    REQUIRE(notes.lines.size() == 1);
+    CHECK_THAT(notes.lines.front(), Catch::Contains("sliding_window (llama applies no window)"));
+    // A Mistral config with the same keys keeps its window.
+    hf.replace(hf.find(R"("model_type": "llama")"), 21, R"("model_type": "mistral")");
+    REQUIRE(load_model_from_string(hf, "mistral-window.json").attention_window == 4096);
+  }
   SECTION("Qwen2: use_sliding_window false (the default) means none") {
     REQUIRE(load_model(data("hf_qwen2_7b_config.json")).attention_window == 0);
     REQUIRE(load_model_from_string(qwen2(""), "q0.json").attention_window == 0);
