@@ -215,6 +215,14 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
     c.row.si_unit = "bytes_per_s";
     c.row.si_scale = 1e9;
     c.row.origin = p.origin;
+    if (p.algorithm) {
+      // A run faster than the forced algorithm allows may not have run it (an NVLS-tree log
+      // declared ring).
+      c.hint = "check the time's unit and the record's sizes and dtype, and the algorithm " +
+               (p.algorithm_declared_at.empty() ? std::string("the record forces")
+                                                : p.algorithm_declared_at + " declares") +
+               ": NCCL may have run another";
+    }
     // A bus bandwidth reaches at most twice a GPU's fastest link: in-network reductions (NVLS,
     // SHARP) send each byte once and receive the reduced result once, so an AllReduce's busbw,
     // which counts 2 (n - 1) / n of the data (nccl-tests' PERFORMANCE.md), tops out at 2x the

@@ -232,6 +232,9 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
     p.time = row.time_in_place < row.time_out_of_place ? row.time_in_place : row.time_out_of_place;
     p.algorithm = ref.algorithm;
     p.protocol = ref.protocol;
+    if (ref.algorithm && !ref.origin.source.empty()) {
+      p.algorithm_declared_at = ref.origin.source + ": " + ref.origin.label + "/algorithm";
+    }
     p.nccl_version = version;
     p.origin =
         calibrate::Origin{.source = log.source,

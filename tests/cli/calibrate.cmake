@@ -148,6 +148,14 @@ trainsim_bad_input(calibrate log_copy_crlf "log_copy_crlf.txt: the nccl-tests lo
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt ${CMAKE_CURRENT_BINARY_DIR}/log_copy_crlf.txt)
 trainsim_bad_input(calibrate log_copy_cut "log_copy_cut.txt: the nccl-tests log [^\n]*log_copy_cut.txt has the same table as [^\n]*log_copy_a.txt"
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt ${CMAKE_CURRENT_BINARY_DIR}/log_copy_cut.txt)
+# A log faster than the algorithm its document declares names the declaration: the NVLS-tree
+# 2-node log of nccl-tests#309 declared ring (the documentation's example did this) was blamed
+# on the time's unit, sizes and dtype only.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/nvls_as_ring.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
+    \"nccl_tests\": [{\"file\": \"${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt\", \"algorithm\": \"ring\", \"protocol\": \"Simple\"}]}\n")
+trainsim_bad_input(calibrate declared_algorithm "h100-ndr-2node-all_reduce.txt: line 53: [^\n]*above what its NVLink and NICs carry for NCCL's ring[^\n]*the algorithm [^\n]*nvls_as_ring.json: /nccl_tests/0/algorithm declares: NCCL may have run another"
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/nvls_as_ring.json)
 # -o may not replace a log a document names (those on the command line were already guarded).
 a100_log_document(log_named "{\"file\": \"log_copy_a.txt\"}")
 trainsim_bad_input(calibrate output_is_named_log "command line \\(-o\\)[^\n]*log_copy_a.txt"

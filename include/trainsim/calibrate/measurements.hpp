@@ -88,6 +88,9 @@ struct CollectivePoint {
   // point with the NCCL constants of the profile it writes (docs/calibration.md).
   std::optional<std::string> nccl_version;
   Origin origin;
+  // Where a log's forced algorithm was declared, "doc.json: /nccl_tests/0/algorithm", for the
+  // errors the point draws; empty for a record's own key or a log on the command line.
+  std::string algorithm_declared_at;
 };
 
 // A GEMM timed on one GPU: C[m,n] = A[m,k] B[k,n] in `dtype`.
