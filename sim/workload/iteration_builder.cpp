@@ -783,10 +783,15 @@ class Builder {
   OpId cp_exchange(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
                    bool backward) {
     // Each step sends this rank's K and V blocks (backward: their gradients too) to the next
-    // CP rank: 2 x local tokens x kv width / tp elements per step, x2 in backward.
-    const double kv = static_cast<double>(local_tokens_ * model::kv_width(m_) * elem_) /
-                      static_cast<double>(p_.tp);
-    const Bytes bytes(2.0 * kv * (backward ? 2.0 : 1.0));
+    // CP rank: local tokens x (K width + V width) / tp elements per step, x2 in backward. K and
+    // V are kv width wide each, but under latent attention V is heads x v_head_dim (DeepSeek-V3:
+    // 128 x 128, against K's 128 x 192), as memory.cpp counts it; Transformer Engine's
+    // context-parallel attention sends the two as they are.
+    const std::int64_t kv_elements =
+        model::has_mla(m_) ? m_.num_heads * (m_.head_dim + m_.v_head_dim) : 2 * model::kv_width(m_);
+    const double kv =
+        static_cast<double>(local_tokens_ * kv_elements * elem_) / static_cast<double>(p_.tp);
+    const Bytes bytes(kv * (backward ? 2.0 : 1.0));
     const auto call =
         collective(stage, Op::SendRecv, "cp", at(stage).cp, bytes, static_cast<double>(p_.cp - 1));
     const OpId id = comm(st.cp, call, backward ? "cp_kv_exchange_bwd" : "cp_kv_exchange", info);

@@ -222,3 +222,35 @@ TEST_CASE("iteration: the compute lower bound is the busiest stage's layer kerne
     CHECK(bound <= most_compute * (1.0 + 1e-12));
   }
 }
+
+TEST_CASE("iteration: context parallelism's ring sends K and V as wide as they are",
+          "[workload][report]") {
+  // Each of the cp - 1 steps sends the rank's K and V blocks (backward: and their gradients):
+  // local tokens x (K width + V width) / tp elements of 2 bytes.
+  const auto cp_bytes = [](const parallel::Scenario& s) {
+    std::vector<double> bytes;
+    for (const auto& c : report::simulate(s).report.collectives) {
+      if (c.group == "cp" && c.stage == 0) bytes.push_back(c.bytes.value());
+    }
+    return bytes;
+  };
+  // llama2-7b (32 KV heads of 128), micro-batches of 2 x 4096 tokens over cp 2, tp 2:
+  // 4096 x (4096 + 4096) x 2 B / 2 = 33,554,432.
+  const auto dense = cp_bytes(scenario(64, R"({"parallel.tp": 2, "parallel.cp": 2})"));
+  REQUIRE(dense.size() == 2);
+  CHECK(dense[0] == 33'554'432.0);
+  CHECK(dense[1] == 2.0 * 33'554'432.0);
+  // DeepSeek-V3's latent attention: K of 128 + 64 and V of 128 per head (v_head_dim), 128
+  // heads over tp 8; seq 8192 over cp 2: 4096 x 16 x (192 + 128) x 2 B = 41,943,040. V was
+  // priced at K's width: 50,331,648.
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({"hardware": "h100-dgx", "model": "deepseek-v3",
+      "stack": "megatron-core", "cluster": {"gpus": 1024},
+      "training": {"seq_len": 8192, "global_batch": 64, "micro_batch": 1},
+      "parallel": {"tp": 8, "cp": 2, "pp": 8, "sharding": "zero1",
+                   "sequence_parallel": true}})");
+  const auto mla = cp_bytes(io::scenario_from_document(doc));
+  REQUIRE(mla.size() == 2);
+  CHECK(mla[0] == 41'943'040.0);
+  CHECK(mla[1] == 2.0 * 41'943'040.0);
+}
