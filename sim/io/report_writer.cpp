@@ -1,5 +1,6 @@
 #include "sim/io/report_writer.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -238,15 +239,20 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
     // The NVLink domains each call's group spans, where a domain holds more than one host
     // (GB200 NVL72); elsewhere they are the nodes, and the table keeps its columns.
     const bool domains = s.hardware.node.hosts_per_domain() > 1;
+    // The group column is as wide as its longest name ('expert_shard' is 12), 9 at least.
+    int group_width = 9;
+    for (const auto& c : r.collectives) {
+      group_width = std::max(group_width, static_cast<int>(c.group.size()));
+    }
     std::array<char, 256> line{};
     std::int64_t stage = -1;
     for (const auto& c : r.collectives) {
       if (c.stage != stage) {
         stage = c.stage;
         if (s.parallel.pp > 1) out << "  stage " << stage << " of " << s.parallel.pp << "\n";
-        std::snprintf(line.data(), line.size(), "  %-15s %-9s %6s %6s%s %12s %6s %10s  %s\n", "op",
-                      "group", "ranks", "nodes", domains ? " domains" : "", "bytes", "count",
-                      "time", "algorithm");
+        std::snprintf(line.data(), line.size(), "  %-15s %-*s %6s %6s%s %12s %6s %10s  %s\n", "op",
+                      group_width, "group", "ranks", "nodes", domains ? " domains" : "", "bytes",
+                      "count", "time", "algorithm");
         out << line.data();
       }
       std::array<char, 32> domain_cell{};
@@ -254,8 +260,8 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
         std::snprintf(domain_cell.data(), domain_cell.size(), " %7lld",
                       static_cast<long long>(c.domains));
       }
-      std::snprintf(line.data(), line.size(), "  %-15s %-9s %6lld %6lld%s %12s %6lld %10s  %s/%s\n",
-                    c.op.c_str(), c.group.c_str(), static_cast<long long>(c.ranks),
+      std::snprintf(line.data(), line.size(), "  %-15s %-*s %6lld %6lld%s %12s %6lld %10s  %s/%s\n",
+                    c.op.c_str(), group_width, c.group.c_str(), static_cast<long long>(c.ranks),
                     static_cast<long long>(c.nodes), domain_cell.data(), to_string(c.bytes).c_str(),
                     static_cast<long long>(c.count), to_string(c.time).c_str(), c.algorithm.c_str(),
                     c.protocol.c_str());

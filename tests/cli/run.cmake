@@ -417,3 +417,10 @@ add_test(NAME cli.run.fp8_blockwise_on_hopper COMMAND trainsim run --model llama
          --stack ${CMAKE_CURRENT_BINARY_DIR}/stack_blockwise.json)
 set_tests_properties(cli.run.fp8_blockwise_on_hopper PROPERTIES PASS_REGULAR_EXPRESSION
   "^scenario     llama3-8b on 8 x h100-dgx")
+# The collectives table's group column is as wide as its longest name: 'expert_shard' pushed
+# its rows' ranks, nodes, bytes and later cells two columns right of their headers.
+add_test(NAME cli.run.expert_shard_columns
+         COMMAND trainsim run --hardware h100-dgx --model qwen3-30b-a3b --gpus 32 --seq-len 4096
+                 --global-batch 64 --ep 8 --sharding full_shard --micro-batch 2)
+set_tests_properties(cli.run.expert_shard_columns PROPERTIES PASS_REGULAR_EXPRESSION
+  "  op              group         ranks  nodes        bytes  count       time  algorithm\n  all_gather      shard            32      4  [^\n]*\n[^\n]*\n  all_gather      expert_shard      4      4      144 MiB")
