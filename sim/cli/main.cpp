@@ -117,6 +117,23 @@ void decimal_numbers_only(CLI::App& app) {
   }
 }
 
+// A flag given a value (--full-simulation=false) takes true or false only: CLI11 also reads
+// numbers, yes/no and on/off, so --sequence-parallel=2 turned it on without a word. A bare flag
+// reaches the check as "true".
+void boolean_flags_only(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    for (CLI::Option* opt : sub->get_options()) {
+      if (opt->get_expected_max() != 0 || opt == sub->get_help_ptr()) continue;
+      opt->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (text == "true" || text == "false") return {};
+            return "'" + text + "': expected true or false";
+          },
+          ""));
+    }
+  }
+}
+
 // "describe, run, ...": the subcommands in registration order.
 std::string command_list(const CLI::App& app) {
   std::string list;
@@ -320,6 +337,7 @@ int main(int argc, char** argv) {
     trainsim::cli::register_validate(app, exit_code);
     trainsim::cli::register_diff(app, exit_code);
     decimal_numbers_only(app);
+    boolean_flags_only(app);
     // Arguments become names in reports and JSON strings, which must be UTF-8.
     for (int i = 1; i < argc; ++i) {
       if (!trainsim::io::is_valid_utf8(argv[i]))

@@ -424,3 +424,9 @@ add_test(NAME cli.run.expert_shard_columns
                  --global-batch 64 --ep 8 --sharding full_shard --micro-batch 2)
 set_tests_properties(cli.run.expert_shard_columns PROPERTIES PASS_REGULAR_EXPRESSION
   "  op              group         ranks  nodes        bytes  count       time  algorithm\n  all_gather      shard            32      4  [^\n]*\n[^\n]*\n  all_gather      expert_shard      4      4      144 MiB")
+# A flag given a value takes true or false only: CLI11 also read numbers and yes/no, so
+# --sequence-parallel=2 turned sequence parallelism on without a word.
+trainsim_bad_input(run flag_value_number "--sequence-parallel: '2': expected true or false"
+  --hardware h100-dgx --model llama2-7b --gpus 16 --seq-len 4096 --tp 2 --sequence-parallel=2)
+trainsim_bad_input(run flag_value_word "--full-simulation: 'yes': expected true or false"
+  --hardware h100-dgx --model llama2-7b --gpus 16 --seq-len 4096 --full-simulation=yes)
