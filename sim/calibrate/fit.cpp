@@ -756,12 +756,12 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
 
   // Two starts (docs/calibration.md, "The fit"): the parameters' documented start values, and
   // the base's own values where they differ. The base's start wins only at a cost lower by more
-  // than kOtherMinimum: another minimum, not the same one reached by another path, so that a
-  // refit from a profile this fit wrote changes nothing. The cost is not convex (the latency floor
-  // of LL holds a latency offset still past it, the fill trades against the bandwidth), and from
-  // the documented start alone a fit could end worse than the base it began with: the 2-node ring
-  // log calibration/nccl_tests/h100-ndr-2node-all_reduce-ring.txt on h100-dgx, 6.0% mean error
-  // before, 18.7% after.
+  // than kOtherMinimum: another minimum, not the same one reached by another path. The cost is
+  // not convex (the latency floor of LL holds a latency offset still past it, the fill trades
+  // against the bandwidth), and from the documented start alone a fit could end worse than the
+  // base it began with: the 2-node ring log
+  // calibration/nccl_tests/h100-ndr-2node-all_reduce-ring.txt on h100-dgx, 6.0% mean error
+  // before, 18.5% after.
   const std::size_t n = fitted.size();
   std::vector<double> u(n);
   std::vector<double> from_base(n);
@@ -770,6 +770,7 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     u[j] = (p.start - p.lower) / (p.upper - p.lower);
     from_base[j] = std::clamp((p.get(base) - p.lower) / (p.upper - p.lower), 0.0, 1.0);
   }
+  const std::vector<double> start_u = u;
 
   // Ceres reports through glog on stderr; the library never prints (a failed fit becomes a
   // ConfigError below), so glog keeps only fatal errors. Process-wide, as glog's flags are.
@@ -805,15 +806,31 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     throw ConfigError("calibrate: the fit failed (" + summary.message +
                       "); expected measurements the model can reach (check their units)");
   }
-  if (from_base != u) {
+  // The second start. Where its run lowers the cost at the base's values by no more than
+  // kOtherMinimum, the base's values stand as they are: a profile this fit wrote (its values
+  // rounded to 4 digits) would otherwise move a little along a direction the points barely
+  // pin down at every refit.
+  bool keep_base = false;
+  if (from_base != start_u) {
     const std::vector<double> first = u;
     u = from_base;
+    double at_base = 0.0;
+    const bool evaluated =
+        problem.Evaluate(ceres::Problem::EvaluateOptions(), &at_base, nullptr, nullptr, nullptr);
     ceres::Solver::Summary second;
     ceres::Solve(solver, &problem, &second);
-    if (second.termination_type != ceres::FAILURE && std::isfinite(second.final_cost) &&
-        second.final_cost < (1.0 - kOtherMinimum) * summary.final_cost) {
+    const bool ran = second.termination_type != ceres::FAILURE && std::isfinite(second.final_cost);
+    double cost = second.final_cost;
+    if (ran && evaluated && std::isfinite(at_base) &&
+        !(second.final_cost < (1.0 - kOtherMinimum) * at_base)) {
+      keep_base = true;
+      u = from_base;
+      cost = at_base;
+    }
+    if (ran && cost < (1.0 - kOtherMinimum) * summary.final_cost) {
       summary = second;
     } else {
+      keep_base = false;
       u = first;
     }
   }
@@ -823,7 +840,9 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
   std::vector<double> values(n);
   for (std::size_t j = 0; j < n; ++j) {
     const Parameter& p = all[fitted[j]];
-    values[j] = p.lower + u[j] * (p.upper - p.lower);
+    // The base's own value, where it stands, not its round trip through u.
+    values[j] = keep_base ? std::clamp(p.get(base), p.lower, p.upper)
+                          : p.lower + u[j] * (p.upper - p.lower);
     p.set(result.fitted, values[j]);
   }
 

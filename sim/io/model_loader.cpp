@@ -898,7 +898,8 @@ ModelSpec from_hugging_face(ObjectReader& r) {
           : default_window;
   // The families whose attention applies no window (kHfWindowTypes) read no sliding_window: a
   // config that carries one trains with full attention in transformers, and is priced so.
-  if (!contains(kHfWindowTypes, model_type) && sliding > 0) {
+  const bool window_dropped = !contains(kHfWindowTypes, model_type) && sliding > 0;
+  if (window_dropped) {
     ignored.push_back("sliding_window (" + model_type + " applies no window)");
     sliding = 0;
   }
@@ -910,11 +911,14 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   // config classes derive the list from the window: Qwen2Config's "sliding_attention" only
   // where sliding_window is set): refused, not priced as full attention in silence.
   if (window == 0 && windowed.count > 0 && windowed.key == "layer_types") {
-    throw r.error("layer_types",
-                  std::to_string(windowed.count) +
-                      " layers are \"sliding_attention\" but the config gives no window "
-                      "(sliding_window null or 0, or use_sliding_window false); expected a "
-                      "sliding_window, or \"full_attention\" layers");
+    throw r.error(
+        "layer_types",
+        std::to_string(windowed.count) + " layers are \"sliding_attention\" but " +
+            (window_dropped ? model_type + " applies no window (its attention builds a causal "
+                                           "mask only); expected \"full_attention\" layers"
+                            : "the config gives no window (sliding_window null or 0, or "
+                              "use_sliding_window false); expected a sliding_window, or "
+                              "\"full_attention\" layers"));
   }
   if (window > 0 && windowed.count == m.num_layers) {
     m.attention_window = window;

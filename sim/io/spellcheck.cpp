@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
-#include <tuple>
 #include <utility>
 
 namespace trainsim::io {
@@ -28,9 +27,9 @@ std::optional<std::string> closest(std::string_view word,
                                    const std::vector<std::string>& candidates) {
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   std::optional<std::string> best;
-  // Ranked by (not the word in other case, not a truncation, edit distance): the same letters
-  // in another case ('BF16' for 'bf16', which 'fp16' is as near to by edit distance) beat
-  // anything else; a word of three or more letters that begins a candidate is a truncated name
+  // Letters are compared without case ('BF16' is 'bf16', which 'fp16' is as near to by edit
+  // distance with case; 'H100' a truncated 'h100-dgx'). Ranked by (not a truncation, edit
+  // distance): a word of three or more letters that begins a candidate is a truncated name
   // ('bfloat' for 'bfloat16', 'h100' for 'h100-dgx') and beats any misspelling; the shortest
   // completion wins among truncations.
   const auto lower = [](std::string_view s) {
@@ -41,12 +40,12 @@ std::optional<std::string> closest(std::string_view word,
     return out;
   };
   const std::string folded = lower(word);
-  std::tuple<bool, bool, std::size_t> best_rank{true, true, limit + 1};
+  std::pair<bool, std::size_t> best_rank{true, limit + 1};
   for (const auto& c : candidates) {
-    const bool truncated = word.size() >= 3 && c.size() > word.size() && c.starts_with(word);
-    const bool other_case = lower(c) == folded;
-    const std::tuple<bool, bool, std::size_t> rank{!other_case, !truncated,
-                                                   other_case ? 0 : edit_distance(word, c)};
+    const std::string name = lower(c);
+    const bool truncated =
+        folded.size() >= 3 && name.size() > folded.size() && name.starts_with(folded);
+    const std::pair<bool, std::size_t> rank{!truncated, edit_distance(folded, name)};
     if (rank < best_rank) {
       best_rank = rank;
       best = c;

@@ -157,4 +157,6 @@ TEST_CASE("spellcheck: closest candidate within a third of the word", "[io]") {
   // and was answered 'fp16' (the first of the two in the list).
   REQUIRE(closest("BF16", {"fp32", "fp16", "bf16", "fp8"}) == std::optional<std::string>("bf16"));
   REQUIRE(closest("H100-DGX", {"a100-dgx", "h100-dgx"}) == std::optional<std::string>("h100-dgx"));
+  // ... and a truncation in another case: 'H100' for 'h100-dgx' (no suggestion before).
+  REQUIRE(closest("H100", {"a100-dgx", "h100-dgx"}) == std::optional<std::string>("h100-dgx"));
 }

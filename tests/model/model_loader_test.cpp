@@ -322,6 +322,15 @@ TEST_CASE("model_loader: Hugging Face sliding windows", "[model][io]") {
     REQUIRE(load_model_from_string(hf, "llama-window.json").attention_window == 0);
     REQUIRE(notes.lines.size() == 1);
     CHECK_THAT(notes.lines.front(), Catch::Contains("sliding_window (llama applies no window)"));
+    // Layers listed as windowed are refused with the reason, not as a config without a window.
+    std::string listed = hf;
+    std::string types = R"(, "layer_types": [)";
+    for (int i = 0; i < 32; ++i) types += std::string(i ? ", " : "") + "\"sliding_attention\"";
+    listed.insert(listed.size() - 1, types + "]");
+    REQUIRE_THROWS_WITH(load_model_from_string(listed, "llama-types.json"),
+                        "llama-types.json: /layer_types: 32 layers are \"sliding_attention\" but "
+                        "llama applies no window (its attention builds a causal mask only); "
+                        "expected \"full_attention\" layers");
     // A Mistral config with the same keys keeps its window.
     hf.replace(hf.find(R"("model_type": "llama")"), 21, R"("model_type": "mistral")");
     REQUIRE(load_model_from_string(hf, "mistral-window.json").attention_window == 4096);
