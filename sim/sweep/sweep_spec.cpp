@@ -470,7 +470,24 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
     throw ConfigError(source, "/base", "empty path; expected a scenario object or a file path");
   } else if (base.is_string()) {
     const std::filesystem::path p = std::filesystem::path(base_dir) / base.get<std::string>();
-    out.base = io::read_scenario_file(base_dir.empty() ? base.get<std::string>() : p.string());
+    const std::string path = base_dir.empty() ? base.get<std::string>() : p.string();
+    // A base that is not there is the spec's fault: named at its key, as an axis's file is
+    // (several specs may share one base folder). What is wrong inside the file names the file.
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (status.type() == std::filesystem::file_type::not_found) {
+      throw ConfigError(source, "/base",
+                        "no such file '" + path +
+                            "' (a relative path is taken from the spec's folder); expected a "
+                            "scenario object or a scenario file");
+    }
+    if (status.type() == std::filesystem::file_type::directory) {
+      throw ConfigError(source, "/base",
+                        "'" + path +
+                            "' is a directory; expected a scenario object or a scenario "
+                            "file");
+    }
+    out.base = io::read_scenario_file(path);
   } else {
     throw ConfigError(
         source, "/base",

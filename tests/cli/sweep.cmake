@@ -205,3 +205,14 @@ add_test(NAME cli.sweep.zip_repeats_one_axis
          COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_zip_repeat.json --list)
 set_tests_properties(cli.sweep.zip_repeats_one_axis PROPERTIES PASS_REGULAR_EXPRESSION
   "0,2,1\n1,2,2\n2,1,1\n")
+# A base file that is not there, or is a folder, is named at the spec's /base key: the message
+# named the missing path alone, so with several specs sharing a folder the faulty one was not
+# said.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_base_missing.json
+  "{\"base\": \"no_such_base.json\", \"axes\": {\"parallel.tp\": [1]}}\n")
+trainsim_bad_input(sweep base_missing "sweep_base_missing.json: /base: no such file '[^']*no_such_base.json' \\(a relative path is taken from the spec's folder\\)"
+  ${CMAKE_CURRENT_BINARY_DIR}/sweep_base_missing.json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_base_folder.json
+  "{\"base\": \".\", \"axes\": {\"parallel.tp\": [1]}}\n")
+trainsim_bad_input(sweep base_folder "sweep_base_folder.json: /base: '[^']*' is a directory; expected a scenario object or a scenario file"
+  ${CMAKE_CURRENT_BINARY_DIR}/sweep_base_folder.json)
