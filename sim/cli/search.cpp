@@ -345,6 +345,25 @@ std::string objective_text(const report::Report& r, sweep::Objective objective) 
   return "";
 }
 
+// "1.23x the tokens/J and 1.03x the tokens/s": how `a` compares with `b`, in the objective's own
+// quantity first where it is not throughput (it said the tokens/s alone under every objective).
+std::string ratio_text(const report::Report& a, const report::Report& b,
+                       sweep::Objective objective) {
+  const auto ratio = [](double x, double y) { return fixed(y > 0 ? x / y : 0.0, 2) + "x"; };
+  const std::string throughput = ratio(a.tokens_per_s, b.tokens_per_s) + " the tokens/s";
+  switch (objective) {
+    case sweep::Objective::TokensPerS:
+      return throughput;
+    case sweep::Objective::TokensPerJoule:
+      return ratio(a.power.tokens_per_joule, b.power.tokens_per_joule) + " the tokens/J and " +
+             throughput;
+    case sweep::Objective::UsdPerMillionTokens:
+      return ratio(a.cost.usd_per_million_tokens, b.cost.usd_per_million_tokens) +
+             " the cost per million tokens and " + throughput;
+  }
+  return throughput;
+}
+
 // printf into a std::string.
 template <class... Args>
 std::string cell(const char* format, Args... args) {
@@ -641,9 +660,8 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
           << signed_s(waits) << ", the rest of the iteration " << signed_s(rest) << ").\n";
     }
     out << "  The best model-parallel plan (" << plan_text(mp->scenario) << ", "
-        << objective_text(rm, objective) << ") reaches "
-        << fixed(rb.tokens_per_s > 0 ? rm.tokens_per_s / rb.tokens_per_s : 0.0, 2)
-        << "x the tokens/s; iteration " << fixed(rb.iteration_time.value(), 3) << " s -> "
+        << objective_text(rm, objective) << ") reaches " << ratio_text(rm, rb, objective)
+        << "; iteration " << fixed(rb.iteration_time.value(), 3) << " s -> "
         << fixed(rm.iteration_time.value(), 3) << " s:\n";
     write_differences(out, b, rb, mp->scenario, rm, false);
     return;
@@ -695,10 +713,9 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
   const parallel::Scenario& d = base ? base->scenario : dp_only;
   const report::Report& rd = base ? *base->evaluation.report : *own.report;
   out << "  Against pure data parallelism (" << plan_text(d) << ", "
-      << objective_text(rd, objective) << "): "
-      << fixed(rd.tokens_per_s > 0 ? rb.tokens_per_s / rd.tokens_per_s : 0.0, 2)
-      << "x the tokens/s; iteration " << fixed(rd.iteration_time.value(), 3) << " s -> "
-      << fixed(rb.iteration_time.value(), 3) << " s.\n";
+      << objective_text(rd, objective) << "): " << ratio_text(rb, rd, objective) << "; iteration "
+      << fixed(rd.iteration_time.value(), 3) << " s -> " << fixed(rb.iteration_time.value(), 3)
+      << " s.\n";
   const bool faster = sweep::score(rb, objective) > sweep::score(rd, objective);
   if (!faster) {
     out << "  The best plan of the searched space does not beat pure data parallelism, which "

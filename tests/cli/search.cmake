@@ -202,3 +202,10 @@ add_test(NAME cli.search.one_shard_exhaustive
                  --global-batch 16 --format json --shard 0/1)
 set_tests_properties(cli.search.one_shard_exhaustive PROPERTIES PASS_REGULAR_EXPRESSION
   "\"simulated\": 468,\n  \"bounded\": 0,")
+# Under an energy objective --explain compares in the objective's quantity first: it said
+# "1.03x the tokens/s" where the best plan's edge was 1.24x the tokens/J.
+add_test(NAME cli.search.explain_energy_ratio
+         COMMAND trainsim search --hardware h100-dgx --model llama2-70b --gpus 64
+                 --global-batch 128 --seq-len 4096 --objective tokens_per_joule --explain)
+set_tests_properties(cli.search.explain_energy_ratio PROPERTIES PASS_REGULAR_EXPRESSION
+  "Against pure data parallelism \\([^\n]*tokens/J\\): [0-9.]+x the tokens/J and [0-9.]+x the tokens/s\\; iteration")
