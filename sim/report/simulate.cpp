@@ -292,6 +292,15 @@ constexpr std::int64_t kLatestSteadyStart = 384;
 // extrapolated took one run, 24 two, 26 three and 21 four.
 constexpr int kMaxRuns = 4;
 
+// A blind run (three times the last, its length not predicted from a decay the last run
+// showed) is tried only while all runs, it included, stay within m / kBlindShare micro-batches.
+// A run of c that finds no range is paid on top of the whole iteration, so it is worth trying
+// when it succeeds with a probability above about c / m. In the 10,560-plan fixed-batch sweep of
+// bench/simulate_bench.cpp, 10 of the 154 blind runs that took the runs past m / 4 found a
+// range, and the 144 others cost 10.4 million ops for the 2.3 million the 10 saved; within m / 4,
+// 18 of 71 (6.1 million ops lost, 7.1 saved), within m / 8, 35 of 60 (9.4 lost, 40.5 saved).
+constexpr std::int64_t kBlindShare = 4;
+
 // Micro-batches left out at the end of a run: the schedule's cool-down (pp for 1F1B,
 // whose last backward passes run without forwards between them; 2 pp for the interleaved
 // schedule, whose cool-down spans two groups of pp) and one more, whose backward carries the
@@ -528,13 +537,20 @@ std::optional<Primitives> extrapolate(const Run& r, const RunIndex& index, const
   return out;
 }
 
-// The count of the next run from a run of `count` whose range of period d was too short or
-// absent: the shortest run that holds a whole range of d (`span_of`) and its drain; three times
-// `count` when the run ends too soon after the pipeline fill to show how its transient decays;
+// The next run's count, and whether it is blind: three times the last run's, not predicted from
+// a decay it showed.
+struct NextRun {
+  std::int64_t count = 0;
+  bool blind = false;
+};
+
+// The next run from a run of `count` whose range of period d was too short or absent: the
+// shortest run that holds a whole range of d (`span_of`) and its drain; three times `count`
+// (blind) when the run ends too soon after the pipeline fill to show how its transient decays;
 // none when it shows neither a range nor a decay, or a range beginning later than
 // kLatestSteadyStart.
-std::optional<std::int64_t> next_count(const RunIndex& index, std::int64_t count, std::int64_t d,
-                                       std::int64_t pp, std::int64_t drain, double tolerance) {
+std::optional<NextRun> next_count(const RunIndex& index, std::int64_t count, std::int64_t d,
+                                  std::int64_t pp, std::int64_t drain, double tolerance) {
   const std::int64_t last = count - drain - 1;
   const std::int64_t w = std::max(d, pp);
   // Where a range begins: at the start of the one this run holds when it is at least a pipeline
@@ -547,7 +563,7 @@ std::optional<std::int64_t> next_count(const RunIndex& index, std::int64_t count
   if (last - 2 * w + 1 < 2 * pp + 2 * d) {
     // (The second differences of the fill, the first two pipeline depths, say nothing of the
     // transient's decay.)
-    if (!start) return 3 * count;
+    if (!start) return NextRun{.count = 3 * count, .blind = true};
   } else {
     // ... and no sooner than the transient's second differences, the largest of each of the last
     // two windows of w micro-batches, extrapolated geometrically, fall below the tolerance, one
@@ -570,7 +586,7 @@ std::optional<std::int64_t> next_count(const RunIndex& index, std::int64_t count
     }
   }
   if (*start > kLatestSteadyStart) return std::nullopt;
-  return *start + span_of(d, pp) + drain;
+  return NextRun{.count = *start + span_of(d, pp) + drain};
 }
 
 // ---- GPipe: reduced runs on a line ----
@@ -804,8 +820,10 @@ std::optional<Simulation> extrapolate_periodic(const parallel::Scenario& s,
                                                     : pp + 1 + span_of(2 * base, pp) + drain,
                    m, 2 * base);
   std::vector<std::int64_t> tried;
+  bool blind = false;
   for (int attempt = 0; attempt < kMaxRuns; ++attempt) {
     if (2 * count > m || cost.microbatches + count > m) break;
+    if (blind && kBlindShare * (cost.microbatches + count) > m) break;
     tried.push_back(count);
     Run r = reduced_run(s, collectives, options.build, count, cost);
     const RunIndex index(r, count);
@@ -827,9 +845,12 @@ std::optional<Simulation> extrapolate_periodic(const parallel::Scenario& s,
     for (const std::int64_t d : periods) {
       const auto c = next_count(index, count, d, pp, drain, tolerance(d));
       if (!c) continue;
-      const std::int64_t at = with_residue(*c, m, d);
+      const std::int64_t at = with_residue(c->count, m, d);
       if (std::find(tried.begin(), tried.end(), at) != tried.end()) continue;
-      if (!next || at < *next) next = at;
+      if (!next || at < *next) {
+        next = at;
+        blind = c->blind;
+      }
     }
     if (!next) break;
     count = *next;
