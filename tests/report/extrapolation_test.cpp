@@ -527,6 +527,26 @@ TEST_CASE("extrapolation: a transient that does not end in time is simulated in 
   CHECK(fast.report.bubble.value() == full.report.bubble.value());
 }
 
+TEST_CASE("extrapolation: a blind run past a quarter of the micro-batches is not tried",
+          "[report][extrapolation]") {
+  // llama2-7b on 64 H100, TP 8, PP 4 (1F1B), dp 2 without sharding, micro-batch 8: 2,048 / (2 x
+  // 8) = 128 micro-batches (a plan of bench/simulate_bench.cpp's fixed-batch sweep). The first
+  // run, 5 + (4 + 4) + 5 = 18 micro-batches, holds no range and is too short to show a decay;
+  // the blind run after it, 3 x 18 = 54, would take the runs to 72, past 128 / 4 = 32
+  // (kBlindShare), so the iteration is simulated in full after the first. It ran both before,
+  // and found no range either.
+  const parallel::Scenario s = from_json(R"({
+    "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 64},
+    "training": {"seq_len": 4096, "micro_batch": 8, "global_batch": 2048},
+    "parallel": {"tp": 8, "pp": 4, "sharding": "none"}})");
+  REQUIRE(s.num_microbatches() == 128);
+  const report::Simulation fast = report::simulate(s);
+  REQUIRE_FALSE(fast.extrapolated);
+  CHECK(fast.reduced_microbatches_simulated == 18);
+  const report::Simulation full = simulate_full(s);
+  CHECK(fast.report.iteration_time.value() == full.report.iteration_time.value());
+}
+
 TEST_CASE("extrapolation: agrees with full simulation under Megatron-Core's data parallelism",
           "[report][extrapolation]") {
   // The megatron-core stack under zero1: the weight gathers open the iteration
