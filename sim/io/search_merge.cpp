@@ -168,6 +168,50 @@ const std::set<std::string, std::less<>>& document_keys() {
   return keys;
 }
 
+// The memory budget as search writes it (io::report_to_json's reserve keys of a report's
+// memory object): byte counts as integers >= 0, the headroom fraction a number in [0, 1), and
+// no other key. It is copied into the merged document, so an edited one was carried on.
+void check_memory_budget(const Json& memory, const std::string& source) {
+  const std::string at = "/memory_per_gpu";
+  const auto fail = [&](const std::string& where, const std::string& expected, const Json& v) {
+    throw ConfigError(
+        source, where,
+        "expected " + expected + ", as trainsim search writes it, got " + v.dump().substr(0, 40));
+  };
+  const auto bytes = [&](const Json& object, const std::string& where,
+                         const std::set<std::string>& keys) {
+    for (const std::string& key : keys) {
+      if (!object.contains(key)) {
+        throw ConfigError(source, where,
+                          "missing key '" + key +
+                              "'; expected the memory budget "
+                              "trainsim search writes");
+      }
+    }
+    for (const auto& [key, v] : object.items()) {
+      if (key == "headroom_fraction" && where == at) {
+        if (!(v.is_number() && v.get<double>() >= 0.0 && v.get<double>() < 1.0)) {
+          fail(where + "/" + key, "a fraction from 0 to below 1", v);
+        }
+      } else if (key == "reserved" && where == at) {
+        if (!v.is_object()) fail(where + "/reserved", "an object of byte counts", v);
+      } else if (keys.count(key) == 0) {
+        throw ConfigError(source, where + "/" + key,
+                          "unknown key; expected the memory budget trainsim search writes");
+      } else if (!(v.is_number_unsigned() ||
+                   (v.is_number_integer() && v.get<std::int64_t>() >= 0))) {
+        fail(where + "/" + key, "a byte count, an integer >= 0", v);
+      }
+    }
+  };
+  if (!memory.is_object()) fail(at, "an object", memory);
+  bytes(memory, at,
+        {"capacity_bytes", "usable_bytes", "reserved_bytes", "headroom_fraction", "reserved"});
+  bytes(memory["reserved"], at + "/reserved",
+        {"cuda_context_bytes", "fragmentation_bytes", "headroom_bytes", "nccl_buffers_bytes",
+         "workspace_bytes"});
+}
+
 // The keys of a document (document_keys) and of each plan: "rank", "index" and the report's keys
 // less "context" (io::report_to_json). A key outside these, or a plan without one, is a document
 // edited or damaged by hand: merge would copy it into its output.
@@ -179,6 +223,7 @@ void check_document_keys(const Json& doc, const std::string& source) {
   }
   const Json& plans = require(doc, "plans", source);
   if (!plans.is_array()) throw ConfigError(source, "/plans", "expected an array of plans");
+  if (doc.contains("memory_per_gpu")) check_memory_budget(doc["memory_per_gpu"], source);
 }
 
 void check_plan_keys(const Json& plan, const std::string& source, const std::string& at) {

@@ -20,4 +20,16 @@ execute_process(COMMAND ${TRAINSIM} merge ${WORK}-0.json ${WORK}-1z.json
 if(NOT rc1z EQUAL 0 OR NOT rc EQUAL 0)
   message(FATAL_ERROR "shards with --memory-headroom -0 and none did not merge: exit ${rc}, ${err}")
 endif()
+# A memory budget edited in both shards (so they agree) is refused as search never writes it:
+# merge copied it into its output.
+foreach(shard 0 1z)
+  file(READ ${WORK}-${shard}.json text)
+  string(JSON text SET "${text}" memory_per_gpu headroom_fraction 1.5)
+  file(WRITE ${WORK}-${shard}-edited.json "${text}")
+endforeach()
+execute_process(COMMAND ${TRAINSIM} merge ${WORK}-0-edited.json ${WORK}-1z-edited.json
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "^error: [^\n]*-0-edited\\.json: /memory_per_gpu/headroom_fraction: expected a fraction from 0 to below 1")
+  message(FATAL_ERROR "merge of shards with an edited memory budget: exit ${rc}, ${err}")
+endif()
 message("refused")
