@@ -295,11 +295,15 @@ parallel::Scenario base_of(const SearchOptions& o) {
   apply_memory_headroom(o.memory_headroom, s);
   // A stack whose own headroom is more than the HBM leaves: one line, not every plan of the
   // space invalid for it (and a header giving the fraction beside the bytes it was cut to).
+  // The HBM they exceed is the hardware's: both flags set the problem, as run names them.
+  const std::string flags =
+      o.stack ? "command line (--hardware, --stack)" : "command line (--hardware)";
+  if (const std::string problem = parallel::workspace_problem(s); !problem.empty()) {
+    throw PlanError(flags + ": /stack: stack '" + s.stack_name + "' " + problem);
+  }
   if (const std::string problem = parallel::headroom_problem(s); !problem.empty()) {
-    // The HBM it exceeds is the hardware's: both flags set the problem, as run names them.
-    throw PlanError(
-        std::string(o.stack ? "command line (--hardware, --stack)" : "command line (--hardware)") +
-        ": /stack: stack '" + s.stack_name + "' memory.headroom_fraction " + problem);
+    throw PlanError(flags + ": /stack: stack '" + s.stack_name + "' memory.headroom_fraction " +
+                    problem);
   }
   return s;
 }

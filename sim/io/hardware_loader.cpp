@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -517,6 +518,14 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
       peak.finish();
     }
     hw.gpu.hbm_capacity = g.bytes("hbm_capacity");
+    // Reports give byte counts as 64-bit integers; 1 PiB keeps every reserve term and plan
+    // total far inside them (a plan's parameters are at most 2^50 too), where an HBM of
+    // "1e12 GiB" printed a capacity of -9223372036854775808 bytes that fitted every plan.
+    if (hw.gpu.hbm_capacity > Bytes(std::ldexp(1.0, 50))) {
+      throw g.error("hbm_capacity",
+                    "expected at most 1 PiB (1,125,899,906,842,624 B) of HBM, got " +
+                        to_string(hw.gpu.hbm_capacity));
+    }
     hw.gpu.hbm_bandwidth = g.bandwidth("hbm_bandwidth");
     // Optional: memory reserved before any tensor (hardware_spec.hpp gives the defaults).
     if (g.has("reserved_memory")) {

@@ -15,6 +15,24 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
+std::string workspace_problem(const Scenario& s) {
+  // As report::apply_memory_reserve computes the reserve: a workspace that, with the CUDA
+  // context and NCCL's buffers, takes the whole HBM leaves no memory for the plan, and the
+  // reserve's terms would sum past the HBM.
+  const Bytes capacity = s.hardware.gpu.hbm_capacity;
+  const Bytes fixed = s.hardware.gpu.cuda_context + s.hardware.gpu.nccl_buffers;
+  const Bytes workspace = s.stack.memory.workspace;
+  // No workspace is never the fault (the hardware loader holds the context and buffers below
+  // the HBM), nor a scenario built by hand without an HBM (the loader requires one).
+  if (!(workspace > Bytes(0.0)) || !(capacity > Bytes(0.0)) || workspace < capacity - fixed) {
+    return "";
+  }
+  return "memory.workspace " + to_string(workspace) + " with the CUDA context (" +
+         to_string(s.hardware.gpu.cuda_context) + ") and NCCL buffers (" +
+         to_string(s.hardware.gpu.nccl_buffers) + ") leaves nothing of the " + to_string(capacity) +
+         " HBM; expected a workspace below " + to_string(capacity - fixed);
+}
+
 std::string headroom_problem(const Scenario& s) {
   // As report::apply_memory_reserve computes the reserve (report/memory.hpp).
   const Bytes capacity = s.hardware.gpu.hbm_capacity;
@@ -73,7 +91,9 @@ std::vector<Problem> validate(const Scenario& s) {
                 " exceeds the hosts of one NVLink domain of this hardware (" + str(hosts) + " of " +
                 str(g) + " GPUs each); expected 1 to " + str(hosts));
   }
-  if (const std::string headroom = headroom_problem(s); !headroom.empty()) {
+  if (const std::string workspace = workspace_problem(s); !workspace.empty()) {
+    problem("/stack", "stack '" + s.stack_name + "' " + workspace, {"/hardware"});
+  } else if (const std::string headroom = headroom_problem(s); !headroom.empty()) {
     problem("/stack", "stack '" + s.stack_name + "' memory.headroom_fraction " + headroom,
             {"/hardware"});
   }

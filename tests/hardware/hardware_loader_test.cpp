@@ -501,3 +501,16 @@ TEST_CASE("hardware loader: the NICs bound the multi-node graphs, and the built-
                                         "GB/s inside a node, more than the GPU's NVLink carries "
                                         "(330 GB/s one way)"));
 }
+
+TEST_CASE("hardware_loader: HBM is at most 1 PiB", "[hardware][io]") {
+  // Reports give byte counts as 64-bit integers: "1e12 GiB" (1.07e21 B) printed a capacity of
+  // -9223372036854775808 bytes that fitted every plan. 1 PiB = 2^50 B loads, one byte more not.
+  auto j = small_profile();
+  j["gpu"]["hbm_capacity"] = "1048576 GiB";
+  CHECK(load(j).gpu.hbm_capacity.value() == 1125899906842624.0);
+  j["gpu"]["hbm_capacity"] = "1125899906842625 B";
+  REQUIRE_THROWS_WITH(load(j), Catch::StartsWith("mem.json: /gpu/hbm_capacity: expected at most "
+                                                 "1 PiB (1,125,899,906,842,624 B) of HBM"));
+  j["gpu"]["hbm_capacity"] = "1e12 GiB";
+  REQUIRE_THROWS_WITH(load(j), Catch::Contains("/gpu/hbm_capacity: expected at most 1 PiB"));
+}

@@ -7,9 +7,12 @@
 
 #include "trainsim/model/counts.hpp"
 #include "trainsim/parallel/placement.hpp"
+#include "trainsim/parallel/validate.hpp"
 
 #include "sim/io/model_loader.hpp"
 #include "sim/io/scenario_loader.hpp"
+
+#include "tests/paper_scenario.hpp"
 
 using namespace trainsim;
 using namespace trainsim::literals;
@@ -459,6 +462,25 @@ TEST_CASE("memory: usable memory takes the CUDA context, NCCL, workspace, headro
   CHECK(none_left.reserved == none_left.capacity);
   CHECK((none_left.cuda_context + none_left.nccl_buffers + none_left.workspace +
          none_left.fragmentation + none_left.headroom) == none_left.reserved);
+}
+
+TEST_CASE("memory: a workspace that takes the whole HBM is a plan's problem", "[report][memory]") {
+  // A stack's 40 GiB workspace on a 32 GiB V100 with its 768 MiB CUDA context and 256 MiB of
+  // NCCL buffers leaves no memory for any plan: the report gave usable 0, a reserve of 32 GiB
+  // and terms summing to 41 GiB. Refused as a plan problem at /stack (exit 3), as a headroom
+  // past the HBM is; 31 GiB (= 32 - 0.75 - 0.25) is the most left.
+  parallel::Scenario s = testing::paper_fsdp(8, nlohmann::json::parse(R"({"hardware": "v100-dgx",
+      "training.precision": "fp16"})"));
+  s.stack.memory.workspace = Bytes(40.0 * 1024 * 1024 * 1024);
+  const auto problems = parallel::validate(s);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].key == "/stack");
+  CHECK_THAT(problems[0].message,
+             Catch::Contains("memory.workspace 40.0 GiB with the CUDA context (768 MiB) and NCCL "
+                             "buffers (256 MiB) leaves nothing of the 32.0 GiB HBM; expected a "
+                             "workspace below 31.0 GiB"));
+  s.stack.memory.workspace = Bytes(30.0 * 1024 * 1024 * 1024);
+  CHECK(parallel::validate(s).empty());
 }
 
 TEST_CASE("memory: the total is the sum of its parts in whole bytes", "[report][memory]") {

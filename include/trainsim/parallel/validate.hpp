@@ -27,6 +27,9 @@ struct Problem {
 // 80.0 GiB free, more than the 79.2 GiB ...; expected at most 0.9898"). Without this check the
 // memory model cut it to what they leave, and the report gave the fraction beside other bytes.
 [[nodiscard]] std::string headroom_problem(const Scenario& scenario);
+// The problem of a stack's memory.workspace that, with the hardware's CUDA context and NCCL
+// buffers, takes the whole HBM (no memory left for any plan), or "".
+[[nodiscard]] std::string workspace_problem(const Scenario& scenario);
 
 // Throws PlanError with the first problem ("<key>: <message>") when there is one.
 void require_valid(const Scenario& scenario);
