@@ -84,8 +84,8 @@ void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m);
 // Llama-style training).
 struct ActivationOptions {
   // Fused flash attention keeps Q, K, V, O and an fp32 log-sum-exp per head and token instead
-  // of the softmax and dropout tensors: the 5as/h term becomes 4a / (2h) per token (Dao et al.
-  // 2022, FlashAttention §3.1).
+  // of the softmax and dropout tensors: the 5as/h term (in units of sbh bytes) becomes 4a/h,
+  // 4 bytes per head and token (Dao et al. 2022, FlashAttention §3.1).
   bool flash_attention = true;
   // Dropout after attention and MLP (1-byte masks) and on the attention probabilities. Llama
   // trains without dropout; GPT-3 and Korthikanti et al. 2022 use it.
