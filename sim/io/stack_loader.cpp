@@ -18,6 +18,8 @@ constexpr int kMaxExtendsDepth = 8;
 
 nlohmann::json resolve_extends(const nlohmann::json& json, const std::string& source,
                                const std::string& pointer, int depth);
+stack::StackSpec read_stack(const nlohmann::json& json, const std::string& source,
+                            const std::string& pointer);
 
 // The document of the stack `name` (a built-in id, else a file path), its "extends" resolved.
 // `source` and `pointer` locate the "extends" key that named it.
@@ -28,10 +30,14 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
     return resolve_extends(parse_builtin_json(*builtin, file), file, "", depth);
   }
   // The stack file at `path`, checked to be a stack, its own "extends" resolved.
+  // It is read as a stack of its own first, so that a value wrong in it is named there, not in
+  // the file that extends it (whose merged document held it).
   const auto base_file = [&](const std::string& path) {
     const nlohmann::json doc = read_json_file(path);
     require_document_kind(doc, DocumentKind::Stack, source, pointer + "/extends", "'" + name + "'");
-    return resolve_extends(doc, path, "", depth);
+    nlohmann::json resolved = resolve_extends(doc, path, "", depth);
+    (void)read_stack(resolved, path, "");
+    return resolved;
   };
   // A relative path is looked for beside the file that names it first, as a scenario's paths
   // are (scenario_loader's resolve_path), then from the working directory: a stack and the one
@@ -360,6 +366,12 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
   with_near_miss_note(json, source, pointer, [&](const nlohmann::json& resolved) {
     s = read_stack(resolved, source, pointer);
   });
+  // A stack file that extends another without an id of its own is called by its path, not by
+  // the id it inherited: errors about its own values named the stack it extends.
+  if (pointer.empty() && document.is_object() && document.contains("extends") &&
+      !document.contains("id")) {
+    s.id = source;
+  }
   return s;
 }
 

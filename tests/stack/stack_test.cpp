@@ -2,6 +2,7 @@
 // the simulated iteration, on built-in hardware and models loaded the way `trainsim run` does.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "trainsim/error.hpp"
 #include "trainsim/model/kernels.hpp"
@@ -538,6 +540,30 @@ TEST_CASE("stack: extends merges a stack over its base, and a bad base is one er
   REQUIRE_THAT(load_error(nlohmann::json::parse(R"({"extends": "stack_extends_itself.json"})")),
                Catch::Contains("/extends") && Catch::Contains("extend itself"));
   std::remove(path.c_str());
+}
+
+TEST_CASE("stack: a stack file is named for its own values and by its own path", "[stack][io]") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("trainsim-stack-files-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  // A value out of range in the stack a file extends is named in that stack's file: it was
+  // named in the file that extends it, which does not hold it.
+  write("parent.json", R"({"extends": "pytorch-2.3-fsdp", "id": "p", "name": "p",
+                           "attention_speed": 9})");
+  const std::string child = write("child.json", R"({"extends": "parent.json", "id": "c",
+                                                    "name": "c"})");
+  REQUIRE_THROWS_WITH(io::load_stack(child),
+                      Catch::StartsWith((dir / "parent.json").string() + ": /attention_speed: "));
+  // A file that extends another without an id of its own is called by its path: it took the id
+  // of the stack it extends, and errors about its values named that built-in.
+  const std::string unnamed = write("unnamed.json", R"({"extends": "megatron-lm", "name": "x"})");
+  CHECK(io::load_stack(unnamed).id == unnamed);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("stack: without overlap_grad_reduce the gradients are reduced once, after backward",
