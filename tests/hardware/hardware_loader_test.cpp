@@ -514,3 +514,20 @@ TEST_CASE("hardware_loader: HBM is at most 1 PiB", "[hardware][io]") {
   j["gpu"]["hbm_capacity"] = "1e12 GiB";
   REQUIRE_THROWS_WITH(load(j), Catch::Contains("/gpu/hbm_capacity: expected at most 1 PiB"));
 }
+
+TEST_CASE("hardware_loader: a power draw is from 1 W to 5 kW", "[hardware][io]") {
+  // The bounds calibrate holds a measured power to (calibrate/fit.cpp): a TDP of "700 kW" or
+  // draws of 1e29 W were taken, and every plan's energy and cluster watts scaled with them.
+  auto j = small_profile();
+  j["power"] = {
+      {"idle", "1 W"}, {"compute", "5000 W"}, {"communication", "555 W"}, {"tdp", "5 kW"}};
+  CHECK(load(j).power.tdp.value() == 5000.0);
+  j["power"]["tdp"] = "700 kW";
+  REQUIRE_THROWS_WITH(load(j), Catch::StartsWith("mem.json: /power/tdp: expected a GPU's draw "
+                                                 "from 1 W to 5 kW, got "));
+  j["power"]["tdp"] = "700 W";
+  j["power"]["compute"] = "670 W";
+  j["power"]["idle"] = "0.5 W";
+  REQUIRE_THROWS_WITH(load(j), Catch::StartsWith("mem.json: /power/idle: expected a GPU's draw "
+                                                 "from 1 W to 5 kW"));
+}
