@@ -191,13 +191,18 @@ std::string cli11_message(const CLI::ParseError& e, const CLI::App& app,
   const std::string text = one_line(e.what());
   constexpr std::string_view kConvert = "Could not convert: ";
   if (text.rfind(kConvert, 0) == 0) {
-    const std::string rest = text.substr(kConvert.size());
+    // The value as given, from CLI11's own text: one_line drops trailing spaces, and "4096 " read
+    // as "cannot convert '4096'" (a leading space is accepted, a trailing one not).
+    const std::string raw = e.what();
+    const std::string rest = raw.find('\n') == std::string::npos ? raw.substr(kConvert.size())
+                                                                 : text.substr(kConvert.size());
     const auto eq = rest.find(" = ");
     if (eq != std::string::npos) {
       const std::string name = rest.substr(0, eq);
       const std::string noun = option_value_noun(app, name);
-      return name + ": cannot convert '" + rest.substr(eq + 3) + "'; expected " +
-             (noun.empty() ? "a value of the option's type" : noun) +
+      return name + ": cannot convert '" +
+             trainsim::io::escape_invalid_utf8(trainsim::io::escape_control(rest.substr(eq + 3))) +
+             "'; expected " + (noun.empty() ? "a value of the option's type" : noun) +
              " in the option's range (see --help)";
     }
   }

@@ -430,3 +430,10 @@ trainsim_bad_input(run flag_value_number "--sequence-parallel: '2': expected tru
   --hardware h100-dgx --model llama2-7b --gpus 16 --seq-len 4096 --tp 2 --sequence-parallel=2)
 trainsim_bad_input(run flag_value_word "--full-simulation: 'yes': expected true or false"
   --hardware h100-dgx --model llama2-7b --gpus 16 --seq-len 4096 --full-simulation=yes)
+# A number with a trailing space is quoted as given: "4096 " read as "cannot convert '4096'".
+# (A script runs it: a -D list given to add_test loses the space.)
+add_test(NAME cli.run.bad.number_trailing_space
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/trailing_space.cmake)
+set_tests_properties(cli.run.bad.number_trailing_space PROPERTIES PASS_REGULAR_EXPRESSION
+  "refused as given")
