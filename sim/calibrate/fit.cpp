@@ -79,12 +79,12 @@ std::size_t index_of(const std::string& pointer) {
 }
 
 // A measured time or power the model could reach at all: a time from 1 ns to one day, a board
-// power from 1 W to 5 kW. Anything else is a unit mistake, and fitting it would only push
-// parameters to their bounds.
+// power from 1 W to 5 kW (hardware::kMinGpuWatts, kMaxGpuWatts). Anything else is a unit
+// mistake, and fitting it would only push parameters to their bounds.
 // `key` is the record's key that holds the value ("time", "time_alone", "power").
 void check_measured(const Origin& origin, double value, bool power, const std::string& key) {
-  const double lo = power ? 1.0 : 1e-9;
-  const double hi = power ? 5000.0 : 86400.0;
+  const double lo = power ? hardware::kMinGpuWatts : 1e-9;
+  const double hi = power ? hardware::kMaxGpuWatts : 86400.0;
   if (!(value >= lo && value <= hi)) {
     char text[32];
     (void)std::snprintf(text, sizeof text, "%.4g", value);
@@ -816,21 +816,18 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     u = from_base;
     double at_base = 0.0;
     const bool evaluated =
-        problem.Evaluate(ceres::Problem::EvaluateOptions(), &at_base, nullptr, nullptr, nullptr);
+        problem.Evaluate(ceres::Problem::EvaluateOptions(), &at_base, nullptr, nullptr, nullptr) &&
+        std::isfinite(at_base);
     ceres::Solver::Summary second;
     ceres::Solve(solver, &problem, &second);
     const bool ran = second.termination_type != ceres::FAILURE && std::isfinite(second.final_cost);
-    double cost = second.final_cost;
-    if (ran && evaluated && std::isfinite(at_base) &&
-        !(second.final_cost < (1.0 - kOtherMinimum) * at_base)) {
-      keep_base = true;
-      u = from_base;
-      cost = at_base;
-    }
+    const bool stays = evaluated && !(second.final_cost < (1.0 - kOtherMinimum) * at_base);
+    const double cost = stays ? at_base : second.final_cost;
     if (ran && cost < (1.0 - kOtherMinimum) * summary.final_cost) {
       summary = second;
+      keep_base = stays;
+      if (stays) u = from_base;  // the covariance and the bounds are read at the values kept
     } else {
-      keep_base = false;
       u = first;
     }
   }

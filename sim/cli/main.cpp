@@ -105,31 +105,25 @@ std::string decimal_number_problem(const std::string& text, std::string_view typ
   return {};  // text that is no number at all is CLI11's to refuse ("cannot convert")
 }
 
-void decimal_numbers_only(CLI::App& app) {
+// Every subcommand's numeric option takes decimal text only (decimal_number_problem), and a
+// flag given a value (--full-simulation=false) takes true or false only: CLI11 also reads
+// numbers, yes/no and on/off, so --sequence-parallel=2 turned it on without a word. A bare flag
+// reaches the check as "true".
+void strict_option_values(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     for (CLI::Option* opt : sub->get_options()) {
       const std::string type = opt->get_type_name();
       if (type == "INT" || type == "UINT" || type == "FLOAT" || type == "NUMBER") {
         opt->check(CLI::Validator(
             [type](std::string& text) { return decimal_number_problem(text, type); }, ""));
+      } else if (opt->get_expected_max() == 0 && opt != sub->get_help_ptr()) {
+        opt->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+              if (text == "true" || text == "false") return {};
+              return "'" + text + "': expected true or false";
+            },
+            ""));
       }
-    }
-  }
-}
-
-// A flag given a value (--full-simulation=false) takes true or false only: CLI11 also reads
-// numbers, yes/no and on/off, so --sequence-parallel=2 turned it on without a word. A bare flag
-// reaches the check as "true".
-void boolean_flags_only(CLI::App& app) {
-  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-    for (CLI::Option* opt : sub->get_options()) {
-      if (opt->get_expected_max() != 0 || opt == sub->get_help_ptr()) continue;
-      opt->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            if (text == "true" || text == "false") return {};
-            return "'" + text + "': expected true or false";
-          },
-          ""));
     }
   }
 }
@@ -341,8 +335,7 @@ int main(int argc, char** argv) {
     trainsim::cli::register_compare(app, exit_code);
     trainsim::cli::register_validate(app, exit_code);
     trainsim::cli::register_diff(app, exit_code);
-    decimal_numbers_only(app);
-    boolean_flags_only(app);
+    strict_option_values(app);
     // Arguments become names in reports and JSON strings, which must be UTF-8.
     for (int i = 1; i < argc; ++i) {
       if (!trainsim::io::is_valid_utf8(argv[i]))

@@ -627,13 +627,13 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
     hw.power.compute = p.watts("compute");
     hw.power.communication = p.watts("communication");
     hw.power.tdp = p.watts("tdp");
-    // A GPU draws from 1 W to 5 kW, as calibrate holds a measured power (calibrate/fit.cpp): a
-    // value outside is a unit mistake ("700 kW", "1e9 W"), which priced every plan's energy and
-    // cluster watts a thousand times or more over without a word.
+    // A GPU draws from 1 W to 5 kW (hardware::kMinGpuWatts, kMaxGpuWatts), as calibrate holds a
+    // measured power: a value outside is a unit mistake ("700 kW", "1e9 W"), which priced every
+    // plan's energy and cluster watts a thousand times or more over without a word.
     for (const auto& [key, value] :
          {std::pair{"idle", hw.power.idle}, std::pair{"compute", hw.power.compute},
           std::pair{"communication", hw.power.communication}, std::pair{"tdp", hw.power.tdp}}) {
-      if (value.value() < 1.0 || value.value() > 5000.0) {
+      if (value.value() < hardware::kMinGpuWatts || value.value() > hardware::kMaxGpuWatts) {
         throw p.error(key, "expected a GPU's draw from 1 W to 5 kW, got " + to_string(value));
       }
     }

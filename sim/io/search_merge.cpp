@@ -17,6 +17,7 @@
 #include "trainsim/error.hpp"
 
 #include "sim/io/json_reader.hpp"
+#include "sim/io/report_writer.hpp"
 
 namespace trainsim::io {
 namespace {
@@ -168,48 +169,41 @@ const std::set<std::string, std::less<>>& document_keys() {
   return keys;
 }
 
-// The memory budget as search writes it (io::report_to_json's reserve keys of a report's
-// memory object): byte counts as integers >= 0, the headroom fraction a number in [0, 1), and
-// no other key. It is copied into the merged document, so an edited one was carried on.
+// The memory budget as search writes it, shaped as io::memory_reserve_to_json writes one: the
+// same keys, byte counts as integers >= 0, the headroom fraction in [0, 1). It is copied into
+// the merged document, so an edited one was carried on.
 void check_memory_budget(const Json& memory, const std::string& source) {
-  const std::string at = "/memory_per_gpu";
-  const auto fail = [&](const std::string& where, const std::string& expected, const Json& v) {
-    throw ConfigError(
-        source, where,
-        "expected " + expected + ", as trainsim search writes it, got " + v.dump().substr(0, 40));
-  };
-  const auto bytes = [&](const Json& object, const std::string& where,
-                         const std::set<std::string>& keys) {
-    for (const std::string& key : keys) {
-      if (!object.contains(key)) {
-        throw ConfigError(source, where,
-                          "missing key '" + key +
-                              "'; expected the memory budget "
-                              "trainsim search writes");
-      }
-    }
-    for (const auto& [key, v] : object.items()) {
-      if (key == "headroom_fraction" && where == at) {
-        if (!(v.is_number() && v.get<double>() >= 0.0 && v.get<double>() < 1.0)) {
-          fail(where + "/" + key, "a fraction from 0 to below 1", v);
+  static const nlohmann::json shape = memory_reserve_to_json(report::MemoryBreakdown{});
+  const std::string kExpectedBudget = "expected the memory budget trainsim search writes";
+  const auto check = [&](const auto& self, const Json& v, const nlohmann::json& like,
+                         const std::string& at) -> void {
+    const auto fail = [&](const std::string& expected) {
+      throw ConfigError(
+          source, at,
+          "expected " + expected + ", as trainsim search writes it, got " + v.dump().substr(0, 40));
+    };
+    if (like.is_object()) {
+      if (!v.is_object()) fail("an object");
+      for (const auto& [key, value] : like.items()) {
+        if (!v.contains(key)) {
+          throw ConfigError(source, at, "missing key '" + key + "'; " + kExpectedBudget);
         }
-      } else if (key == "reserved" && where == at) {
-        if (!v.is_object()) fail(where + "/reserved", "an object of byte counts", v);
-      } else if (keys.count(key) == 0) {
-        throw ConfigError(source, where + "/" + key,
-                          "unknown key; expected the memory budget trainsim search writes");
-      } else if (!(v.is_number_unsigned() ||
-                   (v.is_number_integer() && v.get<std::int64_t>() >= 0))) {
-        fail(where + "/" + key, "a byte count, an integer >= 0", v);
       }
+      for (const auto& [key, value] : v.items()) {
+        if (!like.contains(key)) {
+          throw ConfigError(source, at + "/" + key, "unknown key; " + kExpectedBudget);
+        }
+        self(self, value, like[key], at + "/" + key);
+      }
+    } else if (like.is_number_float()) {
+      if (!(v.is_number() && v.get<double>() >= 0.0 && v.get<double>() < 1.0)) {
+        fail("a fraction from 0 to below 1");
+      }
+    } else if (!(v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0))) {
+      fail("a byte count, an integer >= 0");
     }
   };
-  if (!memory.is_object()) fail(at, "an object", memory);
-  bytes(memory, at,
-        {"capacity_bytes", "usable_bytes", "reserved_bytes", "headroom_fraction", "reserved"});
-  bytes(memory["reserved"], at + "/reserved",
-        {"cuda_context_bytes", "fragmentation_bytes", "headroom_bytes", "nccl_buffers_bytes",
-         "workspace_bytes"});
+  check(check, memory, shape, "/memory_per_gpu");
 }
 
 // The keys of a document (document_keys) and of each plan: "rank", "index" and the report's keys
@@ -491,13 +485,10 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
     if (const auto it = sums.find(key); it != sums.end()) merged[key] = it->second;
   }
   if (first.doc->contains("memory_per_gpu")) {
-    // As search writes it, whatever tool rewrote the shard: its fraction a double (0.0 where jq
-    // writes 0).
+    // As search writes it, whatever tool rewrote the shard (check_memory_budget has checked its
+    // shape): its fraction a double (0.0 where jq writes 0).
     Json memory = sorted((*first.doc)["memory_per_gpu"]);
-    if (memory.is_object() && memory.contains("headroom_fraction") &&
-        memory["headroom_fraction"].is_number()) {
-      memory["headroom_fraction"] = memory["headroom_fraction"].get<double>();
-    }
+    memory["headroom_fraction"] = memory["headroom_fraction"].get<double>();
     merged["memory_per_gpu"] = std::move(memory);
   }
   Json plans = Json::array();

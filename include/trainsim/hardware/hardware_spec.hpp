@@ -150,6 +150,11 @@ struct FabricSpec {
   int nodes_per_leaf = 32;
 };
 
+// The board powers a GPU can draw, in watts: a profile's draws and a measured power outside
+// them are unit mistakes ("700 kW", a power in mW), refused by the hardware loader and calibrate.
+inline constexpr double kMinGpuWatts = 1.0;
+inline constexpr double kMaxGpuWatts = 5000.0;
+
 // Power draw of one GPU by activity (board power, what nvidia-smi reports).
 struct PowerSpec {
   Watts idle;           // nothing running
