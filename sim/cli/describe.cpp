@@ -131,6 +131,27 @@ nlohmann::json stage_placement_json(const parallel::Scenario& s) {
   return stages;
 }
 
+// Layer indices as ranges: "0, 2, 4" or "28-47"; a regular stride of three or more layers as
+// "0, 2, ..., 34".
+std::string layer_list(const std::vector<std::int32_t>& layers) {
+  const std::size_t n = layers.size();
+  if (n >= 3) {
+    const std::int32_t step = layers[1] - layers[0];
+    bool regular = true;
+    for (std::size_t i = 2; i < n && regular; ++i) regular = layers[i] - layers[i - 1] == step;
+    if (regular && step == 1) {
+      return std::to_string(layers.front()) + "-" + std::to_string(layers.back());
+    }
+    if (regular && n > 3) {
+      return std::to_string(layers[0]) + ", " + std::to_string(layers[1]) + ", ..., " +
+             std::to_string(layers.back());
+    }
+  }
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += (i == 0 ? "" : ", ") + std::to_string(layers[i]);
+  return out;
+}
+
 // The optional lines about the model's attention and biases: a sliding window, bias groups,
 // latent attention. Empty when the model has none of them.
 std::string attention_lines(const model::ModelSpec& m) {
@@ -141,7 +162,11 @@ std::string attention_lines(const model::ModelSpec& m) {
            std::to_string(m.qk_nope_head_dim) + " + " + std::to_string(m.qk_rope_head_dim) +
            " (rotary), value heads of " + std::to_string(m.v_head_dim) + "\n";
   }
-  if (m.attention_window > 0) {
+  if (model::mixed_attention_window(m)) {
+    out += "attention    sliding window of " + std::to_string(m.attention_window) + " tokens on " +
+           std::to_string(m.window_layers.size()) + " of " + std::to_string(m.num_layers) +
+           " layers (" + layer_list(m.window_layers) + "), full attention on the others\n";
+  } else if (m.attention_window > 0) {
     out += "attention    sliding window of " + std::to_string(m.attention_window) +
            " tokens on every layer\n";
   }
@@ -172,6 +197,17 @@ nlohmann::json experts_json(const model::ModelSpec& m) {
           {"shared_expert_ffn_hidden", m.shared_expert_ffn_hidden},
           {"dense_layers", m.num_dense_layers},
           {"load_imbalance", m.expert_load_imbalance}};
+}
+
+// The "attention_window" object of describe's JSON, only for a model with a sliding window: its
+// tokens and the layers that use it (every layer's index without ModelSpec::window_layers).
+void add_window_json(const model::ModelSpec& m, nlohmann::json& out) {
+  if (m.attention_window == 0) return;
+  nlohmann::json layers = nlohmann::json::array();
+  for (std::int64_t l = 0; l < m.num_layers; ++l) {
+    if (model::layer_windowed(m, l)) layers.push_back(l);
+  }
+  out["attention_window"] = {{"tokens", m.attention_window}, {"layers", std::move(layers)}};
 }
 
 // The "mtp" object of describe's JSON, only for a model with multi-token-prediction modules.
@@ -220,6 +256,7 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
     if (model::is_moe(m)) {
       out["experts"] = experts_json(m);
     }
+    add_window_json(m, out);
     add_mtp_json(m, out);
     std::cout << out.dump(2) << '\n';
     return 0;
@@ -269,6 +306,7 @@ int describe(const DescribeOptions& o) {
       out["experts"] = experts_json(m);
       out["experts"]["ep"] = s.parallel.ep;
     }
+    add_window_json(m, out);
     add_mtp_json(m, out);
     std::cout << out.dump(2) << '\n';
     return 0;

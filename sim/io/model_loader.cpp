@@ -288,6 +288,41 @@ double read_imbalance(ObjectReader& r, const ModelSpec& m) {
   return v;
 }
 
+// attention_window_layers of a trainsim model file: the layers that use attention_window, 0-based
+// and ascending (ModelSpec::window_layers). A list of every layer is kept as "every layer" (an
+// empty list) when the model has no multi-token-prediction module, so that it prices as a file
+// without the key; with one, the list leaves the modules in full attention.
+void read_window_layers(ObjectReader& r, model::ModelSpec& m) {
+  const auto& layers = r.array("attention_window_layers");
+  if (m.attention_window == 0) {
+    throw r.error("attention_window_layers",
+                  "the layers that use attention_window, but the model has no window; expected "
+                  "an attention_window > 0 with it, or no attention_window_layers");
+  }
+  if (layers.empty()) {
+    throw r.error("attention_window_layers",
+                  "expected at least one layer index (leave the key out for a window on every "
+                  "layer)");
+  }
+  std::int64_t previous = -1;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const auto& v = layers[i];
+    if (!v.is_number_integer() || v.get<std::int64_t>() <= previous ||
+        v.get<std::int64_t>() >= m.num_layers) {
+      throw r.error("attention_window_layers",
+                    "entry " + std::to_string(i) + ": expected a layer index from " +
+                        std::to_string(previous + 1) + " to " + std::to_string(m.num_layers - 1) +
+                        " (0-based, ascending, below layers = " + std::to_string(m.num_layers) +
+                        "), got " + describe_json(v));
+    }
+    previous = v.get<std::int64_t>();
+    m.window_layers.push_back(static_cast<std::int32_t>(previous));
+  }
+  if (static_cast<std::int64_t>(m.window_layers.size()) == m.num_layers && m.mtp_layers == 0) {
+    m.window_layers.clear();
+  }
+}
+
 // trainsim's mixture-of-experts keys (docs/models.md): read with "experts", refused without.
 void read_moe_keys(ObjectReader& r, ModelSpec& m) {
   constexpr std::array<const char*, 8> kDetails = {
@@ -426,6 +461,7 @@ ModelSpec from_trainsim_keys(ObjectReader& r) {
   m.attention_window =
       r.has("attention_window") ? r.integer("attention_window", 0, model::kMaxPositions) : 0;
   m.mtp_layers = r.has("mtp_layers") ? r.integer("mtp_layers", 0, model::kMaxLayers) : 0;
+  if (r.has("attention_window_layers")) read_window_layers(r, m);
   read_moe_keys(r, m);
   const bool head_size_given = head_dim_given || model::has_mla(m);
   check_heads(r, m, "heads", "kv_heads", "hidden", head_size_given, "head_dim");
@@ -470,10 +506,11 @@ void note_once(const ObjectReader& r, const std::string& text) {
 }
 
 // The windowed layers of a Hugging Face config: how many of num_layers use its sliding window,
-// and the key that says so (for an error about a mix).
+// which (0-based, ascending), and the key that says so.
 struct WindowLayers {
   std::int64_t count = 0;
   std::string key;
+  std::vector<std::int32_t> layers;
 };
 
 WindowLayers hf_window_layers(ObjectReader& r, const std::string& model_type,
@@ -487,7 +524,7 @@ WindowLayers hf_window_layers(ObjectReader& r, const std::string& model_type,
                                        " entries (num_hidden_layers), got " +
                                        std::to_string(types.size()));
     }
-    std::int64_t count = 0;
+    WindowLayers windowed{.count = 0, .key = "layer_types", .layers = {}};
     for (std::size_t i = 0; i < types.size(); ++i) {
       const auto& t = types[i];
       if (!t.is_string() || (t.get<std::string>() != "full_attention" &&
@@ -497,7 +534,10 @@ WindowLayers hf_window_layers(ObjectReader& r, const std::string& model_type,
                                          "got " +
                                          describe_json(t));
       }
-      if (t.get<std::string>() == "sliding_attention") ++count;
+      if (t.get<std::string>() == "sliding_attention") {
+        ++windowed.count;
+        windowed.layers.push_back(static_cast<std::int32_t>(i));
+      }
     }
     // Qwen2/Qwen3 configs of transformers >= 4.53 keep max_window_layers beside the layer_types
     // derived from it; layer_types governs (the modeling code reads it alone), so the key is
@@ -505,21 +545,28 @@ WindowLayers hf_window_layers(ObjectReader& r, const std::string& model_type,
     if (contains(kHfQwenWindowTypes, model_type) && r.has("max_window_layers")) {
       (void)r.integer("max_window_layers", 0, model::kMaxLayers);
     }
-    return {count, "layer_types"};
+    return windowed;
   }
+  const auto from = [num_layers](std::int64_t first, std::int64_t step, std::string key) {
+    WindowLayers windowed{.count = 0, .key = std::move(key), .layers = {}};
+    for (std::int64_t l = first; l < num_layers; l += step) {
+      windowed.layers.push_back(static_cast<std::int32_t>(l));
+    }
+    windowed.count = static_cast<std::int64_t>(windowed.layers.size());
+    return windowed;
+  };
   if (contains(kHfQwenWindowTypes, model_type)) {
     // Qwen2Config: max_window_layers default 28; layers i >= max_window_layers are windowed.
-    const std::int64_t full = r.integer_or("max_window_layers", 0, 28);
-    return {std::max<std::int64_t>(0, num_layers - full), "max_window_layers"};
+    return from(r.integer_or("max_window_layers", 0, 28), 1, "max_window_layers");
   }
   if (model_type == "gemma2" || model_type == "gpt_oss") {
     // Gemma2Config and GptOssConfig: layer_types default "sliding_attention" if (i + 1) % 2
     // else "full_attention": the even layers (0, 2, ...) are windowed.
-    return {(num_layers + 1) / 2, "sliding_window"};
+    return from(0, 2, "sliding_window");
   }
   // Mistral and the Llama layout: every layer uses the window
   // (transformers/models/mistral/modeling_mistral.py passes sliding_window to every layer).
-  return {num_layers, "sliding_window"};
+  return from(0, 1, "sliding_window");
 }
 
 // The leading dense layers of a Qwen2-MoE/Qwen3-MoE config. Their layer i has an MoE block
@@ -906,7 +953,7 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   const bool use_window =
       r.boolean_or("use_sliding_window", !contains(kHfQwenWindowTypes, model_type));
   const std::int64_t window = use_window ? sliding : 0;
-  const WindowLayers windowed = hf_window_layers(r, model_type, m.num_layers);
+  WindowLayers windowed = hf_window_layers(r, model_type, m.num_layers);
   // layer_types naming windowed layers with no window to give them contradicts itself (the
   // config classes derive the list from the window: Qwen2Config's "sliding_attention" only
   // where sliding_window is set): refused, not priced as full attention in silence.
@@ -920,20 +967,11 @@ ModelSpec from_hugging_face(ObjectReader& r) {
                               "use_sliding_window false); expected a sliding_window, or "
                               "\"full_attention\" layers"));
   }
-  if (window > 0 && windowed.count == m.num_layers) {
+  if (window > 0 && windowed.count > 0) {
+    // A window on some layers only: those layers' list (ModelSpec::window_layers); on every
+    // layer, none.
     m.attention_window = window;
-  } else if (window > 0 && windowed.count > 0) {
-    const bool by_default = !r.has("sliding_window");
-    throw r.error(
-        windowed.key,
-        "layers that mix sliding-window and full attention are not modelled; expected "
-        "the window (" +
-            std::to_string(window) + (by_default ? ", the " + model_type + " default" : "") +
-            ") on all " + std::to_string(m.num_layers) + " layers or on none, got it on " +
-            std::to_string(windowed.count) +
-            (windowed.key == "sliding_window" && windowed.count < m.num_layers
-                 ? " (every other layer, the " + model_type + " default without layer_types)"
-                 : ""));
+    if (windowed.count < m.num_layers) m.window_layers = std::move(windowed.layers);
   }
 
   // RoPE, either spelling: rope_theta + rope_scaling (transformers < 5, most Hub checkpoints)

@@ -27,7 +27,8 @@ namespace trainsim::io {
 //    activation, norm, tied_embeddings, position_embedding; optional head_dim (default
 //    hidden / heads), max_positions (required with learned positions, rejected otherwise),
 //    qkv_bias, out_proj_bias, mlp_bias (default false) or linear_bias (all three at once, not
-//    with them), attention_window (a sliding window; default 0, full attention), name (becomes
+//    with them), attention_window (a sliding window; default 0, full attention),
+//    attention_window_layers (the layers that use it; default every layer), name (becomes
 //    the id). Unknown keys are rejected.
 //  - a Hugging Face config.json, detected by num_hidden_layers or hidden_size. docs/models.md
 //    lists the keys read, the keys accepted and ignored, and the keys rejected. When ignored

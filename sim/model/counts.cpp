@@ -1,5 +1,7 @@
 #include "trainsim/model/counts.hpp"
 
+#include <algorithm>
+
 namespace trainsim::model {
 
 std::int64_t query_width(const ModelSpec& m) { return m.num_heads * m.head_dim; }
@@ -154,6 +156,23 @@ double attention_window_fraction(const ModelSpec& m, std::int64_t seq_len) {
   return (wd * (wd + 1.0) / 2.0 + (t - wd) * wd) / (t * (t + 1.0) / 2.0);
 }
 
+bool layer_windowed(const ModelSpec& m, std::int64_t layer) {
+  if (m.attention_window <= 0) return false;
+  return m.window_layers.empty() ||
+         std::binary_search(m.window_layers.begin(), m.window_layers.end(), layer);
+}
+
+bool mixed_attention_window(const ModelSpec& m) {
+  return m.attention_window > 0 && !m.window_layers.empty();
+}
+
+ModelSpec without_attention_window(const ModelSpec& m) {
+  ModelSpec full = m;
+  full.attention_window = 0;
+  full.window_layers.clear();
+  return full;
+}
+
 Flops attention_model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) {
   // PaLM Appendix B's 12 * L * H * Q * T with H heads of size Q and sequence length T, times
   // the sliding window's share r of the attention work.
@@ -163,6 +182,16 @@ Flops attention_model_flops_per_token(const ModelSpec& m, std::int64_t seq_len) 
   // different head sizes (the dense form is kept as it was, for identical results).
   // A multi-token-prediction module's layer attends as a decoder layer does.
   const auto layers = static_cast<double>(m.num_layers + m.mtp_layers);
+  if (mixed_attention_window(m)) {
+    // W windowed layers at the window's share r, the F others (multi-token-prediction modules
+    // included) in full.
+    const auto windowed = static_cast<double>(m.window_layers.size());
+    const double r = attention_window_fraction(m, seq_len);
+    const double per_layer =
+        has_mla(m) ? 6.0 * static_cast<double>(m.num_heads * (m.head_dim + m.v_head_dim))
+                   : 12.0 * static_cast<double>(query_width(m));
+    return Flops(per_layer * static_cast<double>(seq_len) * (windowed * r + (layers - windowed)));
+  }
   const double attention =
       has_mla(m) ? 6.0 * layers * static_cast<double>(m.num_heads * (m.head_dim + m.v_head_dim)) *
                        static_cast<double>(seq_len) * attention_window_fraction(m, seq_len)

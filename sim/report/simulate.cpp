@@ -60,12 +60,27 @@ double recompute_ratio(const parallel::Scenario& s) {
   const double dense_layer = recomputed(model::layer_kernels(s.model, shape));
   const bool moe = model::is_moe(s.model);
   const double moe_layer = moe ? recomputed(model::moe_layer_kernels(s.model, shape)) : 0.0;
-  // Layers recomputed, dense and MoE: all, or each model chunk's first recompute_layers.
+  // With a window on some layers only, the others recompute full attention.
+  const bool mixed = model::mixed_attention_window(s.model);
+  const model::ModelSpec full_model =
+      mixed ? model::without_attention_window(s.model) : model::ModelSpec{};
+  const double dense_full = mixed ? recomputed(model::layer_kernels(full_model, shape)) : 0.0;
+  const double moe_full =
+      mixed && moe ? recomputed(model::moe_layer_kernels(full_model, shape)) : 0.0;
+  // Layers recomputed, dense and MoE, windowed (or every layer without a mix) and in full: all,
+  // or each model chunk's first recompute_layers.
   std::int64_t dense_layers = 0;
   std::int64_t moe_layers = 0;
+  std::int64_t dense_full_layers = 0;
+  std::int64_t moe_full_layers = 0;
   const auto count = [&](std::int64_t first, std::int64_t n) {
     for (std::int64_t l = first; l < first + n; ++l) {
-      ++(moe && l >= s.model.num_dense_layers ? moe_layers : dense_layers);
+      const bool full = mixed && !model::layer_windowed(s.model, l);
+      if (moe && l >= s.model.num_dense_layers) {
+        ++(full ? moe_full_layers : moe_layers);
+      } else {
+        ++(full ? dense_full_layers : dense_layers);
+      }
     }
   };
   if (s.parallel.recompute == parallel::Recompute::Full && s.parallel.recompute_layers > 0) {
@@ -81,7 +96,9 @@ double recompute_ratio(const parallel::Scenario& s) {
                             static_cast<double>(s.training.seq_len);
   // A dense model's figure as one product (moe_layers is 0), as it always was.
   return (dense_layer * static_cast<double>(dense_layers) +
-          moe_layer * static_cast<double>(moe_layers)) /
+          moe_layer * static_cast<double>(moe_layers) +
+          dense_full * static_cast<double>(dense_full_layers) +
+          moe_full * static_cast<double>(moe_full_layers)) /
          model_flops.value();
 }
 

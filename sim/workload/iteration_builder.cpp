@@ -411,10 +411,30 @@ class Builder {
       for (const auto& k : model::mtp_kernels(m_, shape_)) mtp_.push_back(timed(k));
     }
     assign_tp_comm(dense_);
+    // Layers outside a partial window's layers (model_spec.hpp, window_layers) attend in full:
+    // their own kernels, the windowed model's kernels with attention's work undiscounted.
+    const bool mixed = model::mixed_attention_window(m_);
+    const model::ModelSpec full_model = mixed ? model::without_attention_window(m_) : m_;
+    if (mixed) {
+      full_layer_.assign(static_cast<std::size_t>(m_.num_layers + m_.mtp_layers), 1);
+      for (const std::int32_t l : m_.window_layers) full_layer_[static_cast<std::size_t>(l)] = 0;
+      for (const auto& k : model::layer_kernels(full_model, shape_)) {
+        dense_full_.kernels.push_back(timed(k));
+      }
+      add_recomputed(dense_full_);
+      assign_tp_comm(dense_full_);
+    }
     if (model::is_moe(m_)) {
       for (const auto& k : model::moe_layer_kernels(m_, shape_)) moe_.kernels.push_back(timed(k));
       add_recomputed(moe_);
       assign_tp_comm(moe_);
+      if (mixed) {
+        for (const auto& k : model::moe_layer_kernels(full_model, shape_)) {
+          moe_full_.kernels.push_back(timed(k));
+        }
+        add_recomputed(moe_full_);
+        assign_tp_comm(moe_full_);
+      }
       // All-to-all dispatch and combine: each rank's whole send buffer, the top-k rows of
       // hidden of the tokens it routes (nccl-tests alltoall_perf's size; (ep - 1) / ep of it
       // leaves the rank, the bus factor of collective_model.hpp), priced balanced. Under the
@@ -634,6 +654,9 @@ class Builder {
   }
 
   const LayerKernels& kernels_of(std::int64_t layer) const {
+    if (!full_layer_.empty() && full_layer_[static_cast<std::size_t>(layer)] != 0) {
+      return is_moe_layer(layer) ? moe_full_ : dense_full_;
+    }
     return is_moe_layer(layer) ? moe_ : dense_;
   }
 
@@ -1486,6 +1509,12 @@ class Builder {
   std::vector<std::int64_t> chunk_layers_;
   LayerKernels dense_;  // a dense layer's (every layer of a dense model)
   LayerKernels moe_;    // an MoE layer's (empty for a dense model)
+  // With a window on some layers only (model::mixed_attention_window), the kernels of the
+  // layers that attend in full, and by layer (multi-token-prediction modules included) whether
+  // it does; empty otherwise.
+  LayerKernels dense_full_;
+  LayerKernels moe_full_;
+  std::vector<std::uint8_t> full_layer_;
   std::vector<TimedKernel> embedding_;
   std::vector<TimedKernel> head_;
   std::vector<TimedKernel> mtp_;  // a multi-token-prediction module's, before its layer

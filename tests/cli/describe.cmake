@@ -134,6 +134,16 @@ add_test(NAME cli.describe.window COMMAND trainsim describe --hardware h100-dgx
          --model mistral-7b --gpus 8 --seq-len 4096)
 set_tests_properties(cli.describe.window PROPERTIES
   PASS_REGULAR_EXPRESSION "attention    sliding window of 4096 tokens on every layer\n")
+# gpt-oss-120b's window of 128 on its even layers (models/gpt-oss-120b.json), in the text and
+# in the JSON's layer list.
+add_test(NAME cli.describe.window_layers COMMAND trainsim describe --hardware h100-dgx
+         --model gpt-oss-120b --gpus 64 --ep 8 --seq-len 4096)
+set_tests_properties(cli.describe.window_layers PROPERTIES
+  PASS_REGULAR_EXPRESSION "attention    sliding window of 128 tokens on 18 of 36 layers \\(0, 2, \\.\\.\\., 34\\), full attention on the others\n")
+add_test(NAME cli.describe.window_layers_json COMMAND trainsim describe --hardware h100-dgx
+         --model gpt-oss-120b --gpus 64 --ep 8 --seq-len 4096 --format json)
+set_tests_properties(cli.describe.window_layers_json PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"attention_window\": {\n    \"layers\": \\[\n      0,\n      2,")
 add_test(NAME cli.describe.biases COMMAND trainsim describe --hardware h100-dgx
          --model qwen2-7b --gpus 8 --seq-len 4096)
 set_tests_properties(cli.describe.biases PROPERTIES

@@ -201,4 +201,22 @@ TEST_CASE("counts: a sliding window scales the attention FLOPs", "[model]") {
     // Within the window nothing changes.
     REQUIRE(model_flops_per_token(m, 4096) == model_flops_per_token(full, 4096));
   }
+  SECTION("a window on some layers only") {
+    // The 16 even layers windowed, the 16 odd ones in full: attention
+    // 12 * 4096 * 8192 * (16 r + 16) = 402,653,184 * 16 * (r + 1).
+    const double r = 25'167'872.0 / 33'558'528.0;
+    auto half = m;
+    for (std::int32_t l = 0; l < 32; l += 2) half.window_layers.push_back(l);
+    REQUIRE(mixed_attention_window(half));
+    REQUIRE(layer_windowed(half, 30));
+    REQUIRE_FALSE(layer_windowed(half, 31));
+    REQUIRE(model_flops_per_token(half, 8192).value() ==
+            Approx(42'663'960'576.0 + 402'653'184.0 * 16.0 * (r + 1.0)).epsilon(1e-12));
+    // Without the list every layer is windowed; without the window none is.
+    REQUIRE(layer_windowed(m, 31));
+    REQUIRE_FALSE(mixed_attention_window(m));
+    REQUIRE_FALSE(layer_windowed(without_attention_window(half), 30));
+    REQUIRE(model_flops_per_token(without_attention_window(half), 8192).value() ==
+            Approx(42'663'960'576.0 + 12'884'901'888.0).epsilon(1e-12));
+  }
 }

@@ -280,6 +280,44 @@ TEST_CASE("model_loader: bias groups and the sliding window in trainsim keys", "
         load_model_from_string(llama3_8b_keys(R"(, "attention_window": -1)"), "m.json"),
         "m.json: /attention_window: expected an integer >= 0, got -1");
   }
+  SECTION("attention_window_layers") {
+    const auto m = load_model_from_string(
+        llama3_8b_keys(R"(, "attention_window": 4096, "attention_window_layers": [0, 5, 31])"),
+        "m.json");
+    REQUIRE(m.window_layers == std::vector<std::int32_t>{0, 5, 31});
+    // Every layer listed is a window on every layer, as without the key.
+    std::string all = R"(, "attention_window": 4096, "attention_window_layers": [0)";
+    for (int l = 1; l < 32; ++l) all += ", " + std::to_string(l);
+    REQUIRE(load_model_from_string(llama3_8b_keys(all + "]"), "all.json").window_layers.empty());
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(llama3_8b_keys(R"(, "attention_window_layers": [0])"), "m.json"),
+        "m.json: /attention_window_layers: the layers that use attention_window, but the model "
+        "has no window; expected an attention_window > 0 with it, or no "
+        "attention_window_layers");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(
+            llama3_8b_keys(R"(, "attention_window": 4096, "attention_window_layers": [])"),
+            "m.json"),
+        "m.json: /attention_window_layers: expected at least one layer index (leave the key out "
+        "for a window on every layer)");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(
+            llama3_8b_keys(R"(, "attention_window": 4096, "attention_window_layers": [3, 3])"),
+            "m.json"),
+        "m.json: /attention_window_layers: entry 1: expected a layer index from 4 to 31 "
+        "(0-based, ascending, below layers = 32), got 3");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(
+            llama3_8b_keys(R"(, "attention_window": 4096, "attention_window_layers": [32])"),
+            "m.json"),
+        "m.json: /attention_window_layers: entry 0: expected a layer index from 0 to 31 "
+        "(0-based, ascending, below layers = 32), got 32");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(
+            llama3_8b_keys(R"(, "attention_window": 4096, "attention_window_layers": "even")"),
+            "m.json"),
+        Catch::StartsWith("m.json: /attention_window_layers: expected an array"));
+  }
 }
 
 namespace {
@@ -346,11 +384,15 @@ TEST_CASE("model_loader: Hugging Face sliding windows", "[model][io]") {
                 .attention_window == 4096);
     REQUIRE(load_model_from_string(qwen2(R"(, "use_sliding_window": true)"), "q2.json")
                 .attention_window == 0);
-    REQUIRE_THROWS_WITH(
-        load_model_from_string(qwen2(R"(, "use_sliding_window": true, "max_window_layers": 21)"),
-                               "q3.json"),
-        "q3.json: /max_window_layers: layers that mix sliding-window and full attention are not "
-        "modelled; expected the window (4096) on all 28 layers or on none, got it on 7");
+    // 21 of 28: layers 21-27 windowed, the first 21 in full.
+    const auto q3 = load_model_from_string(
+        qwen2(R"(, "use_sliding_window": true, "max_window_layers": 21)"), "q3.json");
+    REQUIRE(q3.attention_window == 4096);
+    REQUIRE(q3.window_layers == std::vector<std::int32_t>{21, 22, 23, 24, 25, 26, 27});
+    // Every layer windowed needs no list.
+    REQUIRE(load_model_from_string(qwen2(R"(, "use_sliding_window": true, "max_window_layers": 0)"),
+                                   "q1.json")
+                .window_layers.empty());
   }
   SECTION("layer_types, when given, says which layers use the window") {
     std::string all = R"(, "use_sliding_window": true, "layer_types": [)";
@@ -367,9 +409,12 @@ TEST_CASE("model_loader: Hugging Face sliding windows", "[model][io]") {
                         "false); expected a sliding_window, or \"full_attention\" layers");
     std::string mixed = all;
     mixed.replace(mixed.find("\"sliding_attention\""), 19, "\"full_attention\"");
-    REQUIRE_THROWS_WITH(load_model_from_string(qwen2(mixed + "]"), "q5.json"),
-                        Catch::StartsWith("q5.json: /layer_types: layers that mix") &&
-                            Catch::EndsWith("got it on 27"));
+    // Layer 0 in full, layers 1-27 windowed.
+    const auto q5 = load_model_from_string(qwen2(mixed + "]"), "q5.json");
+    REQUIRE(q5.attention_window == 4096);
+    REQUIRE(q5.window_layers.size() == 27);
+    REQUIRE(q5.window_layers.front() == 1);
+    REQUIRE(q5.window_layers.back() == 27);
     REQUIRE_THROWS_WITH(
         load_model_from_string(qwen2(R"(, "layer_types": ["full_attention"])"), "q6.json"),
         "q6.json: /layer_types: one entry per layer; expected 28 entries (num_hidden_layers), "
@@ -395,16 +440,16 @@ TEST_CASE("model_loader: Hugging Face sliding windows", "[model][io]") {
                                "q9.json"),
         Catch::StartsWith("q9.json: /max_window_layers: expected an integer"));
   }
-  SECTION("Gemma 2 alternates windowed and full layers: rejected") {
-    REQUIRE_THROWS_WITH(
-        load_model_from_string(R"({"model_type": "gemma2", "hidden_size": 2304,
+  SECTION("Gemma 2 alternates windowed and full layers") {
+    // Gemma2Config: layer_types "sliding_attention" where (i + 1) % 2, the even layers.
+    const auto g = load_model_from_string(R"({"model_type": "gemma2", "hidden_size": 2304,
           "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
           "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 256000,
           "sliding_window": 4096})",
-                               "g.json"),
-        Catch::StartsWith("g.json: /sliding_window: layers that mix sliding-window and full") &&
-            Catch::EndsWith("got it on 13 (every other layer, the gemma2 default without "
-                            "layer_types)"));
+                                          "g.json");
+    REQUIRE(g.attention_window == 4096);
+    REQUIRE(g.window_layers ==
+            std::vector<std::int32_t>{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24});
   }
 }
 
@@ -523,9 +568,8 @@ TEST_CASE("model_loader: OLMo, Granite and Gemma 2 configs load with their class
                         "granite-zero.json: /logits_scaling: expected a number > 0, got 0");
   }
   SECTION("Gemma 2: softcapping, the score scalar and the inference cache") {
-    // google/gemma-2-2b's config.json with "sliding_window": null (its alternating windows are
-    // refused, docs/models.md). q 2304 x (8 x 256), k and v 2304 x (4 x 256) each, o (8 x 256)
-    // x 2304: 3 x 4,718,592; MLP 3 x 2304 x 9216; two norms:
+    // google/gemma-2-2b's config.json with "sliding_window": null. q 2304 x (8 x 256), k and v 2304
+    // x (4 x 256) each, o (8 x 256) x 2304: 3 x 4,718,592; MLP 3 x 2304 x 9216; two norms:
     // 77,861,376 per layer; x 26 + the tied 256000 x 2304 embedding + the final norm
     // = 2,024,395,776 + 589,824,000 + 2,304 = 2,614,222,080 (published 2,614,341,888: Gemma 2's
     // two extra norms per layer, 26 x 2 x 2304, are left out).
@@ -655,15 +699,14 @@ TEST_CASE("model_loader: Gemma's head_dim default is its class's", "[model][io]"
                                         "gemma-nohd.json");
   REQUIRE(m.head_dim == 256);
   REQUIRE(layer_parameter_counts(m).attention_weights == 50'331'648);
-  // Gemma 2 without sliding_window has its class's 4096 on every other layer: refused as a mix.
-  REQUIRE_THROWS_WITH(
-      load_model_from_string(R"({"model_type": "gemma2", "hidden_size": 3584,
+  // Gemma 2 without sliding_window has its class's 4096 on every other layer.
+  const auto g2 = load_model_from_string(R"({"model_type": "gemma2", "hidden_size": 3584,
           "intermediate_size": 14336, "num_hidden_layers": 42, "num_attention_heads": 16,
           "num_key_value_heads": 8, "vocab_size": 256000})",
-                             "gemma2-nowin.json"),
-      "gemma2-nowin.json: /sliding_window: layers that mix sliding-window and full attention are "
-      "not modelled; expected the window (4096, the gemma2 default) on all 42 layers or on none, "
-      "got it on 21 (every other layer, the gemma2 default without layer_types)");
+                                         "gemma2-nowin.json");
+  REQUIRE(g2.attention_window == 4096);
+  REQUIRE(g2.window_layers.size() == 21);
+  REQUIRE(g2.window_layers.back() == 40);
 }
 
 TEST_CASE("model_loader: a checkpoint's storage keys are ignored in any family", "[model][io]") {

@@ -304,7 +304,7 @@ TEST_CASE("moe loader: Hugging Face keys that are refused", "[model][io]") {
         Catch::StartsWith("config.json: /head_dim: with latent attention head_dim is the rotary "
                           "part of a head (qk_rope_head_dim); expected 64, got 192"));
   }
-  SECTION("GPT-OSS: alternating sliding-window and full layers are refused") {
+  SECTION("GPT-OSS: alternating sliding-window and full layers") {
     std::string types;
     for (int i = 0; i < 36; ++i) {
       types += std::string(i == 0 ? "" : ", ") +
@@ -316,23 +316,24 @@ TEST_CASE("moe loader: Hugging Face keys that are refused", "[model][io]") {
         "num_local_experts": 128, "num_experts_per_tok": 4, "experts_per_token": 4,
         "attention_bias": true, "swiglu_limit": 7.0, "sliding_window": 128, "layer_types": [)" +
                                 types + "]}";
-    REQUIRE_THROWS_WITH(load_model_from_string(gpt_oss, "gpt-oss.json"),
-                        "gpt-oss.json: /layer_types: layers that mix sliding-window and full "
-                        "attention are not modelled; expected the window (128) on all 36 layers "
-                        "or on none, got it on 18");
+    std::vector<std::int32_t> even;
+    for (std::int32_t l = 0; l < 36; l += 2) even.push_back(l);
+    const auto listed = load_model_from_string(gpt_oss, "gpt-oss.json");
+    REQUIRE(listed.attention_window == 128);
+    REQUIRE(listed.window_layers == even);
     // Without layer_types and sliding_window, GptOssConfig still alternates a window of 128
     // (configuration_gpt_oss.py: sliding_window = 128, layer_types "sliding_attention" where
-    // (i + 1) % 2): refused as well, where every layer was priced with the given window, or
-    // none without one, in silence.
+    // (i + 1) % 2), as the released model and the built-in gpt-oss-120b do.
     const std::string bare = R"({"model_type": "gpt_oss", "hidden_size": 2880,
         "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64,
         "num_key_value_heads": 8, "vocab_size": 201088, "num_local_experts": 128,
         "num_experts_per_tok": 4)";
-    REQUIRE_THROWS_WITH(load_model_from_string(bare + "}", "oss-bare.json"),
-                        "oss-bare.json: /sliding_window: layers that mix sliding-window and full "
-                        "attention are not modelled; expected the window (128, the gpt_oss "
-                        "default) on all 36 layers or on none, got it on 18 (every other layer, "
-                        "the gpt_oss default without layer_types)");
+    const auto by_default = load_model_from_string(bare + "}", "oss-bare.json");
+    REQUIRE(by_default.attention_window == 128);
+    REQUIRE(by_default.window_layers == even);
+    const auto builtin = io::load_model("gpt-oss-120b");
+    REQUIRE(builtin.attention_window == 128);
+    REQUIRE(builtin.window_layers == even);
     // sliding_window null is full attention; the class's other defaults hold: head_dim 64 (not
     // 2880 / 64 = 45) and attention_bias true.
     const auto m = load_model_from_string(bare + R"(, "sliding_window": null})", "oss-null.json");

@@ -254,3 +254,67 @@ TEST_CASE("iteration: context parallelism's ring sends K and V as wide as they a
   CHECK(mla[0] == 41'943'040.0);
   CHECK(mla[1] == 2.0 * 41'943'040.0);
 }
+
+TEST_CASE("iteration: a window on some layers runs those layers windowed and the others in full",
+          "[workload][report][model]") {
+  // mistral-7b's shape at seq 8192 (window 4096): every layer windowed, the even 16 only, none.
+  // Without communication nothing stretches a kernel, so each figure that sums over layers (the
+  // compute kernel time, the model FLOPs, the recomputed FLOPs) of the half-windowed model is
+  // the mean of the other two's.
+  const auto scenario_with = [](const std::string& window) {
+    io::ScenarioDocument doc;
+    doc.json = nlohmann::json::parse(R"({
+      "hardware": "h100-dgx",
+      "model": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+                "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
+                "tied_embeddings": false, "position_embedding": "rope")" +
+                                     window + R"(},
+      "cluster": {"gpus": 8},
+      "training": {"seq_len": 8192, "micro_batch": 1, "global_batch": 16},
+      "parallel": {"sharding": "none", "recompute": "selective"}})");
+    return io::scenario_from_document(doc);
+  };
+  std::string even = R"(, "attention_window": 4096, "attention_window_layers": [0)";
+  for (int l = 2; l < 32; l += 2) even += ", " + std::to_string(l);
+  const auto all = scenario_with(R"(, "attention_window": 4096)");
+  const auto half = scenario_with(even + "]");
+  const auto none = scenario_with("");
+  const report::SimulateOptions free{.build = kFreeCommunication};
+  const report::Simulation a = report::simulate(all, free);
+  const report::Simulation h = report::simulate(half, free);
+  const report::Simulation n = report::simulate(none, free);
+
+  // Each layer's forward attention core lasts as the windowed or the full model's does.
+  const auto attn_core = [](const report::Simulation& sim, std::int32_t layer) {
+    const engine::Graph& g = sim.iteration.graph;
+    for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+      const workload::OpInfo& info = sim.iteration.ops[static_cast<std::size_t>(g.op_tag(op))];
+      if (g.op_name(op) == "attn_core" && info.layer == layer && info.microbatch == 0 &&
+          !info.backward && !info.recompute) {
+        return g.op_duration(op).value();
+      }
+    }
+    return -1.0;
+  };
+  REQUIRE(attn_core(a, 0) > 0.0);
+  REQUIRE(attn_core(a, 0) < attn_core(n, 0));  // r = 0.75 of the work
+  REQUIRE(attn_core(h, 0) == attn_core(a, 0));
+  REQUIRE(attn_core(h, 1) == attn_core(n, 1));
+  REQUIRE(attn_core(h, 30) == attn_core(a, 30));
+  REQUIRE(attn_core(h, 31) == attn_core(n, 31));
+
+  const report::Report& ra = a.report;
+  const report::Report& rh = h.report;
+  const report::Report& rn = n.report;
+  REQUIRE(rh.compute.value() ==
+          Approx((ra.compute.value() + rn.compute.value()) / 2.0).epsilon(1e-12));
+  REQUIRE(rh.model_flops_per_token.value() ==
+          Approx((ra.model_flops_per_token.value() + rn.model_flops_per_token.value()) / 2.0)
+              .epsilon(1e-12));
+  // Recomputed FLOPs per token: (hfu / mfu - 1) x model FLOPs (report.hpp: HFU counts them).
+  const auto recomputed = [](const report::Report& r) {
+    return (r.hfu / r.mfu - 1.0) * r.model_flops_per_token.value();
+  };
+  REQUIRE(recomputed(ra) < recomputed(rn));  // selective recomputation redoes the attention core
+  REQUIRE(recomputed(rh) == Approx((recomputed(ra) + recomputed(rn)) / 2.0).epsilon(1e-9));
+}

@@ -108,13 +108,27 @@ enum class Experts { All, Active };
 // Attention"; transformers' sliding-window causal mask). Requires seq_len >= 1.
 [[nodiscard]] double attention_window_fraction(const ModelSpec& m, std::int64_t seq_len);
 
+// Whether decoder layer `layer` (0-based) attends within the model's sliding window: every layer
+// of a windowed model without window_layers, else the layers window_layers lists (model_spec.hpp).
+[[nodiscard]] bool layer_windowed(const ModelSpec& m, std::int64_t layer);
+
+// Whether some layers of the model use its sliding window and others attend in full (Gemma 2,
+// GPT-OSS).
+[[nodiscard]] bool mixed_attention_window(const ModelSpec& m);
+
+// `m` with full attention on every layer: the model whose kernels the layers outside
+// window_layers run.
+[[nodiscard]] ModelSpec without_attention_window(const ModelSpec& m);
+
 // Model FLOPs of one trained token (forward + backward) at sequence length `seq_len`:
 //   6 * N + 12 * layers * heads * head_dim * seq_len * r
 // PaLM (Chowdhery et al. 2022, Appendix B): 6N for the weights (2 forward, 4 backward) and the
 // attention QK^T and AV products without the causal discount. heads * head_dim is `hidden` in
 // DESIGN.md's form; they are equal for every dense built-in model. r is
-// attention_window_fraction (1 without a sliding window): the model-FLOPs attention term stays
-// twice what a causal kernel executes, with or without a window. Requires seq_len >= 1.
+// attention_window_fraction (1 without a sliding window; with window_layers, each layer its
+// own: 12 * heads * head_dim * seq_len * (W r + F) for W windowed and F full layers): the
+// model-FLOPs attention term stays twice what a causal kernel executes, with or without a
+// window. Requires seq_len >= 1.
 // Mixture of experts: N is matmul_parameters, the active non-embedding parameters (top-k and
 // shared experts and the router, not the unused experts), as the dense convention counts every
 // matmul weight a token passes through. Multi-head latent attention: QK^T has a head size of

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace trainsim::model {
 
@@ -49,9 +50,15 @@ struct ModelSpec {
   bool qkv_bias = false;       // on the Q, K and V projections
   bool out_proj_bias = false;  // on the attention output projection
   bool mlp_bias = false;       // on the MLP's gate, up and down projections
-  // Sliding-window causal attention on every layer (Mistral): a query attends to itself and at
-  // most attention_window - 1 earlier tokens. 0: full causal attention (the default).
+  // Sliding-window causal attention (Mistral): a query attends to itself and at most
+  // attention_window - 1 earlier tokens. 0: full causal attention (the default).
   std::int64_t attention_window = 0;
+  // The layers (0-based, ascending, each below num_layers) that use attention_window when only
+  // some do: Gemma 2 and GPT-OSS alternate windowed and full attention layer by layer, Qwen2
+  // windows the layers from max_window_layers on. The other layers, and any
+  // multi-token-prediction module, attend in full. Empty: every layer, and every
+  // multi-token-prediction module, uses the window (Mistral). Meaningless without a window.
+  std::vector<std::int32_t> window_layers{};
   // Multi-token prediction (DeepSeek-V3, arXiv:2412.19437, §2.2): mtp_layers sequential modules
   // trained with the model and dropped at inference. Module k combines the hidden state of depth
   // k - 1 (the decoder's output for k = 1) with the embedding of the token k positions ahead:
