@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -256,13 +257,22 @@ ScenarioFiles scenario_files(const validation::ValidationReport& report, const s
   return files;
 }
 
-// Writes `files` to DIR, each atomically; DIR is created when missing. On a failure the files
-// this call wrote, and DIR if it created it, are removed before the ConfigError goes on: a
-// failed run leaves no scenario behind.
+// Writes `files` to DIR; DIR is created when missing. A target that is a folder is an error
+// before anything is written. Every file goes to its temporary first (io::AtomicFile), and only
+// when all are written are they renamed into place, so a failed write (disk full, an unwritable
+// folder) leaves DIR as it was. Should a rename fail, the files this call added are removed; one
+// it replaced keeps its new content, as the old one is gone. DIR goes too when this call
+// created it.
 void write_scenarios(const ScenarioFiles& files, const std::string& dir) {
   const std::string flag = "--scenarios " + dir;
   std::error_code ec;
   const std::filesystem::path folder = scenarios_folder(dir);
+  for (const auto& [name, row] : files) {
+    if (std::filesystem::is_directory(folder / name, ec)) {
+      throw ConfigError((folder / name).string(), "",
+                        "is a folder; expected a file path to write (row '" + row->id + "')");
+    }
+  }
   bool created = false;
   if (!std::filesystem::is_directory(folder, ec)) {
     created = std::filesystem::create_directory(folder, ec);
@@ -272,15 +282,21 @@ void write_scenarios(const ScenarioFiles& files, const std::string& dir) {
                             "); expected a path whose parent folder exists and is writable");
     }
   }
-  std::vector<std::filesystem::path> written;
+  std::vector<std::unique_ptr<io::AtomicFile>> pending;
+  std::vector<std::filesystem::path> added;
   try {
     for (const auto& [name, row] : files) {
-      const std::filesystem::path path = folder / name;
-      io::write_file_atomically(path.string(), row->document.dump(2) + "\n");
-      written.push_back(path);
+      pending.push_back(std::make_unique<io::AtomicFile>((folder / name).string()));
+      pending.back()->write(row->document.dump(2) + "\n");
+    }
+    for (const auto& file : pending) {
+      const bool existed = std::filesystem::exists(file->path(), ec);
+      file->commit();
+      if (!existed) added.emplace_back(file->path());
     }
   } catch (...) {
-    for (const auto& path : written) std::filesystem::remove(path, ec);
+    pending.clear();  // removes the temporaries not yet renamed
+    for (const auto& path : added) std::filesystem::remove(path, ec);
     if (created) std::filesystem::remove(folder, ec);
     throw;
   }
