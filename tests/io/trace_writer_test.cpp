@@ -2,9 +2,14 @@
 // host time per step, and it names the optimizer step's pass.
 #include "sim/io/trace_writer.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -65,10 +70,11 @@ TEST_CASE("trace: the stack's host time per step is an event after the GPU work"
     if (e["cat"] == "host") {
       ++host_events;
       REQUIRE(e["name"] == "iteration_overhead");
-      REQUIRE(e["dur"].get<double>() == Approx(171'000.0).epsilon(1e-12));  // microseconds
+      // Microseconds, to the nanosecond the trace rounds to.
+      REQUIRE(e["dur"].get<double>() == Approx(171'000.0).margin(1e-3));
       // It starts when the GPU work ends: the report's iteration less the overhead.
       REQUIRE(e["ts"].get<double>() ==
-              Approx((sim.report.iteration_time.value() - 0.171) * 1e6).epsilon(1e-12));
+              Approx((sim.report.iteration_time.value() - 0.171) * 1e6).margin(1e-3));
     }
     if (e["name"] == "optimizer_step") REQUIRE(e["args"]["pass"] == "optimizer");
     // A layer's collectives in the backward pass are named so, as its kernels are.
@@ -77,7 +83,7 @@ TEST_CASE("trace: the stack's host time per step is an event after the GPU work"
   // One per pipeline stage, and the trace ends where the report's iteration does.
   REQUIRE(host_events == 2);
   REQUIRE(host_threads == 2);
-  REQUIRE(end == Approx(sim.report.iteration_time.value() * 1e6).epsilon(1e-12));
+  REQUIRE(end == Approx(sim.report.iteration_time.value() * 1e6).margin(1e-3));
 }
 
 TEST_CASE("trace: without host time per step there is no host thread", "[io]") {
@@ -93,7 +99,41 @@ TEST_CASE("trace: without host time per step there is no host thread", "[io]") {
     REQUIRE(e.value("cat", "") != "host");  // metadata events have no cat
     if (e["ph"] == "X") end = std::max(end, e["ts"].get<double>() + e["dur"].get<double>());
   }
-  REQUIRE(end == Approx(sim.report.iteration_time.value() * 1e6).epsilon(1e-12));
+  REQUIRE(end == Approx(sim.report.iteration_time.value() * 1e6).margin(1e-3));
+}
+
+TEST_CASE("trace: the events of a thread nest as Perfetto reads them", "[io]") {
+  // Perfetto's JSON importer rounds ts and dur to nanoseconds each (llround(v * 1000),
+  // json_trace_tokenizer.cc) and moves an event that starts before the previous one on its
+  // thread ends, and ends after it, to an overflow track (slice_tracker.cc). An op and the next
+  // on its stream share an instant in the timeline; written as separately rounded ts and dur,
+  // they overlapped by 1 ns in 22 of the 425 events of llama3.2-1b on 2 H100s at tp 2, and here
+  // in the backward of each layer. Each thread's events, in start order, must each end before
+  // the next begins, in Perfetto's rounding.
+  for (const auto& sharding : {"full_shard", "none"}) {
+    const report::Simulation sim = report::simulate(
+        scenario("pytorch-2.3-fsdp", sharding, "selective"),
+        report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
+    std::map<std::pair<int, int>, std::vector<std::pair<long long, long long>>> threads;
+    const nlohmann::json trace = trace_of(sim);
+    for (const auto& e : trace["traceEvents"]) {
+      if (e["ph"] != "X") continue;
+      const long long ts = std::llround(e["ts"].get<double>() * 1000.0);
+      const long long dur = std::llround(e["dur"].get<double>() * 1000.0);
+      threads[{e["pid"].get<int>(), e["tid"].get<int>()}].emplace_back(ts, ts + dur);
+    }
+    REQUIRE(threads.size() > 4);
+    std::size_t events = 0;
+    for (auto& [thread, spans] : threads) {
+      std::sort(spans.begin(), spans.end());
+      for (std::size_t i = 0; i + 1 < spans.size(); ++i) {
+        INFO("pid " << thread.first << " tid " << thread.second << " event " << i);
+        REQUIRE(spans[i].second <= spans[i + 1].first);
+      }
+      events += spans.size();
+    }
+    REQUIRE(events > 400);
+  }
 }
 
 TEST_CASE("trace: ZeRO-1's gather of the updated weights is in the optimizer pass", "[io]") {
