@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
@@ -63,9 +64,16 @@ std::string lowercase(std::string_view s) {
   return out;
 }
 
+// Whether `v` is a JSON integer an int64 holds: nlohmann reads 2^63 to 2^64 - 1 as unsigned,
+// which get<std::int64_t>() wraps to negative values (18446744073709551615 to -1).
+bool is_int64(const nlohmann::json& v) {
+  return v.is_number_integer() && (!v.is_number_unsigned() ||
+                                   v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX));
+}
+
 // An integer from a JSON integer, or from the digits at the end of a string ("stream 7 ").
 std::optional<std::int64_t> integer_of(const nlohmann::json& v) {
-  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (is_int64(v)) return v.get<std::int64_t>();
   if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
     std::size_t end = s.size();
@@ -100,10 +108,11 @@ std::optional<std::int64_t> arg_id(const nlohmann::json* args, const char* key, 
   if (args == nullptr) return std::nullopt;
   const auto v = args->find(key);
   if (v == args->end()) return std::nullopt;
-  if (!v->is_number_integer() || v->get<std::int64_t>() < -1) {
+  if (!is_int64(*v) || v->get<std::int64_t>() < -1) {
     throw ConfigError(source, pointer + "/args/" + key,
                       std::string("expected ") + what +
-                          " (an integer >= 0, or -1 for none, as Kineto writes it), got " +
+                          " (an integer from 0 to 2^63 - 1, or -1 for none, as Kineto writes "
+                          "it), got " +
                           describe_json(*v));
   }
   const auto id = v->get<std::int64_t>();
@@ -227,7 +236,7 @@ class TraceParser {
     const auto integer = [&](const char* key) -> std::optional<std::int64_t> {
       const auto v = info->find(key);
       if (v == info->end()) return std::nullopt;
-      if (!v->is_number_integer()) {
+      if (!is_int64(*v)) {
         throw ConfigError(source_, std::string("/distributedInfo/") + key,
                           "expected an integer, got " + describe_json(*v));
       }
@@ -531,7 +540,10 @@ class TraceParser {
     if (launch != launch_ts_.end()) {
       const double ts = launch->second.first;
       for (std::size_t i = 0; i < steps_.size(); ++i) {
-        if (ts >= steps_[i].ts_us && ts <= steps_[i].ts_us + steps_[i].dur_us) {
+        // Half-open, as the time rule below: a launch at the instant one step ends and the next
+        // begins belongs to the next (it went to the earlier one, a kernel without a launch
+        // starting then to the later).
+        if (ts >= steps_[i].ts_us && ts < steps_[i].ts_us + steps_[i].dur_us) {
           k.step = static_cast<std::int64_t>(i);
           k.assignment = StepAssignment::Correlation;
           ++trace_.num_by_correlation;

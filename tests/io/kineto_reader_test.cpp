@@ -244,6 +244,26 @@ TEST_CASE("kineto_reader: a launch outside every step leaves its kernel unassign
   CHECK(summarize(t, StepSelection::SkipFirst).used == std::vector<std::int64_t>{1});
 }
 
+TEST_CASE("kineto_reader: a launch at a step boundary belongs to the step it opens", "[io]") {
+  // Steps [0, 100) and [100, 200); a launch at 100 (correlation 9) and a kernel without one at
+  // 100: both in step 2, as "[start of step i, start of step i+1)" (docs/compare.md). The launch
+  // went to step 1, its range taken as closed.
+  const auto t = parse_kineto_trace(trace_of(kStep + R"(,
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1,
+         "ts": 100, "dur": 100},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 100, "dur": 3, "args": {"correlation": 9}},
+        {"ph": "X", "cat": "kernel", "name": "gemm_a", "pid": 0, "tid": 7,
+         "ts": 120, "dur": 5, "args": {"stream": 7, "correlation": 9}},
+        {"ph": "X", "cat": "kernel", "name": "gemm_b", "pid": 0, "tid": 7,
+         "ts": 100, "dur": 5, "args": {"stream": 7}})"),
+                                    "edge.json");
+  REQUIRE(t.kernels.size() == 2);
+  CHECK(t.num_by_correlation == 1);
+  CHECK(t.num_by_time == 1);
+  for (const auto& k : t.kernels) CHECK(k.step == 1);
+}
+
 TEST_CASE("kineto_reader: a kernel recorded twice is read once", "[io]") {
   // The same kernel (name, stream, start, duration) twice: one stream runs one kernel at a
   // time, so it is one kernel written twice, and its 20 us counted twice made the kernel sum 40.
@@ -366,7 +386,17 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
                                  "event's arguments, got 5"));
     REQUIRE_THROWS_WITH(parse_kineto_trace(kernel_args(R"({"correlation": 1.5})"), "t.json"),
                         Contains("/traceEvents/1/args/correlation: expected a correlation id (an "
-                                 "integer >= 0, or -1 for none, as Kineto writes it), got 1.5"));
+                                 "integer from 0 to 2^63 - 1, or -1 for none, as Kineto writes "
+                                 "it), got 1.5"));
+    // Past int64, JSON reads them as unsigned; 2^64 - 1 wrapped to -1 ("none"), and the kernel
+    // went to the time-based assignment, in another step, without a word.
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(kernel_args(R"({"correlation": 18446744073709551615})"), "t.json"),
+        Contains("/args/correlation: expected a correlation id") &&
+            Contains("got 18446744073709551615"));
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(kernel_args(R"({"device": 9223372036854775808})"), "t.json"),
+        Contains("/args/device: expected a device index") && Contains("9223372036854775808"));
     REQUIRE_THROWS_WITH(parse_kineto_trace(kernel_args(R"({"correlation": "1"})"), "t.json"),
                         Contains("/args/correlation: expected a correlation id"));
     REQUIRE_THROWS_WITH(parse_kineto_trace(kernel_args(R"({"stream": -2})"), "t.json"),
