@@ -318,6 +318,8 @@ int compare(const CompareOptions& o) {
   const report::Simulation sim = report::simulate(
       s, report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
   const report::Report& r = sim.report;
+  // Timings of a plan that cannot run, set beside a real trace: said, as `run` says it.
+  warn_unfit(r.memory, std::cerr);
   const auto num_stages = static_cast<std::int64_t>(r.stages.size());
   const std::int64_t stage = o.stage.value_or(r.critical_stage);
   if (stage < 0 || stage >= num_stages) {

@@ -92,10 +92,7 @@ int run(const RunOptions& o) {
               << fixed_text(100.0 * attention / per_token, 1) << "% of them at sequence "
               << s.training.seq_len << "\n";
   }
-  if (!r.memory.fits) {
-    std::cerr << "warning: the plan does not fit in memory (" << to_string(r.memory.total) << " of "
-              << to_string(r.memory.usable) << " usable per GPU)\n";
-  }
+  warn_unfit(r.memory, std::cerr);
   return 0;
 }
 

@@ -254,4 +254,10 @@ void note_straddling(const parallel::Scenario& scenario, std::ostream& out) {
   }
 }
 
+void warn_unfit(const report::MemoryBreakdown& memory, std::ostream& out) {
+  if (memory.fits) return;
+  out << "warning: the plan does not fit in memory (" << to_string(memory.total) << " of "
+      << to_string(memory.usable) << " usable per GPU)\n";
+}
+
 }  // namespace trainsim::cli

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "trainsim/parallel/validate.hpp"
+#include "trainsim/report/memory.hpp"
 
 #include "sim/io/scenario_loader.hpp"
 
@@ -77,5 +78,9 @@ void require_bounded_full_simulation(const parallel::Scenario& scenario, const s
 // domains than rank 0's (parallel::straddling), with the --nodes-per-domain that avoids it where
 // one does; nothing otherwise.
 void note_straddling(const parallel::Scenario& scenario, std::ostream& out);
+
+// Writes the "warning:" line of a plan that does not fit in GPU memory (`run`, `compare`), with
+// the memory it needs and the usable HBM; nothing when it fits.
+void warn_unfit(const report::MemoryBreakdown& memory, std::ostream& out);
 
 }  // namespace trainsim::cli

@@ -342,7 +342,10 @@ StepBreakdown simulated_breakdown(const Simulation& sim, std::int64_t stage) {
       kernels.push_back(std::move(k));
     }
   }
-  const Seconds iteration = sim.timeline.end.since_start();
+  // The report's iteration: the GPU work, then the stack's host time per step, idle GPUs
+  // (report::derive). Without it the breakdown's iteration_time_s and idle_s disagreed with
+  // the report it is printed beside.
+  const Seconds iteration = sim.timeline.end.since_start() + sim.report.host_overhead;
   return breakdown(kernels, iteration, iteration, 0);
 }
 

@@ -81,3 +81,11 @@ add_test(NAME cli.compare.step_without_kernels
                  "-DEXPECTED_STDOUT=steps +averaged 6\; skipped 4 \\(warm-up\\)\; without kernels 5"
                  "-DCOMMAND=$<TARGET_FILE:trainsim>;compare;${compare_scenario};--trace;${TRACE_DATA}/empty_step.json"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+
+# A plan that does not fit in memory is compared, with the warning `run` gives (llama3-70b on
+# the scenario's 2 GPUs: 539 GiB per GPU); it was compared in silence.
+add_test(NAME cli.compare.unfit_warns
+         COMMAND trainsim compare ${compare_scenario} --model llama3-70b
+                 --trace ${TRACE_DATA}/tp2_overlap.json --format json)
+set_tests_properties(cli.compare.unfit_warns PROPERTIES
+  PASS_REGULAR_EXPRESSION "warning: the plan does not fit in memory \\([0-9.]+ GiB of [0-9.]+ GiB usable per GPU\\)")

@@ -114,9 +114,10 @@ struct StepBreakdown {
 // `step` of the result is -1. Requires: `steps` is not empty.
 [[nodiscard]] StepBreakdown mean_breakdown(const std::vector<StepBreakdown>& steps);
 
-// The breakdown of pipeline stage `stage` of a simulated iteration over [0, iteration end):
-// compute ops by their kernel kind (GEMM, attention, memory-bound), collectives and pipeline
-// sends by op. Zero-length ops (markers) are left out.
+// The breakdown of pipeline stage `stage` of a simulated iteration over the report's iteration
+// time (the GPU work and the stack's host time per step after it, idle): compute ops by their
+// kernel kind (GEMM, attention, memory-bound), collectives and pipeline sends by op. Zero-length
+// ops (markers) are left out.
 // Requires: 0 <= stage < number of stages.
 [[nodiscard]] StepBreakdown simulated_breakdown(const Simulation& simulation, std::int64_t stage);
 
