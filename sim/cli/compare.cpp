@@ -299,6 +299,16 @@ int compare(const CompareOptions& o) {
                  "duration and correlation) were read once: one stream runs one kernel at a "
                  "time (docs/compare.md)\n";
   }
+  // A Unix-epoch clock in microseconds (older traces) reads each time to 0.25 us, a share of a
+  // short kernel: said where coarser than 10 ns (Kineto writes nanoseconds; a trace relative to
+  // baseTimeNanoseconds reads to 1 to 2 ns).
+  if (trace.timestamp_resolution_us > 0.01) {
+    char resolution[32];
+    (void)std::snprintf(resolution, sizeof resolution, "%g", trace.timestamp_resolution_us);
+    std::cerr << "note: " << io::escape_control(o.trace)
+              << ": its timestamps are large (absolute microseconds?) and read as doubles to "
+              << resolution << " us: kernel times and gaps are that coarse (docs/compare.md)\n";
+  }
   if (trace.skipped_gpu_events > 0) {
     std::cerr << "note: " << io::escape_control(o.trace) << ": " << trace.skipped_gpu_events
               << " GPU events (cat kernel, memcpy or memset) that are not complete (\"ph\": "

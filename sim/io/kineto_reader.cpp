@@ -438,6 +438,12 @@ class TraceParser {
     for (const auto& s : steps_) origin = std::min(origin, s.ts_us);
     for (const auto& [corr, range] : launch_ts_) origin = std::min(origin, range.first);
     auto since = [origin](double ts_us) { return Seconds((ts_us - origin) * 1e-6); };
+    // The spacing of doubles at the latest GPU event's start: the resolution every ts was read
+    // with (JSON numbers are parsed to doubles before the origin is taken off).
+    double latest = 0.0;
+    for (const auto& g : gpu_) latest = std::max(latest, g.ts_us);
+    trace_.timestamp_resolution_us =
+        std::nextafter(latest, std::numeric_limits<double>::infinity()) - latest;
 
     std::stable_sort(steps_.begin(), steps_.end(),
                      [](const RawEvent& a, const RawEvent& b) { return a.ts_us < b.ts_us; });

@@ -66,6 +66,10 @@ struct KinetoTrace {
   // correlation), read once: one stream runs one kernel at a time, so two such events are one
   // kernel written twice (a trace concatenated or exported twice), not two kernels.
   std::int64_t duplicate_gpu_events = 0;
+  // The resolution of the GPU events' timestamps, microseconds: the spacing of doubles at the
+  // latest start. Traces relative to baseTimeNanoseconds (about 4e12 us) read to the nanosecond;
+  // absolute Unix-epoch ones (about 1.7e15 us) to 0.25 us.
+  double timestamp_resolution_us = 0.0;
   // One breakdown per step, in `steps` order, over the kernels assigned to it. A step with no
   // kernels has a zero span.
   std::vector<report::StepBreakdown> step_breakdowns;
