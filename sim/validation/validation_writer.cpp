@@ -3,17 +3,25 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
+#include "sim/io/json_reader.hpp"
 #include "sim/io/report_writer.hpp"
 #include "sim/io/sweep_writer.hpp"
 
 namespace trainsim::validation {
 namespace {
 
+// `v` with `decimals` decimals, or three significant digits where those would show a value
+// above zero as 0 (a measured 0.001 TFLOP/s printed "0.0 TFLOP/s" beside an error of
+// +14184735.0%).
 std::string fixed(double v, int decimals) {
   std::array<char, 64> buf{};
   std::snprintf(buf.data(), buf.size(), "%.*f", decimals, v);
+  if (v > 0.0 && std::strtod(buf.data(), nullptr) == 0.0) {
+    std::snprintf(buf.data(), buf.size(), "%.3g", v);
+  }
   return buf.data();
 }
 
@@ -65,13 +73,9 @@ std::string pad_left(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
 
-// A CSV field, quoted when it holds a comma, a quote or a newline (RFC 4180).
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
+// A CSV field as the sweep writes one (RFC 4180 quoting; control characters from a runs file,
+// which can reach a skip reason, escaped).
+using io::csv_field;
 
 std::string join(const std::vector<std::string>& items, const std::string& separator) {
   std::string out;
@@ -228,7 +232,8 @@ void write_validation_table(std::ostream& out, const ValidationReport& report,
   const auto skipped = static_cast<std::int64_t>(report.rows.size()) - compared;
   out << "\nskipped: " << skipped << " rows\n";
   for (const RowResult& r : report.rows) {
-    if (!r.compared) out << pad(r.id, id_width) << "  " << r.skip_reason << '\n';
+    if (!r.compared)
+      out << pad(r.id, id_width) << "  " << io::escape_control(r.skip_reason) << '\n';
   }
   out << '\n'
       << pad("source", std::max<std::size_t>(source_width, 7)) << "  " << pad_left("compared", 8)

@@ -93,6 +93,13 @@ if(TRAINSIM_PYTHON3)
   set_tests_properties(cli.validate.split_rows PROPERTIES PASS_REGULAR_EXPRESSION
     "^source 'torchtitan': 8 rows\; mean absolute error of the step time [0-9.]+% as modelled, [0-9.]+% with the weights\n  other +weight +[0-9.]+ +\\(standard error [0-9.]+\\)\n  communication +weight +[0-9.]+ +\\(standard error [0-9.]+\\)\n  gemm +weight +1.000 +\\(held\\)\n  attention +weight +1.000 +\\(held\\)\n$")
 endif()
+# A skip reason quoting a runs file's text writes its control characters escaped.
+add_test(NAME cli.validate.control_characters
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim> -DRUNS=${TRAINSIM_RUNS}
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/validate-control
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/validate_control.cmake)
+set_tests_properties(cli.validate.control_characters PROPERTIES PASS_REGULAR_EXPRESSION
+  "validate control checks passed")
 # Two row ids that would share a file: one error line, nothing written.
 add_test(NAME cli.validate.bad.scenarios_clash
          COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim> -DRUNS=${TRAINSIM_RUNS}
