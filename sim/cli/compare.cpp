@@ -132,7 +132,8 @@ void write_table(std::ostream& out, const parallel::Scenario& s, const io::Kinet
                  const io::TraceSummary& sum, std::int64_t stage, const report::Report& r,
                  const std::vector<Row>& rows) {
   const auto& p = s.parallel;
-  out << "trace        " << t.source << ": " << rank_text(t) << "; one rank's GPU, compared with "
+  out << "trace        " << io::escape_control(t.source) << ": " << rank_text(t)
+      << "; one rank's GPU, compared with "
       << "simulated stage " << stage << (stage == r.critical_stage ? " (the critical one)" : "")
       << "\n"
       << "steps        averaged " << join(sum.used) << "; skipped " << join(sum.skipped)

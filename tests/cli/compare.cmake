@@ -104,3 +104,12 @@ add_test(NAME cli.compare.relative_timestamps_no_note
          COMMAND trainsim compare ${compare_scenario} --trace ${TRACE_DATA}/tp2_overlap.json)
 set_tests_properties(cli.compare.relative_timestamps_no_note PROPERTIES
   FAIL_REGULAR_EXPRESSION "timestamps are large")
+
+# The trace line of the table escapes the file name's control characters.
+add_test(NAME cli.compare.trace_name_escaped
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DSCENARIO=${compare_scenario} -DTRACE=${TRACE_DATA}/tp2_overlap.json
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/compare-escape
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/compare_escape.cmake)
+set_tests_properties(cli.compare.trace_name_escaped PROPERTIES PASS_REGULAR_EXPRESSION
+  "compare escape checks passed")
