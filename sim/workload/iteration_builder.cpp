@@ -414,11 +414,12 @@ class Builder {
     // Layers outside a partial window's layers (model_spec.hpp, window_layers) attend in full:
     // their own kernels, the windowed model's kernels with attention's work undiscounted.
     const bool mixed = model::mixed_attention_window(m_);
-    const model::ModelSpec full_model = mixed ? model::without_attention_window(m_) : m_;
+    std::optional<model::ModelSpec> full_model;
     if (mixed) {
+      full_model = model::without_attention_window(m_);
       full_layer_.assign(static_cast<std::size_t>(m_.num_layers + m_.mtp_layers), 1);
       for (const std::int32_t l : m_.window_layers) full_layer_[static_cast<std::size_t>(l)] = 0;
-      for (const auto& k : model::layer_kernels(full_model, shape_)) {
+      for (const auto& k : model::layer_kernels(*full_model, shape_)) {
         dense_full_.kernels.push_back(timed(k));
       }
       add_recomputed(dense_full_);
@@ -429,7 +430,7 @@ class Builder {
       add_recomputed(moe_);
       assign_tp_comm(moe_);
       if (mixed) {
-        for (const auto& k : model::moe_layer_kernels(full_model, shape_)) {
+        for (const auto& k : model::moe_layer_kernels(*full_model, shape_)) {
           moe_full_.kernels.push_back(timed(k));
         }
         add_recomputed(moe_full_);
