@@ -107,14 +107,17 @@ constexpr std::array<std::string_view, 15> kHfMoeIgnoredKeys = {
 //    each of a layer's two residual branches, logits_scaling divides the logits.
 //  - Gemma2Config (gemma2/modeling_gemma2.py): query_pre_attn_scalar sets the score scale
 //    (its inverse square root); attn_logit_softcapping and final_logit_softcapping cap the
-//    attention scores and the logits with a tanh; cache_implementation is the inference cache.
+//    attention scores and the logits with a tanh; cache_implementation is the inference cache;
+//    sliding_window_size, beside sliding_window in google/gemma-2-9b's released
+//    config.json (transformers 4.42.0.dev0), is read by no code of Gemma2Config's (the window is
+//    sliding_window).
 struct HfFamilyKey {
   std::string_view model_type;
   std::string_view key;
   bool nullable;          // null means the feature is off
   std::string_view cost;  // what a value adds, or empty
 };
-constexpr std::array<HfFamilyKey, 9> kHfFamilyKeys = {{
+constexpr std::array<HfFamilyKey, 10> kHfFamilyKeys = {{
     {"olmo", "clip_qkv", true, "a clamp of Q, K and V in each layer"},
     {"granite", "attention_multiplier", false, ""},
     {"granite", "embedding_multiplier", false, "a scaling of the embeddings"},
@@ -124,6 +127,7 @@ constexpr std::array<HfFamilyKey, 9> kHfFamilyKeys = {{
     {"gemma2", "attn_logit_softcapping", true, "a tanh on the attention scores in each layer"},
     {"gemma2", "final_logit_softcapping", true, "a tanh on the logits"},
     {"gemma2", "cache_implementation", true, ""},
+    {"gemma2", "sliding_window_size", false, ""},
 }};
 
 // The keys that say how many routed experts a Hugging Face config has, by family: Mixtral and
@@ -1085,6 +1089,22 @@ ModelSpec from_hugging_face(ObjectReader& r) {
                    ? m.qk_nope_head_dim + m.qk_rope_head_dim
                    : head_dim.value_or(m.hidden / std::max<std::int64_t>(m.num_heads, 1));
   check_size(r, m, head_dim ? "head_dim" : "num_attention_heads", "num_hidden_layers");
+  // Norms beyond the Llama layout's two per layer, left out of the counts and the kernels (a
+  // few thousand parameters per layer, memory-bound kernels of a norm's cost): Gemma 2's
+  // post-attention and post-feedforward RMSNorm (modeling_gemma2.py, Gemma2DecoderLayer:
+  // four norms of hidden), OLMo 2's Q and K RMSNorm over the whole projections
+  // (modeling_olmo2.py: q_norm of heads * head_dim, k_norm of kv_heads * head_dim).
+  if (model_type == "gemma2") {
+    uncounted.push_back(
+        "two more norms per layer (gemma2: post-attention and post-feedforward "
+        "RMSNorm, " +
+        std::to_string(2 * m.hidden * m.num_layers) + " parameters)");
+  }
+  if (model_type == "olmo2") {
+    uncounted.push_back("Q and K norms (olmo2: RMSNorm over the projections, " +
+                        std::to_string((m.num_heads + m.num_kv_heads) * m.head_dim * m.num_layers) +
+                        " parameters)");
+  }
   r.finish();
   if (!ignored.empty() || !uncounted.empty()) {
     const auto joined = [](std::vector<std::string> keys) {
