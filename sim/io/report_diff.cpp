@@ -23,7 +23,11 @@ constexpr double kNoise = 1e-9;
 std::string fixed(double v, int decimals) { return fixed_text(v, decimals); }
 
 std::string signed_text(double delta, const std::string& magnitude) {
-  return (delta > 0.0 ? "+" : "") + magnitude;
+  if (delta > 0.0) return "+" + magnitude;
+  // A decrease that rounds to zero keeps its sign ("-188 us (..., -0.0 % of A's step time)"),
+  // where fixed() writes 0.0.
+  if (delta < 0.0 && magnitude.rfind('-', 0) != 0) return "-" + magnitude;
+  return magnitude;
 }
 
 std::string format(MetricKind kind, double v) {

@@ -118,3 +118,10 @@ add_test(NAME cli.diff.two_names_one_file
   COMMAND trainsim diff ${diff_same_name}/a/s.json ${diff_same_name}/c/s.json)
 set_tests_properties(cli.diff.two_names_one_file PROPERTIES PASS_REGULAR_EXPRESSION
   "inputs changed \\(A -> B\\)\n  none\n")
+
+# A decrease too small for one decimal keeps its sign: seq_len 4096 -> 8192 (diff_paper_seq8k)
+# moves exposed communication by -188 us, -0.03 % of A's step time, written "0.0 %".
+add_test(NAME cli.diff.small_decrease_signed COMMAND trainsim diff ${diff_a}
+         ${CMAKE_CURRENT_SOURCE_DIR}/../data/diff_paper_seq8k.json)
+set_tests_properties(cli.diff.small_decrease_signed PROPERTIES PASS_REGULAR_EXPRESSION
+  "exposed communication -[0-9]+ us \\([^)]*, -0\\.0 % of A's step time\\)")
