@@ -132,6 +132,15 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_base.json
     \"axes\": {\"parallel.tp\": [1, 2]}}\n")
 trainsim_bad_input(sweep shard_group_base "sweep_shard_group_base\\.json: /base/parallel/shard_group: shard_group applies only with sharding \"hybrid_shard\", and no scenario of the sweep has it \\(sharding \"none\"\\)"
   ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_base.json)
+# An invalid row's CSV keeps the shard group its axis gave (the reason it is invalid): the cell
+# was blank on such rows, while JSON lines carried it. 16 GPUs, dp 16: 3 does not divide it.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_invalid.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 16}, \"training\": {\"seq_len\": 2048}, \"parallel\": {\"sharding\": \"hybrid_shard\"}},
+    \"axes\": {\"parallel.shard_group\": [3, 4]}}\n")
+add_test(NAME cli.sweep.shard_group_invalid_row
+         COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_invalid.json)
+set_tests_properties(cli.sweep.shard_group_invalid_row PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n0,[^\n]*,hybrid_shard,3,[^\n]*invalid: /parallel/shard_group: [^\n]*\n1,[^\n]*,hybrid_shard,4,")
 # Beside a sharding axis that holds hybrid_shard it applies to those rows: the sweep runs.
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_shard_group_mixed.json
   "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 16}, \"training\": {\"seq_len\": 2048}, \"parallel\": {\"shard_group\": 4}},
