@@ -1100,6 +1100,12 @@ ModelSpec from_hugging_face(ObjectReader& r) {
         "RMSNorm, " +
         std::to_string(2 * m.hidden * m.num_layers) + " parameters)");
   }
+  // Qwen3's per-head Q and K RMSNorm (modeling_qwen3.py and modeling_qwen3_moe.py: q_norm and
+  // k_norm of head_dim, shared by the heads).
+  if (model_type == "qwen3" || model_type == "qwen3_moe") {
+    uncounted.push_back("Q and K norms (" + model_type + ": RMSNorm per head, " +
+                        std::to_string(2 * m.head_dim * m.num_layers) + " parameters)");
+  }
   if (model_type == "olmo2") {
     uncounted.push_back("Q and K norms (olmo2: RMSNorm over the projections, " +
                         std::to_string((m.num_heads + m.num_kv_heads) * m.head_dim * m.num_layers) +

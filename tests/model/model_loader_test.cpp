@@ -645,8 +645,14 @@ TEST_CASE("model_loader: Qwen3's head_dim defaults to Qwen3Config's 128", "[mode
   // 28 x (1024 x 2048 x 2 + 1024 x 1024 x 2 + 3 x 1024 x 3072 + 2 x 1024) + 151936 x 1024 + 1024
   // = 28 x 15,730,688 + 155,582,464 + 1,024 = 596,042,752 (published 596,049,920 with
   // Qwen3's Q/K norms, 28 x 2 x 128, which docs/models.md leaves out).
+  NoteCapture notes;
   REQUIRE(num_parameters(load_model_from_string(with, "qwen3-hd.json")) == 596'042'752);
   REQUIRE(num_parameters(load_model_from_string(without, "qwen3-nohd.json")) == 596'042'752);
+  // The note names the 7,168 = 28 x 2 x 128 left out.
+  REQUIRE(notes.lines.size() == 2);
+  CHECK_THAT(notes.lines.back(),
+             Catch::Contains("not counted (would add cost): Q and K norms (qwen3: RMSNorm per "
+                             "head, 7168 parameters)"));
 }
 
 TEST_CASE("model_loader: a config.json of another family is refused by its model_type",
