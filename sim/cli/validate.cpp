@@ -288,6 +288,7 @@ void write_scenarios(const ScenarioFiles& files, const std::string& dir) {
     for (const auto& [name, row] : files) {
       pending.push_back(std::make_unique<io::AtomicFile>((folder / name).string()));
       pending.back()->write(row->document.dump(2) + "\n");
+      pending.back()->close();  // one descriptor at a time, whatever the rows
     }
     for (const auto& file : pending) {
       const bool existed = std::filesystem::exists(file->path(), ec);

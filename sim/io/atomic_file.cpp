@@ -124,20 +124,26 @@ void AtomicFile::flush_buffer() {
 }
 
 void AtomicFile::write(std::string_view text) {
-  if (committed_) throw InternalError(path_ + ": AtomicFile::write after commit");
+  if (committed_ || fd_ < 0) throw InternalError(path_ + ": AtomicFile::write after close");
   buffer_.append(text);
   if (buffer_.size() >= kBufferBytes) flush_buffer();
 }
 
-void AtomicFile::commit() {
-  if (committed_) return;
+void AtomicFile::close() {
+  if (committed_ || fd_ < 0) return;
   flush_buffer();
+  std::string().swap(buffer_);
   // A device or FIFO need not (and often cannot) be synced.
   if (!in_place_ && ::fsync(fd_) != 0) fail("cannot write the file", errno);
   const int fd = fd_;
   fd_ = -1;
   // close(2) can report a delayed write error (NFS); the data is then not safely written.
   if (::close(fd) != 0) fail("cannot write the file", errno);
+}
+
+void AtomicFile::commit() {
+  if (committed_) return;
+  close();
   if (!in_place_ && std::rename(temp_.c_str(), target_.c_str()) != 0) {
     fail("cannot replace the file", errno);
   }

@@ -37,8 +37,13 @@ class AtomicFile {
   // Appends `text` (buffered). Throws ConfigError naming the target on a write error (disk
   // full, I/O error). Requires: not committed.
   void write(std::string_view text);
-  // Flushes, syncs and closes the temporary, then renames it onto the target. Throws
-  // ConfigError naming the target when any step fails; the temporary is then removed.
+  // Flushes, syncs and closes the temporary, keeping it for commit(), which then only renames
+  // it: files written to be committed together need not hold a descriptor each until then
+  // (validate --scenarios writes 290). Throws ConfigError naming the target on a write error.
+  // Requires: nothing is written after it.
+  void close();
+  // Closes the temporary (close()), then renames it onto the target. Throws ConfigError naming
+  // the target when any step fails; the temporary is then removed.
   void commit();
 
   // The path the output will have once committed.

@@ -77,6 +77,14 @@ add_test(NAME cli.validate.scenarios
          COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
                  -DOUT=${CMAKE_CURRENT_BINARY_DIR}/validate-scenarios
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/validate_scenarios.cmake)
+# Every shipped row's file (290) with 64 file descriptors: the files are written to their
+# temporaries and closed one at a time, then renamed. Kept open until the renames, they ran out
+# of descriptors under macOS's default of 256 ('Too many open files').
+add_test(NAME cli.validate.scenarios_few_descriptors
+         COMMAND sh -c "rm -rf \"$1\" && ulimit -n 64 && \"$0\" validate --scenarios \"$1\" >/dev/null && ls \"$1\" | wc -l"
+                 $<TARGET_FILE:trainsim> ${CMAKE_CURRENT_BINARY_DIR}/validate-scenarios-fd)
+set_tests_properties(cli.validate.scenarios_few_descriptors PROPERTIES
+  PASS_REGULAR_EXPRESSION "^ *290\n$")
 # ... and its folder must be one: a file there, or a missing parent, is one error line.
 trainsim_bad_input(validate scenarios_not_a_folder "--scenarios [^\n]*README.md: expected a folder"
                    --source BLOOM --scenarios ${PROJECT_SOURCE_DIR}/README.md)
