@@ -162,13 +162,23 @@ std::string attention_lines(const model::ModelSpec& m) {
            std::to_string(m.qk_nope_head_dim) + " + " + std::to_string(m.qk_rope_head_dim) +
            " (rotary), value heads of " + std::to_string(m.v_head_dim) + "\n";
   }
+  // Multi-token-prediction modules attend in full beside a window on listed layers, and within
+  // a window on every layer (ModelSpec::window_layers).
+  const std::string mtp =
+      m.mtp_layers > 0 ? counted(m.mtp_layers, "multi-token-prediction module") : "";
   if (model::mixed_attention_window(m)) {
+    const bool every = static_cast<std::int64_t>(m.window_layers.size()) == m.num_layers;
     out += "attention    sliding window of " + std::to_string(m.attention_window) + " tokens on " +
-           std::to_string(m.window_layers.size()) + " of " + std::to_string(m.num_layers) +
-           " layers (" + layer_list(m.window_layers) + "), full attention on the others\n";
+           (every ? std::string("every layer")
+                  : std::to_string(m.window_layers.size()) + " of " + std::to_string(m.num_layers) +
+                        " layers (" + layer_list(m.window_layers) + ")") +
+           (every         ? ", full attention in the " + mtp
+            : mtp.empty() ? std::string(", full attention on the others")
+                          : ", full attention on the others and in the " + mtp) +
+           "\n";
   } else if (m.attention_window > 0) {
     out += "attention    sliding window of " + std::to_string(m.attention_window) +
-           " tokens on every layer\n";
+           " tokens on every layer" + (mtp.empty() ? "" : " and in the " + mtp) + "\n";
   }
   std::string biases;
   const auto add = [&biases](bool on, const char* group) {
@@ -208,6 +218,7 @@ void add_window_json(const model::ModelSpec& m, nlohmann::json& out) {
     if (model::layer_windowed(m, l)) layers.push_back(l);
   }
   out["attention_window"] = {{"tokens", m.attention_window}, {"layers", std::move(layers)}};
+  if (m.mtp_layers > 0) out["attention_window"]["mtp_windowed"] = m.window_layers.empty();
 }
 
 // The "mtp" object of describe's JSON, only for a model with multi-token-prediction modules.

@@ -238,7 +238,7 @@ class TraceParser {
       if (v == info->end()) return std::nullopt;
       if (!is_int64(*v)) {
         throw ConfigError(source_, std::string("/distributedInfo/") + key,
-                          "expected an integer, got " + describe_json(*v));
+                          "expected an integer from -2^63 to 2^63 - 1, got " + describe_json(*v));
       }
       return v->get<std::int64_t>();
     };

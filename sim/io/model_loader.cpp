@@ -311,6 +311,13 @@ void read_window_layers(ObjectReader& r, model::ModelSpec& m) {
   std::int64_t previous = -1;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const auto& v = layers[i];
+    if (previous + 1 >= m.num_layers) {
+      throw r.error("attention_window_layers",
+                    "entry " + std::to_string(i) + ": no layer left after " +
+                        std::to_string(previous) + " (layers = " + std::to_string(m.num_layers) +
+                        "); expected at most " + std::to_string(m.num_layers) +
+                        " ascending layer indices, got " + describe_json(v));
+    }
     if (!v.is_number_integer() || v.get<std::int64_t>() <= previous ||
         v.get<std::int64_t>() >= m.num_layers) {
       throw r.error("attention_window_layers",

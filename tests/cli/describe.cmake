@@ -144,6 +144,12 @@ add_test(NAME cli.describe.window_layers_json COMMAND trainsim describe --hardwa
          --model gpt-oss-120b --gpus 64 --ep 8 --seq-len 4096 --format json)
 set_tests_properties(cli.describe.window_layers_json PROPERTIES
   PASS_REGULAR_EXPRESSION "\"attention_window\": {\n    \"layers\": \\[\n      0,\n      2,")
+# Every layer listed and a multi-token-prediction module: the module is named as the one in
+# full attention (it read "on 4 of 4 layers (0-3), full attention on the others").
+add_test(NAME cli.describe.window_layers_mtp COMMAND trainsim describe --hardware h100-dgx
+         --model ${CMAKE_CURRENT_SOURCE_DIR}/../data/window_mtp_model.json --gpus 1 --seq-len 1024)
+set_tests_properties(cli.describe.window_layers_mtp PROPERTIES
+  PASS_REGULAR_EXPRESSION "attention    sliding window of 64 tokens on every layer, full attention in the 1 multi-token-prediction module\n")
 add_test(NAME cli.describe.biases COMMAND trainsim describe --hardware h100-dgx
          --model qwen2-7b --gpus 8 --seq-len 4096)
 set_tests_properties(cli.describe.biases PROPERTIES

@@ -560,10 +560,18 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
     // Present but not an integer: an error, not a trace without a rank.
     REQUIRE_THROWS_WITH(
         parse_kineto_trace(with_info(R"({"rank": "1", "world_size": 2})"), "t.json"),
-        Contains("t.json: /distributedInfo/rank: expected an integer, got \"1\""));
+        Contains("t.json: /distributedInfo/rank: expected an integer from -2^63 to 2^63 - 1, "
+                 "got \"1\""));
     REQUIRE_THROWS_WITH(
         parse_kineto_trace(with_info(R"({"rank": 1, "world_size": 2.5})"), "t.json"),
-        Contains("/distributedInfo/world_size: expected an integer, got 2.5"));
+        Contains("/distributedInfo/world_size: expected an integer from -2^63 to 2^63 - 1, got "
+                 "2.5"));
+    // Past int64 (read as unsigned): refused in the same words, not wrapped to -1.
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(with_info(R"({"rank": 18446744073709551615, "world_size": 2})"),
+                           "t.json"),
+        Contains("/distributedInfo/rank: expected an integer from -2^63 to 2^63 - 1, got "
+                 "18446744073709551615"));
     const auto t = parse_kineto_trace(with_info(R"({"rank": 1, "world_size": 2})"), "t.json");
     CHECK(t.rank == 1);
     CHECK(t.world_size == 2);

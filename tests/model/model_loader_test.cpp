@@ -312,6 +312,13 @@ TEST_CASE("model_loader: bias groups and the sliding window in trainsim keys", "
             "m.json"),
         "m.json: /attention_window_layers: entry 0: expected a layer index from 0 to 31 "
         "(0-based, ascending, below layers = 32), got 32");
+    // An entry after the last layer: said so, where it read 'from 32 to 31'.
+    std::string long_list = R"(, "attention_window": 4096, "attention_window_layers": [0)";
+    for (int l = 1; l < 33; ++l) long_list += ", " + std::to_string(l);
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(llama3_8b_keys(long_list + "]"), "m.json"),
+        "m.json: /attention_window_layers: entry 32: no layer left after 31 (layers = 32); "
+        "expected at most 32 ascending layer indices, got 32");
     REQUIRE_THROWS_WITH(
         load_model_from_string(
             llama3_8b_keys(R"(, "attention_window": 4096, "attention_window_layers": "even")"),
