@@ -6,6 +6,7 @@
 #include <optional>
 #include <system_error>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "trainsim/parallel/placement.hpp"
@@ -73,8 +74,11 @@ std::tuple<Spec, std::string, std::string, std::string> load_ref(ObjectReader& r
                     ? from_json(v, written->second.first, written->second.second)
                     : from_json(v, r.source(), r.pointer_of(key));
     // Its own id (a model's "name"), else "inline": one that extends a built-in inherits the
-    // built-in's id, which would name an object that differs from it.
-    const bool named = v.contains("id") || v.contains("name");
+    // built-in's id, which would name an object that differs from it. A stack's or profile's
+    // "name" is a label beside its id: an inline stack extending megatron-lm with a "name" and
+    // other values was reported as "megatron-lm".
+    const bool named =
+        v.contains("id") || (std::is_same_v<Spec, model::ModelSpec> && v.contains("name"));
     std::string name = named && !spec.id.empty() ? spec.id : "inline";
     return {std::move(spec), std::move(name), v.dump(), ""};
   }

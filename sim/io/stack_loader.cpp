@@ -13,8 +13,15 @@
 namespace trainsim::io {
 namespace {
 
-// How many stacks one "extends" chain may pass through (a chain longer than this loops).
+// How many "extends" links one chain may follow (a chain longer than this loops).
 constexpr int kMaxExtendsDepth = 8;
+
+// Thrown where a chain passes kMaxExtendsDepth, with the file that would extend further, and
+// turned into the error of the stack the chain started from (stack_from_json): named where it
+// was thrown, the error blamed a file deep in the chain whose own "extends" was fine.
+struct ExtendsChainTooLong {
+  std::string at;
+};
 
 nlohmann::json resolve_extends(const nlohmann::json& json, const std::string& source,
                                const std::string& pointer, int depth);
@@ -90,11 +97,7 @@ nlohmann::json resolve_extends(const nlohmann::json& json, const std::string& so
                       "expected the id of a built-in stack or a path to a stack JSON file, got " +
                           describe_json(base));
   }
-  if (depth >= kMaxExtendsDepth) {
-    throw ConfigError(source, pointer + "/extends",
-                      "expected at most " + std::to_string(kMaxExtendsDepth) +
-                          " stacks in an \"extends\" chain (does a stack extend itself?)");
-  }
+  if (depth >= kMaxExtendsDepth) throw ExtendsChainTooLong{source};
   nlohmann::json merged = base_document(base.get<std::string>(), source, pointer, depth + 1);
   nlohmann::json patch = json;
   patch.erase("extends");
@@ -361,7 +364,17 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
 stack::StackSpec stack_from_json(const nlohmann::json& document, const std::string& source,
                                  const std::string& pointer) {
   require_document_kind(document, DocumentKind::Stack, source, pointer);
-  const nlohmann::json json = resolve_extends(document, source, pointer, 0);
+  nlohmann::json json;
+  try {
+    json = resolve_extends(document, source, pointer, 0);
+  } catch (const ExtendsChainTooLong& e) {
+    throw ConfigError(source, pointer + "/extends",
+                      "its \"extends\" chain has more than " + std::to_string(kMaxExtendsDepth) +
+                          " links (" + e.at + ", its stack " +
+                          std::to_string(kMaxExtendsDepth + 1) +
+                          ", extends another); expected at most " +
+                          std::to_string(kMaxExtendsDepth) + " (does a stack extend itself?)");
+  }
   stack::StackSpec s;
   with_near_miss_note(json, source, pointer, [&](const nlohmann::json& resolved) {
     s = read_stack(resolved, source, pointer);

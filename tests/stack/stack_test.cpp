@@ -540,6 +540,22 @@ TEST_CASE("stack: extends merges a stack over its base, and a bad base is one er
   REQUIRE_THAT(load_error(nlohmann::json::parse(R"({"extends": "stack_extends_itself.json"})")),
                Catch::Contains("/extends") && Catch::Contains("extend itself"));
   std::remove(path.c_str());
+  // A chain of 9 links (c9 extends c8 ... c1 extends a built-in) is named at its start: the
+  // error named c1.json, whose own "extends" is fine. 8 links load.
+  std::vector<std::string> files;
+  for (int n = 1; n <= 9; ++n) {
+    files.push_back("stack_chain_c" + std::to_string(n) + ".json");
+    std::ofstream f(files.back());
+    f << (n == 1 ? std::string(R"({"extends": "pytorch-2.3-fsdp", "id": "c1"})")
+                 : R"({"extends": ")" + files[static_cast<std::size_t>(n - 2)] + R"(", "id": "c)" +
+                       std::to_string(n) + "\"}");
+  }
+  CHECK(io::load_stack(files[7]).id == "c8");
+  REQUIRE_THROWS_WITH(io::load_stack(files[8]),
+                      "stack_chain_c9.json: /extends: its \"extends\" chain has more than 8 links "
+                      "(stack_chain_c1.json, its stack 9, extends another); expected at most 8 "
+                      "(does a stack extend itself?)");
+  for (const auto& f : files) std::remove(f.c_str());
 }
 
 TEST_CASE("stack: a stack file is named for its own values and by its own path", "[stack][io]") {
@@ -564,6 +580,29 @@ TEST_CASE("stack: a stack file is named for its own values and by its own path",
   const std::string unnamed = write("unnamed.json", R"({"extends": "megatron-lm", "name": "x"})");
   CHECK(io::load_stack(unnamed).id == unnamed);
   fs::remove_all(dir);
+}
+
+TEST_CASE("stack: an inline stack that extends another is named \"inline\", whatever its name",
+          "[stack][io]") {
+  // docs/stacks.md: a stack's id does not come from the stack it extends; an inline one is
+  // "inline". One with a "name" (a stack's label, not its id) was reported as the stack it
+  // extends: 'megatron-lm' beside an iteration megatron-lm does not give.
+  const auto stack_name = [](const nlohmann::json& stack) {
+    io::ScenarioDocument doc;
+    doc.json = nlohmann::json::parse(R"({
+      "hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 8},
+      "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1},
+      "parallel": {"tp": 8, "sharding": "zero1"}})");
+    doc.json["stack"] = stack;
+    return io::scenario_from_document(doc).stack_name;
+  };
+  CHECK(stack_name({{"extends", "megatron-lm"},
+                    {"name", "mine"},
+                    {"tensor_parallel", {{"overlap", true}}}}) == "inline");
+  CHECK(stack_name({{"extends", "megatron-lm"}}) == "inline");
+  // With an id of its own, that id.
+  CHECK(stack_name({{"extends", "megatron-lm"}, {"id", "mine"}, {"name", "mine"}}) == "mine");
+  CHECK(stack_name("megatron-lm") == "megatron-lm");
 }
 
 TEST_CASE("stack: without overlap_grad_reduce the gradients are reduced once, after backward",
