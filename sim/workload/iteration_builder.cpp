@@ -272,10 +272,14 @@ class Builder {
     t.bwd_name = it_.graph.intern_name(k.name + "_bwd");
     t.recompute_name = it_.graph.intern_name(k.name + "_recompute");
     // Under fp8 only Transformer Engine's linear layers run in FP8; the attention core, the
-    // router, the LM head and the memory-bound kernels run as in bf16 (KernelSpec::fp8_eligible).
+    // router, the LM head and the memory-bound kernels run as in bf16 (KernelSpec::fp8_eligible),
+    // at the fp16 rate on a profile without a bf16 peak (the two are equal on every GPU that has
+    // both; a bf16 peak of 0 priced them at an infinite time).
     const bool fp8 = s_.training.precision == hardware::Dtype::Fp8;
-    const hardware::Dtype dtype =
-        fp8 && !k.fp8_eligible ? hardware::Dtype::Bf16 : s_.training.precision;
+    const hardware::Dtype sixteen_bit = s_.hardware.peak(hardware::Dtype::Bf16).value() > 0.0
+                                            ? hardware::Dtype::Bf16
+                                            : hardware::Dtype::Fp16;
+    const hardware::Dtype dtype = fp8 && !k.fp8_eligible ? sixteen_bit : s_.training.precision;
     // Routed-expert kernels take the busiest EP rank's time (KernelSpec::load_imbalance; 1
     // elsewhere, an exact no-op).
     t.fwd = price(work_of(k, false, local_seq_), traffic, dtype) * k.load_imbalance;
@@ -304,7 +308,7 @@ class Builder {
         compute::KernelWork w;
         w.kind = compute::KernelClass::MemoryBound;
         w.bytes = Bytes(elements * per_element);
-        return price(w, 1.0, hardware::Dtype::Bf16);
+        return price(w, 1.0, sixteen_bit);
       };
       // The busiest EP rank casts load_imbalance times the mean rows; the weights are fixed.
       t.fwd = t.fwd + cast(input) * k.load_imbalance + cast(weight) * weight_share;

@@ -1,6 +1,7 @@
 // fp8 training as Transformer Engine runs it: which kernels run at the FP8 rate (the linear
 // layers) and which at the bf16 rate (attention core, LM head), the cast kernels each scaling
 // recipe adds to an FP8 GEMM, and MFU against the FP8 and the bf16 peaks with mixed GEMMs.
+#include <cmath>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -135,4 +136,31 @@ TEST_CASE("fp8: MFU against the FP8 and the bf16 peaks with mixed GEMMs", "[repo
   // its mfu (against the doubled peak) is below the bf16 run's.
   CHECK(fp8.mfu_bf16 > bf16.mfu_bf16);
   CHECK(fp8.mfu < bf16.mfu);
+}
+
+TEST_CASE("fp8: a profile without a bf16 peak runs the bf16 kernels at its fp16 rate",
+          "[workload][fp8]") {
+  // h100-dgx's bf16 and fp16 peaks are equal (989 TFLOP/s dense); with the bf16 peak set to 0,
+  // the attention core, the LM head and the casts of an fp8 run were priced at an infinite time
+  // and the engine refused the op ('internal error: ... duration inf s'). At the fp16 rate the
+  // iteration is the profile's own.
+  nlohmann::json hw =
+      nlohmann::json::parse(std::string(*io::builtin_file("hardware_profiles", "h100-dgx")));
+  hw["id"] = "h100-no-bf16";
+  hw["gpu"]["peak_dense"]["bf16"] = "0 TFLOP/s";
+  const parallel::Scenario with = scenario("fp8");
+  io::ScenarioDocument doc;
+  doc.source = "s.json";
+  doc.json = nlohmann::json::parse(R"({
+    "model": {"layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+              "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
+              "tied_embeddings": false, "position_embedding": "rope"},
+    "cluster": {"gpus": 1},
+    "training": {"seq_len": 4096, "micro_batch": 2, "global_batch": 4, "precision": "fp8"}})");
+  doc.json["hardware"] = hw;
+  doc.json["stack"] = megatron_core("delayed", 0.0);
+  const report::Report r = report::simulate(io::scenario_from_document(doc)).report;
+  REQUIRE(std::isfinite(r.iteration_time.value()));
+  CHECK(r.iteration_time.value() ==
+        Approx(report::simulate(with).report.iteration_time.value()).epsilon(1e-12));
 }
