@@ -695,13 +695,27 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
     p.schedule = PipelineSchedule::OneFOneB;
     p.sequence_parallel = false;
     p.dp = dp_only.gpus;
+    // The best plan's micro-batch where dp x micro-batch still divides the global batch, else
+    // the largest below it that does: a micro-batch is a knob of the plan, and the best one's
+    // (8 sequences at dp 8) made pure data parallelism at dp 16 'invalid', and --explain then
+    // said model parallelism was needed to run at all.
+    const std::int64_t per_rank =
+        dp_only.training.global_batch % p.dp == 0 ? dp_only.training.global_batch / p.dp : 0;
+    for (std::int64_t mb = std::min(dp_only.training.micro_batch, per_rank); mb >= 1; --mb) {
+      if (per_rank % mb == 0) {
+        dp_only.training.micro_batch = mb;
+        break;
+      }
+    }
     own = sweep::evaluate(dp_only, mode);  // as the plans it is set against
     if (!own.report) {
       out << "  Pure data parallelism (" << plan_text(dp_only)
           << ") cannot run: " << own.status_text() << ".\n";
       if (own.status == sweep::Status::OutOfMemory) {
-        out << "  Model parallelism is needed to split the model state and activations: the best "
-               "plan needs "
+        out << "  Model parallelism is needed to split the model state and activations at this "
+               "sharding ("
+            << parallel::to_string(dp_only.parallel.sharding) << ") and recomputation ("
+            << parallel::to_string(dp_only.parallel.recompute) << "): the best plan needs "
             << gib(rb.memory.total) << " of " << gib(rb.memory.usable) << " usable per GPU.\n";
       } else {
         // The plan itself (a global batch of fewer sequences than GPUs, say), found before any

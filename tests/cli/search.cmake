@@ -62,6 +62,17 @@ add_test(NAME cli.search.ep_tp_needs_sp
 set_tests_properties(cli.search.ep_tp_needs_sp PROPERTIES PASS_REGULAR_EXPRESSION
   "\n9 plans enumerated\; 0 invalid,")
 
+# Pure data parallelism outside the searched space (--tp 2,4) takes a micro-batch that divides
+# its share of the global batch: the best plan's 8 sequences at dp 8 made dp 16 'invalid'
+# (16 x 8 = 128 of 64), and --explain said model parallelism was needed to run at all, where
+# pure data parallelism at micro-batch 4 is the faster plan.
+add_test(NAME cli.search.explain_dp_micro_batch
+         COMMAND trainsim search --hardware h100-dgx --model llama2-7b --gpus 16 --global-batch 64
+                 --seq-len 4096 --tp 2,4 --explain --top 2 --jobs 2)
+set_tests_properties(cli.search.explain_dp_micro_batch PROPERTIES PASS_REGULAR_EXPRESSION
+  "Against pure data parallelism \\(tp=1 pp=1 cp=1 dp=16 mb=4 [^\n]*\n +The best plan of the searched space does not beat pure data parallelism")
+set_tests_properties(cli.search.explain_dp_micro_batch PROPERTIES FAIL_REGULAR_EXPRESSION
+  "Model parallelism is needed")
 # llama3-8b on 4,096 GPUs with a global batch of 2,048: pure data parallelism cannot run because
 # dp 4,096 exceeds the sequences (an 8B plan needs 26.5 of 75.2 GiB): --explain says so, where
 # it blamed memory.
