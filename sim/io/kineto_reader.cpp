@@ -230,7 +230,13 @@ class TraceParser {
  private:
   void read_distributed_info(const nlohmann::json& doc) {
     const auto info = doc.find("distributedInfo");
-    if (info == doc.end() || !info->is_object()) return;
+    if (info == doc.end() || info->is_null()) return;
+    // An object of the rank and the world, as Kineto writes it; another value (5) was ignored in
+    // silence, where a rank written as "3" inside it is refused.
+    if (!info->is_object()) {
+      throw ConfigError(source_, "/distributedInfo",
+                        "expected an object (rank, world_size), got " + describe_json(*info));
+    }
     // Each optional, but present it must be an integer: a rank written as "3" or 3.5 would
     // otherwise vanish from the comparison without a word.
     const auto integer = [&](const char* key) -> std::optional<std::int64_t> {
@@ -305,10 +311,29 @@ class TraceParser {
     if (cat_it == e.end() || !cat_it->is_string()) return;
     const std::string cat = lowercase(cat_it->get<std::string>());
     const auto ph = e.find("ph");
+    // The Trace Event Format's phase is a string; in an event the reader uses (GPU work, a
+    // launch, a profiler step) another value is a damaged event, refused rather than counted
+    // among the GPU work in other phases or dropped. Other events stay unchecked.
+    const auto used = [&] {
+      if (is_gpu_category(cat) || cat == "cuda_runtime" || cat == "cuda_driver" ||
+          cat == "runtime") {
+        return true;
+      }
+      const auto name = e.find("name");
+      return (cat == "user_annotation" || cat == "cpu_op" || cat == "operator") &&
+             name != e.end() && name->is_string() &&
+             name->get_ref<const std::string&>().starts_with("ProfilerStep#");
+    };
+    if (ph != e.end() && !ph->is_string() && used()) {
+      throw ConfigError(
+          source_, pointer + "/ph",
+          "expected the event's phase as a string (\"X\" for a complete event), got " +
+              describe_json(*ph));
+    }
     // Only complete events: Kineto's flow events (ph s/f, cat ac2g) carry no duration. GPU
     // work in another phase (a begin/end pair, which Kineto does not write) is counted for a
     // note.
-    if (ph != e.end() && (!ph->is_string() || ph->get<std::string>() != "X")) {
+    if (ph != e.end() && (!ph->is_string() || ph->get_ref<const std::string&>() != "X")) {
       if (is_gpu_category(cat)) ++trace_.skipped_gpu_events;
       return;
     }

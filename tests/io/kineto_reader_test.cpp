@@ -401,6 +401,14 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
                         Contains("/args/correlation: expected a correlation id"));
     REQUIRE_THROWS_WITH(parse_kineto_trace(kernel_args(R"({"stream": -2})"), "t.json"),
                         Contains("/args/stream: expected a stream id"));
+    // A phase that is not a string: refused, where a kernel with "ph": 1 was counted among the
+    // GPU events in other phases.
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kStep + R"(, {"ph": 1, "cat": "kernel", "name": "gemm",
+            "pid": 0, "tid": 7, "ts": 10, "dur": 20})"),
+                           "t.json"),
+        Contains("t.json: /traceEvents/1/ph: expected the event's phase as a string (\"X\" for "
+                 "a complete event), got 1"));
     REQUIRE_THROWS_WITH(parse_kineto_trace(kernel_args(R"({"Collective name": 7})"), "t.json"),
                         Contains("/args/Collective name: expected a string, got 7"));
     // Every event has a phase: a kernel without one was read as complete.
@@ -566,6 +574,10 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
         parse_kineto_trace(with_info(R"({"rank": 1, "world_size": 2.5})"), "t.json"),
         Contains("/distributedInfo/world_size: expected an integer from -2^63 to 2^63 - 1, got "
                  "2.5"));
+    // Not an object: refused, where it was ignored.
+    REQUIRE_THROWS_WITH(parse_kineto_trace(with_info("5"), "t.json"),
+                        Contains("t.json: /distributedInfo: expected an object (rank, "
+                                 "world_size), got 5"));
     // Past int64 (read as unsigned): refused in the same words, not wrapped to -1.
     REQUIRE_THROWS_WITH(
         parse_kineto_trace(with_info(R"({"rank": 18446744073709551615, "world_size": 2})"),
