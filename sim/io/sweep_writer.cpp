@@ -254,21 +254,33 @@ std::string csv_header() {
 
 std::string csv_row(std::int64_t index, const parallel::Scenario& s, const sweep::Evaluation& e) {
   const parallel::ParallelPlan& p = s.parallel;
-  std::vector<std::string> f = {
-      std::to_string(index), csv_field(s.hardware_name), csv_field(s.model_name),
-      std::to_string(s.gpus), std::to_string(s.nodes()), std::to_string(p.tp), std::to_string(p.pp),
-      std::to_string(p.cp), std::to_string(p.dp), std::to_string(s.training.micro_batch),
-      std::to_string(s.training.global_batch), std::to_string(s.training.seq_len),
-      parallel::to_string(s.training.precision), parallel::to_string(s.training.optimizer),
-      parallel::to_string(p.sharding),
-      // The shard group's ranks; on an invalid row the one the scenario gave (the row's axis
-      // value: a group that does not divide dp is the reason it is invalid), else blank.
-      p.sharding != parallel::Sharding::HybridShard ? ""
-      : e.status != sweep::Status::Invalid          ? std::to_string(parallel::hybrid_shard_size(s))
-      : p.shard_group > 0                           ? std::to_string(p.shard_group)
-                                                    : "",
-      parallel::to_string(p.schedule), std::to_string(p.virtual_stages),
-      parallel::to_string(p.recompute), p.sequence_parallel ? "true" : "false"};
+  // The shard group's ranks; on an invalid row the one the scenario gave (the row's axis value:
+  // a group that does not divide dp is the reason it is invalid), else blank.
+  const std::string shard_group = p.sharding != parallel::Sharding::HybridShard ? ""
+                                  : e.status != sweep::Status::Invalid
+                                      ? std::to_string(parallel::hybrid_shard_size(s))
+                                  : p.shard_group > 0 ? std::to_string(p.shard_group)
+                                                      : "";
+  std::vector<std::string> f = {std::to_string(index),
+                                csv_field(s.hardware_name),
+                                csv_field(s.model_name),
+                                std::to_string(s.gpus),
+                                std::to_string(s.nodes()),
+                                std::to_string(p.tp),
+                                std::to_string(p.pp),
+                                std::to_string(p.cp),
+                                std::to_string(p.dp),
+                                std::to_string(s.training.micro_batch),
+                                std::to_string(s.training.global_batch),
+                                std::to_string(s.training.seq_len),
+                                parallel::to_string(s.training.precision),
+                                parallel::to_string(s.training.optimizer),
+                                parallel::to_string(p.sharding),
+                                shard_group,
+                                parallel::to_string(p.schedule),
+                                std::to_string(p.virtual_stages),
+                                parallel::to_string(p.recompute),
+                                p.sequence_parallel ? "true" : "false"};
   if (e.report) {
     const report::Report& r = *e.report;
     for (const double v :
