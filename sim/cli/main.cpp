@@ -60,6 +60,14 @@ std::string one_line(std::string_view text) {
   return out;
 }
 
+// "cannot convert '<text>'; expected a smaller integer (...)": an integer past what its option
+// holds, said the same way whether it is past 64 bits or past a narrower option type.
+std::string past_integer_range(const std::string& text) {
+  const bool negative = text.find('-') != std::string::npos;
+  return "cannot convert '" + text + "'; expected " + (negative ? "a larger" : "a smaller") +
+         " integer (the value is past what the option holds)";
+}
+
 // CLI11 reads integers with base detection (strtoll base 0) and floats with strtod, so "010"
 // would be 8, "0x40" 64 and "0x1p6" 64: every numeric option takes decimal text only, as the
 // input files' numbers do, and a number written otherwise is refused naming the option. It also
@@ -98,9 +106,10 @@ std::string decimal_number_problem(const std::string& text, std::string_view typ
     ec = std::from_chars(first, last, value).ec;
   }
   if (ec == std::errc::result_out_of_range) {
-    return "'" + text + "': out of range of a 64-bit integer; expected a number from " +
-           (type == "UINT" ? "0 to 18446744073709551615"
-                           : "-9223372036854775808 to 9223372036854775807");
+    // As cli11_message words an integer past a narrower option type: the options' own ranges
+    // are checked after parsing, and a 64-bit range named here is none of them (--top is an int,
+    // --virtual-stages at least 1).
+    return past_integer_range(text);
   }
   return {};  // text that is no number at all is CLI11's to refuse ("cannot convert")
 }
@@ -180,6 +189,13 @@ std::string option_value_noun(const CLI::App& app, const std::string& name) {
   return "";
 }
 
+// Whether `text` is an optionally signed run of decimal digits.
+bool is_integer_text(std::string_view text) {
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) text.remove_prefix(1);
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 std::string cli11_message(const CLI::ParseError& e, const CLI::App& app,
                           const std::string& commands) {
   const std::string text = one_line(e.what());
@@ -193,11 +209,17 @@ std::string cli11_message(const CLI::ParseError& e, const CLI::App& app,
     const auto eq = rest.find(" = ");
     if (eq != std::string::npos) {
       const std::string name = rest.substr(0, eq);
+      const std::string value = rest.substr(eq + 3);
       const std::string noun = option_value_noun(app, name);
-      return name + ": cannot convert '" +
-             trainsim::io::escape_invalid_utf8(trainsim::io::escape_control(rest.substr(eq + 3))) +
-             "'; expected " + (noun.empty() ? "a value of the option's type" : noun) +
-             " in the option's range (see --help)";
+      const std::string shown =
+          trainsim::io::escape_invalid_utf8(trainsim::io::escape_control(value));
+      // An integer CLI11 could not store is past the option's type (--top is an int), a range
+      // --help does not state: say which way it is off.
+      if (noun == "an integer" && is_integer_text(value)) {
+        return name + ": " + past_integer_range(shown);
+      }
+      return name + ": cannot convert '" + shown + "'; expected " +
+             (noun.empty() ? "a value of the option's type" : noun);
     }
   }
   const auto colon = text.find(": ");

@@ -435,7 +435,10 @@ std::optional<std::vector<std::int64_t>> parse_layer_counts(std::string_view tex
   std::size_t at = 0;
   while (at <= text.size()) {
     const std::size_t end = std::min(text.find(',', at), text.size());
-    const std::string_view item = text.substr(at, end - at);
+    std::string_view item = text.substr(at, end - at);
+    // Blanks around an item are allowed, as in search's lists ("16, 16").
+    item.remove_prefix(std::min(item.find_first_not_of(" \t"), item.size()));
+    item.remove_suffix(item.size() - (item.find_last_not_of(" \t") + 1));
     std::int64_t value = 0;
     const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || ec != std::errc() || ptr != item.data() + item.size()) {

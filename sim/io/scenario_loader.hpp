@@ -52,9 +52,10 @@ void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json val
 // The keys a scenario accepts, as dotted paths (for sweep axes and "did you mean").
 [[nodiscard]] const std::vector<std::string>& scenario_paths();
 
-// parallel.pipeline_layout written as text, "7,9,9,7": comma-separated integers, or nullopt
-// (an empty item, anything but an optionally signed integer, a value past int64). Their ranges
-// are the loader's to check (scenario_from_document names a bad entry by its index).
+// parallel.pipeline_layout written as text, "7,9,9,7" or "7, 9, 9, 7": comma-separated
+// integers, blanks around each allowed, or nullopt (an empty item, anything but an optionally
+// signed integer, a value past int64). Their ranges are the loader's to check
+// (scenario_from_document names a bad entry by its index).
 [[nodiscard]] std::optional<std::vector<std::int64_t>> parse_layer_counts(std::string_view text);
 
 // Resolves and checks the document's keys (types, units, names, ranges) and derives dp.

@@ -355,7 +355,8 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/training/precision",
             "hardware " + name + " has no " + std::string(to_string(t.precision)) +
                 " tensor cores (its /gpu/peak_dense/" + to_string(t.precision) + " is 0" +
-                (t.precision == hardware::Dtype::Bf16 ? "; bf16 is the default precision" : "") +
+                (t.precision == hardware::Dtype::Bf16 ? "; bf16 is the precision when none is given"
+                                                      : "") +
                 "); expected a precision it supports" +
                 (supported.empty() ? std::string() : " (" + supported + ")") +
                 " in training.precision (--precision)");

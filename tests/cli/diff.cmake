@@ -47,9 +47,13 @@ trainsim_expect_exit(cli.diff.both_impossible 3
 trainsim_bad_input(diff missing_file "no_such_scenario.json: cannot open file"
   ${diff_a} no_such_scenario.json)
 trainsim_bad_input(diff missing_b "command line: missing argument 'scenario_b'; expected it" ${diff_a})
-trainsim_bad_input(diff bad_flag "--tp: cannot convert 'x'; expected an integer in the option's range" ${diff_a} ${diff_b} --tp x)
+trainsim_bad_input(diff bad_flag "--tp: cannot convert 'x'; expected an integer[^ ]" ${diff_a} ${diff_b} --tp x)
+# An integer past the option's type (--top is an int) says which way it is off; --help states
+# no range to look up.
+trainsim_bad_input(diff int_too_large "--tp: cannot convert '99999999999999999999'; expected a smaller integer"
+  ${diff_a} ${diff_b} --tp 99999999999999999999)
 # A number option says so too (it read "a value of the option's type and range").
-trainsim_bad_input(diff bad_float_flag "--memory-headroom: cannot convert 'half'; expected a number in the option's range" ${diff_a} ${diff_b} --memory-headroom half)
+trainsim_bad_input(diff bad_float_flag "--memory-headroom: cannot convert 'half'; expected a number[^ ]" ${diff_a} ${diff_b} --memory-headroom half)
 trainsim_bad_input(diff bad_format "--format: unknown value 'yaml'" ${diff_a} ${diff_b}
   --format yaml)
 # A bad key in B names B's file and the key.

@@ -156,6 +156,12 @@ add_test(NAME cli.run.pipeline_layout
           --global-batch 64 --pp 4 --sharding zero1 --pipeline-layout 7,9,9,7)
 set_tests_properties(cli.run.pipeline_layout PROPERTIES PASS_REGULAR_EXPRESSION
   "plan [^\n]*, layout 7\\|9\\|9\\|7 layers per chunk")
+# Blanks around the counts are allowed, as in search's lists (they were refused as text).
+add_test(NAME cli.run.pipeline_layout_blanks
+  COMMAND trainsim run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096
+          --global-batch 64 --pp 4 --sharding zero1 --pipeline-layout "7, 9, 9 ,7 ")
+set_tests_properties(cli.run.pipeline_layout_blanks PROPERTIES PASS_REGULAR_EXPRESSION
+  "plan [^\n]*, layout 7\\|9\\|9\\|7 layers per chunk")
 trainsim_expect_exit(cli.run.pipeline_layout_text 2
   "^error: command line \\(--pipeline-layout\\): expected comma-separated layer counts like 7,9,9,7, got '7,9,x'"
   run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096 --global-batch 64 --pp 4
@@ -190,11 +196,13 @@ trainsim_bad_input(run hex_float_flag "--memory-headroom: '0x0.1p0': expected a 
   --hardware h100-dgx --model llama2-7b --gpus 8 --memory-headroom 0x0.1p0 --seq-len 4096)
 # CLI11 alone saturates a number out of its type's range: 99999999999999999999 became 9223372036854775807
 # in --tp's range error, a number nobody typed, and 1e999 became inf. Both are refused as
-# written, with the range a 64-bit integer or a double holds.
+# written. An integer says which way it is off, as one past a narrower option type does (the
+# 64-bit range it quoted was no option's own: --virtual-stages takes 1 and more); a number names
+# the range a double holds.
 trainsim_bad_input(run huge_int_flag
-  "--tp: '99999999999999999999': out of range of a 64-bit integer; expected a number from -9223372036854775808 to 9223372036854775807"
+  "--tp: cannot convert '99999999999999999999'; expected a smaller integer \\(the value is past what the option holds\\)"
   --hardware h100-dgx --model llama2-7b --gpus 8 --tp 99999999999999999999 --seq-len 4096)
-trainsim_bad_input(run huge_negative_int_flag "--pp: '-99999999999999999999': out of range of a 64-bit integer"
+trainsim_bad_input(run huge_negative_int_flag "--pp: cannot convert '-99999999999999999999'; expected a larger integer"
   --hardware h100-dgx --model llama2-7b --gpus 8 --pp -99999999999999999999 --seq-len 4096)
 trainsim_bad_input(run huge_float_flag
   "--memory-headroom: '1e999': out of range of a double; expected 0 or a magnitude from about 1e-308 to 1e308"

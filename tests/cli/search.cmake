@@ -137,6 +137,10 @@ trainsim_bad_input(search sharding "--sharding: unknown value 'shard_grad'; did 
 trainsim_bad_input(search no_cluster "/cluster: missing required key. expected --gpus or --nodes"
   ${search_base})
 trainsim_bad_input(search shard "--shard: shard index out of range" ${search_base} --gpus 16 --shard 3/2)
+# --top holds an int: 2^31 is past it, and the error says so instead of pointing to a range
+# --help does not state.
+trainsim_bad_input(search top_past_int "--top: cannot convert '2147483648'; expected a smaller integer \\(the value is past what the option holds\\)"
+  ${search_base} --gpus 16 --top 2147483648)
 
 # --memory-headroom: the search says which usable memory its plans were held to,
 # (80 - 0.5 - 0.25 - 0.0625 - 0.25 x 80) x (1 - 0.05) = 56.2 GiB of 80 (reserved 23.8 GiB); with
