@@ -155,4 +155,10 @@ std::string to_string(Joules e);
 // prints without a sign, whichever side of zero it came from.
 std::string fixed_text(double v, int decimals);
 
+// `v` as fixed_text with at least `decimals` digits after the point, and more where a value
+// below 1 needs them to show `digits` significant digits ("0.00021" for 2.1e-4 at 3 decimals and
+// 2 digits, where fixed_text prints "0.000"); at most 12 after the point. Zero prints with
+// `decimals`.
+std::string fixed_significant(double v, int decimals, int digits);
+
 }  // namespace trainsim

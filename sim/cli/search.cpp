@@ -355,9 +355,9 @@ std::string objective_text(const report::Report& r, sweep::Objective objective) 
   switch (objective) {
     case sweep::Objective::TokensPerS: return fixed(r.tokens_per_s, 0) + " tokens/s";
     case sweep::Objective::TokensPerJoule:
-      return fixed(r.power.tokens_per_joule, 3) + " tokens/J";
+      return fixed_significant(r.power.tokens_per_joule, 3, 3) + " tokens/J";
     case sweep::Objective::UsdPerMillionTokens:
-      return "$" + fixed(r.cost.usd_per_million_tokens, 4) + " per million tokens";
+      return "$" + fixed_significant(r.cost.usd_per_million_tokens, 4, 3) + " per million tokens";
   }
   return "";
 }
@@ -423,28 +423,20 @@ void write_table(std::ostream& out, const sweep::SearchResult& result, int top, 
         p.pp == 1 ? "-"
                   : std::string(parallel::to_string(p.schedule)) +
                         (p.virtual_stages > 1 ? " v" + std::to_string(p.virtual_stages) : "");
-    rows.push_back({std::to_string(i + 1),
-                    std::to_string(p.tp),
-                    std::to_string(p.pp),
-                    std::to_string(p.cp),
-                    std::to_string(p.dp),
-                    std::to_string(p.ep),
-                    schedule,
-                    p.sequence_parallel ? "on" : "-",
-                    std::to_string(s.training.micro_batch),
-                    parallel::to_string(p.sharding),
-                    parallel::to_string(p.recompute),
-                    cell("%.0f", r.tokens_per_s),
-                    cell("%.1f", r.tokens_per_s_per_gpu),
-                    cell("%.1f%%", 100.0 * r.mfu),
-                    cell("%.4f", r.iteration_time.value()),
-                    cell("%.4f", r.compute.value()),
-                    cell("%.4f", r.exposed_communication.value()),
+    rows.push_back({std::to_string(i + 1), std::to_string(p.tp), std::to_string(p.pp),
+                    std::to_string(p.cp), std::to_string(p.dp), std::to_string(p.ep), schedule,
+                    p.sequence_parallel ? "on" : "-", std::to_string(s.training.micro_batch),
+                    parallel::to_string(p.sharding), parallel::to_string(p.recompute),
+                    cell("%.0f", r.tokens_per_s), cell("%.1f", r.tokens_per_s_per_gpu),
+                    cell("%.1f%%", 100.0 * r.mfu), cell("%.4f", r.iteration_time.value()),
+                    cell("%.4f", r.compute.value()), cell("%.4f", r.exposed_communication.value()),
                     cell("%.4f", r.bubble.value()),
                     cell("%.1f", r.memory.total.value() / (1024.0 * 1024.0 * 1024.0)),
                     cell("%.0f", r.power.per_gpu.value()),
-                    cell("%.3f", r.power.tokens_per_joule),
-                    cell("%.4f", r.cost.usd_per_million_tokens)});
+                    // The objectives' columns to three significant digits at least, so that
+                    // plans ranked by them differ where they do ("0.0002" on every row).
+                    fixed_significant(r.power.tokens_per_joule, 3, 3),
+                    fixed_significant(r.cost.usd_per_million_tokens, 4, 3)});
   }
   std::vector<std::size_t> shown;
   for (std::size_t c = 0; c < columns.size(); ++c) {
@@ -935,6 +927,14 @@ int run_search(const SearchOptions& o) {
       o.objective == "tokens_per_joule"         ? sweep::Objective::TokensPerJoule
       : o.objective == "usd_per_million_tokens" ? sweep::Objective::UsdPerMillionTokens
                                                 : sweep::Objective::TokensPerS;
+  // A profile may leave its price at 0 (costs are then not reported as known); ranking by a cost
+  // of $0 for every plan put them in enumeration order, the fastest anywhere.
+  if (objective == sweep::Objective::UsdPerMillionTokens && !(base.hardware.usd_per_gpu_hour > 0)) {
+    throw ConfigError("--objective", "",
+                      "hardware '" + io::shown_name(base.hardware_name, base.hardware_inline) +
+                          "' has a price_per_gpu_hour of 0, so every plan costs $0 per million "
+                          "tokens; expected a profile with a price, or another objective");
+  }
   const sweep::Progress progress = terminal_progress();
   const report::SimulationMode mode =
       o.full_simulation ? report::SimulationMode::Full : report::SimulationMode::Extrapolate;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -89,6 +90,14 @@ PerNodeClass<BytesPerSecond> read_per_node_class(ObjectReader r) {
   }
   r.finish();
   return out;
+}
+
+// A draw in watts to seven significant digits, for errors about a bound: to_string's three
+// showed "5001 W" as "5.00 kW", inside the "1 W to 5 kW" it was refused for.
+std::string exact_watts(Watts w) {
+  std::array<char, 32> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.7g W", w.value());
+  return buf.data();
 }
 
 // A number in [lo, hi].
@@ -634,7 +643,8 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
          {std::pair{"idle", hw.power.idle}, std::pair{"compute", hw.power.compute},
           std::pair{"communication", hw.power.communication}, std::pair{"tdp", hw.power.tdp}}) {
       if (value.value() < hardware::kMinGpuWatts || value.value() > hardware::kMaxGpuWatts) {
-        throw p.error(key, "expected a GPU's draw from 1 W to 5 kW, got " + to_string(value));
+        // The value as read, not to_string's three digits: "5001 W" showed as "5.00 kW".
+        throw p.error(key, "expected a GPU's draw from 1 W to 5 kW, got " + exact_watts(value));
       }
     }
     if (hw.power.compute > hw.power.tdp) {
@@ -645,9 +655,14 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
       throw p.error("communication", "expected at most the tdp (" + to_string(hw.power.tdp) +
                                          "), got " + to_string(hw.power.communication));
     }
-    if (hw.power.idle > hw.power.communication || hw.power.idle > hw.power.compute) {
-      throw p.error("idle", "expected at most the compute and communication draw, got " +
-                                to_string(hw.power.idle));
+    // A draw below idle names its own key, the one a unit slip ("0.067 kW") most likely hit,
+    // with the idle draw it is below.
+    for (const auto& [key, value] : {std::pair{"compute", hw.power.compute},
+                                     std::pair{"communication", hw.power.communication}}) {
+      if (value < hw.power.idle) {
+        throw p.error(key, std::string("expected at least the idle draw (") +
+                               exact_watts(hw.power.idle) + "), got " + exact_watts(value));
+      }
     }
     p.finish();
   }

@@ -629,7 +629,8 @@ double ObjectReader::unit(const std::string& key, UnitKind kind, bool allow_zero
     throw error(key, "expected " + unit_noun(kind) + (allow_zero ? " >= 0" : " > 0") + ", got " +
                          describe_json(v));
   }
-  return si;
+  // "-0 USD/h" reads as -0.0, which passes the sign test and printed "-0" costs: a zero is +0.
+  return si + 0.0;
 }
 
 ObjectReader ObjectReader::object(const std::string& key) {

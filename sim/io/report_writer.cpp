@@ -229,9 +229,10 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
       << "\n\n";
   out << "power        " << to_string(r.power.per_gpu) << " per GPU, " << to_string(r.power.cluster)
       << " cluster, " << to_string(r.power.energy_per_iteration) << " per iteration, "
-      << fixed(r.power.tokens_per_joule, 2) << " tokens/J\n"
-      << "cost         " << fixed(r.cost.gpu_hours_per_million_tokens, 3) << " GPU-hours and $"
-      << fixed(r.cost.usd_per_million_tokens, 3) << " per million tokens\n";
+      << fixed_significant(r.power.tokens_per_joule, 2, 2) << " tokens/J\n"
+      << "cost         " << fixed_significant(r.cost.gpu_hours_per_million_tokens, 3, 2)
+      << " GPU-hours and $" << fixed_significant(r.cost.usd_per_million_tokens, 3, 2)
+      << " per million tokens\n";
   if (!r.collectives.empty()) {
     // One block per pipeline stage, each under its own header line: the summaries are ordered by
     // stage, then by first use (report.hpp), so a stage's calls are contiguous.

@@ -1,5 +1,6 @@
 #include "trainsim/units.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +55,15 @@ std::string fixed_text(double v, int decimals) {
   std::string text = buf.data();
   if (text[0] == '-' && text.find_first_not_of("-0.") == std::string::npos) text.erase(0, 1);
   return text;
+}
+
+std::string fixed_significant(double v, int decimals, int digits) {
+  if (v != 0.0 && std::isfinite(v)) {
+    // The first significant digit of |v| is at 10^e; `digits` of them end at 10^(e - digits + 1).
+    const int e = static_cast<int>(std::floor(std::log10(std::abs(v))));
+    decimals = std::clamp(digits - 1 - e, decimals, std::max(decimals, 12));
+  }
+  return fixed_text(v, decimals);
 }
 
 std::string to_string(Seconds t) {

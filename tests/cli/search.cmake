@@ -137,6 +137,14 @@ trainsim_bad_input(search sharding "--sharding: unknown value 'shard_grad'; did 
 trainsim_bad_input(search no_cluster "/cluster: missing required key. expected --gpus or --nodes"
   ${search_base})
 trainsim_bad_input(search shard "--shard: shard index out of range" ${search_base} --gpus 16 --shard 3/2)
+# A profile priced at 0 USD/h (allowed: costs are then unknown) gives every plan $0 per million
+# tokens, and --objective usd_per_million_tokens ranked them in enumeration order; refused.
+file(READ ${PROJECT_SOURCE_DIR}/hardware_profiles/h100-dgx.json search_free_hw)
+string(JSON search_free_hw SET "${search_free_hw}" price_per_gpu_hour "\"0 USD/h\"")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/search_free_hw.json "${search_free_hw}")
+trainsim_bad_input(search usd_objective_free "--objective: hardware '[^']*search_free_hw.json' has a price_per_gpu_hour of 0, so every plan costs \\$0 per million tokens\; expected a profile with a price, or another objective"
+  --hardware ${CMAKE_CURRENT_BINARY_DIR}/search_free_hw.json --model llama2-7b --global-batch 32
+  --seq-len 2048 --gpus 16 --objective usd_per_million_tokens)
 # --top holds an int: 2^31 is past it, and the error says so instead of pointing to a range
 # --help does not state.
 trainsim_bad_input(search top_past_int "--top: cannot convert '2147483648'; expected a smaller integer \\(the value is past what the option holds\\)"

@@ -530,4 +530,39 @@ TEST_CASE("hardware_loader: a power draw is from 1 W to 5 kW", "[hardware][io]")
   j["power"]["idle"] = "0.5 W";
   REQUIRE_THROWS_WITH(load(j), Catch::StartsWith("mem.json: /power/idle: expected a GPU's draw "
                                                  "from 1 W to 5 kW"));
+  // The refused value as written: three digits showed "5001 W" as "5.00 kW", inside the range.
+  j["power"]["idle"] = "100 W";
+  j["power"]["tdp"] = "5001 W";
+  REQUIRE_THROWS_WITH(load(j),
+                      "mem.json: /power/tdp: expected a GPU's draw from 1 W to 5 kW, "
+                      "got 5001 W");
+  j["power"]["tdp"] = "700 W";
+  j["power"]["idle"] = "0.9999 W";
+  REQUIRE_THROWS_WITH(load(j),
+                      "mem.json: /power/idle: expected a GPU's draw from 1 W to 5 kW, "
+                      "got 0.9999 W");
+}
+
+TEST_CASE("hardware_loader: a draw below idle names its own key", "[hardware][io]") {
+  // A kW slip in compute ("0.067 kW") was blamed on /power/idle, whose value was right.
+  auto j = small_profile();
+  j["power"] = {
+      {"idle", "100 W"}, {"compute", "0.067 kW"}, {"communication", "555 W"}, {"tdp", "700 W"}};
+  REQUIRE_THROWS_WITH(load(j),
+                      "mem.json: /power/compute: expected at least the idle draw (100 W), "
+                      "got 67 W");
+  j["power"]["compute"] = "670 W";
+  j["power"]["communication"] = "55.5 W";
+  REQUIRE_THROWS_WITH(load(j),
+                      "mem.json: /power/communication: expected at least the idle draw "
+                      "(100 W), got 55.5 W");
+}
+
+TEST_CASE("hardware_loader: a price of -0 is zero", "[hardware][io]") {
+  // "-0 USD/h" passed the sign test as -0.0 and printed costs of "-0" in CSV and JSON.
+  auto j = small_profile();
+  j["price_per_gpu_hour"] = "-0 USD/h";
+  const double price = load(j).usd_per_gpu_hour;
+  CHECK(price == 0.0);
+  CHECK_FALSE(std::signbit(price));
 }

@@ -60,3 +60,18 @@ TEST_CASE("units: to_string scales to a readable prefix", "[units]") {
   REQUIRE(fixed_text(-3.0, 0) == "-3");
   REQUIRE(to_string(Bytes(-0.0)) == "0.00 B");
 }
+
+TEST_CASE("fixed_significant keeps the digits a small value needs", "[units]") {
+  // A cost of $0.00021 per million tokens printed "$0.000" at three decimals; two significant
+  // digits need five (the first is at 10^-4).
+  REQUIRE(fixed_significant(0.00021, 3, 2) == "0.00021");
+  REQUIRE(fixed_significant(0.000213, 4, 3) == "0.000213");
+  // At or past the decimals asked for, fixed_text's digits: 0.19 tokens/J stays "0.19".
+  REQUIRE(fixed_significant(0.19, 2, 2) == "0.19");
+  REQUIRE(fixed_significant(12.345, 3, 2) == "12.345");
+  REQUIRE(fixed_significant(1234.5, 2, 3) == "1234.50");
+  // Zero keeps the decimals; at most 12 after the point; never "-0".
+  REQUIRE(fixed_significant(0.0, 3, 2) == "0.000");
+  REQUIRE(fixed_significant(1e-20, 3, 2) == "0.000000000000");
+  REQUIRE(fixed_significant(-0.0, 2, 2) == "0.00");
+}
