@@ -238,6 +238,9 @@ ScenarioFiles scenario_files(const validation::ValidationReport& report, const s
   const std::string flag = "--scenarios " + dir;
   constexpr std::size_t kMaxName = 255;  // NAME_MAX of Linux file systems, in bytes
   ScenarioFiles files;
+  // The names as a case-insensitive file system (macOS's, Windows') sees them: A.json and a.json
+  // are one file there, and the second row written would replace the first.
+  std::map<std::string, const validation::RowResult*> folded;
   for (const validation::RowResult& r : report.rows) {
     if (!r.compared) continue;
     const std::string name = scenario_file_name(r.id);
@@ -252,6 +255,15 @@ ScenarioFiles scenario_files(const validation::ValidationReport& report, const s
                         "rows '" + it->second->id + "' and '" + r.id +
                             "' would both be written to " + name +
                             "; expected ids that differ in letters, digits, '.', '_' or '-'");
+    }
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (const auto [it, fresh] = folded.emplace(lower, &r); !fresh) {
+      throw ConfigError(flag, "",
+                        "rows '" + it->second->id + "' and '" + r.id + "' would be written to " +
+                            scenario_file_name(it->second->id) + " and " + name +
+                            ", one file where names ignore case (macOS, Windows); expected ids "
+                            "that differ in more than case");
     }
   }
   return files;

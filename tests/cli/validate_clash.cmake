@@ -1,6 +1,7 @@
 # Bad cases of `trainsim validate --scenarios DIR`, each exit 2 with one error line and no
 # scenario left behind: two rows whose ids map to one file name ("clash/1" and "clash_1", copies
-# of the shipped file's first row; not even the folder is created), a file name taken by a folder,
+# of the shipped file's first row; not even the folder is created), or to names differing in case
+# only, a file name taken by a folder,
 # an id too long for a file name, and an empty folder name.
 # cmake -DTRAINSIM=... -DRUNS=... -DWORK=... -P validate_clash.cmake
 file(READ ${RUNS} text)
@@ -20,6 +21,18 @@ if(NOT err MATCHES "^error: --scenarios [^\n]*/scenarios: rows 'clash/1' and 'cl
 endif()
 if(EXISTS ${WORK}/scenarios)
   message(FATAL_ERROR "${WORK}/scenarios was created")
+endif()
+
+# Ids that differ in case only ("Case" and "case"): one file on macOS's and Windows' file
+# systems, where the second would replace the first. Refused before anything is written.
+string(JSON first SET "${row}" id "\"Case\"")
+string(JSON second SET "${row}" id "\"case\"")
+file(WRITE ${WORK}/runs_case.json "[${first}, ${second}]\n")
+execute_process(COMMAND ${TRAINSIM} validate ${WORK}/runs_case.json --scenarios ${WORK}/cased
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "^error: --scenarios [^\n]*/cased: rows 'Case' and 'case' would be written to Case.json and case.json, one file where names ignore case[^\n]*\n$"
+   OR EXISTS ${WORK}/cased)
+  message(FATAL_ERROR "expected exit 2, one error line and no folder, got ${rc}:\n${err}")
 endif()
 
 # A target that is a folder (rows "a", "b" and "z", a folder already named z.json in DIR, and
