@@ -39,10 +39,17 @@ std::string Evaluation::status_text() const {
 namespace {
 
 // A whole-iteration simulation holds every op of the step: past the command line's bound (run
-// --full-simulation refuses it) a plan is an invalid row, not a run of minutes and gigabytes.
+// --full-simulation refuses it) a plan is an invalid row, not a run of minutes and gigabytes. So
+// is a GPipe plan past it, which is always simulated whole.
 bool too_large_to_simulate_whole(const parallel::Scenario& scenario, report::SimulationMode mode,
                                  Evaluation& e) {
-  if (mode != report::SimulationMode::Full) return false;
+  if (mode != report::SimulationMode::Full) {
+    // GPipe is simulated whole in either mode (report::simulate).
+    e.problem = report::gpipe_excess(scenario);
+    if (e.problem.empty()) return false;
+    e.status = Status::Invalid;
+    return true;
+  }
   const std::string excess = report::full_simulation_excess(scenario);
   if (excess.empty()) return false;
   e.status = Status::Invalid;

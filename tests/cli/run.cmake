@@ -156,6 +156,13 @@ add_test(NAME cli.run.pipeline_layout
           --global-batch 64 --pp 4 --sharding zero1 --pipeline-layout 7,9,9,7)
 set_tests_properties(cli.run.pipeline_layout PROPERTIES PASS_REGULAR_EXPRESSION
   "plan [^\n]*, layout 7\\|9\\|9\\|7 layers per chunk")
+# GPipe is simulated whole (report/simulate.cpp): past the bound of a whole-iteration
+# simulation (4,000,000 ops; 20,000 micro-batches of llama3.2-1b over 2 stages hold 7,280,022) a
+# plan is refused as --full-simulation refuses one, where it was extrapolated from runs on a line.
+trainsim_expect_exit(cli.run.gpipe_whole_bound 3
+  "^error: /parallel/pipeline_schedule: gpipe is simulated whole, and the whole iteration has 7280022 ops \\(20000 micro-batches per step\\); expected at most 4000000"
+  run --hardware a100-dgx --model llama3.2-1b --gpus 8 --pp 2 --schedule gpipe --seq-len 1024
+      --global-batch 80000)
 # Blanks around the counts are allowed, as in search's lists (they were refused as text).
 add_test(NAME cli.run.pipeline_layout_blanks
   COMMAND trainsim run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096

@@ -158,6 +158,17 @@ add_test(NAME cli.sweep.full_simulation_bound
          COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_full_bound.json --full-simulation)
 set_tests_properties(cli.sweep.full_simulation_bound PROPERTIES PASS_REGULAR_EXPRESSION
   "\n0,[^\n]*,ok,[^\n]*\n1,[^\n]*invalid: --full-simulation: the whole iteration has 6635521 ops \\(8192 micro-batches per step\\)\; expected at most 4000000")
+# GPipe is simulated whole without --full-simulation too: past the bound its plan is an invalid
+# row, beside 1F1B's extrapolated one. A deep, narrow model keeps 2,000 micro-batches of GPipe
+# in memory (128 layers of width 64 at seq 16 over 2 stages) with 5,656,002 ops.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_gpipe_bound.json
+  "{\"base\": {\"hardware\": \"a100-dgx\", \"model\": {\"name\": \"deep\", \"layers\": 128, \"hidden\": 64, \"heads\": 1, \"kv_heads\": 1, \"ffn_hidden\": 128, \"vocab\": 128, \"activation\": \"swiglu\", \"norm\": \"rmsnorm\", \"tied_embeddings\": false, \"position_embedding\": \"rope\"},
+    \"cluster\": {\"gpus\": 2}, \"training\": {\"seq_len\": 16, \"global_batch\": 2000}, \"parallel\": {\"pp\": 2}},
+    \"axes\": {\"parallel.pipeline_schedule\": [\"1f1b\", \"gpipe\"]}}\n")
+add_test(NAME cli.sweep.gpipe_whole_bound
+         COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_gpipe_bound.json)
+set_tests_properties(cli.sweep.gpipe_whole_bound PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n0,[^\n]*,1f1b,[^\n]*,ok,[^\n]*\n1,[^\n]*invalid: /parallel/pipeline_schedule: gpipe is simulated whole, and the whole iteration has 5656002 ops")
 # A required key missing from an axis's inline model, beside its near miss, is named where the
 # axis writes the object (it was named /base/model/layers, in the base the spec never gave it).
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_inline_model_near_miss.json

@@ -20,7 +20,7 @@ enum class SimulationMode {
   // Simulate a reduced micro-batch count and, when it holds a steady range (every op of a range
   // of micro-batches repeating the op a period earlier, shifted by one time), extrapolate every
   // quantity the report derives from to the real count; otherwise simulate every micro-batch
-  // (simulate.cpp gives the method and its guards; GPipe uses reduced runs on a line). The cost
+  // (simulate.cpp gives the method and its guards; GPipe is always simulated whole). The cost
   // stops growing with the number of micro-batches once it is large. The Simulation's graph and
   // timeline are then those of the reduced run the report comes from, not of the whole
   // iteration: callers that need the whole timeline (traces, kernel breakdowns) ask for Full.
@@ -35,9 +35,8 @@ struct SimulateOptions {
   SimulationMode mode = SimulationMode::Extrapolate;
   // The reduced micro-batch count of SimulationMode::Extrapolate; 0 chooses it from the schedule
   // and lengthens it as the runs show (simulate.cpp). A count given here, raised to the next
-  // that equals m modulo the schedule's period, is the only run tried (for GPipe, the first of
-  // its four). A count inside the pipeline fill holds no steady range, and the simulation falls
-  // back to the full one.
+  // that equals m modulo the schedule's period, is the only run tried. A count inside the pipeline
+  // fill holds no steady range, and the simulation falls back to the full one.
   std::int64_t reduced_microbatches = 0;
 };
 
@@ -59,7 +58,7 @@ struct Simulation {
   workload::Iteration iteration;
   engine::Timeline timeline;
   // scenario.num_microbatches() when the whole iteration was simulated; the count of the reduced
-  // run the report was extrapolated from (for GPipe the largest of its four), when it was.
+  // run the report was extrapolated from, when it was.
   std::int64_t simulated_microbatches = 0;
   // True when the report was extrapolated, so that `iteration` and `timeline` cover fewer
   // micro-batches than the report.
@@ -112,6 +111,11 @@ inline constexpr std::int64_t kMaxFullSimulationOps = 4'000'000;
 // whole-iteration simulation" where the scenario's whole op graph is past that bound, else "":
 // the one wording of the bound, which callers end with what to do instead.
 [[nodiscard]] std::string full_simulation_excess(const parallel::Scenario& scenario);
+// "/parallel/pipeline_schedule: gpipe is simulated whole, and the whole iteration has N ops ...;
+// expected ..." where `scenario` runs GPipe (never extrapolated, simulate.cpp) past
+// kMaxFullSimulationOps, else "". simulate() throws it as a PlanError; a sweep makes it an
+// invalid row.
+[[nodiscard]] std::string gpipe_excess(const parallel::Scenario& scenario);
 
 // Power of one GPU over a window from its activity: idle time at idle watts, time with compute
 // running at compute watts, time with only communication at communication watts; capped at TDP.
