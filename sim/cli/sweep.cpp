@@ -82,7 +82,10 @@ int run_sweep_command(const SweepOptions& o) {
   const int jobs = sweep::parse_jobs(o.jobs, "--jobs");
   keep_freed_memory();
   const sweep::SweepSpec spec = sweep::read_sweep_spec(o.spec);
-  io::require_not_an_input(o.output, "command line (-o)", {o.spec, spec.base.source});
+  // The spec, its base file and every hardware, model and stack file they name.
+  std::vector<std::string> inputs = {o.spec, spec.base.source};
+  inputs.insert(inputs.end(), spec.references.begin(), spec.references.end());
+  io::require_not_an_input(o.output, "command line (-o)", inputs);
   io::Output out(o.output);
   if (o.list) {
     write_list(spec, shard, out, o.format == "json");

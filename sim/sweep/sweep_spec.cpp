@@ -628,13 +628,19 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   if (total > static_cast<double>(kMaxSweepSize)) sweep_too_large(source, total);
 
   // Check every axis value once against the first scenario (types, units, names), so bad input
-  // fails before anything is simulated and whatever the shard.
+  // fails before anything is simulated and whatever the shard; every reference is read there.
   // A value's error is located where the spec writes it, not at its key in the scenario.
+  std::set<std::string> references;
+  const auto note_references = [&references](const parallel::Scenario& s) {
+    for (const std::string* path : {&s.hardware_path, &s.model_path, &s.stack_path}) {
+      if (!path->empty()) references.insert(*path);
+    }
+  };
   const auto check = [&](std::size_t group, std::int64_t j) {
     std::int64_t stride = 1;
     for (std::size_t h = group + 1; h < out.groups.size(); ++h) stride *= out.groups[h].size();
     try {
-      (void)resolve(out.document(j * stride), source, inline_base);
+      note_references(resolve(out.document(j * stride), source, inline_base));
     } catch (const ConfigError& e) {
       for (std::size_t k = 0; k < out.keys.size(); ++k) {
         const std::string& key = out.keys[k];
@@ -655,7 +661,8 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   for (std::size_t g = 0; g < out.groups.size(); ++g) {
     for (std::int64_t j = g == 0 ? 0 : 1; j < out.groups[g].size(); ++j) check(g, j);
   }
-  if (out.groups.empty()) (void)resolve(out.document(0), source, inline_base);
+  if (out.groups.empty()) note_references(resolve(out.document(0), source, inline_base));
+  out.references.assign(references.begin(), references.end());
   check_shard_group(out, source, inline_base);
   return out;
 }

@@ -43,6 +43,10 @@ struct SweepSpec {
   // written ("/axes/model/1"), so that an inline object on an axis is named where it is written.
   std::string source;
   std::vector<std::vector<std::string>> where;
+  // The hardware, model and stack names the base and the axes give, as each was read
+  // (Scenario::hardware_path: a file's path, or a built-in id), sorted and once each: the files
+  // an output path must not replace.
+  std::vector<std::string> references;
 
   // Scenarios in the sweep: the product of the group sizes.
   [[nodiscard]] std::int64_t size() const;

@@ -119,6 +119,20 @@ trainsim_bad_input(run trace_is_scenario
   ${output_is_input}/scenario.json --trace ${output_is_input}/scenario.json)
 trainsim_bad_input(merge output_is_shard "command line \\(-o\\): '[^']*spec.json' is the input file"
   ${output_is_input}/spec.json -o ${output_is_input}/spec.json)
+# The files the spec and the scenario name are inputs too: a model file on a sweep's axis, and
+# one a scenario file names beside it, were replaced by the CSV and the trace.
+configure_file(${PROJECT_SOURCE_DIR}/models/llama2-7b.json ${output_is_input}/mm.json COPYONLY)
+file(WRITE ${output_is_input}/model_axis.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 16}, \"training\": {\"seq_len\": 1024}},
+    \"axes\": {\"model\": [\"llama2-7b\", \"mm.json\"]}}\n")
+file(WRITE ${output_is_input}/names_model.json
+  "{\"hardware\": \"h100-dgx\", \"model\": \"mm.json\", \"cluster\": {\"gpus\": 16}, \"training\": {\"seq_len\": 1024}}\n")
+trainsim_bad_input(sweep output_is_axis_model
+  "command line \\(-o\\): '[^']*mm.json' is the input file [^ ]*mm.json, which the output would replace"
+  ${output_is_input}/model_axis.json -o ${output_is_input}/mm.json)
+trainsim_bad_input(run trace_is_named_model
+  "command line \\(--trace\\): '[^']*mm.json' is the input file [^ ]*mm.json, which the output would replace"
+  ${output_is_input}/names_model.json --trace ${output_is_input}/mm.json)
 # shard_group applies to hybrid_shard scenarios only; a sweep may set it beside a sharding axis
 # for them, but one whose every scenario shards otherwise ignored it in every row (run refuses
 # such a scenario): refused where the spec writes it, on an axis or in the base.
