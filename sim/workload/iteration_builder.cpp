@@ -1223,9 +1223,17 @@ class Builder {
               wait = unit_ready(st, gather_layer(stage, st, info, recomputed, true), info, true);
             }
           } else if (p_.recompute == parallel::Recompute::Selective) {
+            // The recomputed attention core exchanges K/V over the CP ring again, as its
+            // forward did (Transformer Engine's context-parallel attention runs its P2P steps
+            // inside the function the checkpoint reruns); the backward waits for the last block.
+            OpInfo rinfo = info;
+            rinfo.recompute = true;
+            OpId previous = wait;
             for (const auto& k : kernels_of(l).recomputed) {
-              kernel(st, k, false, true, info, wait);
-              wait = kNone;
+              const OpId kv =
+                  k.cp_exchange ? cp_exchange(stage, st, rinfo, previous, false) : kNone;
+              previous = kernel(st, k, false, true, info, wait);
+              wait = kv;
             }
           }
           last_compute = layer_backward(stage, st, info, wait);

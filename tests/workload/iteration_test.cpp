@@ -255,6 +255,27 @@ TEST_CASE("iteration: context parallelism's ring sends K and V as wide as they a
   CHECK(mla[1] == 2.0 * 41'943'040.0);
 }
 
+TEST_CASE("iteration: a recomputed attention core exchanges K/V over the CP ring again",
+          "[workload][report]") {
+  // Selective recomputation reruns the attention core, and under context parallelism the K/V
+  // ring exchange runs inside it (Transformer Engine's context-parallel attention): as many
+  // forward exchanges as full recomputation has, twice those without recomputation. It had the
+  // latter's, and priced the recomputed attention without its communication.
+  const auto forward_exchanges = [](const std::string& recompute) {
+    const parallel::Scenario s = scenario(
+        64, R"({"parallel.tp": 2, "parallel.cp": 2, "parallel.recompute": ")" + recompute + "\"}");
+    for (const auto& c : report::simulate(s).report.collectives) {
+      // The forward's exchange: K and V of 4096 local tokens, 33,554,432 bytes (above).
+      if (c.group == "cp" && c.stage == 0 && c.bytes.value() == 33'554'432.0) return c.count;
+    }
+    return std::int64_t{-1};
+  };
+  const std::int64_t none = forward_exchanges("none");
+  REQUIRE(none > 0);
+  CHECK(forward_exchanges("full") == 2 * none);
+  CHECK(forward_exchanges("selective") == 2 * none);
+}
+
 TEST_CASE("iteration: a window on some layers runs those layers windowed and the others in full",
           "[workload][report][model]") {
   // mistral-7b's shape at seq 8192 (window 4096): every layer windowed, the even 16 only, none.
