@@ -127,7 +127,9 @@ std::vector<Problem> validate(const Scenario& s) {
                                 "across TP ranks); expected a divisor of " +
                                 str(m.num_kv_heads));
   }
-  if (m.ffn_hidden % p.tp != 0) {
+  // ffn_hidden is the dense layers' MLP: unused by a mixture-of-experts model without leading
+  // dense layers (docs/models.md), whose multi-token-prediction layers are MoE layers too.
+  if ((!model::is_moe(m) || m.num_dense_layers > 0) && m.ffn_hidden % p.tp != 0) {
     problem("/parallel/tp", "tp " + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden) +
                                 "; expected a divisor of " + str(m.ffn_hidden));
   }
@@ -138,14 +140,16 @@ std::vector<Problem> validate(const Scenario& s) {
     if (!model::is_moe(m)) {
       problem("/parallel/ep", "ep " + str(p.ep) + " needs a mixture-of-experts model, and '" +
                                   m.id + "' is dense; expected ep 1");
+    } else if (m.num_experts % p.ep != 0) {
+      // Before dp: a property of the model and ep alone, which no cluster size mends (search
+      // --ep 3 on an 8-expert model named dp in every plan).
+      problem("/parallel/ep", "ep " + str(p.ep) + " does not divide the " + str(m.num_experts) +
+                                  " experts; expected a divisor of " + str(m.num_experts));
     } else if (p.dp > 0 && p.dp % p.ep != 0) {
       problem("/parallel/ep", "ep " + str(p.ep) + " does not divide dp " + str(p.dp) +
                                   " (expert-parallel groups are carved out of the data-parallel "
                                   "ranks); expected a divisor of " +
                                   str(p.dp));
-    } else if (m.num_experts % p.ep != 0) {
-      problem("/parallel/ep", "ep " + str(p.ep) + " does not divide the " + str(m.num_experts) +
-                                  " experts; expected a divisor of " + str(m.num_experts));
     } else if (p.ep > 1 && p.cp > 1) {
       problem("/parallel/ep", "ep " + str(p.ep) + " with cp " + str(p.cp) +
                                   " is not modelled (EP groups are carved out of the "
@@ -167,6 +171,17 @@ std::vector<Problem> validate(const Scenario& s) {
       problem("/parallel/tp", "tp " + str(p.tp) + " does not divide expert_ffn_hidden " +
                                   str(m.expert_ffn_hidden) + " (experts are split over tp); "
                                   "expected a divisor of " + str(m.expert_ffn_hidden));
+    }
+    // The shared experts run as one MLP of their summed width, split over tp (Megatron-Core's
+    // SharedExpertMLP, moe_shared_expert_intermediate_size); a width tp does not divide was
+    // priced at the next multiple.
+    const std::int64_t shared = m.num_shared_experts * m.shared_expert_ffn_hidden;
+    if (shared % p.tp != 0) {
+      problem("/parallel/tp", "tp " + str(p.tp) + " does not divide the shared experts' width " +
+                                  str(shared) +
+                                  " (num_shared_experts x shared_expert_ffn_hidden, "
+                                  "split over tp); expected a divisor of " +
+                                  str(shared));
     }
   }
   // Stages may hold unequal layer counts (Megatron's uneven first/last stage), but each model

@@ -120,7 +120,7 @@ trainsim_expect_exit(cli.run.moe_ep_tp_without_sp 3
   run --hardware h100-dgx --model mixtral-8x7b --gpus 64 --seq-len 4096 --global-batch 256
   --tp 2 --ep 8 --sharding zero1)
 trainsim_expect_exit(cli.run.moe_ep_not_dividing 3
-  "^error: command line \\(--ep\\): /parallel/ep: ep 3 does not divide dp 32"
+  "^error: command line \\(--ep\\): /parallel/ep: ep 3 does not divide the 8 experts"
   run --hardware h100-dgx --model mixtral-8x7b --gpus 64 --seq-len 4096 --tp 2 --ep 3)
 # deepseek-v3 (latent attention, 256 experts) on 1,024 H800s with pp 16 and ep 64 simulates.
 add_test(NAME cli.run.deepseek_v3_ep COMMAND trainsim run --hardware h800-dgx --model deepseek-v3

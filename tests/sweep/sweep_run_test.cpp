@@ -136,7 +136,8 @@ TEST_CASE("sweep run: parallel.ep is an axis, and ep and recompute_layers end ea
       memory.push_back(std::stoll(bytes));
     }
   }
-  CHECK(lines[5].find(",invalid: /parallel/ep: ep 3 does not divide dp 16") != std::string::npos);
+  CHECK(lines[5].find(",invalid: /parallel/ep: ep 3 does not divide the 8 experts") !=
+        std::string::npos);
   for (std::size_t i = 1; i < memory.size(); ++i) CHECK(memory[i] < memory[i - 1]);
 }
 

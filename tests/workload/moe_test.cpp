@@ -113,17 +113,51 @@ TEST_CASE("moe: ep is read, defaults to 1, and only MoE scenarios report it", "[
   REQUIRE_THROWS_WITH(moe_scenario(0), Catch::Contains("/parallel/ep"));
 }
 
+TEST_CASE("moe: tp must divide the shared experts' width, and not an unused ffn_hidden",
+          "[workload][parallel]") {
+  // The shared experts run as one MLP of num_shared_experts x shared_expert_ffn_hidden split over
+  // tp. A width of 100 at tp 8 loaded and was priced as 104 (13 columns per rank).
+  nlohmann::json model = testing::small_moe_model();  // 1 shared expert, 1 dense layer
+  model["shared_expert_ffn_hidden"] = 100;
+  const auto shared = parallel::validate(moe_scenario(
+      1, {{"model", model}, {"parallel.tp", 8}, {"parallel.sequence_parallel", true}}));
+  REQUIRE(shared.size() == 1);
+  CHECK(shared[0].key == "/parallel/tp");
+  CHECK(shared[0].message ==
+        "tp 8 does not divide the shared experts' width 100 (num_shared_experts x "
+        "shared_expert_ffn_hidden, split over tp); expected a divisor of 100");
+  // Without dense layers ffn_hidden is unused (docs/models.md): one tp does not divide is no
+  // problem. With a dense layer it is the MLP's width again.
+  model["shared_expert_ffn_hidden"] = 512;
+  model["ffn_hidden"] = 1001;
+  model.erase("dense_layers");
+  CHECK(parallel::validate(
+            moe_scenario(
+                1, {{"model", model}, {"parallel.tp", 8}, {"parallel.sequence_parallel", true}}))
+            .empty());
+  model["dense_layers"] = 1;
+  const auto dense = parallel::validate(moe_scenario(
+      1, {{"model", model}, {"parallel.tp", 8}, {"parallel.sequence_parallel", true}}));
+  REQUIRE(dense.size() == 1);
+  CHECK(dense[0].message == "tp 8 does not divide ffn_hidden 1001; expected a divisor of 1001");
+}
+
 TEST_CASE("moe: ep must divide dp and the experts, and needs an MoE model",
           "[workload][parallel]") {
   // 16 GPUs, tp = pp = cp = 1: dp = 16, 16 experts.
   REQUIRE(parallel::validate(moe_scenario(8)).empty());
   REQUIRE(parallel::validate(moe_scenario(16)).empty());
-  const auto not_dp = parallel::validate(moe_scenario(3));
+  // 24 GPUs: dp 24, which ep 16 (a divisor of the 16 experts) does not divide.
+  const auto not_dp = parallel::validate(moe_scenario(16, {{"cluster.gpus", 24}}));
   REQUIRE(not_dp.size() == 1);
   REQUIRE(not_dp[0].key == "/parallel/ep");
   REQUIRE(not_dp[0].message ==
-          "ep 3 does not divide dp 16 (expert-parallel groups are carved out of the data-parallel "
-          "ranks); expected a divisor of 16");
+          "ep 16 does not divide dp 24 (expert-parallel groups are carved out of the data-parallel "
+          "ranks); expected a divisor of 24");
+  // ep 3 divides neither: the experts are named, which no cluster size mends (dp was named).
+  const auto neither = parallel::validate(moe_scenario(3));
+  REQUIRE(neither.size() == 1);
+  REQUIRE(neither[0].message == "ep 3 does not divide the 16 experts; expected a divisor of 16");
   // 32 GPUs: dp 32, but 16 experts do not split over 32 ranks.
   const auto not_experts = parallel::validate(moe_scenario(32, {{"cluster.gpus", 32}}));
   REQUIRE(not_experts.size() == 1);
