@@ -1,12 +1,15 @@
 // `trainsim merge a.csv b.csv ...`: join the outputs of a sharded sweep (CSV or JSON lines) or
 // of a sharded search (`--format json`) into exactly the file an unsharded run writes, checking
 // from the shards' end records that every shard of one sweep is there, complete, once.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include <sys/resource.h>
 
 #include "trainsim/error.hpp"
 
@@ -27,6 +30,17 @@ struct MergeOptions {
 
 // Search documents hold a few top plans; anything this large is not one.
 constexpr std::size_t kMaxSearchDocumentBytes = std::size_t{64} << 20;
+
+// Raises the soft limit on open files to at least `wanted`, within the hard limit.
+void raise_open_file_limit(std::size_t wanted) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  const auto want = static_cast<rlim_t>(wanted);
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < want) {
+    limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? want : std::min(want, limit.rlim_max);
+    (void)::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
 
 // The start of the file at `path`.
 std::string head_of(const std::string& path) {
@@ -74,7 +88,11 @@ int merge(const MergeOptions& o) {
   }
   if (!a_search) {
     // Streamed: each shard is checked whole first, so nothing reaches the output unless every
-    // shard is complete; the merge then holds one line per shard, not the files.
+    // shard is complete; the merge then holds one line per shard, not the files. Their rows
+    // interleave, so every shard is open at once: past the usual soft limit of 1,024 open files
+    // a Slurm array of more tasks could not be merged. The soft limit goes up to the hard one
+    // (as a process may raise it itself); past that, opening a shard names the limit.
+    raise_open_file_limit(o.inputs.size() + 16);
     io::Output out(o.output);
     io::merge_output_files(o.inputs, o.expect, [&out](std::string_view text) { out.write(text); });
     out.commit();

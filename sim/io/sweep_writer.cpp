@@ -1254,8 +1254,21 @@ std::ifstream open_output_file(const std::string& path) {
                                                   : "a device") +
                           "); expected a sweep or search output file");
   }
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot read the file; expected a sweep or search output");
+  if (!in) {
+    // The reason, as stat's failure gives it: one shard past the open-file limit was reported
+    // as unreadable, a healthy file.
+    const int error = errno;
+    throw ConfigError(
+        path, "",
+        "cannot read the file" +
+            (error != 0 ? " (" + std::string(std::strerror(error)) + ")" : std::string()) +
+            (error == EMFILE ? ": merge holds every shard open at once; expected "
+                               "a limit on open files (ulimit -n) above the number "
+                               "of shards"
+                             : "; expected a sweep or search output"));
+  }
   return in;
 }
 

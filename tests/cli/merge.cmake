@@ -84,3 +84,12 @@ trainsim_bad_input(merge search_and_table "search_table.txt: not a search docume
 # out of place in the end record's shard 0/1.
 trainsim_bad_input(merge index_max "index_max.csv: line 2: row 9223372036854775807 out of place in shard 0/1; expected row 0 "
   ${data}/index_max.csv)
+# More shards than the soft limit on open files (tests/cli/merge_open_files.cmake).
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/merge_open_files_spec.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama3.2-1b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 1024}},
+    \"axes\": {\"training.global_batch\": {\"from\": 8, \"to\": 320, \"step\": 8}}}\n")
+add_test(NAME cli.merge.more_shards_than_open_files
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DSPEC=${CMAKE_CURRENT_BINARY_DIR}/merge_open_files_spec.json
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_open_files
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/merge_open_files.cmake)
