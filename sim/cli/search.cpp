@@ -898,12 +898,17 @@ void write_expert_explanation(std::ostream& out, sweep::SearchResult& result,
 // What identifies a sharded search for trainsim merge: a digest of every plan of the space, in
 // enumeration order (sweep::fnv1a64, an identity check rather than security), and the memory
 // headroom, which a scenario's JSON does not hold but which decides what fits (shards run with
-// different --memory-headroom merged into one document with wrong out_of_memory counts).
+// different --memory-headroom merged into one document with wrong out_of_memory counts), and
+// --full-simulation.
 // Shards of searches with different spaces or scenarios then never merge, even with equal plan
 // counts.
-std::string search_digest(const parallel::Scenario& base, const sweep::SearchSpace& space) {
+std::string search_digest(const parallel::Scenario& base, const sweep::SearchSpace& space,
+                          report::SimulationMode mode) {
   std::string text =
       "memory headroom " + io::format_number(base.stack.memory.headroom_fraction) + "\n";
+  // --full-simulation too (sweep::run_digest): its figures differ in their last digits, and
+  // plans past the whole-iteration bound are invalid there. Unchanged without it.
+  if (mode == report::SimulationMode::Full) text += "full simulation\n";
   for (const parallel::Scenario& s : sweep::enumerate_plans(base, space)) {
     text += io::scenario_to_json(s).dump();
     text += '\n';
@@ -949,7 +954,7 @@ int run_search(const SearchOptions& o) {
     doc["objective"] = sweep::to_string(objective);
     doc["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
     // Only with --shard, so that an unsharded document keeps its bytes (merge drops the key).
-    if (!o.shard.empty()) doc["spec"] = search_digest(base, space);
+    if (!o.shard.empty()) doc["spec"] = search_digest(base, space, mode);
     doc["top"] = o.top;  // each shard keeps its best `top`: trainsim merge needs to know it
     doc["enumerated"] = result.enumerated;
     doc["evaluated"] = result.in_shard;

@@ -107,7 +107,8 @@ void check_one_split(const std::vector<Shard>& shards) {
                           "differs from " + first.source->source +
                               "'s; expected shards of one search run by one trainsim version" +
                               (std::string_view(key) == "spec"
-                                   ? " (the same scenario, search space and --memory-headroom)"
+                                   ? " (the same scenario, search space, --memory-headroom "
+                                     "and --full-simulation or not)"
                                    : ""));
       }
     }

@@ -104,6 +104,9 @@ void write_sweep(const SweepSpec& spec, const SweepRunOptions& options, const Si
 // object keys sorted). Two specs with the same digest expand into the same scenarios (barring
 // a collision); references to profile or model files are compared by name, not by content.
 [[nodiscard]] std::uint64_t spec_digest(const SweepSpec& spec);
+// The digest a shard's end record carries: spec_digest, and for SimulationMode::Full a digest
+// of it and the mode, so that shards run with and without --full-simulation never merge.
+[[nodiscard]] std::uint64_t run_digest(const SweepSpec& spec, report::SimulationMode mode);
 
 // FNV-1a, 64-bit (Fowler, Noll and Vo; the reference offset basis and prime) of `text`: a fast,
 // well-spread identity digest, not a cryptographic one.

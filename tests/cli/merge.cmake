@@ -93,3 +93,9 @@ add_test(NAME cli.merge.more_shards_than_open_files
                  -DSPEC=${CMAKE_CURRENT_BINARY_DIR}/merge_open_files_spec.json
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_open_files
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/merge_open_files.cmake)
+# Shards of both simulation modes (tests/cli/merge_modes.cmake).
+add_test(NAME cli.merge.simulation_modes_apart
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DSPEC=${CMAKE_CURRENT_BINARY_DIR}/merge_open_files_spec.json
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_modes
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/merge_modes.cmake)
