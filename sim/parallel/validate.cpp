@@ -280,6 +280,13 @@ std::vector<Problem> validate(const Scenario& s) {
   if (p.schedule == PipelineSchedule::Interleaved && p.pp < 2) {
     problem("/parallel/pipeline_schedule",
             "the interleaved schedule needs pp >= 2; expected pp > 1 or schedule \"1f1b\"");
+  } else if (p.schedule == PipelineSchedule::Interleaved && p.virtual_stages < 2) {
+    // One model chunk per pipeline rank is 1F1B: the run was 1F1B's to the last bit while its
+    // report said "interleaved" (search refuses --virtual-stages 1 with it too).
+    problem("/parallel/virtual_stages",
+            "the interleaved schedule needs 2 or more virtual stages per pipeline rank, got " +
+                str(p.virtual_stages) +
+                "; expected virtual_stages of 2 or more, or pipeline_schedule \"1f1b\"");
   }
   if (s.model.position_embedding == model::PositionEmbedding::Learned &&
       t.seq_len > s.model.max_positions) {

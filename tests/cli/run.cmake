@@ -163,6 +163,12 @@ trainsim_expect_exit(cli.run.gpipe_whole_bound 3
   "^error: /parallel/pipeline_schedule: gpipe is simulated whole, and the whole iteration has 7280022 ops \\(20000 micro-batches per step\\); expected at most 4000000"
   run --hardware a100-dgx --model llama3.2-1b --gpus 8 --pp 2 --schedule gpipe --seq-len 1024
       --global-batch 80000)
+# The interleaved schedule with one virtual stage ran 1F1B to the last bit under the name
+# "interleaved"; refused as search refuses --virtual-stages 1 with it.
+trainsim_expect_exit(cli.run.interleaved_one_stage 3
+  "^error: command line: /parallel/virtual_stages: the interleaved schedule needs 2 or more virtual stages per pipeline rank, got 1\; expected virtual_stages of 2 or more, or pipeline_schedule \"1f1b\"\n$"
+  run --hardware h100-dgx --model llama2-7b --gpus 4 --pp 4 --global-batch 16 --seq-len 2048
+      --schedule interleaved)
 # Blanks around the counts are allowed, as in search's lists (they were refused as text).
 add_test(NAME cli.run.pipeline_layout_blanks
   COMMAND trainsim run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096
