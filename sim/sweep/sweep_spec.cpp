@@ -1,6 +1,7 @@
 #include "sim/sweep/sweep_spec.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -136,6 +137,32 @@ std::string reference_noun(const std::string& key) {
 // A key whose one value is a list: each element of its axis is a whole value (a list of the
 // model chunks' layer counts), never a range.
 bool is_list_key(const std::string& key) { return key == "parallel.pipeline_layout"; }
+
+// `v` as text in which values the scenario reads alike are alike: a float with an integral
+// value is written as the integer (1.0, 1e0 and a range's 1 are one value of an axis; [1, 1.0]
+// gave the same rows twice), inside arrays and objects too.
+std::string same_value_text(const nlohmann::json& v) {
+  const auto canonical = [](const auto& self, const nlohmann::json& x) -> nlohmann::json {
+    if (x.is_number_float()) {
+      const double d = x.get<double>();
+      // Within +-2^53 every integral double is an exact int64.
+      if (std::isfinite(d) && d == std::floor(d) && std::abs(d) <= 9007199254740992.0) {
+        return static_cast<std::int64_t>(d);
+      }
+      return x;
+    }
+    if (x.is_number_unsigned() && x.get<std::uint64_t>() <= 9007199254740992ULL) {
+      return static_cast<std::int64_t>(x.get<std::uint64_t>());
+    }
+    if (x.is_array() || x.is_object()) {
+      nlohmann::json out = x;
+      for (auto& item : out) item = self(self, item);
+      return out;
+    }
+    return x;
+  };
+  return canonical(canonical, v).dump();
+}
 
 // The number of values a range object would expand to, or none where it is malformed.
 std::optional<double> range_values_count(const ordered_json& range) {
@@ -605,7 +632,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
     std::map<std::string, std::size_t> first;
     for (std::size_t j = 0; j < lists[members.front()].size(); ++j) {
       std::string tuple;
-      for (const std::size_t m : members) tuple += lists[m][j].dump() + "\x1f";
+      for (const std::size_t m : members) tuple += same_value_text(lists[m][j]) + "\x1f";
       const auto [it, added] = first.emplace(tuple, j);
       if (added) continue;
       const std::size_t m = members.front();

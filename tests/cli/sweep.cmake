@@ -233,6 +233,12 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_repeat.json
 trainsim_bad_input(sweep repeated_value
   "sweep_repeat.json: /axes/parallel.tp/2: value 2 repeats the one at /axes/parallel.tp/0\\; expected each value of an axis once"
   ${CMAKE_CURRENT_BINARY_DIR}/sweep_repeat.json --list)
+# 1 and 1.0 (and a range's 1) are one value: [1, 1.0] gave two identical rows.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_repeat_float.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 4096}},\n \"axes\": {\"parallel.tp\": [1, 1.0]}}\n")
+trainsim_bad_input(sweep repeated_float_value
+  "sweep_repeat_float.json: /axes/parallel.tp/1: value 1.0 repeats the one at /axes/parallel.tp/0\\; expected each value of an axis once"
+  ${CMAKE_CURRENT_BINARY_DIR}/sweep_repeat_float.json --list)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_zip_repeat.json
   "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 4096}},\n \"axes\": {\"parallel.tp\": [2, 2, 1], \"parallel.pp\": [1, 2, 1]}, \"zip\": [[\"parallel.tp\", \"parallel.pp\"]]}\n")
 add_test(NAME cli.sweep.zip_repeats_one_axis
