@@ -18,29 +18,10 @@
 
 #include "sim/io/scenario_loader.hpp"
 #include "sim/io/sweep_writer.hpp"
+#include "sim/sweep/scenario_resolver.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 
 namespace trainsim::sweep {
-
-// Resolves scenario documents like io::scenario_from_document, loading each distinct hardware
-// profile and model reference once. Loading a profile costs about twice as much as simulating
-// a 7B plan, and sweeps repeat the same few references thousands of times. The first document
-// with a given pair of references goes through the loader (strict checks, messages); later ones
-// take a fast path that reads the scenario's scalar keys onto the cached specs, and fall back
-// to the loader on anything it does not expect. Thread-safe.
-class ScenarioResolver {
- public:
-  [[nodiscard]] parallel::Scenario resolve(const io::ScenarioDocument& doc);
-  // References resolved through the loader so far (for tests).
-  [[nodiscard]] std::size_t loads() const;
-
- private:
-  mutable std::mutex mutex_;
-  // The first scenario resolved through the loader with each hardware, model and stack
-  // reference and base dir (the key): its specs and its reference fields (names, inline text,
-  // the files the names were read as) serve the later ones.
-  std::map<std::string, std::shared_ptr<const parallel::Scenario>> cache_;
-};
 
 // Whether a run ends its output with a shard end record (io::ShardTrailer).
 enum class EndRecord {

@@ -13,6 +13,7 @@
 
 #include "sim/io/json_reader.hpp"
 #include "sim/io/spellcheck.hpp"
+#include "sim/sweep/scenario_resolver.hpp"
 
 namespace trainsim::sweep {
 namespace {
@@ -324,11 +325,13 @@ std::vector<nlohmann::json> axis_values(const std::string& key, const ordered_js
   return values;
 }
 
-// Resolves a scenario document; an error inside an inline base is located under /base.
-parallel::Scenario resolve(const io::ScenarioDocument& doc, const std::string& source,
-                           bool inline_base) {
+// Resolves a scenario document; an error inside an inline base is located under /base. Each
+// distinct reference is loaded once (ScenarioResolver): an axis of 10,000 values took 4.1 s to
+// check, every value parsing the built-in profile and model again.
+parallel::Scenario resolve(ScenarioResolver& resolver, const io::ScenarioDocument& doc,
+                           const std::string& source, bool inline_base) {
   try {
-    return io::scenario_from_document(doc);
+    return resolver.resolve(doc);
   } catch (const ConfigError& e) {
     // An inline object is already named where the spec writes it (/axes/..., /base/...).
     if (inline_base && e.source() == doc.source && e.pointer().rfind("/axes/", 0) != 0 &&
@@ -657,6 +660,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   // Check every axis value once against the first scenario (types, units, names), so bad input
   // fails before anything is simulated and whatever the shard; every reference is read there.
   // A value's error is located where the spec writes it, not at its key in the scenario.
+  ScenarioResolver resolver;
   std::set<std::string> references;
   const auto note_references = [&references](const parallel::Scenario& s) {
     for (const std::string* path : {&s.hardware_path, &s.model_path, &s.stack_path}) {
@@ -667,7 +671,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
     std::int64_t stride = 1;
     for (std::size_t h = group + 1; h < out.groups.size(); ++h) stride *= out.groups[h].size();
     try {
-      note_references(resolve(out.document(j * stride), source, inline_base));
+      note_references(resolve(resolver, out.document(j * stride), source, inline_base));
     } catch (const ConfigError& e) {
       for (std::size_t k = 0; k < out.keys.size(); ++k) {
         const std::string& key = out.keys[k];
@@ -688,7 +692,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   for (std::size_t g = 0; g < out.groups.size(); ++g) {
     for (std::int64_t j = g == 0 ? 0 : 1; j < out.groups[g].size(); ++j) check(g, j);
   }
-  if (out.groups.empty()) note_references(resolve(out.document(0), source, inline_base));
+  if (out.groups.empty()) note_references(resolve(resolver, out.document(0), source, inline_base));
   out.references.assign(references.begin(), references.end());
   check_shard_group(out, source, inline_base);
   return out;
