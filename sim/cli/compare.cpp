@@ -273,7 +273,7 @@ int compare(const CompareOptions& o) {
     throw ConfigError("--steps: unknown value '" + o.steps + "'; expected skip-first or all");
   }
   const parallel::Scenario s = load_scenario(o.scenario);
-  require_valid_plan(o.scenario, s);
+  require_simulable_plan(o.scenario, s);
   require_bounded_full_simulation(s, "compare");
   const io::KinetoTrace trace = io::read_kineto_trace(o.trace);
   // A trace of a job of another size is compared all the same (a rank's kernels are what they

@@ -48,10 +48,12 @@ int run(const RunOptions& o) {
                            {o.scenario.file, o.scenario.hardware.value_or(""),
                             o.scenario.model.value_or(""), o.scenario.stack.value_or("")});
   const parallel::Scenario s = load_scenario(o.scenario);
-  // And the files the scenario file names (its model beside it), which the flags do not show.
-  io::require_not_an_input(o.trace, "command line (--trace)",
-                           {s.hardware_path, s.model_path, s.stack_path});
-  require_valid_plan(o.scenario, s);
+  // And the files the scenario file names (its model beside it) and those a stack file extends,
+  // which the flags do not show.
+  std::vector<std::string> named = {s.hardware_path, s.model_path, s.stack_path};
+  named.insert(named.end(), s.stack.extends_files.begin(), s.stack.extends_files.end());
+  io::require_not_an_input(o.trace, "command line (--trace)", named);
+  require_simulable_plan(o.scenario, s);
   // A trace shows every op of the iteration, so it needs the whole timeline, not the steady
   // state's extrapolation (report/simulate.hpp).
   const bool full = o.full_simulation || !o.trace.empty();

@@ -184,6 +184,16 @@ void require_valid_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
   throw PlanError(problem_origin(f, p) + ": " + p.key + ": " + p.message);
 }
 
+void require_simulable_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
+  require_valid_plan(f, s);
+  const std::string excess = report::gpipe_excess(s);
+  if (excess.empty()) return;
+  const parallel::Problem p{.key = report::kGpipeExcessKey,
+                            .message = excess,
+                            .also = {"/training/global_batch", "/training/micro_batch"}};
+  throw PlanError(problem_origin(f, p) + ": " + p.key + ": " + p.message);
+}
+
 namespace {
 
 // The flags that set the problem's key or one its check read, a key under one or the object

@@ -58,6 +58,11 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags);
 // the scenario came from: its file, and the flags that set a key under the problem's, e.g.
 // "plan.json, command line (--tp): /parallel: ...".
 void require_valid_plan(const ScenarioFlags& flags, const parallel::Scenario& scenario);
+// require_valid_plan, and for a plan to simulate: a GPipe plan past the bound of a
+// whole-iteration simulation (report::gpipe_excess) is a PlanError named as the plan's other
+// problems are, before any flag's own bound (--full-simulation, --trace), whose remedy would not
+// apply.
+void require_simulable_plan(const ScenarioFlags& flags, const parallel::Scenario& scenario);
 
 // What set a plan problem's key and the keys its check read (Problem::also): the scenario file,
 // then the flags that set one of them, a key under one or the object above one ("s.json,

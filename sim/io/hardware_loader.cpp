@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -92,12 +93,16 @@ PerNodeClass<BytesPerSecond> read_per_node_class(ObjectReader r) {
   return out;
 }
 
-// A draw in watts to seven significant digits, for errors about a bound: to_string's three
-// showed "5001 W" as "5.00 kW", inside the "1 W to 5 kW" it was refused for.
+// A draw in watts as read, for errors about a bound: the shortest decimal text that reads back
+// as the same double, without an exponent. to_string's three digits showed "5001 W" as
+// "5.00 kW", inside the "1 W to 5 kW" it was refused for (and seven digits "5000.00001 W" as
+// "5000 W").
 std::string exact_watts(Watts w) {
-  std::array<char, 32> buf{};
-  std::snprintf(buf.data(), buf.size(), "%.7g W", w.value());
-  return buf.data();
+  std::array<char, 512> buf{};  // a double past 1e308 W in fixed notation, and its digits
+  const auto [end, ec] =
+      std::to_chars(buf.data(), buf.data() + buf.size(), w.value(), std::chars_format::fixed);
+  if (ec != std::errc()) return to_string(w);
+  return std::string(buf.data(), end) + " W";
 }
 
 // A number in [lo, hi].

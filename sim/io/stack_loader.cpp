@@ -24,17 +24,20 @@ struct ExtendsChainTooLong {
 };
 
 nlohmann::json resolve_extends(const nlohmann::json& json, const std::string& source,
-                               const std::string& pointer, int depth);
+                               const std::string& pointer, int depth,
+                               std::vector<std::string>* files = nullptr);
 stack::StackSpec read_stack(const nlohmann::json& json, const std::string& source,
                             const std::string& pointer);
 
 // The document of the stack `name` (a built-in id, else a file path), its "extends" resolved.
-// `source` and `pointer` locate the "extends" key that named it.
+// `source` and `pointer` locate the "extends" key that named it. Each stack file read is added
+// to `files` where given (StackSpec::extends_files).
 nlohmann::json base_document(const std::string& name, const std::string& source,
-                             const std::string& pointer, int depth) {
+                             const std::string& pointer, int depth,
+                             std::vector<std::string>* files) {
   if (const auto builtin = builtin_file("stacks", name)) {
     const std::string file = "stacks/" + name + ".json";
-    return resolve_extends(parse_builtin_json(*builtin, file), file, "", depth);
+    return resolve_extends(parse_builtin_json(*builtin, file), file, "", depth, files);
   }
   // The stack file at `path`, checked to be a stack, its own "extends" resolved.
   // It is read as a stack of its own first, so that a value wrong in it is named there, not in
@@ -42,7 +45,8 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
   const auto base_file = [&](const std::string& path) {
     const nlohmann::json doc = read_json_file(path);
     require_document_kind(doc, DocumentKind::Stack, source, pointer + "/extends", "'" + name + "'");
-    nlohmann::json resolved = resolve_extends(doc, path, "", depth);
+    if (files != nullptr) files->push_back(path);
+    nlohmann::json resolved = resolve_extends(doc, path, "", depth, files);
     (void)read_stack(resolved, path, "");
     return resolved;
   };
@@ -89,7 +93,8 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
 // merged over it (RFC 7386 JSON merge patch: objects merge key by key, other values replace, a
 // null removes the key), so a stack file states only what differs from its base.
 nlohmann::json resolve_extends(const nlohmann::json& json, const std::string& source,
-                               const std::string& pointer, int depth) {
+                               const std::string& pointer, int depth,
+                               std::vector<std::string>* files) {
   if (!json.is_object() || !json.contains("extends")) return json;
   const nlohmann::json& base = json.at("extends");
   if (!base.is_string()) {
@@ -98,7 +103,7 @@ nlohmann::json resolve_extends(const nlohmann::json& json, const std::string& so
                           describe_json(base));
   }
   if (depth >= kMaxExtendsDepth) throw ExtendsChainTooLong{source};
-  nlohmann::json merged = base_document(base.get<std::string>(), source, pointer, depth + 1);
+  nlohmann::json merged = base_document(base.get<std::string>(), source, pointer, depth + 1, files);
   nlohmann::json patch = json;
   patch.erase("extends");
   merged.merge_patch(patch);
@@ -365,8 +370,9 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
                                  const std::string& pointer) {
   require_document_kind(document, DocumentKind::Stack, source, pointer);
   nlohmann::json json;
+  std::vector<std::string> files;
   try {
-    json = resolve_extends(document, source, pointer, 0);
+    json = resolve_extends(document, source, pointer, 0, &files);
   } catch (const ExtendsChainTooLong& e) {
     throw ConfigError(source, pointer + "/extends",
                       "its \"extends\" chain has more than " + std::to_string(kMaxExtendsDepth) +
@@ -379,6 +385,7 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
   with_near_miss_note(json, source, pointer, [&](const nlohmann::json& resolved) {
     s = read_stack(resolved, source, pointer);
   });
+  s.extends_files = std::move(files);
   // A stack file that extends another without an id of its own is called by its path, not by
   // the id it inherited: errors about its own values named the stack it extends.
   if (pointer.empty() && document.is_object() && document.contains("extends") &&

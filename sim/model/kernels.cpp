@@ -573,9 +573,15 @@ LayerRankParameters moe_layer_parameters_per_rank(const ModelSpec& m, std::int64
   // The dense layer's count less its MLP: attention, norms (counts.hpp).
   const std::int64_t attention_and_norms =
       dense_layer_parameters_per_rank(m, tp) - mlp(m.ffn_hidden);
+  // The shared experts split over TP as one MLP of their summed width, as their kernels and
+  // memory take them (moe_layer_kernels); per expert, two of width 100 at tp 8 counted 26
+  // columns a rank where the kernels run 25. Their down projections' biases are one per expert
+  // (counts.hpp). One shared expert: mlp(shared_expert_ffn_hidden) exactly.
+  const std::int64_t shared_local = ceil_div(m.num_shared_experts * m.shared_expert_ffn_hidden, tp);
+  std::int64_t shared = (gated ? 3 : 2) * h * shared_local;
+  if (m.mlp_bias) shared += (gated ? 2 : 1) * shared_local + m.num_shared_experts * h;
   LayerRankParameters out;
-  out.dense = attention_and_norms + m.num_shared_experts * mlp(m.shared_expert_ffn_hidden) +
-              h * m.num_experts + (m.shared_expert_gate ? h : 0) +
+  out.dense = attention_and_norms + shared + h * m.num_experts + (m.shared_expert_gate ? h : 0) +
               (m.router_bias ? m.num_experts : 0);
   out.expert = (m.num_experts / ep) * mlp(m.expert_ffn_hidden);
   return out;

@@ -753,7 +753,7 @@ std::string gpipe_excess(const parallel::Scenario& scenario) {
   if (scenario.parallel.schedule != parallel::PipelineSchedule::GPipe) return "";
   const std::string excess = full_simulation_excess(scenario);
   if (excess.empty()) return "";
-  return "/parallel/pipeline_schedule: gpipe is simulated whole, and " + excess +
+  return "gpipe is simulated whole, and " + excess +
          " (fewer micro-batches, or 1f1b or interleaved, whose steady state is extrapolated)";
 }
 
@@ -770,7 +770,9 @@ Simulation simulate(const parallel::Scenario& s, const SimulateOptions& options)
   Cost cost;
   if (options.mode == SimulationMode::Extrapolate) {
     // GPipe is simulated whole (above), within the bound a whole simulation asked for keeps.
-    if (const std::string excess = gpipe_excess(s); !excess.empty()) throw PlanError(excess);
+    if (const std::string excess = gpipe_excess(s); !excess.empty()) {
+      throw PlanError(std::string(kGpipeExcessKey) + ": " + excess);
+    }
     if (s.parallel.schedule != parallel::PipelineSchedule::GPipe) {
       if (auto sim = extrapolate_periodic(s, collectives, options, cost)) return std::move(*sim);
     }

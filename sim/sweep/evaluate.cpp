@@ -43,13 +43,14 @@ namespace {
 // is a GPipe plan past it, which is always simulated whole.
 bool too_large_to_simulate_whole(const parallel::Scenario& scenario, report::SimulationMode mode,
                                  Evaluation& e) {
-  if (mode != report::SimulationMode::Full) {
-    // GPipe is simulated whole in either mode (report::simulate).
-    e.problem = report::gpipe_excess(scenario);
-    if (e.problem.empty()) return false;
+  // GPipe is simulated whole in either mode (report::simulate): a problem of the plan, whose
+  // remedy is not to drop --full-simulation.
+  if (const std::string excess = report::gpipe_excess(scenario); !excess.empty()) {
     e.status = Status::Invalid;
+    e.problem = std::string(report::kGpipeExcessKey) + ": " + excess;
     return true;
   }
+  if (mode != report::SimulationMode::Full) return false;
   const std::string excess = report::full_simulation_excess(scenario);
   if (excess.empty()) return false;
   e.status = Status::Invalid;

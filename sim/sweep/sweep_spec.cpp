@@ -666,6 +666,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
     for (const std::string* path : {&s.hardware_path, &s.model_path, &s.stack_path}) {
       if (!path->empty()) references.insert(*path);
     }
+    references.insert(s.stack.extends_files.begin(), s.stack.extends_files.end());
   };
   const auto check = [&](std::size_t group, std::int64_t j) {
     std::int64_t stride = 1;

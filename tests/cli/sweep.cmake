@@ -130,6 +130,20 @@ file(WRITE ${output_is_input}/names_model.json
 trainsim_bad_input(sweep output_is_axis_model
   "command line \\(-o\\): '[^']*mm.json' is the input file [^ ]*mm.json, which the output would replace"
   ${output_is_input}/model_axis.json -o ${output_is_input}/mm.json)
+# A stack file a named stack extends is an input too (StackSpec::extends_files).
+file(WRITE ${output_is_input}/parent_stack.json "{\"extends\": \"megatron-core\", \"id\": \"parent\"}\n")
+file(WRITE ${output_is_input}/child_stack.json "{\"extends\": \"parent_stack.json\", \"id\": \"child\"}\n")
+file(WRITE ${output_is_input}/extends_spec.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"stack\": \"child_stack.json\", \"cluster\": {\"gpus\": 16}, \"training\": {\"seq_len\": 1024}},
+    \"axes\": {\"training.global_batch\": [16, 32]}}\n")
+file(WRITE ${output_is_input}/names_stack.json
+  "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"stack\": \"child_stack.json\", \"cluster\": {\"gpus\": 16}, \"training\": {\"seq_len\": 1024}}\n")
+trainsim_bad_input(sweep output_is_extended_stack
+  "command line \\(-o\\): '[^']*parent_stack.json' is the input file [^ ]*parent_stack.json, which the output would replace"
+  ${output_is_input}/extends_spec.json -o ${output_is_input}/parent_stack.json)
+trainsim_bad_input(run trace_is_extended_stack
+  "command line \\(--trace\\): '[^']*parent_stack.json' is the input file [^ ]*parent_stack.json, which the output would replace"
+  ${output_is_input}/names_stack.json --trace ${output_is_input}/parent_stack.json)
 trainsim_bad_input(run trace_is_named_model
   "command line \\(--trace\\): '[^']*mm.json' is the input file [^ ]*mm.json, which the output would replace"
   ${output_is_input}/names_model.json --trace ${output_is_input}/mm.json)
@@ -183,6 +197,12 @@ add_test(NAME cli.sweep.gpipe_whole_bound
          COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_gpipe_bound.json)
 set_tests_properties(cli.sweep.gpipe_whole_bound PROPERTIES PASS_REGULAR_EXPRESSION
   "\n0,[^\n]*,1f1b,[^\n]*,ok,[^\n]*\n1,[^\n]*invalid: /parallel/pipeline_schedule: gpipe is simulated whole, and the whole iteration has 5656002 ops")
+# With --full-simulation the row names GPipe's bound too, not the flag's (whose advice, to drop
+# it, would not help).
+add_test(NAME cli.sweep.gpipe_whole_bound_full
+         COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/sweep_gpipe_bound.json --full-simulation)
+set_tests_properties(cli.sweep.gpipe_whole_bound_full PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n1,[^\n]*invalid: /parallel/pipeline_schedule: gpipe is simulated whole, and the whole iteration has 5656002 ops")
 # A required key missing from an axis's inline model, beside its near miss, is named where the
 # axis writes the object (it was named /base/model/layers, in the base the spec never gave it).
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_inline_model_near_miss.json

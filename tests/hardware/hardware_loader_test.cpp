@@ -536,11 +536,19 @@ TEST_CASE("hardware_loader: a power draw is from 1 W to 5 kW", "[hardware][io]")
   REQUIRE_THROWS_WITH(load(j),
                       "mem.json: /power/tdp: expected a GPU's draw from 1 W to 5 kW, "
                       "got 5001 W");
+  j["power"]["tdp"] = "5000.00001 W";
+  REQUIRE_THROWS_WITH(load(j),
+                      "mem.json: /power/tdp: expected a GPU's draw from 1 W to 5 kW, "
+                      "got 5000.00001 W");
+  j["power"]["tdp"] = "70000 kW";
+  REQUIRE_THROWS_WITH(load(j),
+                      "mem.json: /power/tdp: expected a GPU's draw from 1 W to 5 kW, "
+                      "got 70000000 W");
   j["power"]["tdp"] = "700 W";
-  j["power"]["idle"] = "0.9999 W";
+  j["power"]["idle"] = "0.99999999 W";
   REQUIRE_THROWS_WITH(load(j),
                       "mem.json: /power/idle: expected a GPU's draw from 1 W to 5 kW, "
-                      "got 0.9999 W");
+                      "got 0.99999999 W");
 }
 
 TEST_CASE("hardware_loader: a draw below idle names its own key", "[hardware][io]") {
@@ -551,6 +559,10 @@ TEST_CASE("hardware_loader: a draw below idle names its own key", "[hardware][io
   REQUIRE_THROWS_WITH(load(j),
                       "mem.json: /power/compute: expected at least the idle draw (100 W), "
                       "got 67 W");
+  j["power"]["compute"] = "99.999999999 W";
+  REQUIRE_THROWS_WITH(load(j),
+                      "mem.json: /power/compute: expected at least the idle draw (100 W), "
+                      "got 99.999999999 W");
   j["power"]["compute"] = "670 W";
   j["power"]["communication"] = "55.5 W";
   REQUIRE_THROWS_WITH(load(j),

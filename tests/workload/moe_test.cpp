@@ -142,6 +142,24 @@ TEST_CASE("moe: tp must divide the shared experts' width, and not an unused ffn_
   CHECK(dense[0].message == "tp 8 does not divide ffn_hidden 1001; expected a divisor of 1001");
 }
 
+TEST_CASE("moe: shared experts count per rank as one MLP of their summed width",
+          "[workload][model]") {
+  // Two shared experts of width 100 at tp 8 run as one MLP of 200 (25 columns a rank); their
+  // weights per rank were counted per expert, 2 x 13 columns. Without MLP biases they count as
+  // one shared expert of width 200 does.
+  nlohmann::json two = testing::small_moe_model();
+  two["shared_experts"] = 2;
+  two["shared_expert_ffn_hidden"] = 100;
+  nlohmann::json one = two;
+  one["shared_experts"] = 1;
+  one["shared_expert_ffn_hidden"] = 200;
+  const auto per_rank = [](const nlohmann::json& model) {
+    const parallel::Scenario s = moe_scenario(1, {{"model", model}});
+    return model::moe_layer_parameters_per_rank(s.model, 8, 1).dense;
+  };
+  CHECK(per_rank(two) == per_rank(one));
+}
+
 TEST_CASE("moe: ep must divide dp and the experts, and needs an MoE model",
           "[workload][parallel]") {
   // 16 GPUs, tp = pp = cp = 1: dp = 16, 16 experts.

@@ -111,11 +111,12 @@ inline constexpr std::int64_t kMaxFullSimulationOps = 4'000'000;
 // whole-iteration simulation" where the scenario's whole op graph is past that bound, else "":
 // the one wording of the bound, which callers end with what to do instead.
 [[nodiscard]] std::string full_simulation_excess(const parallel::Scenario& scenario);
-// "/parallel/pipeline_schedule: gpipe is simulated whole, and the whole iteration has N ops ...;
-// expected ..." where `scenario` runs GPipe (never extrapolated, simulate.cpp) past
-// kMaxFullSimulationOps, else "". simulate() throws it as a PlanError; a sweep makes it an
-// invalid row.
+// "gpipe is simulated whole, and the whole iteration has N ops ...; expected ..." where
+// `scenario` runs GPipe (never extrapolated, simulate.cpp) past kMaxFullSimulationOps, else "":
+// a problem of the plan at kGpipeExcessKey. simulate() throws it as a PlanError; a sweep makes it
+// an invalid row; the command line names where the plan came from (cli::require_valid_plan).
 [[nodiscard]] std::string gpipe_excess(const parallel::Scenario& scenario);
+inline constexpr const char* kGpipeExcessKey = "/parallel/pipeline_schedule";
 
 // Power of one GPU over a window from its activity: idle time at idle watts, time with compute
 // running at compute watts, time with only communication at communication watts; capped at TDP.

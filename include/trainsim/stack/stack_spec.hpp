@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trainsim/hardware/hardware_spec.hpp"
 #include "trainsim/model/kernels.hpp"
@@ -125,6 +126,9 @@ struct MemoryReserveSpec {
 struct StackSpec {
   std::string id;    // "pytorch-2.3-fsdp"
   std::string name;  // "PyTorch 2.3 FSDP (FULL_SHARD / SHARD_GRAD_OP), eager, FlashAttention-2"
+  // The stack files its "extends" chain read, in the order read (not the stack's own file, nor
+  // built-in stacks): inputs an output path must not replace.
+  std::vector<std::string> extends_files;
 
   // FSDP forward: AllGathers in flight, i.e. the gather of layer l is issued when layer
   // l - forward_prefetch ends. PyTorch FSDP's rate limiter (limit_all_gathers) keeps two.
