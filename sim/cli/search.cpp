@@ -423,20 +423,32 @@ void write_table(std::ostream& out, const sweep::SearchResult& result, int top, 
         p.pp == 1 ? "-"
                   : std::string(parallel::to_string(p.schedule)) +
                         (p.virtual_stages > 1 ? " v" + std::to_string(p.virtual_stages) : "");
-    rows.push_back({std::to_string(i + 1), std::to_string(p.tp), std::to_string(p.pp),
-                    std::to_string(p.cp), std::to_string(p.dp), std::to_string(p.ep), schedule,
-                    p.sequence_parallel ? "on" : "-", std::to_string(s.training.micro_batch),
-                    parallel::to_string(p.sharding), parallel::to_string(p.recompute),
-                    cell("%.0f", r.tokens_per_s), cell("%.1f", r.tokens_per_s_per_gpu),
-                    cell("%.1f%%", 100.0 * r.mfu), cell("%.4f", r.iteration_time.value()),
-                    cell("%.4f", r.compute.value()), cell("%.4f", r.exposed_communication.value()),
+    // The objectives' columns to three significant digits at least, so that plans ranked by
+    // them differ where they do ("0.0002" on every row).
+    const std::string tokens_per_joule = fixed_significant(r.power.tokens_per_joule, 3, 3);
+    const std::string usd = fixed_significant(r.cost.usd_per_million_tokens, 4, 3);
+    rows.push_back({std::to_string(i + 1),
+                    std::to_string(p.tp),
+                    std::to_string(p.pp),
+                    std::to_string(p.cp),
+                    std::to_string(p.dp),
+                    std::to_string(p.ep),
+                    schedule,
+                    p.sequence_parallel ? "on" : "-",
+                    std::to_string(s.training.micro_batch),
+                    parallel::to_string(p.sharding),
+                    parallel::to_string(p.recompute),
+                    cell("%.0f", r.tokens_per_s),
+                    cell("%.1f", r.tokens_per_s_per_gpu),
+                    cell("%.1f%%", 100.0 * r.mfu),
+                    cell("%.4f", r.iteration_time.value()),
+                    cell("%.4f", r.compute.value()),
+                    cell("%.4f", r.exposed_communication.value()),
                     cell("%.4f", r.bubble.value()),
                     cell("%.1f", r.memory.total.value() / (1024.0 * 1024.0 * 1024.0)),
                     cell("%.0f", r.power.per_gpu.value()),
-                    // The objectives' columns to three significant digits at least, so that
-                    // plans ranked by them differ where they do ("0.0002" on every row).
-                    fixed_significant(r.power.tokens_per_joule, 3, 3),
-                    fixed_significant(r.cost.usd_per_million_tokens, 4, 3)});
+                    tokens_per_joule,
+                    usd});
   }
   std::vector<std::size_t> shown;
   for (std::size_t c = 0; c < columns.size(); ++c) {

@@ -114,7 +114,7 @@ inline constexpr std::int64_t kMaxFullSimulationOps = 4'000'000;
 // "gpipe is simulated whole, and the whole iteration has N ops ...; expected ..." where
 // `scenario` runs GPipe (never extrapolated, simulate.cpp) past kMaxFullSimulationOps, else "":
 // a problem of the plan at kGpipeExcessKey. simulate() throws it as a PlanError; a sweep makes it
-// an invalid row; the command line names where the plan came from (cli::require_valid_plan).
+// an invalid row; the command line names where the plan came from (require_simulable_plan).
 [[nodiscard]] std::string gpipe_excess(const parallel::Scenario& scenario);
 inline constexpr const char* kGpipeExcessKey = "/parallel/pipeline_schedule";
 
