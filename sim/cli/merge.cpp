@@ -63,6 +63,13 @@ int merge(const MergeOptions& o) {
   for (const std::string& path : o.inputs) {
     // An empty file tells nothing: the merge of the others' kind refuses it ("empty file").
     const std::string head = head_of(path);
+    // A byte-order mark (an editor's save) hid the first line's kind: a JSON-lines shard was
+    // called CSV, with the mark printed raw, invisible.
+    if (head.rfind("\xEF\xBB\xBF", 0) == 0) {
+      throw ConfigError(path, "",
+                        "starts with a UTF-8 byte-order mark (bytes EF BB BF); expected a sweep "
+                        "or search output as trainsim writes it, without one");
+    }
     const io::OutputKind kind = io::output_kind(head);
     if (kind == io::OutputKind::Empty) continue;
     if (kind == io::OutputKind::Other && !other) {

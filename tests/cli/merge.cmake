@@ -99,3 +99,9 @@ add_test(NAME cli.merge.simulation_modes_apart
                  -DSPEC=${CMAKE_CURRENT_BINARY_DIR}/merge_open_files_spec.json
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_modes
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/merge_modes.cmake)
+# A shard saved with a byte-order mark is named as such (a JSON-lines one was called CSV).
+string(ASCII 239 187 191 merge_bom)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/merge_bom.jsonl "${merge_bom}{\"index\": 0}\n")
+trainsim_bad_input(merge byte_order_mark
+  "merge_bom.jsonl: starts with a UTF-8 byte-order mark \\(bytes EF BB BF\\)\\; expected a sweep or search output as trainsim writes it, without one"
+  ${CMAKE_CURRENT_BINARY_DIR}/merge_bom.jsonl)
