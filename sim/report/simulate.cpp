@@ -1,12 +1,10 @@
 #include "trainsim/report/simulate.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstddef>
 #include <initializer_list>
 #include <limits>
-#include <map>
 #include <optional>
 #include <span>
 #include <vector>
@@ -618,9 +616,9 @@ std::optional<NextRun> next_count(const RunIndex& index, std::int64_t count, std
 // 25, 5 and 2, adds 4.17 ms of exposed communication per micro-batch on its last stage, except for
 // a few micro-batches in every sixteen where it stays flat (around 20 and 36), a pattern its runs
 // of 6 to 14 could not see: at 70 micro-batches the line gave 0.300 s where the whole iteration
-// has 0.245 s. No check within the m / 2 micro-batches
-// a reduced run may spend catches such a beat in general, so GPipe is simulated whole; its
-// activations grow with m, which keeps its plans that fit to few micro-batches.
+// has 0.245 s. No check within the m / 2 micro-batches a reduced run may spend catches such a
+// beat in general, so GPipe is simulated whole; its activations grow with m, which keeps its
+// plans that fit to few micro-batches.
 
 // A copy of `s` with `microbatches` micro-batches per data-parallel rank.
 parallel::Scenario with_microbatches(const parallel::Scenario& s, std::int64_t microbatches) {

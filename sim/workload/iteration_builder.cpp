@@ -405,16 +405,23 @@ class Builder {
     }
   }
 
+  // A layer's kernels priced, with their selectively recomputed copies and TP/EP collectives.
+  LayerKernels layer_of(const std::vector<model::KernelSpec>& kernels) {
+    LayerKernels lk;
+    for (const auto& k : kernels) lk.kernels.push_back(timed(k));
+    add_recomputed(lk);
+    assign_tp_comm(lk);
+    return lk;
+  }
+
   void price_kernels() {
     const auto layer = model::layer_kernels(m_, shape_);
-    for (const auto& k : layer) dense_.kernels.push_back(timed(k));
-    add_recomputed(dense_);
+    dense_ = layer_of(layer);
     for (const auto& k : model::embedding_kernels(m_, shape_)) embedding_.push_back(timed(k));
     for (const auto& k : model::head_kernels(m_, shape_)) head_.push_back(timed(k));
     if (m_.mtp_layers > 0) {
       for (const auto& k : model::mtp_kernels(m_, shape_)) mtp_.push_back(timed(k));
     }
-    assign_tp_comm(dense_);
     // Layers outside a partial window's layers (model_spec.hpp, window_layers) attend in full:
     // their own kernels, the windowed model's kernels with attention's work undiscounted.
     const bool mixed = model::mixed_attention_window(m_);
@@ -423,23 +430,11 @@ class Builder {
       full_model = model::without_attention_window(m_);
       full_layer_.assign(static_cast<std::size_t>(m_.num_layers + m_.mtp_layers), 1);
       for (const std::int32_t l : m_.window_layers) full_layer_[static_cast<std::size_t>(l)] = 0;
-      for (const auto& k : model::layer_kernels(*full_model, shape_)) {
-        dense_full_.kernels.push_back(timed(k));
-      }
-      add_recomputed(dense_full_);
-      assign_tp_comm(dense_full_);
+      dense_full_ = layer_of(model::layer_kernels(*full_model, shape_));
     }
     if (model::is_moe(m_)) {
-      for (const auto& k : model::moe_layer_kernels(m_, shape_)) moe_.kernels.push_back(timed(k));
-      add_recomputed(moe_);
-      assign_tp_comm(moe_);
-      if (mixed) {
-        for (const auto& k : model::moe_layer_kernels(*full_model, shape_)) {
-          moe_full_.kernels.push_back(timed(k));
-        }
-        add_recomputed(moe_full_);
-        assign_tp_comm(moe_full_);
-      }
+      moe_ = layer_of(model::moe_layer_kernels(m_, shape_));
+      if (mixed) moe_full_ = layer_of(model::moe_layer_kernels(*full_model, shape_));
       // All-to-all dispatch and combine: each rank's whole send buffer, the top-k rows of
       // hidden of the tokens it routes (nccl-tests alltoall_perf's size; (ep - 1) / ep of it
       // leaves the rank, the bus factor of collective_model.hpp), priced balanced. Under the
