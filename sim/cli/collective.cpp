@@ -253,11 +253,16 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
       if (size > max_bytes / o.step_factor) break;
     }
     if (rows.empty()) {
-      // nccl-tests skips such sizes; a table with no size at all answers nothing.
+      // nccl-tests skips such sizes; a table with no size at all answers nothing. The first size
+      // of the sequence that holds one is the --max-bytes to ask for: `divisor` itself is not
+      // on the sequence unless --min-bytes times a power of the factor hits it (from 3 bytes by
+      // 2, 64 is skipped and 96 is the first). divisor is at most 8 x kMaxGpus: no overflow.
+      std::int64_t first = min_bytes;
+      while (first < divisor) first *= o.step_factor;
       throw ConfigError("--max-bytes: no size from " + o.min_bytes + " to " + o.max_bytes +
                         " holds one " + o.dtype + " element" + (per_rank ? " per rank" : "") +
                         " on " + std::to_string(group.ranks) + " ranks; expected --max-bytes " +
-                        "of at least " + std::to_string(divisor) + " bytes");
+                        "of at least " + std::to_string(first) + " bytes");
     }
     blocks.push_back(std::move(rows));
     shapes.push_back(group);

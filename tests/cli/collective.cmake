@@ -73,6 +73,11 @@ trainsim_bad_input(collective ineligible_algo "--algo: NCCL cannot run all_reduc
 # 4-byte float.
 trainsim_bad_input(collective no_size "--max-bytes: no size from 8 to 32 holds one float element per rank on 16 ranks; expected --max-bytes of at least 64 bytes"
   --hardware h100-dgx --op all_gather --nodes 2 --max-bytes 32)
+# The size to ask for is the first of the sequence that holds one: from 3 bytes by 2 the sizes
+# are 3, 6, 12, 24, 48, 96, so 64 bytes (16 ranks x 4 B) is never printed and 96 is the first
+# that holds a float per rank. The message said 'at least 64 bytes' to a --max-bytes of 64.
+trainsim_bad_input(collective no_size_off_sequence "--max-bytes: no size from 3 to 64 holds one float element per rank on 16 ranks; expected --max-bytes of at least 96 bytes"
+  --hardware h100-dgx --op all_gather --nodes 2 --min-bytes 3 --max-bytes 64)
 # On GB200 NVL72 a rack (18 trays of 4) is one NVLink domain: 19 trays put 72 ranks in the first
 # rack and 4 in the second, whose 4 NICs carry the all-to-all between them, as run prices such a
 # group (docs/placement.md). The table said 109 us for 64 MiB, faster than 18 trays in one rack;
