@@ -1285,6 +1285,8 @@ class Builder {
     const auto call = collective(stage, Op::AllReduce, "embedding", it_.placement.embedding, bytes);
     OpInfo info;
     info.stage = static_cast<std::int32_t>(stage);
+    // The backward's last gradient reduction, as the data-parallel ones are.
+    info.backward = true;
     const OpId id = comm(st.dp, call, "embedding_grad_all_reduce", info);
     dep(last_compute, id);
     dep(last_dp, id);
@@ -1311,6 +1313,9 @@ class Builder {
     std::vector<std::vector<OpId>> out(static_cast<std::size_t>(chunks_));
     OpInfo info;
     info.stage = static_cast<std::int32_t>(stage);
+    // The gather of the weights the last step updated, issued early: the optimizer's, as the
+    // one after the step is (OpInfo::optimizer).
+    info.optimizer = true;
     const auto gather = [&](double dense, double experts) {
       return zero1_gather(stage, st, info, dense, experts, kNone);
     };

@@ -152,6 +152,40 @@ TEST_CASE("trace: ZeRO-1's gather of the updated weights is in the optimizer pas
   REQUIRE(gathers == 2);  // one per stage
 }
 
+TEST_CASE("trace: the gather issued as the iteration opens and the embedding's reduction", "[io]") {
+  // megatron-core overlaps ZeRO-1's gather of the updated weights with the next forward
+  // (dp_overlap_param_gather): issued as the iteration opens, it is still the optimizer's
+  // gather, and was labelled "forward". With pp 2 and the LM head tied to the word embedding
+  // (llama3.2-1b), the two stages all-reduce the embedding's gradient after the last backward
+  // (embedding_grad_all_reduce), labelled "forward" too; it is the backward's last reduction.
+  io::ScenarioDocument doc;
+  doc.source = "s.json";
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "h100-dgx", "model": "llama3.2-1b", "cluster": {"gpus": 16},
+    "training": {"seq_len": 2048, "global_batch": 16, "micro_batch": 1},
+    "parallel": {"tp": 2, "pp": 2, "sharding": "zero1"}, "stack": "megatron-core"})");
+  const parallel::Scenario s = io::scenario_from_document(doc);
+  REQUIRE(s.stack.dp_overlap_param_gather);
+  const report::Simulation sim = report::simulate(
+      s, report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
+  const nlohmann::json trace = trace_of(sim);
+  int gathers = 0;
+  int embedding = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    if (e["name"] == "zero1_all_gather") {
+      ++gathers;
+      REQUIRE(e["args"]["pass"] == "optimizer");
+    }
+    if (e["name"] == "embedding_grad_all_reduce") {
+      ++embedding;
+      REQUIRE(e["args"]["pass"] == "backward");
+    }
+  }
+  REQUIRE(gathers > 0);
+  REQUIRE(embedding == 2);  // one on each stage that holds a copy: the first and the last
+}
+
 TEST_CASE("trace: recomputed forward ops are in the recompute pass", "[io]") {
   // Full recomputation runs each layer's forward again before its backward: its kernels
   // (named *_recompute) and its collectives (FSDP's gathers aside, issued for the backward) were
