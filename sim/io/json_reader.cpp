@@ -707,43 +707,57 @@ void with_near_miss_note(const nlohmann::json& json, const std::string& source,
   }
 }
 
+namespace {
+
+bool is_document_kind(const nlohmann::json& json, DocumentKind kind) {
+  if (!json.is_object()) return false;
+  switch (kind) {
+    case DocumentKind::Hardware:
+      return json.contains("gpu") && json.contains("node");
+    case DocumentKind::Model:
+      // A Hugging Face config.json of any family carries model_type (gpt2's has neither
+      // num_hidden_layers nor hidden_size).
+      return (json.contains("layers") && json.contains("hidden")) ||
+             json.contains("num_hidden_layers") || json.contains("hidden_size") ||
+             json.contains("model_type");
+    case DocumentKind::Stack:
+      return json.contains("fsdp") && json.contains("tensor_parallel");
+  }
+  return false;
+}
+
+std::string document_noun(DocumentKind kind) {
+  switch (kind) {
+    case DocumentKind::Hardware:
+      return "a hardware profile";
+    case DocumentKind::Model:
+      return "a model";
+    case DocumentKind::Stack:
+      return "a software stack";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string document_kind_noun(const nlohmann::json& json) {
+  for (const DocumentKind kind :
+       {DocumentKind::Hardware, DocumentKind::Model, DocumentKind::Stack}) {
+    if (is_document_kind(json, kind)) return document_noun(kind);
+  }
+  return "";
+}
+
 void require_document_kind(const nlohmann::json& json, DocumentKind want, const std::string& source,
                            const std::string& pointer, const std::string& what) {
-  if (!json.is_object()) return;
-  const auto is = [&json](DocumentKind kind) {
-    switch (kind) {
-      case DocumentKind::Hardware:
-        return json.contains("gpu") && json.contains("node");
-      case DocumentKind::Model:
-        // A Hugging Face config.json of any family carries model_type (gpt2's has neither
-        // num_hidden_layers nor hidden_size).
-        return (json.contains("layers") && json.contains("hidden")) ||
-               json.contains("num_hidden_layers") || json.contains("hidden_size") ||
-               json.contains("model_type");
-      case DocumentKind::Stack:
-        return json.contains("fsdp") && json.contains("tensor_parallel");
-    }
-    return false;
-  };
-  const auto noun = [](DocumentKind kind) {
-    switch (kind) {
-      case DocumentKind::Hardware:
-        return std::string("a hardware profile");
-      case DocumentKind::Model:
-        return std::string("a model");
-      case DocumentKind::Stack:
-        return std::string("a software stack");
-    }
-    return std::string();
-  };
-  if (is(want)) return;
+  if (!json.is_object() || is_document_kind(json, want)) return;
   for (const DocumentKind other :
        {DocumentKind::Hardware, DocumentKind::Model, DocumentKind::Stack}) {
-    if (other == want || !is(other)) continue;
+    if (other == want || !is_document_kind(json, other)) continue;
     throw ConfigError(source, pointer,
                       (what.empty() ? (pointer.empty() ? "the file" : "the object") : what) +
-                          " is " + noun(other) + ", not " + noun(want) + "; expected " +
-                          noun(want));
+                          " is " + document_noun(other) + ", not " + document_noun(want) +
+                          "; expected " + document_noun(want));
   }
 }
 

@@ -148,6 +148,24 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
                       "a sweep spec, not a scenario; expected a scenario document, such as the "
                       "spec's \"base\" object (trainsim sweep runs the spec)");
   }
+  // So would a diff report, on its "a".
+  if (doc.json.is_object() && doc.json.contains("a") && doc.json.contains("b") &&
+      doc.json.contains("deltas")) {
+    throw ConfigError(doc.source, "",
+                      "a trainsim diff report, not a scenario; expected a scenario document, "
+                      "such as the report's \"a\" or \"b\" \"scenario\" object");
+  }
+  // And a model (a Hugging Face config.json too), hardware profile or stack, on a missing
+  // /hardware, then on the next missing key each flag given for it leads to.
+  if (const std::string noun = document_kind_noun(doc.json); !noun.empty()) {
+    const char* key = noun == "a model"              ? "model"
+                      : noun == "a hardware profile" ? "hardware"
+                                                     : "stack";
+    throw ConfigError(doc.source, "",
+                      noun + ", not a scenario; expected a scenario document, which names " + noun +
+                          " file as its \"" + key + "\" (or --" + key +
+                          " FILE on the command line)");
+  }
   ObjectReader top(doc.json, doc.source, "");
   parallel::Scenario s;
   std::tie(s.hardware, s.hardware_name, s.hardware_inline, s.hardware_path) =

@@ -287,6 +287,33 @@ trainsim_expect_exit(cli.run.report_as_scenario 2
 trainsim_expect_exit(cli.run.sweep_spec_as_scenario 2
   "^error: [^\n]*fig4_scaling.json: a sweep spec, not a scenario\; expected a scenario document, such as the spec's \"base\" object"
   run ${PROJECT_SOURCE_DIR}/examples/fig4_scaling.json)
+# A model file or Hugging Face config.json given where the scenario goes failed on a missing
+# /hardware; each flag added for the key named led to the next missing key, and then to its
+# own keys ('/architectures: unknown key'). So did a hardware profile, a stack and a diff
+# report (on its "a"). Each is named for what it is, flags or not.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/hf_config.json [=[
+{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+ "num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 14336,
+ "vocab_size": 128256}
+]=])
+trainsim_expect_exit(cli.run.hf_config_as_scenario 2
+  "^error: [^\n]*hf_config.json: a model, not a scenario\; expected a scenario document, which names a model file as its \"model\" [(]or --model FILE on the command line[)]\n$"
+  run ${CMAKE_CURRENT_BINARY_DIR}/hf_config.json --hardware h100-dgx --model llama3-8b --gpus 8 --seq-len 4096)
+trainsim_expect_exit(cli.run.model_file_as_scenario 2
+  "^error: [^\n]*llama2-7b.json: a model, not a scenario"
+  run ${PROJECT_SOURCE_DIR}/models/llama2-7b.json)
+trainsim_expect_exit(cli.run.profile_as_scenario 2
+  "^error: [^\n]*h100-dgx.json: a hardware profile, not a scenario\; expected a scenario document, which names a hardware profile file as its \"hardware\""
+  run ${PROJECT_SOURCE_DIR}/hardware_profiles/h100-dgx.json)
+trainsim_expect_exit(cli.run.stack_as_scenario 2
+  "^error: [^\n]*megatron-core.json: a software stack, not a scenario\; expected a scenario document, which names a software stack file as its \"stack\""
+  run ${PROJECT_SOURCE_DIR}/stacks/megatron-core.json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/a_diff.json [=[
+{"a": {"scenario": {}}, "b": {"scenario": {}}, "deltas": {}}
+]=])
+trainsim_expect_exit(cli.run.diff_report_as_scenario 2
+  "^error: [^\n]*a_diff.json: a trainsim diff report, not a scenario\; expected a scenario document, such as the report's \"a\" or \"b\" \"scenario\" object"
+  run ${CMAKE_CURRENT_BINARY_DIR}/a_diff.json)
 
 # A boolean flag given with =false sets its key false, over the scenario file's true.
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sp_true.json [=[
