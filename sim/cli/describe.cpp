@@ -301,6 +301,7 @@ int describe(const DescribeOptions& o) {
   note_straddling(s, std::cerr);
   const std::string gap = model::simulation_gap(m);
   if (!gap.empty()) return describe_unsimulated(o, s, gap, pl);
+  require_countable_memory(o.scenario, s);
   const report::MemoryBreakdown mem = report::memory_peak(s);
   if (o.format == "json") {
     nlohmann::json out = {{"context", io::scenario_context(s)},

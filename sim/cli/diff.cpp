@@ -8,6 +8,7 @@
 
 #include "trainsim/error.hpp"
 #include "trainsim/parallel/validate.hpp"
+#include "trainsim/report/memory.hpp"
 #include "trainsim/report/simulate.hpp"
 
 #include "sim/cli/commands.hpp"
@@ -42,6 +43,12 @@ io::DiffSide side(const ScenarioFlags& flags, const std::string& file) {
   for (const auto& p : problems) d.problems.push_back(p.key + ": " + p.message);
   // The flags (applied to both sides) that set the first problem's key.
   if (!problems.empty()) d.problem_flags = problem_flags(f, problems.front());
+  if (d.problems.empty()) {
+    if (const std::string excess = report::memory_excess(report::memory_peak(d.scenario));
+        !excess.empty()) {
+      d.problems.push_back(std::string(report::kMemoryExcessKey) + ": " + excess);
+    }
+  }
   if (d.problems.empty()) {
     try {
       d.report = report::simulate(d.scenario).report;

@@ -6,6 +6,7 @@
 #include "trainsim/error.hpp"
 #include "trainsim/parallel/placement.hpp"
 #include "trainsim/parallel/validate.hpp"
+#include "trainsim/report/memory.hpp"
 #include "trainsim/report/simulate.hpp"
 
 #include "sim/io/sweep_writer.hpp"
@@ -184,8 +185,19 @@ void require_valid_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
   throw PlanError(problem_origin(f, p) + ": " + p.key + ": " + p.message);
 }
 
+void require_countable_memory(const ScenarioFlags& f, const parallel::Scenario& s) {
+  const std::string excess = report::memory_excess(report::memory_peak(s));
+  if (excess.empty()) return;
+  const parallel::Problem p{.key = report::kMemoryExcessKey,
+                            .message = excess,
+                            .also = {"/training/seq_len", "/training/global_batch",
+                                     "/parallel/pipeline_schedule", "/model"}};
+  throw PlanError(problem_origin(f, p) + ": " + p.key + ": " + p.message);
+}
+
 void require_simulable_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
   require_valid_plan(f, s);
+  require_countable_memory(f, s);
   const std::string excess = report::gpipe_excess(s);
   if (excess.empty()) return;
   const parallel::Problem p{.key = report::kGpipeExcessKey,

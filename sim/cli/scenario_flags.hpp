@@ -58,10 +58,13 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags);
 // the scenario came from: its file, and the flags that set a key under the problem's, e.g.
 // "plan.json, command line (--tp): /parallel: ...".
 void require_valid_plan(const ScenarioFlags& flags, const parallel::Scenario& scenario);
-// require_valid_plan, and for a plan to simulate: a GPipe plan past the bound of a
-// whole-iteration simulation (report::gpipe_excess) is a PlanError named as the plan's other
-// problems are, before any flag's own bound (--full-simulation, --trace), whose remedy would not
-// apply.
+// Throws PlanError, named as above, for a plan whose memory per GPU is past what a byte count
+// holds exactly (report::memory_excess). Requires: a valid plan.
+void require_countable_memory(const ScenarioFlags& flags, const parallel::Scenario& scenario);
+// require_valid_plan, require_countable_memory, and for a plan to simulate: a GPipe plan past the
+// bound of a whole-iteration simulation (report::gpipe_excess) is a PlanError named as the plan's
+// other problems are, before any flag's own bound (--full-simulation, --trace), whose remedy would
+// not apply.
 void require_simulable_plan(const ScenarioFlags& flags, const parallel::Scenario& scenario);
 
 // What set a plan problem's key and the keys its check read (Problem::also): the scenario file,

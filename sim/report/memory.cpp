@@ -582,6 +582,14 @@ void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m) {
   m.fits = m.total <= m.usable;
 }
 
+std::string memory_excess(const MemoryBreakdown& peak) {
+  if (!(peak.total.value() > kMaxMemoryBytes)) return "";
+  return "the plan needs " + to_string(peak.total) + " per GPU on stage " +
+         std::to_string(peak.stage) +
+         ", past the 8 PiB (2^53 bytes) up to which trainsim counts bytes exactly; expected a "
+         "plan that needs less (fewer tokens per micro-batch or in flight, more GPUs)";
+}
+
 MemoryBreakdown memory_peak(const parallel::Scenario& s) {
   MemoryBreakdown peak = memory_per_gpu(s, 0);
   for (std::int64_t stage = 1; stage < s.parallel.pp; ++stage) {

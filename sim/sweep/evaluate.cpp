@@ -121,6 +121,11 @@ Evaluation screen(const parallel::Scenario& scenario) {
     return e;
   }
   e.memory = report::memory_peak(scenario);
+  if (const std::string excess = report::memory_excess(e.memory); !excess.empty()) {
+    e.status = Status::Invalid;
+    e.problem = std::string(report::kMemoryExcessKey) + ": " + excess;
+    return e;
+  }
   if (!e.memory.fits) {
     e.status = Status::OutOfMemory;
     // As `run --require-fit` says it: the bound is usable memory (report/memory.hpp), not HBM.

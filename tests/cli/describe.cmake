@@ -226,3 +226,28 @@ add_test(NAME cli.describe.one_gpu COMMAND trainsim describe --hardware h100-dgx
          --model llama2-7b --gpus 1 --seq-len 4096)
 set_tests_properties(cli.describe.one_gpu PROPERTIES PASS_REGULAR_EXPRESSION
   "\ncluster      1 GPU of h100-dgx, ")
+
+# A plan needing more than 2^53 bytes per GPU: 16,777,216 tokens per micro-batch held 2,000 at
+# once under GPipe (llama2-7b, 1.93e19 B on stage 1). The byte counts of the JSON are whole
+# numbers, and past 2^63 the conversion gave -9223372036854775808 for activations and total
+# (describe, run, a sweep's row, which merge then refused as damaged). Refused as a problem of
+# the plan at the key it grows with, naming the flags behind it; run says the same.
+trainsim_expect_exit(cli.describe.memory_past_exact_bytes 3
+  "^error: command line \\(--model, --schedule, --global-batch, --micro-batch, --seq-len\\): /training/micro_batch: the plan needs 1\\.93e\\+19 B per GPU on stage 1, past the 8 PiB \\(2\\^53 bytes\\) up to which trainsim counts bytes exactly\\; expected a plan that needs less[^\n]*\n$"
+  describe --hardware h100-dgx --model llama2-7b --gpus 2 --pp 2 --schedule gpipe
+  --seq-len 16777216 --micro-batch 256 --global-batch 512000 --format json)
+trainsim_expect_exit(cli.run.memory_past_exact_bytes 3
+  "^error: command line [^\n]*: /training/micro_batch: the plan needs 1\\.93e\\+19 B per GPU on stage 1, past the 8 PiB"
+  run --hardware h100-dgx --model llama2-7b --gpus 2 --pp 2 --schedule gpipe
+  --seq-len 16777216 --micro-batch 256 --global-batch 512000 --format json)
+# In a sweep the plan is an invalid row with no memory, which merge reads back.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/memory_past_exact.json [=[
+{"base": {"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 2},
+          "training": {"seq_len": 16777216, "micro_batch": 256, "global_batch": 512000},
+          "parallel": {"pp": 2, "pipeline_schedule": "gpipe"}},
+ "axes": {"parallel.tp": [1]}}
+]=])
+add_test(NAME cli.sweep.memory_past_exact_bytes
+         COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/memory_past_exact.json)
+set_tests_properties(cli.sweep.memory_past_exact_bytes PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n0,h100-dgx,llama2-7b,2,1,1,2,1,1,256,512000,16777216,bf16,adamw,none,,gpipe,1,none,false,,+\"invalid: /training/micro_batch: the plan needs 1\\.93e\\+19 B per GPU on stage 1, past the 8 PiB")

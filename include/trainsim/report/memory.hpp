@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "trainsim/model/kernels.hpp"
 #include "trainsim/model/model_spec.hpp"
@@ -197,5 +198,16 @@ struct ActivationOptions {
 
 // memory_per_gpu of the stage whose total is largest (the first such stage on ties).
 [[nodiscard]] MemoryBreakdown memory_peak(const parallel::Scenario& s);
+
+// The most bytes a GPU's memory figures may count: 2^53 (8 PiB), up to which every whole number
+// is exact in a double. The report writes byte counts as integers (DESIGN.md); past 2^63 the
+// conversion had no integer to give, and a plan needing 2.9e20 B per GPU printed
+// -9223372036854775808. 8 PiB is some 30,000 times the HBM of any GPU profiled.
+inline constexpr double kMaxMemoryBytes = 9007199254740992.0;
+// The key such a plan is refused at, as a problem of the plan: what it holds per micro-batch.
+inline constexpr const char* kMemoryExcessKey = "/training/micro_batch";
+// "the plan needs N per GPU on stage S, past ..." where `peak` (memory_peak's) counts more than
+// kMaxMemoryBytes, else "".
+[[nodiscard]] std::string memory_excess(const MemoryBreakdown& peak);
 
 }  // namespace trainsim::report
