@@ -489,9 +489,11 @@ ReportDiff diff_reports(const DiffSide& a, const DiffSide& b) {
                 rb.exposed_communication),
       component("gpu_idle", "GPU idle (pipeline bubble, waits)", ra.bubble - ha, rb.bubble - hb),
       component("host_overhead", "host overhead", ha, hb)};
+  // Of the deltas as reported (a change below kNoise is reported as 0), so that the four
+  // components' delta_s and residual_s add up to the iteration time's delta as reported.
   Seconds sum{};
-  for (const auto& c : d.step_time) sum += c.b - c.a;
-  d.residual = (rb.iteration_time - ra.iteration_time) - sum;
+  for (const auto& c : d.step_time) sum += c.delta;
+  d.residual = Seconds(denoise(ra.iteration_time.value(), rb.iteration_time.value())) - sum;
   d.collectives = collective_deltas(ra, rb);
 
   // Step-time components that moved, the largest first (the fixed order above breaks ties).

@@ -155,6 +155,26 @@ TEST_CASE("report_diff: the step-time components add up to the step-time change"
     CHECK(d.step_time[3].delta.value() == Approx(0.1).epsilon(1e-12));
     CHECK(component_sum(d).value() == Approx(0.0).margin(1e-15));
   }
+  SECTION("a component that moved by noise is reported as 0, and the residual holds it") {
+    // Exposed communication 0.5 s -> 0.5 s + 1e-12 s, below kNoise (1e-9 of the larger): its
+    // delta_s is 0. The residual was taken from the raw changes (0.25 s + 1e-12 s of step time
+    // less 0.25 s + 1e-12 s of components: about 0), so the reported deltas and the residual
+    // added up to 0.25 s against a step-time delta of 0.25 s + 1e-12 s. Now the residual is
+    // the reported step-time delta less the reported components: 1e-12 s, to rounding.
+    const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
+    io::DiffSide a = side("a", s, hand_report(1.0, 0.5, 0.25));
+    io::DiffSide b = side("b", s, hand_report(1.25, 0.5 + 1e-12, 0.25));
+    a.scenario.stack.iteration_overhead = Seconds(0.0);
+    b.scenario.stack.iteration_overhead = Seconds(0.0);
+    const io::ReportDiff d = io::diff_reports(a, b);
+    REQUIRE(d.step_time[1].name == "exposed_communication");
+    CHECK(d.step_time[1].delta.value() == 0.0);
+    REQUIRE(d.deltas.front().pointer == "/iteration_time_s");
+    const double reported = d.deltas.front().delta;
+    CHECK(reported == Approx(0.25 + 1e-12).epsilon(1e-15));
+    CHECK(d.residual.value() == Approx(1e-12).margin(1e-15));
+    CHECK(component_sum(d).value() + d.residual.value() == Approx(reported).margin(1e-16));
+  }
   SECTION("simulated scenarios") {
     // Whatever the plans, report/simulate.cpp makes the step time compute + exposed + bubble on
     // the critical stage, so the components add up to the change within rounding.
