@@ -278,7 +278,7 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
             << attention_lines(m) << (model::is_moe(m) ? experts_line(m) : "") << "parameters   "
             << params << " total, " << active << " active per token (N = " << matmul
             << ", the active ones less the input embedding)\n"
-            << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
+            << "model FLOPs  " << std::llround(per_token.value()) << " per token ("
             << to_string(per_token) << ", 6N + attention)\n"
             << "cluster      " << s.gpus << (s.gpus == 1 ? " GPU of " : " GPUs of ")
             << io::shown_name(s.hardware_name, s.hardware_inline) << ", dp " << s.parallel.dp
@@ -332,7 +332,7 @@ int describe(const DescribeOptions& o) {
                                        " active per token"
                                  : std::string())
             << " (N = " << matmul << ", less the input embedding)\n"
-            << "model FLOPs  " << static_cast<long long>(per_token.value()) << " per token ("
+            << "model FLOPs  " << std::llround(per_token.value()) << " per token ("
             << to_string(per_token) << ", 6N + attention)\n"
             << "cluster      " << s.gpus << (s.gpus == 1 ? " GPU of " : " GPUs of ")
             << io::shown_name(s.hardware_name, s.hardware_inline) << ", dp " << s.parallel.dp

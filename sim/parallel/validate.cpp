@@ -377,8 +377,9 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/training/precision",
             "hardware " + name + " has no " + std::string(to_string(t.precision)) +
                 " tensor cores (its /gpu/peak_dense/" + to_string(t.precision) + " is 0" +
-                (t.precision == hardware::Dtype::Bf16 ? "; bf16 is the precision when none is given"
-                                                      : "") +
+                (t.precision == hardware::Dtype::Bf16
+                     ? "; bf16 is also the precision when none is given"
+                     : "") +
                 "); expected a precision it supports" +
                 (supported.empty() ? std::string() : " (" + supported + ")") +
                 " in training.precision (--precision)");

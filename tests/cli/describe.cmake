@@ -251,3 +251,9 @@ add_test(NAME cli.sweep.memory_past_exact_bytes
          COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/memory_past_exact.json)
 set_tests_properties(cli.sweep.memory_past_exact_bytes PROPERTIES PASS_REGULAR_EXPRESSION
   "\n0,h100-dgx,llama2-7b,2,1,1,2,1,1,256,512000,16777216,bf16,adamw,none,,gpipe,1,none,false,,+\"invalid: /training/micro_batch: the plan needs 1\\.93e\\+19 B per GPU on stage 1, past the 8 PiB")
+# The text's FLOPs per token is the JSON's value rounded: gpt-oss-120b at seq 4096 has
+# 34,643,888,358.54 (model_flops_per_token), which the text truncated to ...358.
+add_test(NAME cli.describe.flops_rounded COMMAND trainsim describe --hardware h100-dgx
+         --model gpt-oss-120b --gpus 8 --seq-len 4096 --micro-batch 1)
+set_tests_properties(cli.describe.flops_rounded PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nmodel FLOPs  34643888359 per token \\(34\\.6 GFLOP")

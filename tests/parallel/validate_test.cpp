@@ -104,7 +104,7 @@ TEST_CASE("validate: each impossible plan gets one clear problem", "[parallel]")
         FlopsPerSecond(5e13);
     s.training.precision = hardware::Dtype::Bf16;
     REQUIRE(has_problem(validate(s), "/training/precision",
-                        "has no bf16 tensor cores (its /gpu/peak_dense/bf16 is 0; bf16 is the "
+                        "has no bf16 tensor cores (its /gpu/peak_dense/bf16 is 0; bf16 is also the "
                         "precision when none is given); expected a precision it supports (fp16) in "
                         "training.precision (--precision)"));
   }
