@@ -316,6 +316,11 @@ int compare(const CompareOptions& o) {
                  "\"X\") events were skipped; compare reads complete events only, as Kineto "
                  "writes them (docs/compare.md)\n";
   }
+  if (trace.skipped_step_events > 0) {
+    std::cerr << "note: " << io::escape_control(o.trace) << ": " << trace.skipped_step_events
+              << " events named ProfilerStep#N that are not complete (\"ph\": \"X\") events of "
+                 "cat user_annotation or cpu_op were not read as steps (docs/compare.md)\n";
+  }
   const io::TraceSummary sum = io::summarize(
       trace, o.steps == "all" ? io::StepSelection::All : io::StepSelection::SkipFirst);
   if (!sum.empty.empty()) {

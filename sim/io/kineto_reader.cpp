@@ -213,7 +213,7 @@ class TraceParser {
       throw ConfigError(source_, where,
                         "no ProfilerStep#N ranges; expected a trace recorded with a "
                         "torch.profiler schedule and prof.step() called every iteration, got " +
-                            std::to_string(events->size()) + " events and none named so");
+                            std::to_string(events->size()) + " events and " + unread_steps_text());
     }
     KinetoTrace trace = build();
     // Kernels and steps that never meet: every measured figure would be 0.
@@ -308,9 +308,29 @@ class TraceParser {
                         "expected a trace event (an object), got " + describe_json(e));
     }
     const auto cat_it = e.find("cat");
-    if (cat_it == e.end() || !cat_it->is_string()) return;
+    const auto step_name = [&e] {
+      const auto name = e.find("name");
+      return name != e.end() && name->is_string() &&
+             name->get_ref<const std::string&>().starts_with("ProfilerStep#");
+    };
+    const auto is_step_category = [](const std::string& c) {
+      return c == "user_annotation" || c == "cpu_op" || c == "operator";
+    };
+    if (cat_it == e.end() || !cat_it->is_string()) {
+      if (step_name()) {
+        count_other_step_category(cat_it == e.end() ? "no cat" : "a cat that is not a string");
+      }
+      return;
+    }
     const std::string cat = lowercase(cat_it->get<std::string>());
     const auto ph = e.find("ph");
+    if (!is_step_category(cat) && step_name()) {
+      if (cat == "gpu_user_annotation") {
+        ++gpu_step_copies_;
+      } else {
+        count_other_step_category("cat '" + cat_it->get<std::string>() + "'");
+      }
+    }
     // The Trace Event Format's phase is a string; in an event the reader uses (GPU work, a
     // launch, a profiler step) another value is a damaged event, refused rather than counted
     // among the GPU work in other phases or dropped. Other events stay unchecked.
@@ -335,6 +355,10 @@ class TraceParser {
     // note.
     if (ph != e.end() && (!ph->is_string() || ph->get_ref<const std::string&>() != "X")) {
       if (is_gpu_category(cat)) ++trace_.skipped_gpu_events;
+      if (is_step_category(cat) && step_name()) {
+        ++step_events_not_complete_;
+        ++trace_.skipped_step_events;
+      }
       return;
     }
     // Categories as libkineto ActivityType.cpp writes them, matched ignoring case, plus the
@@ -595,8 +619,40 @@ class TraceParser {
     ++trace_.num_unassigned;
   }
 
+  // "none named so", or what the events named ProfilerStep#N are that were not read as steps.
+  std::string unread_steps_text() const {
+    const std::int64_t unread = gpu_step_copies_ + trace_.skipped_step_events;
+    if (unread == 0) return "none named so";
+    std::string parts;
+    const auto add = [&parts](std::int64_t n, const std::string& what) {
+      if (n == 0) return;
+      parts += (parts.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+    };
+    add(gpu_step_copies_, std::string(gpu_step_copies_ == 1 ? "GPU copy" : "GPU copies") +
+                              " (cat gpu_user_annotation)");
+    add(step_events_not_complete_,
+        std::string(step_events_not_complete_ == 1 ? "not a complete event"
+                                                   : "not complete events") +
+            " (\"ph\" other than \"X\")");
+    add(step_events_other_category_, "of another category (" + other_step_category_ + ")");
+    return std::to_string(unread) + " named so that are not read as steps: " + parts +
+           "; compare reads the complete events of cat user_annotation or cpu_op";
+  }
+
+  void count_other_step_category(const std::string& category) {
+    if (step_events_other_category_++ == 0) other_step_category_ = "the first: " + category;
+    ++trace_.skipped_step_events;
+  }
+
   std::string source_;
   KinetoTrace trace_;
+  // Events named ProfilerStep#N not read as steps (docs/compare.md, "Steps"): the GPU copies
+  // every Kineto trace has, CPU-side ones in another phase, and ones of another category (the
+  // first such category, for the message).
+  std::int64_t gpu_step_copies_ = 0;
+  std::int64_t step_events_not_complete_ = 0;
+  std::int64_t step_events_other_category_ = 0;
+  std::string other_step_category_;
   std::vector<RawEvent> gpu_;
   std::vector<RawEvent> steps_;
   std::map<std::int64_t, std::pair<double, double>> seen_steps_;  // step -> (ts, dur) in us

@@ -62,6 +62,10 @@ struct KinetoTrace {
   // Events of a GPU category (kernel, copy) that are not complete ("X") events, skipped:
   // Kineto writes GPU work as complete events only.
   std::int64_t skipped_gpu_events = 0;
+  // Events named ProfilerStep#N of the CPU side that are not read as steps: in another phase than
+  // complete ("X"), or of another category than user_annotation, cpu_op (early: Operator). The
+  // GPU copies (gpu_user_annotation) every Kineto trace has are not counted.
+  std::int64_t skipped_step_events = 0;
   // GPU events recorded twice (the same name, category, device, stream, start, duration and
   // correlation), read once: one stream runs one kernel at a time, so two such events are one
   // kernel written twice (a trace concatenated or exported twice), not two kernels.

@@ -482,6 +482,35 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
             "t.json"),
         Contains("/traceEvents/1/name: bad profiler step name; expected \"ProfilerStep#<N>\", "
                  "got \"ProfilerStep#x\""));
+    // Steps that exist but are not read: the GPU copies alone (a trace cut to its GPU events),
+    // CPU-side steps as begin/end pairs, and steps of another category. The message said
+    // "none named so" of each.
+    const std::string gpu_copy =
+        R"({"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 1})";
+    const std::string begin =
+        R"({"ph": "B", "cat": "user_annotation", "name": "ProfilerStep#2", "ts": 0})";
+    const std::string python =
+        R"({"ph": "X", "cat": "python_function", "name": "ProfilerStep#3", "ts": 0, "dur": 1})";
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kKernel + ", " + gpu_copy + ", " + gpu_copy), "t.json"),
+        Contains("got 3 events and 2 named so that are not read as steps: 2 GPU copies (cat "
+                 "gpu_user_annotation); compare reads the complete events of cat "
+                 "user_annotation or cpu_op"));
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(trace_of(kKernel + ", " + gpu_copy + ", " + begin + ", " + python),
+                           "t.json"),
+        Contains("got 4 events and 3 named so that are not read as steps: 1 GPU copy (cat "
+                 "gpu_user_annotation), 1 not a complete event (\"ph\" other than \"X\"), 1 of "
+                 "another category (the first: cat 'python_function')"));
+    // Beside steps that are read, the CPU-side ones not read are counted (compare notes them);
+    // the GPU copies every Kineto trace has are not.
+    const auto read = parse_kineto_trace(
+        trace_of(kStep + ", " + kKernel + ", " + gpu_copy + ", " + begin + ", " + python),
+        "t.json");
+    CHECK(read.steps.size() == 1);
+    CHECK(read.skipped_step_events == 2);
+    CHECK(parse_kineto_trace(trace_of(kStep + ", " + kKernel + ", " + gpu_copy), "t.json")
+              .skipped_step_events == 0);
     // A negative step number, which from_chars reads (PyTorch numbers steps from 0).
     REQUIRE_THROWS_WITH(
         parse_kineto_trace(
