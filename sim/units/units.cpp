@@ -23,6 +23,12 @@ std::string scaled(double v, const std::array<Prefix, N>& prefixes, const char* 
   for (std::size_t i = 0; i < N; ++i) {
     if (mag >= prefixes[i].factor || (mag == 0.0 && prefixes[i].factor == 1.0)) pick = i;
   }
+  // A value that rounds up to the next prefix's factor prints with that prefix: 999.9996 ns is
+  // "1.00 us", not "1000 ns" (and 1023.7 KiB "1.00 MiB").
+  if (pick + 1 < N && std::round(mag / prefixes[pick].factor) * prefixes[pick].factor >=
+                          prefixes[pick + 1].factor) {
+    ++pick;
+  }
   const double x = v / prefixes[pick].factor;
   const double ax = std::fabs(x);
   const int decimals = ax >= 100.0 ? 0 : (ax >= 10.0 ? 1 : 2);

@@ -46,6 +46,13 @@ TEST_CASE("units: to_string scales to a readable prefix", "[units]") {
   REQUIRE(to_string(Watts(612.5)) == "612 W");
   // Zero reads without a prefix.
   REQUIRE(to_string(Seconds(0.0)) == "0.00 s");
+  // A value that rounds up to the next prefix takes it: 1 us less 0.4 ps printed "1000 ns" (a
+  // trace's 1 us kernel, its end and start read from microseconds), 1023.6 KiB "1024 KiB".
+  REQUIRE(to_string(Seconds(1e-6 - 4e-13)) == "1.00 us");
+  REQUIRE(to_string(Seconds(-(1e-6 - 4e-13))) == "-1.00 us");
+  REQUIRE(to_string(Bytes(1023.6 * 1024)) == "1.00 MiB");
+  REQUIRE(to_string(Seconds(999.4e-9)) == "999 ns");  // rounds down: stays
+  REQUIRE(to_string(Watts(999.6e15)) == "1000 PW");   // no larger prefix
   // Past the largest prefix the number grows digits ("999999 PW" is still read as one); from
   // six more digits on, the base unit in scientific notation, three significant digits.
   REQUIRE(to_string(Watts(999999e15)) == "999999 PW");
