@@ -2,6 +2,7 @@
 // sets beside a measured trace.
 #include "trainsim/report/kernel_breakdown.hpp"
 
+#include <cmath>
 #include <string>
 #include <tuple>
 
@@ -91,6 +92,29 @@ TEST_CASE("kernel_breakdown: union and intersection of intervals", "[report]") {
   CHECK(report::intersection_length({iv(0, 2), iv(1, 3), iv(5, 6)}, {iv(2, 5.5)}).value() ==
         Approx(1.5).epsilon(1e-12));
   CHECK(report::intersection_length({iv(0, 1)}, {iv(1, 2)}).value() == 0.0);
+  // Kernels read from microseconds: ts 1.1 + dur 2.2 ends at 3.3000000000000003 us, one
+  // rounding past the next kernel's start at 3.3 us. That sliver (4.4e-22 s) is no overlap; it
+  // printed as "0.00 ns" of overlapped communication, -100% against a simulated 0. A real
+  // overlap a million times larger than a rounding is kept.
+  const double end = std::nextafter(3.3e-6, 1.0);  // one rounding past
+  CHECK(report::intersection_length({iv(1.1e-6, end)}, {iv(3.3e-6, 4.3e-6)}).value() == 0.0);
+  CHECK(report::intersection_length({iv(1.1e-6, 3.3e-6 + 1e-15)}, {iv(3.3e-6, 4.3e-6)}).value() ==
+        Approx(1e-15).epsilon(1e-3));
+}
+
+TEST_CASE("kernel_breakdown: idle time within a rounding of zero is zero", "[report]") {
+  // Two kernels back to back over a span ending at the second's end: busy is the span up to a
+  // rounding (the union's sum and the span are computed apart), and idle is 0, not 1e-22 s.
+  const double end = std::nextafter(3.3e-6, 0.0);  // one rounding short: a gap of 4e-22 s
+  const std::vector<report::TimedKernel> k = {
+      {.category = KernelCategory::Gemm, .op = {}, .start = Seconds(1.1e-6), .end = Seconds(end)},
+      {.category = KernelCategory::Gemm,
+       .op = {},
+       .start = Seconds(3.3e-6),
+       .end = Seconds(4.3e-6)},
+  };
+  const auto b = report::breakdown(k, Seconds(4.3e-6 - 1.1e-6), Seconds(1e-5), 0);
+  CHECK(b.idle.value() == 0.0);
 }
 
 TEST_CASE("kernel_breakdown: concurrent kernels are not counted twice", "[report]") {
