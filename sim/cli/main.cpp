@@ -376,7 +376,13 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);
     return report("error: ", cli11_message(e, app, command_list(app)), 2);
   } catch (const trainsim::ConfigError& e) {
-    return report("error: ", e.message(), 2);
+    // The file's name as given, its newlines escaped ("bad\u000anl.json") as the notes and
+    // tables print it: one_line would make them "; " and name a file that does not exist.
+    std::string message = e.message();
+    if (!e.source().empty() && message.starts_with(e.source())) {
+      message = trainsim::io::escape_control(e.source()) + message.substr(e.source().size());
+    }
+    return report("error: ", message, 2);
   } catch (const trainsim::PlanError& e) {
     return report("error: ", e.message(), 3);
   } catch (const std::bad_alloc&) {

@@ -113,3 +113,7 @@ add_test(NAME cli.compare.trace_name_escaped
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/compare_escape.cmake)
 set_tests_properties(cli.compare.trace_name_escaped PROPERTIES PASS_REGULAR_EXPRESSION
   "compare escape checks passed")
+# A file name with a newline is named with it escaped, as notes and tables print it: the error
+# line joined the two halves with "; " ('no; exist.json'), a file that does not exist either.
+trainsim_bad_input(compare newline_in_name "no.u000aexist.json: cannot open file"
+  ${compare_scenario} --trace "no\nexist.json")
