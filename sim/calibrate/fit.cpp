@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "trainsim/error.hpp"
 #include "trainsim/parallel/scenario.hpp"
 
+#include "sim/calibrate/null_space.hpp"
 #include "sim/collective/nccl_tuning.hpp"
 
 namespace trainsim::calibrate {
@@ -716,6 +718,181 @@ std::vector<PointResidual> residuals(const std::vector<Case>& cases, const Hardw
 // calibration/h100-ndr-min-ctas24.profile.json: 0.0394 against 0.0437).
 constexpr double kOtherMinimum = 1e-3;
 
+namespace {
+
+// Singular values of the Jacobian below this fraction of the largest are zero: the threshold
+// Ceres's covariance (DENSE_SVD) uses, min_reciprocal_condition_number's default.
+constexpr double kRankTolerance = 1e-14;
+// A parameter whose unit vector has more than this share (squared) in the Jacobian's null space
+// is not determined by the points: some change of it, alone or with other parameters, leaves
+// every residual where it is. A null column (a bandwidth held by a cap) has share 1; one point
+// informing two parameters leaves a direction of both.
+constexpr double kUndeterminedShare = 1e-6;
+// A cost below this is an exact fit (residuals about 4e-8 in log time): two such costs are
+// equal, whatever their ratio.
+constexpr double kExactCost = 1e-15;
+
+// One fit of the `fitted` parameters (indices into parameters(), the others at the base's
+// values): the end of the runs from the two starts, its cost, and what the points determine.
+struct Solution {
+  std::vector<std::size_t> fitted;
+  std::vector<double> u;       // normalized, at the end of the fit
+  std::vector<double> values;  // SI
+  double cost = 0.0;
+  ceres::Solver::Summary summary;
+  std::vector<std::optional<double>> sigma;
+  // Each parameter's squared share in the Jacobian's null space at the end (0: determined).
+  std::vector<double> null_share;
+};
+
+Solution solve(const HardwareSpec& base, const std::vector<Case>& cases,
+               std::vector<std::size_t> fitted, const FitOptions& options) {
+  const auto& all = parameters();
+  // Two starts (docs/calibration.md, "The fit"): the parameters' documented start values, and
+  // the base's own values where they differ. The base's start wins only at a cost lower by more
+  // than kOtherMinimum: another minimum, not the same one reached by another path. The cost is
+  // not convex (the latency floor of LL holds a latency offset still past it, the fill trades
+  // against the bandwidth), and from the documented start alone a fit could end worse than the
+  // base it began with: the 2-node ring log
+  // calibration/nccl_tests/h100-ndr-2node-all_reduce-ring.txt on h100-dgx, 6.0% mean error
+  // before, 18.5% after.
+  Solution out;
+  out.fitted = std::move(fitted);
+  const std::size_t n = out.fitted.size();
+  std::vector<double>& u = out.u;
+  u.resize(n);
+  std::vector<double> from_base(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const Parameter& p = all[out.fitted[j]];
+    u[j] = (p.start - p.lower) / (p.upper - p.lower);
+    from_base[j] = std::clamp((p.get(base) - p.lower) / (p.upper - p.lower), 0.0, 1.0);
+  }
+  const std::vector<double> start_u = u;
+
+  // Ceres reports through glog on stderr; the library never prints (a failed fit becomes a
+  // ConfigError below), so glog keeps only fatal errors. Process-wide, as glog's flags are.
+  FLAGS_minloglevel = google::GLOG_FATAL;
+
+  ceres::Problem::Options problem_options;
+  problem_options.cost_function_ownership = ceres::TAKE_OWNERSHIP;
+  problem_options.loss_function_ownership = ceres::TAKE_OWNERSHIP;
+  ceres::Problem problem(problem_options);
+  HardwareSpec working = base;  // mutated by the functors
+  for (const Case& c : cases) {
+    auto* cost = new ceres::DynamicNumericDiffCostFunction<PointResidualFunctor, ceres::CENTRAL>(
+        new PointResidualFunctor(c, &working, &out.fitted));
+    cost->AddParameterBlock(static_cast<int>(n));
+    cost->SetNumResiduals(1);
+    problem.AddResidualBlock(cost, new ceres::HuberLoss(options.loss_scale), u.data());
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    problem.SetParameterLowerBound(u.data(), static_cast<int>(j), 0.0);
+    problem.SetParameterUpperBound(u.data(), static_cast<int>(j), 1.0);
+  }
+  ceres::Solver::Options solver;
+  solver.linear_solver_type = ceres::DENSE_QR;
+  solver.num_threads = 1;
+  solver.max_num_iterations = 200;
+  solver.function_tolerance = 1e-12;
+  solver.parameter_tolerance = 1e-12;
+  solver.gradient_tolerance = 1e-14;
+  solver.logging_type = ceres::SILENT;
+  ceres::Solver::Summary& summary = out.summary;
+  ceres::Solve(solver, &problem, &summary);
+  if (summary.termination_type == ceres::FAILURE || !std::isfinite(summary.final_cost)) {
+    throw ConfigError("calibrate: the fit failed (" + summary.message +
+                      "); expected measurements the model can reach (check their units)");
+  }
+  out.cost = summary.final_cost;
+  // The second start. Where its run lowers the cost at the base's values by no more than
+  // kOtherMinimum, the base's values stand as they are: a profile this fit wrote (its values
+  // rounded to 4 digits) would otherwise move a little along a direction the points barely
+  // pin down at every refit.
+  bool keep_base = false;
+  if (from_base != start_u) {
+    const std::vector<double> first = u;
+    u = from_base;
+    double at_base = 0.0;
+    const bool evaluated =
+        problem.Evaluate(ceres::Problem::EvaluateOptions(), &at_base, nullptr, nullptr, nullptr) &&
+        std::isfinite(at_base);
+    ceres::Solver::Summary second;
+    ceres::Solve(solver, &problem, &second);
+    const bool ran = second.termination_type != ceres::FAILURE && std::isfinite(second.final_cost);
+    const bool stays = evaluated && !(second.final_cost < (1.0 - kOtherMinimum) * at_base);
+    const double cost = stays ? at_base : second.final_cost;
+    if (ran && cost < (1.0 - kOtherMinimum) * summary.final_cost) {
+      summary = second;
+      out.cost = cost;
+      keep_base = stays;
+      if (stays) u = from_base;  // the covariance and the bounds are read at the values kept
+    } else {
+      u = first;
+    }
+  }
+
+  out.values.resize(n);
+  HardwareSpec fitted_spec = base;
+  for (std::size_t j = 0; j < n; ++j) {
+    const Parameter& p = all[out.fitted[j]];
+    // The base's own value, where it stands, not its round trip through u.
+    out.values[j] = keep_base ? std::clamp(p.get(base), p.lower, p.upper)
+                              : p.lower + u[j] * (p.upper - p.lower);
+    p.set(fitted_spec, out.values[j]);
+  }
+
+  // What the points determine: the Jacobian's null space at the end of the fit (u as kept).
+  out.null_share.assign(n, 0.0);
+  {
+    double cost = 0.0;
+    ceres::CRSMatrix jacobian;
+    if (problem.Evaluate(ceres::Problem::EvaluateOptions(), &cost, nullptr, nullptr, &jacobian)) {
+      out.null_share = null_space_share(jacobian, kRankTolerance);
+    }
+  }
+
+  // Standard errors: the covariance of u at the optimum scaled by the residual variance
+  // s^2 = sum r^2 / (m - p), then mapped back to SI.
+  out.sigma.assign(n, std::nullopt);
+  ceres::Covariance::Options cov_options;
+  cov_options.algorithm_type = ceres::DENSE_SVD;
+  cov_options.null_space_rank = -1;
+  cov_options.num_threads = 1;
+  ceres::Covariance covariance(cov_options);
+  std::vector<std::pair<const double*, const double*>> blocks = {{u.data(), u.data()}};
+  if (covariance.Compute(blocks, &problem)) {
+    std::vector<double> cov(n * n);
+    if (covariance.GetCovarianceBlock(u.data(), u.data(), cov.data())) {
+      double ss = 0.0;
+      for (const Case& c : cases) {
+        const double r = std::log(c.model(fitted_spec) / c.measured_value);
+        ss += r * r;
+      }
+      const double dof = static_cast<double>(cases.size()) - static_cast<double>(n);
+      if (dof > 0.0) {
+        const double s2 = ss / dof;
+        for (std::size_t j = 0; j < n; ++j) {
+          // A zero entry of the (pseudo-inverse) covariance means the points do not move
+          // the residuals through this parameter at the optimum (its column of the
+          // Jacobian is null, e.g. an LL128 bandwidth held by the cap at Simple's):
+          // undetermined, as is a parameter with a share in the null space (one point, two
+          // parameters: the pseudo-inverse gives each a finite entry all the same). Points
+          // fitted exactly (s2 = 0) determine it with no error.
+          const double unscaled = cov[j * n + j];
+          if (unscaled > 1e-18 && std::isfinite(unscaled) &&
+              !(out.null_share[j] > kUndeterminedShare)) {
+            const Parameter& p = all[out.fitted[j]];
+            out.sigma[j] = std::sqrt(unscaled * s2) * (p.upper - p.lower);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<PointResidual> compare(const HardwareSpec& before, const HardwareSpec& after,
                                    const MeasurementSet& points, const FitOptions& options) {
   return residuals(build_cases(before, points, options), before, after);
@@ -754,150 +931,71 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
                       "size, or GEMM, attention, memory, launch or power points");
   }
 
-  // Two starts (docs/calibration.md, "The fit"): the parameters' documented start values, and
-  // the base's own values where they differ. The base's start wins only at a cost lower by more
-  // than kOtherMinimum: another minimum, not the same one reached by another path. The cost is
-  // not convex (the latency floor of LL holds a latency offset still past it, the fill trades
-  // against the bandwidth), and from the documented start alone a fit could end worse than the
-  // base it began with: the 2-node ring log
-  // calibration/nccl_tests/h100-ndr-2node-all_reduce-ring.txt on h100-dgx, 6.0% mean error
-  // before, 18.5% after.
-  const std::size_t n = fitted.size();
-  std::vector<double> u(n);
-  std::vector<double> from_base(n);
-  for (std::size_t j = 0; j < n; ++j) {
-    const Parameter& p = all[fitted[j]];
-    u[j] = (p.start - p.lower) / (p.upper - p.lower);
-    from_base[j] = std::clamp((p.get(base) - p.lower) / (p.upper - p.lower), 0.0, 1.0);
-  }
-  const std::vector<double> start_u = u;
-
-  // Ceres reports through glog on stderr; the library never prints (a failed fit becomes a
-  // ConfigError below), so glog keeps only fatal errors. Process-wide, as glog's flags are.
-  FLAGS_minloglevel = google::GLOG_FATAL;
-
-  ceres::Problem::Options problem_options;
-  problem_options.cost_function_ownership = ceres::TAKE_OWNERSHIP;
-  problem_options.loss_function_ownership = ceres::TAKE_OWNERSHIP;
-  ceres::Problem problem(problem_options);
-  HardwareSpec working = base;  // mutated by the functors
-  for (const Case& c : cases) {
-    auto* cost = new ceres::DynamicNumericDiffCostFunction<PointResidualFunctor, ceres::CENTRAL>(
-        new PointResidualFunctor(c, &working, &fitted));
-    cost->AddParameterBlock(static_cast<int>(n));
-    cost->SetNumResiduals(1);
-    problem.AddResidualBlock(cost, new ceres::HuberLoss(options.loss_scale), u.data());
-  }
-  for (std::size_t j = 0; j < n; ++j) {
-    problem.SetParameterLowerBound(u.data(), static_cast<int>(j), 0.0);
-    problem.SetParameterUpperBound(u.data(), static_cast<int>(j), 1.0);
-  }
-  ceres::Solver::Options solver;
-  solver.linear_solver_type = ceres::DENSE_QR;
-  solver.num_threads = 1;
-  solver.max_num_iterations = 200;
-  solver.function_tolerance = 1e-12;
-  solver.parameter_tolerance = 1e-12;
-  solver.gradient_tolerance = 1e-14;
-  solver.logging_type = ceres::SILENT;
-  ceres::Solver::Summary summary;
-  ceres::Solve(solver, &problem, &summary);
-  if (summary.termination_type == ceres::FAILURE || !std::isfinite(summary.final_cost)) {
-    throw ConfigError("calibrate: the fit failed (" + summary.message +
-                      "); expected measurements the model can reach (check their units)");
-  }
-  // The second start. Where its run lowers the cost at the base's values by no more than
-  // kOtherMinimum, the base's values stand as they are: a profile this fit wrote (its values
-  // rounded to 4 digits) would otherwise move a little along a direction the points barely
-  // pin down at every refit.
-  bool keep_base = false;
-  if (from_base != start_u) {
-    const std::vector<double> first = u;
-    u = from_base;
-    double at_base = 0.0;
-    const bool evaluated =
-        problem.Evaluate(ceres::Problem::EvaluateOptions(), &at_base, nullptr, nullptr, nullptr) &&
-        std::isfinite(at_base);
-    ceres::Solver::Summary second;
-    ceres::Solve(solver, &problem, &second);
-    const bool ran = second.termination_type != ceres::FAILURE && std::isfinite(second.final_cost);
-    const bool stays = evaluated && !(second.final_cost < (1.0 - kOtherMinimum) * at_base);
-    const double cost = stays ? at_base : second.final_cost;
-    if (ran && cost < (1.0 - kOtherMinimum) * summary.final_cost) {
-      summary = second;
-      keep_base = stays;
-      if (stays) u = from_base;  // the covariance and the bounds are read at the values kept
-    } else {
-      u = first;
+  // What the points do not determine keeps the base's value (docs/calibration.md, "The fit"):
+  // where a parameter has a share in the Jacobian's null space at the end of the fit and has
+  // moved off the base's value (the fixed start's, or a drift along the null direction), the one
+  // with the largest share is held at the base's value and the rest fitted again; kept when the
+  // cost does not rise by more than kOtherMinimum (the null space is local: a bandwidth held by
+  // a cap at one value may act at another), until no such parameter is left. A 2-node log from
+  // 8 B fitted tree/LL128's multi-node bandwidth factor to one 256 KiB point, where the factor
+  // is capped and acts on nothing; it ended at its start, 1, replacing the base's 0.3594 fitted
+  // to the 4- and 8-node logs, and the 8-node 4 MiB point went from +3.2% to +42%.
+  Solution solution = solve(base, cases, std::move(fitted), options);
+  std::vector<std::size_t> held;
+  for (;;) {
+    std::optional<std::size_t> pick;
+    for (std::size_t j = 0; j < solution.fitted.size(); ++j) {
+      const Parameter& p = all[solution.fitted[j]];
+      if (!(solution.null_share[j] > kUndeterminedShare)) continue;
+      if (solution.values[j] == std::clamp(p.get(base), p.lower, p.upper)) continue;
+      if (!pick || solution.null_share[j] > solution.null_share[*pick]) pick = j;
     }
+    if (!pick || solution.fitted.size() == 1) break;
+    std::vector<std::size_t> rest = solution.fitted;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(*pick));
+    Solution again;
+    try {
+      again = solve(base, cases, std::move(rest), options);
+    } catch (const ConfigError&) {
+      break;  // a refit Ceres could not run: the fit before it stands
+    }
+    if (!(again.cost <= (1.0 + kOtherMinimum) * solution.cost + kExactCost)) break;
+    held.push_back(solution.fitted[*pick]);
+    solution = std::move(again);
   }
 
   FitResult result;
   result.fitted = base;
-  std::vector<double> values(n);
-  for (std::size_t j = 0; j < n; ++j) {
-    const Parameter& p = all[fitted[j]];
-    // The base's own value, where it stands, not its round trip through u.
-    values[j] = keep_base ? std::clamp(p.get(base), p.lower, p.upper)
-                          : p.lower + u[j] * (p.upper - p.lower);
-    p.set(result.fitted, values[j]);
+  for (std::size_t j = 0; j < solution.fitted.size(); ++j) {
+    all[solution.fitted[j]].set(result.fitted, solution.values[j]);
   }
-
   check_power(result.fitted, points);
-
-  // Standard errors: the covariance of u at the optimum scaled by the residual variance
-  // s^2 = sum r^2 / (m - p), then mapped back to SI.
-  std::vector<std::optional<double>> sigma(n);
-  {
-    ceres::Covariance::Options cov_options;
-    cov_options.algorithm_type = ceres::DENSE_SVD;
-    cov_options.null_space_rank = -1;
-    cov_options.num_threads = 1;
-    ceres::Covariance covariance(cov_options);
-    std::vector<std::pair<const double*, const double*>> blocks = {{u.data(), u.data()}};
-    if (covariance.Compute(blocks, &problem)) {
-      std::vector<double> cov(n * n);
-      if (covariance.GetCovarianceBlock(u.data(), u.data(), cov.data())) {
-        double ss = 0.0;
-        for (const Case& c : cases) {
-          const double r = std::log(c.model(result.fitted) / c.measured_value);
-          ss += r * r;
-        }
-        const double dof = static_cast<double>(cases.size()) - static_cast<double>(n);
-        if (dof > 0.0) {
-          const double s2 = ss / dof;
-          for (std::size_t j = 0; j < n; ++j) {
-            // A zero entry of the (pseudo-inverse) covariance means the points do not move
-            // the residuals through this parameter at the optimum (its column of the
-            // Jacobian is null, e.g. an LL128 bandwidth held by the cap at Simple's):
-            // undetermined. Points fitted exactly (s2 = 0) determine it with no error.
-            const double unscaled = cov[j * n + j];
-            if (unscaled > 1e-18 && std::isfinite(unscaled)) {
-              const Parameter& p = all[fitted[j]];
-              sigma[j] = std::sqrt(unscaled * s2) * (p.upper - p.lower);
-            }
-          }
-        }
-      }
-    }
-  }
-
   result.residuals = residuals(cases, base, result.fitted);
-  for (std::size_t j = 0; j < n; ++j) {
-    const Parameter& p = all[fitted[j]];
+
+  // The fitted and the held parameters, in registry order.
+  std::vector<std::size_t> reported = solution.fitted;
+  reported.insert(reported.end(), held.begin(), held.end());
+  std::sort(reported.begin(), reported.end());
+  for (const std::size_t i : reported) {
+    const Parameter& p = all[i];
+    const auto at = std::find(solution.fitted.begin(), solution.fitted.end(), i);
+    const bool is_held = at == solution.fitted.end();
+    const auto j = static_cast<std::size_t>(at - solution.fitted.begin());
     FittedValue v;
     v.parameter = &p;
     v.before = p.get(base);
-    v.value = values[j];
-    v.sigma = sigma[j];
-    v.at_bound = u[j] <= 1e-3 || u[j] >= 1.0 - 1e-3;
+    v.value = is_held ? std::clamp(p.get(base), p.lower, p.upper) : solution.values[j];
+    v.sigma = is_held ? std::nullopt : solution.sigma[j];
+    v.held = is_held;
+    const double u = (v.value - p.lower) / (p.upper - p.lower);
+    v.at_bound = u <= 1e-3 || u >= 1.0 - 1e-3;
     std::set<std::string> labels;
     double ss = 0.0;
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-      const auto& inf = cases[i].informs;
-      if (std::find(inf.begin(), inf.end(), fitted[j]) == inf.end()) continue;
-      labels.insert(cases[i].row.origin.label);
-      const double e = result.residuals[i].error();
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+      const auto& inf = cases[k].informs;
+      if (std::find(inf.begin(), inf.end(), i) == inf.end()) continue;
+      labels.insert(cases[k].row.origin.label);
+      const double e = result.residuals[k].error();
       ss += e * e;
       v.max_error = std::max(v.max_error, std::abs(e));
       ++v.points;
@@ -907,19 +1005,19 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     if (p.pointer.ends_with("/latency_scale") ||
         p.pointer.ends_with("/latency_offset_single_node") ||
         p.pointer.ends_with("/latency_offset_multi_node")) {
-      for (std::size_t i = 0; i < cases.size(); ++i) {
-        const auto& inf = cases[i].informs;
-        if (cases[i].bytes <= 0.0 || std::find(inf.begin(), inf.end(), fitted[j]) == inf.end()) {
+      for (std::size_t k = 0; k < cases.size(); ++k) {
+        const auto& inf = cases[k].informs;
+        if (cases[k].bytes <= 0.0 || std::find(inf.begin(), inf.end(), i) == inf.end()) {
           continue;
         }
-        v.smallest_bytes = std::min(v.smallest_bytes.value_or(cases[i].bytes), cases[i].bytes);
+        v.smallest_bytes = std::min(v.smallest_bytes.value_or(cases[k].bytes), cases[k].bytes);
       }
     }
     result.values.push_back(std::move(v));
   }
   // Ceres lists the start as iteration 0: a fit stopped at max_num_iterations (200) lists 201.
-  result.iterations = static_cast<int>(summary.iterations.size()) - 1;
-  result.converged = summary.termination_type == ceres::CONVERGENCE;
+  result.iterations = static_cast<int>(solution.summary.iterations.size()) - 1;
+  result.converged = solution.summary.termination_type == ceres::CONVERGENCE;
   return result;
 }
 

@@ -559,7 +559,11 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
         << " parameters: no degrees of freedom left, so no standard errors\n";
   }
   for (const auto& v : result.values) {
-    if (!v.sigma && !no_dof) {
+    if (v.held) {
+      err << "warning: " << v.parameter->pointer
+          << " is not determined by the points (no standard error); it keeps the base's value, "
+          << display(*v.parameter, v.value) << "\n";
+    } else if (!v.sigma && !no_dof) {
       err << "warning: " << v.parameter->pointer
           << " is not determined by the points (no standard error); it keeps the value the "
              "fit ended at\n";

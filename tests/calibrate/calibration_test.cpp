@@ -398,3 +398,55 @@ TEST_CASE("calibrate: docs/calibration.md's parameter table lists every paramete
     CHECK(listed.count(p.pointer) == 1);
   }
 }
+
+TEST_CASE("calibration: what the points do not determine keeps the base's value",
+          "[calibrate][validation]") {
+  const auto base = io::load_hardware("h100-dgx");
+  const Parameter& factor =
+      *find_parameter("/collective/measured/tree/LL128/bandwidth_factor_multi_node");
+  const Parameter& offset =
+      *find_parameter("/collective/measured/tree/LL128/latency_offset_multi_node");
+  const double base_factor = factor.get(base);  // 0.3594, fitted to the 4- and 8-node logs
+  const auto value_of = [](const FitResult& r, const Parameter& p) -> const FittedValue& {
+    const auto it = std::find_if(r.values.begin(), r.values.end(),
+                                 [&p](const FittedValue& v) { return v.parameter == &p; });
+    REQUIRE(it != r.values.end());
+    return *it;
+  };
+  SECTION("a null column: one 256 KiB point where the factor is capped") {
+    // The 2-node log from 8 B runs tree/LL128 at one size, 256 KiB, where LL128's bandwidth is
+    // capped and the factor acts on nothing at its start value 1. The fit from that start ended
+    // there and won the tie with the fit from the base (both fit the point exactly), so the
+    // written profile carried 1 for the base's 0.3594: the 8-node log's 4 MiB tree/LL128 point
+    // then read +42% against +3.2% on the base.
+    const auto in = io::read_calibration_inputs(
+        {calibration_file("nccl_tests/h100-ndr-2node-all_reduce.txt")}, false);
+    FitOptions o = options();
+    o.min_collective_bytes = Bytes(0.0);
+    const FitResult r = fit(base, in.points, o);
+    const FittedValue& v = value_of(r, factor);
+    CHECK(v.held);
+    CHECK(!v.sigma);
+    CHECK(v.value == base_factor);
+    CHECK(factor.get(r.fitted) == base_factor);
+    CHECK(v.points == 1);
+  }
+  SECTION("one point, two parameters") {
+    // The 4-node log holds one tree/LL128 point (1 MiB) for the factor and the latency offset:
+    // a direction of the two leaves it unchanged. The pseudo-inverse gave the factor a standard
+    // error of 0.0007 while it drifted from 0.3594 to 0.3312; held at the base's value, the
+    // factor shows no error and the offset alone fits the point (-53.5 us, as with the factor
+    // frozen by --freeze).
+    const auto in = io::read_calibration_inputs(
+        {calibration_file("nccl_tests/h100-ndr-4node-all_reduce.txt")}, false);
+    const FitResult r = fit(base, in.points, options());
+    const FittedValue& f = value_of(r, factor);
+    CHECK(f.held);
+    CHECK(!f.sigma);
+    CHECK(f.value == base_factor);
+    const FittedValue& l = value_of(r, offset);
+    CHECK(!l.held);
+    CHECK(l.sigma.has_value());
+    CHECK(l.value == Approx(-53.52e-6).epsilon(1e-3));
+  }
+}

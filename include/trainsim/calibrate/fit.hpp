@@ -49,6 +49,9 @@ struct FittedValue {
   double before = 0.0;                 // the base profile's value (SI)
   double value = 0.0;                  // fitted (SI)
   std::optional<double> sigma;         // standard error, when the covariance could be computed
+  // Not determined by the points (a share in the Jacobian's null space), and held at the base's
+  // value: `value` is the base's.
+  bool held = false;
   bool at_bound = false;               // within 0.1% of the bound's span of a bound
   std::vector<std::string> fitted_to;  // labels of the measurement sets that inform it
   int points = 0;
