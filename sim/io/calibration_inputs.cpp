@@ -10,6 +10,7 @@
 #include "trainsim/collective/collective_model.hpp"
 #include "trainsim/error.hpp"
 
+#include "sim/io/json_reader.hpp"
 #include "sim/io/measurement_reader.hpp"
 #include "sim/io/nccl_tests_reader.hpp"
 
@@ -363,6 +364,8 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     for (auto& p : points) p.origin.label = label;
     in.points.collectives.insert(in.points.collectives.end(), points.begin(), points.end());
   };
+  std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>>
+      document_contents;  // (path, (size, hash))
   for (const auto& path : paths) {
     const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
     if (!json) {
@@ -372,6 +375,22 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
       continue;
     }
     calibrate::MeasurementDocument doc = read_measurement_document(path);
+    // A copy of a document under another name is the same measurements: its points would count
+    // twice, and leave-one-out would predict each copy from the other (0.0% error). Told apart
+    // by size and hash, as the logs are (a document read twice: it is small, and read whole).
+    {
+      const std::string text =
+          read_text_file(path, std::size_t{64} << 20U, "a measurement document");
+      const auto content = std::pair{text.size(), std::hash<std::string>{}(text)};
+      for (const auto& [earlier, earlier_content] : document_contents) {
+        if (earlier_content == content) {
+          throw ConfigError(path, "",
+                            "the measurement document has the same content as " + earlier +
+                                "; expected each run once, or its points count twice");
+        }
+      }
+      document_contents.emplace_back(path, content);
+    }
     in.files.push_back(path);
     in.devices.emplace_back(path, doc.environment.device);
     for (const auto& [pointer, device] : doc.record_devices) {

@@ -137,6 +137,13 @@ endfunction()
 a100_log_document(log_copies "{\"file\": \"log_copy_a.txt\"}, {\"file\": \"log_copy_b.txt\"}")
 trainsim_bad_input(calibrate log_copies "log_copies.json: /nccl_tests/1/file: the nccl-tests log [^\n]*log_copy_b.txt has the same content as [^\n]*log_copy_a.txt"
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copies.json)
+# So is a copy of a measurement document under another name: it was fitted twice without a
+# word (62 -> 124 points on the h200-sxm suite's max_efficiency), and leave-one-out predicted
+# each copy from the other at 0.0% error.
+configure_file(${CALIBRATION_DIR}/h200-sxm/suite.json ${CMAKE_CURRENT_BINARY_DIR}/suite_a.json COPYONLY)
+configure_file(${CALIBRATION_DIR}/h200-sxm/suite.json ${CMAKE_CURRENT_BINARY_DIR}/suite_b.json COPYONLY)
+trainsim_bad_input(calibrate document_copies "suite_b.json: the measurement document has the same content as [^\n]*suite_a.json\; expected each run once, or its points count twice"
+  --base h200-sxm ${CMAKE_CURRENT_BINARY_DIR}/suite_a.json ${CMAKE_CURRENT_BINARY_DIR}/suite_b.json)
 # The same run in other bytes (CRLF line endings, the footer cut off) is refused too: the two
 # tables print the same time for every size. It was fitted twice without a word.
 file(READ ${CALIBRATION_DIR}/nccl_tests/a100-1node-all_reduce.txt a100_log_text)
