@@ -223,7 +223,18 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
             " do not list them all; expected the ranks on the fullest node" +
             (ref.ranks ? std::string() : std::string(", with the run's \"ranks\"")));
   }
-  std::optional<std::string> version = ref.nccl_version ? ref.nccl_version : log.nccl_version;
+  // The entry's version is for logs that do not print one (docs/calibration-measurements.md);
+  // one that contradicts the log's hid the log's own version from the version check.
+  if (ref.nccl_version && log.nccl_version && *ref.nccl_version != *log.nccl_version &&
+      !log.nccl_version->starts_with(*ref.nccl_version + ".")) {
+    throw entry_error(log, ref, "nccl_version",
+                      "NCCL " + *ref.nccl_version +
+                          " (the entry's nccl_version, or its "
+                          "environment's nccl), but " +
+                          log.source + " prints NCCL version " + *log.nccl_version +
+                          "; expected the version the log prints, or none");
+  }
+  std::optional<std::string> version = log.nccl_version ? log.nccl_version : ref.nccl_version;
   std::vector<calibrate::CollectivePoint> out;
   for (const auto& row : log.rows) {
     calibrate::CollectivePoint p;

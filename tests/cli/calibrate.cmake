@@ -301,3 +301,12 @@ add_test(NAME cli.calibrate.latency_above_fill
          COMMAND trainsim calibrate --base h200-sxm ${CMAKE_CURRENT_BINARY_DIR}/h200_partial.json)
 set_tests_properties(cli.calibrate.latency_above_fill PROPERTIES PASS_REGULAR_EXPRESSION
   "warning: /collective/measured/nvls_tree/Simple/latency_offset_multi_node = [0-9.]+ us is fitted to messages from 1 GiB, all at or above the fill's saturation \\(64 MiB\\)")
+
+# An entry's nccl_version is for a log that prints none; one that contradicts the version the
+# log prints (2.26.2 here) replaced it, and the warning that the log ran another NCCL than the
+# profile prices was not given.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/nccl_version_clash.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
+    \"nccl_tests\": [{\"file\": \"${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt\", \"nccl_version\": \"2.20.3\"}]}\n")
+trainsim_bad_input(calibrate nccl_version_clash "nccl_version_clash.json: /nccl_tests/0/nccl_version: NCCL 2.20.3 [^\n]*prints NCCL version 2.26.2\; expected the version the log prints, or none"
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/nccl_version_clash.json)
