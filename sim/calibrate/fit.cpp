@@ -172,6 +172,16 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
       throw ConfigError(p.origin.source, origin_text(p.origin, "ranks"),
                         "a collective on one rank moves nothing; expected 2 ranks or more");
     }
+    // nccl-tests holds the whole message on every rank (the printed size is the reduced or
+    // gathered buffer, in place or beside the other one): a size past one GPU's HBM was never
+    // run, and fitting it pushed the latency offset to its bound (a "10 PB" record).
+    if (p.bytes > hw.gpu.hbm_capacity) {
+      throw ConfigError(p.origin.source, origin_text(p.origin, p.origin.line > 0 ? "" : "bytes"),
+                        size_text(p.bytes.value()) + " per rank, more than the " +
+                            size_text(hw.gpu.hbm_capacity.value()) +
+                            " of HBM of a GPU of profile '" + hw.id +
+                            "'; expected a message one GPU holds (check the unit)");
+    }
     if (p.group.ranks_per_node > hw.node.gpus_per_node) {
       throw ConfigError(p.origin.source, origin_text(p.origin),
                         std::to_string(p.group.ranks_per_node) + " ranks per node on a " +

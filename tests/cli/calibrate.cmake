@@ -310,3 +310,13 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/nccl_version_clash.json
     \"nccl_tests\": [{\"file\": \"${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt\", \"nccl_version\": \"2.20.3\"}]}\n")
 trainsim_bad_input(calibrate nccl_version_clash "nccl_version_clash.json: /nccl_tests/0/nccl_version: NCCL 2.20.3 [^\n]*prints NCCL version 2.26.2\; expected the version the log prints, or none"
   --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/nccl_version_clash.json)
+
+# A message no GPU holds (nccl-tests keeps the whole buffer on every rank): "10 PB" in a
+# record was fitted, pushing the ring latency offset to its bound and the genuine 1 GiB point
+# to -24%. Refused at its bytes.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/petabyte.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
+    \"collectives\": [{\"op\": \"all_reduce\", \"ranks\": 16, \"nodes\": 2, \"bytes\": \"10 PB\", \"time\": \"20 h\", \"algorithm\": \"ring\"},
+                      {\"op\": \"all_reduce\", \"ranks\": 16, \"nodes\": 2, \"bytes\": \"1 GiB\", \"time\": \"5.6 ms\", \"algorithm\": \"ring\"}]}\n")
+trainsim_bad_input(calibrate petabyte "petabyte.json: /collectives/0/bytes: 9.31323e\\+06 GiB per rank, more than the 80 GiB of HBM of a GPU of profile 'h100-dgx'\\; expected a message one GPU holds"
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/petabyte.json)
