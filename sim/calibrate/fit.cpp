@@ -252,16 +252,27 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
       namespace detail = collective::detail;
       const detail::Geometry g = detail::make_geometry(hw, group);
       std::optional<std::pair<double, Algorithm>> lenient;
+      // The share of each line a protocol fills with payload (NCCL's protocol definitions,
+      // docs/sources.md A.4): LL stores 4 B of data with a 4 B flag, LL128 120 B of each 128 B
+      // line, Simple all of it. A record that forces LL moves its bytes at half the links'
+      // rate at best: a 2-node LL AllReduce at 322 GB/s busbw was fitted, at its factor's bound.
+      const auto payload = [](Protocol pr) {
+        return pr == Protocol::Ll ? 0.5 : pr == Protocol::Ll128 ? 120.0 / 128.0 : 1.0;
+      };
       for (const Algorithm a : detail::kTunedAlgorithms) {
         if (forced_algorithm && *forced_algorithm != a) continue;
-        const bool runs =
-            std::any_of(detail::kProtocols.begin(), detail::kProtocols.end(), [&](Protocol pr) {
-              return (!forced_protocol || *forced_protocol == pr) &&
-                     detail::tuned_entry(hw, op, g, a, pr).has_value();
-            });
-        if (!runs) continue;
+        std::optional<double> best_payload;
+        for (const Protocol pr : detail::kProtocols) {
+          if ((forced_protocol && *forced_protocol != pr) ||
+              !detail::tuned_entry(hw, op, g, a, pr).has_value()) {
+            continue;
+          }
+          best_payload = std::max(best_payload.value_or(0.0), payload(pr));
+        }
+        if (!best_payload) continue;
         const double t =
-            detail::line_rate_transfer(hw, g, a, detail::tuned_traffic(op, g, a, bytes)).value();
+            detail::line_rate_transfer(hw, g, a, detail::tuned_traffic(op, g, a, bytes)).value() /
+            *best_payload;
         if (!lenient || t < lenient->first) lenient = {t, a};
       }
       if (lenient && lenient->first > c.fastest) {
@@ -269,7 +280,11 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
         c.ceiling =
             std::string("what its NVLink and NICs carry for ") +
             (forced_algorithm ? "NCCL's " : "the most lenient algorithm NCCL runs there, ") +
-            std::string(collective::to_string(lenient->second));
+            std::string(collective::to_string(lenient->second)) +
+            (forced_protocol && *forced_protocol != Protocol::Simple
+                 ? std::string(" with ") + std::string(collective::to_string(*forced_protocol)) +
+                       "'s payload per line"
+                 : std::string());
       }
     }
 

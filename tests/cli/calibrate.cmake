@@ -320,3 +320,12 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/petabyte.json
                       {\"op\": \"all_reduce\", \"ranks\": 16, \"nodes\": 2, \"bytes\": \"1 GiB\", \"time\": \"5.6 ms\", \"algorithm\": \"ring\"}]}\n")
 trainsim_bad_input(calibrate petabyte "petabyte.json: /collectives/0/bytes: 9.31323e\\+06 GiB per rank, more than the 80 GiB of HBM of a GPU of profile 'h100-dgx'\\; expected a message one GPU holds"
   --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/petabyte.json)
+
+# A record that forces LL moves its bytes at half the links' rate at best (LL stores 4 B of
+# data with each 4 B flag): 8 GiB in 50 ms on 2 H100 nodes, 322 GB/s busbw, was fitted with
+# LL's factor at its bound, where the same time forcing ring was refused.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/fast_ll.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
+    \"collectives\": [{\"op\": \"all_reduce\", \"ranks\": 16, \"nodes\": 2, \"bytes\": \"8 GiB\", \"time\": \"50 ms\", \"protocol\": \"LL\"}]}\n")
+trainsim_bad_input(calibrate fast_ll "fast_ll.json: /collectives/0/time: measured time 0.05 s is 322.1 busbw GB/s, above what its NVLink and NICs carry for the most lenient algorithm NCCL runs there, [a-z_]+ with LL's payload per line"
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/fast_ll.json)
