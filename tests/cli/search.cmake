@@ -240,3 +240,19 @@ trainsim_expect_exit(cli.search.precision_unsupported 3
   "^error: command line \\(--hardware, --precision\\): /training/precision: hardware 'a100-dgx' has no fp8 tensor cores"
   search --hardware a100-dgx --model llama3.2-1b --gpus 8 --global-batch 8 --seq-len 2048
   --precision fp8 --top 1)
+
+# --explain where the model-parallel plan's communication stays hidden: llama3-8b on 16 H100,
+# cp 2 adds 0.019 s of ring exchanges beside compute and exposed communication stays 0.043 s.
+# The explanation said the compute stream waited for them, and called equal memory "more".
+add_test(NAME cli.search.explain_hidden_cp COMMAND trainsim search --hardware h100-dgx
+         --model llama3-8b --gpus 16 --global-batch 32 --seq-len 8192 --tp 1 --pp 1 --cp 1,2
+         --top 2 --explain)
+set_tests_properties(cli.search.explain_hidden_cp PROPERTIES PASS_REGULAR_EXPRESSION
+  "\\(0\\.000 s\\)\\. No more communication is exposed: the 0\\.019 s of model-parallel communication added runs beside compute\\.\n.*\\(the same at the printed precision\\)")
+# With a mixture of experts the expert all-to-alls are named: qwen3-30b-a3b on 32 H100, the
+# best model-parallel plan (pp 2, ep 2) adds 0.152 s of them beside 0.009 s of pipeline sends,
+# and the explanation named the 0.009 s alone as what the compute stream waits for.
+add_test(NAME cli.search.explain_expert_all_to_all COMMAND trainsim search --hardware h100-dgx
+         --model qwen3-30b-a3b --gpus 32 --global-batch 128 --seq-len 4096 --top 4 --explain)
+set_tests_properties(cli.search.explain_expert_all_to_all PROPERTIES PASS_REGULAR_EXPRESSION
+  "tensor/context/pipeline 0\\.000 s -> 0\\.009 s\\; expert all-to-all 0\\.000 s -> 0\\.152 s\\.\n[^\n]*unlike the 0\\.161 s of model-parallel communication added \\(0\\.152 s of it expert all-to-all\\), which the compute stream waits for\\.")
