@@ -1043,8 +1043,12 @@ int run_search(const SearchOptions& o) {
     // Which memory a plan may use (report/memory.hpp): the same for every plan of the search.
     report::MemoryBreakdown reserve;
     report::apply_memory_reserve(base, reserve);
-    std::cout << "Memory per GPU: " << gib(reserve.usable) << " usable of "
-              << gib(reserve.capacity) << " HBM (reserved " << gib(reserve.reserved)
+    // Below a GiB in its own unit: a headroom leaving 3.40 MiB printed "0.0 GiB usable".
+    const auto memory = [](Bytes b) {
+      return b.value() >= 1024.0 * 1024.0 * 1024.0 ? gib(b) : to_string(b);
+    };
+    std::cout << "Memory per GPU: " << memory(reserve.usable) << " usable of "
+              << gib(reserve.capacity) << " HBM (reserved " << memory(reserve.reserved)
               << ", headroom " << fixed(100.0 * reserve.headroom_fraction, 1) << " %)\n"
               << result.enumerated << " plans enumerated";
     if (shard.count > 1) {
@@ -1076,8 +1080,25 @@ int run_search(const SearchOptions& o) {
     }
   }
   if (result.ranked.empty() && shard.count == 1) {
-    // Most plans invalid: the commonest problem is the one to fix; else memory is.
-    if (result.invalid > result.out_of_memory && !result.invalid_reasons.empty()) {
+    // Plans that run but do not fit: memory is what to fix, whatever the invalid ones lack (a
+    // 1-GPU MoE search named 'tp x pp x cp = 1 x 2 x 1 exceeds the 1 gpus', commonest among 972
+    // invalid plans, where the 36 plans that run needed 90.9 GiB or more). The plan needing
+    // least is named, and the headroom where it takes memory (0.9898 left 3.40 MiB usable).
+    if (result.least_out_of_memory) {
+      report::MemoryBreakdown reserve;
+      report::apply_memory_reserve(base, reserve);
+      throw PlanError(
+          "no plan of the search space runs and fits in memory; " +
+          std::to_string(result.out_of_memory) + " of " + std::to_string(result.in_shard) +
+          " plans run but do not fit, the least hungry " + result.least_out_of_memory_problem +
+          "; expected a larger cluster, a smaller global batch or a wider search space" +
+          (reserve.headroom_fraction > 0.0
+               ? ", or less than the " + fixed(100.0 * reserve.headroom_fraction, 1) +
+                     " % of HBM kept free (--memory-headroom)"
+               : std::string()));
+    }
+    // Every plan invalid: the commonest problem is the one to fix.
+    if (!result.invalid_reasons.empty()) {
       const sweep::SearchResult::InvalidReason& r = result.invalid_reasons.front();
       throw PlanError("no plan of the search space runs and fits in memory; " +
                       std::to_string(result.invalid) + " of " + std::to_string(result.in_shard) +

@@ -314,7 +314,14 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
         ++it->count;
         break;
       }
-      case Status::OutOfMemory: ++result.out_of_memory; break;
+      case Status::OutOfMemory:
+        ++result.out_of_memory;
+        if (!result.least_out_of_memory ||
+            c.evaluation.memory.total < *result.least_out_of_memory) {
+          result.least_out_of_memory = c.evaluation.memory.total;
+          result.least_out_of_memory_problem = c.evaluation.problem;
+        }
+        break;
       case Status::Ok:
         ++result.simulated;
         // The simulated memory can differ from memory_peak's only if the models disagree;

@@ -256,3 +256,22 @@ add_test(NAME cli.search.explain_expert_all_to_all COMMAND trainsim search --har
          --model qwen3-30b-a3b --gpus 32 --global-batch 128 --seq-len 4096 --top 4 --explain)
 set_tests_properties(cli.search.explain_expert_all_to_all PROPERTIES PASS_REGULAR_EXPRESSION
   "tensor/context/pipeline 0\\.000 s -> 0\\.009 s\\; expert all-to-all 0\\.000 s -> 0\\.152 s\\.\n[^\n]*unlike the 0\\.161 s of model-parallel communication added \\(0\\.152 s of it expert all-to-all\\), which the compute stream waits for\\.")
+
+# Plans that run but do not fit make memory the thing to change, whatever the invalid plans
+# lack: mixtral-8x7b on 1 H100 has 972 invalid plans (tp x pp x cp past 1 GPU) and 36 that run
+# out of memory; the error named the invalid plans' problem, which no fix of the space can cure.
+trainsim_expect_exit(cli.search.no_fit_names_memory 3
+  "^error: no plan of the search space runs and fits in memory\\; 36 of 1008 plans run but do not fit, the least hungry needs 697 GiB per GPU on stage 0, more than the 75\\.2 GiB usable of 80\\.0 GiB of HBM\\; expected a larger cluster, a smaller global batch or a wider search space\n$"
+  search --hardware h100-dgx --model mixtral-8x7b --gpus 1 --global-batch 16 --seq-len 2048)
+# A headroom that leaves 3.40 MiB: the header said "0.0 GiB usable", and the error asked for a
+# larger cluster without naming the headroom the user set.
+add_test(NAME cli.search.headroom_leaves_little COMMAND trainsim search --hardware h100-dgx
+         --model llama3.2-1b --gpus 1024 --global-batch 1024 --seq-len 128 --top 2
+         --memory-headroom 0.9898)
+set_tests_properties(cli.search.headroom_leaves_little PROPERTIES
+  PASS_REGULAR_EXPRESSION "Memory per GPU: 3\\.40 MiB usable of 80\\.0 GiB HBM \\(reserved 80\\.0 GiB, headroom 99\\.0 %\\)"
+  WILL_FAIL FALSE)
+trainsim_expect_exit(cli.search.headroom_leaves_little_error 3
+  "the least hungry needs 227 MiB per GPU on stage 7, more than the 3\\.40 MiB usable of 80\\.0 GiB of HBM\\; expected a larger cluster, a smaller global batch or a wider search space, or less than the 99\\.0 % of HBM kept free \\(--memory-headroom\\)\n$"
+  search --hardware h100-dgx --model llama3.2-1b --gpus 1024 --global-batch 1024 --seq-len 128
+  --top 2 --memory-headroom 0.9898)

@@ -91,6 +91,11 @@ struct SearchResult {
     std::string example;
   };
   std::vector<InvalidReason> invalid_reasons;
+  // The out-of-memory plan needing least memory per GPU (the first such in enumeration order):
+  // its peak total and its problem ("needs ... per GPU on stage ..., more than the ... usable of
+  // ... of HBM"); no total when no plan is out of memory.
+  std::optional<Bytes> least_out_of_memory;
+  std::string least_out_of_memory_problem;
   // Bounded search only: plans that run and fit by the memory model but were not simulated,
   // their bound below `threshold`, kept (unsimulated, best bound first) for best_where.
   std::int64_t bounded = 0;
