@@ -165,7 +165,8 @@ std::vector<Problem> validate(const Scenario& s) {
       problem("/parallel/sequence_parallel",
               "ep " + str(p.ep) + " with tp " + str(p.tp) +
                   " needs sequence parallelism (Megatron-Core refuses expert and tensor "
-                  "parallelism without it); expected sequence_parallel true, or ep 1 or tp 1");
+                  "parallelism without it); expected sequence_parallel true, or ep 1 or tp 1",
+              {"/parallel/ep", "/parallel/tp"});
     }
     if (m.expert_ffn_hidden % p.tp != 0) {
       problem("/parallel/tp", "tp " + str(p.tp) + " does not divide expert_ffn_hidden " +

@@ -112,11 +112,12 @@ add_test(NAME cli.run.moe_ep COMMAND trainsim run --hardware h100-dgx --model mi
          --sharding zero1 --format json)
 set_tests_properties(cli.run.moe_ep PROPERTIES
   PASS_REGULAR_EXPRESSION "\"op\": \"all_to_all\"")
-# Expert and tensor parallelism without sequence parallelism: Megatron-Core's TransformerConfig
+# Expert and tensor parallelism without sequence parallelism: the flags that set ep and tp are
+# named (it said "command line:" alone). Megatron-Core's TransformerConfig
 # refuses it ("When using expert parallelism and tensor parallelism, sequence parallelism must
 # be used"), and each TP rank would route all T tokens, tp times the all-to-all bytes.
 trainsim_expect_exit(cli.run.moe_ep_tp_without_sp 3
-  "^error: command line[^\n]*: /parallel/sequence_parallel: ep 8 with tp 2 needs sequence parallelism[^\n]*expected sequence_parallel true, or ep 1 or tp 1\n$"
+  "^error: command line \\(--ep, --tp\\): /parallel/sequence_parallel: ep 8 with tp 2 needs sequence parallelism[^\n]*expected sequence_parallel true, or ep 1 or tp 1\n$"
   run --hardware h100-dgx --model mixtral-8x7b --gpus 64 --seq-len 4096 --global-batch 256
   --tp 2 --ep 8 --sharding zero1)
 trainsim_expect_exit(cli.run.moe_ep_not_dividing 3
