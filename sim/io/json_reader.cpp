@@ -650,6 +650,14 @@ bool documentation_key(const std::string& key) {
 }
 }  // namespace
 
+std::vector<std::string> ObjectReader::unread_documentation_keys() const {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : json_.items()) {
+    if (read_.count(key) == 0U && documentation_key(key)) keys.push_back(key);
+  }
+  return keys;
+}
+
 void ObjectReader::finish() const {
   const std::vector<std::string> known(read_.begin(), read_.end());
   for (const auto& [key, value] : json_.items()) {

@@ -206,8 +206,13 @@ class ObjectReader {
   // A ConfigError at this object's key.
   [[nodiscard]] ConfigError error(const std::string& key, const std::string& problem) const;
 
-  // Throws ConfigError for the first key (in key order) that no accessor asked for.
+  // Throws ConfigError for the first key (in key order) that no accessor asked for, other than
+  // the keys documenting the data that every trainsim object allows ("source", "notes",
+  // "sources" and any key starting with "_").
   void finish() const;
+  // Those documenting keys of the object that no accessor asked for, in key order: a reader of
+  // another tool's format (a Hugging Face config's "_name_or_path") names them as ignored.
+  [[nodiscard]] std::vector<std::string> unread_documentation_keys() const;
 
  private:
   // The value of a required key; a missing one is "missing required key; expected <expected>",

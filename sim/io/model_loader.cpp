@@ -1118,6 +1118,9 @@ ModelSpec from_hugging_face(ObjectReader& r) {
                         std::to_string((m.num_heads + m.num_kv_heads) * m.head_dim * m.num_layers) +
                         " parameters)");
   }
+  // trainsim's own documenting keys mean nothing in a Hugging Face config; transformers writes
+  // "_name_or_path" and "_attn_implementation_autoset" there. Ignored like the rest, and named.
+  for (std::string& key : r.unread_documentation_keys()) ignored.push_back(std::move(key));
   r.finish();
   if (!ignored.empty() || !uncounted.empty()) {
     const auto joined = [](std::vector<std::string> keys) {

@@ -258,3 +258,15 @@ add_test(NAME cli.describe.flops_rounded COMMAND trainsim describe --hardware h1
          --model gpt-oss-120b --gpus 8 --seq-len 4096 --micro-batch 1)
 set_tests_properties(cli.describe.flops_rounded PROPERTIES PASS_REGULAR_EXPRESSION
   "\nmodel FLOPs  34643888359 per token \\(34\\.6 GFLOP")
+# A config's "_name_or_path" (transformers writes it) and a "notes" key were accepted without a
+# word: trainsim's documenting keys are allowed in every object of its own files, and in a
+# Hugging Face config they are ignored keys like the others, named on the note line.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/hf_underscore.json
+  "{\"_name_or_path\": \"meta-llama/Meta-Llama-3-8B\", \"model_type\": \"llama\", \"hidden_size\": 4096,
+    \"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8,
+    \"intermediate_size\": 14336, \"vocab_size\": 128256, \"notes\": \"x\"}\n")
+add_test(NAME cli.describe.hf_documenting_keys_named
+         COMMAND trainsim describe --model ${CMAKE_CURRENT_BINARY_DIR}/hf_underscore.json
+                 --hardware h100-dgx --gpus 8 --seq-len 4096)
+set_tests_properties(cli.describe.hf_documenting_keys_named PROPERTIES PASS_REGULAR_EXPRESSION
+  "note: [^\n]*hf_underscore\\.json: Hugging Face keys ignored \\(no effect on cost\\): _name_or_path, notes\\; docs/models.md")
