@@ -195,6 +195,32 @@ std::string input_text(const std::vector<InputChange>& changes, const std::strin
   return "";
 }
 
+// input_text of a document input (/hardware, /stack): the reference when it changed, else the
+// keys of two inline objects that differ, at most three ("stack iteration_overhead "0 ms" ->
+// "50 ms""). An inline stack against its copy with one key changed gave a host-overhead line
+// with no cause, where a named stack against an inline one named the change.
+std::string document_input_text(const std::vector<InputChange>& changes, const std::string& pointer,
+                                const std::string& name) {
+  if (std::string whole = input_text(changes, pointer, name); !whole.empty()) return whole;
+  constexpr std::size_t kShown = 3;
+  std::vector<std::string> keys;
+  std::size_t more = 0;
+  for (const auto& c : changes) {
+    if (!c.pointer.starts_with(pointer + "/")) continue;
+    if (keys.size() == kShown) {
+      ++more;
+      continue;
+    }
+    keys.push_back(c.pointer.substr(pointer.size() + 1) + " " + value_text(c.a) + " -> " +
+                   value_text(c.b));
+  }
+  if (keys.empty()) return "";
+  std::string text = name;
+  for (std::size_t i = 0; i < keys.size(); ++i) text += (i == 0 ? " " : ", ") + keys[i];
+  if (more > 0) text += " (and " + std::to_string(more) + " more)";
+  return text;
+}
+
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
   for (const auto& p : parts) {
@@ -377,8 +403,8 @@ std::string compute_reason(const DiffSide& a, const DiffSide& b, const ReportDif
   // hardware also where its peak did not: h100-dgx -> h200-dgx).
   why.push_back(input_text(d.inputs_changed, "/parallel/recompute", "recompute"));
   why.push_back(input_text(d.inputs_changed, "/parallel/recompute_layers", "recompute layers"));
-  why.push_back(input_text(d.inputs_changed, "/hardware", "hardware"));
-  why.push_back(input_text(d.inputs_changed, "/stack", "stack"));
+  why.push_back(document_input_text(d.inputs_changed, "/hardware", "hardware"));
+  why.push_back(document_input_text(d.inputs_changed, "/stack", "stack"));
   return join(why);
 }
 
@@ -509,7 +535,9 @@ ReportDiff diff_reports(const DiffSide& a, const DiffSide& b) {
     if (c->name == "compute") why = compute_reason(a, b, d);
     if (c->name == "exposed_communication") why = exposed_reason(d, ra, rb);
     if (c->name == "gpu_idle") why = idle_reason(a, b, d);
-    if (c->name == "host_overhead") why = input_text(d.inputs_changed, "/stack", "stack");
+    if (c->name == "host_overhead") {
+      why = document_input_text(d.inputs_changed, "/stack", "stack");
+    }
     d.reasons.push_back(
         DiffReason{.component = c->name,
                    .delta = c->delta.value(),

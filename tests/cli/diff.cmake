@@ -129,3 +129,20 @@ add_test(NAME cli.diff.small_decrease_signed COMMAND trainsim diff ${diff_a}
          ${CMAKE_CURRENT_SOURCE_DIR}/../data/diff_paper_seq8k.json)
 set_tests_properties(cli.diff.small_decrease_signed PROPERTIES PASS_REGULAR_EXPRESSION
   "exposed communication -[0-9]+ us \\([^)]*, -0\\.0 % of A's step time\\)")
+# Two inline stacks that differ in one key: the host-overhead reason named no cause (the stack
+# input is named when it is a reference, here its keys are): paper_fsdp_128 with a stack
+# extending pytorch-2.3-fsdp, and the same with 50 ms of iteration_overhead.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_inline_stack_a.json
+  "{\"hardware\": \"h100-dgx\", \"cluster\": {\"gpus\": 128}, \"model\": \"llama2-7b\",
+    \"training\": {\"seq_len\": 4096, \"global_batch\": 256, \"micro_batch\": 2},
+    \"parallel\": {\"sharding\": \"shard_grad_op\"}, \"stack\": {\"extends\": \"pytorch-2.3-fsdp\"}}\n")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_inline_stack_b.json
+  "{\"hardware\": \"h100-dgx\", \"cluster\": {\"gpus\": 128}, \"model\": \"llama2-7b\",
+    \"training\": {\"seq_len\": 4096, \"global_batch\": 256, \"micro_batch\": 2},
+    \"parallel\": {\"sharding\": \"shard_grad_op\"},
+    \"stack\": {\"extends\": \"pytorch-2.3-fsdp\", \"iteration_overhead\": \"50 ms\"}}\n")
+add_test(NAME cli.diff.inline_stack_key_named COMMAND trainsim diff
+         ${CMAKE_CURRENT_BINARY_DIR}/diff_inline_stack_a.json
+         ${CMAKE_CURRENT_BINARY_DIR}/diff_inline_stack_b.json)
+set_tests_properties(cli.diff.inline_stack_key_named PROPERTIES PASS_REGULAR_EXPRESSION
+  "1\\. host overhead \\+50\\.0 ms \\([^)]*\\): stack iteration_overhead none -> \"50 ms\"\n")
