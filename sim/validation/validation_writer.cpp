@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -27,7 +28,9 @@ std::string fixed(double v, int decimals) {
 
 std::string signed_percent(double fraction) {
   std::array<char, 64> buf{};
-  std::snprintf(buf.data(), buf.size(), "%+.1f%%", 100.0 * fraction);
+  // A value that rounds to 0.0% prints "+0.0%", never "-0.0%".
+  const double percent = std::fabs(100.0 * fraction) < 0.05 ? 0.0 : 100.0 * fraction;
+  std::snprintf(buf.data(), buf.size(), "%+.1f%%", percent);
   return buf.data();
 }
 

@@ -329,3 +329,13 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/fast_ll.json
     \"collectives\": [{\"op\": \"all_reduce\", \"ranks\": 16, \"nodes\": 2, \"bytes\": \"8 GiB\", \"time\": \"50 ms\", \"protocol\": \"LL\"}]}\n")
 trainsim_bad_input(calibrate fast_ll "fast_ll.json: /collectives/0/time: measured time 0.05 s is 322.1 busbw GB/s, above what its NVLink and NICs carry for the most lenient algorithm NCCL runs there, [a-z_]+ with LL's payload per line"
   --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/fast_ll.json)
+
+# One GEMM point fitted exactly: its error after the fit is -3.3e-16, printed "-0.0%"; an error
+# that rounds to zero prints "+0.0%".
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/one_gemm.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
+    \"gemm\": [{\"m\": 4096, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\", \"time\": \"200 us\"}]}\n")
+add_test(NAME cli.calibrate.zero_error_unsigned COMMAND trainsim calibrate --base h100-dgx
+         ${CMAKE_CURRENT_BINARY_DIR}/one_gemm.json)
+set_tests_properties(cli.calibrate.zero_error_unsigned PROPERTIES PASS_REGULAR_EXPRESSION
+  "gemm 4096x4096x4096 bf16 +687\\.2 +678\\.5 +687\\.2 +\\+0\\.0%  TFLOP/s")
