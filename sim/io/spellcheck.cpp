@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace trainsim::io {
@@ -31,7 +32,9 @@ std::optional<std::string> closest(std::string_view word,
   // distance with case; 'H100' a truncated 'h100-dgx'). Ranked by (not a truncation, edit
   // distance): a word of three or more letters that begins a candidate is a truncated name
   // ('bfloat' for 'bfloat16', 'h100' for 'h100-dgx') and beats any misspelling; the shortest
-  // completion wins among truncations.
+  // completion wins among truncations. A candidate equal to the word but for case beats both:
+  // 'Megatron-LM' is 'megatron-lm', which a truncation ranking ahead of it turned into
+  // 'megatron-lm-2019', another stack.
   const auto lower = [](std::string_view s) {
     std::string out(s);
     for (char& ch : out) {
@@ -40,12 +43,13 @@ std::optional<std::string> closest(std::string_view word,
     return out;
   };
   const std::string folded = lower(word);
-  std::pair<bool, std::size_t> best_rank{true, limit + 1};
+  std::tuple<bool, bool, std::size_t> best_rank{true, true, limit + 1};
   for (const auto& c : candidates) {
     const std::string name = lower(c);
     const bool truncated =
         folded.size() >= 3 && name.size() > folded.size() && name.starts_with(folded);
-    const std::pair<bool, std::size_t> rank{!truncated, edit_distance(folded, name)};
+    const std::tuple<bool, bool, std::size_t> rank{name != folded, !truncated,
+                                                   edit_distance(folded, name)};
     if (rank < best_rank) {
       best_rank = rank;
       best = c;

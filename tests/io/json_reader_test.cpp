@@ -157,6 +157,13 @@ TEST_CASE("spellcheck: closest candidate within a third of the word", "[io]") {
   // and was answered 'fp16' (the first of the two in the list).
   REQUIRE(closest("BF16", {"fp32", "fp16", "bf16", "fp8"}) == std::optional<std::string>("bf16"));
   REQUIRE(closest("H100-DGX", {"a100-dgx", "h100-dgx"}) == std::optional<std::string>("h100-dgx"));
+  // The same name in another case beats a longer name it begins: 'Megatron-LM' is the stack
+  // 'megatron-lm', and was answered 'megatron-lm-2019' (a truncation ranked first), another
+  // stack; 'Attention' the key 'attention', not 'attention_speed'.
+  REQUIRE(closest("Megatron-LM", {"megatron-lm-2019", "megatron-lm", "megatron-core"}) ==
+          std::optional<std::string>("megatron-lm"));
+  REQUIRE(closest("Attention", {"attention_speed", "attention"}) ==
+          std::optional<std::string>("attention"));
   // ... and a truncation in another case: 'H100' for 'h100-dgx' (no suggestion before).
   REQUIRE(closest("H100", {"a100-dgx", "h100-dgx"}) == std::optional<std::string>("h100-dgx"));
 }
