@@ -11,6 +11,7 @@
 
 #include "trainsim/parallel/placement.hpp"
 
+#include "sim/io/builtin_data.hpp"
 #include "sim/io/hardware_loader.hpp"
 #include "sim/io/json_reader.hpp"
 #include "sim/io/model_loader.hpp"
@@ -62,11 +63,9 @@ std::string resolve_path(const std::string& ref, const std::string& base_dir) {
 // inline object its JSON text (Scenario::hardware_inline), and for a name what it was read as
 // (Scenario::hardware_path).
 template <class Spec, class FromJson, class Load>
-std::tuple<Spec, std::string, std::string, std::string> load_ref(ObjectReader& r,
-                                                                 const ScenarioDocument& doc,
-                                                                 const std::string& key,
-                                                                 const std::string& noun,
-                                                                 FromJson from_json, Load load) {
+std::tuple<Spec, std::string, std::string, std::string> load_ref(
+    ObjectReader& r, const ScenarioDocument& doc, const std::string& key, const std::string& noun,
+    std::string_view folder, FromJson from_json, Load load) {
   const nlohmann::json& v = r.raw(key, "a built-in " + noun + " name, a file path or an object");
   if (v.is_object()) {
     const auto written = doc.written_at.find(r.pointer_of(key));
@@ -93,7 +92,12 @@ std::tuple<Spec, std::string, std::string, std::string> load_ref(ObjectReader& r
   const auto set_by = doc.overridden.find(r.pointer_of(key));
   const bool from_command_line =
       set_by != doc.overridden.end() && set_by->second.rfind("command line", 0) == 0;
-  std::string path = from_command_line ? name : resolve_path(name, doc.base_dir);
+  // A built-in id is the built-in, wherever it is written: a file of that name beside a
+  // scenario (a copy of h100-dgx with another GEMM efficiency, no extension) was read in its
+  // place while the report named the built-in. A file is named by a path ("./h100-dgx").
+  const bool builtin =
+      name.find('/') == std::string::npos && builtin_file(folder, name).has_value();
+  std::string path = from_command_line || builtin ? name : resolve_path(name, doc.base_dir);
   try {
     Spec spec = load(path);
     return {std::move(spec), std::move(name), "", std::move(path)};
@@ -169,10 +173,10 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
   ObjectReader top(doc.json, doc.source, "");
   parallel::Scenario s;
   std::tie(s.hardware, s.hardware_name, s.hardware_inline, s.hardware_path) =
-      load_ref<hardware::HardwareSpec>(top, doc, "hardware", "profile", hardware_from_json,
-                                       load_hardware);
+      load_ref<hardware::HardwareSpec>(top, doc, "hardware", "profile", "hardware_profiles",
+                                       hardware_from_json, load_hardware);
   std::tie(s.model, s.model_name, s.model_inline, s.model_path) =
-      load_ref<model::ModelSpec>(top, doc, "model", "model", model_from_json, load_model);
+      load_ref<model::ModelSpec>(top, doc, "model", "model", "models", model_from_json, load_model);
   if (const std::string gap = model::simulation_gap(s.model);
       doc.use == ScenarioUse::Simulate && !gap.empty()) {
     throw top.error("model", "model '" + s.model_name + "' has " + gap +
@@ -180,8 +184,8 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
                                  "(trainsim describe shows this model's counts)");
   }
   if (top.has("stack")) {
-    std::tie(s.stack, s.stack_name, s.stack_inline, s.stack_path) =
-        load_ref<stack::StackSpec>(top, doc, "stack", "stack", stack_from_json, load_stack);
+    std::tie(s.stack, s.stack_name, s.stack_inline, s.stack_path) = load_ref<stack::StackSpec>(
+        top, doc, "stack", "stack", "stacks", stack_from_json, load_stack);
   } else {
     s.stack = load_stack(kDefaultStack);
     s.stack_name = kDefaultStack;

@@ -491,3 +491,14 @@ add_test(NAME cli.run.bad.number_trailing_space
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/trailing_space.cmake)
 set_tests_properties(cli.run.bad.number_trailing_space PROPERTIES PASS_REGULAR_EXPRESSION
   "refused as given")
+# A built-in id is the built-in wherever it is written: a file named h100-dgx (no extension)
+# beside a scenario was read in its place while the report named the built-in (a copy with
+# another GEMM efficiency ran at twice the iteration time, labelled h100-dgx). Here the file is
+# not even JSON, and the scenario runs on the built-in.
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/shadowed)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/shadowed/h100-dgx "not a profile\n")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/shadowed/s.json
+  "{\"hardware\": \"h100-dgx\", \"model\": \"llama3.2-1b\", \"cluster\": {\"gpus\": 8},
+    \"training\": {\"seq_len\": 2048, \"global_batch\": 8}}\n")
+trainsim_expect_exit(cli.run.builtin_id_not_shadowed 0 "^$"
+  run ${CMAKE_CURRENT_BINARY_DIR}/shadowed/s.json)
