@@ -542,6 +542,8 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
     }
     hw.gpu.hbm_bandwidth = g.bandwidth("hbm_bandwidth");
     // Optional: memory reserved before any tensor (hardware_spec.hpp gives the defaults).
+    const Bytes default_context = hw.gpu.cuda_context;
+    const Bytes default_buffers = hw.gpu.nccl_buffers;
     if (g.has("reserved_memory")) {
       auto reserved = g.object("reserved_memory");
       if (reserved.has("cuda_context")) {
@@ -551,11 +553,26 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
         hw.gpu.nccl_buffers = Bytes(reserved.unit("nccl_buffers", UnitKind::Data, true));
       }
       reserved.finish();
-      if (hw.gpu.cuda_context + hw.gpu.nccl_buffers >= hw.gpu.hbm_capacity) {
-        throw g.error("reserved_memory",
-                      "expected cuda_context + nccl_buffers below hbm_capacity (" +
-                          to_string(hw.gpu.hbm_capacity) + ")");
+    }
+    // The reserve must leave HBM for tensors. Checked with the defaults too: a profile of
+    // 512 MiB of HBM and no reserved_memory loaded, and every plan then failed on the stack's
+    // workspace ('expected a workspace below -256 MiB', exit 3). The key at fault is the HBM
+    // unless the profile set a reserve of its own.
+    if (hw.gpu.cuda_context + hw.gpu.nccl_buffers >= hw.gpu.hbm_capacity) {
+      const bool own_reserve =
+          hw.gpu.cuda_context != default_context || hw.gpu.nccl_buffers != default_buffers;
+      const std::string reserve = "the CUDA context and NCCL buffers reserved (" +
+                                  to_string(hw.gpu.cuda_context) + " + " +
+                                  to_string(hw.gpu.nccl_buffers) +
+                                  (own_reserve ? ", /gpu/reserved_memory"
+                                               : ", the defaults; /gpu/reserved_memory sets them") +
+                                  ")";
+      if (own_reserve) {
+        throw g.error("reserved_memory", "expected " + reserve + " below hbm_capacity (" +
+                                             to_string(hw.gpu.hbm_capacity) + ")");
       }
+      throw g.error("hbm_capacity", to_string(hw.gpu.hbm_capacity) + " holds no more than " +
+                                        reserve + "; expected more HBM than that");
     }
     // The SM count (datasheet): tiles of a GEMM run in waves of one per SM.
     hw.gpu.sms = static_cast<int>(g.integer("sms", 1, kMaxSmallCount));

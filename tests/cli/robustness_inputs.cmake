@@ -118,6 +118,16 @@ trainsim_expect_exit(cli.robust.denormal_bandwidth 2
   describe --hardware ${robust_dir}/denormal_bandwidth.json --model llama2-7b --gpus 8
   --seq-len 4096)
 
+# HBM that holds no more than the CUDA context and NCCL buffers: a profile of 512 MiB loaded
+# and every plan failed on the stack ("memory.workspace 64.0 MiB ... expected a workspace below
+# -256 MiB", exit 3). The profile's hbm_capacity is named (h100-dgx's reserve is the default one).
+string(REGEX REPLACE "\"hbm_capacity\": \"80 GiB\"" "\"hbm_capacity\": \"512 MiB\""
+       tiny_hbm "${h100_text}")
+file(WRITE ${robust_dir}/tiny_hbm.json "${tiny_hbm}")
+trainsim_expect_exit(cli.robust.hbm_below_reserve 2
+  "^error: .*tiny_hbm.json: /gpu/hbm_capacity: 512 MiB holds no more than the CUDA context and NCCL buffers reserved \\(512 MiB \\+ 256 MiB, the defaults\; /gpu/reserved_memory sets them\\)\; expected more HBM than that\n$"
+  run --hardware ${robust_dir}/tiny_hbm.json --model llama2-7b --gpus 16 --seq-len 2048)
+
 # Library exceptions: a JSON number beyond double range (nlohmann out_of_range) is bad input.
 file(WRITE ${robust_dir}/number_overflow.json
   "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 1e400},\n"
