@@ -246,6 +246,15 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
       throw a.error("softmax", "expected \"unfused\" only with \"kernel\": \"unfused\" (a "
                                "flash-attention kernel has no separate softmax)");
     }
+    // Dropout is priced as unfused attention runs it, on the s x s probabilities; a flash
+    // kernel applies it inside (FlashAttention's dropout_p), which is not priced, and true was
+    // accepted there with no effect on time or memory.
+    if (s.attention_dropout && !s.unfused_attention) {
+      throw a.error("dropout",
+                    "expected true only with \"kernel\": \"unfused\" (a "
+                    "flash-attention kernel applies dropout inside, which is not "
+                    "priced; false for a flash kernel)");
+    }
     s.gqa_repeat_kv = a.choice_or("gqa", {"native", "repeat_kv"}, "native") == "repeat_kv";
     a.finish();
   }

@@ -442,6 +442,14 @@ TEST_CASE("stack: attention.softmax and residual.bias_dropout_add are optional a
                Catch::Contains("/attention/softmax") && Catch::Contains("unfused"));
   REQUIRE_THAT(load_error(stack_json({{"attention", {{"kernel", "unfused"}, {"softmax", 1}}}})),
                Catch::Contains("/attention/softmax"));
+  // Attention dropout is priced on the unfused kernel's probabilities; with a flash kernel it was
+  // accepted with no effect on time or memory.
+  REQUIRE_THAT(load_error(stack_json({{"attention", {{"dropout", true}}}})),
+               Catch::Contains("/attention/dropout") &&
+                   Catch::Contains("expected true only with \"kernel\": \"unfused\""));
+  REQUIRE(io::stack_from_json(
+              stack_json({{"attention", {{"kernel", "unfused"}, {"dropout", true}}}}), "s.json", "")
+              .attention_dropout);
   REQUIRE_THAT(load_error(stack_json({{"residual", {{"bias_dropout_add", "partly"}}}})),
                Catch::Contains("/residual/bias_dropout_add") && Catch::Contains("fused"));
   REQUIRE_THAT(load_error(stack_json({{"residual", {{"dropout", true}}}})),
