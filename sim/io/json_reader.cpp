@@ -759,13 +759,31 @@ std::string document_kind_noun(const nlohmann::json& json) {
 void require_document_kind(const nlohmann::json& json, DocumentKind want, const std::string& source,
                            const std::string& pointer, const std::string& what) {
   if (!json.is_object() || is_document_kind(json, want)) return;
+  const std::string subject = what.empty() ? (pointer.empty() ? "the file" : "the object") : what;
   for (const DocumentKind other :
        {DocumentKind::Hardware, DocumentKind::Model, DocumentKind::Stack}) {
     if (other == want || !is_document_kind(json, other)) continue;
     throw ConfigError(source, pointer,
-                      (what.empty() ? (pointer.empty() ? "the file" : "the object") : what) +
-                          " is " + document_noun(other) + ", not " + document_noun(want) +
+                      subject + " is " + document_noun(other) + ", not " + document_noun(want) +
                           "; expected " + document_noun(want));
+  }
+  // trainsim's other documents, which the loaders refused on a missing /id (a scenario given
+  // as --stack, a sweep spec, the NCCL constants beside the profiles).
+  const auto has = [&json](const char* key) { return json.contains(key); };
+  std::string other;
+  if (has("base") && has("axes")) {
+    other = "a sweep spec";
+  } else if (has("cluster") || has("training") || (has("hardware") && has("model"))) {
+    other = "a scenario";
+  } else if (has("nccl_version") && has("base_latency")) {
+    other = "NCCL's constants (hardware_profiles/nccl/)";
+  } else if (json.value("schema", "") == "trainsim-measurements") {
+    other = "a measurement document";
+  }
+  if (!other.empty()) {
+    throw ConfigError(source, pointer,
+                      subject + " is " + other + ", not " + document_noun(want) + "; expected " +
+                          document_noun(want));
   }
 }
 

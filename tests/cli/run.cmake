@@ -502,3 +502,17 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/shadowed/s.json
     \"training\": {\"seq_len\": 2048, \"global_batch\": 8}}\n")
 trainsim_expect_exit(cli.run.builtin_id_not_shadowed 0 "^$"
   run ${CMAKE_CURRENT_BINARY_DIR}/shadowed/s.json)
+# trainsim's other documents given as a profile, model or stack were refused on a missing /id
+# ('add an id' to a scenario): named for what they are.
+trainsim_expect_exit(cli.run.scenario_as_stack 2
+  "^error: [^\n]*paper_fsdp_128.json: the file is a scenario, not a software stack\\; expected a software stack\n$"
+  run --hardware h100-dgx --model llama2-7b --gpus 16 --seq-len 2048
+  --stack ${PROJECT_SOURCE_DIR}/examples/paper_fsdp_128.json)
+trainsim_expect_exit(cli.run.nccl_constants_as_profile 2
+  "^error: [^\n]*nccl-2.20.json: the file is NCCL's constants \\(hardware_profiles/nccl/\\), not a hardware profile"
+  run --hardware ${PROJECT_SOURCE_DIR}/hardware_profiles/nccl/nccl-2.20.json --model llama2-7b
+  --gpus 16 --seq-len 2048)
+trainsim_expect_exit(cli.run.sweep_spec_as_model 2
+  "^error: [^\n]*fig4_scaling.json: the file is a sweep spec, not a model"
+  run --hardware h100-dgx --model ${PROJECT_SOURCE_DIR}/examples/fig4_scaling.json --gpus 16
+  --seq-len 2048)
