@@ -516,3 +516,7 @@ trainsim_expect_exit(cli.run.sweep_spec_as_model 2
   "^error: [^\n]*fig4_scaling.json: the file is a sweep spec, not a model"
   run --hardware h100-dgx --model ${PROJECT_SOURCE_DIR}/examples/fig4_scaling.json --gpus 16
   --seq-len 2048)
+add_test(NAME cli.run.headroom_echoed
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/headroom_echo
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/headroom_echo.cmake)
