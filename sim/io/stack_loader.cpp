@@ -65,8 +65,10 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
       throw ConfigError(source, pointer + "/extends",
                         "'" + name + "' names two files, " + beside.string() +
                             " beside this stack and " + name +
-                            " in the working directory; expected one (give a path that tells "
-                            "them apart)");
+                            " in the working directory; expected one (an absolute path tells "
+                            "them apart: './" +
+                            std::filesystem::path(name).filename().string() +
+                            "' is relative too and names both)");
     }
     return base_file(beside.string());
   }

@@ -342,7 +342,8 @@ set_tests_properties(cli.run.stack_extends_beside PROPERTIES
   WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
   PASS_REGULAR_EXPRESSION "stack +stack_pair/inner/derived\\.json\n.*headroom 25\\.0 %")
 # Where the stack's folder and the working directory both hold the relative base, the two rules
-# would read different files: refused naming both.
+# would read different files: refused naming both. The fix it names is an absolute path: the
+# natural './base.json' is relative too and failed the same way.
 file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/stack_ambiguous/inner)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/stack_ambiguous/base.json
   "{\"extends\": \"megatron-lm\", \"id\": \"outer\", \"name\": \"outer\"}\n")
@@ -352,7 +353,7 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/stack_ambiguous/inner/derived.json
   "{\"extends\": \"base.json\", \"id\": \"derived\", \"name\": \"derived\"}\n")
 add_test(NAME cli.run.bad.stack_extends_ambiguous
          COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2
-                 "-DEXPECTED_STDERR=^error: inner/derived\\.json: /extends: 'base\\.json' names two files, inner/base\\.json beside this stack and base\\.json in the working directory"
+                 "-DEXPECTED_STDERR=^error: inner/derived\\.json: /extends: 'base\\.json' names two files, inner/base\\.json beside this stack and base\\.json in the working directory\\; expected one \\(an absolute path tells them apart: './base\\.json' is relative too and names both\\)"
                  "-DCOMMAND=$<TARGET_FILE:trainsim>;run;${run_args};--stack;inner/derived.json"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
 set_tests_properties(cli.run.bad.stack_extends_ambiguous PROPERTIES
