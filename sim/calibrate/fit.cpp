@@ -770,8 +770,11 @@ struct Solution {
   std::vector<double> null_share;
 };
 
+// `warm`, where given, is the one start (normalized values of `fitted`): a refit from where a fit
+// ended, with a parameter taken out and held, needs no second start.
 Solution solve(const HardwareSpec& base, const std::vector<Case>& cases,
-               std::vector<std::size_t> fitted, const FitOptions& options) {
+               std::vector<std::size_t> fitted, const FitOptions& options,
+               const std::vector<double>* warm = nullptr) {
   const auto& all = parameters();
   // Two starts (docs/calibration.md, "The fit"): the parameters' documented start values, and
   // the base's own values where they differ. The base's start wins only at a cost lower by more
@@ -791,6 +794,10 @@ Solution solve(const HardwareSpec& base, const std::vector<Case>& cases,
     const Parameter& p = all[out.fitted[j]];
     u[j] = (p.start - p.lower) / (p.upper - p.lower);
     from_base[j] = std::clamp((p.get(base) - p.lower) / (p.upper - p.lower), 0.0, 1.0);
+  }
+  if (warm != nullptr) {
+    u = *warm;
+    from_base = u;  // no second start
   }
   const std::vector<double> start_u = u;
 
@@ -978,9 +985,12 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     if (!pick || solution.fitted.size() == 1) break;
     std::vector<std::size_t> rest = solution.fitted;
     rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(*pick));
+    // From where the fit ended, the held parameter at the base's value.
+    std::vector<double> warm = solution.u;
+    warm.erase(warm.begin() + static_cast<std::ptrdiff_t>(*pick));
     Solution again;
     try {
-      again = solve(base, cases, std::move(rest), options);
+      again = solve(base, cases, std::move(rest), options, &warm);
     } catch (const ConfigError&) {
       break;  // a refit Ceres could not run: the fit before it stands
     }
