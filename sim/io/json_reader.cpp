@@ -777,7 +777,8 @@ void require_document_kind(const nlohmann::json& json, DocumentKind want, const 
     other = "a scenario";
   } else if (has("nccl_version") && has("base_latency")) {
     other = "NCCL's constants (hardware_profiles/nccl/)";
-  } else if (json.value("schema", "") == "trainsim-measurements") {
+  } else if (const auto schema = json.find("schema");
+             schema != json.end() && schema->is_string() && *schema == "trainsim-measurements") {
     other = "a measurement document";
   }
   if (!other.empty()) {

@@ -521,3 +521,10 @@ add_test(NAME cli.run.headroom_echoed
          COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/headroom_echo
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/headroom_echo.cmake)
+# A "schema" that is not a string in a stack (or profile, or model) is an ordinary unknown key:
+# the document check read it as a string and crashed ('internal error: type must be string').
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/schema_number_stack.json "{\"schema\": 5, \"id\": \"x\"}\n")
+trainsim_expect_exit(cli.run.stack_schema_number 2
+  "^error: [^\n]*schema_number_stack.json: /[a-z_]+: missing required key"
+  run --hardware h100-dgx --model llama2-7b --gpus 8 --seq-len 4096
+  --stack ${CMAKE_CURRENT_BINARY_DIR}/schema_number_stack.json)
