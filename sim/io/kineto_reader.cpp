@@ -579,8 +579,11 @@ class TraceParser {
         }
         span = last - first;
       }
+      // Times were read to timestamp_resolution_us; an end (ts + dur) and a start at one
+      // instant can differ by about twice that.
       trace_.step_breakdowns.push_back(
-          report::breakdown(per_step[i], span, trace_.steps[i].duration, trace_.steps[i].number));
+          report::breakdown(per_step[i], span, trace_.steps[i].duration, trace_.steps[i].number,
+                            Seconds(2.0 * trace_.timestamp_resolution_us * 1e-6)));
     }
     trace_.source = source_;
     return std::move(trace_);

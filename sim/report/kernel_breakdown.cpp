@@ -217,14 +217,18 @@ namespace {
 // one rounding (ts 1.1 + dur 2.2 = 3.3000000000000003 us against a start at 3.3 us: 4.4e-22 s);
 // summed as time, such a sliver showed as "0.00 ns" of overlapped communication against a
 // simulated 0, a difference of -100%.
-bool rounding(Seconds d, Seconds scale) {
+// A trace's absolute timestamps (about 4.5e12 us) read to about 1e-3 us, so a sliver there is
+// up to about 1e-10 s: the reader's resolution, passed in, covers it.
+bool rounding(Seconds d, Seconds scale, Seconds resolution) {
   return std::fabs(d.value()) <=
-         4.0 * std::numeric_limits<double>::epsilon() * std::fabs(scale.value());
+         std::max(resolution.value(),
+                  4.0 * std::numeric_limits<double>::epsilon() * std::fabs(scale.value()));
 }
 
 }  // namespace
 
-Seconds intersection_length(std::vector<KernelInterval> a, std::vector<KernelInterval> b) {
+Seconds intersection_length(std::vector<KernelInterval> a, std::vector<KernelInterval> b,
+                            Seconds resolution) {
   const auto x = merged(std::move(a));
   const auto y = merged(std::move(b));
   Seconds total{};
@@ -233,8 +237,8 @@ Seconds intersection_length(std::vector<KernelInterval> a, std::vector<KernelInt
   while (i < x.size() && j < y.size()) {
     const Seconds lo = std::max(x[i].start, y[j].start);
     const Seconds hi = std::min(x[i].end, y[j].end);
-    if (hi > lo && !rounding(hi - lo, std::max(Seconds(std::fabs(hi.value())),
-                                               Seconds(std::fabs(lo.value()))))) {
+    const Seconds scale = std::max(Seconds(std::fabs(hi.value())), Seconds(std::fabs(lo.value())));
+    if (hi > lo && !rounding(hi - lo, scale, resolution)) {
       total += hi - lo;
     }
     if (x[i].end < y[j].end) {
@@ -247,7 +251,7 @@ Seconds intersection_length(std::vector<KernelInterval> a, std::vector<KernelInt
 }
 
 StepBreakdown breakdown(const std::vector<TimedKernel>& kernels, Seconds span, Seconds cpu_duration,
-                        std::int64_t step) {
+                        std::int64_t step, Seconds resolution) {
   StepBreakdown b;
   b.step = step;
   b.cpu_duration = cpu_duration;
@@ -284,10 +288,10 @@ StepBreakdown breakdown(const std::vector<TimedKernel>& kernels, Seconds span, S
   b.communication = union_length(communication);
   // TraceLens gpu_event_analyser.py: exposed_comm = |comm_union \ comp_union|
   //                                              = |comm_union| - |comm_union ∩ comp_union|.
-  b.overlapped_communication = intersection_length(communication, compute);
+  b.overlapped_communication = intersection_length(communication, compute, resolution);
   b.exposed_communication = b.communication - b.overlapped_communication;
   // HTA breakdown_analysis.py get_temporal_breakdown: idle = span - |union of all GPU events|.
-  b.idle = rounding(span - b.busy, span) ? Seconds(0.0) : span - b.busy;
+  b.idle = rounding(span - b.busy, span, resolution) ? Seconds(0.0) : span - b.busy;
   return b;
 }
 

@@ -671,3 +671,23 @@ TEST_CASE("kineto_reader: GPU work not written as complete events is counted, no
   REQUIRE(t.skipped_gpu_events == 4);
   REQUIRE(parse_kineto_trace(trace_of(kStep + "," + kKernel), "t.json").skipped_gpu_events == 0);
 }
+
+TEST_CASE("kineto: a kernel that starts where another ends does not overlap it, at absolute times",
+          "[io]") {
+  // Kineto writes absolute microseconds (about 4.46e12 in tp2_overlap.json), read as doubles to
+  // about 1e-3 us: a GEMM at 4458677009100.251 lasting 66.173 ends at ...166.424 in decimal, and
+  // the AllReduce starting there is read one spacing apart. That sliver (about 1e-10 s) was
+  // summed as overlapped communication, "0.07 ns" against a simulated 0, -100%.
+  const std::string events =
+      R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 0, "tid": 1,
+          "ts": 4458677009000.25, "dur": 1000},
+         {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", "pid": 0,
+          "tid": 7, "ts": 4458677009100.251, "dur": 66.173, "args": {"stream": 7, "device": 0}},
+         {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "pid": 0,
+          "tid": 8, "ts": 4458677009166.424, "dur": 100.0, "args": {"stream": 8, "device": 0}})";
+  const auto t = parse_kineto_trace(trace_of(events), "t.json");
+  REQUIRE(t.step_breakdowns.size() == 1);
+  CHECK(t.step_breakdowns[0].overlapped_communication.value() == 0.0);
+  CHECK(t.step_breakdowns[0].idle.value() == 0.0);
+  CHECK(t.step_breakdowns[0].exposed_communication.value() == Approx(100e-6).epsilon(1e-6));
+}

@@ -60,9 +60,12 @@ struct KernelInterval {
 
 // Total length of the union of `intervals` (HTA merge_kernel_intervals, hta/utils/utils.py).
 [[nodiscard]] Seconds union_length(std::vector<KernelInterval> intervals);
-// Length of (union of a) ∩ (union of b) (HTA communication_analysis.py's overlap sweep).
+// Length of (union of a) ∩ (union of b) (HTA communication_analysis.py's overlap sweep). A piece
+// no longer than `resolution` (the times' reading resolution; a few units in the last place at
+// least) is rounding, not overlap.
 [[nodiscard]] Seconds intersection_length(std::vector<KernelInterval> a,
-                                          std::vector<KernelInterval> b);
+                                          std::vector<KernelInterval> b,
+                                          Seconds resolution = Seconds(0.0));
 
 // Time in one category or one collective op.
 struct CategoryTime {
@@ -107,8 +110,11 @@ struct StepBreakdown {
 // The breakdown of `kernels` over a window of length `span` (for a measured step the window is
 // the kernels' own extent; pass the CPU step duration as `cpu_duration`).
 // Requires: every kernel has end >= start.
+// `resolution` is the times' reading resolution (compare's trace: twice the spacing of doubles
+// at its timestamps): overlaps and idle time within it are 0.
 [[nodiscard]] StepBreakdown breakdown(const std::vector<TimedKernel>& kernels, Seconds span,
-                                      Seconds cpu_duration, std::int64_t step);
+                                      Seconds cpu_duration, std::int64_t step,
+                                      Seconds resolution = Seconds(0.0));
 
 // Field-by-field mean of `steps` (a category or op missing from a step counts as zero there);
 // `step` of the result is -1. Requires: `steps` is not empty.
