@@ -770,6 +770,19 @@ struct Solution {
   std::vector<double> null_share;
 };
 
+// The fit's cost (Ceres's: half the sum of the Huber loss of the squared log errors) with every
+// parameter at `hw`'s value.
+double cost_at(const HardwareSpec& hw, const std::vector<Case>& cases, double loss_scale) {
+  const double a2 = loss_scale * loss_scale;
+  double cost = 0.0;
+  for (const Case& c : cases) {
+    const double r = std::log(c.model(hw) / c.measured_value);
+    const double s = r * r;
+    cost += 0.5 * (s <= a2 ? s : 2.0 * loss_scale * std::sqrt(s) - a2);
+  }
+  return cost;
+}
+
 // `warm`, where given, is the one start (normalized values of `fitted`): a refit from where a fit
 // ended, with a parameter taken out and held, needs no second start.
 Solution solve(const HardwareSpec& base, const std::vector<Case>& cases,
@@ -974,27 +987,39 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
   // to the 4- and 8-node logs, and the 8-node 4 MiB point went from +3.2% to +42%.
   Solution solution = solve(base, cases, std::move(fitted), options);
   std::vector<std::size_t> held;
+  std::set<std::size_t> kept_moved;  // tried and refused: the cost rose with them at the base's
   for (;;) {
     std::optional<std::size_t> pick;
     for (std::size_t j = 0; j < solution.fitted.size(); ++j) {
       const Parameter& p = all[solution.fitted[j]];
       if (!(solution.null_share[j] > kUndeterminedShare)) continue;
       if (solution.values[j] == std::clamp(p.get(base), p.lower, p.upper)) continue;
+      if (kept_moved.count(solution.fitted[j]) != 0) continue;
       if (!pick || solution.null_share[j] > solution.null_share[*pick]) pick = j;
     }
-    if (!pick || solution.fitted.size() == 1) break;
+    if (!pick) break;
     std::vector<std::size_t> rest = solution.fitted;
     rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(*pick));
-    // From where the fit ended, the held parameter at the base's value.
-    std::vector<double> warm = solution.u;
-    warm.erase(warm.begin() + static_cast<std::ptrdiff_t>(*pick));
     Solution again;
-    try {
-      again = solve(base, cases, std::move(rest), options, &warm);
-    } catch (const ConfigError&) {
-      break;  // a refit Ceres could not run: the fit before it stands
+    if (rest.empty()) {
+      // The last free parameter: nothing left to refit, the cost at the base's values decides.
+      again.cost = cost_at(base, cases, options.loss_scale);
+      again.summary = solution.summary;
+    } else {
+      // From where the fit ended, the held parameter at the base's value.
+      std::vector<double> warm = solution.u;
+      warm.erase(warm.begin() + static_cast<std::ptrdiff_t>(*pick));
+      try {
+        again = solve(base, cases, std::move(rest), options, &warm);
+      } catch (const ConfigError&) {
+        kept_moved.insert(solution.fitted[*pick]);  // Ceres could not run it: the fit stands
+        continue;
+      }
     }
-    if (!(again.cost <= (1.0 + kOtherMinimum) * solution.cost + kExactCost)) break;
+    if (!(again.cost <= (1.0 + kOtherMinimum) * solution.cost + kExactCost)) {
+      kept_moved.insert(solution.fitted[*pick]);
+      continue;
+    }
     held.push_back(solution.fitted[*pick]);
     solution = std::move(again);
   }

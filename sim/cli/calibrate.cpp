@@ -494,9 +494,14 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   std::ostream& text = json ? table : out;  // the table goes nowhere with --format json
   text << "# trainsim calibrate: " << io::escape_control(base.id) << " ("
        << io::escape_control(base.name) << ")\n";
+  const auto num_held = static_cast<std::size_t>(std::count_if(
+      result.values.begin(), result.values.end(), [](const auto& v) { return v.held; }));
   text << "# " << result.residuals.size() << " points from " << labels.size()
-       << " measurement sets; " << result.values.size() << " parameters fitted in "
+       << " measurement sets; " << result.values.size() - num_held << " parameters fitted in "
        << result.iterations << " iterations" << (result.converged ? "" : " (not converged)")
+       << (num_held > 0
+               ? ", " + std::to_string(num_held) + " held at the base's value (not determined)"
+               : std::string())
        << "\n#\n";
   print_residuals(text, result.residuals, "after");
   text << "#\n";
@@ -638,6 +643,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
                         {"before", v.before},
                         {"value", v.value},
                         {"sigma", v.sigma ? nlohmann::ordered_json(*v.sigma) : nullptr},
+                        {"held", v.held},
                         {"lower", p.lower},
                         {"upper", p.upper},
                         {"at_bound", v.at_bound},

@@ -431,6 +431,24 @@ TEST_CASE("calibration: what the points do not determine keeps the base's value"
     CHECK(factor.get(r.fitted) == base_factor);
     CHECK(v.points == 1);
   }
+  SECTION("the only parameter left free") {
+    // The same factor alone (every other parameter frozen), on a base that gives it 0.9: there
+    // was no refit to try once a single parameter was left, and it ended at its start, 1.
+    hardware::HardwareSpec b = base;
+    factor.set(b, 0.9);
+    const auto in = io::read_calibration_inputs(
+        {calibration_file("nccl_tests/h100-ndr-2node-all_reduce.txt")}, false);
+    FitOptions o = options();
+    o.min_collective_bytes = Bytes(0.0);
+    for (const Parameter& p : parameters()) {
+      if (&p != &factor) o.frozen.push_back(p.pointer);
+    }
+    const FitResult r = fit(b, in.points, o);
+    const FittedValue& v = value_of(r, factor);
+    CHECK(v.held);
+    CHECK(v.value == 0.9);
+    CHECK(factor.get(r.fitted) == 0.9);
+  }
   SECTION("one point, two parameters") {
     // The 4-node log holds one tree/LL128 point (1 MiB) for the factor and the latency offset:
     // a direction of the two leaves it unchanged. The pseudo-inverse gave the factor a standard

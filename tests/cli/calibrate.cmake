@@ -339,3 +339,15 @@ add_test(NAME cli.calibrate.zero_error_unsigned COMMAND trainsim calibrate --bas
          ${CMAKE_CURRENT_BINARY_DIR}/one_gemm.json)
 set_tests_properties(cli.calibrate.zero_error_unsigned PROPERTIES PASS_REGULAR_EXPRESSION
   "gemm 4096x4096x4096 bf16 +687\\.2 +678\\.5 +687\\.2 +\\+0\\.0%  TFLOP/s")
+
+# The 4-node log's one tree/LL128 point cannot tell that protocol's multi-node bandwidth factor
+# from its latency offset: the factor keeps the base's value, and the header and the JSON say so
+# (calibration_test derives the values).
+add_test(NAME cli.calibrate.held_counted COMMAND trainsim calibrate --base h100-dgx
+         ${CALIBRATION_DIR}/nccl_tests/h100-ndr-4node-all_reduce.txt)
+set_tests_properties(cli.calibrate.held_counted PROPERTIES PASS_REGULAR_EXPRESSION
+  "# 14 points from 1 measurement sets\\; 6 parameters fitted in [0-9]+ iterations, 1 held at the base's value \\(not determined\\)\n")
+add_test(NAME cli.calibrate.held_json COMMAND trainsim calibrate --base h100-dgx
+         ${CALIBRATION_DIR}/nccl_tests/h100-ndr-4node-all_reduce.txt --format json)
+set_tests_properties(cli.calibrate.held_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"pointer\": \"/collective/measured/tree/LL128/bandwidth_factor_multi_node\",[^}]*\"sigma\": null,[^}]*\"held\": true")
