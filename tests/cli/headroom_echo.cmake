@@ -25,9 +25,33 @@ if(NOT usable_first EQUAL 72615146291 OR NOT usable_second EQUAL usable_first OR
    NOT headroom_second EQUAL 0.1)
   message(FATAL_ERROR "usable bytes ${usable_first} then ${usable_second}, headroom ${headroom_second}")
 endif()
-# The whole report, but for the context that names the files, is the same.
-string(JSON first REMOVE "${first}" context)
-string(JSON second REMOVE "${second}" context)
+# The whole report is the same, its context (which names the stack "inline" both times) too.
 if(NOT first STREQUAL second)
-  message(FATAL_ERROR "the scenario's run differs from the first")
+  message(FATAL_ERROR "the scenario's run differs from the first:\n${first}\n${second}")
+endif()
+
+# A stack file beside the scenario: the echo names it as the scenario wrote it ("my.json"), which
+# resolves beside the saved scenario as the plain echo does. It wrote the path as read from the
+# working directory ("sc/my.json"), which the saved scenario, run in sc/, did not find.
+file(MAKE_DIRECTORY ${WORK}/sc)
+file(WRITE ${WORK}/sc/my.json "{\"extends\": \"pytorch-2.3-fsdp\", \"id\": \"mine\", \"name\": \"mine\"}\n")
+file(WRITE ${WORK}/sc/scen.json
+  "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8},
+    \"training\": {\"seq_len\": 4096}, \"parallel\": {\"sharding\": \"full_shard\"},
+    \"stack\": \"my.json\"}\n")
+execute_process(COMMAND ${TRAINSIM} run sc/scen.json --memory-headroom 0.1 --format json
+                WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE first ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "run of sc/scen.json: exit ${rc}\n${err}")
+endif()
+string(JSON scenario GET "${first}" scenario)
+string(JSON extends GET "${scenario}" stack extends)
+if(NOT extends STREQUAL "my.json")
+  message(FATAL_ERROR "the echoed stack extends '${extends}'")
+endif()
+file(WRITE ${WORK}/sc/again.json "${scenario}\n")
+execute_process(COMMAND ${TRAINSIM} run again.json --format json
+                WORKING_DIRECTORY ${WORK}/sc RESULT_VARIABLE rc OUTPUT_VARIABLE second ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "run of sc/again.json in sc/: exit ${rc}\n${err}")
 endif()
