@@ -9,6 +9,7 @@
 #include "trainsim/report/memory.hpp"
 #include "trainsim/report/simulate.hpp"
 
+#include "sim/io/json_reader.hpp"
 #include "sim/io/sweep_writer.hpp"
 
 namespace trainsim::cli {
@@ -256,9 +257,11 @@ std::string problem_origin(const ScenarioFlags& f, const parallel::Problem& prob
   // The file, then the flags that set the problem's keys.
   const io::ScenarioDocument doc = scenario_document(f);
   const std::string flags = flags_setting(doc, problem);
-  std::string where = f.file.empty() ? "" : doc.source;
+  // The file's name escaped as a ConfigError's is (main.cpp): the error line joins lines with
+  // "; ", and a name holding a newline named a file that does not exist.
+  std::string where = f.file.empty() ? "" : io::escape_control(doc.source);
   if (!flags.empty()) where += (where.empty() ? "" : ", ") + ("command line (" + flags + ")");
-  if (where.empty()) where = doc.source;
+  if (where.empty()) where = io::escape_control(doc.source);
   return where;
 }
 

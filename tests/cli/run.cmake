@@ -528,3 +528,11 @@ trainsim_expect_exit(cli.run.stack_schema_number 2
   "^error: [^\n]*schema_number_stack.json: /[a-z_]+: missing required key"
   run --hardware h100-dgx --model llama2-7b --gpus 8 --seq-len 4096
   --stack ${CMAKE_CURRENT_BINARY_DIR}/schema_number_stack.json)
+# A plan problem names a file whose name holds a newline escaped, as a ConfigError does: it said
+# 'bad; plan.json' (exit 3), a file that does not exist.
+file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/bad\nplan.json"
+  "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8},
+    \"training\": {\"seq_len\": 4096}, \"parallel\": {\"tp\": 3}}\n")
+trainsim_expect_exit(cli.run.plan_problem_newline_name 3
+  "^error: [^\n]*bad.u000aplan.json: /parallel: gpus 8 do not split"
+  run "${CMAKE_CURRENT_BINARY_DIR}/bad\nplan.json")
