@@ -1087,15 +1087,23 @@ int run_search(const SearchOptions& o) {
     if (result.least_out_of_memory) {
       report::MemoryBreakdown reserve;
       report::apply_memory_reserve(base, reserve);
+      // Less headroom is worth naming only where it would make room for that plan: what is
+      // usable with none is at least what it needs (698 GiB on an 80 GiB GPU is not).
+      parallel::Scenario no_headroom = base;
+      no_headroom.stack.memory.headroom_fraction = 0.0;
+      report::MemoryBreakdown without;
+      report::apply_memory_reserve(no_headroom, without);
+      const bool headroom_helps =
+          reserve.headroom_fraction > 0.0 && *result.least_out_of_memory <= without.usable;
       throw PlanError(
           "no plan of the search space runs and fits in memory; " +
           std::to_string(result.out_of_memory) + " of " + std::to_string(result.in_shard) +
-          " plans run but do not fit, the least hungry " + result.least_out_of_memory_problem +
+          " plans run but do not fit, the least hungry (" +
+          plan_text(*result.least_out_of_memory_plan) + ") " + result.least_out_of_memory_problem +
           "; expected a larger cluster, a smaller global batch or a wider search space" +
-          (reserve.headroom_fraction > 0.0
-               ? ", or less than the " + fixed(100.0 * reserve.headroom_fraction, 1) +
-                     " % of HBM kept free (--memory-headroom)"
-               : std::string()));
+          (headroom_helps ? ", or less than the " + fixed(100.0 * reserve.headroom_fraction, 1) +
+                                " % of HBM kept free (--memory-headroom)"
+                          : std::string()));
     }
     // Every plan invalid: the commonest problem is the one to fix.
     if (!result.invalid_reasons.empty()) {

@@ -320,6 +320,7 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
             c.evaluation.memory.total < *result.least_out_of_memory) {
           result.least_out_of_memory = c.evaluation.memory.total;
           result.least_out_of_memory_problem = c.evaluation.problem;
+          result.least_out_of_memory_plan = c.scenario;
         }
         break;
       case Status::Ok:

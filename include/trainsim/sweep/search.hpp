@@ -96,6 +96,7 @@ struct SearchResult {
   // ... of HBM"); no total when no plan is out of memory.
   std::optional<Bytes> least_out_of_memory;
   std::string least_out_of_memory_problem;
+  std::optional<parallel::Scenario> least_out_of_memory_plan;
   // Bounded search only: plans that run and fit by the memory model but were not simulated,
   // their bound below `threshold`, kept (unsimulated, best bound first) for best_where.
   std::int64_t bounded = 0;
