@@ -544,7 +544,8 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
     // Optional: memory reserved before any tensor (hardware_spec.hpp gives the defaults).
     const Bytes default_context = hw.gpu.cuda_context;
     const Bytes default_buffers = hw.gpu.nccl_buffers;
-    if (g.has("reserved_memory")) {
+    const bool written = g.has("reserved_memory");
+    if (written) {
       auto reserved = g.object("reserved_memory");
       if (reserved.has("cuda_context")) {
         hw.gpu.cuda_context = Bytes(reserved.unit("cuda_context", UnitKind::Data, true));
@@ -557,17 +558,17 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
     // The reserve must leave HBM for tensors. Checked with the defaults too: a profile of
     // 512 MiB of HBM and no reserved_memory loaded, and every plan then failed on the stack's
     // workspace ('expected a workspace below -256 MiB', exit 3). The key at fault is the HBM
-    // unless the profile set a reserve of its own.
+    // unless the profile wrote a reserve other than the defaults (an 80 KiB HBM beside the
+    // stock reserve was blamed on reserved_memory); the line says whether it wrote one.
     if (hw.gpu.cuda_context + hw.gpu.nccl_buffers >= hw.gpu.hbm_capacity) {
-      const bool own_reserve =
+      const bool own_values =
           hw.gpu.cuda_context != default_context || hw.gpu.nccl_buffers != default_buffers;
-      const std::string reserve = "the CUDA context and NCCL buffers reserved (" +
-                                  to_string(hw.gpu.cuda_context) + " + " +
-                                  to_string(hw.gpu.nccl_buffers) +
-                                  (own_reserve ? ", /gpu/reserved_memory"
-                                               : ", the defaults; /gpu/reserved_memory sets them") +
-                                  ")";
-      if (own_reserve) {
+      const std::string reserve =
+          "the CUDA context and NCCL buffers reserved (" + to_string(hw.gpu.cuda_context) + " + " +
+          to_string(hw.gpu.nccl_buffers) +
+          (written ? ", /gpu/reserved_memory" : ", the defaults; /gpu/reserved_memory sets them") +
+          ")";
+      if (own_values) {
         throw g.error("reserved_memory", "expected " + reserve + " below hbm_capacity (" +
                                              to_string(hw.gpu.hbm_capacity) + ")");
       }

@@ -62,13 +62,14 @@ nlohmann::json base_document(const std::string& name, const std::string& source,
     // path that worked from the working directory before the rule would now read another).
     if (std::filesystem::is_regular_file(name, ec) &&
         !std::filesystem::equivalent(beside, name, ec)) {
-      throw ConfigError(source, pointer + "/extends",
-                        "'" + name + "' names two files, " + beside.string() +
-                            " beside this stack and " + name +
-                            " in the working directory; expected one (an absolute path tells "
-                            "them apart: './" +
-                            std::filesystem::path(name).filename().string() +
-                            "' is relative too and names both)");
+      throw ConfigError(
+          source, pointer + "/extends",
+          "'" + name + "' names two files, " + beside.string() + " beside this stack and " + name +
+              " in the working directory; expected one (an absolute path tells "
+              "them apart" +
+              (name.starts_with("./") ? std::string()
+                                      : ": './" + name + "' is relative too and names both") +
+              ")");
     }
     return base_file(beside.string());
   }

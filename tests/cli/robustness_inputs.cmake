@@ -120,13 +120,19 @@ trainsim_expect_exit(cli.robust.denormal_bandwidth 2
 
 # HBM that holds no more than the CUDA context and NCCL buffers: a profile of 512 MiB loaded
 # and every plan failed on the stack ("memory.workspace 64.0 MiB ... expected a workspace below
-# -256 MiB", exit 3). The profile's hbm_capacity is named (h100-dgx's reserve is the default one).
+# -256 MiB", exit 3). The profile's hbm_capacity is named (h100-dgx writes the default reserve,
+# which the line says it wrote). Without reserved_memory the line says the defaults hold.
 string(REGEX REPLACE "\"hbm_capacity\": \"80 GiB\"" "\"hbm_capacity\": \"512 MiB\""
        tiny_hbm "${h100_text}")
 file(WRITE ${robust_dir}/tiny_hbm.json "${tiny_hbm}")
 trainsim_expect_exit(cli.robust.hbm_below_reserve 2
-  "^error: .*tiny_hbm.json: /gpu/hbm_capacity: 512 MiB holds no more than the CUDA context and NCCL buffers reserved \\(512 MiB \\+ 256 MiB, the defaults\; /gpu/reserved_memory sets them\\)\; expected more HBM than that\n$"
+  "^error: .*tiny_hbm.json: /gpu/hbm_capacity: 512 MiB holds no more than the CUDA context and NCCL buffers reserved \\(512 MiB \\+ 256 MiB, /gpu/reserved_memory\\)\; expected more HBM than that\n$"
   run --hardware ${robust_dir}/tiny_hbm.json --model llama2-7b --gpus 16 --seq-len 2048)
+string(REGEX REPLACE "\"reserved_memory\": {[^}]*}," "" tiny_hbm_default "${tiny_hbm}")
+file(WRITE ${robust_dir}/tiny_hbm_default.json "${tiny_hbm_default}")
+trainsim_expect_exit(cli.robust.hbm_below_default_reserve 2
+  "^error: .*tiny_hbm_default.json: /gpu/hbm_capacity: 512 MiB holds no more than the CUDA context and NCCL buffers reserved \\(512 MiB \\+ 256 MiB, the defaults\; /gpu/reserved_memory sets them\\)\; expected more HBM than that\n$"
+  run --hardware ${robust_dir}/tiny_hbm_default.json --model llama2-7b --gpus 16 --seq-len 2048)
 
 # Library exceptions: a JSON number beyond double range (nlohmann out_of_range) is bad input.
 file(WRITE ${robust_dir}/number_overflow.json
