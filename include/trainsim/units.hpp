@@ -154,6 +154,9 @@ std::string to_string(Joules e);
 // `v` with `decimals` digits after the point ("%.*f"), never "-0.0": a value that rounds to zero
 // prints without a sign, whichever side of zero it came from.
 std::string fixed_text(double v, int decimals);
+// fixed_text with its sign always written: "+1.5", "-0.3", and "+0.0" for a value that rounds to
+// zero from either side (a table of signed errors).
+std::string signed_fixed_text(double v, int decimals);
 
 // `v` as fixed_text with at least `decimals` digits after the point, and more where a value
 // below 1 needs them to show `digits` significant digits ("0.00021" for 2.1e-4 at 3 decimals and

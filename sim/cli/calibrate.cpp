@@ -213,15 +213,16 @@ void print_residuals(std::ostream& out, const std::vector<calibrate::PointResidu
   for (const auto& r : rows) {
     // An error that rounds to 0.0% prints "+0.0%", whichever side of zero it came from
     // (-3.3e-16 printed "-0.0%").
-    const double percent = std::fabs(100.0 * r.error()) < 0.05 ? 0.0 : 100.0 * r.error();
+    const std::string percent = signed_fixed_text(100.0 * r.error(), 1);
     // A point's description is written whole ("gemm 16384x16384x16384 bf16" was cut at 25
     // characters), pushing the columns after it on that row; a document's point has no line.
     const std::string line_number = r.origin.line > 0 ? std::to_string(r.origin.line) : "-";
     std::array<char, 512> line{};
-    std::snprintf(line.data(), line.size(), "  %s %5s  %-25s %-16.16s %9.4g %9.4g %9.4g %+6.1f%%%s",
+    std::snprintf(line.data(), line.size(), "  %s %5s  %-25s %-16.16s %9.4g %9.4g %9.4g %6s%%%s",
                   io::column_text(io::escape_control(r.origin.label), 44).c_str(),
                   line_number.c_str(), r.what.c_str(), r.algorithm.c_str(), r.measured, r.before,
-                  r.after, percent, r.origin.reported_problem ? "  (reported problem)" : "");
+                  r.after, percent.c_str(),
+                  r.origin.reported_problem ? "  (reported problem)" : "");
     out << line.data() << "  " << r.unit << '\n';
   }
 }

@@ -486,26 +486,29 @@ bool is_data_parallel_group(const std::string& group) {
 // embedding sum, group "embedding"). Every stage's calls summed would count each kind pp times.
 // The expert all-to-all (group "ep") is in neither: the expert-parallelism lines of --explain
 // give it.
-// The expert all-to-alls (group "ep") of the report's critical stage, per iteration.
-double expert_all_to_all_seconds(const report::Report& r) {
+// Seconds per iteration of the report's critical stage in the collectives whose group `take`
+// accepts.
+template <class Take>
+double critical_stage_seconds(const report::Report& r, Take take) {
   double total = 0.0;
   for (const report::CollectiveSummary& c : r.collectives) {
-    if (c.group == "ep" && c.stage == r.critical_stage) {
+    if (c.stage == r.critical_stage && take(c.group)) {
       total += static_cast<double>(c.count) * c.time.value();
     }
   }
   return total;
 }
 
+// The expert all-to-alls (group "ep") of the critical stage, per iteration.
+double expert_all_to_all_seconds(const report::Report& r) {
+  return critical_stage_seconds(r, [](const std::string& g) { return g == "ep"; });
+}
+
+// The data-parallel collectives of the critical stage, or the others but the expert all-to-alls.
 double collective_seconds(const report::Report& r, bool data_parallel) {
-  double total = 0.0;
-  for (const report::CollectiveSummary& c : r.collectives) {
-    if (c.group == "ep" || c.stage != r.critical_stage) continue;
-    if (is_data_parallel_group(c.group) == data_parallel) {
-      total += static_cast<double>(c.count) * c.time.value();
-    }
-  }
-  return total;
+  return critical_stage_seconds(r, [data_parallel](const std::string& g) {
+    return g != "ep" && is_data_parallel_group(g) == data_parallel;
+  });
 }
 
 // Data-parallel collective calls per iteration on the report's critical stage (the counts of the
@@ -582,11 +585,7 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
       << (exposed <= 0 ? "" : "+") << fixed(exposed, 3) << " s). ";
   // Every call of the critical stage, the expert all-to-all included.
   const auto all_calls = [](const report::Report& r) {
-    double total = 0.0;
-    for (const report::CollectiveSummary& c : r.collectives) {
-      if (c.stage == r.critical_stage) total += static_cast<double>(c.count) * c.time.value();
-    }
-    return total;
+    return critical_stage_seconds(r, [](const std::string&) { return true; });
   };
   const double all_d = all_calls(rd);
   const double all_b = all_calls(rb);

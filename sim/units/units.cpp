@@ -63,6 +63,11 @@ std::string fixed_text(double v, int decimals) {
   return text;
 }
 
+std::string signed_fixed_text(double v, int decimals) {
+  std::string text = fixed_text(v, decimals);
+  return text[0] == '-' ? text : "+" + text;
+}
+
 std::string fixed_significant(double v, int decimals, int digits) {
   if (v != 0.0 && std::isfinite(v)) {
     // The first significant digit of |v| is at 10^e; `digits` of them end at 10^(e - digits + 1).

@@ -27,11 +27,8 @@ std::string fixed(double v, int decimals) {
 }
 
 std::string signed_percent(double fraction) {
-  std::array<char, 64> buf{};
   // A value that rounds to 0.0% prints "+0.0%", never "-0.0%".
-  const double percent = std::fabs(100.0 * fraction) < 0.05 ? 0.0 : 100.0 * fraction;
-  std::snprintf(buf.data(), buf.size(), "%+.1f%%", percent);
-  return buf.data();
+  return signed_fixed_text(100.0 * fraction, 1) + "%";
 }
 
 std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + "%"; }

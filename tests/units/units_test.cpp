@@ -65,6 +65,11 @@ TEST_CASE("units: to_string scales to a readable prefix", "[units]") {
   REQUIRE(fixed_text(-0.0, 2) == "0.00");
   REQUIRE(fixed_text(-0.05, 1) == "-0.1");  // rounds away from zero: kept
   REQUIRE(fixed_text(-3.0, 0) == "-3");
+  // Signed: the sign always written, "+0.0" for a value that rounds to zero from either side.
+  REQUIRE(signed_fixed_text(1.25, 1) == "+1.2");
+  REQUIRE(signed_fixed_text(-0.3, 1) == "-0.3");
+  REQUIRE(signed_fixed_text(-3.3e-14, 1) == "+0.0");
+  REQUIRE(signed_fixed_text(0.0, 1) == "+0.0");
   REQUIRE(to_string(Bytes(-0.0)) == "0.00 B");
 }
 
