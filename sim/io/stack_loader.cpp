@@ -386,12 +386,30 @@ stack::StackSpec stack_from_json(const nlohmann::json& document, const std::stri
   try {
     json = resolve_extends(document, source, pointer, 0, &files);
   } catch (const ExtendsChainTooLong& e) {
-    throw ConfigError(source, pointer + "/extends",
-                      "its \"extends\" chain has more than " + std::to_string(kMaxExtendsDepth) +
-                          " links (" + e.at + ", its stack " +
-                          std::to_string(kMaxExtendsDepth + 1) +
-                          ", extends another); expected at most " +
-                          std::to_string(kMaxExtendsDepth) + " (does a stack extend itself?)");
+    // A file read twice on the way is a cycle, whatever the length: say so, with the loop (a
+    // file extending itself, or a -> b -> a, was reported as a chain of more than 8 links).
+    const auto same = [](const std::string& a, const std::string& b) {
+      std::error_code ec;
+      return a == b || std::filesystem::equivalent(a, b, ec);
+    };
+    std::vector<std::string> chain = {source};
+    chain.insert(chain.end(), files.begin(), files.end());
+    for (std::size_t j = 1; j < chain.size(); ++j) {
+      for (std::size_t i = 0; i < j; ++i) {
+        if (!same(chain[i], chain[j])) continue;
+        std::string loop;
+        for (std::size_t k = i; k <= j; ++k) loop += (k == i ? "" : " -> ") + chain[k];
+        throw ConfigError(source, pointer + "/extends",
+                          "its \"extends\" chain is a cycle (" + loop +
+                              "); expected a chain that ends at a built-in stack or at a file "
+                              "without \"extends\"");
+      }
+    }
+    throw ConfigError(
+        source, pointer + "/extends",
+        "its \"extends\" chain has more than " + std::to_string(kMaxExtendsDepth) + " links (" +
+            e.at + ", its stack " + std::to_string(kMaxExtendsDepth + 1) +
+            ", extends another); expected at most " + std::to_string(kMaxExtendsDepth));
   }
   stack::StackSpec s;
   with_near_miss_note(json, source, pointer, [&](const nlohmann::json& resolved) {

@@ -539,15 +539,30 @@ TEST_CASE("stack: extends merges a stack over its base, and a bad base is one er
                    Catch::Contains("megatron-lm"));
   REQUIRE_THAT(load_error(nlohmann::json::parse(R"({"extends": 3})")),
                Catch::Contains("/extends") && Catch::Contains("built-in stack"));
-  // A file that extends itself: the chain is cut with one error, not a stack overflow.
+  // A file that extends itself: the chain is cut with one error, not a stack overflow, and named
+  // a cycle with its loop (it was reported as a chain of more than 8 links).
   const std::string path = "stack_extends_itself.json";
   {
     std::ofstream f(path);
     f << R"({"extends": "stack_extends_itself.json"})";
   }
   REQUIRE_THAT(load_error(nlohmann::json::parse(R"({"extends": "stack_extends_itself.json"})")),
-               Catch::Contains("/extends") && Catch::Contains("extend itself"));
+               Catch::Contains("/extends: its \"extends\" chain is a cycle "
+                               "(stack_extends_itself.json -> stack_extends_itself.json)"));
   std::remove(path.c_str());
+  // So is a -> b -> a, named from the file given.
+  {
+    std::ofstream a("stack_cycle_a.json");
+    a << R"({"extends": "stack_cycle_b.json", "id": "a", "name": "a"})";
+    std::ofstream b("stack_cycle_b.json");
+    b << R"({"extends": "stack_cycle_a.json", "id": "b", "name": "b"})";
+  }
+  REQUIRE_THROWS_WITH(io::load_stack("stack_cycle_a.json"),
+                      "stack_cycle_a.json: /extends: its \"extends\" chain is a cycle "
+                      "(stack_cycle_a.json -> stack_cycle_b.json -> stack_cycle_a.json); expected "
+                      "a chain that ends at a built-in stack or at a file without \"extends\"");
+  std::remove("stack_cycle_a.json");
+  std::remove("stack_cycle_b.json");
   // A chain of 9 links (c9 extends c8 ... c1 extends a built-in) is named at its start: the
   // error named c1.json, whose own "extends" is fine. 8 links load.
   std::vector<std::string> files;
@@ -561,8 +576,7 @@ TEST_CASE("stack: extends merges a stack over its base, and a bad base is one er
   CHECK(io::load_stack(files[7]).id == "c8");
   REQUIRE_THROWS_WITH(io::load_stack(files[8]),
                       "stack_chain_c9.json: /extends: its \"extends\" chain has more than 8 links "
-                      "(stack_chain_c1.json, its stack 9, extends another); expected at most 8 "
-                      "(does a stack extend itself?)");
+                      "(stack_chain_c1.json, its stack 9, extends another); expected at most 8");
   for (const auto& f : files) std::remove(f.c_str());
 }
 
