@@ -419,7 +419,9 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     for (const auto& ref : doc.logs) {
       if (ref.status == calibrate::LogStatus::ReportedProblem && !include_problem_logs) {
         in.files.push_back(ref.path);  // not read, but an input -o may not replace
-        in.skipped.push_back(file_name(ref.path) + " (" + path + ref.origin.label +
+        // The document and the entry's pointer apart ("h100-dgx.json: /nccl_tests/7"): joined,
+        // they read as a path that does not exist.
+        in.skipped.push_back(file_name(ref.path) + " (" + path + ": " + ref.origin.label +
                              "): marked reported_problem; not fitted (--include-problem-logs "
                              "fits it)");
         continue;
