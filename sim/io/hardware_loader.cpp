@@ -598,10 +598,10 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
   }
   {
     auto n = top.object("node");
-    hw.node.gpus_per_node = static_cast<int>(n.integer("gpus_per_node", 1, kMaxSmallCount));
-    if (hw.node.gpus_per_node > 1024) {
-      throw n.error("gpus_per_node", "expected at most 1024 GPUs per node");
-    }
+    // At most 1024 GPUs per node, stated as the key's range, so that every message about the
+    // key (a near miss's note included) gives the same bound: it said [1, 65536] there.
+    constexpr std::int64_t kMaxGpusPerNode = 1024;
+    hw.node.gpus_per_node = static_cast<int>(n.integer("gpus_per_node", 1, kMaxGpusPerNode));
     const std::string intra = n.choice("intra", {"nvswitch", "cube_mesh"});
     hw.node.intra =
         intra == "nvswitch" ? hardware::IntraNodeKind::NvSwitch : hardware::IntraNodeKind::CubeMesh;

@@ -134,6 +134,14 @@ trainsim_expect_exit(cli.robust.hbm_below_default_reserve 2
   "^error: .*tiny_hbm_default.json: /gpu/hbm_capacity: 512 MiB holds no more than the CUDA context and NCCL buffers reserved \\(512 MiB \\+ 256 MiB, the defaults\; /gpu/reserved_memory sets them\\)\; expected more HBM than that\n$"
   run --hardware ${robust_dir}/tiny_hbm_default.json --model llama2-7b --gpus 16 --seq-len 2048)
 
+# gpus_per_node's bound is its key's range, so a near miss's note states the same one: it said
+# [1, 65536] where 1024 is the most a profile may give.
+string(REGEX REPLACE "\"gpus_per_node\": 8" "\"gpus_per_nod\": 8" gpn_typo "${h100_text}")
+file(WRITE ${robust_dir}/gpn_typo.json "${gpn_typo}")
+trainsim_expect_exit(cli.robust.gpus_per_node_bound_stated 2
+  "^error: .*gpn_typo.json: /node/gpus_per_node: missing required key \\(the object has 'gpus_per_nod': a misspelling of 'gpus_per_node'\\?\\)\; expected an integer in \\[1, 1024\\]\n$"
+  describe --hardware ${robust_dir}/gpn_typo.json --model llama2-7b --gpus 8 --seq-len 4096)
+
 # Library exceptions: a JSON number beyond double range (nlohmann out_of_range) is bad input.
 file(WRITE ${robust_dir}/number_overflow.json
   "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 1e400},\n"
