@@ -270,7 +270,7 @@ TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and 
     REQUIRE_THROWS_AS(load(j), ConfigError);
     REQUIRE_THROWS_WITH(load(j),
                         "mem.json: /node/gpus_per_node: missing required key; "
-                        "expected an integer in [1, 65536]");
+                        "expected an integer in [1, 1024]");
   }
   SECTION("unknown key with a suggestion") {
     j["fabric"]["nic_bandwith"] = "400 Gb/s";
