@@ -770,6 +770,12 @@ struct Solution {
   std::vector<double> null_share;
 };
 
+// The base's value of `p`, within its bounds: where the base's values stand, and what a held
+// parameter keeps.
+double base_value(const Parameter& p, const HardwareSpec& base) {
+  return std::clamp(p.get(base), p.lower, p.upper);
+}
+
 // The fit's cost (Ceres's: half the sum of the Huber loss of the squared log errors) with every
 // parameter at `hw`'s value.
 double cost_at(const HardwareSpec& hw, const std::vector<Case>& cases, double loss_scale) {
@@ -881,8 +887,7 @@ Solution solve(const HardwareSpec& base, const std::vector<Case>& cases,
   for (std::size_t j = 0; j < n; ++j) {
     const Parameter& p = all[out.fitted[j]];
     // The base's own value, where it stands, not its round trip through u.
-    out.values[j] = keep_base ? std::clamp(p.get(base), p.lower, p.upper)
-                              : p.lower + u[j] * (p.upper - p.lower);
+    out.values[j] = keep_base ? base_value(p, base) : p.lower + u[j] * (p.upper - p.lower);
     p.set(fitted_spec, out.values[j]);
   }
 
@@ -993,7 +998,7 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     for (std::size_t j = 0; j < solution.fitted.size(); ++j) {
       const Parameter& p = all[solution.fitted[j]];
       if (!(solution.null_share[j] > kUndeterminedShare)) continue;
-      if (solution.values[j] == std::clamp(p.get(base), p.lower, p.upper)) continue;
+      if (solution.values[j] == base_value(p, base)) continue;
       if (kept_moved.count(solution.fitted[j]) != 0) continue;
       if (!pick || solution.null_share[j] > solution.null_share[*pick]) pick = j;
     }
@@ -1044,7 +1049,7 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     FittedValue v;
     v.parameter = &p;
     v.before = p.get(base);
-    v.value = is_held ? std::clamp(p.get(base), p.lower, p.upper) : solution.values[j];
+    v.value = is_held ? base_value(p, base) : solution.values[j];
     v.sigma = is_held ? std::nullopt : solution.sigma[j];
     v.held = is_held;
     const double u = (v.value - p.lower) / (p.upper - p.lower);

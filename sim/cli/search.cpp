@@ -589,6 +589,8 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
   };
   const double all_d = all_calls(rd);
   const double all_b = all_calls(rb);
+  // The model-parallel communication the plan adds, expert all-to-alls included.
+  const double added = std::max(0.0, mp_b + ep_b - mp_d - ep_d);
   const bool more_hidden =
       all_b - rb.exposed_communication.value() > all_d - rd.exposed_communication.value();
   if (exposed < 0 && dp_b > dp_d && more_hidden) {
@@ -612,14 +614,12 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
   } else if (exposed < 0.0005) {
     // No change at the printed precision: what the plan adds runs beside compute. (The branch
     // below said the compute stream waited for 0.019 s of cp traffic that stayed hidden.)
-    out << "No more communication is exposed: the "
-        << fixed(std::max(0.0, mp_b + ep_b - mp_d - ep_d), 3)
+    out << "No more communication is exposed: the " << fixed(added, 3)
         << " s of model-parallel communication added runs beside compute.\n";
   } else if (b_wins) {
     out << "More communication is exposed, but the rest of the iteration gains more.\n";
   } else {
     const double saved = std::max(0.0, dp_d - dp_b);
-    const double added = std::max(0.0, mp_b + ep_b - mp_d - ep_d);
     out << "The " << fixed(saved, 3) << " s of data-parallel collective time saved "
         << (saved < added ? "is less than" : "was mostly hidden behind compute anyway, unlike")
         << " the " << fixed(added, 3) << " s of model-parallel communication added"

@@ -10,7 +10,6 @@
 #include "trainsim/collective/collective_model.hpp"
 #include "trainsim/error.hpp"
 
-#include "sim/io/json_reader.hpp"
 #include "sim/io/measurement_reader.hpp"
 #include "sim/io/nccl_tests_reader.hpp"
 
@@ -385,23 +384,20 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
       add_log(ref);
       continue;
     }
-    calibrate::MeasurementDocument doc = read_measurement_document(path);
     // A copy of a document under another name is the same measurements: its points would count
     // twice, and leave-one-out would predict each copy from the other (0.0% error). Told apart
-    // by size and hash, as the logs are (a document read twice: it is small, and read whole).
-    {
-      const std::string text =
-          read_text_file(path, std::size_t{64} << 20U, "a measurement document");
-      const auto content = std::pair{text.size(), std::hash<std::string>{}(text)};
-      for (const auto& [earlier, earlier_content] : document_contents) {
-        if (earlier_content == content) {
-          throw ConfigError(path, "",
-                            "the measurement document has the same content as " + earlier +
-                                "; expected each run once, or its points count twice");
-        }
+    // by size and hash of the text read, as the logs are.
+    const std::string text = read_measurement_text(path);
+    calibrate::MeasurementDocument doc = parse_measurement_document(text, path);
+    const auto content = std::pair{text.size(), std::hash<std::string>{}(text)};
+    for (const auto& [earlier, earlier_content] : document_contents) {
+      if (earlier_content == content) {
+        throw ConfigError(path, "",
+                          "the measurement document has the same content as " + earlier +
+                              "; expected each run once, or its points count twice");
       }
-      document_contents.emplace_back(path, content);
     }
+    document_contents.emplace_back(path, content);
     in.files.push_back(path);
     in.devices.emplace_back(path, doc.environment.device);
     for (const auto& [pointer, device] : doc.record_devices) {

@@ -734,6 +734,8 @@ bool is_document_kind(const nlohmann::json& json, DocumentKind kind) {
   return false;
 }
 
+}  // namespace
+
 std::string document_noun(DocumentKind kind) {
   switch (kind) {
     case DocumentKind::Hardware:
@@ -746,14 +748,12 @@ std::string document_noun(DocumentKind kind) {
   return "";
 }
 
-}  // namespace
-
-std::string document_kind_noun(const nlohmann::json& json) {
+std::optional<DocumentKind> document_kind(const nlohmann::json& json) {
   for (const DocumentKind kind :
        {DocumentKind::Hardware, DocumentKind::Model, DocumentKind::Stack}) {
-    if (is_document_kind(json, kind)) return document_noun(kind);
+    if (is_document_kind(json, kind)) return kind;
   }
-  return "";
+  return std::nullopt;
 }
 
 void require_document_kind(const nlohmann::json& json, DocumentKind want, const std::string& source,

@@ -93,9 +93,11 @@ enum class DocumentKind { Hardware, Model, Stack };
 // missing key of the kind expected instead. Anything else passes, for the loader to judge.
 void require_document_kind(const nlohmann::json& json, DocumentKind want, const std::string& source,
                            const std::string& pointer, const std::string& what = "");
-// What `json` plainly is by the same marks, with its article ("a model"), or "" when it is none
-// of the three.
-[[nodiscard]] std::string document_kind_noun(const nlohmann::json& json);
+// What `json` plainly is by the same marks, or none of the three.
+[[nodiscard]] std::optional<DocumentKind> document_kind(const nlohmann::json& json);
+// The kind with its article, as messages name it: "a hardware profile", "a model", "a software
+// stack".
+[[nodiscard]] std::string document_noun(DocumentKind kind);
 
 // Parses a file compiled into the executable (builtin_data.hpp) as parse_json does, but without
 // the pass for keys given twice: those files are the project's, a test runs the pass over every

@@ -308,23 +308,26 @@ class TraceParser {
                         "expected a trace event (an object), got " + describe_json(e));
     }
     const auto cat_it = e.find("cat");
-    const auto step_name = [&e] {
-      const auto name = e.find("name");
-      return name != e.end() && name->is_string() &&
-             name->get_ref<const std::string&>().starts_with("ProfilerStep#");
-    };
-    const auto is_step_category = [](const std::string& c) {
-      return c == "user_annotation" || c == "cpu_op" || c == "operator";
-    };
+    const auto name_it = e.find("name");
+    const bool step_name = name_it != e.end() && name_it->is_string() &&
+                           name_it->get_ref<const std::string&>().starts_with("ProfilerStep#");
     if (cat_it == e.end() || !cat_it->is_string()) {
-      if (step_name()) {
+      if (step_name) {
         count_other_step_category(cat_it == e.end() ? "no cat" : "a cat that is not a string");
       }
       return;
     }
     const std::string cat = lowercase(cat_it->get<std::string>());
     const auto ph = e.find("ph");
-    if (!is_step_category(cat) && step_name()) {
+    // Categories as libkineto ActivityType.cpp writes them, matched ignoring case, plus the
+    // spellings of early Kineto (PyTorch 1.8/1.9: "Kernel", "Memcpy", "Memset", "Runtime",
+    // "Operator"), which kineto's tb_plugin (torch_tb_profiler/profiler/trace.py EventTypeMap)
+    // still reads.
+    const bool gpu = is_gpu_category(cat);
+    const bool launch = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime";
+    const bool step_category = cat == "user_annotation" || cat == "cpu_op" || cat == "operator";
+    const bool step = step_category && step_name;
+    if (!step_category && step_name) {
       if (cat == "gpu_user_annotation") {
         ++gpu_step_copies_;
       } else {
@@ -334,17 +337,7 @@ class TraceParser {
     // The Trace Event Format's phase is a string; in an event the reader uses (GPU work, a
     // launch, a profiler step) another value is a damaged event, refused rather than counted
     // among the GPU work in other phases or dropped. Other events stay unchecked.
-    const auto used = [&] {
-      if (is_gpu_category(cat) || cat == "cuda_runtime" || cat == "cuda_driver" ||
-          cat == "runtime") {
-        return true;
-      }
-      const auto name = e.find("name");
-      return (cat == "user_annotation" || cat == "cpu_op" || cat == "operator") &&
-             name != e.end() && name->is_string() &&
-             name->get_ref<const std::string&>().starts_with("ProfilerStep#");
-    };
-    if (ph != e.end() && !ph->is_string() && used()) {
+    if (ph != e.end() && !ph->is_string() && (gpu || launch || step)) {
       throw ConfigError(
           source_, pointer + "/ph",
           "expected the event's phase as a string (\"X\" for a complete event), got " +
@@ -352,30 +345,21 @@ class TraceParser {
     }
     // Only complete events: Kineto's flow events (ph s/f, cat ac2g) carry no duration. GPU
     // work in another phase (a begin/end pair, which Kineto does not write) is counted for a
-    // note.
+    // note, as are steps.
     if (ph != e.end() && (!ph->is_string() || ph->get_ref<const std::string&>() != "X")) {
-      if (is_gpu_category(cat)) ++trace_.skipped_gpu_events;
-      if (is_step_category(cat) && step_name()) {
+      if (gpu) ++trace_.skipped_gpu_events;
+      if (step) {
         ++step_events_not_complete_;
         ++trace_.skipped_step_events;
       }
       return;
     }
-    // Categories as libkineto ActivityType.cpp writes them, matched ignoring case, plus the
-    // spellings of early Kineto (PyTorch 1.8/1.9: "Kernel", "Memcpy", "Memset", "Runtime",
-    // "Operator"), which kineto's tb_plugin (torch_tb_profiler/profiler/trace.py EventTypeMap)
-    // still reads.
     Kind kind = Kind::Gpu;
-    if (is_gpu_category(cat)) {
+    if (gpu) {
       kind = Kind::Gpu;
-    } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
+    } else if (launch) {
       kind = Kind::Launch;
-    } else if (cat == "user_annotation" || cat == "cpu_op" || cat == "operator") {
-      const auto name = e.find("name");
-      if (name == e.end() || !name->is_string() ||
-          !name->get_ref<const std::string&>().starts_with("ProfilerStep#")) {
-        return;
-      }
+    } else if (step) {
       kind = Kind::Step;
     } else {
       return;

@@ -477,10 +477,10 @@ MeasurementDocument parse_measurement_document(const std::string& text, const st
   return doc;
 }
 
-MeasurementDocument read_measurement_document(const std::string& path) {
+std::string read_measurement_text(const std::string& path) {
   // Bounded, chunk by chunk: /dev/zero is refused at its first NUL byte, a huge file or a pipe
   // that never ends after 64 MiB, a named pipe nobody writes to at once.
-  const std::string text = read_text_file(
+  return read_text_file(
       path, kMaxBytes, "a measurement document", [&path](std::string_view part, std::size_t at) {
         if (const auto nul = part.find('\0'); nul != std::string_view::npos) {
           throw ConfigError(path, "",
@@ -488,7 +488,10 @@ MeasurementDocument read_measurement_document(const std::string& path) {
                                 "; expected a JSON text file, got binary data");
         }
       });
-  return parse_measurement_document(text, path);
+}
+
+MeasurementDocument read_measurement_document(const std::string& path) {
+  return parse_measurement_document(read_measurement_text(path), path);
 }
 
 }  // namespace trainsim::io

@@ -17,8 +17,12 @@ namespace trainsim::io {
 [[nodiscard]] calibrate::MeasurementDocument parse_measurement_document(const std::string& text,
                                                                         const std::string& source);
 
-// Reads the file (ConfigError naming it if unreadable, a directory, over 64 MiB or holding NUL
-// bytes) and parses it as parse_measurement_document does, with `path` as the source.
+// The text of the file at `path`, bounded: ConfigError naming it if unreadable, a directory, over
+// 64 MiB or holding NUL bytes.
+[[nodiscard]] std::string read_measurement_text(const std::string& path);
+
+// Reads the file (read_measurement_text) and parses it as parse_measurement_document does, with
+// `path` as the source.
 [[nodiscard]] calibrate::MeasurementDocument read_measurement_document(const std::string& path);
 
 }  // namespace trainsim::io

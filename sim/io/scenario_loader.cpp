@@ -161,10 +161,11 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
   }
   // And a model (a Hugging Face config.json too), hardware profile or stack, on a missing
   // /hardware, then on the next missing key each flag given for it leads to.
-  if (const std::string noun = document_kind_noun(doc.json); !noun.empty()) {
-    const char* key = noun == "a model"              ? "model"
-                      : noun == "a hardware profile" ? "hardware"
-                                                     : "stack";
+  if (const auto kind = document_kind(doc.json)) {
+    const char* key = *kind == DocumentKind::Model      ? "model"
+                      : *kind == DocumentKind::Hardware ? "hardware"
+                                                        : "stack";
+    const std::string noun = document_noun(*kind);
     throw ConfigError(doc.source, "",
                       noun + ", not a scenario; expected a scenario document, which names " + noun +
                           " file as its \"" + key + "\" (or --" + key +
