@@ -198,13 +198,15 @@ std::vector<Parameter> make_parameters() {
         return hw.gpu.gemm_comm_contention.value_or(hw.gpu.comm_compute_contention);
       },
       [](HardwareSpec& hw, double v) { hw.gpu.gemm_comm_contention = v; }));
-  // Power by activity (hardware::PowerSpec); bounds 1 W to 2 kW, the loader then checks them
-  // against each other and the TDP.
+  // Power by activity (hardware::PowerSpec); bounds 1 W to 5 kW, what the loader holds a profile's
+  // power to and calibrate a measured one (hardware::kMinGpuWatts, kMaxGpuWatts; a 2 kW bound
+  // fitted a 2,400 W measurement at 2,000 W), the loader then checks them against each other and
+  // the TDP.
   auto watts = [&out](std::string pointer, std::string meaning, Watts hardware::PowerSpec::*field,
                       double start) {
     Parameter p = number(
-        std::move(pointer), 1.0, 2000.0, start, std::move(meaning),
-        [field](const HardwareSpec& hw) { return (hw.power.*field).value(); },
+        std::move(pointer), hardware::kMinGpuWatts, hardware::kMaxGpuWatts, start,
+        std::move(meaning), [field](const HardwareSpec& hw) { return (hw.power.*field).value(); },
         [field](HardwareSpec& hw, double v) { hw.power.*field = Watts(v); });
     p.unit = ParameterUnit::Watts;
     out.push_back(std::move(p));

@@ -431,6 +431,25 @@ TEST_CASE("calibrate: power records that break the profile's ordering are named 
   REQUIRE_NOTHROW(fit(base, m, FitOptions{}));
 }
 
+TEST_CASE("calibrate: a measured power the loader accepts is fitted, not clipped at a bound",
+          "[calibrate]") {
+  // A GPU with a 3 kW TDP drawing 2,400 W in compute: within the 1 W to 5 kW that the loader
+  // holds a profile's power to (hardware::kMaxGpuWatts) and calibrate a measured one. With the
+  // power parameters bounded at 2 kW the fit returned 2,000 W, at its bound, 16.7% off the one
+  // point it had, where the profile's start (2,500 W) was 4.2% off.
+  hardware::HardwareSpec base = io::load_hardware("h100-dgx");
+  base.power.tdp = Watts(3000.0);
+  base.power.compute = Watts(2500.0);
+  MeasurementSet m;
+  m.power = {PowerPoint{.activity = PowerActivity::Compute, .power = Watts(2400.0), .origin = {}}};
+  const FitResult r = fit(base, m, FitOptions{});
+  REQUIRE(r.values.size() == 1);
+  REQUIRE(r.values[0].parameter->pointer == "/power/compute");
+  REQUIRE(r.values[0].parameter->upper == hardware::kMaxGpuWatts);
+  REQUIRE(r.values[0].value == Approx(2400.0).epsilon(1e-9));
+  REQUIRE(r.fitted.power.compute.value() == Approx(2400.0).epsilon(1e-9));
+}
+
 TEST_CASE("calibrate: points fitted exactly determine their parameter with no error",
           "[calibrate]") {
   // Three memory points priced by the model itself at memory_efficiency 0.8: the fit lands on
