@@ -171,7 +171,7 @@ Timeline simulate(const Graph& graph, const EngineOptions& options) {
   const bool contended_model = contention > 0.0 || gemm_contention > 0.0;
   // Wall time per unit of full-speed work while communication runs on the device, by
   // ContentionClass.
-  const std::array<double, 2> slow_stretch{1.0 + contention, 1.0 + gemm_contention};
+  const std::array<double, 3> slow_stretch{1.0 + contention, 1.0 + gemm_contention, 1.0};
   const auto stretch_of = [&](OpId op) {
     return slow_stretch[static_cast<std::size_t>(graph.op_contention_class(op))];
   };

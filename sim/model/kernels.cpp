@@ -19,6 +19,10 @@ KernelSpec gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k
   g.kind = KernelKind::Gemm;
   g.forward_flops = Flops(2.0 * d(m) * d(n) * d(k));
   g.backward_flops = g.forward_flops * 2.0;
+  g.elements = GemmElements{.forward_read = d(m) * d(k) + d(k) * d(n),
+                            .forward_written = d(m) * d(n),
+                            .backward_read = 2.0 * d(m) * d(n) + d(m) * d(k) + d(k) * d(n),
+                            .backward_written = d(m) * d(k) + d(k) * d(n)};
   g.forward_bytes = Bytes(d(element_bytes) * (d(m) * d(k) + d(k) * d(n) + d(m) * d(n)));
   g.backward_bytes = g.forward_bytes * 2.0;
   g.gemm = GemmShape{.m = m, .n = n, .k = k};
@@ -45,6 +49,10 @@ KernelSpec batched_gemm(std::string name, std::int64_t batch, std::int64_t m, st
   g.backward_flops = g.backward_flops * d(batch);
   g.forward_bytes = g.forward_bytes * d(batch);
   g.backward_bytes = g.backward_bytes * d(batch);
+  g.elements = GemmElements{.forward_read = g.elements.forward_read * d(batch),
+                            .forward_written = g.elements.forward_written * d(batch),
+                            .backward_read = g.elements.backward_read * d(batch),
+                            .backward_written = g.elements.backward_written * d(batch)};
   g.gemm.batch = batch;
   return g;
 }
@@ -384,6 +392,11 @@ KernelSpec grouped_gemm(std::string name, std::int64_t groups, std::int64_t rows
   g.kind = KernelKind::Gemm;
   g.forward_flops = Flops(2.0 * d(rows) * d(n) * d(k));
   g.backward_flops = g.forward_flops * 2.0;
+  const double weights = d(groups) * d(k) * d(n);
+  g.elements = GemmElements{.forward_read = d(rows) * d(k) + weights,
+                            .forward_written = d(rows) * d(n),
+                            .backward_read = 2.0 * d(rows) * d(n) + d(rows) * d(k) + weights,
+                            .backward_written = d(rows) * d(k) + weights};
   g.forward_bytes =
       Bytes(d(element_bytes) * (d(rows) * d(k) + d(groups) * d(k) * d(n) + d(rows) * d(n)));
   g.backward_bytes = g.forward_bytes * 2.0;

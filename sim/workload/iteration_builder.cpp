@@ -75,10 +75,13 @@ struct TimedKernel {
   double selective = 0.0;  // share of the forward recomputed under selective recomputation
   bool cp_exchange = false;  // the attention core: CP's K/V ring exchange runs beside it
   model::KernelKind kind = model::KernelKind::MemoryBound;
-  // The op is GEMM math alone, so it slows beside a collective by the profile's GEMM contention
-  // (engine::ContentionClass::Gemm). A GEMM op that also carries FP8 casts (memory-bound) or
-  // whose time is a host floor (kernel_dispatch, expert launches) keeps the default contention.
-  bool gemm_contention = false;
+  // How each pass slows beside a collective (engine::ContentionClass): Gemm for GEMM math alone
+  // (the profile's GEMM contention), Host for a pass whose time is a host floor (kernel_dispatch,
+  // expert launches: the host issuing kernels is not slowed by NCCL's SMs), Default otherwise (a
+  // GEMM op that also carries FP8 casts, memory-bound, keeps the default contention). The
+  // recomputed forward takes the forward's.
+  engine::ContentionClass fwd_class = engine::ContentionClass::Default;
+  engine::ContentionClass bwd_class = engine::ContentionClass::Default;
 };
 
 // Where a TP collective sits relative to the layer's kernels (Megatron-LM, Shoeybi et al. 2019
@@ -282,11 +285,23 @@ class Builder {
     const hardware::Dtype dtype = fp8 && !k.fp8_eligible ? sixteen_bit : s_.training.precision;
     // Routed-expert kernels take the busiest EP rank's time (KernelSpec::load_imbalance; 1
     // elsewhere, an exact no-op).
-    t.fwd = price(work_of(k, false, local_seq_), traffic, dtype) * k.load_imbalance;
-    t.bwd = price(work_of(k, true, local_seq_), traffic, dtype) * k.load_imbalance;
+    compute::KernelWork fwd_work = work_of(k, false, local_seq_);
+    compute::KernelWork bwd_work = work_of(k, true, local_seq_);
+    if (fp8 && k.fp8_eligible) {
+      // An FP8 GEMM reads its operands' FP8 casts and writes 16-bit results (the training
+      // dtype's bytes of KernelSpec::forward_bytes counted them at 2 bytes each, so a
+      // memory-bound FP8 GEMM took the bf16 GEMM's time plus its casts).
+      const double operand = stack::fp8_operand_bytes_per_element(s_.stack.fp8.recipe);
+      const auto e = static_cast<double>(elem_);
+      fwd_work.bytes = Bytes(operand * k.elements.forward_read + e * k.elements.forward_written);
+      bwd_work.bytes = Bytes(operand * k.elements.backward_read + e * k.elements.backward_written);
+    }
+    t.fwd = price(fwd_work, traffic, dtype) * k.load_imbalance;
+    t.bwd = price(bwd_work, traffic, dtype) * k.load_imbalance;
     // Host time, not GEMM math: price() lifted a pass to the stack's dispatch floor.
     const Seconds dispatch = s_.stack.kernel_dispatch;
-    bool floored = dispatch.value() > 0.0 && (!(t.fwd > dispatch) || !(t.bwd > dispatch));
+    bool fwd_host = dispatch.value() > 0.0 && !(t.fwd > dispatch);
+    bool bwd_host = dispatch.value() > 0.0 && !(t.bwd > dispatch);
     if (fp8 && k.fp8_eligible) {
       // The FP8 casts of the GEMM's operands, memory-bound and added to the GEMM's time (TE
       // launches them just before it): forward the input [m x k] and the weight [k x n],
@@ -313,6 +328,9 @@ class Builder {
       // The busiest EP rank casts load_imbalance times the mean rows; the weights are fixed.
       t.fwd = t.fwd + cast(input) * k.load_imbalance + cast(weight) * weight_share;
       t.bwd = t.bwd + cast(grad) * k.load_imbalance;
+      // The casts are device work beside the GEMM: its op is not host time alone.
+      fwd_host = false;
+      bwd_host = false;
     }
     if (k.expert_groups > 0 && s_.stack.moe_expert_launch.value() > 0.0) {
       // Grouped expert GEMMs launched expert by expert (StackSpec::moe_expert_launch): the host
@@ -323,11 +341,17 @@ class Builder {
       const double casts = fp8 && k.fp8_eligible ? 1.0 : 0.0;
       const Seconds fwd_floor = s_.stack.moe_expert_launch * (groups * (1.0 + casts));
       const Seconds bwd_floor = s_.stack.moe_expert_launch * (groups * (2.0 + casts));
-      floored = floored || !(t.fwd > fwd_floor) || !(t.bwd > bwd_floor);
+      fwd_host = fwd_host || !(t.fwd > fwd_floor);
+      bwd_host = bwd_host || !(t.bwd > bwd_floor);
       t.fwd = max(t.fwd, fwd_floor);
       t.bwd = max(t.bwd, bwd_floor);
     }
-    t.gemm_contention = k.kind == model::KernelKind::Gemm && !(fp8 && k.fp8_eligible) && !floored;
+    const engine::ContentionClass device =
+        k.kind == model::KernelKind::Gemm && !(fp8 && k.fp8_eligible)
+            ? engine::ContentionClass::Gemm
+            : engine::ContentionClass::Default;
+    t.fwd_class = fwd_host ? engine::ContentionClass::Host : device;
+    t.bwd_class = bwd_host ? engine::ContentionClass::Host : device;
     t.fwd_flops = k.forward_flops;
     t.bwd_flops = k.backward_flops;
     t.selective = k.selective_recompute;
@@ -607,8 +631,7 @@ class Builder {
     info.kernel_kind = k.kind;
     const engine::NameId name = recompute ? k.recompute_name : (backward ? k.bwd_name : k.fwd_name);
     const OpId id =
-        op(st.compute, backward ? k.bwd : k.fwd, name, info,
-           k.gemm_contention ? engine::ContentionClass::Gemm : engine::ContentionClass::Default);
+        op(st.compute, backward ? k.bwd : k.fwd, name, info, backward ? k.bwd_class : k.fwd_class);
     dep(wait, id);
     return id;
   }

@@ -382,6 +382,19 @@ TEST_CASE("engine: GEMM ops slow by their own contention", "[engine]") {
     REQUIRE(end_ms(t, g) == Approx(12.0).epsilon(1e-12));
     REQUIRE(end_ms(t, m) == Approx(4.0).epsilon(1e-12));
   }
+  SECTION("a host-bound op is not slowed") {
+    // ContentionClass::Host: its time is the host issuing kernels, which NCCL's SMs do not slow.
+    // Beside a Default op of the same length on another stream, which is.
+    const StreamId other = b.g.add_stream(d0, "compute2", OpKind::Compute);
+    const OpId h = b.op(compute, 10_ms);
+    b.g.set_contention_class(h, ContentionClass::Host);
+    const OpId k = b.op(other, 10_ms);
+    b.op(tp, 4_ms);
+    const Timeline t = simulate(b.g, opts);
+    REQUIRE(end_ms(t, h) == 10.0);
+    // k: 4 ms at 1 / 1.25 is 3.2 ms of work, 6.8 ms left at full speed: ends at 10.8 ms.
+    REQUIRE(end_ms(t, k) == Approx(10.8).epsilon(1e-12));
+  }
   SECTION("a GEMM then another kernel, each at its own rate") {
     const OpId g = b.op(compute, 2_ms);
     b.g.set_contention_class(g, ContentionClass::Gemm);

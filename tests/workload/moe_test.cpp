@@ -406,6 +406,27 @@ TEST_CASE("moe: expert GEMMs launched one by one take at least their launches' h
   const workload::Iteration fp8_16 = build(launched(1, "fp8"));
   REQUIRE(op_seconds(fp8_16, "expert_up_gate") == Approx(3 * 32 * 1e-3).epsilon(1e-12));
   REQUIRE(op_seconds(fp8_16, "expert_down_bwd") == Approx(3 * 48 * 1e-3).epsilon(1e-12));
+  // Host time is not slowed by communication beside it (engine::ContentionClass::Host): a
+  // launch-bound pass would otherwise take 1 + comm_compute_contention (h100-dgx: 0.1) times
+  // its launches wherever a collective overlapped it. Passes priced by the GPU keep their class.
+  for (engine::OpId op = 0; op < bf16_16.graph.num_ops(); ++op) {
+    const std::string& name = bf16_16.graph.op_name(op);
+    if (name.rfind("expert_up_gate", 0) == 0 || name.rfind("expert_down", 0) == 0) {
+      INFO(name);
+      REQUIRE(bf16_16.graph.op_contention_class(op) == engine::ContentionClass::Host);
+    }
+  }
+  {
+    const workload::Iteration gpu_bound = build(moe_scenario(1));
+    bool found = false;
+    for (engine::OpId op = 0; op < gpu_bound.graph.num_ops(); ++op) {
+      if (gpu_bound.graph.op_name(op) == "expert_up_gate") {
+        found = true;
+        REQUIRE(gpu_bound.graph.op_contention_class(op) == engine::ContentionClass::Gemm);
+      }
+    }
+    REQUIRE(found);
+  }
   // The activation between them is one kernel over all experts' rows: no launch floor.
   const parallel::Scenario plain = moe_scenario(1);
   const workload::Iteration neutral = build(plain);

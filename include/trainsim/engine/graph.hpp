@@ -28,8 +28,9 @@ using NameId = std::int32_t;
 enum class OpKind { Compute, Communication };
 
 // How much a compute op slows while communication runs on its device: Default at
-// EngineOptions::comm_compute_contention, Gemm at EngineOptions::gemm_comm_contention.
-enum class ContentionClass : std::uint8_t { Default, Gemm };
+// EngineOptions::comm_compute_contention, Gemm at EngineOptions::gemm_comm_contention, Host not
+// at all (its time is the host's, issuing kernels one by one: NCCL's SMs do not slow it).
+enum class ContentionClass : std::uint8_t { Default, Gemm, Host };
 
 // One dependency edge: `after` may start only once `before` has ended.
 struct Dependency {

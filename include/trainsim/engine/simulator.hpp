@@ -14,7 +14,8 @@ namespace trainsim::engine {
 
 struct EngineOptions {
   // While at least one communication op with a non-zero duration runs on a device, every compute
-  // op on that device progresses at 1 / (1 + comm_compute_contention) of full speed: NCCL
+  // op on that device but those of ContentionClass::Host progresses at
+  // 1 / (1 + comm_compute_contention) of full speed: NCCL
   // kernels take SMs and HBM bandwidth from concurrent compute. The slowdown does not grow with
   // the number of concurrent communication ops, and communication ops are never slowed.
   // Default 0: overlap is free. Requires: finite and >= 0.

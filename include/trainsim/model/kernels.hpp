@@ -40,6 +40,14 @@ enum class SelectiveRecompute {
   MlaUpProj,
 };
 
+// A GEMM's HBM traffic in elements (KernelSpec::elements).
+struct GemmElements {
+  double forward_read = 0.0;
+  double forward_written = 0.0;
+  double backward_read = 0.0;
+  double backward_written = 0.0;
+};
+
 // One kernel of one micro-batch on one TP rank (one CP rank).
 struct KernelSpec {
   std::string name;  // "qkv_proj", "attn_core", ...: unique within its list
@@ -49,6 +57,13 @@ struct KernelSpec {
   Bytes forward_bytes;   // HBM read + written, at the training dtype's element size
   Bytes backward_bytes;
   GemmShape gemm;  // Gemm only; zeros otherwise
+  // Gemm only: the elements behind forward_bytes and backward_bytes by role, the operands read
+  // and the results written (forward: the input and the weight read, the output written;
+  // backward: dgrad reads the output gradient and the weight and writes the input gradient,
+  // wgrad reads the input and the output gradient and writes the weight gradient). The bytes
+  // above are the training dtype's element size times read + written; an FP8 GEMM reads its
+  // operands' FP8 casts and writes 16-bit results (workload builder).
+  GemmElements elements;
   // Attention only: the FLOPs above are those a causal flash-attention kernel executes, half of
   // the full QK^T and AV products (it skips the masked blocks; Dao 2023, FlashAttention-2 §3.1).
   // Model FLOPs (DESIGN.md "Metrics", PaLM) do not take this discount.

@@ -62,6 +62,25 @@ enum class Fp8Recipe {
   return 2.0 + 1.0;
 }
 
+// HBM bytes per element an FP8 GEMM reads of one operand, its FP8 cast under a Transformer
+// Engine recipe (the same TE docs as above): the FP8 value, 1 byte, and its share of the scales:
+// none for the per-tensor recipes (one scale per tensor), 1/32 for MXFP8 (an E8M0 byte per 32
+// values), 4/128 for blockwise (an FP32 scale per 128 values; a weight's 128 x 128 blocks have
+// fewer, the 1D figure is the bound). The GEMM writes its result in 16 bits (TE's FP8 GEMMs
+// output the activation dtype).
+[[nodiscard]] constexpr double fp8_operand_bytes_per_element(Fp8Recipe recipe) {
+  switch (recipe) {
+    case Fp8Recipe::Delayed:
+    case Fp8Recipe::Current:
+      return 1.0;
+    case Fp8Recipe::Mxfp8:
+      return 1.0 + 1.0 / 32.0;
+    case Fp8Recipe::Blockwise:
+      return 1.0 + 4.0 / 128.0;
+  }
+  return 1.0;
+}
+
 // What one FSDP / ZeRO-3 AllGather fetches.
 enum class GatherGranularity {
   Unit,       // a whole layer (PyTorch FSDP's flat parameter per wrapped unit): one call
