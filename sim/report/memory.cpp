@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "trainsim/model/counts.hpp"
 #include "trainsim/model/kernels.hpp"
 #include "trainsim/parallel/placement.hpp"
+#include "trainsim/workload/schedule.hpp"
 
 namespace trainsim::report {
 namespace {
@@ -322,24 +324,38 @@ double in_flight_microbatches(const parallel::Scenario& s, std::int64_t stage) {
       return m;
     case PipelineSchedule::Interleaved:
       if (v > 1) {
-        // Megatron-LM get_num_warmup_microbatches: 2 (p - i - 1) + (v - 1) p chunk passes,
-        // plus the one in steady state, in its forward order: chunk (k / p) mod v for pass k
-        // (microbatch_group_size_per_vp_stage = p). Chunk c holds the passes among the first
-        // `held` that fall on it; weighted by each chunk's layers, which differ when the split
-        // counts the embedding or the loss, or leaves a remainder.
-        const auto total =
-            static_cast<std::int64_t>(std::min(2.0 * (p - i - 1.0) + d(v - 1) * p + 1.0, m * d(v)));
-        const std::int64_t cycle = pp * v;
-        double held_layers = 0.0;
-        std::int64_t layers = 0;
+        // The stage's passes in the schedule's order (workload::pipeline_order: Megatron-LM's
+        // get_num_warmup_microbatches, 2 (p - i - 1) + (v - 1) p warm-up forwards, then one
+        // forward and one backward): a forward holds its chunk's layers until its backward.
+        // The peak of the layers held, over the layers of all chunks: chunks differ when the
+        // split counts the embedding or the loss, leaves a remainder or follows a layout, and
+        // the steady state then shifts between them (p 2, v 2, chunks of 10 and 2 layers: 4
+        // passes of the first held after F, B, F, where the warm-up's end holds 3 and 2).
+        // Steady state holds the same chunks every p v steps (both orders repeat with that
+        // period), so one period past the warm-up reaches every peak; the cool-down only frees.
+        const std::int64_t passes = std::max<std::int64_t>(s.num_microbatches(), 1) * v;
+        const std::int64_t warmup = std::min(2 * (pp - stage - 1) + (v - 1) * pp, passes);
+        std::vector<std::int64_t> layers(static_cast<std::size_t>(v));
+        std::int64_t all = 0;
         for (std::int64_t c = 0; c < v; ++c) {
-          const std::int64_t held =
-              (total / cycle) * pp + std::clamp<std::int64_t>(total % cycle - c * pp, 0, pp);
-          const std::int64_t n = parallel::chunk_layers(s, c * pp + stage).count;
-          held_layers += d(held) * d(n);
-          layers += n;
+          layers[static_cast<std::size_t>(c)] = parallel::chunk_layers(s, c * pp + stage).count;
+          all += layers[static_cast<std::size_t>(c)];
         }
-        return layers > 0 ? held_layers / d(layers) : d(total) / d(v);
+        const auto chunk_of = [&](std::int64_t k, bool backward) {
+          return layers[static_cast<std::size_t>(
+              workload::interleaved_step(k, pp, v, backward).chunk)];
+        };
+        std::int64_t held = 0;
+        std::int64_t peak = 0;
+        for (std::int64_t k = 0; k < warmup; ++k) held += chunk_of(k, false);
+        const std::int64_t last = std::min(passes, warmup + pp * v + 1);
+        for (std::int64_t f = warmup, b = 0; f < last; ++f, ++b) {
+          held += chunk_of(f, false);
+          peak = std::max(peak, held);
+          held -= chunk_of(b, true);
+        }
+        peak = std::max(peak, held);
+        return all > 0 ? d(peak) / d(all) : d(std::min(warmup + 1, passes)) / d(v);
       }
       return std::min(p - i, m);
     case PipelineSchedule::OneFOneB:

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 namespace trainsim::workload {
-namespace {
 
 // Megatron-LM's interleaved schedule maps the k-th forward (or backward) step of a rank to a
 // micro-batch and a model chunk: steps go through chunks in groups of pp micro-batches
@@ -15,8 +14,6 @@ PassStep interleaved_step(std::int64_t k, std::int64_t pp, std::int64_t chunks, 
   if (backward) chunk = chunks - 1 - chunk;
   return PassStep{.backward = backward, .microbatch = group * pp + in_group % pp, .chunk = chunk};
 }
-
-}  // namespace
 
 std::vector<PassStep> pipeline_order(parallel::PipelineSchedule schedule, std::int64_t pp,
                                      std::int64_t stage, std::int64_t microbatches,

@@ -350,6 +350,29 @@ TEST_CASE("memory: pipeline schedules hold their in-flight micro-batches", "[rep
     REQUIRE(memory_per_gpu(s, 0).activations.value() ==
             Approx(8192.0 * 127 * 131'712).epsilon(1e-12));
   }
+  SECTION("interleaved with unequal chunks: the steady state shifts between them") {
+    // pp 2, v 2, layout 10, 6, 2, 14: stage 0 holds chunks of 10 and 2 layers, stage 1 of 6 and
+    // 14 (chunk c on stage c mod pp). 8 micro-batches, 16 passes per stage. Stage 0 warms up
+    // with 2 (2 - 0 - 1) + 2 = 4 forwards, chunk (k mod 4) / 2: 10 + 10 + 2 + 2 = 24 layers;
+    // then F c0 (34), B c1 (32), F c0 (42), B c1 (40), F c1 (42), B c0 (32), ...: a peak of 42
+    // of its 12 layers, 3.5 per layer. The warm-up's end plus one forward, which was all that
+    // was counted, holds 3 passes of chunk 0 and 2 of chunk 1: 34, 2.83 per layer. Stage 1
+    // warms up with 2 forwards of its 6-layer chunk, then F c1 (26), B c1 (12), ...: 26 of 20,
+    // reached right after the warm-up.
+    s.gpus = 32;
+    s.parallel.pp = 2;
+    s.parallel.dp = 16;
+    s.training.global_batch = 8 * 16 * 2;
+    s.parallel.schedule = PipelineSchedule::Interleaved;
+    s.parallel.virtual_stages = 2;
+    s.parallel.pipeline_layout = {10, 6, 2, 14};
+    REQUIRE(s.num_microbatches() == 8);
+    REQUIRE(report::in_flight_microbatches(s, 0) == Approx(42.0 / 12.0).epsilon(1e-12));
+    REQUIRE(report::in_flight_microbatches(s, 1) == Approx(26.0 / 20.0).epsilon(1e-12));
+    // Stage 0's activations: 42 layer passes of 131,712 B per token, 8,192 tokens.
+    REQUIRE(memory_per_gpu(s, 0).activations.value() ==
+            Approx(8192.0 * 42 * 131'712).epsilon(1e-12));
+  }
   SECTION("stages split the layers and own the embedding and head") {
     s.parallel.sharding = Sharding::None;
     // Stage 0: 8 layers + embedding 131,072,000; stage 3: 8 layers + LM head + final norm.

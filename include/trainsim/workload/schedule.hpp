@@ -16,6 +16,12 @@ struct PassStep {
   std::int64_t chunk = 0;  // model chunk (virtual stage) on this rank; 0 unless interleaved
 };
 
+// The k-th forward (or backward) step of a stage of Megatron-LM's interleaved schedule: steps
+// go through the `chunks` model chunks in groups of pp micro-batches, backward in the reverse
+// chunk order (megatron/core/pipeline_parallel/schedules.py, get_model_chunk_id).
+[[nodiscard]] PassStep interleaved_step(std::int64_t k, std::int64_t pp, std::int64_t chunks,
+                                        bool backward);
+
 // Steps of `stage` (0-based) of `pp` stages running `microbatches` micro-batches with
 // `chunks` model chunks per stage. Every (microbatch, chunk) appears once forward and once
 // backward, and a backward never precedes its own forward.
