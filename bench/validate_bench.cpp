@@ -16,8 +16,8 @@ void validate_shipped_runs(benchmark::State& state) {
   for (auto _ : state) {
     const auto runs = validation::read_published_runs(validation::builtin_runs_text(),
                                                       "validation/published_runs.json");
-    benchmark::DoNotOptimize(
-        validation::validate_runs(runs, {.jobs = jobs, .source_filter = "", .stacks = {}}));
+    benchmark::DoNotOptimize(validation::validate_runs(
+        runs, {.jobs = jobs, .source_filter = "", .stacks = {}, .stack_files = {}}));
   }
 }
 BENCHMARK(validate_shipped_runs)->Arg(1)->Arg(2)->Unit(benchmark::kSecond)->Iterations(1);

@@ -369,6 +369,7 @@ int run_validate(const ValidateOptions& o) {
   }
   keep_freed_memory();
   std::map<std::string, nlohmann::json> stacks;
+  std::map<std::string, std::string> stack_files;
   const auto ids = io::builtin_stack_ids();
   for (const std::string& spec : o.stacks) {
     const auto eq = spec.find('=');
@@ -395,11 +396,26 @@ int run_validate(const ValidateOptions& o) {
     nlohmann::json j = io::resolved_stack_json(io::read_json_file(file), file);
     (void)io::stack_from_json(j, file, "");  // a bad file fails here, naming itself
     stacks[id] = std::move(j);
+    stack_files[id] = file;
+  }
+  if (!o.scenarios.empty()) {
+    // A row's scenario file may not replace an input, the runs file or a stack file: the
+    // output-file rule of docs/sweep.md, checked before anything is simulated, for every row
+    // the filter keeps (which of them compare is known only once they have run).
+    std::vector<std::string> inputs{o.file};
+    for (const auto& [id, file] : stack_files) inputs.push_back(file);
+    const std::filesystem::path folder = scenarios_folder(o.scenarios);
+    for (const validation::PublishedRun& r : runs) {
+      if (!o.source.empty() && !validation::source_matches(r, o.source)) continue;
+      io::require_not_an_input((folder / scenario_file_name(r.id)).string(),
+                               "command line (--scenarios)", inputs);
+    }
   }
   const validation::ValidationReport report =
       validation::validate_runs(runs, {.jobs = jobs,
                                        .source_filter = o.source,
-                                       .stacks = std::move(stacks)});
+                                       .stacks = std::move(stacks),
+                                       .stack_files = stack_files});
   // A replaced stack that no validated row runs changes nothing: most likely a misread id or a
   // --source that leaves its rows out, so stderr says so (a note, not an error: a script that
   // replaces every stack it refits, scripts/refit-stacks, passes stacks without rows).
@@ -419,7 +435,8 @@ int run_validate(const ValidateOptions& o) {
   }
   const validation::RunsInfo info{.runs = name,
                                   .rows_in_file = static_cast<std::int64_t>(runs.size()),
-                                  .source_filter = o.source};
+                                  .source_filter = o.source,
+                                  .stack_files = stack_files};
   const bool need_json = o.format == "json" || !o.plot.empty();
   const nlohmann::json json = need_json ? validation::validation_to_json(report, info) : nullptr;
   // The scenario files' names are checked before the plot is drawn: a clash leaves no output.

@@ -166,6 +166,14 @@ ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
         replaced.merge_patch(mappings[i]->stack_overrides);
       }
       mappings[i]->base["stack"] = std::move(replaced);
+      // The row ran another stack than its source's: said with the row, in every format (the
+      // row's stack column keeps the built-in id, which the refits group rows by).
+      const auto file = options.stack_files.find(other->first);
+      mappings[i]->assumptions.push_back("stack '" + other->first + "' replaced by " +
+                                         (file != options.stack_files.end()
+                                              ? file->second
+                                              : std::string("the caller's document")) +
+                                         " (--stack)");
     }
     const Mapping& m = *mappings[i];
     row.convention = m.source->convention;

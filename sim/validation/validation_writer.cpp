@@ -214,6 +214,9 @@ void write_validation_table(std::ostream& out, const ValidationReport& report,
       << " published runs in " << info.runs;
   if (!info.source_filter.empty())
     out << " (source or source_group contains \"" << info.source_filter << "\")";
+  for (const auto& [id, file] : info.stack_files) {
+    out << "\nstack '" << id << "' replaced by " << file << " (--stack)";
+  }
   out << "\nerror = predicted / measured - 1 in throughput terms (+: the simulator is faster)\n\n";
 
   out << pad("id", id_width) << "  " << pad("source", source_width) << "  " << pad("metric", 14)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 
@@ -18,6 +19,9 @@ struct RunsInfo {
   std::string runs;  // file path, or kBuiltinRunsName
   std::int64_t rows_in_file = 0;
   std::string source_filter;  // "" when none
+  // Stacks replaced with --stack: built-in id -> file (the table's header names them; the JSON
+  // and CSV name them in each row's assumptions).
+  std::map<std::string, std::string> stack_files;
 };
 
 // {"context", "rows": [...], "sources": [...], "overall": {...}}.

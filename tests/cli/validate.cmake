@@ -148,3 +148,35 @@ if(TRAINSIM_NO_MATPLOTLIB EQUAL 0)
   add_test(NAME cli.validate.plot_no_extension
            COMMAND trainsim validate --source Korthikanti --plot ${CMAKE_CURRENT_BINARY_DIR}/validate_plot)
 endif()
+# --scenarios may not replace an input: a row's scenario file that is the runs file or a --stack
+# file is refused before anything runs, as --plot and every -o are (docs/sweep.md, "Output
+# files"); the runs file, or the stack, was overwritten by the row's scenario, exit 0.
+# The inputs are copied afresh before each run (a fixture): a build that does replace them
+# leaves the next run its scenario, not the input.
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber)
+add_test(NAME cli.validate.clobber_runs_input
+         COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/tests/data/validate_all_skipped.json
+                 ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/korthikanti22-inconsistent-gpus.json)
+add_test(NAME cli.validate.clobber_stack_input
+         COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json
+                 ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/bloom176b-384gpu.json)
+set_tests_properties(cli.validate.clobber_runs_input cli.validate.clobber_stack_input
+                     PROPERTIES FIXTURES_SETUP validate_clobber)
+trainsim_bad_input(validate scenarios_replace_runs "command line \\(--scenarios\\): '[^']*validate_clobber/korthikanti22-inconsistent-gpus\\.json' is the input file [^,]*, which the output would replace\\; expected another path"
+  ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/korthikanti22-inconsistent-gpus.json
+  --scenarios ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber)
+trainsim_bad_input(validate scenarios_replace_stack "command line \\(--scenarios\\): '[^']*validate_clobber/bloom176b-384gpu\\.json' is the input file [^,]*, which the output would replace\\; expected another path"
+  --source bloom --stack megatron-lm=${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/bloom176b-384gpu.json
+  --scenarios ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber)
+set_tests_properties(cli.validate.bad.scenarios_replace_runs cli.validate.bad.scenarios_replace_stack
+                     PROPERTIES FIXTURES_REQUIRED validate_clobber)
+# A replaced stack is named: in the table's header, and in each row's assumptions (CSV, JSON);
+# the report read as a default run's.
+add_test(NAME cli.validate.stack_named_table
+         COMMAND trainsim validate --source bloom --stack megatron-lm=${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json)
+set_tests_properties(cli.validate.stack_named_table PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nstack 'megatron-lm' replaced by [^\n]*stacks/megatron-lm\\.json \\(--stack\\)\nerror = ")
+add_test(NAME cli.validate.stack_named_csv
+         COMMAND trainsim validate --source bloom --format csv --stack megatron-lm=${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json)
+set_tests_properties(cli.validate.stack_named_csv PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nrow,[0-9]+,bloom176b-384gpu,[^\n]*stack 'megatron-lm' replaced by [^\n]*stacks/megatron-lm\\.json \\(--stack\\)\"\n")

@@ -963,9 +963,11 @@ TEST_CASE(
   REQUIRE(io::load_stack("llm-foundry-torch21").iteration_overhead > Seconds(0.0));
   zero["iteration_overhead"] = "0 ms";
   const ValidationReport fitted =
-      validate_runs(large, {.jobs = 2, .source_filter = "", .stacks = {}});
-  const ValidationReport without = validate_runs(
-      large, {.jobs = 2, .source_filter = "", .stacks = {{"llm-foundry-torch21", zero}}});
+      validate_runs(large, {.jobs = 2, .source_filter = "", .stacks = {}, .stack_files = {}});
+  const ValidationReport without = validate_runs(large, {.jobs = 2,
+                                                         .source_filter = "",
+                                                         .stacks = {{"llm-foundry-torch21", zero}},
+                                                         .stack_files = {}});
   REQUIRE(fitted.overall.compared == 18);
   REQUIRE(without.overall.compared == 18);
   INFO("held-out MAPE " << fitted.overall.mape << " with the fitted time per step, "
@@ -992,7 +994,7 @@ TEST_CASE("validate: llm-foundry's A100 error does not grow with the sequence le
   }
   REQUIRE(a100.size() == 139);
   const ValidationReport report =
-      validate_runs(a100, {.jobs = 2, .source_filter = "", .stacks = {}});
+      validate_runs(a100, {.jobs = 2, .source_filter = "", .stacks = {}, .stack_files = {}});
   REQUIRE(report.overall.compared == 139);
   double long_sum = 0.0;
   double short_sum = 0.0;
@@ -1027,9 +1029,12 @@ TEST_CASE("validate: a stack replaced with --stack keeps a row's fp32 gradient r
       nlohmann::json::parse(*io::builtin_file("stacks", "llm-foundry-torch21"));
   builtin["gradient_reduce_dtype"] = "precision";
   const ValidationReport plain =
-      validate_runs({run}, {.jobs = 1, .source_filter = "", .stacks = {}});
-  const ValidationReport replaced = validate_runs(
-      {run}, {.jobs = 1, .source_filter = "", .stacks = {{"llm-foundry-torch21", builtin}}});
+      validate_runs({run}, {.jobs = 1, .source_filter = "", .stacks = {}, .stack_files = {}});
+  const ValidationReport replaced =
+      validate_runs({run}, {.jobs = 1,
+                            .source_filter = "",
+                            .stacks = {{"llm-foundry-torch21", builtin}},
+                            .stack_files = {}});
   REQUIRE(plain.rows.size() == 1);
   REQUIRE(replaced.rows.size() == 1);
   REQUIRE(plain.rows.front().compared);
@@ -1048,9 +1053,10 @@ TEST_CASE("validate: a stack replaced with --stack keeps an fp8 row's recipe",
       nlohmann::json::parse(*io::builtin_file("stacks", "megatron-core"));
   REQUIRE(builtin["fp8"]["recipe"] == "delayed");
   const ValidationReport plain =
-      validate_runs({run}, {.jobs = 1, .source_filter = "", .stacks = {}});
+      validate_runs({run}, {.jobs = 1, .source_filter = "", .stacks = {}, .stack_files = {}});
   const ValidationReport replaced = validate_runs(
-      {run}, {.jobs = 1, .source_filter = "", .stacks = {{"megatron-core", builtin}}});
+      {run},
+      {.jobs = 1, .source_filter = "", .stacks = {{"megatron-core", builtin}}, .stack_files = {}});
   REQUIRE(plain.rows.size() == 1);
   REQUIRE(replaced.rows.size() == 1);
   REQUIRE(plain.rows.front().compared);
@@ -1061,7 +1067,8 @@ TEST_CASE("validate: a stack replaced with --stack keeps an fp8 row's recipe",
 TEST_CASE("validate: the knob search keeps the fastest plan that fits", "[validation]") {
   // megatron-readme-h100-weak-1.7B-48gpu leaves micro-batch and recompute out: 3 x 3 plans.
   const PublishedRun& run = row("megatron-readme-h100-weak-1.7B-48gpu");
-  const ValidationReport r = validate_runs({run}, {.jobs = 2, .source_filter = "", .stacks = {}});
+  const ValidationReport r =
+      validate_runs({run}, {.jobs = 2, .source_filter = "", .stacks = {}, .stack_files = {}});
   REQUIRE(r.rows.size() == 1);
   const RowResult& out = r.rows.front();
   REQUIRE(out.compared);
@@ -1180,7 +1187,7 @@ TEST_CASE("validate: a stated peak the profile does not have skips the row", "[v
     text.replace(text.find("\"memory_gb\": 80}"), 16,
                  R"("memory_gb": 80, "peak_tflops_bf16": )" + peak + "}");
     return validate_runs(read_published_runs(text, "t.json"),
-                         {.jobs = 1, .source_filter = "", .stacks = {}});
+                         {.jobs = 1, .source_filter = "", .stacks = {}, .stack_files = {}});
   };
   // h100-dgx's bf16 peak is 989 TFLOP/s; 1,000, as sources round it, is within 5%.
   CHECK(with_peak("989").rows[0].compared);
@@ -1199,8 +1206,9 @@ TEST_CASE(
     "tables of the README and docs/validation.md print the figures validate gives",
     "[validation][slow]") {
   // Every shipped row, knob search included, as `trainsim validate` runs them.
-  const ValidationReport r =
-      validate_runs(shipped(), {.jobs = sweep::default_jobs(), .source_filter = "", .stacks = {}});
+  const ValidationReport r = validate_runs(
+      shipped(),
+      {.jobs = sweep::default_jobs(), .source_filter = "", .stacks = {}, .stack_files = {}});
   INFO("overall MAPE " << r.overall.mape << " over " << r.overall.compared << " rows");
   CHECK(r.overall.compared >= 200);
   CHECK(r.overall.mape <= kShippedRowsMapeBound);

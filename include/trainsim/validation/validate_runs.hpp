@@ -93,6 +93,9 @@ struct ValidationOptions {
   // Stacks to use instead of built-ins: built-in id -> stack JSON (an inline scenario "stack"),
   // for rows the mapping gives that stack. How a refitted or hand-edited stack is checked.
   std::map<std::string, nlohmann::json> stacks;
+  // Where each replaced stack was read (built-in id -> file), named in the rows' assumptions;
+  // a stack without an entry is named as the caller's document.
+  std::map<std::string, std::string> stack_files;
 };
 
 // Whether the run's source_group, or the short source name the report prints for it
