@@ -262,6 +262,16 @@ Placement place_ranks(const Scenario& s, std::int64_t first, std::int64_t count)
 
 Placement place(const Scenario& s) { return place_ranks(s, 0, s.gpus); }
 
+GroupShape pipeline_pair(const Scenario& s, std::int64_t stage) {
+  const ParallelPlan& p = s.parallel;
+  const Units u = units_of(s);
+  const std::int64_t ranks = p.tp * p.cp * p.dp;
+  // A pair from each rank of the stage: `ranks` starts from the stage's first rank, one group;
+  // from the last stage back to the first, from each rank of the first.
+  if (stage + 1 == p.pp) return worst_group_shape(2, stage * ranks, u.node, u.domain, ranks, 1);
+  return worst_group_shape(2, ranks, u.node, u.domain, ranks, 1, stage * ranks);
+}
+
 Placement place(const Scenario& s, std::int64_t stage) {
   const ParallelPlan& p = s.parallel;
   const std::int64_t ranks = p.tp * p.cp * p.dp;

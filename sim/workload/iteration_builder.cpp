@@ -152,6 +152,11 @@ class Builder {
                               ? &it_.placement
                               : &stage_placement_[static_cast<std::size_t>(stage)]);
     }
+    if (s.parallel.pp > 1) {
+      for (std::int64_t stage = 0; stage < s.parallel.pp; ++stage) {
+        pp_pairs_.push_back(parallel::pipeline_pair(s, stage));
+      }
+    }
     pp_ = p_.pp;
     chunks_ = p_.virtual_stages;
     virtual_stages_ = pp_ * chunks_;
@@ -552,6 +557,7 @@ class Builder {
     }
     for (const StageCall& k : stage_calls_) {
       if (k.op == op && k.bytes == bytes.value() && k.repeat == repeat && k.host == host.value() &&
+          k.nodes == shape.nodes && k.domains == shape.domains &&
           (k.group == group || std::string_view(k.group) == group)) {
         ++it_.collectives[static_cast<std::size_t>(k.index)].count;
         return k.index;
@@ -586,7 +592,7 @@ class Builder {
     call.shape.variants.clear();  // the group priced, not the kind's other shapes
     it_.collectives.push_back(std::move(call));
     const auto index = static_cast<std::int32_t>(it_.collectives.size() - 1);
-    stage_calls_.push_back(StageCall{op, group, bytes.value(), repeat, host.value(), index});
+    stage_calls_.push_back(StageCall{op, group, bytes.value(), repeat, host.value(), shape.nodes, shape.domains, index});
     return index;
   }
 
@@ -1445,10 +1451,16 @@ class Builder {
   // neighbouring stage, on the sender's pp stream.
   OpId send(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after, bool backward) {
     info.backward = backward;
-    // Neighbouring stages sit on different hosts when the pipeline spans hosts, and in
-    // different NVLink domains when it spans domains (a GB200 NVL72 rack holds 18 hosts).
-    const bool across_hosts = it_.placement.pp.nodes > 1;
-    const bool across_domains = it_.placement.pp.domains > 1;
+    // The pair of neighbouring stages the send joins, forward to the next stage and backward to
+    // the previous, the first and the last being neighbours under interleaving
+    // (parallel::pipeline_pair): on different hosts, or NVLink domains (a GB200 NVL72 rack
+    // holds 18 hosts), when any of the stages' rank pairs is. Priced on the whole pipeline's
+    // span, every send of a pipeline spanning hosts crossed them, where with tp 2 and pp 4 on
+    // two 8-GPU hosts only the one between stages 1 and 2 does.
+    const parallel::GroupShape& between =
+        pp_pairs_[static_cast<std::size_t>(backward ? (stage + pp_ - 1) % pp_ : stage)];
+    const bool across_hosts = between.nodes > 1;
+    const bool across_domains = between.domains > 1;
     const parallel::GroupShape pair{.ranks = 2,
                                     .nodes = across_hosts ? 2 : 1,
                                     .ranks_per_node = across_hosts ? 1 : 2,
@@ -1541,6 +1553,9 @@ class Builder {
   // By pipeline stage, where the stages' groups may lie differently; empty otherwise (at()).
   std::vector<parallel::Placement> stage_placement_;
   std::vector<const parallel::Placement*> stage_at_;  // by stage: what at() gives
+  // By stage: the rank pairs between it and the next, the last's with the first
+  // (parallel::pipeline_pair); empty without pipeline parallelism.
+  std::vector<parallel::GroupShape> pp_pairs_;
   std::vector<std::int64_t> chunk_first_layer_;
   std::vector<std::int64_t> chunk_layers_;
   LayerKernels dense_;  // a dense layer's (every layer of a dense model)
@@ -1586,6 +1601,10 @@ class Builder {
     double bytes;
     double repeat;
     double host;
+    // The shape's span: a stage's pipeline sends join the previous stage and the next, which
+    // may sit on the same host or not; every other kind has one shape per stage.
+    std::int64_t nodes;
+    std::int64_t domains;
     std::int32_t index;
   };
   std::vector<StageCall> stage_calls_;

@@ -119,3 +119,31 @@ TEST_CASE("placement: hybrid_shard shards within a node and replicates across", 
   REQUIRE(p.replicate.nodes == 8);
   REQUIRE(p.replicate.ranks_per_node == 1);
 }
+
+TEST_CASE("placement: a pipeline send joins two neighbouring stages, priced where they sit",
+          "[parallel]") {
+  // 16 GPUs on two 8-GPU hosts, tp 2, pp 4, dp 2: a stage is 4 consecutive ranks, so stages 0
+  // and 1 fill host 0 and stages 2 and 3 host 1. Rank r of stage i sends to rank r + 4: inside
+  // host 0 between stages 0 and 1, across hosts between 1 and 2 (ranks 4-7 to 8-11), inside
+  // host 1 between 2 and 3. The whole pipeline group (ranks 0, 4, 8, 12) spans both hosts,
+  // which is how every send used to be priced.
+  const Scenario s = scenario(16, 2, 4, 1);
+  REQUIRE(place(s).pp.nodes == 2);
+  CHECK(pipeline_pair(s, 0).nodes == 1);
+  CHECK(pipeline_pair(s, 0).ranks_per_node == 2);
+  CHECK(pipeline_pair(s, 1).nodes == 2);
+  CHECK(pipeline_pair(s, 1).ranks_per_node == 1);
+  CHECK(pipeline_pair(s, 2).nodes == 1);
+  // The last stage's neighbour under interleaving is the first: ranks 12-15 and 0-3, across
+  // hosts (the embedding group's pairs).
+  CHECK(pipeline_pair(s, 3).nodes == 2);
+  CHECK(same_shape(pipeline_pair(s, 3), place(s).embedding));
+  // A stage of 3 ranks (tp 1, pp 4, dp 3 on 12 GPUs): stage 1 holds ranks 3-5, whose peers
+  // 6-8 sit on host 0 for rank 3 and 4 (6, 7) and on host 1 for rank 5 (8): the pairs differ,
+  // and the worst, across hosts, is the one priced.
+  const Scenario odd = scenario(12, 1, 4, 1);
+  const GroupShape pair = pipeline_pair(odd, 1);
+  CHECK(pair.nodes == 2);
+  REQUIRE(pair.variants.size() == 1);
+  CHECK(pair.variants[0].nodes == 1);
+}

@@ -88,6 +88,16 @@ struct Placement {
 // Requires: 0 <= stage < pp.
 [[nodiscard]] Placement place(const Scenario& scenario, std::int64_t stage);
 
+// The pairs of ranks between pipeline stage `stage` and the next (each rank and its peer
+// tp x cp x dp ranks on), between which the stage's forward sends and the next stage's backward
+// sends run: the worst of them, the others as its variants. For the last stage, the next is the
+// first: the interleaved schedule's sends between a chunk on the last stage and the next chunk
+// on the first (the embedding group's pairs). The pipeline group spans every stage, but a
+// transfer joins two neighbours only: with tp 2 and pp 4 on two 8-GPU hosts, stages 0 and 1
+// share host 0 and only the transfer between stages 1 and 2 crosses hosts.
+// Requires: 0 <= stage < pp.
+[[nodiscard]] GroupShape pipeline_pair(const Scenario& scenario, std::int64_t stage);
+
 // A kind of the inner, bandwidth-heavy groups (tp, cp, ep) some of whose groups span more NVLink
 // domains than the group at rank 0: the job's hosts in each domain do not fall on the groups'
 // boundaries, as on full GB200 NVL72 racks with TP 16 or EP 64.
