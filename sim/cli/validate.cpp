@@ -337,7 +337,6 @@ int run_validate(const ValidateOptions& o) {
   const int jobs = sweep::parse_jobs(o.jobs, "--jobs");
   check_plot_path(o.plot);
   if (!o.scenarios.empty()) check_scenarios_folder(o.scenarios);
-  io::require_not_an_input(o.plot, "command line (--plot)", {o.file});
   const std::string name = o.file.empty() ? validation::kBuiltinRunsName : o.file;
   const std::string text =
       o.file.empty() ? validation::builtin_runs_text() : validation::read_runs_file(o.file);
@@ -398,12 +397,14 @@ int run_validate(const ValidateOptions& o) {
     stacks[id] = std::move(j);
     stack_files[id] = file;
   }
+  // No output may replace an input, the runs file or a stack file: the output-file rule of
+  // docs/sweep.md, checked before anything is simulated.
+  std::vector<std::string> inputs{o.file};
+  for (const auto& [id, file] : stack_files) inputs.push_back(file);
+  io::require_not_an_input(o.plot, "command line (--plot)", inputs);
   if (!o.scenarios.empty()) {
-    // A row's scenario file may not replace an input, the runs file or a stack file: the
-    // output-file rule of docs/sweep.md, checked before anything is simulated, for every row
-    // the filter keeps (which of them compare is known only once they have run).
-    std::vector<std::string> inputs{o.file};
-    for (const auto& [id, file] : stack_files) inputs.push_back(file);
+    // A row's scenario file, for every row the filter keeps (which of them compare is known
+    // only once they have run).
     const std::filesystem::path folder = scenarios_folder(o.scenarios);
     for (const validation::PublishedRun& r : runs) {
       if (!o.source.empty() && !validation::source_matches(r, o.source)) continue;
@@ -433,10 +434,15 @@ int run_validate(const ValidateOptions& o) {
                 << ", so the file changes nothing; the rows' stacks: " << list << '\n';
     }
   }
+  // The header names the replaced stacks that rows ran (the note above names the others).
+  std::map<std::string, std::string> ran_files;
+  for (const auto& [id, file] : stack_files) {
+    if (used.count(id) != 0) ran_files[id] = file;
+  }
   const validation::RunsInfo info{.runs = name,
                                   .rows_in_file = static_cast<std::int64_t>(runs.size()),
                                   .source_filter = o.source,
-                                  .stack_files = stack_files};
+                                  .stack_files = std::move(ran_files)};
   const bool need_json = o.format == "json" || !o.plot.empty();
   const nlohmann::json json = need_json ? validation::validation_to_json(report, info) : nullptr;
   // The scenario files' names are checked before the plot is drawn: a clash leaves no output.

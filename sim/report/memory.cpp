@@ -330,7 +330,8 @@ double in_flight_microbatches(const parallel::Scenario& s, std::int64_t stage) {
         // The peak of the layers held, over the layers of all chunks: chunks differ when the
         // split counts the embedding or the loss, leaves a remainder or follows a layout, and
         // the steady state then shifts between them (p 2, v 2, chunks of 10 and 2 layers: 4
-        // passes of the first held after F, B, F, where the warm-up's end holds 3 and 2).
+        // passes of the first held after F, B, F, where the warm-up's end and one forward hold
+        // 3 and 2).
         // Steady state holds the same chunks every p v steps (both orders repeat with that
         // period), so one period past the warm-up reaches every peak; the cool-down only frees.
         const std::int64_t passes = std::max<std::int64_t>(s.num_microbatches(), 1) * v;

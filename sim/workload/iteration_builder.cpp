@@ -592,7 +592,8 @@ class Builder {
     call.shape.variants.clear();  // the group priced, not the kind's other shapes
     it_.collectives.push_back(std::move(call));
     const auto index = static_cast<std::int32_t>(it_.collectives.size() - 1);
-    stage_calls_.push_back(StageCall{op, group, bytes.value(), repeat, host.value(), shape.nodes, shape.domains, index});
+    stage_calls_.push_back(StageCall{op, group, bytes.value(), repeat, host.value(), shape.nodes,
+                                     shape.domains, index});
     return index;
   }
 

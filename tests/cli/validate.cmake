@@ -160,16 +160,24 @@ add_test(NAME cli.validate.clobber_runs_input
 add_test(NAME cli.validate.clobber_stack_input
          COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json
                  ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/bloom176b-384gpu.json)
+add_test(NAME cli.validate.clobber_plot_input
+         COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json
+                 ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/stack_without_extension)
 set_tests_properties(cli.validate.clobber_runs_input cli.validate.clobber_stack_input
-                     PROPERTIES FIXTURES_SETUP validate_clobber)
+                     cli.validate.clobber_plot_input PROPERTIES FIXTURES_SETUP validate_clobber)
 trainsim_bad_input(validate scenarios_replace_runs "command line \\(--scenarios\\): '[^']*validate_clobber/korthikanti22-inconsistent-gpus\\.json' is the input file [^,]*, which the output would replace\\; expected another path"
   ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/korthikanti22-inconsistent-gpus.json
   --scenarios ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber)
 trainsim_bad_input(validate scenarios_replace_stack "command line \\(--scenarios\\): '[^']*validate_clobber/bloom176b-384gpu\\.json' is the input file [^,]*, which the output would replace\\; expected another path"
   --source bloom --stack megatron-lm=${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/bloom176b-384gpu.json
   --scenarios ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber)
+# --plot too (a path without an extension is drawn as PNG): it was checked against the runs
+# file only.
+trainsim_bad_input(validate plot_replace_stack "command line \\(--plot\\): '[^']*validate_clobber/stack_without_extension' is the input file [^,]*, which the output would replace\\; expected another path"
+  --source bloom --stack megatron-lm=${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/stack_without_extension
+  --plot ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/stack_without_extension)
 set_tests_properties(cli.validate.bad.scenarios_replace_runs cli.validate.bad.scenarios_replace_stack
-                     PROPERTIES FIXTURES_REQUIRED validate_clobber)
+                     cli.validate.bad.plot_replace_stack PROPERTIES FIXTURES_REQUIRED validate_clobber)
 # A replaced stack is named: in the table's header, and in each row's assumptions (CSV, JSON);
 # the report read as a default run's.
 add_test(NAME cli.validate.stack_named_table
@@ -180,3 +188,8 @@ add_test(NAME cli.validate.stack_named_csv
          COMMAND trainsim validate --source bloom --format csv --stack megatron-lm=${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json)
 set_tests_properties(cli.validate.stack_named_csv PROPERTIES PASS_REGULAR_EXPRESSION
   "\nrow,[0-9]+,bloom176b-384gpu,[^\n]*stack 'megatron-lm' replaced by [^\n]*stacks/megatron-lm\\.json \\(--stack\\)\"\n")
+# A replaced stack that no row ran is not named in the header (stderr's note says so instead).
+add_test(NAME cli.validate.stack_unused_not_named
+         COMMAND trainsim validate --source BLOOM --stack torchtitan-fsdp2=${PROJECT_SOURCE_DIR}/stacks/torchtitan-fsdp2.json)
+set_tests_properties(cli.validate.stack_unused_not_named PROPERTIES
+  PASS_REGULAR_EXPRESSION "bloom176b-384gpu" FAIL_REGULAR_EXPRESSION "replaced by")

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -122,55 +124,57 @@ TEST_CASE("fp8: each recipe's cast kernels add their bytes to the FP8 GEMMs", "[
 }
 
 TEST_CASE("fp8: a memory-bound FP8 GEMM reads its operands' FP8 casts", "[workload][fp8]") {
-  // mlp_up_gate at micro-batch 1 of 128 tokens: m = 128, k = 4096, n = 2 x 14336 = 28672. Its
+  // mlp_up_gate at micro-batch 1 of 32 tokens: m = 32, k = 4096, n = 2 x 14336 = 28672. Its
   // forward reads the input (m k) and the weight (k n) and writes the output (m n); backward
-  // reads the output gradient twice (m n each) with the input and the weight and writes their
-  // gradients (m k + k n). At 128 rows the FP8 GEMM is memory-bound on an H100: 2 m n k = 30.1
-  // GFLOP at most 1,979 TFLOP/s x 0.76 is under 21 us at full tile efficiency and about 40 us
-  // at the worst, against 125 MB of FP8 operands and a bf16 output at 3.35 TB/s x 0.88, 42.5
-  // us. The operands are read as their FP8 casts, 1 byte each under the delayed recipe, and
-  // the result written in 16 bits (stack::fp8_operand_bytes_per_element); counted at 2 bytes
-  // each, as before, the GEMM took 82.5 us, the bf16 GEMM's time, with its casts on top.
-  io::ScenarioDocument doc;
-  doc.source = "s.json";
-  doc.json = nlohmann::json::parse(R"({
-    "hardware": "h100-dgx",
-    "model": {"layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
-              "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
-              "tied_embeddings": false, "position_embedding": "rope"},
-    "cluster": {"gpus": 1},
-    "training": {"seq_len": 128, "micro_batch": 1, "global_batch": 1, "precision": "fp8"}})");
-  doc.json["stack"] = megatron_core("delayed", 0.0);
-  const parallel::Scenario s = io::scenario_from_document(doc);
-  const double m = 128.0, k = 4096.0, n = 28672.0;
-  const double hbm = s.hardware.gpu.hbm_bandwidth.value() * s.hardware.gpu.memory_efficiency;
-  const double launch = s.hardware.gpu.kernel_launch_overhead.value();
-  REQUIRE(s.stack.kernel_dispatch.value() == 0.0);
-  const auto it = build(s);
-  // The GEMM, then the casts of the input and the weight (3 bytes per element each, delayed):
-  // three kernels, three launches.
-  const double gemm_fwd = (m * k + k * n + 2.0 * m * n) / hbm;
-  const double casts_fwd = 3.0 * (m * k + k * n) / hbm;
-  CHECK(seconds(it, "mlp_up_gate") == Approx(gemm_fwd + casts_fwd + 3.0 * launch).epsilon(1e-9));
-  // Backward: dgrad and wgrad in one kernel, then the cast of the output gradient. Its wgrad
-  // (K = 128) runs at a low tile efficiency, so the kernel may be bound by its math: that time
-  // is compute::kernel_cost's for the same GEMMs with no bytes, and the bytes' time is the FP8
-  // one (122.5 us; 245 us counted at 2 bytes).
-  const auto i = [](double v) { return static_cast<std::int64_t>(v); };
-  compute::KernelWork math{
-      .kind = compute::KernelClass::Gemm,
-      .flops = Flops(4.0 * m * n * k),
-      .bytes = Bytes(0.0),
-      .gemms = {{.m = i(m), .n = i(k), .k = i(n)}, {.m = i(k), .n = i(n), .k = i(m)}},
-      .attention = {}};
-  const double math_bwd =
-      compute::kernel_cost(s.hardware.gpu, hardware::Dtype::Fp8, math).time.value() - launch;
-  const double gemm_bwd = (2.0 * m * n + m * k + k * n + 2.0 * (m * k + k * n)) / hbm;
-  const double cast_bwd = 3.0 * m * n / hbm;
-  CHECK(seconds(it, "mlp_up_gate_bwd") ==
-        Approx(std::max(math_bwd, gemm_bwd) + cast_bwd + 2.0 * launch).epsilon(1e-9));
-  CHECK(seconds(it, "mlp_up_gate_bwd") <
-        (2.0 * (2.0 * m * n + m * k + k * n) + 2.0 * (m * k + k * n)) / hbm);
+  // (dgrad and wgrad, one kernel) reads the output gradient twice (m n each), the input and the
+  // weight, and writes their gradients (m k + k n). Under fp8 the operands are read as their
+  // FP8 casts (stack::fp8_operand_bytes_per_element: 1 byte under the per-tensor recipes,
+  // 1 + 4/128 under blockwise) and the results written in 16 bits. Delayed: forward 119.4 MB,
+  // 40.5 us at 3.35 TB/s x 0.88; backward 354.5 MB, 120.3 us; counted at 2 bytes each, as
+  // before, 80.4 and 160.8 us, the bf16 GEMM's bytes. Both passes are memory-bound at 32 rows
+  // (checked below against the math alone: 7.5 and 15.0 GFLOP at h100-dgx's FP8 rate, about 5
+  // and 11 us at full tile efficiency).
+  const double m = 32.0, k = 4096.0, n = 28672.0;
+  for (const auto& [recipe, operand, cast] :
+       {std::tuple{"delayed", 1.0, 3.0}, std::tuple{"blockwise", 1.0 + 4.0 / 128.0, 4.0625}}) {
+    INFO(recipe);
+    io::ScenarioDocument doc;
+    doc.source = "s.json";
+    doc.json = nlohmann::json::parse(R"({
+      "hardware": "h100-dgx",
+      "model": {"layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+                "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
+                "tied_embeddings": false, "position_embedding": "rope"},
+      "cluster": {"gpus": 1},
+      "training": {"seq_len": 32, "micro_batch": 1, "global_batch": 1, "precision": "fp8"}})");
+    doc.json["stack"] = megatron_core(recipe, 0.0);
+    const parallel::Scenario s = io::scenario_from_document(doc);
+    const double hbm = s.hardware.gpu.hbm_bandwidth.value() * s.hardware.gpu.memory_efficiency;
+    const double launch = s.hardware.gpu.kernel_launch_overhead.value();
+    REQUIRE(s.stack.kernel_dispatch.value() == 0.0);
+    const auto it = build(s);
+    // The math alone of each pass (compute::kernel_cost with no bytes): below the bytes' time.
+    const auto i = [](double v) { return static_cast<std::int64_t>(v); };
+    const auto math = [&](double flops, std::vector<compute::GemmCall> gemms) {
+      const compute::KernelWork w{.kind = compute::KernelClass::Gemm,
+                                  .flops = Flops(flops),
+                                  .bytes = Bytes(0.0),
+                                  .gemms = std::move(gemms),
+                                  .attention = {}};
+      return compute::kernel_cost(s.hardware.gpu, hardware::Dtype::Fp8, w).time.value() - launch;
+    };
+    const double gemm_fwd = (operand * (m * k + k * n) + 2.0 * m * n) / hbm;
+    const double gemm_bwd = (operand * (2.0 * m * n + m * k + k * n) + 2.0 * (m * k + k * n)) / hbm;
+    REQUIRE(math(2.0 * m * n * k, {{.m = i(m), .n = i(n), .k = i(k)}}) < gemm_fwd);
+    REQUIRE(math(4.0 * m * n * k, {{.m = i(m), .n = i(k), .k = i(n)},
+                                   {.m = i(k), .n = i(n), .k = i(m)}}) < gemm_bwd);
+    // Forward: the GEMM, then the casts of the input and the weight: three kernels, three
+    // launches. Backward: the GEMMs, then the cast of the output gradient.
+    CHECK(seconds(it, "mlp_up_gate") ==
+          Approx(gemm_fwd + cast * (m * k + k * n) / hbm + 3.0 * launch).epsilon(1e-9));
+    CHECK(seconds(it, "mlp_up_gate_bwd") ==
+          Approx(gemm_bwd + cast * m * n / hbm + 2.0 * launch).epsilon(1e-9));
+  }
 }
 
 TEST_CASE("fp8: MFU against the FP8 and the bf16 peaks with mixed GEMMs", "[report][fp8]") {
