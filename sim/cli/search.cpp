@@ -239,6 +239,14 @@ sweep::SearchSpace space_of(const SearchOptions& o) {
 // that do not divide the heads are), else automatic (SearchSpace::ep). A dense model takes
 // only ep 1. The space bound of space_of is checked again with the EP values counted: at most
 // the divisors of num_experts when automatic.
+// How the routed experts' state is held over `ranks` expert-data-parallel ranks: at 1 each EP
+// rank holds its experts whole, never gathered (report::expert_sharding_degree), which "sharded
+// over 1 ranks" misread.
+std::string sharded_over(std::int64_t ranks) {
+  return ranks > 1 ? "their state sharded over " + std::to_string(ranks) + " ranks"
+                   : "their state held whole";
+}
+
 void apply_expert_parallelism(const SearchOptions& o, const parallel::Scenario& base,
                               sweep::SearchSpace& space) {
   const bool moe = model::is_moe(base.model);
@@ -883,12 +891,11 @@ void write_expert_parallelism(std::ostream& out, const parallel::Scenario& e,
       << ", gradients " << gib(mo.gradients) << " -> " << gib(me.gradients) << ", optimizer "
       << gib(mo.optimizer) << " -> " << gib(me.optimizer) << ", buffers (gathered weights, "
       << "gradients in flight) " << gib(mo.buffers) << " -> " << gib(me.buffers)
-      << " per GPU (the routed experts: "
-      << m.num_experts / p.ep << " instead of " << m.num_experts
-      << " per GPU, their state sharded over " << report::expert_sharding_degree(e)
-      << " ranks instead of " << report::expert_sharding_degree(one) << " under "
-      << parallel::to_string(p.sharding) << "); total " << gib(mo.total) << " -> "
-      << gib(me.total) << " of " << gib(me.usable) << " usable.\n";
+      << " per GPU (the routed experts: " << m.num_experts / p.ep << " instead of " << m.num_experts
+      << " per GPU, " << sharded_over(report::expert_sharding_degree(e)) << " instead of "
+      << sharded_over(report::expert_sharding_degree(one)) << " under "
+      << parallel::to_string(p.sharding) << "); total " << gib(mo.total) << " -> " << gib(me.total)
+      << " of " << gib(me.usable) << " usable.\n";
   out << "  - Expert GEMMs: the same rows per token (each GPU still runs tokens x top-"
       << m.num_experts_per_token << " expert rows per micro-batch, over " << m.num_experts / p.ep
       << " experts instead of " << m.num_experts << ")";

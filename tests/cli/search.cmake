@@ -281,3 +281,13 @@ trainsim_expect_exit(cli.search.headroom_not_the_cure 3
   "the least hungry [^\n]* needs 698 GiB per GPU on stage 0, more than the 37\\.2 GiB usable of 80\\.0 GiB of HBM\\; expected a larger cluster, a smaller global batch or a wider search space\n$"
   search --hardware h100-dgx --model mixtral-8x7b --gpus 1 --global-batch 8 --seq-len 4096
   --memory-headroom 0.5)
+# ep = dp: each EP rank holds its routed experts whole, never gathered (report::
+# expert_sharding_degree 1); --explain said their state was "sharded over 1 ranks". qwen3-30b-a3b
+# on 8 GPUs: the best plan is ep 8 under full_shard, against ep 1, whose experts full_shard
+# shards over the 8 data-parallel ranks.
+add_test(NAME cli.search.explain_experts_whole
+         COMMAND trainsim search --hardware h100-dgx --model qwen3-30b-a3b --gpus 8 --global-batch 32
+                 --seq-len 4096 --stack megatron-core --explain --jobs 2)
+set_tests_properties(cli.search.explain_experts_whole PROPERTIES
+  PASS_REGULAR_EXPRESSION "the routed experts: 16 instead of 128 per GPU, their state held whole instead of their state sharded over 8 ranks under full_shard\\)"
+  FAIL_REGULAR_EXPRESSION "sharded over 1 ranks")
