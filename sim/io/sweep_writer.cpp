@@ -610,7 +610,9 @@ std::optional<std::string> csv_row_problem(std::string_view row) {
         if (v != "true" && v != "false") return column(i) + "true or false";
         break;
       case Cell::Metric:
-        if (ok && !is_metric(v)) return column(i) + "a finite number >= 0" + filled;
+        if (ok && !is_metric(v)) {
+          return column(i) + "a finite number >= 0 in its shortest form" + filled;
+        }
         if (!ok && !v.empty()) return column(i) + "nothing" + filled;
         break;
       case Cell::Memory:
@@ -625,6 +627,19 @@ std::optional<std::string> csv_row_problem(std::string_view row) {
         if (!has_memory && !v.empty()) return column(i) + "nothing" + filled;
         break;
     }
+  }
+  // Quoted as csv_field quotes: only a cell holding a comma or a quote. A cell quoted otherwise
+  // ('"1"' for 1, '"ok"') reads as the same value, and merge copied the quotes into a file an
+  // unsharded run does not write.
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const std::string written = (i > 0 ? "," : "") + csv_field(f[i]);
+    if (row.substr(at, written.size()) != written) {
+      return std::string("column ") + kColumns[i] + " is quoted where the sweep writes '" +
+             csv_field(f[i]).substr(0, 40) + "'; expected a cell quoted only when it holds a " +
+             "comma or a quote";
+    }
+    at += written.size();
   }
   return std::nullopt;
 }

@@ -258,9 +258,11 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
   CHECK(merge_csv(ok_row("5.5")) == kHeader + ok_row("5.5"));
   // format_number never writes these for a report (no output holds NaN), nor a negative rate.
   for (const char* bad : {"nan", "inf", "-5", "hello", ""}) {
-    REQUIRE_THROWS_WITH(merge_csv(ok_row(bad)),
-                        Contains(std::string("a.csv: line 2: row 0: column tokens_per_s is '") +
-                                 bad + "'; expected a finite number >= 0 (an 'ok' row)"));
+    REQUIRE_THROWS_WITH(
+        merge_csv(ok_row(bad)),
+        Contains(std::string("a.csv: line 2: row 0: column tokens_per_s is '") + bad +
+                 "'; expected a finite number >= 0 in its shortest form "
+                 "(an 'ok' row)"));
   }
   // Cells as the sweep writes them: its numbers are the shortest round trip (format_number),
   // never -0, and its counts have no sign or leading zero; merge copies cells as they are.
@@ -269,6 +271,20 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
                         Contains(std::string("column tokens_per_s is '") + edited +
                                  "'; expected a finite number >= 0"));
   }
+  // The message says why a number the sweep could have meant is refused: not its shortest form.
+  REQUIRE_THROWS_WITH(merge_csv(ok_row("2.0843404974500937e5")),
+                      Contains("'; expected a finite number >= 0 in its shortest form (an "
+                               "'ok' row)"));
+  // Quotes where the sweep writes none: the cell reads as the same value, and merge copied the
+  // quotes into a file an unsharded run does not write (csv_field quotes a cell only when it
+  // holds a comma or a quote).
+  REQUIRE_THROWS_WITH(merge_csv(ok_row("\"5.5\"")),
+                      Contains("row 0: column tokens_per_s is quoted where the sweep writes "
+                               "'5.5'; expected a cell quoted only when it holds a comma or a "
+                               "quote"));
+  std::string quoted_status = ok_row("5.5");
+  quoted_status.replace(quoted_status.find(",ok,"), 4, ",\"ok\",");
+  REQUIRE_THROWS_WITH(merge_csv(quoted_status), Contains("column status is quoted where"));
   for (const char* edited : {"-0", "08", "+8"}) {
     std::string gpus = ok_row("5.5");
     gpus.replace(gpus.find(",8,1,"), 3, std::string(",") + edited + ",");
