@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -182,6 +183,19 @@ void draw_plot(const nlohmann::json& data, const std::string& out_path) {
   if (std::system(command.c_str()) != 0) {
     throw ConfigError("--plot " + out_path, "",
                       "python3 could not draw the plot; expected a writable PNG path");
+  }
+  // What python3 left must be a PNG: a python3 that exits 0 without drawing (a wrapper, a
+  // stub) left an empty file, renamed into place as the plot.
+  {
+    std::ifstream drawn(image.temporary_path(), std::ios::binary);
+    char magic[8] = {};
+    drawn.read(magic, sizeof magic);
+    if (drawn.gcount() != sizeof magic ||
+        std::string_view(magic, sizeof magic) != "\x89PNG\r\n\x1a\n") {
+      throw ConfigError("--plot " + out_path, "",
+                        "python3 exited without drawing a PNG; expected python3 with matplotlib "
+                        "(python3-matplotlib) to write the plot");
+    }
   }
   image.commit();
 }

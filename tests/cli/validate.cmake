@@ -193,3 +193,14 @@ add_test(NAME cli.validate.stack_unused_not_named
          COMMAND trainsim validate --source BLOOM --stack torchtitan-fsdp2=${PROJECT_SOURCE_DIR}/stacks/torchtitan-fsdp2.json)
 set_tests_properties(cli.validate.stack_unused_not_named PROPERTIES
   PASS_REGULAR_EXPRESSION "bloom176b-384gpu" FAIL_REGULAR_EXPRESSION "replaced by")
+# A python3 that exits 0 without drawing (a stub first on PATH) left an empty file, renamed
+# into place as the plot, exit 0: what it leaves must begin as a PNG does.
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/validate_stub_python)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/validate_stub_python/python3 "#!/bin/sh\nexit 0\n")
+file(CHMOD ${CMAKE_CURRENT_BINARY_DIR}/validate_stub_python/python3
+     PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+add_test(NAME cli.validate.plot_stub_python
+         COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2
+                 "-DEXPECTED_STDERR=^error: --plot [^\n]*plot\\.png: python3 exited without drawing a PNG\; expected python3 with matplotlib[^\n]*\n$"
+                 "-DCOMMAND=${CMAKE_COMMAND};-E;env;PATH=${CMAKE_CURRENT_BINARY_DIR}/validate_stub_python:$ENV{PATH};$<TARGET_FILE:trainsim>;validate;--source;bloom;--plot;${CMAKE_CURRENT_BINARY_DIR}/validate_stub_python/plot.png"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
