@@ -36,9 +36,12 @@ nlohmann::json megatron_core(const std::string& recipe, double weight_cache) {
 }
 
 // Two Llama-3-8B-shaped layers on one H100: hidden 4096, 32 heads and 8 KV heads of 128, SwiGLU
-// 14336; micro-batch 2 of 4096 tokens (m = 8192 rows per GEMM), two micro-batches per step.
+// 14336; by default micro-batch 2 of 4096 tokens (m = 8192 rows per GEMM), two micro-batches per
+// step.
 parallel::Scenario scenario(const std::string& precision, const std::string& recipe = "delayed",
-                            double weight_cache = 0.0, const std::string& hardware = "h100-dgx") {
+                            double weight_cache = 0.0, const std::string& hardware = "h100-dgx",
+                            std::int64_t seq_len = 4096, std::int64_t micro_batch = 2,
+                            std::int64_t global_batch = 4) {
   io::ScenarioDocument doc;
   doc.source = "s.json";
   doc.json = nlohmann::json::parse(R"({
@@ -46,9 +49,11 @@ parallel::Scenario scenario(const std::string& precision, const std::string& rec
     "model": {"layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
               "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
               "tied_embeddings": false, "position_embedding": "rope"},
-    "cluster": {"gpus": 1},
-    "training": {"seq_len": 4096, "micro_batch": 2, "global_batch": 4}})");
-  doc.json["training"]["precision"] = precision;
+    "cluster": {"gpus": 1}})");
+  doc.json["training"] = {{"seq_len", seq_len},
+                          {"micro_batch", micro_batch},
+                          {"global_batch", global_batch},
+                          {"precision", precision}};
   doc.json["stack"] = megatron_core(recipe, weight_cache);
   doc.json["hardware"] = hardware;
   return io::scenario_from_document(doc);
@@ -138,17 +143,7 @@ TEST_CASE("fp8: a memory-bound FP8 GEMM reads its operands' FP8 casts", "[worklo
   for (const auto& [recipe, operand, cast] :
        {std::tuple{"delayed", 1.0, 3.0}, std::tuple{"blockwise", 1.0 + 4.0 / 128.0, 4.0625}}) {
     INFO(recipe);
-    io::ScenarioDocument doc;
-    doc.source = "s.json";
-    doc.json = nlohmann::json::parse(R"({
-      "hardware": "h100-dgx",
-      "model": {"layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
-                "vocab": 32000, "activation": "swiglu", "norm": "rmsnorm",
-                "tied_embeddings": false, "position_embedding": "rope"},
-      "cluster": {"gpus": 1},
-      "training": {"seq_len": 32, "micro_batch": 1, "global_batch": 1, "precision": "fp8"}})");
-    doc.json["stack"] = megatron_core(recipe, 0.0);
-    const parallel::Scenario s = io::scenario_from_document(doc);
+    const parallel::Scenario s = scenario("fp8", recipe, 0.0, "h100-dgx", 32, 1, 1);
     const double hbm = s.hardware.gpu.hbm_bandwidth.value() * s.hardware.gpu.memory_efficiency;
     const double launch = s.hardware.gpu.kernel_launch_overhead.value();
     REQUIRE(s.stack.kernel_dispatch.value() == 0.0);
