@@ -431,6 +431,33 @@ TEST_CASE("calibrate: power records that break the profile's ordering are named 
   REQUIRE_NOTHROW(fit(base, m, FitOptions{}));
 }
 
+TEST_CASE("calibrate: an FP8 GEMM point writes its result in 16 bits, as the workload prices it",
+          "[calibrate]") {
+  // 32 x 28672 x 4096 in fp8 on an H100, memory-bound: 7.5 GFLOP against e4m3 operands (1 byte:
+  // m k + k n) and a bf16 result (2 bytes: m n), what the suite's GEMM records run
+  // (calib/src/gemm.cpp) and what the workload prices (KernelSpec::elements). Measured at the
+  // model's own time for those bytes, the point's error before any fit is 0; with the result
+  // counted at 1 byte, as calibrate did, the model read 0.7% faster than the workload prices it.
+  const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
+  const std::int64_t m = 32, n = 28672, k = 4096;
+  const auto d = [](std::int64_t x) { return static_cast<double>(x); };
+  const compute::KernelWork w{.kind = compute::KernelClass::Gemm,
+                              .flops = Flops(2.0 * d(m) * d(n) * d(k)),
+                              .bytes = Bytes(d(m) * d(k) + d(k) * d(n) + 2.0 * d(m) * d(n)),
+                              .gemms = {{.m = m, .n = n, .k = k}},
+                              .attention = {}};
+  const compute::KernelCost cost = compute::kernel_cost(base.gpu, hardware::Dtype::Fp8, w);
+  REQUIRE_FALSE(cost.compute_bound);
+  MeasurementSet set;
+  set.gemms.push_back(GemmPoint{
+      .m = m, .n = n, .k = k, .dtype = hardware::Dtype::Fp8, .time = cost.time, .origin = {}});
+  FitOptions options;
+  options.frozen = {"/gpu/memory_efficiency", "/gpu/kernel_launch_overhead"};
+  const FitResult r = fit(base, set, options);
+  REQUIRE(r.residuals.size() == 1);
+  CHECK(r.residuals[0].error_before() == Approx(0.0).margin(1e-12));
+}
+
 TEST_CASE("calibrate: a measured power the loader accepts is fitted, not clipped at a bound",
           "[calibrate]") {
   // A GPU with a 3 kW TDP drawing 2,400 W in compute: within the 1 W to 5 kW that the loader
