@@ -207,15 +207,19 @@ std::vector<Problem> validate(const Scenario& s) {
       problem("/parallel/pipeline_layout",
               "a pipeline_layout gives every model chunk's layers; expected no "
               "account_for_embedding_in_pipeline_split or account_for_loss_in_pipeline_split "
-              "beside it");
+              "beside it",
+              {"/parallel/account_for_embedding_in_pipeline_split",
+               "/parallel/account_for_loss_in_pipeline_split"});
     } else if (entries != chunks) {
       problem("/parallel/pipeline_layout",
               "pipeline_layout has " + str(entries) + " model chunks where pp x virtual_stages = " +
-                  str(chunks) + "; expected " + str(chunks) + " entries");
+                  str(chunks) + "; expected " + str(chunks) + " entries",
+              {"/parallel/pp", "/parallel/virtual_stages", "/parallel/pipeline_schedule"});
     } else if (sum != m.num_layers) {
       problem("/parallel/pipeline_layout",
               "pipeline_layout's chunks hold " + str(sum) + " layers where the model has " +
-                  str(m.num_layers) + "; expected entries summing to " + str(m.num_layers));
+                  str(m.num_layers) + "; expected entries summing to " + str(m.num_layers),
+              {"/model"});
     } else {
       split_ok = true;
     }
@@ -231,17 +235,22 @@ std::vector<Problem> validate(const Scenario& s) {
       const char* what = counted == 2                                ? "the embedding and loss"
                          : p.account_for_embedding_in_pipeline_split ? "the embedding"
                                                                      : "the loss";
-      problem(key, "the " + str(m.num_layers) + " layers plus " + str(counted) + " counted for " +
-                       what + ", " + str(slots) +
-                       ", do not split evenly over pp x virtual_stages = " + str(chunks) +
-                       " model chunks; expected a multiple of " + str(chunks));
+      problem(
+          key,
+          "the " + str(m.num_layers) + " layers plus " + str(counted) + " counted for " + what +
+              ", " + str(slots) + ", do not split evenly over pp x virtual_stages = " +
+              str(chunks) + " model chunks; expected a multiple of " + str(chunks),
+          {"/parallel/pp", "/parallel/virtual_stages", "/parallel/pipeline_schedule", "/model"});
     } else if (chunk_layers(p, m.num_layers, 0).count < 1 ||
                chunk_layers(p, m.num_layers, chunks - 1).count < 1) {
       split_ok = false;
-      problem(key, "with " + str(slots / chunks) +
-                       " layer per model chunk, the chunk that holds the embedding or the loss "
-                       "keeps no transformer layer; expected pp x virtual_stages of at most " +
-                       str(slots / 2));
+      problem(
+          key,
+          "with " + str(slots / chunks) +
+              " layer per model chunk, the chunk that holds the embedding or the loss "
+              "keeps no transformer layer; expected pp x virtual_stages of at most " +
+              str(slots / 2),
+          {"/parallel/pp", "/parallel/virtual_stages", "/parallel/pipeline_schedule", "/model"});
     }
   }
   if (p.recompute_layers > 0 && p.recompute != Recompute::Full) {

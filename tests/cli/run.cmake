@@ -138,7 +138,7 @@ add_test(NAME cli.run.pipeline_split_flags
 set_tests_properties(cli.run.pipeline_split_flags PROPERTIES PASS_REGULAR_EXPRESSION
   "plan [^\n]*embedding and loss counted in the pipeline split")
 trainsim_expect_exit(cli.run.pipeline_split_flag_uneven 3
-  "^error: command line \\(--account-for-embedding-in-pipeline-split\\): /parallel/account_for_embedding_in_pipeline_split: the 32 layers plus 1 counted for the embedding, 33, do not split evenly"
+  "^error: command line \\(--model, --account-for-embedding-in-pipeline-split, --pp\\): /parallel/account_for_embedding_in_pipeline_split: the 32 layers plus 1 counted for the embedding, 33, do not split evenly"
   run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096 --global-batch 64
       --micro-batch 1 --pp 2 --sharding zero1 --account-for-embedding-in-pipeline-split)
 # A stack with Megatron-Core's FP8 parameters and precision-aware optimizer
@@ -186,9 +186,15 @@ trainsim_expect_exit(cli.run.pipeline_layout_text 2
   run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096 --global-batch 64 --pp 4
       --sharding zero1 --pipeline-layout 7,9,x)
 trainsim_expect_exit(cli.run.pipeline_layout_sum 3
-  "^error: command line \\(--pipeline-layout\\): /parallel/pipeline_layout: pipeline_layout's chunks hold 33 layers where the model has 32"
+  "^error: command line \\(--model, --pipeline-layout\\): /parallel/pipeline_layout: pipeline_layout's chunks hold 33 layers where the model has 32"
   run --hardware h100-dgx --gpus 64 --model llama2-7b --seq-len 4096 --global-batch 64 --pp 4
       --sharding zero1 --pipeline-layout 7,9,9,8)
+# A layout's chunk count against pp x virtual_stages names the flag that set pp, not only the
+# layout's (the file may say pp 4 where --pp 2 overrides it).
+trainsim_expect_exit(cli.run.pipeline_layout_chunks_flag 3
+  "^error: command line \\(--pipeline-layout, --pp\\): /parallel/pipeline_layout: pipeline_layout has 4 model chunks where pp x virtual_stages = 2\\; expected 2 entries"
+  run --hardware h100-dgx --model llama2-7b --gpus 2 --seq-len 2048 --global-batch 8 --pp 2
+      --pipeline-layout 8,8,8,8)
 trainsim_expect_exit(cli.run.pipeline_split_uneven 3
   "/parallel/account_for_embedding_in_pipeline_split: the 32 layers plus 2 counted for the embedding and loss, 34, do not split evenly over pp x virtual_stages = 4"
   run ${split_scenario} --pp 4)
