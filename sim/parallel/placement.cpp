@@ -252,9 +252,7 @@ Placement place_ranks(const Scenario& s, std::int64_t first, std::int64_t count)
   out.ep = shape(p.ep, p.tp * p.cp);
   out.expert_shard = p.ep > 1 ? shape(p.dp * p.cp / p.ep, p.tp * p.cp * p.ep) : out.shard;
   // The embedding groups pair each rank of the first stage with its peer on the last.
-  const std::int64_t stage = p.tp * p.cp * p.dp;
-  out.embedding =
-      p.pp > 1 ? worst_group_shape(2, stage * (p.pp - 1), g, d, stage, 1) : GroupShape{};
+  out.embedding = p.pp > 1 ? pipeline_pair(s, p.pp - 1) : GroupShape{};
   return out;
 }
 
@@ -267,7 +265,7 @@ GroupShape pipeline_pair(const Scenario& s, std::int64_t stage) {
   const Units u = units_of(s);
   const std::int64_t ranks = p.tp * p.cp * p.dp;
   // A pair from each rank of the stage: `ranks` starts from the stage's first rank, one group;
-  // from the last stage back to the first, from each rank of the first.
+  // from the last stage back to the first, from each rank of the first (the embedding group).
   if (stage + 1 == p.pp) return worst_group_shape(2, stage * ranks, u.node, u.domain, ranks, 1);
   return worst_group_shape(2, ranks, u.node, u.domain, ranks, 1, stage * ranks);
 }

@@ -335,7 +335,7 @@ double in_flight_microbatches(const parallel::Scenario& s, std::int64_t stage) {
         // Steady state holds the same chunks every p v steps (both orders repeat with that
         // period), so one period past the warm-up reaches every peak; the cool-down only frees.
         const std::int64_t passes = std::max<std::int64_t>(s.num_microbatches(), 1) * v;
-        const std::int64_t warmup = std::min(2 * (pp - stage - 1) + (v - 1) * pp, passes);
+        const std::int64_t warmup = workload::interleaved_warmup(pp, stage, v, passes);
         std::vector<std::int64_t> layers(static_cast<std::size_t>(v));
         std::int64_t all = 0;
         for (std::int64_t c = 0; c < v; ++c) {

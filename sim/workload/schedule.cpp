@@ -15,6 +15,11 @@ PassStep interleaved_step(std::int64_t k, std::int64_t pp, std::int64_t chunks, 
   return PassStep{.backward = backward, .microbatch = group * pp + in_group % pp, .chunk = chunk};
 }
 
+std::int64_t interleaved_warmup(std::int64_t pp, std::int64_t stage, std::int64_t chunks,
+                                std::int64_t total) {
+  return std::min((pp - stage - 1) * 2 + (chunks - 1) * pp, total);
+}
+
 std::vector<PassStep> pipeline_order(parallel::PipelineSchedule schedule, std::int64_t pp,
                                      std::int64_t stage, std::int64_t microbatches,
                                      std::int64_t chunks) {
@@ -44,7 +49,7 @@ std::vector<PassStep> pipeline_order(parallel::PipelineSchedule schedule, std::i
     }
     case parallel::PipelineSchedule::Interleaved: {
       const std::int64_t total = m * chunks;
-      const std::int64_t warmup = std::min((pp - stage - 1) * 2 + (chunks - 1) * pp, total);
+      const std::int64_t warmup = interleaved_warmup(pp, stage, chunks, total);
       std::int64_t f = 0;
       std::int64_t b = 0;
       for (; f < warmup; ++f) out.push_back(interleaved_step(f, pp, chunks, false));

@@ -22,6 +22,12 @@ struct PassStep {
 [[nodiscard]] PassStep interleaved_step(std::int64_t k, std::int64_t pp, std::int64_t chunks,
                                         bool backward);
 
+// The forward steps `stage` of the interleaved schedule runs before its first backward, of
+// `total` (micro-batches x chunks): (pp - stage - 1) x 2 + (chunks - 1) x pp (Megatron-LM's
+// get_num_warmup_microbatches), at most `total`.
+[[nodiscard]] std::int64_t interleaved_warmup(std::int64_t pp, std::int64_t stage,
+                                              std::int64_t chunks, std::int64_t total);
+
 // Steps of `stage` (0-based) of `pp` stages running `microbatches` micro-batches with
 // `chunks` model chunks per stage. Every (microbatch, chunk) appears once forward and once
 // backward, and a backward never precedes its own forward.
