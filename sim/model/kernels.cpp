@@ -235,6 +235,7 @@ void add_mla_attention_kernels(const ModelSpec& m, const LayerShape& s,
       Bytes(e * (2.0 * d(tokens) * d(q_local + v_local) + 2.0 * kv_rows * d(q_local + v_local)) +
             3.0 * lse);
   a.selective_recompute = 1.0;
+  a.cp_kv_share = 1.0;
   k.push_back(a);
   k.push_back(te_gemm("attn_out_proj", tokens, m.hidden, v_local, s.element_bytes));
   add_residual_kernels("attn", m, s, t_res, e, k);
@@ -284,6 +285,10 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
     KernelSpec qk = batched_gemm("attn_scores", batch, q_rows, s.seq_len, m.head_dim,
                                  s.element_bytes);
     qk.selective_recompute = 1.0;
+    // Under CP the keys come round the ring for the scores, the values for the context
+    // (KernelSpec::cp_kv_share): K and V are equally wide here (latent attention has no
+    // unfused form).
+    qk.cp_kv_share = 0.5;
     k.push_back(qk);
     if (s.unfused_softmax) {
       // Megatron-LM of 2019 (mpu/transformer.py at 93ab4be): `attention_scores /
@@ -307,6 +312,7 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
     KernelSpec av = batched_gemm("attn_context", batch, q_rows, m.head_dim, s.seq_len,
                                  s.element_bytes);
     av.selective_recompute = 1.0;
+    av.cp_kv_share = 0.5;
     k.push_back(av);
   } else
   {
@@ -337,6 +343,7 @@ void add_attention_kernels(const ModelSpec& m, const LayerShape& s, std::vector<
     a.backward_bytes =
         Bytes(e * (4.0 * d(tokens) * d(q_local) + 4.0 * kv_rows * d(kv_local)) + 3.0 * lse);
     a.selective_recompute = 1.0;
+    a.cp_kv_share = 1.0;
     k.push_back(a);
   }
   k.push_back(te_gemm("attn_out_proj", tokens, m.hidden, q_local, s.element_bytes));

@@ -73,7 +73,9 @@ struct TimedKernel {
   Flops fwd_flops;
   Flops bwd_flops;
   double selective = 0.0;  // share of the forward recomputed under selective recomputation
-  bool cp_exchange = false;  // the attention core: CP's K/V ring exchange runs beside it
+  // Under CP, the share of the layer's K/V ring exchange that runs beside the kernel
+  // (KernelSpec::cp_kv_share); 0 without CP.
+  double cp_share = 0.0;
   model::KernelKind kind = model::KernelKind::MemoryBound;
   // How each pass slows beside a collective (engine::ContentionClass): Gemm for GEMM math alone
   // (the profile's GEMM contention), Host for a pass whose time is a host floor (kernel_dispatch,
@@ -360,7 +362,7 @@ class Builder {
     t.fwd_flops = k.forward_flops;
     t.bwd_flops = k.backward_flops;
     t.selective = k.selective_recompute;
-    t.cp_exchange = k.kind == model::KernelKind::Attention && p_.cp > 1;
+    t.cp_share = p_.cp > 1 ? k.cp_kv_share : 0.0;
     t.kind = k.kind;
     return t;
   }
@@ -754,7 +756,8 @@ class Builder {
       // Context parallelism: the ring exchange of K/V blocks (cp - 1 steps) runs beside the
       // attention kernel, and the next kernel cannot start before the last block has arrived
       // (Liu et al. 2023, Ring Attention; Megatron-LM context parallelism).
-      const OpId kv = k.cp_exchange ? cp_exchange(stage, st, info, last, false) : kNone;
+      const OpId kv =
+          k.cp_share > 0.0 ? cp_exchange(stage, st, info, last, false, k.cp_share) : kNone;
       const OpId previous = last;
       last = kernel(st, k, false, recompute, info, pending);
       dep(dispatched, last);
@@ -834,7 +837,7 @@ class Builder {
   }
 
   OpId cp_exchange(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
-                   bool backward) {
+                   bool backward, double share) {
     // Each step sends this rank's K and V blocks (backward: their gradients too) to the next
     // CP rank: local tokens x (K width + V width) / tp elements per step, x2 in backward. K and
     // V are kv width wide each, but under latent attention V is heads x v_head_dim (DeepSeek-V3:
@@ -844,7 +847,10 @@ class Builder {
         model::has_mla(m_) ? m_.num_heads * (m_.head_dim + m_.v_head_dim) : 2 * model::kv_width(m_);
     const double kv =
         static_cast<double>(local_tokens_ * kv_elements * elem_) / static_cast<double>(p_.tp);
-    const Bytes bytes(kv * (backward ? 2.0 : 1.0));
+    // `share` of it beside this kernel (KernelSpec::cp_kv_share: all of it beside a fused
+    // attention core, the keys beside unfused attention's scores and the values beside its
+    // context).
+    const Bytes bytes(kv * (backward ? 2.0 : 1.0) * share);
     const auto call =
         collective(stage, Op::SendRecv, "cp", at(stage).cp, bytes, static_cast<double>(p_.cp - 1));
     const OpId id = comm(st.cp, call, backward ? "cp_kv_exchange_bwd" : "cp_kv_exchange", info);
@@ -871,7 +877,8 @@ class Builder {
       const OpId returned = lk.ep[r].combine_after
                                 ? moe_exchange_in(stage, st, info, last, "moe_combine_bwd")
                                 : kNone;
-      const OpId kv = k.cp_exchange ? cp_exchange(stage, st, info, last, true) : kNone;
+      const OpId kv =
+          k.cp_share > 0.0 ? cp_exchange(stage, st, info, last, true, k.cp_share) : kNone;
       const OpId previous = last;
       last = kernel(st, k, true, false, info, pending);
       dep(returned, last);
@@ -1255,8 +1262,9 @@ class Builder {
             rinfo.recompute = true;
             OpId previous = wait;
             for (const auto& k : kernels_of(l).recomputed) {
-              const OpId kv =
-                  k.cp_exchange ? cp_exchange(stage, st, rinfo, previous, false) : kNone;
+              const OpId kv = k.cp_share > 0.0
+                                  ? cp_exchange(stage, st, rinfo, previous, false, k.cp_share)
+                                  : kNone;
               previous = kernel(st, k, false, true, info, wait);
               wait = kv;
             }

@@ -255,6 +255,38 @@ TEST_CASE("iteration: context parallelism's ring sends K and V as wide as they a
   CHECK(mla[1] == 2.0 * 41'943'040.0);
 }
 
+TEST_CASE("iteration: unfused attention passes K and V round the CP ring too",
+          "[workload][report]") {
+  // megatron-lm's unfused attention (a scores GEMM, the softmax, a context GEMM) had no CP
+  // exchange at all: the scores were priced against every key of the sequence, but no key or
+  // value ever came from the other CP ranks. It now passes the keys beside the scores GEMM and
+  // the values beside the context GEMM (KernelSpec::cp_kv_share, Li et al. 2021's Ring-QK and
+  // Ring-AV): each exchange half of the fused core's, K of 4096 local tokens x 4096 x 2 B / tp 2
+  // = 16,777,216 bytes forward and twice that backward (the gradients too), so the step
+  // sends what the fused core's does.
+  const auto cp_calls = [](const std::string& stack) {
+    const parallel::Scenario s =
+        scenario(64, R"({"stack": ")" + stack +
+                         R"(", "parallel.tp": 2, "parallel.cp": 2, "parallel.sharding": "zero1"})");
+    std::vector<std::pair<double, std::int64_t>> calls;
+    for (const auto& c : report::simulate(s).report.collectives) {
+      if (c.group == "cp" && c.stage == 0) calls.emplace_back(c.bytes.value(), c.count);
+    }
+    return calls;
+  };
+  const auto fused = cp_calls("megatron-core");
+  const auto unfused = cp_calls("megatron-lm");
+  REQUIRE(fused.size() == 2);
+  REQUIRE(unfused.size() == 2);
+  CHECK(unfused[0].first == 16'777'216.0);
+  CHECK(unfused[1].first == 2.0 * 16'777'216.0);
+  // Twice the calls of half the bytes: the same traffic per step.
+  CHECK(unfused[0].second == 2 * fused[0].second);
+  CHECK(unfused[1].second == 2 * fused[1].second);
+  CHECK(unfused[0].first * static_cast<double>(unfused[0].second) ==
+        fused[0].first * static_cast<double>(fused[0].second));
+}
+
 TEST_CASE("iteration: a recomputed attention core exchanges K/V over the CP ring again",
           "[workload][report]") {
   // Selective recomputation reruns the attention core, and under context parallelism the K/V

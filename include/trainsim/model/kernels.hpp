@@ -93,6 +93,15 @@ struct KernelSpec {
   // Routed-expert GEMMs only (grouped_gemm): the rank's local experts, one GEMM each when the
   // stack launches them one by one (StackSpec::moe_expert_launch). 0 for every other kernel.
   std::int64_t expert_groups = 0;
+  // The share of the layer's keys and values that context parallelism's ring exchange passes
+  // beside this kernel (forward the K/V blocks, backward their gradients too; the workload
+  // builder prices it when cp > 1): 1 for the fused attention core (Ring Attention, Liu et al.
+  // 2023; Transformer Engine's context-parallel attention), which computes each block as it
+  // arrives. Unfused attention splits the ring as Ring Self-Attention does (Li et al. 2021,
+  // "Sequence Parallelism: Long Sequence Training from System Perspective", §3.2: Ring-QK
+  // passes the keys for the scores, Ring-AV the values for the context): the scores GEMM takes
+  // the keys' share, the context GEMM the values'. 0 for every other kernel.
+  double cp_kv_share = 0.0;
 };
 
 // What a rank of a layer sees of one micro-batch.
