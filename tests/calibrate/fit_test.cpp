@@ -1,5 +1,6 @@
 #include "trainsim/calibrate/fit.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -526,4 +527,37 @@ TEST_CASE("calibrate: which terms a point informs does not depend on an earlier 
     CHECK(first.values[i].parameter == again.values[i].parameter);
     CHECK(first.values[i].points == again.values[i].points);
   }
+}
+
+TEST_CASE("calibrate: a fit that gains nothing on the base's values keeps them", "[calibrate]") {
+  // One 2-node 1 KiB ring all-reduce measured at 30 us, below the model's Ring latency floor
+  // (40 us on h100-dgx), so no value of the ring's terms reaches it. The fit from the fixed
+  // starts pushed ring/Simple's multi-node bandwidth factor from the base's 1.159 to its bound
+  // 2, which moved the point's time by 5e-5 of itself (its error -25.0% before and after) and
+  // priced 1-4 GiB 2-node gathers at about 690 GB/s of bus bandwidth, 1.7 times the 400 GB/s
+  // NIC. No run lowers the cost at the base's values by more than 0.1%: every term stays.
+  const hardware::HardwareSpec base = io::load_hardware("h100-dgx");
+  MeasurementSet m;
+  CollectivePoint p;
+  p.op = Op::AllReduce;
+  p.group = parallel::GroupShape{.ranks = 16, .nodes = 2, .ranks_per_node = 8};
+  p.bytes = Bytes(1024.0);
+  p.time = Seconds(30e-6);
+  p.algorithm = Algorithm::Ring;
+  p.protocol = hardware::Protocol::Simple;
+  p.origin = Origin{.source = "one.json", .line = 0, .label = "one", .pointer = ""};
+  m.collectives.push_back(p);
+  FitOptions o;
+  o.min_collective_bytes = Bytes(0.0);
+  const FitResult r = fit(base, m, o);
+  REQUIRE(!r.values.empty());
+  const Parameter& factor =
+      *find_parameter("/collective/measured/ring/Simple/bandwidth_factor_multi_node");
+  CHECK(factor.get(r.fitted) == factor.get(base));
+  for (const FittedValue& v : r.values) {
+    INFO(v.parameter->pointer);
+    CHECK(v.value == std::clamp(v.before, v.parameter->lower, v.parameter->upper));
+  }
+  REQUIRE(r.residuals.size() == 1);
+  CHECK(r.residuals[0].error() == Approx(-0.25).margin(0.005));
 }

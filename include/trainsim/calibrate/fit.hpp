@@ -69,7 +69,9 @@ struct FitResult {
   hardware::HardwareSpec fitted;
   std::vector<FittedValue> values;       // in parameters() order
   std::vector<PointResidual> residuals;  // in the order of the measurement set
-  int iterations = 0;                    // solver steps, at most 200 (the start not counted)
+  // Solver steps (each run's start not counted): the run kept, at most 200, and those of the
+  // refits with a parameter held.
+  int iterations = 0;
   bool converged = false;
 };
 
