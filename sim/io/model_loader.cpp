@@ -52,19 +52,24 @@ constexpr std::array<std::string_view, 24> kHfIgnoredKeys = {
     "tokenizer_class",
     "output_attentions",
     "output_hidden_states",
-    "max_window_layers",  // read only for Qwen2/Qwen3 (kHfQwenWindowTypes)
+    "max_window_layers",  // read only for Qwen2/Qwen3/Qwen2-MoE (kHfMaxWindowTypes)
     "quantization_config",
     "auto_map",
     "rope_interleave",
 };
 
-// Families whose sliding window is switched by use_sliding_window (default false) and applies
-// to the layers from max_window_layers on (default 28): transformers/models/qwen2/
-// configuration_qwen2.py and qwen3/configuration_qwen3.py, `layer_types` default
-// "sliding_attention" if sliding_window is not None and i >= max_window_layers.
-// Qwen2MoeConfig and Qwen3MoeConfig copy both keys and their defaults.
+// Families whose sliding window is switched by use_sliding_window (default false):
+// Qwen2Config, Qwen3Config, Qwen2MoeConfig and Qwen3MoeConfig.
 constexpr std::array<std::string_view, 4> kHfQwenWindowTypes = {"qwen2", "qwen3", "qwen2_moe",
                                                                 "qwen3_moe"};
+// Of those, the families whose window applies to the layers from max_window_layers on (default
+// 28): transformers/models/qwen2/configuration_qwen2.py and qwen3/configuration_qwen3.py,
+// `layer_types` default "sliding_attention" if sliding_window is not None and i >=
+// max_window_layers; Qwen2-MoE's attention of transformers 4.x (modeling_qwen2_moe.py, its
+// FlashAttention-2 path: use_sliding_window and layer_idx >= max_window_layers; later versions
+// write layer_types, which governs). Qwen3MoeConfig has no max_window_layers: its attention
+// applies sliding_window on every layer (modeling_qwen3_moe.py).
+constexpr std::array<std::string_view, 3> kHfMaxWindowTypes = {"qwen2", "qwen3", "qwen2_moe"};
 
 // Families whose attention applies sliding_window (transformers: modeling_mistral.py,
 // modeling_mixtral.py, modeling_qwen2.py, modeling_qwen3.py and their MoE variants,
@@ -427,8 +432,12 @@ ModelSpec from_trainsim_keys(ObjectReader& r) {
   m.vocab = r.integer("vocab", 1, model::kMaxVocab);
   m.activation = r.choice("activation", {"swiglu", "gelu"}) == "swiglu" ? Activation::SwiGlu
                                                                         : Activation::Gelu;
-  m.norm =
-      r.choice("norm", {"rmsnorm", "layernorm"}) == "rmsnorm" ? Norm::RmsNorm : Norm::LayerNorm;
+  m.norm = [&r] {
+    const std::string norm = r.choice("norm", {"rmsnorm", "layernorm", "layernorm_no_affine"});
+    return norm == "rmsnorm"     ? Norm::RmsNorm
+           : norm == "layernorm" ? Norm::LayerNorm
+                                 : Norm::NonParametricLayerNorm;
+  }();
   m.tied_embeddings = r.boolean("tied_embeddings");
   const std::int64_t given_head_dim = m.head_dim;
   read_mla_keys(r, m);
@@ -553,7 +562,7 @@ WindowLayers hf_window_layers(ObjectReader& r, const std::string& model_type,
     // Qwen2/Qwen3 configs of transformers >= 4.53 keep max_window_layers beside the layer_types
     // derived from it; layer_types governs (the modeling code reads it alone), so the key is
     // only checked for its type.
-    if (contains(kHfQwenWindowTypes, model_type) && r.has("max_window_layers")) {
+    if (contains(kHfMaxWindowTypes, model_type) && r.has("max_window_layers")) {
       (void)r.integer("max_window_layers", 0, model::kMaxLayers);
     }
     return windowed;
@@ -566,7 +575,7 @@ WindowLayers hf_window_layers(ObjectReader& r, const std::string& model_type,
     windowed.count = static_cast<std::int64_t>(windowed.layers.size());
     return windowed;
   };
-  if (contains(kHfQwenWindowTypes, model_type)) {
+  if (contains(kHfMaxWindowTypes, model_type)) {
     // Qwen2Config: max_window_layers default 28; layers i >= max_window_layers are windowed.
     return from(r.integer_or("max_window_layers", 0, 28), 1, "max_window_layers");
   }
@@ -729,6 +738,15 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
   // MLP of n_shared_experts x moe_intermediate_size: the same weights and FLOPs). Qwen2-MoE: one
   // shared expert of shared_expert_intermediate_size behind a sigmoid gate (Qwen2MoeSparseMoeBlock
   // shared_expert_gate, nn.Linear(hidden_size, 1, bias=False)).
+  // DeepseekV3Config defaults n_shared_experts to 1, DeepseekV2Config to 2, not to None (no
+  // shared expert): a config without it is refused.
+  if (!has("n_shared_experts") && (model_type == "deepseek_v2" || model_type == "deepseek_v3")) {
+    throw r.error("n_shared_experts",
+                  "missing required key; model_type '" + model_type + "' defaults it to " +
+                      (model_type == "deepseek_v3" ? "1" : "2") +
+                      " in its configuration class: expected n_shared_experts, the shared "
+                      "experts of moe_intermediate_size (null or 0 for none)");
+  }
   if (has("n_shared_experts") && !r.raw("n_shared_experts").is_null()) {
     m.num_shared_experts = r.integer("n_shared_experts", 0, model::kMaxExperts);
     m.shared_expert_ffn_hidden = m.num_shared_experts > 0 ? m.expert_ffn_hidden : 0;
@@ -750,10 +768,21 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
     }
   }
   std::string dense_key = "first_k_dense_replace";
-  if (has("first_k_dense_replace")) {
+  // DeepseekV3Config defaults first_k_dense_replace to 3 (DeepseekV2Config to 0): a DeepSeek-V3
+  // config without it is refused, not priced with every layer MoE.
+  if (!has("first_k_dense_replace") && model_type == "deepseek_v3") {
+    throw r.error("first_k_dense_replace",
+                  "missing required key; model_type 'deepseek_v3' defaults it to 3 in its "
+                  "configuration class: expected first_k_dense_replace, the leading dense "
+                  "layers (0 for none)");
+  }
+  if (has("first_k_dense_replace") || has("moe_layer_freq")) {
     // DeepseekV3DecoderLayer: an MoE block when layer_idx >= first_k_dense_replace and
-    // layer_idx % moe_layer_freq == 0.
-    m.num_dense_layers = r.integer("first_k_dense_replace", 0, model::kMaxLayers);
+    // layer_idx % moe_layer_freq == 0 (DeepSeek's own modeling_deepseek.py; transformers'
+    // classes have no moe_layer_freq, DeepSeek-V3's released config.json writes 1).
+    // DeepseekV2Config: first_k_dense_replace 0 when absent.
+    m.num_dense_layers =
+        has("first_k_dense_replace") ? r.integer("first_k_dense_replace", 0, model::kMaxLayers) : 0;
     const std::int64_t freq = has("moe_layer_freq") ? r.integer("moe_layer_freq", 1) : 1;
     if (freq != 1) {
       throw r.error("moe_layer_freq",
@@ -785,7 +814,7 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
 
 // Multi-head latent attention's keys of a Hugging Face config (DeepseekV2Config,
 // DeepseekV3Config); q_lora_rank null means queries projected directly (DeepSeek-V2-Lite).
-void read_hf_mla(ObjectReader& r, ModelSpec& m) {
+void read_hf_mla(ObjectReader& r, const std::string& model_type, ModelSpec& m) {
   if (!r.has("kv_lora_rank") || r.raw("kv_lora_rank").is_null()) {
     for (const auto key : kHfMlaKeys) {
       if (key != "kv_lora_rank" && r.has(std::string(key)) && !r.raw(std::string(key)).is_null()) {
@@ -797,6 +826,14 @@ void read_hf_mla(ObjectReader& r, ModelSpec& m) {
     return;
   }
   m.kv_lora_rank = r.integer("kv_lora_rank", 1, model::kMaxLoraRank);
+  // DeepseekV2Config and DeepseekV3Config default q_lora_rank to 1536, not to None (queries
+  // projected directly): a config without it is refused, not priced with a full q_proj.
+  if (!r.has("q_lora_rank") && (model_type == "deepseek_v2" || model_type == "deepseek_v3")) {
+    throw r.error("q_lora_rank", "missing required key; model_type '" + model_type +
+                                     "' defaults it to 1536 (low-rank queries) in its "
+                                     "configuration class: expected q_lora_rank (null for "
+                                     "queries projected directly, as DeepSeek-V2-Lite)");
+  }
   m.q_lora_rank = nullable_integer(r, "q_lora_rank", model::kMaxLoraRank).value_or(0);
   m.qk_nope_head_dim = r.integer("qk_nope_head_dim", 1, model::kMaxHeadDim);
   m.qk_rope_head_dim = r.integer("qk_rope_head_dim", 1, model::kMaxHeadDim);
@@ -858,9 +895,31 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   m.num_layers = r.integer("num_hidden_layers", 1, model::kMaxLayers);
   m.hidden = r.integer("hidden_size", 1, model::kMaxHidden);
   m.num_heads = r.integer("num_attention_heads", 1, model::kMaxHeads);
-  // LlamaConfig: num_key_value_heads None means multi-head attention.
+  // LlamaConfig: num_key_value_heads None means multi-head attention. Absent, the families
+  // whose class gives it a number of its own take that number, not num_attention_heads
+  // (configuration_<family>.py: MistralConfig, MixtralConfig and GptOssConfig 8, Qwen2Config and
+  // Qwen3Config 32, Qwen2MoeConfig and GemmaConfig 16, Qwen3MoeConfig and Gemma2Config 4,
+  // DeepseekV3Config 128): a config without it is refused where that number differs from the
+  // heads, as a missing moe_intermediate_size is, rather than priced as multi-head attention.
   m.num_kv_heads =
       nullable_integer(r, "num_key_value_heads", model::kMaxHeads).value_or(m.num_heads);
+  if (!r.has("num_key_value_heads")) {
+    const std::int64_t class_default =
+        model_type == "mistral" || model_type == "mixtral" || model_type == "gpt_oss" ? 8
+        : model_type == "qwen2" || model_type == "qwen3"                              ? 32
+        : model_type == "qwen2_moe" || model_type == "gemma"                          ? 16
+        : model_type == "qwen3_moe" || model_type == "gemma2"                         ? 4
+        : model_type == "deepseek_v3"                                                 ? 128
+                                                                                      : 0;
+    if (class_default > 0 && class_default != m.num_heads) {
+      throw r.error("num_key_value_heads",
+                    "missing required key; model_type '" + model_type + "' defaults it to " +
+                        std::to_string(class_default) +
+                        " in its configuration class, not to num_attention_heads (" +
+                        std::to_string(m.num_heads) +
+                        "): expected num_key_value_heads (null for one per attention head)");
+    }
+  }
   // LlamaConfig: head_dim None means hidden_size // num_attention_heads; an explicit one
   // (Gemma: 256 with hidden 2048 and 8 heads) sets the width of Q, K, V and O.
   // Absent, Gemma's, GPT-OSS's and Qwen3's classes give head_dim a default of their own
@@ -890,7 +949,9 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   }
   const bool gated = contains(kHfGatedModelTypes, model_type) || act == "silu" || act == "swish";
   m.activation = gated ? Activation::SwiGlu : Activation::Gelu;
-  m.norm = Norm::RmsNorm;  // the Llama layout (LlamaRMSNorm)
+  // The Llama layout (LlamaRMSNorm); OLMo's OlmoLayerNorm is a LayerNorm with no weight and no
+  // bias (modeling_olmo.py: F.layer_norm(x, shape, None, None)): no parameters.
+  m.norm = model_type == "olmo" ? Norm::NonParametricLayerNorm : Norm::RmsNorm;
   // Each family's config class sets the default: GemmaConfig and Gemma2Config tie the LM head
   // to the embedding (tie_word_embeddings=True in transformers/models/gemma/
   // configuration_gemma.py and gemma2/configuration_gemma2.py; google/gemma-7b's config.json
@@ -934,7 +995,7 @@ ModelSpec from_hugging_face(ObjectReader& r) {
     ignored.emplace_back("intermediate_size (no dense layer)");
     m.ffn_hidden = m.expert_ffn_hidden;
   }
-  read_hf_mla(r, m);
+  read_hf_mla(r, model_type, m);
   // DeepSeek-V3 §2.2: D multi-token-prediction modules (ModelSpec::mtp_layers), trained with the
   // model and dropped at inference; not part of the 671B (README_WEIGHTS.md: 671B main model +
   // 14B MTP, whose checkpoint also stores copies of the shared embedding and head).
@@ -945,11 +1006,18 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   // Sliding window: sliding_window (null: none), switched off by use_sliding_window false
   // (Qwen2/Qwen3: default false), on the layers hf_window_layers finds.
   // 0 stands for no window here (a key of 0 is refused: nullable_integer reads at least 1).
-  // Absent, Gemma 2's and GPT-OSS's classes set a window (Gemma2Config 4096, GptOssConfig
-  // 128), on the alternating layers hf_window_layers gives them.
-  const std::int64_t default_window = model_type == "gemma2"    ? 4096
-                                      : model_type == "gpt_oss" ? 128
-                                                                : 0;
+  // Absent, Gemma 2's, GPT-OSS's and Mistral's classes set a window (Gemma2Config and
+  // MistralConfig 4096, GptOssConfig 128), on the layers hf_window_layers gives them (the
+  // alternating ones, every one of Mistral's). The Qwen classes' 4096 takes use_sliding_window
+  // true, below.
+  const bool qwen_window = contains(kHfQwenWindowTypes, model_type);
+  const std::int64_t default_window =
+      model_type == "gemma2" || model_type == "mistral" ||
+              (qwen_window && r.has("use_sliding_window") &&
+               r.raw("use_sliding_window").is_boolean() && r.raw("use_sliding_window").get<bool>())
+          ? 4096
+      : model_type == "gpt_oss" ? 128
+                                : 0;
   std::int64_t sliding =
       r.has("sliding_window")
           ? nullable_integer(r, "sliding_window", model::kMaxPositions).value_or(0)
@@ -1040,7 +1108,7 @@ ModelSpec from_hugging_face(ObjectReader& r) {
     }
   }
 
-  const bool qwen = contains(kHfQwenWindowTypes, model_type);
+  const bool qwen = contains(kHfMaxWindowTypes, model_type);
   for (const auto key : kHfIgnoredKeys) {
     if (key == "max_window_layers" && qwen) continue;  // read above
     if (!r.has(std::string(key))) continue;

@@ -9,8 +9,17 @@ std::int64_t kv_width(const ModelSpec& m) { return m.num_kv_heads * m.head_dim; 
 
 std::int64_t norm_parameters(const ModelSpec& m) {
   // RMSNorm has a scale only (Zhang & Sennrich 2019); LayerNorm a scale and a shift (Ba et al.
-  // 2016).
-  return m.norm == Norm::RmsNorm ? m.hidden : 2 * m.hidden;
+  // 2016); OLMo's LayerNorm neither (Groeneveld et al. 2024, OLMo §2.1: "non-parametric layer
+  // norm", no affine transformation).
+  switch (m.norm) {
+    case Norm::RmsNorm:
+      return m.hidden;
+    case Norm::LayerNorm:
+      return 2 * m.hidden;
+    case Norm::NonParametricLayerNorm:
+      return 0;
+  }
+  return 0;
 }
 
 namespace {

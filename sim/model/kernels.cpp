@@ -85,8 +85,9 @@ double residual_tokens(const LayerShape& s) {
 double fp32_cast_bytes(double e) { return e == 4.0 ? 0.0 : e + 4.0; }
 
 // A pre-norm over `tokens` rows of `hidden`. RMSNorm: square, sum, scale, weight (4 FLOPs per
-// element); LayerNorm adds the mean, subtraction and bias (7). Forward reads x and writes y;
-// backward reads x and dy and writes dx (weight gradients are reductions of negligible size).
+// element); LayerNorm adds the mean, subtraction and bias (7); without the weight and the bias
+// (OLMo's non-parametric LayerNorm) 5. Forward reads x and writes y; backward reads x and dy and
+// writes dx (weight gradients are reductions of negligible size).
 //
 // RMSNorm op by op in fp32 (s.eager_fp32_rmsnorm: torchtitan's norm_type "rmsnorm",
 // torchtitan/models/norms.py of April 2024, `self._norm(x.float()).type_as(x) * self.weight`
@@ -104,7 +105,7 @@ double fp32_cast_bytes(double e) { return e == 4.0 ? 0.0 : e + 4.0; }
 KernelSpec norm_kernel(std::string name, const ModelSpec& m, const LayerShape& s, double tokens,
                        double e) {
   const bool rms = m.norm == Norm::RmsNorm;
-  const double flops = rms ? 4.0 : 7.0;
+  const double flops = rms ? 4.0 : m.norm == Norm::LayerNorm ? 7.0 : 5.0;
   const double elements = tokens * d(m.hidden);
   if (rms && s.eager_fp32_rmsnorm) {
     const double c = fp32_cast_bytes(e);

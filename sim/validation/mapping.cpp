@@ -1025,7 +1025,9 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
         {"vocab", *run.vocab},
         // GPT-2/MPT/BLOOM MLPs are 4h with GELU; Llama's SwiGLU MLP is not 4h (8h/3 rounded).
         {"activation", ffn == 4 * hidden ? "gelu" : "swiglu"},
-        {"norm", style.norm == model::Norm::RmsNorm ? "rmsnorm" : "layernorm"},
+        {"norm", style.norm == model::Norm::RmsNorm     ? "rmsnorm"
+                 : style.norm == model::Norm::LayerNorm ? "layernorm"
+                                                        : "layernorm_no_affine"},
         {"tied_embeddings", style.tied_embeddings},
         {"position_embedding", style.positions == model::PositionEmbedding::Rope      ? "rope"
                                : style.positions == model::PositionEmbedding::Learned ? "learned"

@@ -352,6 +352,50 @@ TEST_CASE("model_loader: Hugging Face sliding windows", "[model][io]") {
     REQUIRE(m.attention_window == 4096);
     REQUIRE(num_parameters(m) == num_parameters(load_model("mistral-7b")));
   }
+  SECTION("MistralConfig's window when the key is absent: 4096, every layer") {
+    // MistralConfig defaults sliding_window to 4096 (configuration_mistral.py); a config
+    // without the key was priced with full attention (55.5 GFLOP per token at seq 8192
+    // against 52.3 windowed).
+    auto j = nlohmann::json::parse(
+        io::read_text_file(data("hf_mistral_7b_config.json"), 1U << 20U, "a config.json"));
+    j.erase("sliding_window");
+    const auto m = load_model_from_string(j.dump(), "no-window.json");
+    CHECK(m.attention_window == 4096);
+    CHECK(m.window_layers.empty());
+  }
+  SECTION("num_key_value_heads absent where the class's default is not the heads: refused") {
+    // MistralConfig's num_key_value_heads defaults to 8 (None means one per head); without
+    // the key Mistral-7B was priced with 32 KV heads. LlamaConfig's default is None.
+    auto j = nlohmann::json::parse(
+        io::read_text_file(data("hf_mistral_7b_config.json"), 1U << 20U, "a config.json"));
+    j.erase("num_key_value_heads");
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(j.dump(), "no-kv.json"),
+        "no-kv.json: /num_key_value_heads: missing required key; model_type 'mistral' defaults "
+        "it to 8 in its configuration class, not to num_attention_heads (32): expected "
+        "num_key_value_heads (null for one per attention head)");
+    j["num_key_value_heads"] = nullptr;
+    CHECK(load_model_from_string(j.dump(), "null-kv.json").num_kv_heads == 32);
+    j.erase("num_key_value_heads");
+    j["model_type"] = "llama";
+    j.erase("sliding_window");
+    CHECK(load_model_from_string(j.dump(), "llama-kv.json").num_kv_heads == 32);
+  }
+  SECTION("Qwen3-MoE windows every layer: max_window_layers is not its key") {
+    // Qwen3MoeConfig has no max_window_layers and its attention applies sliding_window on every
+    // layer (modeling_qwen3_moe.py); the Qwen2 rule windowed layers 10 to 47 only.
+    NoteCapture notes;
+    auto j = nlohmann::json::parse(
+        io::read_text_file(data("hf_qwen3_30b_a3b_moe_config.json"), 1U << 20U, "a config.json"));
+    j["use_sliding_window"] = true;
+    j["sliding_window"] = 4096;
+    j["max_window_layers"] = 10;
+    const auto m = load_model_from_string(j.dump(), "q3m.json");
+    CHECK(m.attention_window == 4096);
+    CHECK(m.window_layers.empty());
+    REQUIRE(!notes.lines.empty());
+    CHECK_THAT(notes.lines.back(), Catch::Contains("max_window_layers"));
+  }
   SECTION("sliding_window null (Mistral v0.2, Mixtral today): full attention") {
     std::string hf = kHfRopeParameters;
     hf.insert(hf.size() - 1, R"(, "sliding_window": null)");
@@ -512,8 +556,10 @@ TEST_CASE("model_loader: OLMo, Granite and Gemma 2 configs load with their class
   NoteCapture notes;
   SECTION("OLMo: clip_qkv (null in allenai/OLMo-7B-hf, 8.0 in OLMo-7B-0424-hf)") {
     // allenai/OLMo-7B-hf's config.json. It was refused for /clip_qkv: unknown key.
-    // 32 x (4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096) + 2 x 50304 x 4096 + 4096
-    // = 32 x 202,383,360 + 412,090,368 + 4,096 = 6,888,361,984 (published: 6.89B).
+    // OlmoLayerNorm has no weight and no bias (modeling_olmo.py, F.layer_norm(x, shape, None,
+    // None)): 32 x (4 x 4096^2 + 3 x 4096 x 11008) + 2 x 50304 x 4096
+    // = 32 x 202,375,168 + 412,090,368 = 6,888,095,744 (published: 6.89B). It counted
+    // 266,240 norm weights more (two RMSNorm weights of 4096 per layer and the final one).
     std::string olmo = R"({"architectures": ["OlmoForCausalLM"], "attention_bias": false,
         "attention_dropout": 0.0, "bos_token_id": null, "clip_qkv": null, "eos_token_id": 50279,
         "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
@@ -522,14 +568,14 @@ TEST_CASE("model_loader: OLMo, Granite and Gemma 2 configs load with their class
         "pad_token_id": 1, "pretraining_tp": 1, "rope_scaling": null, "rope_theta": 10000.0,
         "tie_word_embeddings": false, "torch_dtype": "float32", "use_cache": true,
         "vocab_size": 50304})";
-    REQUIRE(num_parameters(load_model_from_string(olmo, "olmo-null.json")) == 6'888'361'984);
+    REQUIRE(num_parameters(load_model_from_string(olmo, "olmo-null.json")) == 6'888'095'744);
     REQUIRE(notes.lines.size() == 1);
     CHECK_THAT(notes.lines.back(),
                Catch::Contains(", clip_qkv, ") && !Catch::Contains("not counted"));
     const std::string clip = R"("clip_qkv": null)";
     std::string clamped = olmo;
     clamped.replace(clamped.find(clip), clip.size(), R"("clip_qkv": 8.0)");
-    REQUIRE(num_parameters(load_model_from_string(clamped, "olmo-clip.json")) == 6'888'361'984);
+    REQUIRE(num_parameters(load_model_from_string(clamped, "olmo-clip.json")) == 6'888'095'744);
     CHECK_THAT(notes.lines.back(),
                Catch::Contains("not counted (would add cost): clip_qkv 8.0 (a clamp of Q, K and "
                                "V in each layer)"));

@@ -422,3 +422,47 @@ TEST_CASE("moe loader: a scenario simulates MoE and latent-attention models", "[
   doc.json["model"] = "llama2-7b";
   REQUIRE_NOTHROW(io::scenario_from_document(doc));
 }
+
+TEST_CASE("moe loader: DeepSeek keys whose class default is not 0 are required", "[model][io]") {
+  // DeepseekV3Config defaults q_lora_rank to 1536, first_k_dense_replace to 3 and
+  // n_shared_experts to 1 (DeepseekV2Config: 1536, 0 and 2). A config without one of them was
+  // priced with 0 in silence: without q_lora_rank 46.1B active parameters for DeepSeek-V3's
+  // 38.2B (a full q_proj), without first_k_dense_replace every layer MoE, without
+  // n_shared_experts no shared expert.
+  const auto without = [](const std::string& key, const std::string& model_type) {
+    auto j = nlohmann::json::parse(hf_deepseek(""));
+    j["model_type"] = model_type;
+    j.erase(key);
+    return j.dump();
+  };
+  REQUIRE_THROWS_WITH(
+      load_model_from_string(without("q_lora_rank", "deepseek_v3"), "config.json"),
+      "config.json: /q_lora_rank: missing required key; model_type 'deepseek_v3' defaults it "
+      "to 1536 (low-rank queries) in its configuration class: expected q_lora_rank (null for "
+      "queries projected directly, as DeepSeek-V2-Lite)");
+  REQUIRE_THROWS_WITH(
+      load_model_from_string(without("first_k_dense_replace", "deepseek_v3"), "config.json"),
+      "config.json: /first_k_dense_replace: missing required key; model_type 'deepseek_v3' "
+      "defaults it to 3 in its configuration class: expected first_k_dense_replace, the "
+      "leading dense layers (0 for none)");
+  REQUIRE_THROWS_WITH(
+      load_model_from_string(without("n_shared_experts", "deepseek_v2"), "config.json"),
+      "config.json: /n_shared_experts: missing required key; model_type 'deepseek_v2' defaults "
+      "it to 2 in its configuration class: expected n_shared_experts, the shared experts of "
+      "moe_intermediate_size (null or 0 for none)");
+  // DeepseekV2Config's first_k_dense_replace is 0 when absent; DeepSeek's own config files
+  // write moe_layer_freq beside it, which was refused as an unknown key without it.
+  auto v2 = nlohmann::json::parse(without("first_k_dense_replace", "deepseek_v2"));
+  v2["moe_layer_freq"] = 1;
+  const ModelSpec m = load_model_from_string(v2.dump(), "config.json");
+  CHECK(m.num_dense_layers == 0);
+  CHECK(m.num_shared_experts == 1);
+  CHECK(m.q_lora_rank == 1536);
+  // Null is the class's "none": queries projected directly, no shared expert.
+  auto lite = nlohmann::json::parse(hf_deepseek(""));
+  lite["q_lora_rank"] = nullptr;
+  lite["n_shared_experts"] = nullptr;
+  const ModelSpec l = load_model_from_string(lite.dump(), "config.json");
+  CHECK(l.q_lora_rank == 0);
+  CHECK(l.num_shared_experts == 0);
+}

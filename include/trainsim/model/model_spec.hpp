@@ -10,7 +10,9 @@
 namespace trainsim::model {
 
 enum class Activation { SwiGlu, Gelu };
-enum class Norm { RmsNorm, LayerNorm };
+// RMSNorm (a scale per channel), LayerNorm (a scale and a shift), or LayerNorm with neither
+// (OLMo's OlmoLayerNorm: F.layer_norm(x, shape, None, None)).
+enum class Norm { RmsNorm, LayerNorm, NonParametricLayerNorm };
 enum class PositionEmbedding { Rope, Learned, Alibi };
 
 // Bounds on a ModelSpec, checked where a model is read (io::model_from_json). The largest
