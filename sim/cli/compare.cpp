@@ -123,9 +123,12 @@ std::string join(const std::vector<std::int64_t>& v) {
 }
 
 std::string rank_text(const io::KinetoTrace& t) {
-  if (!t.rank) return "rank unknown (no distributedInfo)";
-  return "rank " + std::to_string(*t.rank) +
-         (t.world_size ? " of " + std::to_string(*t.world_size) : std::string());
+  const std::string world = t.world_size ? " of " + std::to_string(*t.world_size) : std::string();
+  if (!t.rank) {
+    return t.world_size ? "rank unknown" + world + " (distributedInfo has no rank)"
+                        : "rank unknown (no distributedInfo)";
+  }
+  return "rank " + std::to_string(*t.rank) + world;
 }
 
 void write_table(std::ostream& out, const parallel::Scenario& s, const io::KinetoTrace& t,

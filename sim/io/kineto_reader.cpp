@@ -239,23 +239,25 @@ class TraceParser {
     }
     // Each optional, but present it must be an integer: a rank written as "3" or 3.5 would
     // otherwise vanish from the comparison without a word.
-    const auto integer = [&](const char* key) -> std::optional<std::int64_t> {
+    const std::string world_range = "1 to " + std::to_string(parallel::kMaxGpus);
+    const auto integer = [&](const char* key,
+                             const std::string& expected) -> std::optional<std::int64_t> {
       const auto v = info->find(key);
       if (v == info->end()) return std::nullopt;
       if (!is_int64(*v)) {
         throw ConfigError(source_, std::string("/distributedInfo/") + key,
-                          "expected an integer from -2^63 to 2^63 - 1, got " + describe_json(*v));
+                          "expected " + expected + ", got " + describe_json(*v));
       }
       return v->get<std::int64_t>();
     };
-    trace_.rank = integer("rank");
-    trace_.world_size = integer("world_size");
+    trace_.world_size = integer("world_size", "an integer number of ranks, " + world_range);
+    trace_.rank = integer("rank", "an integer rank from 0 to world_size - 1");
     // Shown as "rank R of W" and written to the report: a rank outside its world is a damaged
     // or hand-made trace.
     if (trace_.world_size && (*trace_.world_size < 1 || *trace_.world_size > parallel::kMaxGpus)) {
-      throw ConfigError(source_, "/distributedInfo/world_size",
-                        "expected 1 to " + std::to_string(parallel::kMaxGpus) + " ranks, got " +
-                            std::to_string(*trace_.world_size));
+      throw ConfigError(
+          source_, "/distributedInfo/world_size",
+          "expected " + world_range + " ranks, got " + std::to_string(*trace_.world_size));
     }
     if (trace_.rank &&
         (*trace_.rank < 0 || (trace_.world_size && *trace_.rank >= *trace_.world_size))) {
@@ -311,10 +313,26 @@ class TraceParser {
     const auto name_it = e.find("name");
     const bool step_name = name_it != e.end() && name_it->is_string() &&
                            name_it->get_ref<const std::string&>().starts_with("ProfilerStep#");
-    if (cat_it == e.end() || !cat_it->is_string()) {
-      if (step_name) {
-        count_other_step_category(cat_it == e.end() ? "no cat" : "a cat that is not a string");
+    // Kineto writes a category on every complete event (ChromeTraceLogger: "ph": "X", "cat").
+    // One missing from a complete event, or not a string on any event, is a damaged event that
+    // may be a kernel: refused, since a kernel dropped in silence changes every figure (a
+    // GEMM's cat deleted or made a list took 100 us out of its step's compute).
+    const auto ph_it = e.find("ph");
+    const bool complete =
+        ph_it != e.end() && ph_it->is_string() && ph_it->get_ref<const std::string&>() == "X";
+    if (cat_it != e.end() && !cat_it->is_string()) {
+      throw ConfigError(source_, pointer + "/cat",
+                        "expected the event's category as a string (\"kernel\", \"cpu_op\", "
+                        "...), got " +
+                            describe_json(*cat_it));
+    }
+    if (cat_it == e.end()) {
+      if (complete) {
+        throw ConfigError(source_, pointer + "/cat",
+                          "missing required key; expected the complete event's category "
+                          "(\"kernel\", \"cpu_op\", ...), which Kineto writes on every one");
       }
+      if (step_name) count_other_step_category("no cat");
       return;
     }
     const std::string cat = lowercase(cat_it->get<std::string>());

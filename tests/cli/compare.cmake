@@ -73,6 +73,15 @@ add_test(NAME cli.compare.two_devices_note
          COMMAND trainsim compare ${compare_scenario} --trace ${CMAKE_CURRENT_BINARY_DIR}/two_devices.json)
 set_tests_properties(cli.compare.two_devices_note PROPERTIES PASS_REGULAR_EXPRESSION
   "note: [^\n]*two_devices.json holds kernels of 2 GPUs \\(devices 0, 1\\), read as one timeline")
+# distributedInfo with a world but no rank: the table names the world, where it said "no
+# distributedInfo".
+file(READ ${TRACE_DATA}/tp2_overlap.json world_only)
+string(JSON world_only REMOVE "${world_only}" distributedInfo rank)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/world_only.json "${world_only}")
+add_test(NAME cli.compare.world_without_rank
+         COMMAND trainsim compare ${compare_scenario} --trace ${CMAKE_CURRENT_BINARY_DIR}/world_only.json)
+set_tests_properties(cli.compare.world_without_rank PROPERTIES PASS_REGULAR_EXPRESSION
+  "world_only.json: rank unknown of 2 \\(distributedInfo has no rank\\)")
 # A step whose kernels were cut from the trace (empty_step.json: tp2_overlap.json without step
 # 5's launches and kernels) is left out of the average with a note, not averaged in as zeros.
 add_test(NAME cli.compare.step_without_kernels
