@@ -84,7 +84,9 @@ std::string decimal_number_problem(const std::string& text, std::string_view typ
   const bool leading_zero = zero && std::isdigit(static_cast<unsigned char>(next)) != 0;
   const bool base_prefix = zero && std::string_view("xXbBoO").find(next) != std::string_view::npos;
   if (leading_zero || base_prefix) {
-    return "'" + text + "': expected a decimal number (no leading zero, no 0x, 0b or 0o)";
+    return "'" + text +
+           "': expected a decimal number (no zero before its first digit, as in 007 or 00.5; no "
+           "0x, 0b or 0o)";
   }
   const std::size_t end = text.find_last_not_of(" \t") + 1;
   // from_chars takes no '+'; a '-' stays for the signed parse.
@@ -123,8 +125,17 @@ void strict_option_values(CLI::App& app) {
     for (CLI::Option* opt : sub->get_options()) {
       const std::string type = opt->get_type_name();
       if (type == "INT" || type == "UINT" || type == "FLOAT" || type == "NUMBER") {
-        opt->check(CLI::Validator(
-            [type](std::string& text) { return decimal_number_problem(text, type); }, ""));
+        // Spaces around the number are dropped (a transform: a check may not change the text):
+        // CLI11's conversion took " 0.1" and refused "0.1 " ("cannot convert").
+        opt->transform(CLI::Validator(
+            [type](std::string& text) {
+              const std::size_t first = text.find_first_not_of(" \t");
+              text = first == std::string::npos
+                         ? text
+                         : text.substr(first, text.find_last_not_of(" \t") + 1 - first);
+              return decimal_number_problem(text, type);
+            },
+            ""));
       } else if (opt->get_expected_max() == 0 && opt != sub->get_help_ptr()) {
         opt->check(CLI::Validator(
             [](std::string& text) -> std::string {
@@ -196,8 +207,38 @@ bool is_integer_text(std::string_view text) {
          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// The unexpected arguments as typed. CLI11 2.1 lists them, for an argument no option or
+// positional takes, from its argument stack, which it keeps reversed ("--trace x.json --stage 2"
+// read "2 --stage x.json --trace"): where the list reads as command-line arguments taken from
+// the last backwards, they are given in the command line's order; otherwise as listed.
+std::string unexpected_arguments(const std::string& listed, int argc, const char* const* argv) {
+  std::vector<int> taken;  // argv indices, descending
+  std::size_t at = 0;
+  int next = argc - 1;
+  while (at < listed.size()) {
+    bool found = false;
+    for (int k = next; k >= 1 && !found; --k) {
+      const std::string_view arg = argv[k];
+      const std::size_t end = at + arg.size();
+      if (listed.compare(at, arg.size(), arg) == 0 &&
+          (end == listed.size() || listed[end] == ' ')) {
+        taken.push_back(k);
+        at = end == listed.size() ? end : end + 1;
+        next = k - 1;
+        found = true;
+      }
+    }
+    if (!found) return listed;
+  }
+  std::string typed;
+  for (auto k = taken.rbegin(); k != taken.rend(); ++k) {
+    typed += (typed.empty() ? "" : " ") + std::string(argv[*k]);
+  }
+  return typed;
+}
+
 std::string cli11_message(const CLI::ParseError& e, const CLI::App& app,
-                          const std::string& commands) {
+                          const std::string& commands, int argc, const char* const* argv) {
   const std::string text = one_line(e.what());
   constexpr std::string_view kConvert = "Could not convert: ";
   if (text.rfind(kConvert, 0) == 0) {
@@ -238,7 +279,7 @@ std::string cli11_message(const CLI::ParseError& e, const CLI::App& app,
   for (const std::string_view lead : {"The following argument was not expected: ",
                                       "The following arguments were not expected: "}) {
     if (text.rfind(lead, 0) == 0) {
-      return "command line (" + text.substr(lead.size()) +
+      return "command line (" + unexpected_arguments(text.substr(lead.size()), argc, argv) +
              "): unexpected argument; expected only the command's options and arguments (see "
              "trainsim <command> --help)";
     }
@@ -374,7 +415,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // CLI11 uses exit code 0 for --help and --version: print them as CLI11 does.
     if (e.get_exit_code() == 0) return app.exit(e);
-    return report("error: ", cli11_message(e, app, command_list(app)), 2);
+    return report("error: ", cli11_message(e, app, command_list(app), argc, argv), 2);
   } catch (const trainsim::ConfigError& e) {
     // The file's name as given, its newlines escaped ("bad\u000anl.json") as the notes and
     // tables print it: one_line would make them "; " and name a file that does not exist.

@@ -230,10 +230,16 @@ std::string flags_setting(const io::ScenarioDocument& doc, const parallel::Probl
   const auto related_to = [](const std::string& pointer, const std::string& key) {
     return pointer.rfind(key + "/", 0) == 0 || pointer == key || key.rfind(pointer + "/", 0) == 0;
   };
+  // A problem about an object (/parallel) whose check read only some of its keys lists them in
+  // `also`: those name the flags, not every key of the object (--recompute and --sharding were
+  // named for tp x pp x cp exceeding the GPUs).
+  const bool narrowed =
+      std::any_of(problem.also.begin(), problem.also.end(),
+                  [&](const std::string& key) { return key.rfind(problem.key + "/", 0) == 0; });
   std::string flags;
   for (const auto& [pointer, origin] : doc.overridden) {
     const bool related =
-        related_to(pointer, problem.key) ||
+        (!narrowed && related_to(pointer, problem.key)) ||
         std::any_of(problem.also.begin(), problem.also.end(),
                     [&](const std::string& key) { return related_to(pointer, key); });
     if (!related) continue;

@@ -103,7 +103,7 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/parallel",
             "tp x pp x cp = " + str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) +
                 " exceeds the " + str(s.gpus) + " gpus; expected a product that divides the gpus",
-            {"/cluster"});
+            {"/cluster", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
     return out;
   }
   const std::int64_t model_parallel = *model_parallel_or;
@@ -112,7 +112,7 @@ std::vector<Problem> validate(const Scenario& s) {
             "gpus " + str(s.gpus) + " do not split into tp x pp x cp = " + str(p.tp) + " x " +
                 str(p.pp) + " x " + str(p.cp) + " = " + str(model_parallel) +
                 "; expected gpus divisible by " + str(model_parallel),
-            {"/cluster"});
+            {"/cluster", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
     return out;  // dp is meaningless below
   }
   // Megatron-LM splits attention heads and query groups evenly over TP ranks

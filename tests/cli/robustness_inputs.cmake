@@ -13,6 +13,11 @@ trainsim_expect_exit(cli.robust.unknown_command 2
 trainsim_expect_exit(cli.robust.unknown_option 2
   "^error: command line \\(--no-such-flag\\): unexpected argument; expected"
   run --no-such-flag)
+# Several unexpected arguments, in the order typed: CLI11 lists them from its argument stack,
+# backwards ("2 --stage x.json --trace").
+trainsim_expect_exit(cli.robust.unexpected_arguments_in_order 2
+  "^error: command line \\(--trace x\\.json --stage 2\\): unexpected argument; expected"
+  diff a.json b.json --trace x.json --stage 2)
 trainsim_expect_exit(cli.robust.option_not_a_number 2 "^error: .*--tp"
   describe ${robust_base} --gpus 8 --tp two)
 trainsim_expect_exit(cli.robust.missing_required_option 2

@@ -491,13 +491,13 @@ trainsim_bad_input(run flag_value_number "--sequence-parallel: '2': expected tru
   --hardware h100-dgx --model llama2-7b --gpus 16 --seq-len 4096 --tp 2 --sequence-parallel=2)
 trainsim_bad_input(run flag_value_word "--full-simulation: 'yes': expected true or false"
   --hardware h100-dgx --model llama2-7b --gpus 16 --seq-len 4096 --full-simulation=yes)
-# A number with a trailing space is quoted as given: "4096 " read as "cannot convert '4096'".
-# (A script runs it: a -D list given to add_test loses the space.)
-add_test(NAME cli.run.bad.number_trailing_space
+# Spaces around a number are dropped, both sides alike (a leading one was taken, a trailing one
+# refused). (A script runs it: a -D list given to add_test loses the space.)
+add_test(NAME cli.run.number_spaces
          COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/trailing_space.cmake)
-set_tests_properties(cli.run.bad.number_trailing_space PROPERTIES PASS_REGULAR_EXPRESSION
-  "refused as given")
+set_tests_properties(cli.run.number_spaces PROPERTIES PASS_REGULAR_EXPRESSION
+  "spaces around a number read as the number")
 # A built-in id is the built-in wherever it is written: a file named h100-dgx (no extension)
 # beside a scenario was read in its place while the report named the built-in (a copy with
 # another GEMM efficiency ran at twice the iteration time, labelled h100-dgx). Here the file is
@@ -542,3 +542,10 @@ file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/bad\nplan.json"
 trainsim_expect_exit(cli.run.plan_problem_newline_name 3
   "^error: [^\n]*bad.u000aplan.json: /parallel: gpus 8 do not split"
   run "${CMAKE_CURRENT_BINARY_DIR}/bad\nplan.json")
+
+# tp x pp x cp against the GPUs reads --tp, --pp, --cp and the cluster's size: those flags are
+# named, where every flag under /parallel was (--recompute and --sharding too).
+trainsim_expect_exit(cli.run.model_parallel_flags_named 3
+  "^error: command line \\(--gpus, --pp, --tp\\): /parallel: tp x pp x cp = 8 x 8 x 1 exceeds the 8 gpus"
+  run --model llama2-7b --hardware h100-dgx --gpus 8 --tp 8 --pp 8 --seq-len 4096
+  --recompute full --sharding zero1)

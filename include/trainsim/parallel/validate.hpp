@@ -14,7 +14,8 @@ struct Problem {
   std::string message;  // "tp 3 does not divide heads 32; expected a divisor of 32"
   // Other keys (or objects) whose values the check read, so that a caller can say who set them:
   // a global batch not divisible by dp x micro_batch reads the micro-batch, tp, pp, cp and the
-  // cluster's size.
+  // cluster's size. Keys under `key` narrow it: a problem about /parallel that lists
+  // /parallel/tp, /parallel/pp and /parallel/cp read those keys of the object alone.
   std::vector<std::string> also;
 };
 
