@@ -232,7 +232,14 @@ SearchResult search(const parallel::Scenario& base, const SearchSpace& space, Ob
   SearchResult result;
   result.enumerated = static_cast<std::int64_t>(plans.size());
   std::vector<Candidate> mine;
-  const bool bounded = keep_top > 0 && objective == Objective::TokensPerS && shard.count == 1;
+  // The cost per million tokens is the search's GPUs times their price over tokens/s
+  // (report::derive), both the same for every plan of one search: it ranks plans as tokens/s
+  // does, and a plan whose tokens/s bound falls short of the keep_top-th best by the bound's
+  // tolerance costs more than it, beyond any rounding. Tokens per joule also depends on power.
+  const bool bounded =
+      keep_top > 0 &&
+      (objective == Objective::TokensPerS || objective == Objective::UsdPerMillionTokens) &&
+      shard.count == 1;
   if (!bounded) {
     for (std::int64_t i = 0; i < result.enumerated; ++i) {
       if (shard.selects(i)) {

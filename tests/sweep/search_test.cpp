@@ -362,10 +362,22 @@ TEST_CASE("search: bounded by --top, the best plans are those of the exhaustive 
   const SearchResult one = bounded_search(5, 1);
   CHECK(one.simulated == top.simulated);
   CHECK(one.bounded == top.bounded);
-  // Other objectives and sharded searches are never bounded.
+  // The cost per million tokens, the GPUs' price over tokens/s, is bounded as tokens/s is (it
+  // simulated every plan), with the exhaustive search's plans; tokens per joule, which depends on
+  // power, and sharded searches are never bounded.
   const SearchResult usd = search(b, space, Objective::UsdPerMillionTokens, 2, {}, {},
                                   report::SimulationMode::Extrapolate, 5);
-  CHECK(usd.bounded == 0);
+  const SearchResult usd_all = search(b, space, Objective::UsdPerMillionTokens, 2, {}, {},
+                                      report::SimulationMode::Extrapolate, 0);
+  CHECK(usd.bounded == top.bounded);
+  REQUIRE(usd.ranked.size() >= 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("usd rank " << i + 1);
+    CHECK(usd.ranked[i].index == usd_all.ranked[i].index);
+  }
+  const SearchResult joules = search(b, space, Objective::TokensPerJoule, 2, {}, {},
+                                     report::SimulationMode::Extrapolate, 5);
+  CHECK(joules.bounded == 0);
   const SearchResult shard = search(b, space, Objective::TokensPerS, 2, {0, 2}, {},
                                     report::SimulationMode::Extrapolate, 5);
   CHECK(shard.bounded == 0);

@@ -112,7 +112,9 @@ struct SearchResult {
 // Evaluates the plans of `space` this shard selects on `jobs` threads and ranks the ones that
 // fit by `objective`, ties broken by the enumeration index.
 //
-// keep_top > 0 with the tokens_per_s objective and no sharding bounds the search: only the
+// keep_top > 0 with the tokens_per_s or usd_per_million_tokens objective (the cost is the
+// GPUs' price over tokens/s, the same GPUs for every plan) and no sharding bounds the search:
+// only the
 // best keep_top plans are wanted, so a plan that cannot reach them is not simulated. Every plan
 // is validated and memory-checked and gets a bound, the step's tokens over
 // workload::compute_lower_bound (no simulation is faster). Plans are simulated best bound
@@ -120,8 +122,8 @@ struct SearchResult {
 // once the next plan's bound is below it, that plan and all after it cannot rank in the best
 // keep_top: they are counted in `bounded` and kept in `bounded_out`. The best keep_top plans
 // are those of the unbounded search, in the same order, and the counts do not depend on the
-// threads. A shard cannot see the other shards' plans, so sharded searches (and the other
-// objectives, and keep_top 0) simulate every plan that fits.
+// threads. A shard cannot see the other shards' plans, so sharded searches (and tokens_per_joule,
+// which depends on power too, and keep_top 0) simulate every plan that fits.
 [[nodiscard]] SearchResult search(const parallel::Scenario& base, const SearchSpace& space,
                                   Objective objective, int jobs, const Shard& shard = {},
                                   const Progress& progress = {},
