@@ -711,10 +711,19 @@ void check_power(const HardwareSpec& fitted, const MeasurementSet& m) {
        {std::tuple{w.compute, "compute", PowerActivity::Compute},
         std::tuple{w.communication, "communication", PowerActivity::Communication}}) {
     if (w.idle > draw) {
+      // Each draw is fitted where a record informs it and the profile's otherwise: the
+      // message says which (an idle record alone was set against "the communication draw
+      // 555 W (fitted from the power records)", h100-dgx's own value).
+      const auto source = [&m](PowerActivity a) {
+        const bool measured = std::any_of(m.power.begin(), m.power.end(),
+                                          [a](const PowerPoint& p) { return p.activity == a; });
+        return std::string(measured ? " (fitted from the power records)"
+                                    : " (the base profile's own: no power record informs it)");
+      };
       refuse(PowerActivity::Idle, activity,
-             "idle draw " + to_string(w.idle) + " above the " + name + " draw " + to_string(draw) +
-                 " (fitted from the power records); expected idle at most the " +
-                 "compute and communication draws");
+             "idle draw " + to_string(w.idle) + source(PowerActivity::Idle) + " above the " + name +
+                 " draw " + to_string(draw) + source(activity) +
+                 "; expected idle at most the compute and communication draws");
     }
     if (draw > w.tdp) {
       refuse(activity, activity,

@@ -447,15 +447,27 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   }
   // Points of another GPU are fitted as this profile's, and its rates land in the profile: say
   // so (not an error: the Hopper profiles take the GEMM contention measured on one H200).
+  // A device of no known model is compared by its whole name with the profile's GPU: an
+  // "NVIDIA GeForce RTX 4090" log fitted into h100-dgx said nothing.
   const std::string profile_gpu = gpu_model(base.gpu.name);
+  const auto same_name = [](std::string a, std::string b) {
+    for (std::string* s : {&a, &b}) {
+      for (char& c : *s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const std::size_t first = s->find_first_not_of(' ');
+      *s = first == std::string::npos ? "" : s->substr(first, s->find_last_not_of(' ') + 1 - first);
+    }
+    return a == b;
+  };
   for (const auto& [file, device] : in.devices) {
     const std::string measured = gpu_model(device);
-    if (!measured.empty() && !profile_gpu.empty() && measured != profile_gpu) {
-      early << "warning: " << io::escape_control(file) << " was measured on "
-            << io::escape_control(device) << ", not the " << io::escape_control(profile_gpu)
-            << " of profile '" << io::escape_control(base.id)
-            << "': its points are fitted as this profile's\n";
-    }
+    const bool known = !measured.empty() && !profile_gpu.empty();
+    if (known ? measured == profile_gpu : same_name(device, base.gpu.name)) continue;
+    early << "warning: " << io::escape_control(file) << " was measured on "
+          << io::escape_control(device)
+          << (measured.empty() ? ", a GPU calibrate does not recognise" : "") << ", not the "
+          << io::escape_control(profile_gpu.empty() ? base.gpu.name : profile_gpu)
+          << " of profile '" << io::escape_control(base.id)
+          << "': its points are fitted as this profile's\n";
   }
 
   // --reset: every collective term back to NCCL's model and every parameter the inputs inform

@@ -420,8 +420,16 @@ TEST_CASE("calibrate: power records that break the profile's ordering are named 
   MeasurementSet m;
   m.power = {point(PowerActivity::Compute, 500.0, 0), point(PowerActivity::Idle, 600.0, 1)};
   REQUIRE_THROWS_WITH(fit(base, m, FitOptions{}),
-                      Catch::StartsWith("doc.json: /power/1/power: idle draw 600 W above the "
-                                        "compute draw 500 W"));
+                      "doc.json: /power/1/power: idle draw 600 W (fitted from the power records) "
+                      "above the compute draw 500 W (fitted from the power records); expected "
+                      "idle at most the compute and communication draws");
+  // An idle record alone: the draw it is set against is the profile's own (555 W, no record
+  // informs it), where the message called it fitted from the power records.
+  m.power = {point(PowerActivity::Idle, 600.0, 0)};
+  REQUIRE_THROWS_WITH(fit(base, m, FitOptions{}),
+                      Catch::StartsWith("doc.json: /power/0/power: idle draw 600 W (fitted from "
+                                        "the power records) above the communication draw 555 W "
+                                        "(the base profile's own: no power record informs it)"));
   // Compute above h100-dgx's 700 W TDP: named at the compute record.
   m.power = {point(PowerActivity::Idle, 90.0, 0), point(PowerActivity::Compute, 900.0, 1)};
   REQUIRE_THROWS_WITH(fit(base, m, FitOptions{}),

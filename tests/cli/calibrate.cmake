@@ -211,6 +211,15 @@ foreach(case "gh200;NVIDIA GH200 480GB;h200-sxm;GH200;H200" "h100pcie;NVIDIA H10
   set_tests_properties(cli.calibrate.device_${name} PROPERTIES PASS_REGULAR_EXPRESSION
     "warning: [^\n]*device_${name}.json was measured on ${device}, not the ${expected} of profile '${profile}'")
 endforeach()
+# A GPU of no model calibrate knows is no longer fitted in silence: its whole name differs from
+# the profile's GPU.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/device_unknown.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA GeForce RTX 4090\"},
+    \"launch\": [{\"time\": \"5 us\"}, {\"time\": \"6 us\"}]}\n")
+add_test(NAME cli.calibrate.device_unknown
+         COMMAND trainsim calibrate --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/device_unknown.json)
+set_tests_properties(cli.calibrate.device_unknown PROPERTIES PASS_REGULAR_EXPRESSION
+  "warning: [^\n]*device_unknown.json was measured on NVIDIA GeForce RTX 4090, a GPU calibrate does not recognise, not the H100 of profile 'h100-dgx'")
 # A frozen LL128 term that inherits Simple's value is pinned at it (2.6 on h100-dgx), not left
 # to follow Simple's refit.
 add_test(NAME cli.calibrate.freeze_inherited
