@@ -75,6 +75,10 @@ void apply_memory_headroom(const std::optional<double>& headroom, parallel::Scen
   }
   const double before = s.stack.memory.headroom_fraction;
   s.stack.memory.headroom_fraction = *headroom + 0.0;  // "-0" is 0, in search's digest too
+  // A workspace that leaves nothing of the HBM fails at any headroom, 0 included: the plan's
+  // check names it and the stack as given (exit 3), where the flag was blamed (exit 2) and,
+  // once lowered, the workspace came up next.
+  if (!parallel::workspace_problem(s).empty()) return;
   if (const std::string problem = parallel::headroom_problem(s); !problem.empty()) {
     throw ConfigError("command line (--memory-headroom)", "", problem);
   }

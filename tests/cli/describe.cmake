@@ -270,3 +270,14 @@ add_test(NAME cli.describe.hf_documenting_keys_named
                  --hardware h100-dgx --gpus 8 --seq-len 4096)
 set_tests_properties(cli.describe.hf_documenting_keys_named PROPERTIES PASS_REGULAR_EXPRESSION
   "note: [^\n]*hf_underscore\\.json: Hugging Face keys ignored \\(no effect on cost\\): _name_or_path, notes\\; docs/models.md")
+
+# A stack whose workspace leaves nothing of the HBM fails at any headroom: with
+# --memory-headroom the plan's check still names the workspace (exit 3), where the flag was
+# blamed (exit 2, "0.1 of HBM keeps 3276.8 MiB free, more than the 0.0 MiB ...").
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/workspace_40g_stack.json
+  "{\"extends\": \"pytorch-2.3-fsdp\", \"id\": \"s\", \"memory\": {\"workspace\": \"40 GiB\"}}\n")
+trainsim_expect_exit(cli.describe.headroom_flag_names_workspace 3
+  "^error: command line \\(--hardware, --stack\\): /stack: stack '[^']*workspace_40g_stack.json' memory.workspace 40.0 GiB [^\n]*leaves nothing of the 32.0 GiB HBM"
+  describe --model llama2-7b --hardware v100-dgx --nodes 4 --seq-len 1024 --micro-batch 1
+  --sharding full_shard --stack ${CMAKE_CURRENT_BINARY_DIR}/workspace_40g_stack.json
+  --memory-headroom 0.1)
