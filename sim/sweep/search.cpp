@@ -362,7 +362,10 @@ std::optional<std::size_t> best_where(SearchResult& result,
       ++it;
       continue;
     }
-    if (best && below(it->bound, score(*result.ranked[*best].evaluation.report, objective))) {
+    // The bound is in tokens/s, and both bounded objectives rank as tokens/s does (search):
+    // compared with the cost's negated score, no bound was ever below it, and --explain
+    // simulated every bounded-out plan of its class.
+    if (best && below(it->bound, result.ranked[*best].evaluation.report->tokens_per_s)) {
       break;
     }
     Candidate c = std::move(*it);

@@ -408,4 +408,20 @@ TEST_CASE("search: best_where finds the exhaustive search's best plan of a class
   }
   // Its best 3 are unchanged by what best_where added below them.
   for (std::size_t i = 0; i < 3; ++i) CHECK(top.ranked[i].index == all.ranked[i].index);
+  // The cost objective, bounded as tokens/s is: best_where finds the same plan and stops at the
+  // bound, where it compared the tokens/s bound with the cost's negated score and simulated
+  // every bounded-out plan of the class.
+  SearchResult usd = search(bounded_base(), bounded_space(), Objective::UsdPerMillionTokens, 2, {},
+                            {}, report::SimulationMode::Extrapolate, 3);
+  REQUIRE(!usd.bounded_out.empty());
+  const auto multi = [](const parallel::Scenario& s) { return s.parallel.tp * s.parallel.pp > 1; };
+  const auto got = best_where(usd, multi, Objective::UsdPerMillionTokens);
+  const auto expected = std::find_if(all.ranked.begin(), all.ranked.end(),
+                                     [&](const Candidate& c) { return multi(c.scenario); });
+  REQUIRE(got.has_value());
+  REQUIRE(expected != all.ranked.end());
+  CHECK(usd.ranked[*got].index == expected->index);
+  // Plans of the class whose bound cannot beat it stay unsimulated.
+  CHECK(std::any_of(usd.bounded_out.begin(), usd.bounded_out.end(),
+                    [&](const Candidate& c) { return multi(c.scenario); }));
 }
