@@ -779,6 +779,8 @@ struct Solution {
   std::vector<double> values;  // SI
   double cost = 0.0;
   ceres::Solver::Summary summary;
+  // The base's values stood (solve): no run's values were kept.
+  bool base_kept = false;
   std::vector<std::optional<double>> sigma;
   // Each parameter's squared share in the Jacobian's null space at the end (0: determined).
   std::vector<double> null_share;
@@ -905,7 +907,7 @@ Solution solve(const HardwareSpec& base, const std::vector<Case>& cases,
     u = from_base;
     double at_base = 0.0;
     if (problem.Evaluate(ceres::Problem::EvaluateOptions(), &at_base, nullptr, nullptr, nullptr) &&
-        std::isfinite(at_base) && !(out.cost < (1.0 - kOtherMinimum) * at_base)) {
+        std::isfinite(at_base) && !(out.cost < (1.0 - kOtherMinimum) * at_base - kExactCost)) {
       out.cost = at_base;
       keep_base = true;
     } else {
@@ -913,6 +915,7 @@ Solution solve(const HardwareSpec& base, const std::vector<Case>& cases,
     }
   }
 
+  out.base_kept = keep_base;
   out.values.resize(n);
   HardwareSpec fitted_spec = base;
   for (std::size_t j = 0; j < n; ++j) {
@@ -1026,7 +1029,7 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
   // a parameter held adds its own, so that a fit whose values moved does not read "0 iterations"
   // where the refit started at its optimum.
   const auto steps = [](const Solution& s) {
-    return std::max(0, static_cast<int>(s.summary.iterations.size()) - 1);
+    return s.base_kept ? 0 : std::max(0, static_cast<int>(s.summary.iterations.size()) - 1);
   };
   int iterations = steps(solution);
   std::vector<std::size_t> held;
@@ -1125,7 +1128,8 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     result.values.push_back(std::move(v));
   }
   result.iterations = iterations;
-  result.converged = solution.summary.termination_type == ceres::CONVERGENCE;
+  result.converged = solution.base_kept || solution.summary.termination_type == ceres::CONVERGENCE;
+  result.base_kept = solution.base_kept;
   return result;
 }
 

@@ -447,14 +447,20 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   }
   // Points of another GPU are fitted as this profile's, and its rates land in the profile: say
   // so (not an error: the Hopper profiles take the GEMM contention measured on one H200).
-  // A device of no known model is compared by its whole name with the profile's GPU: an
-  // "NVIDIA GeForce RTX 4090" log fitted into h100-dgx said nothing.
+  // A device of no known model is compared by its name with the profile's GPU, the vendor's
+  // and the product line's words left out ("NVIDIA GeForce RTX 4090" is a profile's "RTX
+  // 4090"): an "NVIDIA GeForce RTX 4090" log fitted into h100-dgx said nothing.
   const std::string profile_gpu = gpu_model(base.gpu.name);
   const auto same_name = [](std::string a, std::string b) {
     for (std::string* s : {&a, &b}) {
       for (char& c : *s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      const std::size_t first = s->find_first_not_of(' ');
-      *s = first == std::string::npos ? "" : s->substr(first, s->find_last_not_of(' ') + 1 - first);
+      std::string words;
+      std::istringstream name_words(*s);
+      for (std::string w; name_words >> w;) {
+        if (w == "nvidia" || w == "geforce") continue;
+        words += (words.empty() ? "" : " ") + w;
+      }
+      *s = words;
     }
     return a == b;
   };
@@ -510,8 +516,11 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   const auto num_held = static_cast<std::size_t>(std::count_if(
       result.values.begin(), result.values.end(), [](const auto& v) { return v.held; }));
   text << "# " << result.residuals.size() << " points from " << labels.size()
-       << " measurement sets; " << result.values.size() - num_held << " parameters fitted in "
-       << result.iterations << " iterations" << (result.converged ? "" : " (not converged)")
+       << " measurement sets; " << result.values.size() - num_held << " parameters "
+       << (result.base_kept ? std::string("kept at the base's values (no fit lowers the cost at "
+                                          "them by more than 0.1%)")
+                            : "fitted in " + std::to_string(result.iterations) + " iterations")
+       << (result.converged ? "" : " (not converged)")
        << (num_held > 0
                ? ", " + std::to_string(num_held) + " held at the base's value (not determined)"
                : std::string())
@@ -666,9 +675,13 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
                         {"fitted_to", v.fitted_to}});
     }
     nlohmann::ordered_json json_out;
-    json_out["context"] = {
-        {"schema_version", 1}, {"trainsim_version", kVersion},    {"base", base.id},
-        {"inputs", o.inputs},  {"iterations", result.iterations}, {"converged", result.converged}};
+    json_out["context"] = {{"schema_version", 1},
+                           {"trainsim_version", kVersion},
+                           {"base", base.id},
+                           {"inputs", o.inputs},
+                           {"iterations", result.iterations},
+                           {"converged", result.converged},
+                           {"base_kept", result.base_kept}};
     json_out["points"] = points_json(result.residuals);
     json_out["sets"] = sets_json(summarize(result.residuals));
     json_out["parameters"] = params;

@@ -220,6 +220,16 @@ add_test(NAME cli.calibrate.device_unknown
          COMMAND trainsim calibrate --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/device_unknown.json)
 set_tests_properties(cli.calibrate.device_unknown PROPERTIES PASS_REGULAR_EXPRESSION
   "warning: [^\n]*device_unknown.json was measured on NVIDIA GeForce RTX 4090, a GPU calibrate does not recognise, not the H100 of profile 'h100-dgx'")
+# The same unknown GPU spelled with and without the vendor's words is not another GPU.
+file(READ ${PROJECT_SOURCE_DIR}/hardware_profiles/h100-dgx.json rtx_profile)
+string(JSON rtx_profile SET "${rtx_profile}" id "\"rtx\"")
+string(JSON rtx_profile SET "${rtx_profile}" gpu name "\"RTX 4090\"")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/rtx_profile.json "${rtx_profile}")
+add_test(NAME cli.calibrate.device_unknown_same_gpu
+         COMMAND trainsim calibrate --base ${CMAKE_CURRENT_BINARY_DIR}/rtx_profile.json
+                 ${CMAKE_CURRENT_BINARY_DIR}/device_unknown.json)
+set_tests_properties(cli.calibrate.device_unknown_same_gpu PROPERTIES
+  PASS_REGULAR_EXPRESSION "parameters" FAIL_REGULAR_EXPRESSION "was measured on")
 # A frozen LL128 term that inherits Simple's value is pinned at it (2.6 on h100-dgx), not left
 # to follow Simple's refit.
 add_test(NAME cli.calibrate.freeze_inherited

@@ -73,6 +73,9 @@ struct FitResult {
   // refits with a parameter held.
   int iterations = 0;
   bool converged = false;
+  // No run lowered the cost at the base's values by more than 0.1%: they stand (held ones
+  // included), and `iterations` counts none.
+  bool base_kept = false;
 };
 
 // A message size as the fit's points name it: "16 MiB", "1 GiB", "8 B" (binary units, %g).
