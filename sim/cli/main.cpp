@@ -73,10 +73,10 @@ std::string past_integer_range(const std::string& text) {
 // input files' numbers do, and a number written otherwise is refused naming the option. It also
 // saturates what does not fit: "99999999999999999999" became 9223372036854775807, which the
 // option's own range check then quoted as if typed, and "1e999" became inf. A number out of its
-// type's range is refused as such.
+// type's range is refused as such. `text` comes without spaces around it (strict_option_values).
 std::string decimal_number_problem(const std::string& text, std::string_view type) {
-  std::size_t i = text.find_first_not_of(" \t");
-  if (i == std::string::npos) return {};
+  if (text.empty()) return {};
+  std::size_t i = 0;
   const std::size_t sign = i;
   if (text[i] == '+' || text[i] == '-') ++i;
   const bool zero = i + 1 < text.size() && text[i] == '0';
@@ -88,7 +88,7 @@ std::string decimal_number_problem(const std::string& text, std::string_view typ
            "': expected a decimal number (no zero before its first digit, as in 007 or 00.5; no "
            "0x, 0b or 0o)";
   }
-  const std::size_t end = text.find_last_not_of(" \t") + 1;
+  const std::size_t end = text.size();
   // from_chars takes no '+'; a '-' stays for the signed parse.
   const char* first = text.data() + (text[sign] == '+' ? sign + 1 : sign);
   const char* last = text.data() + end;
@@ -207,38 +207,24 @@ bool is_integer_text(std::string_view text) {
          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// The unexpected arguments as typed. CLI11 2.1 lists them, for an argument no option or
-// positional takes, from its argument stack, which it keeps reversed ("--trace x.json --stage 2"
-// read "2 --stage x.json --trace"): where the list reads as command-line arguments taken from
-// the last backwards, they are given in the command line's order; otherwise as listed.
-std::string unexpected_arguments(const std::string& listed, int argc, const char* const* argv) {
-  std::vector<int> taken;  // argv indices, descending
-  std::size_t at = 0;
-  int next = argc - 1;
-  while (at < listed.size()) {
-    bool found = false;
-    for (int k = next; k >= 1 && !found; --k) {
-      const std::string_view arg = argv[k];
-      const std::size_t end = at + arg.size();
-      if (listed.compare(at, arg.size(), arg) == 0 &&
-          (end == listed.size() || listed[end] == ' ')) {
-        taken.push_back(k);
-        at = end == listed.size() ? end : end + 1;
-        next = k - 1;
-        found = true;
-      }
-    }
-    if (!found) return listed;
-  }
+// The unexpected arguments as typed. CLI11 2.1's ExtrasError joins the arguments it is given
+// backwards (detail::rjoin, written for its reversed argument stack), and after parsing it is
+// given them in their order (App::remaining): "--trace x.json --stage 2" read "2 --stage x.json
+// --trace". Where the list is the command's remaining arguments backwards, they are given in
+// their order; otherwise as listed.
+std::string unexpected_arguments(const std::string& listed, const CLI::App& app) {
+  const std::vector<std::string> extras = app.remaining(true);
+  std::string backwards;
   std::string typed;
-  for (auto k = taken.rbegin(); k != taken.rend(); ++k) {
-    typed += (typed.empty() ? "" : " ") + std::string(argv[*k]);
+  for (auto it = extras.rbegin(); it != extras.rend(); ++it) {
+    backwards += (backwards.empty() ? "" : " ") + *it;
   }
-  return typed;
+  for (const std::string& arg : extras) typed += (typed.empty() ? "" : " ") + arg;
+  return backwards == listed ? typed : listed;
 }
 
 std::string cli11_message(const CLI::ParseError& e, const CLI::App& app,
-                          const std::string& commands, int argc, const char* const* argv) {
+                          const std::string& commands) {
   const std::string text = one_line(e.what());
   constexpr std::string_view kConvert = "Could not convert: ";
   if (text.rfind(kConvert, 0) == 0) {
@@ -279,7 +265,7 @@ std::string cli11_message(const CLI::ParseError& e, const CLI::App& app,
   for (const std::string_view lead : {"The following argument was not expected: ",
                                       "The following arguments were not expected: "}) {
     if (text.rfind(lead, 0) == 0) {
-      return "command line (" + unexpected_arguments(text.substr(lead.size()), argc, argv) +
+      return "command line (" + unexpected_arguments(text.substr(lead.size()), app) +
              "): unexpected argument; expected only the command's options and arguments (see "
              "trainsim <command> --help)";
     }
@@ -415,7 +401,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // CLI11 uses exit code 0 for --help and --version: print them as CLI11 does.
     if (e.get_exit_code() == 0) return app.exit(e);
-    return report("error: ", cli11_message(e, app, command_list(app), argc, argv), 2);
+    return report("error: ", cli11_message(e, app, command_list(app)), 2);
   } catch (const trainsim::ConfigError& e) {
     // The file's name as given, its newlines escaped ("bad\u000anl.json") as the notes and
     // tables print it: one_line would make them "; " and name a file that does not exist.

@@ -18,6 +18,10 @@ trainsim_expect_exit(cli.robust.unknown_option 2
 trainsim_expect_exit(cli.robust.unexpected_arguments_in_order 2
   "^error: command line \\(--trace x\\.json --stage 2\\): unexpected argument; expected"
   diff a.json b.json --trace x.json --stage 2)
+# An option's value that reads like the unexpected arguments backwards is not taken for them.
+trainsim_expect_exit(cli.robust.unexpected_arguments_not_a_value 2
+  "^error: command line \\(x y\\): unexpected argument; expected"
+  diff a.json b.json x y --stack "y x")
 trainsim_expect_exit(cli.robust.option_not_a_number 2 "^error: .*--tp"
   describe ${robust_base} --gpus 8 --tp two)
 trainsim_expect_exit(cli.robust.missing_required_option 2
