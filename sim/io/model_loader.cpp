@@ -815,6 +815,16 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
 // Multi-head latent attention's keys of a Hugging Face config (DeepseekV2Config,
 // DeepseekV3Config); q_lora_rank null means queries projected directly (DeepSeek-V2-Lite).
 void read_hf_mla(ObjectReader& r, const std::string& model_type, ModelSpec& m) {
+  // DeepseekV2Config and DeepseekV3Config default kv_lora_rank to 512 (latent attention, with
+  // qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128), and their attention has no
+  // other form: a config without it was priced as multi-head attention of hidden / heads.
+  if ((model_type == "deepseek_v2" || model_type == "deepseek_v3") &&
+      (!r.has("kv_lora_rank") || r.raw("kv_lora_rank").is_null())) {
+    throw r.error("kv_lora_rank", "missing required key; model_type '" + model_type +
+                                      "' is latent attention, its configuration class defaults "
+                                      "it to 512: expected kv_lora_rank, the rank of the "
+                                      "compressed keys and values");
+  }
   if (!r.has("kv_lora_rank") || r.raw("kv_lora_rank").is_null()) {
     for (const auto key : kHfMlaKeys) {
       if (key != "kv_lora_rank" && r.has(std::string(key)) && !r.raw(std::string(key)).is_null()) {

@@ -446,6 +446,11 @@ TEST_CASE("moe loader: DeepSeek keys whose class default is not 0 are required",
       "defaults it to 3 in its configuration class: expected first_k_dense_replace, the "
       "leading dense layers (0 for none)");
   REQUIRE_THROWS_WITH(
+      load_model_from_string(without("kv_lora_rank", "deepseek_v3"), "config.json"),
+      "config.json: /kv_lora_rank: missing required key; model_type 'deepseek_v3' is latent "
+      "attention, its configuration class defaults it to 512: expected kv_lora_rank, the rank "
+      "of the compressed keys and values");
+  REQUIRE_THROWS_WITH(
       load_model_from_string(without("n_shared_experts", "deepseek_v2"), "config.json"),
       "config.json: /n_shared_experts: missing required key; model_type 'deepseek_v2' defaults "
       "it to 2 in its configuration class: expected n_shared_experts, the shared experts of "
@@ -458,7 +463,10 @@ TEST_CASE("moe loader: DeepSeek keys whose class default is not 0 are required",
   CHECK(m.num_dense_layers == 0);
   CHECK(m.num_shared_experts == 1);
   CHECK(m.q_lora_rank == 1536);
-  // Null is the class's "none": queries projected directly, no shared expert.
+  // Null: queries projected directly (DeepseekV3Attention's q_lora_rank None, as
+  // DeepSeek-V2-Lite's config has it), and no shared expert (DeepSeek's own modeling_deepseek.py
+  // builds shared experts only when n_shared_experts is not None; transformers' DeepseekV3MoE
+  // multiplies by it, so such a config does not load there).
   auto lite = nlohmann::json::parse(hf_deepseek(""));
   lite["q_lora_rank"] = nullptr;
   lite["n_shared_experts"] = nullptr;
