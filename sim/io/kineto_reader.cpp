@@ -201,6 +201,11 @@ class TraceParser {
                             describe_json(doc));
     }
     std::size_t index = 0;
+    // The legacy autograd profiler (use_kineto=False, PyTorch < 1.8) writes complete events
+    // with no category at all: such a file is named for what it is.
+    legacy_ = std::none_of(events->begin(), events->end(), [](const nlohmann::json& e) {
+      return e.is_object() && e.contains("cat");
+    });
     for (const auto& e : *events) read_event(e, prefix + "/" + std::to_string(index++));
     const std::string where = prefix.empty() ? "/" : prefix;
     if (gpu_.empty()) {
@@ -329,8 +334,12 @@ class TraceParser {
     if (cat_it == e.end()) {
       if (complete) {
         throw ConfigError(source_, pointer + "/cat",
-                          "missing required key; expected the complete event's category "
-                          "(\"kernel\", \"cpu_op\", ...), which Kineto writes on every one");
+                          legacy_ ? "missing required key: no event of the trace has a category, "
+                                    "as the legacy autograd profiler writes them; expected a "
+                                    "torch.profiler (Kineto) trace, which holds the GPU kernels"
+                                  : "missing required key; expected the complete event's "
+                                    "category (\"kernel\", \"cpu_op\", ...), which Kineto "
+                                    "writes on every one");
       }
       if (step_name) count_other_step_category("no cat");
       return;
@@ -651,6 +660,7 @@ class TraceParser {
 
   std::string source_;
   KinetoTrace trace_;
+  bool legacy_ = false;  // no event has a category (read_events)
   // Events named ProfilerStep#N not read as steps (docs/compare.md, "Steps"): the GPU copies
   // every Kineto trace has, CPU-side ones in another phase, and ones of another category (the
   // first such category, for the message).

@@ -432,6 +432,13 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
     REQUIRE_THROWS_WITH(parse_kineto_trace(trace_of(kStep + "," + no_cat), "t.json"),
                         Contains("t.json: /traceEvents/1/cat: missing required key; expected "
                                  "the complete event's category"));
+    // A trace none of whose events has a category: the legacy autograd profiler's.
+    std::string legacy_step = kStep;
+    legacy_step.replace(legacy_step.find(R"("cat": "user_annotation", )"), 26, "");
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace("[" + legacy_step + "," + no_cat + "]", "t.json"),
+        Contains("t.json: /0/cat: missing required key: no event of the trace has a category, as "
+                 "the legacy autograd profiler writes them"));
     // Metadata events (ph "M": process and thread names) carry no category, as Kineto writes
     // them.
     CHECK(parse_kineto_trace(trace_of(kStep + "," + kKernel +
