@@ -754,8 +754,10 @@ class Builder {
       const OpId dispatched =
           lk.ep[i].dispatch_before ? moe_exchange_in(stage, st, info, last, "moe_dispatch") : kNone;
       // Context parallelism: the ring exchange of K/V blocks (cp - 1 steps) runs beside the
-      // attention kernel, and the next kernel cannot start before the last block has arrived
-      // (Liu et al. 2023, Ring Attention; Megatron-LM context parallelism).
+      // kernels that take them (the fused attention core; unfused, the scores GEMM the keys
+      // and the context GEMM the values: KernelSpec::cp_kv_share), and the next kernel cannot
+      // start before the last block has arrived (Liu et al. 2023, Ring Attention; Megatron-LM
+      // context parallelism).
       const OpId kv =
           k.cp_share > 0.0 ? cp_exchange(stage, st, info, last, false, k.cp_share) : kNone;
       const OpId previous = last;
@@ -838,8 +840,9 @@ class Builder {
 
   OpId cp_exchange(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
                    bool backward, double share) {
-    // Each step sends this rank's K and V blocks (backward: their gradients too) to the next
-    // CP rank: local tokens x (K width + V width) / tp elements per step, x2 in backward. K and
+    // The whole exchange sends, each step, this rank's K and V blocks (backward: their gradients
+    // too) to the next CP rank: local tokens x (K width + V width) / tp elements per step, x2 in
+    // backward; this op carries `share` of it (below). K and
     // V are kv width wide each, but under latent attention V is heads x v_head_dim (DeepSeek-V3:
     // 128 x 128, against K's 128 x 192), as memory.cpp counts it; Transformer Engine's
     // context-parallel attention sends the two as they are.
@@ -1255,9 +1258,10 @@ class Builder {
               wait = unit_ready(st, gather_layer(stage, st, info, recomputed, true), info, true);
             }
           } else if (p_.recompute == parallel::Recompute::Selective) {
-            // The recomputed attention core exchanges K/V over the CP ring again, as its
-            // forward did (Transformer Engine's context-parallel attention runs its P2P steps
-            // inside the function the checkpoint reruns); the backward waits for the last block.
+            // The recomputed attention core (or unfused attention's scores and context GEMMs)
+            // exchanges K/V over the CP ring again, as its forward did (Transformer Engine's
+            // context-parallel attention runs its P2P steps inside the function the checkpoint
+            // reruns); the backward waits for the last block.
             OpInfo rinfo = info;
             rinfo.recompute = true;
             OpId previous = wait;

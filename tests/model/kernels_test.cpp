@@ -408,6 +408,15 @@ TEST_CASE("kernels: only Transformer Engine's linear layers are FP8-eligible", "
     for (const auto& k : ks) {
       if (k.fp8_eligible) names.push_back(k.name);
       if (k.fp8_eligible) CHECK(k.kind == KernelKind::Gemm);
+      // The workload prices an FP8 GEMM's bytes from its elements by role (GemmElements): an
+      // eligible kernel without them would read and write nothing.
+      if (k.fp8_eligible) {
+        INFO(k.name);
+        CHECK(k.elements.forward_read > 0.0);
+        CHECK(k.elements.forward_written > 0.0);
+        CHECK(k.elements.backward_read > 0.0);
+        CHECK(k.elements.backward_written > 0.0);
+      }
     }
     return names;
   };
@@ -428,6 +437,9 @@ TEST_CASE("kernels: only Transformer Engine's linear layers are FP8-eligible", "
                                                  "expert_down", "shared_expert_up_gate",
                                                  "shared_expert_down"});
   CHECK_FALSE(find(ds, "moe_router").fp8_eligible);
+  // The multi-token-prediction module's projection and layer: each eligible GEMM carries its
+  // elements (checked inside `eligible`).
+  CHECK_FALSE(eligible(mtp_kernels(io::load_model("deepseek-v3"), shape)).empty());
   // Unfused attention's batched GEMMs are attention, not linear layers.
   shape = paper_shape();
   shape.unfused_attention = true;
