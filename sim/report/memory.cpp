@@ -526,14 +526,31 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     activations += (none - full) * d(kept.moe) * in_flight_microbatches(s, stage);
   }
   if (plan.recompute == Recompute::Full && num_layers > 0) {
-    // The layer whose forward is recomputed holds its full activations during its backward.
+    // The layer whose forward is recomputed holds its full activations during its backward: the
+    // largest of the layers recomputed (a partial recomputation of DeepSeek-V3's first stage
+    // that recomputes only its leading dense layers was charged an MoE layer's working set,
+    // 0.88 GiB too much at seq 4096), less the input it was recomputed from, which is already
+    // counted among the stored layer inputs (per_layer, per_moe_layer): recomputing every
+    // layer of llama2-7b read one layer input (32 MiB) more than recomputing all but one.
     const double dense_full = activation_bytes_per_layer(m, shape, Recompute::None, act).value();
     const double moe_full =
         moe_layers > 0 ? activation_bytes_per_moe_layer(m, shape, Recompute::None, act).value()
                        : 0.0;
-    double full = moe_layers == 0            ? dense_full
-                  : moe_layers == num_layers ? moe_full
-                                             : std::max(dense_full, moe_full);
+    const double moe_input =
+        moe_layers > 0 ? activation_bytes_per_moe_layer(m, shape, plan.recompute, act).value()
+                       : 0.0;
+    const std::int64_t recomputed_dense = (num_layers - moe_layers) - kept.dense;
+    const std::int64_t recomputed_moe = moe_layers - kept.moe;
+    double full = 0.0;
+    double input = 0.0;
+    if (recomputed_dense > 0) {
+      full = dense_full;
+      input = per_layer;
+    }
+    if (recomputed_moe > 0 && moe_full > full) {
+      full = moe_full;
+      input = moe_input;
+    }
     if (kept.every_chunk_keeps) {
       // A partial recomputation recomputes the first layers of each chunk (Megatron's
       // --recompute-method block), so they run last in backward: by then the micro-batch's kept
@@ -545,6 +562,8 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
                            : kept.moe > 0                 ? moe_full
                                                           : dense_full;
       full = std::max(0.0, full - freed);
+    } else {
+      full = std::max(0.0, full - input);
     }
     activations += full;
   }

@@ -414,11 +414,13 @@ TEST_CASE("memory: a partial full recomputation keeps the other layers' activati
           "[report][memory]") {
   // llama2-7b (32 layers) on one stage, one micro-batch in flight: recompute_layers N keeps
   // the full activations (recompute none) of 32 - N layers and the input of N. Recompute full
-  // adds the one layer being recomputed during backward (a layer's full activations); a partial
-  // one does not, since the recomputed layers come first and run last in backward, after a kept
-  // layer of the same size has been freed: activations(N) = activations(full) - per-layer none
+  // adds the one layer being recomputed during backward (a layer's full activations less its
+  // input, already stored: none - full per layer); a partial one does not, since the recomputed
+  // layers come first and run last in backward, after a kept layer of the same size has been
+  // freed: activations(N) = activations(full) - (per-layer none - per-layer full)
   // + (32 - N) x (per-layer none - per-layer full), the head's unchanged. So every N < 32 needs
-  // less than recompute none (32 x none) and more than recompute full.
+  // less than recompute none (32 x none) and more than recompute full, and N = 31 as much as
+  // N = 32 (recompute full counted the recomputed layer's input twice: 32 MiB more than 31).
   auto s = paper_scenario(64);
   s.parallel.recompute = Recompute::Full;
   const double full = memory_per_gpu(s, 0).activations.value();
@@ -431,9 +433,9 @@ TEST_CASE("memory: a partial full recomputation keeps the other layers' activati
   for (const std::int64_t n : {1, 16, 31}) {
     s.parallel.recompute_layers = n;
     const double partial = memory_per_gpu(s, 0).activations.value();
-    REQUIRE(partial ==
-            Approx(full - none_layer + static_cast<double>(32 - n) * (none_layer - full_layer))
-                .epsilon(1e-12));
+    REQUIRE(partial == Approx(full - (none_layer - full_layer) +
+                              static_cast<double>(32 - n) * (none_layer - full_layer))
+                           .epsilon(1e-12));
     CHECK(partial < none);
     CHECK(partial < full + static_cast<double>(32 - n) * (none_layer - full_layer));
   }
@@ -446,8 +448,42 @@ TEST_CASE("memory: a partial full recomputation keeps the other layers' activati
   s.parallel.recompute_layers = 0;
   const double full4 = memory_per_gpu(s, 3).activations.value();
   s.parallel.recompute_layers = 3;
-  REQUIRE(memory_per_gpu(s, 3).activations.value() ==
-          Approx(full4 - none_layer + 5.0 * (none_layer - full_layer)).epsilon(1e-12));
+  REQUIRE(
+      memory_per_gpu(s, 3).activations.value() ==
+      Approx(full4 - (none_layer - full_layer) + 5.0 * (none_layer - full_layer)).epsilon(1e-12));
+  // Recomputing all layers but one needs as much as recomputing them all.
+  s.parallel.pp = 1;
+  s.parallel.dp = 64;
+  s.parallel.recompute_layers = 31;
+  const double all_but_one = memory_per_gpu(s, 0).activations.value();
+  s.parallel.recompute_layers = 0;
+  CHECK(all_but_one == Approx(memory_per_gpu(s, 0).activations.value()).epsilon(1e-15));
+}
+
+TEST_CASE("memory: a partial recomputation of dense layers only holds a dense layer's working set",
+          "[report][memory]") {
+  // DeepSeek-V3's shape cut to 5 layers, the first 3 dense, on one stage: recompute_layers 1 and
+  // 2 recompute dense layers only (the first of the stage), so the working layer in backward is
+  // a dense one. It was charged the larger MoE layer's, so that each of them needed the MoE
+  // layer's excess (0.88 GiB at seq 4096) more than a dense layer's saving; now each recomputed
+  // dense layer saves the same: activations(2) - activations(1) = activations(1) - none.
+  auto s = paper_scenario(8);
+  s.model = io::load_model("deepseek-v3");
+  s.model.num_layers = 5;
+  s.model.num_dense_layers = 3;
+  s.model.mtp_layers = 0;
+  s.training = parallel::TrainingSpec{.seq_len = 4096, .global_batch = 8, .micro_batch = 1};
+  s.parallel.sharding = Sharding::Zero1;
+  s.parallel.ep = 8;
+  s.parallel.recompute = Recompute::None;
+  const double none = memory_per_gpu(s, 0).activations.value();
+  s.parallel.recompute = Recompute::Full;
+  s.parallel.recompute_layers = 1;
+  const double one = memory_per_gpu(s, 0).activations.value();
+  s.parallel.recompute_layers = 2;
+  const double two = memory_per_gpu(s, 0).activations.value();
+  REQUIRE(one < none);
+  CHECK(two - one == Approx(one - none).epsilon(1e-12));
 }
 
 TEST_CASE("memory: usable memory takes the CUDA context, NCCL, workspace, headroom, fragmentation",
@@ -735,7 +771,7 @@ TEST_CASE("memory: DeepSpeed ZeRO-3 holds one weight tensor and its gradient, no
   REQUIRE(mem.buffers.value() == Approx(2.0 * 2.0 * 20480.0 * 81920.0).epsilon(1e-12));
   // The paper ran this plan on 640 GPUs; PyTorch FSDP's rule of two whole layers gathered and
   // two layers' gradients (4 x 2 B x 12 h^2 ~ 37.5 GiB) made it 100 GiB, over the 75.2 usable.
-  // Now 68.9 GiB.
+  // Now 68.6 GiB.
   REQUIRE(mem.fits);
 }
 
@@ -744,8 +780,8 @@ TEST_CASE("memory: the 530B under ZeRO-3 did not fit on 560 GPUs (documented gap
   // Narayanan et al. 2021, Table 2, note: the 530B "did not fit on 560 GPUs with micro-batch 4
   // under ZeRO-3", so its first row ran on 640. The sharded states differ by 16 B x 529.6e9 x
   // (1/560 - 1/640) = 1.76 GiB, so the real peak at 640 GPUs is within 1.76 GiB of the 80 GiB
-  // HBM. The model puts it at 68.9 + 4.8 (context, NCCL, workspace, fragmentation) = 73.7 GiB
-  // and 560 GPUs at 75.4 GiB, which fits: 4.6 GiB or more is missing, most likely the caching
+  // HBM. The model puts it at 68.6 + 4.8 (context, NCCL, workspace, fragmentation) = 73.4 GiB
+  // and 560 GPUs at 75.1 GiB, which fits: 4.9 GiB or more is missing, most likely the caching
   // allocator's fragmentation under DeepSpeed's 0.8-3.4 GB tensors gathered and freed about
   // 1,261 gathers a step (the stack keeps PyTorch's 5%), which nothing here measures
   // (docs/validation.md).
