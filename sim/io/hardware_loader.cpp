@@ -360,6 +360,14 @@ void read_collective(ObjectReader c, GpuArch arch, hardware::NodeSpec& node,
     throw ConfigError(c.source(), c.pointer_of("graphs") + "/nvls/single_node/channels",
                       "expected 0 channels: NVLS needs /node/nvswitch_sharp true");
   }
+  // NVLS runs on the NVSwitch's multicast over NVLink (docs/sources.md A.6): PCI's row of NCCL's
+  // latency table has no NVLS entry (0 us), so "pci" beside an NVSwitch priced NVLS 25 us
+  // faster than on NVLink (4 MiB all-reduce on one H100 node 119.6 us against 142.6).
+  if (out.intra_link == hardware::LinkClass::Pci && node.nvswitch_sharp) {
+    throw c.error("intra_link",
+                  "NVLS needs NVLink: /node/nvswitch_sharp is true; expected "
+                  "\"nvlink\", or nvswitch_sharp false for GPUs on PCIe");
+  }
   c.finish();
 }
 
@@ -622,7 +630,10 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
       const std::string expected = "expected a positive multiple of gpus_per_node (" +
                                    std::to_string(per_node) + ") up to " +
                                    std::to_string(kMaxDomainGpus);
-      const std::int64_t domain = n.integer("nvlink_domain_gpus", 1, kMaxSmallCount);
+      // Read as any integer, so that a huge value gets the domain's own bound below (1e9 said
+      // "at most 65536").
+      const std::int64_t domain =
+          n.integer("nvlink_domain_gpus", 1, std::numeric_limits<std::int64_t>::max());
       if (domain < per_node || domain % per_node != 0 || domain > kMaxDomainGpus) {
         throw n.error("nvlink_domain_gpus", expected + ", got " + std::to_string(domain));
       }

@@ -126,16 +126,16 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
   ObjectReader r(json, source, pointer);
   stack::StackSpec s;
   s.id = r.string("id");
+  // As a hardware profile's: an empty id names nothing in reports and messages.
+  if (s.id.empty()) throw r.error("id", "expected a non-empty id like \"pytorch-2.3-fsdp\"");
   s.name = r.string("name");
 
   ObjectReader fsdp = r.object("fsdp");
-  // At most 2^16 layers are prefetched (model::kMaxLayers): an int, never truncated.
+  // At most 64 AllGathers in flight, a sanity bound (PyTorch FSDP keeps 2), read as such so
+  // that every message about the key states it (a missing key said [1, 65536]).
+  constexpr std::int64_t kMaxForwardPrefetch = 64;
   s.fsdp_forward_prefetch =
-      static_cast<int>(fsdp.integer("forward_prefetch", 1, model::kMaxLayers));
-  if (s.fsdp_forward_prefetch > 64) {  // a sanity bound: PyTorch FSDP keeps 2 in flight
-    throw fsdp.error("forward_prefetch", "expected at most 64 AllGathers in flight, got " +
-                                             std::to_string(s.fsdp_forward_prefetch));
-  }
+      static_cast<int>(fsdp.integer("forward_prefetch", 1, kMaxForwardPrefetch));
   // Checked, not kept: BACKWARD_PRE and BACKWARD_POST price one schedule (docs/stacks.md).
   (void)fsdp.choice("backward_prefetch", {"backward_pre", "backward_post"});
   s.fsdp_gather_granularity =

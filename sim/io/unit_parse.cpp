@@ -34,8 +34,15 @@ constexpr std::array<PrefixEntry, 11> kDataPrefixes = {{{"", 1.0},
                                                         {"Ti", 1099511627776.0}}};
 constexpr std::array<PrefixEntry, 7> kDecimalPrefixes = {
     {{"", 1.0}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}}};
-constexpr std::array<PrefixEntry, 5> kTimeUnits = {
-    {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"\xC2\xB5s", 1e-6}, {"ns", 1e-9}}};
+// Microseconds in both of Unicode's mus, which look alike: the micro sign U+00B5 and the Greek
+// small letter mu U+03BC (the one a Greek keyboard, and NFKC normalization, give); the second
+// was refused as an unknown unit that read like the first.
+constexpr std::array<PrefixEntry, 6> kTimeUnits = {{{"s", 1.0},
+                                                    {"ms", 1e-3},
+                                                    {"us", 1e-6},
+                                                    {"\xC2\xB5s", 1e-6},
+                                                    {"\xCE\xBCs", 1e-6},
+                                                    {"ns", 1e-9}}};
 
 // Matches `unit` as <prefix><base> for one of the prefixes; returns the factor.
 template <std::size_t N>

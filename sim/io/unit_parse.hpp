@@ -12,7 +12,7 @@
 namespace trainsim::io {
 
 enum class UnitKind {
-  Time,      // s, ms, us (or µs), ns, min, h
+  Time,      // s, ms, us (or µs, either mu), ns, min, h
   Data,      // B, kB, MB, GB, TB, PB, KiB, MiB, GiB, TiB; bits: b, kb, Mb, Gb, Tb
   DataRate,  // a data unit per second: "450 GB/s", "400 Gb/s" (= 50e9 B/s)
   Work,      // FLOP, GFLOP, TFLOP, PFLOP (a count)

@@ -355,6 +355,12 @@ TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and 
     j["node"]["nvswitch_sharp"] = false;
     REQUIRE_THROWS_WITH(load(j), Catch::Contains("/collective/graphs/nvls/single_node/channels"));
   }
+  SECTION("a PCI link beside an NVSwitch that reduces in the switch") {
+    // NCCL's latency table has no NVLS entry on PCI (0 us): the profile priced NVLS faster.
+    j["collective"]["intra_link"] = "pci";
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/collective/intra_link: NVLS needs NVLink: "
+                                                 "/node/nvswitch_sharp is true"));
+  }
   SECTION("unknown choice") {
     j["gpu"]["arch"] = "hoper";
     REQUIRE_THROWS_WITH(load(j), Catch::Contains("/gpu/arch: unknown value 'hoper'; did you mean "

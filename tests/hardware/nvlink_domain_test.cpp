@@ -92,6 +92,12 @@ TEST_CASE("nvlink_domain: bad values are one ConfigError naming file, key and ex
     REQUIRE_THROWS_WITH(load(j), Catch::Contains(where + "expected a positive multiple") &&
                                      Catch::Contains("got 2"));
   }
+  SECTION("far above the bound: its own bound is named") {
+    // It said "expected at most 65536", a bound of no key's own.
+    j["node"]["nvlink_domain_gpus"] = 1'000'000'000;
+    REQUIRE_THROWS_WITH(
+        load(j), Catch::Contains(where) && Catch::Contains("1024") && !Catch::Contains("65536"));
+  }
   SECTION("zero or negative") {
     j["node"]["nvlink_domain_gpus"] = 0;
     REQUIRE_THROWS_WITH(load(j), Catch::Contains(where) && Catch::Contains("expected"));

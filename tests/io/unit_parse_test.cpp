@@ -18,6 +18,10 @@ TEST_CASE("unit_parse: spec-sheet strings become SI values", "[io][units]") {
   REQUIRE(parse_watts("700 W").value() == Approx(700.0).epsilon(1e-12));
   REQUIRE(parse_seconds("5 us").value() == Approx(5e-6).epsilon(1e-12));
   REQUIRE(parse_seconds("5us").value() == Approx(5e-6).epsilon(1e-12));
+  // Both Unicode mus: the micro sign (U+00B5) and the Greek letter (U+03BC), which look alike;
+  // the second was an unknown unit.
+  REQUIRE(parse_seconds("5 \xC2\xB5s").value() == Approx(5e-6).epsilon(1e-12));
+  REQUIRE(parse_seconds("5 \xCE\xBCs").value() == Approx(5e-6).epsilon(1e-12));
   REQUIRE(parse_seconds("1.5e-3 s").value() == Approx(1.5e-3).epsilon(1e-12));
   REQUIRE(parse_joules("1 kWh").value() == Approx(3.6e6).epsilon(1e-12));
   REQUIRE(parse_unit("2.5 USD/h", UnitKind::Price) == Approx(2.5).epsilon(1e-12));

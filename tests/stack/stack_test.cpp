@@ -138,6 +138,17 @@ TEST_CASE("stack: bad stacks get one error naming the key", "[stack][io]") {
                Catch::Contains("/fsdp/backward_prefetch"));
   REQUIRE_THAT(load_error(stack_json({{"fsdp", {{"forward_prefetch", 0}}}})),
                Catch::Contains("/fsdp/forward_prefetch"));
+  // An empty id, as a hardware profile's, is refused (it loaded).
+  REQUIRE_THAT(load_error(stack_json({{"id", ""}})),
+               Catch::Contains("/id: expected a non-empty id"));
+  // Its bound, 64 in flight, is the one every message names (a missing key said [1, 65536]).
+  REQUIRE_THAT(load_error(stack_json({{"fsdp", {{"forward_prefetch", 100}}}})),
+               Catch::Contains("/fsdp/forward_prefetch: 100: out of range; expected at most 64"));
+  nlohmann::json no_prefetch = stack_json({});
+  no_prefetch["fsdp"].erase("forward_prefetch");
+  REQUIRE_THAT(load_error(no_prefetch),
+               Catch::Contains("/fsdp/forward_prefetch: missing required key; expected an "
+                               "integer in [1, 64]"));
   REQUIRE_THAT(load_error(stack_json({{"gradient_reduce_dtype", {{"bf16", "int8"}}}})),
                Catch::Contains("/gradient_reduce_dtype/bf16"));
   REQUIRE_THAT(
