@@ -886,7 +886,8 @@ Solution solve(const HardwareSpec& base, const std::vector<Case>& cases,
     ceres::Solver::Summary second;
     ceres::Solve(solver, &problem, &second);
     const bool ran = second.termination_type != ceres::FAILURE && std::isfinite(second.final_cost);
-    const bool stays = evaluated && !(second.final_cost < (1.0 - kOtherMinimum) * at_base);
+    const bool stays =
+        evaluated && !(second.final_cost < (1.0 - kOtherMinimum) * at_base - kExactCost);
     const double cost = stays ? at_base : second.final_cost;
     if (ran && cost < (1.0 - kOtherMinimum) * summary.final_cost) {
       summary = second;
@@ -1127,7 +1128,8 @@ FitResult fit(const HardwareSpec& base, const MeasurementSet& points, const FitO
     }
     result.values.push_back(std::move(v));
   }
-  result.iterations = iterations;
+  // Where the base's values stood at the end, no run's steps were kept.
+  result.iterations = solution.base_kept ? 0 : iterations;
   result.converged = solution.base_kept || solution.summary.termination_type == ceres::CONVERGENCE;
   result.base_kept = solution.base_kept;
   return result;

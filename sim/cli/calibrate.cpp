@@ -447,9 +447,10 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   }
   // Points of another GPU are fitted as this profile's, and its rates land in the profile: say
   // so (not an error: the Hopper profiles take the GEMM contention measured on one H200).
-  // A device of no known model is compared by its name with the profile's GPU, the vendor's
-  // and the product line's words left out ("NVIDIA GeForce RTX 4090" is a profile's "RTX
-  // 4090"): an "NVIDIA GeForce RTX 4090" log fitted into h100-dgx said nothing.
+  // A device of no known model is compared by its name with the profile's GPU, "NVIDIA" and
+  // "GeForce" left out ("NVIDIA GeForce RTX 4090" is a profile's "RTX 4090"; other product
+  // words, "Tesla T4" against "T4", still differ): an "NVIDIA GeForce RTX 4090" log fitted into
+  // h100-dgx said nothing.
   const std::string profile_gpu = gpu_model(base.gpu.name);
   const auto same_name = [](std::string a, std::string b) {
     for (std::string* s : {&a, &b}) {

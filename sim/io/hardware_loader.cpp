@@ -630,10 +630,16 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
       const std::string expected = "expected a positive multiple of gpus_per_node (" +
                                    std::to_string(per_node) + ") up to " +
                                    std::to_string(kMaxDomainGpus);
-      // Read as any integer, so that a huge value gets the domain's own bound below (1e9 said
-      // "at most 65536").
-      const std::int64_t domain =
-          n.integer("nvlink_domain_gpus", 1, std::numeric_limits<std::int64_t>::max());
+      // Any number outside the domain's bounds is told them (1e9 said "at most 65536", 0 "an
+      // integer >= 1"), before it is read as an integer within them.
+      if (const nlohmann::json& raw = n.raw("nvlink_domain_gpus"); raw.is_number()) {
+        const double v = raw.get<double>();
+        if (!(v >= static_cast<double>(per_node) && v <= static_cast<double>(kMaxDomainGpus) &&
+              v == std::floor(v) && static_cast<std::int64_t>(v) % per_node == 0)) {
+          throw n.error("nvlink_domain_gpus", expected + ", got " + describe_json(raw));
+        }
+      }
+      const std::int64_t domain = n.integer("nvlink_domain_gpus", 1, kMaxDomainGpus);
       if (domain < per_node || domain % per_node != 0 || domain > kMaxDomainGpus) {
         throw n.error("nvlink_domain_gpus", expected + ", got " + std::to_string(domain));
       }

@@ -202,9 +202,12 @@ class TraceParser {
     }
     std::size_t index = 0;
     // The legacy autograd profiler (use_kineto=False, PyTorch < 1.8) writes complete events
-    // with no category at all: such a file is named for what it is.
+    // with no category (its flow events, with use_cuda, carry "cpu_to_cuda"): such a file is
+    // named for what it is.
     legacy_ = std::none_of(events->begin(), events->end(), [](const nlohmann::json& e) {
-      return e.is_object() && e.contains("cat");
+      if (!e.is_object() || !e.contains("cat")) return false;
+      const auto ph = e.find("ph");
+      return ph != e.end() && ph->is_string() && ph->get_ref<const std::string&>() == "X";
     });
     for (const auto& e : *events) read_event(e, prefix + "/" + std::to_string(index++));
     const std::string where = prefix.empty() ? "/" : prefix;
@@ -333,13 +336,14 @@ class TraceParser {
     }
     if (cat_it == e.end()) {
       if (complete) {
-        throw ConfigError(source_, pointer + "/cat",
-                          legacy_ ? "missing required key: no event of the trace has a category, "
-                                    "as the legacy autograd profiler writes them; expected a "
-                                    "torch.profiler (Kineto) trace, which holds the GPU kernels"
-                                  : "missing required key; expected the complete event's "
-                                    "category (\"kernel\", \"cpu_op\", ...), which Kineto "
-                                    "writes on every one");
+        throw ConfigError(
+            source_, pointer + "/cat",
+            legacy_ ? "missing required key: no complete event of the trace has a category, "
+                      "as the legacy autograd profiler writes them; expected a "
+                      "torch.profiler (Kineto) trace, which holds the GPU kernels"
+                    : "missing required key; expected the complete event's "
+                      "category (\"kernel\", \"cpu_op\", ...), which Kineto "
+                      "writes on every one");
       }
       if (step_name) count_other_step_category("no cat");
       return;

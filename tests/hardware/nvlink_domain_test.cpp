@@ -92,11 +92,16 @@ TEST_CASE("nvlink_domain: bad values are one ConfigError naming file, key and ex
     REQUIRE_THROWS_WITH(load(j), Catch::Contains(where + "expected a positive multiple") &&
                                      Catch::Contains("got 2"));
   }
-  SECTION("far above the bound: its own bound is named") {
-    // It said "expected at most 65536", a bound of no key's own.
-    j["node"]["nvlink_domain_gpus"] = 1'000'000'000;
-    REQUIRE_THROWS_WITH(
-        load(j), Catch::Contains(where) && Catch::Contains("1024") && !Catch::Contains("65536"));
+  SECTION("far above the bound, or zero: the domain's own bound is named") {
+    // 1e9 said "expected at most 65536", a bound of no key's own; 1e20 past int64 and 0 said
+    // other types' ranges.
+    for (const nlohmann::json& v : {nlohmann::json(1'000'000'000), nlohmann::json(1e20),
+                                    nlohmann::json(0), nlohmann::json(-5)}) {
+      INFO(v.dump());
+      j["node"]["nvlink_domain_gpus"] = v;
+      REQUIRE_THROWS_WITH(load(j), Catch::StartsWith(where + "expected a positive multiple of "
+                                                             "gpus_per_node (4) up to 1024, got "));
+    }
   }
   SECTION("zero or negative") {
     j["node"]["nvlink_domain_gpus"] = 0;
@@ -111,8 +116,11 @@ TEST_CASE("nvlink_domain: bad values are one ConfigError naming file, key and ex
   SECTION("not an integer") {
     j["node"]["nvlink_domain_gpus"] = "72";
     REQUIRE_THROWS_WITH(load(j), Catch::Contains(where + "expected an integer"));
+    // A fraction is no multiple of the node's GPUs.
     j["node"]["nvlink_domain_gpus"] = 7.5;
-    REQUIRE_THROWS_WITH(load(j), Catch::Contains(where + "expected an integer"));
+    REQUIRE_THROWS_WITH(load(j), where +
+                                     "expected a positive multiple of gpus_per_node (4) up to "
+                                     "1024, got 7.5");
   }
   SECTION("a domain beyond the node without NVSwitch") {
     j["node"]["intra"] = "cube_mesh";

@@ -437,8 +437,15 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
     legacy_step.replace(legacy_step.find(R"("cat": "user_annotation", )"), 26, "");
     REQUIRE_THROWS_WITH(
         parse_kineto_trace("[" + legacy_step + "," + no_cat + "]", "t.json"),
-        Contains("t.json: /0/cat: missing required key: no event of the trace has a category, as "
-                 "the legacy autograd profiler writes them"));
+        Contains("t.json: /0/cat: missing required key: no complete event of the trace has a "
+                 "category, as the legacy autograd profiler writes them"));
+    // With use_cuda its flow events carry a category ("cpu_to_cuda"), its complete events none.
+    const std::string flow = R"({"ph": "s", "cat": "cpu_to_cuda", "name": "launch", "id": 1,
+                                 "pid": 1, "tid": 1, "ts": 10})";
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace("[" + legacy_step + "," + flow + "," + no_cat + "]", "t.json"),
+        Contains("t.json: /0/cat: missing required key: no complete event of the trace has a "
+                 "category"));
     // Metadata events (ph "M": process and thread names) carry no category, as Kineto writes
     // them.
     CHECK(parse_kineto_trace(trace_of(kStep + "," + kKernel +

@@ -181,7 +181,8 @@ struct ActivationOptions {
 //   hybrid_shard   as full_shard with D = the shard group's ranks
 // D = sharding_degree(s); with D = 1 nothing is gathered. Activations: activation_bytes_per_layer
 // (flash attention, no dropout) times layers times in-flight micro-batches; with full
-// recompute, plus one layer's full activations during its recomputed backward; the last stage
+// recompute, plus the largest recomputed layer's full activations, less its stored input,
+// during its recomputed backward (nothing where a kept layer was freed first); the last stage
 // adds the final norm's and the LM head's inputs and the fp32 logits of the loss, 4 b s V / t
 // (Korthikanti et al. 2022 §4.3). fp8 training (stack::Fp8Spec): activations with
 // ActivationOptions::fp8_gemm_inputs when the stack saves FP8 inputs, and buffers add
