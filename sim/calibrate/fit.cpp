@@ -876,19 +876,28 @@ Solution solve(const HardwareSpec& base, const std::vector<Case>& cases,
   // rounded to 4 digits) would otherwise move a little along a direction the points barely
   // pin down at every refit.
   bool keep_base = false;
+  // Sets u to the base's values and returns the cost there, none where Ceres cannot evaluate it.
+  const auto cost_at_base = [&]() -> std::optional<double> {
+    u = from_base;
+    double c = 0.0;
+    if (problem.Evaluate(ceres::Problem::EvaluateOptions(), &c, nullptr, nullptr, nullptr) &&
+        std::isfinite(c)) {
+      return c;
+    }
+    return std::nullopt;
+  };
+  // Whether `cost` is no lower than the cost at the base's values by more than kOtherMinimum.
+  const auto gains_nothing = [](double cost, const std::optional<double>& at_base) {
+    return at_base && !(cost < (1.0 - kOtherMinimum) * *at_base - kExactCost);
+  };
   if (from_base != start_u) {
     const std::vector<double> first = u;
-    u = from_base;
-    double at_base = 0.0;
-    const bool evaluated =
-        problem.Evaluate(ceres::Problem::EvaluateOptions(), &at_base, nullptr, nullptr, nullptr) &&
-        std::isfinite(at_base);
+    const std::optional<double> at_base = cost_at_base();
     ceres::Solver::Summary second;
     ceres::Solve(solver, &problem, &second);
     const bool ran = second.termination_type != ceres::FAILURE && std::isfinite(second.final_cost);
-    const bool stays =
-        evaluated && !(second.final_cost < (1.0 - kOtherMinimum) * at_base - kExactCost);
-    const double cost = stays ? at_base : second.final_cost;
+    const bool stays = gains_nothing(second.final_cost, at_base);
+    const double cost = stays ? *at_base : second.final_cost;
     if (ran && cost < (1.0 - kOtherMinimum) * summary.final_cost) {
       summary = second;
       out.cost = cost;
@@ -905,11 +914,8 @@ Solution solve(const HardwareSpec& base, const std::vector<Case>& cases,
   // priced 1-4 GiB gathers at 1.7 times the NIC's line rate.
   if (warm == nullptr && !keep_base) {
     const std::vector<double> reached = u;
-    u = from_base;
-    double at_base = 0.0;
-    if (problem.Evaluate(ceres::Problem::EvaluateOptions(), &at_base, nullptr, nullptr, nullptr) &&
-        std::isfinite(at_base) && !(out.cost < (1.0 - kOtherMinimum) * at_base - kExactCost)) {
-      out.cost = at_base;
+    if (const std::optional<double> at_base = cost_at_base(); gains_nothing(out.cost, at_base)) {
+      out.cost = *at_base;
       keep_base = true;
     } else {
       u = reached;

@@ -617,6 +617,12 @@ std::int64_t hf_qwen_dense_layers(ObjectReader& r, const auto& has) {
   return static_cast<std::int64_t>(layers.size());
 }
 
+// DeepSeek-V2 and -V3 configs (DeepseekV2Config, DeepseekV3Config): latent attention and
+// their MoE keys, whose class defaults the reader requires to be written.
+bool hf_deepseek(const std::string& model_type) {
+  return model_type == "deepseek_v2" || model_type == "deepseek_v3";
+}
+
 // The expert keys each mixture-of-experts family's configuration class reads
 // (transformers/models/<family>/configuration_<family>.py: MixtralConfig, GptOssConfig,
 // Qwen2MoeConfig, Qwen3MoeConfig, DeepseekV2Config, DeepseekV3Config; DeepSeek-V3's released
@@ -637,7 +643,7 @@ std::vector<std::string_view> hf_family_expert_keys(const std::string& model_typ
     return {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step",
             "mlp_only_layers"};
   }
-  if (model_type == "deepseek_v2" || model_type == "deepseek_v3") {
+  if (hf_deepseek(model_type)) {
     return {"n_routed_experts", "num_experts_per_tok",   "moe_intermediate_size",
             "n_shared_experts", "first_k_dense_replace", "moe_layer_freq"};
   }
@@ -682,7 +688,7 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
     const auto family_key = [&]() -> std::string {
       if (model_type == "mixtral" || model_type == "gpt_oss") return "num_local_experts";
       if (model_type == "qwen2_moe" || model_type == "qwen3_moe") return "num_experts";
-      if (model_type == "deepseek_v2" || model_type == "deepseek_v3") return "n_routed_experts";
+      if (hf_deepseek(model_type)) return "n_routed_experts";
       return "";
     }();
     if (!family_key.empty()) {
@@ -740,7 +746,7 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
   // shared_expert_gate, nn.Linear(hidden_size, 1, bias=False)).
   // DeepseekV3Config defaults n_shared_experts to 1, DeepseekV2Config to 2, not to None (no
   // shared expert): a config without it is refused.
-  if (!has("n_shared_experts") && (model_type == "deepseek_v2" || model_type == "deepseek_v3")) {
+  if (!has("n_shared_experts") && hf_deepseek(model_type)) {
     throw r.error("n_shared_experts",
                   "missing required key; model_type '" + model_type + "' defaults it to " +
                       (model_type == "deepseek_v3" ? "1" : "2") +
@@ -818,8 +824,7 @@ void read_hf_mla(ObjectReader& r, const std::string& model_type, ModelSpec& m) {
   // DeepseekV2Config and DeepseekV3Config default kv_lora_rank to 512 (latent attention, with
   // qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128), and their attention has no
   // other form: a config without it was priced as multi-head attention of hidden / heads.
-  if ((model_type == "deepseek_v2" || model_type == "deepseek_v3") &&
-      (!r.has("kv_lora_rank") || r.raw("kv_lora_rank").is_null())) {
+  if (hf_deepseek(model_type) && (!r.has("kv_lora_rank") || r.raw("kv_lora_rank").is_null())) {
     throw r.error("kv_lora_rank", "missing required key; model_type '" + model_type +
                                       "' is latent attention, its configuration class defaults "
                                       "it to 512: expected kv_lora_rank, the rank of the "
@@ -838,7 +843,7 @@ void read_hf_mla(ObjectReader& r, const std::string& model_type, ModelSpec& m) {
   m.kv_lora_rank = r.integer("kv_lora_rank", 1, model::kMaxLoraRank);
   // DeepseekV2Config and DeepseekV3Config default q_lora_rank to 1536, not to None (queries
   // projected directly): a config without it is refused, not priced with a full q_proj.
-  if (!r.has("q_lora_rank") && (model_type == "deepseek_v2" || model_type == "deepseek_v3")) {
+  if (!r.has("q_lora_rank") && hf_deepseek(model_type)) {
     throw r.error("q_lora_rank", "missing required key; model_type '" + model_type +
                                      "' defaults it to 1536 (low-rank queries) in its "
                                      "configuration class: expected q_lora_rank (null for "

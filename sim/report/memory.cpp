@@ -507,10 +507,11 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   act.gqa_repeat_kv = s.stack.gqa_repeat_kv;
   act.eager_swiglu = s.stack.eager_swiglu;
   const double per_layer = activation_bytes_per_layer(m, shape, plan.recompute, act).value();
+  // An MoE layer's, under the plan's recomputation (its stored input under full); 0 without one.
+  const double per_moe_layer =
+      moe_layers > 0 ? activation_bytes_per_moe_layer(m, shape, plan.recompute, act).value() : 0.0;
   double activations = per_layer * d(num_layers) * in_flight_microbatches(s, stage);
   if (moe_layers > 0) {
-    const double per_moe_layer =
-        activation_bytes_per_moe_layer(m, shape, plan.recompute, act).value();
     activations = (per_layer * d(num_layers - moe_layers) + per_moe_layer * d(moe_layers)) *
                   in_flight_microbatches(s, stage);
   }
@@ -522,8 +523,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   }
   if (kept.moe > 0) {
     const double none = activation_bytes_per_moe_layer(m, shape, Recompute::None, act).value();
-    const double full = activation_bytes_per_moe_layer(m, shape, plan.recompute, act).value();
-    activations += (none - full) * d(kept.moe) * in_flight_microbatches(s, stage);
+    activations += (none - per_moe_layer) * d(kept.moe) * in_flight_microbatches(s, stage);
   }
   if (plan.recompute == Recompute::Full && num_layers > 0) {
     // The layer whose forward is recomputed holds its full activations during its backward: the
@@ -536,9 +536,6 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     const double moe_full =
         moe_layers > 0 ? activation_bytes_per_moe_layer(m, shape, Recompute::None, act).value()
                        : 0.0;
-    const double moe_input =
-        moe_layers > 0 ? activation_bytes_per_moe_layer(m, shape, plan.recompute, act).value()
-                       : 0.0;
     const std::int64_t recomputed_dense = (num_layers - moe_layers) - kept.dense;
     const std::int64_t recomputed_moe = moe_layers - kept.moe;
     double full = 0.0;
@@ -549,7 +546,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     }
     if (recomputed_moe > 0 && moe_full > full) {
       full = moe_full;
-      input = moe_input;
+      input = per_moe_layer;
     }
     if (kept.every_chunk_keeps) {
       // A partial recomputation recomputes the first layers of each chunk (Megatron's
