@@ -787,11 +787,8 @@ class Builder {
   // TP first, and its output is gathered over TP after it (gather_from_tensor_model_parallel_
   // region in _concat_embeddings), which the layer waits for. Returns the last compute op.
   OpId mtp_forward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId wait) {
-    OpId last = kNone;
-    for (const TimedKernel& k : embedding_) {
-      last = kernel(st, k, false, false, info, wait);
-      wait = kNone;
-    }
+    OpId last = embedding_forward(stage, st, info, wait);
+    wait = kNone;
     for (std::size_t i = 0; i + 1 < mtp_.size(); ++i) {
       last = kernel(st, mtp_[i], false, false, info, wait);
       wait = kNone;
@@ -823,10 +820,7 @@ class Builder {
       last = kernel(st, mtp_[r], true, false, info, wait);
       wait = kNone;
     }
-    for (auto k = embedding_.rbegin(); k != embedding_.rend(); ++k) {
-      last = kernel(st, *k, true, false, info, kNone);
-    }
-    return last;
+    return embedding_backward(stage, st, info, last);
   }
 
   // The layer's output is only ready when its trailing collective ends: represented by a
@@ -836,6 +830,102 @@ class Builder {
     const OpId marker = op(st.compute, Seconds(0.0), sync_name_, info);
     dep(pending, marker);
     return marker;
+  }
+
+  // The word embedding's lookup, after `wait`. Under TP the table is split over the vocabulary
+  // (Megatron's VocabParallelEmbedding; torchtitan's RowwiseParallel tok_embeddings): each rank
+  // writes the rows it owns and zeros elsewhere, and the partial outputs are summed over TP, an
+  // AllReduce (reduce_from_tensor_model_parallel_region), or under sequence parallelism a
+  // ReduceScatter straight into the sequence-split region where no learned position embedding
+  // is added first (Megatron-Core's reduce_scatter_embeddings in LanguageModelEmbedding,
+  // core_r0.8.0; with one, the AllReduce and then a split). The first layer waits for it. Returns
+  // the last compute op.
+  OpId embedding_forward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId wait) {
+    OpId last = kNone;
+    for (const TimedKernel& k : embedding_) {
+      last = kernel(st, k, false, false, info, wait);
+      wait = kNone;
+    }
+    if (p_.tp == 1) return last;
+    const bool scatter =
+        p_.sequence_parallel && m_.position_embedding != model::PositionEmbedding::Learned;
+    const OpId summed =
+        tp_collective(stage, st, scatter ? Op::ReduceScatter : Op::AllReduce, info, last);
+    return close_layer(st, summed, last, info);
+  }
+
+  // Backward of embedding_forward after `last`: under sequence parallelism the gradient of the
+  // scatter (or split) gathers the incoming gradient over TP first; the AllReduce's gradient is
+  // the identity. Returns the last compute op.
+  OpId embedding_backward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId last) {
+    info.backward = true;  // its collective too
+    OpId wait = p_.tp > 1 && p_.sequence_parallel
+                    ? tp_collective(stage, st, Op::AllGather, info, last)
+                    : kNone;
+    for (auto k = embedding_.rbegin(); k != embedding_.rend(); ++k) {
+      last = kernel(st, *k, true, false, info, wait);
+      wait = kNone;
+    }
+    return last;
+  }
+
+  // The final norm, the LM head and the loss, after `wait`. Under TP the head is split over the
+  // vocabulary (Megatron's output_layer, a ColumnParallelLinear with parallel_output; torchtitan's
+  // ColwiseParallel output with loss_parallel): under sequence parallelism its input is gathered
+  // over TP first, and the loss is the vocabulary-parallel cross entropy, whose AllReduces of
+  // one fp32 value per token (loss_all_reduces) the loss kernel waits for. Returns the last
+  // compute op.
+  OpId head_forward(std::int64_t stage, const StageStreams& st, OpInfo info, OpId wait) {
+    OpId last = kNone;
+    for (const TimedKernel& k : head_) {
+      if (p_.tp > 1 && k.name == "lm_head" && p_.sequence_parallel) {
+        wait = tp_collective(stage, st, Op::AllGather, info, last);
+      }
+      if (p_.tp > 1 && k.name == "cross_entropy") {
+        OpId after = last;
+        for (const double values : loss_all_reduces()) {
+          const auto call = collective(stage, Op::AllReduce, "tp", at(stage).tp,
+                                       Bytes(static_cast<double>(local_tokens_) * values * 4.0));
+          wait = comm(st.tp, call, "tp_loss_all_reduce", info);
+          dep(after, wait);
+          after = wait;
+        }
+      }
+      last = kernel(st, k, false, false, info, wait);
+      wait = kNone;
+    }
+    return last;
+  }
+
+  // Backward of head_forward: the loss's and the head's backward, then the head's input
+  // gradient summed over TP (ReduceScatter under sequence parallelism, AllReduce without:
+  // Megatron's f operator), which the final norm's backward waits for. The loss's backward is
+  // local to each rank. Returns the last compute op.
+  OpId head_backward(std::int64_t stage, const StageStreams& st, OpInfo info) {
+    info.backward = true;  // its collective too
+    OpId last = kNone;
+    OpId wait = kNone;
+    for (auto k = head_.rbegin(); k != head_.rend(); ++k) {
+      last = kernel(st, *k, true, false, info, wait);
+      wait = kNone;
+      if (p_.tp > 1 && k->name == "lm_head") {
+        wait = tp_collective(stage, st, p_.sequence_parallel ? Op::ReduceScatter : Op::AllReduce,
+                             info, last);
+      }
+    }
+    return close_layer(st, wait, last, info);
+  }
+
+  // The vocabulary-parallel cross entropy's AllReduces over TP, in fp32 values per token:
+  // Megatron's vocab_parallel_cross_entropy (megatron/core/tensor_parallel/cross_entropy.py,
+  // core_r0.8.0; mpu/cross_entropy.py before) reduces the logits' maximum, the target's logit
+  // and the sum of the exponentials, one value each; its fused form (megatron/core/fusions/
+  // fused_cross_entropy.py) the maximum, then the other two concatenated; PyTorch's
+  // loss_parallel (torch/distributed/tensor/parallel/loss.py) the maximum and the sum in
+  // _log_softmax and the target's log-probability in nll_loss.
+  std::vector<double> loss_all_reduces() const {
+    if (s_.stack.unfused_cross_entropy || s_.stack.fp32_logits_cross_entropy) return {1, 1, 1};
+    return {1, 2};
   }
 
   OpId cp_exchange(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
@@ -1147,10 +1237,8 @@ class Builder {
           wait = unit_ready(st, Gather{ag, root.value()}, info, false);
         }
         if (first) {
-          for (const auto& k : embedding_) {
-            last_compute = kernel(st, k, false, false, info, wait);
-            wait = kNone;
-          }
+          last_compute = embedding_forward(stage, st, info, wait);
+          wait = kNone;
         }
         const std::int64_t l0 = chunk_first_layer_[static_cast<std::size_t>(vs)];
         const std::int64_t nl = chunk_layers_[static_cast<std::size_t>(vs)];
@@ -1181,23 +1269,17 @@ class Builder {
           wait = kNone;
           if (is_mtp_layer(l)) {
             // The module's final norm, the shared LM head and its loss.
-            for (const auto& k : head_) last_compute = kernel(st, k, false, false, info, kNone);
+            last_compute = head_forward(stage, st, info, kNone);
           }
         }
         info.layer = -1;
         if (last) {
-          for (const auto& k : head_) {
-            last_compute = kernel(st, k, false, false, info, wait);
-            wait = kNone;
-          }
+          last_compute = head_forward(stage, st, info, wait);
+          wait = kNone;
         }
         if (!last) pass_send_[slot] = send(stage, st, info, last_compute, false);
       } else {
-        if (last) {
-          for (auto k = head_.rbegin(); k != head_.rend(); ++k) {
-            last_compute = kernel(st, *k, true, false, info, kNone);
-          }
-        }
+        if (last) last_compute = head_backward(stage, st, info);
         const std::int64_t l0 = chunk_first_layer_[static_cast<std::size_t>(vs)];
         const std::int64_t nl = chunk_layers_[static_cast<std::size_t>(vs)];
         auto& done = backward_done[static_cast<std::size_t>(step.chunk)];
@@ -1221,9 +1303,7 @@ class Builder {
           info.layer = static_cast<std::int32_t>(l);
           if (is_mtp_layer(l)) {
             // A multi-token-prediction module's head first, as its forward ended with it.
-            for (auto k = head_.rbegin(); k != head_.rend(); ++k) {
-              last_compute = kernel(st, *k, true, false, info, kNone);
-            }
+            last_compute = head_backward(stage, st, info);
           }
           wait = unit_ready(st, pending_gather, info, true);
           pending_gather = Gather{};
@@ -1280,11 +1360,7 @@ class Builder {
           if (is_mtp_layer(l)) last_compute = mtp_backward(stage, st, info, last_compute);
         }
         info.layer = -1;
-        if (first) {
-          for (auto k = embedding_.rbegin(); k != embedding_.rend(); ++k) {
-            last_compute = kernel(st, *k, true, false, info, kNone);
-          }
-        }
+        if (first) last_compute = embedding_backward(stage, st, info, last_compute);
         if (root.value() > 0.0) {
           const Bytes root_grads(root.value() / static_cast<double>(elem_) * grad_element_bytes());
           const OpId g = grad_sync(stage, st, root_grads, info, last_compute, last_mb);

@@ -192,3 +192,44 @@ TEST_CASE("embedding sync: the step waits for the sum after the first stage's la
   REQUIRE(opt[3] > opt[0]);
   CHECK(tied == Approx(untied - opt[0] + call + std::max(opt[0], opt[3])).epsilon(1e-12));
 }
+
+TEST_CASE("vocabulary-parallel embedding and LM head: their TP collectives",
+          "[workload][collective]") {
+  // The untied small dense model (hidden 512, 1,024 tokens per micro-batch) under megatron-lm,
+  // tp 2 without sequence parallelism, pp 2 (4 layers a stage), 8 micro-batches. Each layer
+  // all-reduces its activations over TP twice forward (after the attention's and the MLP's
+  // row-parallel GEMMs) and its input gradients twice backward (before the column-parallel
+  // ones): 4 x 4 = 16 per micro-batch on either stage, of 1,024 x 512 x 2 B = 1,048,576 B.
+  // The first stage adds the sum of the embedding's partial lookups (forward), the last the
+  // reduction of the LM head's input gradient (backward): 17 x 8 = 136 each. The last stage's
+  // vocabulary-parallel cross entropy (megatron-lm's unfused loss) reduces one fp32 value per
+  // token three times, 1,024 x 4 = 4,096 B: 3 x 8 = 24.
+  const workload::Iteration it = build(scenario(false, 2, "none"));
+  const auto count = [&](std::int64_t stage, const std::string& op, double bytes) {
+    std::int64_t n = 0;
+    for (const auto& c : it.collectives) {
+      if (c.stage == stage && c.group == "tp" && c.op == op && c.bytes.value() == bytes) {
+        n += c.count;
+      }
+    }
+    return n;
+  };
+  CHECK(count(0, "all_reduce", 1'048'576.0) == 136);
+  CHECK(count(1, "all_reduce", 1'048'576.0) == 136);
+  CHECK(count(1, "all_reduce", 4'096.0) == 24);
+  CHECK(count(0, "all_reduce", 4'096.0) == 0);
+  // Megatron-Core's fused loss (the built-in default) concatenates the last two reductions:
+  // 4,096 B and 8,192 B once each per micro-batch.
+  parallel::Scenario fused = scenario(false, 2, "none");
+  fused.stack.unfused_cross_entropy = false;
+  const workload::Iteration f = build(fused);
+  std::int64_t small = 0;
+  std::int64_t pair = 0;
+  for (const auto& c : f.collectives) {
+    if (c.group != "tp" || c.op != "all_reduce") continue;
+    if (c.bytes.value() == 4'096.0) small += c.count;
+    if (c.bytes.value() == 8'192.0) pair += c.count;
+  }
+  CHECK(small == 8);
+  CHECK(pair == 8);
+}
