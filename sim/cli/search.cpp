@@ -538,7 +538,8 @@ void write_causes(std::ostream& out, const parallel::Scenario& d, const report::
   const std::int64_t md = d.num_microbatches();
   const std::int64_t mb = b.num_microbatches();
   out << "  - Gradient accumulation: " << md << " -> " << mb
-      << " micro-batches per step per data-parallel rank; data-parallel collective calls "
+      << (md == 1 && mb == 1 ? " micro-batch" : " micro-batches")
+      << " per step per data-parallel rank; data-parallel collective calls "
       << data_parallel_calls(rd) << " -> " << data_parallel_calls(rb) << " per iteration ("
       << parallel::to_string(d.parallel.sharding) << " -> "
       << parallel::to_string(b.parallel.sharding);

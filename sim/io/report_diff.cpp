@@ -351,9 +351,12 @@ std::string collective_text(const CollectiveDelta& c) {
     const bool is_new = c.a_calls == 0;
     const Seconds t = is_new ? c.b_time : c.a_time;
     const std::int64_t calls = is_new ? c.b_calls : c.a_calls;
+    const auto counted = [](std::int64_t n, const char* noun) {
+      return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+    };
     return name + (is_new ? " only in B: " : " only in A: ") + to_string(t) + " per step, " +
-           std::to_string(calls) + " calls, " + std::to_string(is_new ? c.b_ranks : c.a_ranks) +
-           " ranks on " + std::to_string(is_new ? c.b_nodes : c.a_nodes) + " node(s)";
+           counted(calls, "call") + ", " + counted(is_new ? c.b_ranks : c.a_ranks, "rank") +
+           " on " + counted(is_new ? c.b_nodes : c.a_nodes, "node");
   }
   std::string s = name + " per step " + to_string(c.a_time) + " -> " + to_string(c.b_time) + " (" +
                   ratio_text(c.a_time.value(), c.b_time.value()) + ")";

@@ -10,6 +10,12 @@ add_test(NAME cli.diff.table COMMAND trainsim diff ${diff_a} ${diff_b})
 set_tests_properties(cli.diff.table PROPERTIES PASS_REGULAR_EXPRESSION
   "inputs changed.*/parallel/dp +128 -> 64\n  /parallel/tp +1 -> 2\n.*step time.*exposed communication.*step time = compute.*why it moved\n  1\\. ")
 trainsim_expect_exit(cli.diff.table_exit 0 "" diff ${diff_a} ${diff_b})
+# A collective only one side runs, counted in words that agree with their numbers: B's two TP
+# ranks lie on one node ("1 node(s)" before).
+add_test(NAME cli.diff.collective_counts COMMAND trainsim diff ${diff_a} ${diff_b})
+set_tests_properties(cli.diff.collective_counts PROPERTIES
+  PASS_REGULAR_EXPRESSION "tp all_reduce only in B: [^\n]* per step, [0-9]+ calls, 2 ranks on 1 node\n"
+  FAIL_REGULAR_EXPRESSION "node\\(s\\)")
 
 add_test(NAME cli.diff.json COMMAND trainsim diff ${diff_a} ${diff_b} --format json)
 set_tests_properties(cli.diff.json PROPERTIES PASS_REGULAR_EXPRESSION

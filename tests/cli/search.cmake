@@ -291,3 +291,12 @@ add_test(NAME cli.search.explain_experts_whole
 set_tests_properties(cli.search.explain_experts_whole PROPERTIES
   PASS_REGULAR_EXPRESSION "the routed experts: 16 instead of 128 per GPU, their state held whole instead of their state sharded over 8 ranks under full_shard\\)"
   FAIL_REGULAR_EXPRESSION "sharded over 1 ranks")
+
+# Gradient accumulation of one micro-batch on both sides reads "1 -> 1 micro-batch" (it read
+# "micro-batches"): llama2-7b on 64 H100 at a global batch of 256, whose best plan and pure-FSDP
+# baseline both run one micro-batch per step per data-parallel rank.
+add_test(NAME cli.search.explain_one_microbatch COMMAND trainsim search --hardware h100-dgx
+  --model llama2-7b --gpus 64 --global-batch 256 --seq-len 4096 --explain)
+set_tests_properties(cli.search.explain_one_microbatch PROPERTIES
+  PASS_REGULAR_EXPRESSION "Gradient accumulation: 1 -> 1 micro-batch per step per data-parallel rank"
+  FAIL_REGULAR_EXPRESSION "1 -> 1 micro-batches")
