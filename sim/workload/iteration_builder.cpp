@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -923,9 +924,12 @@ class Builder {
   // fused_cross_entropy.py) the maximum, then the other two concatenated; PyTorch's
   // loss_parallel (torch/distributed/tensor/parallel/loss.py) the maximum and the sum in
   // _log_softmax and the target's log-probability in nll_loss.
-  std::vector<double> loss_all_reduces() const {
-    if (s_.stack.unfused_cross_entropy || s_.stack.fp32_logits_cross_entropy) return {1, 1, 1};
-    return {1, 2};
+  // Each micro-batch's head asks for them: a view of constant tables, nothing allocated.
+  std::span<const double> loss_all_reduces() const {
+    static constexpr std::array<double, 3> kSeparate{1, 1, 1};
+    static constexpr std::array<double, 2> kFused{1, 2};
+    if (s_.stack.unfused_cross_entropy || s_.stack.fp32_logits_cross_entropy) return kSeparate;
+    return kFused;
   }
 
   OpId cp_exchange(std::int64_t stage, const StageStreams& st, OpInfo info, OpId after_op,
