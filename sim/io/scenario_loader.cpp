@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <system_error>
 #include <tuple>
@@ -513,6 +514,148 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
                           {"precision", parallel::to_string(s.training.precision)},
                           {"optimizer", parallel::to_string(s.training.optimizer)}}},
                         {"parallel", parallel}};
+}
+
+std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenario) {
+  using Json = nlohmann::json;
+  const auto shown = [](const Json& v) { return v.dump().substr(0, 40); };
+  if (!scenario.is_object()) return EchoProblem{"", shown(scenario), "an object (the scenario)"};
+  for (const char* k : {"hardware", "model", "stack"}) {
+    const auto it = scenario.find(k);
+    if (it == scenario.end()) return EchoProblem{k, "", "a name or an inline object"};
+    if (!((it->is_string() && !it->get_ref<const std::string&>().empty()) || it->is_object())) {
+      return EchoProblem{k, shown(*it), "a name or an inline object"};
+    }
+  }
+  enum class Kind { Count, Degree, Dp, Flag, True, Name, Layout };
+  struct Key {
+    const char* name;
+    Kind kind;
+    bool always;  // scenario_to_json writes it whatever the scenario
+    const std::vector<std::string>* names = nullptr;
+  };
+  // scenario_to_json's keys, object by object.
+  static const std::vector<std::pair<std::string, std::vector<Key>>> kObjects = {
+      {"cluster",
+       {{"gpus", Kind::Count, true},
+        {"nodes", Kind::Count, true},
+        {"nodes_per_domain", Kind::Count, false}}},
+      {"training",
+       {{"seq_len", Kind::Count, true},
+        {"global_batch", Kind::Count, true},
+        {"micro_batch", Kind::Count, true},
+        {"precision", Kind::Name, true, &kPrecisions},
+        {"optimizer", Kind::Name, true, &kOptimizers}}},
+      {"parallel",
+       {{"tp", Kind::Degree, true},
+        {"pp", Kind::Degree, true},
+        {"cp", Kind::Degree, true},
+        {"dp", Kind::Dp, true},
+        {"sequence_parallel", Kind::Flag, true},
+        {"pipeline_schedule", Kind::Name, true, &kSchedules},
+        {"virtual_stages", Kind::Count, true},
+        {"sharding", Kind::Name, true, &kShardings},
+        {"recompute", Kind::Name, true, &kRecomputes},
+        {"shard_group", Kind::Count, false},
+        {"recompute_layers", Kind::Count, false},
+        {"account_for_embedding_in_pipeline_split", Kind::True, false},
+        {"account_for_loss_in_pipeline_split", Kind::True, false},
+        {"pipeline_layout", Kind::Layout, false},
+        {"ep", Kind::Count, false}}}};
+  for (const auto& [key, value] : scenario.items()) {
+    const bool known = key == "hardware" || key == "model" || key == "stack" ||
+                       std::any_of(kObjects.begin(), kObjects.end(),
+                                   [&key](const auto& o) { return o.first == key; });
+    if (!known) {
+      return EchoProblem{key.substr(0, 40), shown(value),
+                         "hardware, model, stack, cluster, training and parallel", true};
+    }
+  }
+  const auto count = [](const Json& v, std::int64_t most) {
+    return v.is_number_integer() && v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= most;
+  };
+  for (const auto& [object, keys] : kObjects) {
+    const auto it = scenario.find(object);
+    if (it == scenario.end()) return EchoProblem{object, "", "an object"};
+    if (!it->is_object()) return EchoProblem{object, shown(*it), "an object"};
+    for (const auto& [key, value] : it->items()) {
+      if (std::none_of(keys.begin(), keys.end(), [&key](const Key& k) { return key == k.name; })) {
+        return EchoProblem{object + "." + key.substr(0, 40), shown(value), "a scenario's keys",
+                           true};
+      }
+    }
+    for (const Key& k : keys) {
+      const std::string path = object + "." + k.name;
+      const auto v = it->find(k.name);
+      if (v == it->end()) {
+        if (k.always) return EchoProblem{path, "", "a value (every report writes it)"};
+        continue;
+      }
+      switch (k.kind) {
+        case Kind::Count:
+          if (!count(*v, std::numeric_limits<std::int64_t>::max())) {
+            return EchoProblem{path, shown(*v), "a count, an integer >= 1"};
+          }
+          break;
+        case Kind::Degree:
+          if (!count(*v, kMaxDegree)) {
+            return EchoProblem{path, shown(*v),
+                               "a degree, an integer from 1 to " + std::to_string(kMaxDegree)};
+          }
+          break;
+        case Kind::Dp:
+          if (!v->is_number_integer() || v->get<std::int64_t>() < 0) {
+            return EchoProblem{path, shown(*v), "a count, an integer >= 0"};
+          }
+          break;
+        case Kind::Flag:
+          if (!v->is_boolean()) return EchoProblem{path, shown(*v), "true or false"};
+          break;
+        case Kind::True:
+          if (*v != true) return EchoProblem{path, shown(*v), "true (false is not written)"};
+          break;
+        case Kind::Name:
+          if (!v->is_string() || std::find(k.names->begin(), k.names->end(),
+                                           v->get<std::string>()) == k.names->end()) {
+            std::string list;
+            for (const std::string& n : *k.names) list += (list.empty() ? "" : ", ") + n;
+            return EchoProblem{path, shown(*v), "one of " + list};
+          }
+          break;
+        case Kind::Layout:
+          if (!v->is_array() || v->empty() ||
+              !std::all_of(v->begin(), v->end(),
+                           [&count](const Json& n) { return count(n, model::kMaxLayers); })) {
+            return EchoProblem{path, shown(*v), "a list of layer counts, integers >= 1"};
+          }
+          break;
+      }
+    }
+  }
+  // What the reader derives (scenario_from_document): dp, shard_group's presence, sequence
+  // parallelism off at tp 1. tp x pp x cp <= 2^60 (each at most kMaxDegree).
+  const Json& cluster = scenario["cluster"];
+  const Json& par = scenario["parallel"];
+  const std::int64_t gpus = cluster["gpus"].get<std::int64_t>();
+  const std::int64_t model_parallel =
+      par["tp"].get<std::int64_t>() * par["pp"].get<std::int64_t>() * par["cp"].get<std::int64_t>();
+  const std::int64_t dp = gpus % model_parallel == 0 ? gpus / model_parallel : 0;
+  if (par["dp"].get<std::int64_t>() != dp) {
+    return EchoProblem{"parallel.dp", shown(par["dp"]),
+                       std::to_string(dp) + ", gpus / (tp x pp x cp)" +
+                           (dp == 0 ? " where that is not a whole number" : "")};
+  }
+  const bool hybrid = par["sharding"] == "hybrid_shard";
+  if (par.contains("shard_group") != hybrid) {
+    return EchoProblem{"parallel.shard_group", hybrid ? "" : shown(par["shard_group"]),
+                       hybrid ? "the shard group of sharding hybrid_shard"
+                              : "no shard_group (written for sharding hybrid_shard only)"};
+  }
+  if (par["sequence_parallel"] == true && par["tp"] == 1) {
+    return EchoProblem{"parallel.sequence_parallel", "true",
+                       "false where tp is 1 (the reader turns it off)"};
+  }
+  return std::nullopt;
 }
 
 }  // namespace trainsim::io

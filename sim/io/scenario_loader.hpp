@@ -73,4 +73,33 @@ void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json val
 // The resolved scenario as JSON, dp included: the report's "scenario" object.
 [[nodiscard]] nlohmann::json scenario_to_json(const parallel::Scenario& s);
 
+// What is wrong with a scenario read back as scenario_to_json writes it (a sweep row's or a
+// search plan's, which merge copies): the key at its dotted path ("parallel.tp"), the value as
+// written (cut to 40 bytes; empty where the key is missing) and what scenario_to_json writes there.
+struct EchoProblem {
+  std::string path;
+  std::string value;
+  std::string expected;
+  bool unknown_key = false;  // a key scenario_to_json never writes there
+
+  // "'scenario.parallel.tp' is 0; expected a degree, an integer from 1 to 1048576",
+  // "'scenario.parallel.tp' missing; ..." where `value` is empty, or "unknown key
+  // 'scenario.parallel.tpp'; ...".
+  [[nodiscard]] std::string text() const {
+    const std::string key = "'scenario" + (path.empty() ? "" : "." + path) + "'";
+    if (unknown_key) return "unknown key " + key + "; expected " + expected;
+    return key + (value.empty() ? " missing" : " is " + value) + "; expected " + expected;
+  }
+};
+
+// Why `scenario` is not one scenario_to_json writes, or nullopt: a key it does not write, one it
+// always writes missing, or a value it cannot write: a count below 1 (tp, pp, cp past
+// kMaxDegree), a name outside the scenario reader's (precision, optimizer, pipeline_schedule,
+// sharding, recompute), a flag that is not true or false (the pipeline-split flags, written only
+// as true), a pipeline_layout that is not layer counts; and what the reader derives: dp is
+// gpus / (tp x pp x cp), or 0 where that is not a whole number; shard_group is written exactly
+// for hybrid_shard; sequence_parallel is false where tp is 1. The hardware, model and stack are
+// a name or an inline object; their own keys are their loaders' (not read here).
+[[nodiscard]] std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenario);
+
 }  // namespace trainsim::io

@@ -18,6 +18,7 @@
 
 #include "sim/io/json_reader.hpp"
 #include "sim/io/report_writer.hpp"
+#include "sim/io/scenario_loader.hpp"
 
 namespace trainsim::io {
 namespace {
@@ -237,9 +238,12 @@ void check_plan_keys(const Json& plan, const std::string& source, const std::str
   }
   for (const char* key : {"rank", "index", "scenario"}) (void)require(plan, key, source, at);
   for (const auto& [key, kind] : report) (void)require(plan, key, source, at);
-  // The keys inside the scenario and the report's objects and rows, as the search writes them.
-  if (auto p = scenario_keys_problem(plan["scenario"])) {
-    throw ConfigError(source, at + "/scenario", *p + "; " + kExpected);
+  // The scenario's keys and values (the merged document copies it), then the keys inside the
+  // report's objects and rows, as the search writes them.
+  if (auto p = echoed_scenario_problem(nlohmann::json::parse(plan["scenario"].dump()))) {
+    std::string pointer = at + "/scenario" + (p->path.empty() ? "" : "/" + p->path);
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    throw ConfigError(source, pointer, p->text() + "; " + kExpected);
   }
   for (const auto& [key, kind] : report) {
     if (kind == ReportValue::Metric || kind == ReportValue::Count) continue;

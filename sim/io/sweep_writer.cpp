@@ -105,27 +105,6 @@ std::optional<std::string> report_keys_problem(const nlohmann::json& value,
   return std::nullopt;
 }
 
-std::optional<std::string> scenario_keys_problem(const nlohmann::json& scenario) {
-  if (!scenario.is_object()) return std::string("'scenario' is not an object; expected an object");
-  const std::vector<std::string>& paths = scenario_paths();
-  for (const auto& [key, value] : scenario.items()) {
-    if (key == "hardware" || key == "model" || key == "stack") continue;
-    if (key != "cluster" && key != "training" && key != "parallel") {
-      return "unknown key 'scenario." + key.substr(0, 40) +
-             "'; expected hardware, model, stack, cluster, training and parallel";
-    }
-    if (!value.is_object()) return "'scenario." + key + "' is not an object; expected an object";
-    for (const auto& [k, v] : value.items()) {
-      const std::string path = key + "." + k;
-      // parallel.dp is echoed (the scenario reader checks it) but is no sweep axis.
-      if (path != "parallel.dp" && std::find(paths.begin(), paths.end(), path) == paths.end()) {
-        return "unknown key 'scenario." + path.substr(0, 60) + "'; expected a scenario's keys";
-      }
-    }
-  }
-  return std::nullopt;
-}
-
 namespace {
 
 constexpr const char* kColumns[] = {
@@ -628,6 +607,55 @@ std::optional<std::string> csv_row_problem(std::string_view row) {
         break;
     }
   }
+  // The plan's cells as the scenario they echo (io::scenario_to_json's keys; every count cell
+  // holds a count, checked above): names, degrees and what the reader derives (dp, shard_group
+  // for hybrid_shard only), checked once for both formats.
+  const auto cell = [&f](std::string_view name) -> const std::string& {
+    return f[static_cast<std::size_t>(std::find(std::begin(kColumns), std::end(kColumns), name) -
+                                      std::begin(kColumns))];
+  };
+  const auto number = [&cell](std::string_view name) {
+    return nlohmann::json(std::stoll(cell(name)));
+  };
+  nlohmann::json parallel = {{"tp", number("tp")},
+                             {"pp", number("pp")},
+                             {"cp", number("cp")},
+                             {"dp", number("dp")},
+                             {"ep", number("ep")},
+                             {"sequence_parallel", cell("sequence_parallel") == "true"},
+                             {"pipeline_schedule", cell("schedule")},
+                             {"virtual_stages", number("virtual_stages")},
+                             {"sharding", cell("sharding")},
+                             {"recompute", cell("recompute")}};
+  if (!cell("shard_group").empty()) {
+    parallel["shard_group"] = number("shard_group");
+  } else if (*status == sweep::Status::Invalid && cell("sharding") == "hybrid_shard") {
+    parallel["shard_group"] = 1;  // csv_row leaves an invalid plan's default group blank
+  }
+  if (cell("recompute_layers") != "0") parallel["recompute_layers"] = number("recompute_layers");
+  const nlohmann::json scenario = {{"hardware", cell("hardware")},
+                                   {"model", cell("model")},
+                                   {"stack", cell("stack")},
+                                   {"cluster",
+                                    {{"gpus", number("gpus")},
+                                     {"nodes", number("nodes")},
+                                     {"nodes_per_domain", number("nodes_per_domain")}}},
+                                   {"training",
+                                    {{"seq_len", number("seq_len")},
+                                     {"global_batch", number("global_batch")},
+                                     {"micro_batch", number("micro_batch")},
+                                     {"precision", cell("precision")},
+                                     {"optimizer", cell("optimizer")}}},
+                                   {"parallel", std::move(parallel)}};
+  if (const auto p = echoed_scenario_problem(scenario)) {
+    std::string name = p->path.substr(p->path.rfind('.') + 1);  // the whole path when no dot
+    if (name == "pipeline_schedule") name = "schedule";
+    const bool has_column =
+        std::find(std::begin(kColumns), std::end(kColumns), name) != std::end(kColumns);
+    return has_column ? "column " + name + " is '" + cell(name).substr(0, 40) + "'; expected " +
+                            p->expected
+                      : p->text();
+  }
   // Quoted as csv_field quotes: only a cell holding a comma or a quote. A cell quoted otherwise
   // ('"1"' for 1, '"ok"') reads as the same value, and merge copied the quotes into a file an
   // unsharded run does not write.
@@ -726,16 +754,6 @@ std::optional<std::string> metrics_problem(const nlohmann::json& v, const std::s
   for (const auto& [k, x] : v.items()) {
     if (x.is_object() && nested) {
       if (auto p = metrics_problem(x, key + "." + k, names, false)) return p;
-    } else if (names && k == "pipeline_layout") {
-      // The scenario's one list: layer counts per model chunk (io::scenario_to_json).
-      const bool counts =
-          x.is_array() && std::all_of(x.begin(), x.end(), [](const nlohmann::json& n) {
-            return n.is_number_integer() && is_json_metric(n);
-          });
-      if (!counts) {
-        return "'" + key + "." + k + "' is " + x.dump().substr(0, 40) +
-               "; expected a list of layer counts";
-      }
     } else if (k == "fits" && !x.is_boolean()) {
       return "'" + key + "." + k + "' is " + x.dump().substr(0, 40) + "; expected true or false";
     } else if (is_count_key(k) && !(x.is_number_integer() && is_json_metric(x))) {
@@ -763,22 +781,8 @@ std::optional<std::string> json_row_problem(const nlohmann::json& j) {
   if (scenario == j.end() || !scenario->is_object()) {
     return std::string("'scenario' missing or not an object; expected the row's scenario");
   }
-  // A name, or an inline object echoed whole (io::scenario_to_json).
-  for (const char* k : {"hardware", "model", "stack"}) {
-    if (!scenario->contains(k) || !((*scenario)[k].is_string() || (*scenario)[k].is_object())) {
-      return std::string("'scenario.") + k +
-             "' missing or not a name; expected a name or an inline object";
-    }
-  }
-  if (auto p = scenario_keys_problem(*scenario)) return p;
-  for (const char* k : {"cluster", "parallel", "training"}) {
-    if (!scenario->contains(k)) {
-      return std::string("'scenario.") + k + "' missing; expected an object";
-    }
-    if (auto p = metrics_problem((*scenario)[k], std::string("scenario.") + k, true, false)) {
-      return p;
-    }
-  }
+  // Keys, kinds and values as io::scenario_to_json writes them.
+  if (auto p = echoed_scenario_problem(*scenario)) return p->text();
   using Kind = ReportValue;
   const std::map<std::string, ReportValue>& kReport = report_json_keys();
   const bool ok = *status == sweep::Status::Ok;

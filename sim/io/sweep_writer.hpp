@@ -41,11 +41,6 @@ enum class ReportValue { Metric, Count, Object, Rows };
 [[nodiscard]] std::optional<std::string> report_keys_problem(const nlohmann::json& value,
                                                              const std::string& key);
 
-// Why `scenario`, a report's echoed scenario (io::scenario_to_json), has a key no scenario has,
-// naming it; nullopt when it has none. The hardware, model and stack may be names or inline
-// objects (whose own keys their readers check).
-[[nodiscard]] std::optional<std::string> scenario_keys_problem(const nlohmann::json& scenario);
-
 // Why `value`, a report's object or rows at report key `key` of kind `kind` (memory, power,
 // cost, collectives, stages), holds a value io::report_to_json does not write there: a count
 // (byte counts, calls, ranks, nodes, domains, stages) that is not an integer >= 0, a number that

@@ -225,7 +225,7 @@ trainsim_robust(corrupt.merge_search_unknown_plan_key 2
 # Keys inside a plan's scenario and its rows are the search's too (an extra one was copied into
 # the merged document).
 trainsim_robust(corrupt.merge_search_unknown_scenario_key 2
-  "^error: q0\\.json: /plans/0/scenario: unknown key 'scenario\\.parallel\\.tpp'. expected a scenario's keys. expected the JSON output of trainsim search"
+  "^error: q0\\.json: /plans/0/scenario/parallel/tpp: unknown key 'scenario\\.parallel\\.tpp'. expected a scenario's keys. expected the JSON output of trainsim search"
   PREP "trainsim q0.json ${search_shard_args} --shard 0/2"
   PREP "trainsim q1.json ${search_shard_args} --shard 1/2"
   PREP "subst q0.json %22tp%22: %22tpp%22:%201,%20%22tp%22:" -- merge q0.json q1.json)

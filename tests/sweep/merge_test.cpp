@@ -39,8 +39,11 @@ const std::string kHeader = csv_header();
 std::string json_row(std::int64_t i, const std::string& tag, const std::string& extra = "") {
   return "{\"index\":" + std::to_string(i) +
          ",\"scenario\":{\"cluster\":{\"gpus\":8,\"nodes\":1},\"hardware\":\"h100-dgx\","
-         "\"model\":\"llama2-7b\",\"parallel\":{\"tp\":1},\"stack\":\"pytorch-2.3-fsdp\","
-         "\"training\":{\"seq_len\":1024}},\"status\":\"invalid: " +
+         "\"model\":\"llama2-7b\",\"parallel\":{\"cp\":1,\"dp\":8,\"pipeline_schedule\":"
+         "\"1f1b\",\"pp\":1,\"recompute\":\"none\",\"sequence_parallel\":false,\"sharding\":"
+         "\"none\",\"tp\":1,\"virtual_stages\":1},\"stack\":\"pytorch-2.3-fsdp\",\"training\":"
+         "{\"global_batch\":8,\"micro_batch\":1,\"optimizer\":\"adamw\",\"precision\":"
+         "\"bf16\",\"seq_len\":1024}},\"status\":\"invalid: " +
          tag + "\"" + extra + "}\n";
 }
 
@@ -381,7 +384,7 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
   }
   // A count in the scenario is an integer (not "1"), and fits a flag (not 1).
   REQUIRE_THROWS_WITH(merge_json(edit("\"tp\":1", "\"tp\":\"1\"")),
-                      Contains("row 0: 'scenario.parallel.tp' is \"1\"; expected a count"));
+                      Contains("row 0: 'scenario.parallel.tp' is \"1\"; expected a degree"));
   REQUIRE_THROWS_WITH(merge_json(edit("\"fits\":true", "\"fits\":1")),
                       Contains("row 0: 'memory.fits' is 1; expected true or false"));
   // The keys inside objects and rows are the writer's: none unknown, none missing (an empty
@@ -428,6 +431,82 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
   oom.replace(oom.find("invalid: x"), 10, "out_of_memory: x");
   REQUIRE_THROWS_WITH(merge_json(oom), Contains("row 0: 'memory' missing; expected every key of an "
                                                 "'out_of_memory' row"));
+}
+
+TEST_CASE("merge: a row's scenario holds only values the sweep writes, in both formats",
+          "[sweep][io]") {
+  using Catch::Contains;
+  // The rows of row() and json_row(): 8 GPUs on 1 node, tp = pp = cp = 1, so dp = 8 / 1 = 8.
+  const auto merge_csv = [](const std::string& r) {
+    return merge_outputs({{"a.csv", shard(kHeader + r, 0, 1, 1, 1)}}, std::nullopt);
+  };
+  const auto merge_json = [](const std::string& r) {
+    return merge_outputs({{"a", shard(r, 0, 1, 1, 1, SweepFormat::JsonLines)}}, std::nullopt);
+  };
+  REQUIRE(merge_csv(row(0, "x")) == kHeader + row(0, "x"));
+  REQUIRE(merge_json(json_row(0, "x")) == json_row(0, "x"));
+  const auto edit = [](std::string text, const std::string& from, const std::string& to) {
+    REQUIRE(text.find(from) != std::string::npos);
+    return text.replace(text.find(from), from.size(), to);
+  };
+  // JSON lines: the edits the scenario reader would refuse or never derive, each named.
+  for (const auto& [from, to, message] :
+       {std::tuple{"\"recompute\":\"none\"", "\"recompute\":\"banana\"",
+                   "'scenario.parallel.recompute' is \"banana\"; expected one of none, "
+                   "selective, full"},
+        std::tuple{"\"precision\":\"bf16\"", "\"precision\":5",
+                   "'scenario.training.precision' is 5; expected one of bf16, fp16, fp32, fp8"},
+        std::tuple{"\"sequence_parallel\":false", "\"sequence_parallel\":0",
+                   "'scenario.parallel.sequence_parallel' is 0; expected true or false"},
+        // tp is 1: the reader turns sequence parallelism off.
+        std::tuple{"\"sequence_parallel\":false", "\"sequence_parallel\":true",
+                   "'scenario.parallel.sequence_parallel' is true; expected false where tp "
+                   "is 1"},
+        std::tuple{"\"dp\":8", "\"dp\":999",
+                   "'scenario.parallel.dp' is 999; expected 8, gpus / (tp x pp x cp)"},
+        // tp 3 does not divide 8 GPUs: dp is 0 (the row is an invalid one).
+        std::tuple{"\"tp\":1", "\"tp\":3",
+                   "'scenario.parallel.dp' is 8; expected 0, gpus / (tp x pp x cp) where that "
+                   "is not a whole number"},
+        std::tuple{"\"tp\":1,", "", "'scenario.parallel.tp' missing; expected a value"},
+        std::tuple{"\"tp\":1", "\"tp\":0", "'scenario.parallel.tp' is 0; expected a degree"},
+        std::tuple{"\"global_batch\":8", "\"global_batch\":-8",
+                   "'scenario.training.global_batch' is -8; expected a count, an integer >= 1"},
+        std::tuple{"\"sharding\":\"none\"", "\"sharding\":\"none\",\"shard_group\":2",
+                   "'scenario.parallel.shard_group' is 2; expected no shard_group"},
+        std::tuple{"\"sharding\":\"none\"", "\"sharding\":\"hybrid_shard\"",
+                   "'scenario.parallel.shard_group' missing; expected the shard group"},
+        std::tuple{"\"cp\":1", "\"cp\":1,\"account_for_loss_in_pipeline_split\":false",
+                   "'scenario.parallel.account_for_loss_in_pipeline_split' is false; expected "
+                   "true"},
+        std::tuple{"\"cp\":1", "\"cp\":1,\"pipeline_layout\":[0]",
+                   "'scenario.parallel.pipeline_layout' is [0]; expected a list of layer "
+                   "counts"},
+        std::tuple{"\"hardware\":\"h100-dgx\"", "\"hardware\":\"\"",
+                   "'scenario.hardware' is \"\"; expected a name or an inline object"}}) {
+    REQUIRE_THROWS_WITH(merge_json(edit(json_row(0, "x"), from, to)),
+                        Contains(std::string("a: line 1: row 0: ") + message));
+  }
+  // CSV: the same check, naming the column. row() is "...,8,1,1,1,1,8,1,8,1024,bf16,adamw,none,,
+  // 1f1b,1,none,false,..." (gpus, nodes, tp, pp, cp, dp, micro_batch, global_batch, seq_len,
+  // precision, optimizer, sharding, shard_group, schedule, virtual_stages, recompute, sp).
+  for (const auto& [from, to, message] :
+       {std::tuple{",1f1b,1,none,", ",1f1b,1,banana,",
+                   "column recompute is 'banana'; expected one of none, selective, full"},
+        std::tuple{",1f1b,", ",zigzag,", "column schedule is 'zigzag'; expected one of gpipe"},
+        std::tuple{",bf16,", ",bf17,", "column precision is 'bf17'; expected one of bf16"},
+        std::tuple{",1,1,1,8,1,8,", ",1,1,1,999,1,8,",
+                   "column dp is '999'; expected 8, gpus / (tp x pp x cp)"},
+        std::tuple{",1,1,1,8,1,8,", ",0,1,1,8,1,8,", "column tp is '0'; expected a degree"},
+        std::tuple{",none,,", ",none,4,", "column shard_group is '4'; expected no shard_group"},
+        std::tuple{",none,false,", ",none,true,",
+                   "column sequence_parallel is 'true'; expected false where tp is 1"}}) {
+    REQUIRE_THROWS_WITH(merge_csv(edit(row(0, "x"), from, to)),
+                        Contains(std::string("a.csv: line 2: row 0: ") + message));
+  }
+  // An invalid hybrid_shard row leaves its default group blank (csv_row): merged as written.
+  const std::string hybrid = edit(row(0, "x"), ",none,,", ",hybrid_shard,,");
+  CHECK(merge_csv(hybrid) == kHeader + hybrid);
 }
 
 TEST_CASE("merge: a search document is told from sweep rows by its first key, however indented",
