@@ -118,15 +118,21 @@ std::string stage_placement_lines(const parallel::Scenario& s, const parallel::P
   return out;
 }
 
-// Each stage's groups in describe's JSON (pp > 1): the kinds inside a stage.
+// Each stage's groups in describe's JSON (pp > 1): the kinds inside a stage, as the text's stage
+// lines name them (a mixture-of-experts model's ep and expert_dp groups too).
 nlohmann::json stage_placement_json(const parallel::Scenario& s) {
   nlohmann::json stages = nlohmann::json::array();
   for (std::int64_t stage = 0; stage < s.parallel.pp; ++stage) {
     const parallel::Placement p = parallel::place(s, stage);
-    stages.push_back({{"stage", stage},
-                      {"tp", group_json(p.tp)},
-                      {"cp", group_json(p.cp)},
-                      {"dp", group_json(p.dp)}});
+    nlohmann::json entry = {{"stage", stage},
+                            {"tp", group_json(p.tp)},
+                            {"cp", group_json(p.cp)},
+                            {"dp", group_json(p.dp)}};
+    if (model::is_moe(s.model)) {
+      entry["ep"] = group_json(p.ep);
+      entry["expert_dp"] = group_json(p.expert_shard);
+    }
+    stages.push_back(std::move(entry));
   }
   return stages;
 }

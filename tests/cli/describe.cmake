@@ -196,6 +196,14 @@ add_test(NAME cli.describe.stage_placement_json COMMAND trainsim describe ${gb20
          --format json)
 set_tests_properties(cli.describe.stage_placement_json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"stages\": \\[[^]]*\"dp\": {[^}]*\"domains\": 1,[^]]*\"stage\": 0[^]]*\"dp\": {[^}]*\"domains\": 2,[^]]*\"stage\": 1")
+# A mixture-of-experts model's stages list their ep and expert_dp groups too, as the text's stage
+# lines do: deepseek-v3 on 144 GB200 GPUs (two racks of 72), pp 3, ep 16, tp 1: stage 1 holds
+# ranks 48-95, so its ep group of ranks 64-79 has 8 ranks on each side of the rack boundary at
+# 72, while stages 0 (0-47) and 2 (96-143) sit in one rack each.
+add_test(NAME cli.describe.stage_placement_ep_json COMMAND trainsim describe --hardware gb200-nvl72
+         --model deepseek-v3 --gpus 144 --pp 3 --ep 16 --seq-len 4096 --format json)
+set_tests_properties(cli.describe.stage_placement_ep_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"stages\": \\[[^]]*\"ep\": {[^}]*\"domains\": 1,[^}]*},[ \n]*\"expert_dp\": {[^}]*\"domains\": 1,[^]]*\"stage\": 0[^]]*\"ep\": {[^}]*\"domains\": 2,[^}]*\"min_ranks_per_domain\": 8,[^}]*},[ \n]*\"expert_dp\": {[^}]*\"domains\": 2,[^]]*\"stage\": 1")
 # Where every stage's groups lie alike (H100 nodes of 8, stages of 16 ranks), no stage lines.
 add_test(NAME cli.describe.stage_placement_alike COMMAND trainsim describe --hardware h100-dgx
          --model llama2-7b --gpus 64 --pp 4 --seq-len 4096 --global-batch 64)
