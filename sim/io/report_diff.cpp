@@ -77,12 +77,18 @@ double denoise(double a, double b) {
 }
 
 MetricDelta metric(std::string pointer, std::string label, MetricKind kind, double a, double b) {
+  // Byte counts are whole bytes, as the reports and the JSON's delta give them (byte_count): a
+  // change of 50 B in 80 GiB is a change, not noise, and the table, the relative change and the
+  // JSON agree on it.
+  const double delta = kind == MetricKind::Bytes
+                           ? static_cast<double>(byte_count(Bytes(b)) - byte_count(Bytes(a)))
+                           : denoise(a, b);
   MetricDelta m{.pointer = std::move(pointer),
                 .label = std::move(label),
                 .kind = kind,
                 .a = a,
                 .b = b,
-                .delta = denoise(a, b),
+                .delta = delta,
                 .relative = std::nullopt};
   if (kind != MetricKind::Flag && a != 0.0) m.relative = m.delta / std::fabs(a);
   return m;

@@ -260,6 +260,29 @@ TEST_CASE("report_diff: byte metrics are whole bytes in the JSON, as in the repo
   }
 }
 
+TEST_CASE("report_diff: a change of a few bytes is a change, in the table and the JSON alike",
+          "[io]") {
+  // 50 B more in 80 GiB (85,899,345,920 B) is 5.8e-10 of the value, under the 1e-9 that makes a
+  // change of seconds noise; but both sides are whole bytes, so the change is exact: +50 B, and
+  // its relative change 50 / 85,899,345,920.
+  const parallel::Scenario s = scenario(1, 1, "none");
+  report::Report ra = hand_report(1.0, 0.0, 0.0);
+  ra.memory.total = Bytes(85899345920.0);
+  report::Report rb = ra;
+  rb.memory.total = Bytes(85899345970.0);
+  const io::DiffSide a = side("a", s, ra);
+  const io::DiffSide b = side("b", s, rb);
+  const io::ReportDiff d = io::diff_reports(a, b);
+  const nlohmann::json j = io::diff_to_json(a, b, d);
+  const nlohmann::json& m = j["deltas"]["/memory/total_bytes"];
+  CHECK(m["delta"] == 50);
+  REQUIRE(m["relative"].is_number());
+  CHECK(m["relative"].get<double>() == 50.0 / 85899345920.0);
+  std::ostringstream table;
+  io::write_diff_table(table, a, b, d);
+  CHECK_THAT(table.str(), Catch::Contains("+50.0 B"));
+}
+
 TEST_CASE("report_diff: collective families are one GPU's, the critical stage's", "[io]") {
   // With pp 4 every stage issues its own calls. Per family, the diff's time per step is that of
   // the report's critical stage, so the families together are that stage's communication kernel
