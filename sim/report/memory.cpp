@@ -449,14 +449,14 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   if (shard_state && degree > 1.0) {
     if (plan.sharding == Sharding::ShardGradOp) {
       // SHARD_GRAD_OP keeps every unsharded parameter of the stage from its forward AllGather
-      // to the end of backward; gradients of 2 units are unsharded at a time, the largest unit
-      // as FULL_SHARD counts it below (a layer, or the embedding or the LM head, each its own
-      // unit), so that sharding more never needs more memory. Routed experts only where they
-      // are sharded (above): at ep = dp their gathered copy counted them twice, and
-      // shard_grad_op needed more than zero1 (qwen3-30b-a3b on 16 H100, ep 16: 68.15 GiB
-      // against 67.65).
-      const double unit = d(std::max({largest_gathered_layer, embedding, head}));
-      buffers += d(e) * (params + (experts_sharded ? expert_params : 0.0)) + 2.0 * d(grad_e) * unit;
+      // to the end of backward; gradients of 2 units are unsharded at a time, as FULL_SHARD
+      // counts them below (a layer's and the larger of a layer's and the root's), so that
+      // sharding more never needs more memory. Routed experts only where they are sharded
+      // (above): at ep = dp their gathered copy counted them twice, and shard_grad_op needed
+      // more than zero1 (qwen3-30b-a3b on 16 H100, ep 16: 68.15 GiB against 67.65).
+      const double layer_unit = d(largest_gathered_layer);
+      buffers += d(e) * (params + (experts_sharded ? expert_params : 0.0)) +
+                 d(grad_e) * (layer_unit + std::max(layer_unit, d(embedding + head)));
     } else if (s.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter &&
                moe_layers == 0) {
       // One weight tensor at a time (DeepSpeed ZeRO-3 before v0.6, DS@v0.3.16
@@ -475,11 +475,23 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
       for (const double elements : tensors) largest = std::max(largest, elements);
       buffers += (d(e) + d(grad_e)) * largest;
     } else {
-      // FULL_SHARD frees each unit after use: 2 units gathered (current and prefetched) and
-      // the unsharded gradients of 2 units (computing, reduce-scattering), in the gradients'
-      // dtype; of an MoE layer, its routed experts only where they are sharded (above).
-      const double unit = d(std::max({largest_gathered_layer, embedding, head}));
-      buffers += (2.0 * d(e) + 2.0 * d(grad_e)) * unit;
+      // FULL_SHARD frees each layer's unit after use: 2 gathered (current and prefetched). The
+      // root unit (the stage's embedding, final norm and LM head, which no layer's unit holds)
+      // is gathered at each forward and kept to the end of backward, as the workload gathers
+      // it (iteration_builder's root_bytes): FSDP does not free the root's parameters after
+      // forward (PyTorch 2.3 torch/distributed/fsdp/_runtime_utils.py, _post_forward_reshard:
+      // "Do not free the root's parameters in the post-forward for FULL_SHARD"; FSDP2's
+      // fully_shard leaves the root's reshard_after_forward False). The unsharded gradients
+      // of 2 units (computing, reduce-scattering) in the gradients' dtype, a layer's and the
+      // larger of a layer's and the root's (whose gradient is whole at the end of backward); of
+      // an MoE layer, its routed experts only where they are sharded (above). llama2-7b in bf16 on
+      // one stage: 2 B x (262,148,096 root + 2 x 202,383,360 layer elements) + 2 B x
+      // (202,383,360 + 262,148,096) = 2,262,892,544 B, against 8 B x 202,383,360 =
+      // 1,619,066,880 B before the root was counted.
+      const double layer_unit = d(largest_gathered_layer);
+      const double root = d(embedding + head);
+      buffers +=
+          d(e) * (root + 2.0 * layer_unit) + d(grad_e) * (layer_unit + std::max(layer_unit, root));
     }
   }
   if (fp8 && s.stack.fp8.weight_cache_bytes_per_param > 0.0) {

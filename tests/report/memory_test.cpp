@@ -161,9 +161,12 @@ TEST_CASE("memory: llama2-7b shard_grad_op, micro-batch 2, seq 4096, 128 H100",
   REQUIRE(mem.parameters.value() == Approx(2 * params / 128).epsilon(1e-12));
   REQUIRE(mem.gradients.value() == Approx(2 * params / 128).epsilon(1e-12));
   REQUIRE(mem.optimizer.value() == Approx(12 * params / 128).epsilon(1e-12));
-  // Buffers: all bf16 parameters gathered (2 B x params) and unsharded gradients of 2 layers
-  // (2 x 2 B x 202,383,360). The fixed framework terms are in the reserve, not here.
-  REQUIRE(mem.buffers.value() == Approx(2 * params + 4.0 * 202'383'360).epsilon(1e-12));
+  // Buffers: all bf16 parameters gathered (2 B x params) and the unsharded gradients of 2 units,
+  // a layer's (202,383,360) and the root unit's (embedding, final norm and LM head: 131,072,000
+  // + 4,096 + 131,072,000 = 262,148,096, larger than a layer), 2 B each. The fixed framework
+  // terms are in the reserve, not here.
+  REQUIRE(mem.buffers.value() ==
+          Approx(2 * params + 2.0 * (202'383'360 + 262'148'096)).epsilon(1e-12));
   // Activations per token and layer, bf16, flash attention, no dropout: 4 * 2 * 4096 (norm and
   // GEMM inputs) + 2 * (4 * 4096) (Q, K, V, O) + 3 * 2 * 11008 (SwiGLU) + 4 * 32 (log-sum-exp)
   // = 32,768 + 32,768 + 66,048 + 128 = 131,712 B; x 8192 tokens x 32 layers, one micro-batch in
@@ -266,9 +269,13 @@ TEST_CASE("memory: sharding modes order the persistent state", "[report][memory]
   REQUIRE(zero1.total > sgo.total);
   REQUIRE(sgo.total > full.total);
   REQUIRE(hybrid.total > full.total);
-  // full_shard buffers: 2 gathered + 2 unsharded-gradient units of the largest unit, a layer
-  // (202,383,360 parameters; the embedding has 131,072,000).
-  REQUIRE(full.buffers.value() == Approx(4 * 2.0 * 202'383'360).epsilon(1e-12));
+  // full_shard buffers, 2 B each: the root unit (embedding, final norm and LM head, 262,148,096
+  // parameters) held from forward to backward and 2 gathered layers (202,383,360 each), then the
+  // unsharded gradients of a layer and of the larger of a layer and the root:
+  // 2 x (262,148,096 + 2 x 202,383,360) + 2 x (202,383,360 + 262,148,096) = 2,262,892,544.
+  REQUIRE(full.buffers.value() ==
+          Approx(2.0 * (262'148'096 + 2 * 202'383'360) + 2.0 * (202'383'360 + 262'148'096))
+              .epsilon(1e-12));
 }
 
 TEST_CASE("memory: shard_grad_op's unsharded gradients are of the largest unit, as full_shard's",
@@ -290,11 +297,17 @@ TEST_CASE("memory: shard_grad_op's unsharded gradients are of the largest unit, 
     const auto full = memory_per_gpu(s, stage);
     INFO("stage " << stage);
     REQUIRE(sgo.total >= full.total);
-    // shard_grad_op: the stage's parameters gathered (dp 4 times the sharded copy in
-    // `parameters`), plus the 2 units of gradients that full_shard also counts (its buffers are
-    // 4 units).
-    REQUIRE(sgo.buffers.value() - 0.5 * full.buffers.value() ==
-            Approx(sgo.parameters.value() * 4.0).epsilon(1e-9));
+    // The two count the same unsharded gradients (a layer's and the root's, the larger); of
+    // parameters, shard_grad_op the stage's whole (dp 4 times the sharded copy in `parameters`),
+    // full_shard the root unit (this stage's embedding, or its final norm and LM head) and 2
+    // layers, 2 B each.
+    const double layer = static_cast<double>(model::dense_layer_parameters_per_rank(s.model, 2));
+    const double root =
+        static_cast<double>(stage == 0 ? model::embedding_parameters_per_tp_rank(s.model, 2)
+                                       : model::last_stage_parameters_per_tp_rank(s.model, 2, 8));
+    REQUIRE(root > layer);
+    REQUIRE(sgo.buffers.value() - full.buffers.value() ==
+            Approx(sgo.parameters.value() * 4.0 - 2.0 * (root + 2.0 * layer)).epsilon(1e-9));
   }
 }
 
