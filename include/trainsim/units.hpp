@@ -160,8 +160,9 @@ std::string signed_fixed_text(double v, int decimals);
 
 // `v` as fixed_text with at least `decimals` digits after the point, and more where a value
 // below 1 needs them to show `digits` significant digits ("0.00021" for 2.1e-4 at 3 decimals and
-// 2 digits, where fixed_text prints "0.000"); at most 12 after the point. Zero prints with
-// `decimals`.
+// 2 digits, where fixed_text prints "0.000"); at most 12 after the point. A value whose digits
+// lie past those 12, or of 10^15 or more, prints as `digits` significant digits and a power of
+// ten ("1.0e-25"). Zero prints with `decimals`.
 std::string fixed_significant(double v, int decimals, int digits);
 
 }  // namespace trainsim

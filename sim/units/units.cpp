@@ -72,6 +72,13 @@ std::string fixed_significant(double v, int decimals, int digits) {
   if (v != 0.0 && std::isfinite(v)) {
     // The first significant digit of |v| is at 10^e; `digits` of them end at 10^(e - digits + 1).
     const int e = static_cast<int>(std::floor(std::log10(std::abs(v))));
+    // Past 12 decimals, or at 10^15 and above where a double's digits end and %f prints its
+    // binary expansion, the digits as a power of ten: "1.0e-25", not "0.000000000000".
+    if (digits - 1 - e > std::max(decimals, 12) || e >= 15) {
+      std::array<char, 64> buf{};
+      std::snprintf(buf.data(), buf.size(), "%.*e", std::max(digits - 1, 0), v);
+      return buf.data();
+    }
     decimals = std::clamp(digits - 1 - e, decimals, std::max(decimals, 12));
   }
   return fixed_text(v, decimals);

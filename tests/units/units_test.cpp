@@ -82,8 +82,15 @@ TEST_CASE("fixed_significant keeps the digits a small value needs", "[units]") {
   REQUIRE(fixed_significant(0.19, 2, 2) == "0.19");
   REQUIRE(fixed_significant(12.345, 3, 2) == "12.345");
   REQUIRE(fixed_significant(1234.5, 2, 3) == "1234.50");
-  // Zero keeps the decimals; at most 12 after the point; never "-0".
+  // Zero keeps the decimals; never "-0".
   REQUIRE(fixed_significant(0.0, 3, 2) == "0.000");
-  REQUIRE(fixed_significant(1e-20, 3, 2) == "0.000000000000");
   REQUIRE(fixed_significant(-0.0, 2, 2) == "0.00");
+  // At most 12 after the point: a value whose digits lie past them (a price of 1e-25 USD per
+  // GPU-hour printed a cost of $0.000000000000), or a value from 10^15 on (1e25 printed
+  // 10000000000000000905969664.00, the double's binary expansion), is written with its
+  // `digits` significant digits and a power of ten.
+  REQUIRE(fixed_significant(1e-20, 3, 2) == "1.0e-20");
+  REQUIRE(fixed_significant(2.5e-11, 3, 2) == "0.000000000025");  // 12 decimals suffice
+  REQUIRE(fixed_significant(1e25, 3, 2) == "1.0e+25");
+  REQUIRE(fixed_significant(123456789012345.0, 2, 3) == "123456789012345.00");
 }
