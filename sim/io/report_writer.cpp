@@ -92,6 +92,9 @@ nlohmann::json memory_to_json(const report::MemoryBreakdown& m) {
   j["buffers_bytes"] = byte_count(m.buffers);
   j["total_bytes"] = byte_count(m.total);
   j["fits"] = m.fits;
+  // The pipeline stage these bytes are of (the one that needs most, which the table's memory
+  // line shows; 0 without a pipeline).
+  j["stage"] = m.stage;
   return j;
 }
 
@@ -216,8 +219,11 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
               : "   MFU vs fp16 peak (no bf16) " + percent(r.mfu_bf16))
       << "\n\n";
   const auto& m = r.memory;
+  // With a pipeline, the stage that needs most (the JSON's memory.stage).
   out << "memory/GPU   " << to_string(m.total) << " of " << to_string(m.usable) << " usable ("
-      << to_string(m.capacity) << " HBM)" << (m.fits ? "" : "   DOES NOT FIT") << "\n"
+      << to_string(m.capacity) << " HBM)"
+      << (s.parallel.pp > 1 ? " on stage " + std::to_string(m.stage) : "")
+      << (m.fits ? "" : "   DOES NOT FIT") << "\n"
       << "  reserved   " << to_string(m.reserved) << ": CUDA context " << to_string(m.cuda_context)
       << ", NCCL " << to_string(m.nccl_buffers) << ", workspace " << to_string(m.workspace)
       << ", fragmentation " << to_string(m.fragmentation) << ", headroom "

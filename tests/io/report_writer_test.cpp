@@ -88,6 +88,32 @@ TEST_CASE("report writer: the critical stage is named, in JSON and over a table 
   CHECK(io::report_to_json(flat, report::simulate(flat).report).at("critical_stage") == 0);
 }
 
+TEST_CASE("report writer: the memory is the hungriest stage's, and says which", "[io][report]") {
+  // PP 4 on 16 GPUs: `memory` is the stage that needs most (report.hpp), named by memory.stage
+  // and, with a pipeline, on the table's memory line; its total is the largest of the stages'.
+  const auto s = testing::paper_fsdp(16, {{"parallel.pp", 4}, {"training.global_batch", 64}});
+  const report::Report r = report::simulate(s).report;
+  const nlohmann::json j = io::report_to_json(s, r);
+  REQUIRE(j.at("memory").at("stage").is_number_integer());
+  const auto stage = j.at("memory").at("stage").get<std::int64_t>();
+  std::int64_t largest = 0;
+  for (const auto& st : j.at("stages")) {
+    largest = std::max(largest, st.at("memory_total_bytes").get<std::int64_t>());
+  }
+  CHECK(j.at("stages").at(static_cast<std::size_t>(stage)).at("memory_total_bytes") == largest);
+  CHECK(j.at("memory").at("total_bytes") == largest);
+  std::ostringstream table;
+  io::write_report_table(table, s, r);
+  CHECK(table.str().find(" HBM) on stage " + std::to_string(stage) + "\n") != std::string::npos);
+  // Without a pipeline: stage 0, and the line names none.
+  const auto flat = testing::paper_fsdp(16, {});
+  const report::Report rf = report::simulate(flat).report;
+  CHECK(io::report_to_json(flat, rf).at("memory").at("stage") == 0);
+  std::ostringstream flat_table;
+  io::write_report_table(flat_table, flat, rf);
+  CHECK(flat_table.str().find(" on stage") == std::string::npos);
+}
+
 TEST_CASE("report writer: byte counts are JSON integers", "[io][report]") {
   const auto s = testing::paper_fsdp(128);
   const report::Report r = report::simulate(s).report;

@@ -329,6 +329,7 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
     r.memory.total = Bytes(1000.0);
     r.memory.fits = true;
     r.memory.nccl_buffers = Bytes(8.0);
+    r.memory.stage = 2;  // so that the first "stage":0 is the stage's, as below
     r.stages.emplace_back();
     report::CollectiveSummary& c = r.collectives.emplace_back();
     c.stage = 1;
@@ -377,7 +378,8 @@ TEST_CASE("merge: a cell or key no sweep writes is an error", "[sweep][io]") {
         std::tuple{"\"nccl_buffers_bytes\":8", "\"nccl_buffers_bytes\":8.5",
                    "memory.reserved.nccl_buffers_bytes"},
         std::tuple{"\"bytes\":1024", "\"bytes\":1024.25", "collectives[].bytes"},
-        std::tuple{"\"stage\":0", "\"stage\":0.5", "stages[].stage"}}) {
+        std::tuple{"\"stage\":0", "\"stage\":0.5", "stages[].stage"},
+        std::tuple{"\"stage\":2", "\"stage\":2.5", "memory.stage"}}) {
     REQUIRE_THROWS_WITH(merge_json(edit(from, to)),
                         Contains(std::string("row 0: '") + key + "' is ") &&
                             Contains("expected a count, an integer >= 0"));
