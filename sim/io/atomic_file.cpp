@@ -75,6 +75,18 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_
     std::error_code ec;
     const std::filesystem::path resolved = std::filesystem::canonical(path_, ec);
     if (!ec) target_ = resolved.string();
+  } else if (!exists) {
+    // A dangling link is followed too, as a shell's `>` follows it: the file is created where
+    // the link points (each link of a chain read in turn, relative ones beside their link),
+    // and the link stays. Renaming onto the link replaced it with a regular file.
+    std::filesystem::path at(path_);
+    for (int hop = 0; hop < 40 && ::lstat(at.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode); ++hop) {
+      std::error_code ec;
+      const std::filesystem::path next = std::filesystem::read_symlink(at, ec);
+      if (ec) break;
+      at = next.is_absolute() ? next : at.parent_path() / next;
+    }
+    target_ = at.string();
   }
   const std::filesystem::path target(target_);
   const std::filesystem::path folder = target.parent_path();

@@ -114,6 +114,22 @@ TEST_CASE("atomic file: replacing keeps permissions and symbolic links", "[io]")
   CHECK((st.st_mode & 07777) == 0640);
 }
 
+TEST_CASE("atomic file: a dangling link is followed, and stays a link", "[io]") {
+  // As a shell's `>` does: the file is created where the link points (a relative target beside
+  // the link, through a chain of links), and the links stay links. The rename onto the link
+  // had replaced it with a regular file, leaving its target missing.
+  const Folder dir;
+  const fs::path link = dir.path() / "out.json";
+  fs::create_symlink("middle.json", link);
+  fs::create_symlink("real.json", dir.path() / "middle.json");
+  REQUIRE(!fs::exists(link));
+  write_file_atomically(link.string(), "new\n");
+  CHECK(fs::is_symlink(link));
+  CHECK(fs::is_symlink(dir.path() / "middle.json"));
+  CHECK(read(dir.path() / "real.json") == "new\n");
+  CHECK(read(link) == "new\n");
+}
+
 TEST_CASE("atomic file: devices are written in place, bad folders are ConfigErrors", "[io]") {
   using Catch::Contains;
   // /dev/null cannot be renamed over (and must not be, as root): written in place.
