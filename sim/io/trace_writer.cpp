@@ -60,6 +60,13 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
     if (at == it.stage_device.end()) return std::nullopt;
     return g.num_streams() + static_cast<std::int32_t>(at - it.stage_device.begin());
   };
+  // A stream is named only where an event runs on it: with dp 1 (and cp 1) the data-parallel
+  // stream carries no call, and an empty "dp comm" thread read as if it had one.
+  std::vector<bool> used(static_cast<std::size_t>(g.num_streams()), false);
+  for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+    const auto& t = timeline.ops[static_cast<std::size_t>(op)];
+    if ((t.end - t.start).value() > 0.0) used[static_cast<std::size_t>(g.op_stream(op))] = true;
+  }
   for (engine::DeviceId d = 0; d < g.num_devices(); ++d) {
     events.push_back({{"ph", "M"},
                       {"name", "process_name"},
@@ -73,6 +80,7 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
                       {"args", {{"sort_index", d}}}});
     int order = 0;
     for (engine::StreamId s : g.device_streams(d)) {
+      if (!used[static_cast<std::size_t>(s)]) continue;
       events.push_back({{"ph", "M"},
                         {"name", "thread_name"},
                         {"pid", d},

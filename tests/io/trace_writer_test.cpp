@@ -102,6 +102,35 @@ TEST_CASE("trace: without host time per step there is no host thread", "[io]") {
   REQUIRE(end == Approx(sim.report.iteration_time.value() * 1e6).margin(1e-3));
 }
 
+TEST_CASE("trace: a thread is named only where events run on it", "[io]") {
+  // tp 8 on 8 GPUs: dp 1 and cp 1, so the data-parallel stream carries no call (the gradients
+  // of one replica need no reduction) and the trace had an empty "dp comm" thread; with 16 GPUs
+  // (dp 2) its calls run and it is named.
+  const auto names = [](std::int64_t gpus) {
+    io::ScenarioDocument doc;
+    doc.json = nlohmann::json::parse(R"({
+      "hardware": "h100-dgx", "model": "llama2-7b", "stack": "megatron-lm",
+      "training": {"seq_len": 2048, "micro_batch": 1}, "parallel": {"tp": 8}})");
+    doc.json["cluster"] = {{"gpus", gpus}};
+    doc.json["training"]["global_batch"] = 2 * gpus / 8;
+    const nlohmann::json trace = trace_of(report::simulate(io::scenario_from_document(doc)));
+    std::set<std::string> threads;
+    std::set<std::pair<int, int>> with_events;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e["ph"] == "X") with_events.insert({e["pid"].get<int>(), e["tid"].get<int>()});
+    }
+    for (const auto& e : trace["traceEvents"]) {
+      if (e["ph"] == "M" && e["name"] == "thread_name") {
+        threads.insert(e["args"]["name"].get<std::string>());
+        CHECK(with_events.count({e["pid"].get<int>(), e["tid"].get<int>()}) == 1);
+      }
+    }
+    return threads;
+  };
+  CHECK(names(8) == std::set<std::string>{"compute", "tp comm"});
+  CHECK(names(16) == std::set<std::string>{"compute", "tp comm", "dp comm"});
+}
+
 TEST_CASE("trace: the events of a thread nest as Perfetto reads them", "[io]") {
   // Perfetto's JSON importer rounds ts and dur to nanoseconds each (llround(v * 1000),
   // json_trace_tokenizer.cc) and moves an event that starts before the previous one on its
