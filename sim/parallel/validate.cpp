@@ -290,6 +290,14 @@ std::vector<Problem> validate(const Scenario& s) {
   if (p.schedule == PipelineSchedule::Interleaved && p.pp < 2) {
     problem("/parallel/pipeline_schedule",
             "the interleaved schedule needs pp >= 2; expected pp > 1 or schedule \"1f1b\"");
+  } else if (p.schedule == PipelineSchedule::GPipe && p.pp < 2) {
+    // With one stage no framework runs every forward before every backward: Megatron-Core's
+    // forward_backward_no_pipelining (and PyTorch's gradient accumulation loop) runs each
+    // micro-batch's forward and backward in turn, which 1f1b is at pp 1. GPipe's order held
+    // every micro-batch's activations at once, in silence.
+    problem("/parallel/pipeline_schedule",
+            "the gpipe schedule needs pp >= 2 (one stage runs each micro-batch's forward and "
+            "backward in turn); expected pp > 1 or schedule \"1f1b\"");
   } else if (p.schedule == PipelineSchedule::Interleaved && p.virtual_stages < 2) {
     // One model chunk per pipeline rank is 1F1B: the run was 1F1B's to the last bit while its
     // report said "interleaved" (search refuses --virtual-stages 1 with it too).

@@ -33,6 +33,11 @@ set_tests_properties(cli.run.scenario_file PROPERTIES
 # A flag overrides the file; the error then names the flag.
 trainsim_expect_exit(cli.run.flag_error 2 "^error: command line \\(--schedule\\): /parallel/pipeline_schedule: unknown value '1f2b'; did you mean '1f1b'"
   run ${CMAKE_CURRENT_SOURCE_DIR}/../data/scenario_tp2.json --schedule 1f2b)
+# GPipe on one stage: no framework runs every forward before every backward there; the plan was
+# simulated so (every micro-batch's activations held at once) without a word (exit 3, a plan
+# problem, as the interleaved schedule at pp 1 is).
+trainsim_expect_exit(cli.run.gpipe_one_stage 3 "^error: command line \\(--schedule\\): /parallel/pipeline_schedule: the gpipe schedule needs pp >= 2 [^\n]*; expected pp > 1 or schedule \"1f1b\"\n$"
+  run --hardware h100-dgx --model llama2-7b --gpus 8 --seq-len 4096 --global-batch 32 --schedule gpipe)
 # llama2-70b with plain DDP on 8 H100 needs ~16 B/param of model state: far over 80 GiB. The
 # error names where the scenario came from (here the flags that set it), lists the reserve and
 # where its headroom fraction came from (the default stack's).
