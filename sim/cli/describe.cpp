@@ -123,15 +123,10 @@ std::string stage_placement_lines(const parallel::Scenario& s, const parallel::P
 nlohmann::json stage_placement_json(const parallel::Scenario& s) {
   nlohmann::json stages = nlohmann::json::array();
   for (std::int64_t stage = 0; stage < s.parallel.pp; ++stage) {
-    const parallel::Placement p = parallel::place(s, stage);
-    nlohmann::json entry = {{"stage", stage},
-                            {"tp", group_json(p.tp)},
-                            {"cp", group_json(p.cp)},
-                            {"dp", group_json(p.dp)}};
-    if (model::is_moe(s.model)) {
-      entry["ep"] = group_json(p.ep);
-      entry["expert_dp"] = group_json(p.expert_shard);
-    }
+    // The job's kinds but the pipeline's, which spans the stages.
+    nlohmann::json entry = placement_json(s, parallel::place(s, stage));
+    entry.erase("pp");
+    entry["stage"] = stage;
     stages.push_back(std::move(entry));
   }
   return stages;
