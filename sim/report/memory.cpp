@@ -446,17 +446,31 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
 
   const auto shape = layer_shape(s);
   double buffers = 0.0;
+  // FSDP's units (FULL_SHARD and SHARD_GRAD_OP alike): the stage's layers, each a unit, and the
+  // root unit (the stage's embedding, final norm and LM head, which no layer's unit holds). A
+  // stage holds at most 2 layer units at once (current and prefetched), and no more than it has
+  // (a stage of one layer, --pipeline-layout 1,30,1, gathered a second that does not exist and
+  // needed more under full_shard than under shard_grad_op). The unsharded gradients: while the
+  // layers run backward, the LM head's (its backward runs first, and its gradient waits for the
+  // root's reduction after the embedding's, the last: in FSDP1's flat parameter, in FSDP2's
+  // unsharded .grad; tied to the embedding on one stage, the whole root's) and 2 layers'
+  // (computing, reduce-scattering); at the end of backward the root's whole and the last
+  // layer's. The larger of the two.
+  const double layer_unit = d(largest_gathered_layer);
+  const double root = d(embedding + head);
+  const double layer_units = std::min(2.0, d(num_layers));
+  const double head_gradient = !last ? 0.0 : first && m.tied_embeddings ? root : d(head);
+  const double unsharded_gradients =
+      d(grad_e) * std::max(head_gradient + layer_units * layer_unit,
+                           root + std::min(1.0, d(num_layers)) * layer_unit);
   if (shard_state && degree > 1.0) {
     if (plan.sharding == Sharding::ShardGradOp) {
       // SHARD_GRAD_OP keeps every unsharded parameter of the stage from its forward AllGather
-      // to the end of backward; gradients of 2 units are unsharded at a time, as FULL_SHARD
-      // counts them below (a layer's and the larger of a layer's and the root's), so that
-      // sharding more never needs more memory. Routed experts only where they are sharded
-      // (above): at ep = dp their gathered copy counted them twice, and shard_grad_op needed
-      // more than zero1 (qwen3-30b-a3b on 16 H100, ep 16: 68.15 GiB against 67.65).
-      const double layer_unit = d(largest_gathered_layer);
-      buffers += d(e) * (params + (experts_sharded ? expert_params : 0.0)) +
-                 d(grad_e) * (layer_unit + std::max(layer_unit, d(embedding + head)));
+      // to the end of backward, and the unsharded gradients FULL_SHARD counts (above), so that
+      // sharding more never needs more memory than it. Routed experts only where they are
+      // sharded (above): at ep = dp their gathered copy counted them twice, and shard_grad_op
+      // needed more than zero1 (qwen3-30b-a3b on 16 H100, ep 16: 68.15 GiB against 67.65).
+      buffers += d(e) * (params + (experts_sharded ? expert_params : 0.0)) + unsharded_gradients;
     } else if (s.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter &&
                moe_layers == 0) {
       // One weight tensor at a time (DeepSpeed ZeRO-3 before v0.6, DS@v0.3.16
@@ -465,33 +479,30 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
       // stage3_max_reuse_distance (1e9 elements) of fetches, farther than any tensor of a
       // layer this large; the stack's fetches block (fsdp.blocking_fetch), so none is
       // prefetched. At the peak: the largest tensor gathered and its whole gradient, which
-      // backward writes before the tensor's reduce-scatter. The embedding and the LM head
-      // are single tensors too. Left out: the two contiguous-gradient buffers of
-      // reduce_bucket_size elements allocated for backward (stage3.py:2931-2943; 40 to 200 MB
-      // at the 1e7 and 5e7 of the DeepSpeedExamples recipe's config and script).
+      // backward writes before the tensor's reduce-scatter. The word embedding, a learned
+      // position embedding and the LM head are single tensors too, each its own module's (the
+      // positions were counted with the words: 25,165,824 elements more for GPT-3 175B). Left
+      // out: the two contiguous-gradient buffers of reduce_bucket_size elements allocated for
+      // backward (stage3.py:2931-2943; 40 to 200 MB at the 1e7 and 5e7 of the DeepSpeedExamples
+      // recipe's config and script).
       const auto tensors = model::weight_tensor_elements(model::layer_kernels(m, shape),
                                                          s.stack.fsdp_persistence_threshold);
-      double largest = d(std::max(embedding, head));
+      const std::int64_t words =
+          first ? model::lm_head_parameters_per_tp_rank(m, tp, model::LmHeadCopy::Separate) : 0;
+      double largest = d(std::max({words, embedding - words, head}));
       for (const double elements : tensors) largest = std::max(largest, elements);
       buffers += (d(e) + d(grad_e)) * largest;
     } else {
-      // FULL_SHARD frees each layer's unit after use: 2 gathered (current and prefetched). The
-      // root unit (the stage's embedding, final norm and LM head, which no layer's unit holds)
-      // is gathered at each forward and kept to the end of backward, as the workload gathers
-      // it (iteration_builder's root_bytes): FSDP does not free the root's parameters after
+      // FULL_SHARD frees each layer's unit after use (2 gathered at most, above) and keeps the
+      // root unit from each forward to the end of backward, as the workload gathers it
+      // (iteration_builder's root_bytes): FSDP does not free the root's parameters after
       // forward (PyTorch 2.3 torch/distributed/fsdp/_runtime_utils.py, _post_forward_reshard:
       // "Do not free the root's parameters in the post-forward for FULL_SHARD"; FSDP2's
-      // fully_shard leaves the root's reshard_after_forward False). The unsharded gradients
-      // of 2 units (computing, reduce-scattering) in the gradients' dtype, a layer's and the
-      // larger of a layer's and the root's (whose gradient is whole at the end of backward); of
-      // an MoE layer, its routed experts only where they are sharded (above). llama2-7b in bf16 on
-      // one stage: 2 B x (262,148,096 root + 2 x 202,383,360 layer elements) + 2 B x
-      // (202,383,360 + 262,148,096) = 2,262,892,544 B, against 8 B x 202,383,360 =
-      // 1,619,066,880 B before the root was counted.
-      const double layer_unit = d(largest_gathered_layer);
-      const double root = d(embedding + head);
-      buffers +=
-          d(e) * (root + 2.0 * layer_unit) + d(grad_e) * (layer_unit + std::max(layer_unit, root));
+      // fully_shard leaves the root's reshard_after_forward False). Of an MoE layer, its routed
+      // experts only where they are sharded (above). llama2-7b in bf16 on one stage (layer
+      // 202,383,360 parameters, root 262,148,096 of which the head 131,076,096): 2 B x (root
+      // + 2 layers) + 2 B x (head + 2 layers) = 2,405,515,264 B.
+      buffers += d(e) * (root + layer_units * layer_unit) + unsharded_gradients;
     }
   }
   if (fp8 && s.stack.fp8.weight_cache_bytes_per_param > 0.0) {
@@ -500,12 +511,12 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     // "Performance considerations", "Handling transposes"; fp8_weight_copy_bytes for the GPU and
     // the recipe). Layers only: the embedding and the LM head run in bf16 (Megatron-LM keeps the
     // output layer out of FP8). With full_shard the copies live only while a unit is gathered:
-    // 2 units; routed experts that are not sharded (ep = dp, above) are never gathered or freed,
-    // so their copies stay for the step, as under zero1.
+    // 2 layer units at most; routed experts that are not sharded (ep = dp, above) are never
+    // gathered or freed, so their copies stay for the step, as under zero1.
     const bool frees_units = shard_state && degree > 1.0 && plan.sharding != Sharding::ShardGradOp;
-    const double held =
-        frees_units ? 2.0 * d(largest_gathered_layer) + (experts_sharded ? 0.0 : expert_params)
-                    : d(stage_layer_params);
+    const double held = frees_units
+                            ? layer_units * layer_unit + (experts_sharded ? 0.0 : expert_params)
+                            : d(stage_layer_params);
     buffers += fp8_weight_copy_bytes(s.stack.fp8, s.hardware.gpu.arch) * held;
   }
   out.buffers = Bytes(buffers);

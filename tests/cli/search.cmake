@@ -38,19 +38,19 @@ add_test(NAME cli.search.explain
 set_tests_properties(cli.search.explain PROPERTIES PASS_REGULAR_EXPRESSION
   "Why the best plan \\(tp=[48][^\n]*\n +Pure data parallelism \\(tp=1 pp=1 cp=1 dp=64[^\n]*cannot run: out_of_memory: needs [0-9.]+ GiB")
 
-# deepseek-v3 on 256 H100 (fp8, megatron-core), global batch 512: the best model-parallel plan
-# (tp 2, dp 128) exposes less communication although its data-parallel calls take longer (128
-# ranks instead of 256): the saving is less communication in all (fewer, smaller expert
-# all-to-alls), not a shorter ring, which --explain claimed. (At global batch 1024 the reference
-# plan that showed the other reason, more communication beside compute, pure data parallelism at
-# micro-batch 2, 71.2 GiB, needs 4.4 GiB more once FSDP's root unit is counted held from forward
-# to backward, and no longer fits in 75.2.)
+# deepseek-v3 on 256 H200 (fp8, megatron-core), global batch 2,048: the best model-parallel plan
+# (pp 4, dp 64, ep 8) exposes less communication than the best plan (pure data parallelism for
+# the dense layers, ep 16) although its data-parallel calls take longer (6.9 s more on 64 ranks
+# instead of 256, 4 micro-batches of 8 against 1 per rank, each gathering again): the saving is more
+# communication beside compute (fewer, smaller expert all-to-alls), not a shorter ring, which
+# --explain claimed. (On H100 the reference plans of this case no longer fit once FSDP's root
+# unit is counted held from forward to backward.)
 add_test(NAME cli.search.explain_dp_longer
-         COMMAND trainsim search --hardware h100-dgx --model deepseek-v3 --gpus 256
-                 --global-batch 512 --seq-len 4096 --precision fp8 --stack megatron-core
+         COMMAND trainsim search --hardware h200-dgx --model deepseek-v3 --gpus 256
+                 --global-batch 2048 --seq-len 4096 --precision fp8 --stack megatron-core
                  --top 5 --explain --jobs 2)
 set_tests_properties(cli.search.explain_dp_longer PROPERTIES PASS_REGULAR_EXPRESSION
-  "data-parallel [0-9.]+ s on 256 ranks -> [0-9.]+ s on 128 ranks \\(\\+[^\n]*\n +- Exposed communication: [^\n]*\\(-[0-9.]+ s\\)\\. The data-parallel collectives take longer, but the plan's communication in all falls, from [0-9.]+ to [0-9.]+ s\\.")
+  "data-parallel [0-9.]+ s on 256 ranks -> [0-9.]+ s on 64 ranks \\(\\+[^\n]*\n +- Exposed communication: [^\n]*\\(-[0-9.]+ s\\)\\. The data-parallel collectives take longer, but more of the communication runs beside compute: [0-9.]+ of [0-9.]+ s hidden, against [0-9.]+ of [0-9.]+ s\\.")
 set_tests_properties(cli.search.explain_dp_longer PROPERTIES FAIL_REGULAR_EXPRESSION
   "shorter rings")
 
@@ -254,12 +254,14 @@ add_test(NAME cli.search.explain_hidden_cp COMMAND trainsim search --hardware h1
 set_tests_properties(cli.search.explain_hidden_cp PROPERTIES PASS_REGULAR_EXPRESSION
   "\\(0\\.000 s\\)\\. No more communication is exposed: the 0\\.019 s of model-parallel communication added runs beside compute\\.\n.*\\(the same at the printed precision\\)")
 # With a mixture of experts the expert all-to-alls are named: qwen3-30b-a3b on 32 H100, the
-# best model-parallel plan (pp 2, ep 2) adds 0.152 s of them beside 0.009 s of pipeline sends,
-# and the explanation named the 0.009 s alone as what the compute stream waits for.
+# best plan (dp 32, ep 2) and the best model-parallel plan (pp 2, ep 2) both run them; the latter
+# adds 0.009 s of pipeline sends and 0.005 s more all-to-all, and the explanation named the
+# pipeline's alone as what the compute stream waits for (with the best plan at ep 1, before
+# FSDP's root unit was counted held, 0.152 s of all-to-all were added).
 add_test(NAME cli.search.explain_expert_all_to_all COMMAND trainsim search --hardware h100-dgx
          --model qwen3-30b-a3b --gpus 32 --global-batch 128 --seq-len 4096 --top 4 --explain)
 set_tests_properties(cli.search.explain_expert_all_to_all PROPERTIES PASS_REGULAR_EXPRESSION
-  "tensor/context/pipeline 0\\.000 s -> 0\\.009 s\\; expert all-to-all 0\\.000 s -> 0\\.152 s\\.\n[^\n]*unlike the 0\\.161 s of model-parallel communication added \\(0\\.152 s of it expert all-to-all\\), which the compute stream waits for\\.")
+  "tensor/context/pipeline 0\\.000 s -> 0\\.009 s\\; expert all-to-all 0\\.148 s -> 0\\.152 s\\.\n[^\n]*unlike the 0\\.013 s of model-parallel communication added \\(0\\.005 s of it expert all-to-all\\), which the compute stream waits for\\.")
 
 # Plans that run but do not fit make memory the thing to change, whatever the invalid plans
 # lack: mixtral-8x7b on 1 H100 has 972 invalid plans (tp x pp x cp past 1 GPU) and 36 that run
@@ -276,7 +278,7 @@ set_tests_properties(cli.search.headroom_leaves_little PROPERTIES
   PASS_REGULAR_EXPRESSION "Memory per GPU: 3\\.40 MiB usable of 80\\.0 GiB HBM \\(reserved 80\\.0 GiB, headroom 99\\.0 %\\)"
   WILL_FAIL FALSE)
 trainsim_expect_exit(cli.search.headroom_leaves_little_error 3
-  "the least hungry \\(tp=8 pp=1 cp=1 dp=128 sp mb=1 full_shard recompute=full\\) needs 197 MiB per GPU on stage 0, more than the 3\\.40 MiB usable of 80\\.0 GiB of HBM\\; expected a larger cluster, a smaller global batch or a wider search space, or less than the 99\\.0 % of HBM kept free \\(--memory-headroom\\)\n$"
+  "the least hungry \\(tp=8 pp=1 cp=1 dp=128 sp mb=1 full_shard recompute=full\\) needs 212 MiB per GPU on stage 0, more than the 3\\.40 MiB usable of 80\\.0 GiB of HBM\\; expected a larger cluster, a smaller global batch or a wider search space, or less than the 99\\.0 % of HBM kept free \\(--memory-headroom\\)\n$"
   search --hardware h100-dgx --model llama3.2-1b --gpus 1024 --global-batch 1024 --seq-len 128
   --top 2 --memory-headroom 0.9898)
 # The headroom is named only where less of it would make room: mixtral-8x7b on 1 H100 needs

@@ -161,12 +161,13 @@ TEST_CASE("memory: llama2-7b shard_grad_op, micro-batch 2, seq 4096, 128 H100",
   REQUIRE(mem.parameters.value() == Approx(2 * params / 128).epsilon(1e-12));
   REQUIRE(mem.gradients.value() == Approx(2 * params / 128).epsilon(1e-12));
   REQUIRE(mem.optimizer.value() == Approx(12 * params / 128).epsilon(1e-12));
-  // Buffers: all bf16 parameters gathered (2 B x params) and the unsharded gradients of 2 units,
-  // a layer's (202,383,360) and the root unit's (embedding, final norm and LM head: 131,072,000
-  // + 4,096 + 131,072,000 = 262,148,096, larger than a layer), 2 B each. The fixed framework
-  // terms are in the reserve, not here.
+  // Buffers: all bf16 parameters gathered (2 B x params) and the unsharded gradients, 2 B each,
+  // at their largest: while the layers run backward the LM head's (131,072,000 + the final
+  // norm's 4,096 = 131,076,096, waiting for the root unit's reduction) and 2 layers' (202,383,360
+  // each), 535,842,816, more than the root's whole (262,148,096) and one layer's at the end of
+  // backward, 464,531,456. The fixed framework terms are in the reserve, not here.
   REQUIRE(mem.buffers.value() ==
-          Approx(2 * params + 2.0 * (202'383'360 + 262'148'096)).epsilon(1e-12));
+          Approx(2 * params + 2.0 * (131'076'096 + 2 * 202'383'360)).epsilon(1e-12));
   // Activations per token and layer, bf16, flash attention, no dropout: 4 * 2 * 4096 (norm and
   // GEMM inputs) + 2 * (4 * 4096) (Q, K, V, O) + 3 * 2 * 11008 (SwiGLU) + 4 * 32 (log-sum-exp)
   // = 32,768 + 32,768 + 66,048 + 128 = 131,712 B; x 8192 tokens x 32 layers, one micro-batch in
@@ -271,11 +272,35 @@ TEST_CASE("memory: sharding modes order the persistent state", "[report][memory]
   REQUIRE(hybrid.total > full.total);
   // full_shard buffers, 2 B each: the root unit (embedding, final norm and LM head, 262,148,096
   // parameters) held from forward to backward and 2 gathered layers (202,383,360 each), then the
-  // unsharded gradients of a layer and of the larger of a layer and the root:
-  // 2 x (262,148,096 + 2 x 202,383,360) + 2 x (202,383,360 + 262,148,096) = 2,262,892,544.
+  // unsharded gradients as shard_grad_op's (the test above), the LM head's 131,076,096 and 2
+  // layers': 2 x (262,148,096 + 2 x 202,383,360) + 2 x (131,076,096 + 2 x 202,383,360) =
+  // 2,405,515,264.
   REQUIRE(full.buffers.value() ==
-          Approx(2.0 * (262'148'096 + 2 * 202'383'360) + 2.0 * (202'383'360 + 262'148'096))
+          Approx(2.0 * (262'148'096 + 2 * 202'383'360) + 2.0 * (131'076'096 + 2 * 202'383'360))
               .epsilon(1e-12));
+}
+
+TEST_CASE("memory: a stage of one layer gathers one layer unit", "[report][memory]") {
+  // llama2-7b on 24 H100, pp 3, layers 1, 30, 1 per stage (--pipeline-layout 1,30,1): the last
+  // stage holds one layer (202,383,360 parameters) and the final norm and LM head (131,076,096).
+  // full_shard gathers that layer and the root, which is all shard_grad_op keeps gathered, so
+  // the two need the same; it counted a second layer that does not exist and needed 2 B x
+  // 202,383,360 more than shard_grad_op. The unsharded gradients, 2 B each: the head's and the
+  // one layer's, 333,459,456 (the stage has no second layer).
+  const auto stage2 = [](const char* sharding) {
+    return memory_per_gpu(testing::paper_fsdp(24, {{"parallel.pp", 3},
+                                                   {"parallel.pipeline_layout", {1, 30, 1}},
+                                                   {"parallel.sharding", sharding},
+                                                   {"training.micro_batch", 1},
+                                                   {"training.global_batch", 24}}),
+                          2);
+  };
+  const auto full = stage2("full_shard");
+  const auto sgo = stage2("shard_grad_op");
+  const double stage = 202'383'360.0 + 131'076'096.0;
+  CHECK(full.buffers.value() == Approx(2.0 * stage + 2.0 * stage).epsilon(1e-12));
+  CHECK(sgo.buffers.value() == Approx(full.buffers.value()).epsilon(1e-12));
+  CHECK(full.total <= sgo.total);
 }
 
 TEST_CASE("memory: shard_grad_op's unsharded gradients are of the largest unit, as full_shard's",
@@ -777,15 +802,37 @@ TEST_CASE("memory: DeepSpeed ZeRO-3 holds one weight tensor and its gradient, no
   // deepspeed-zero3-2021 gathers per weight tensor (fsdp.gather_granularity "parameter") and
   // releases each after its module (DS@v0.3.16 release_sub_module), with no prefetch under
   // blocking_fetch. The 530B's largest tensor is the MLP up projection, 20480 x 81920 =
-  // 1,677,721,600 elements (the tied embedding, 51200 x 20480 plus 2048 x 20480 positions, is
-  // smaller): buffers are that tensor gathered and its gradient, 2 x 2 B each.
+  // 1,677,721,600 elements (the tied word embedding, 51200 x 20480, is smaller): buffers are that
+  // tensor gathered and its gradient, 2 x 2 B each.
   const auto s = zero3_530b(640);
   const auto mem = report::memory_peak(s);
   REQUIRE(mem.buffers.value() == Approx(2.0 * 2.0 * 20480.0 * 81920.0).epsilon(1e-12));
+  // The word embedding (51,200 x 20,480 = 1,048,576,000) and the learned positions (2,048 x
+  // 20,480) are tensors of their own modules, each smaller still; counted as one tensor they
+  // were 1,090,519,040 elements.
   // The paper ran this plan on 640 GPUs; PyTorch FSDP's rule of two whole layers gathered and
   // two layers' gradients (4 x 2 B x 12 h^2 ~ 37.5 GiB) made it 100 GiB, over the 75.2 usable.
   // Now 68.6 GiB.
   REQUIRE(mem.fits);
+}
+
+TEST_CASE("memory: under ZeRO-3 the word and position embeddings are two tensors",
+          "[report][memory]") {
+  // A GPT-style model whose MLP weights (1,024 x 4,096 = 4,194,304 elements) outweigh the word
+  // embedding (4,000 x 1,024 = 4,096,000) but not the word embedding with its learned
+  // positions (+ 2,048 x 1,024 = 6,193,152): DeepSpeed gathers each module's tensor alone, so
+  // the largest gathered is an MLP weight, in fp16 with its gradient, 2 x 2 B each.
+  io::ScenarioDocument doc;
+  doc.json = nlohmann::json::parse(R"({
+    "hardware": "a100-dgx", "stack": "deepspeed-zero3-2021", "cluster": {"gpus": 8},
+    "model": {"activation": "gelu", "ffn_hidden": 4096, "heads": 8, "hidden": 1024,
+              "kv_heads": 8, "layers": 4, "linear_bias": true, "max_positions": 2048,
+              "name": "small-gpt", "norm": "layernorm", "position_embedding": "learned",
+              "tied_embeddings": true, "vocab": 4000},
+    "training": {"seq_len": 2048, "micro_batch": 1, "global_batch": 8, "precision": "fp16"},
+    "parallel": {"sharding": "full_shard"}})");
+  const auto mem = report::memory_peak(io::scenario_from_document(doc));
+  CHECK(mem.buffers.value() == Approx(2.0 * 2.0 * 1024.0 * 4096.0).epsilon(1e-12));
 }
 
 TEST_CASE("memory: the 530B under ZeRO-3 did not fit on 560 GPUs (documented gap)",
