@@ -527,7 +527,7 @@ std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenari
       return EchoProblem{k, shown(*it), "a name or an inline object"};
     }
   }
-  enum class Kind { Count, Degree, Dp, Flag, True, Name, Layout };
+  enum class Kind { Count, Gpus, Degree, Dp, Flag, True, Name, Layout };
   struct Key {
     const char* name;
     Kind kind;
@@ -537,8 +537,8 @@ std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenari
   // scenario_to_json's keys, object by object.
   static const std::vector<std::pair<std::string, std::vector<Key>>> kObjects = {
       {"cluster",
-       {{"gpus", Kind::Count, true},
-        {"nodes", Kind::Count, true},
+       {{"gpus", Kind::Gpus, true},
+        {"nodes", Kind::Gpus, true},
         {"nodes_per_domain", Kind::Count, false}}},
       {"training",
        {{"seq_len", Kind::Count, true},
@@ -597,6 +597,13 @@ std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenari
             return EchoProblem{path, shown(*v), "a count, an integer >= 1"};
           }
           break;
+        case Kind::Gpus:
+          if (!count(*v, parallel::kMaxGpus)) {
+            return EchoProblem{
+                path, shown(*v),
+                "a count, an integer from 1 to " + std::to_string(parallel::kMaxGpus)};
+          }
+          break;
         case Kind::Degree:
           if (!count(*v, kMaxDegree)) {
             return EchoProblem{path, shown(*v),
@@ -640,6 +647,10 @@ std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenari
   const std::int64_t model_parallel =
       par["tp"].get<std::int64_t>() * par["pp"].get<std::int64_t>() * par["cp"].get<std::int64_t>();
   const std::int64_t dp = gpus % model_parallel == 0 ? gpus / model_parallel : 0;
+  if (cluster["nodes"].get<std::int64_t>() > gpus) {
+    return EchoProblem{"cluster.nodes", shown(cluster["nodes"]),
+                       "at most gpus, " + std::to_string(gpus) + " (every node holds a GPU)"};
+  }
   if (par["dp"].get<std::int64_t>() != dp) {
     return EchoProblem{"parallel.dp", shown(par["dp"]),
                        std::to_string(dp) + ", gpus / (tp x pp x cp)" +

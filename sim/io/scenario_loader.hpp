@@ -94,12 +94,13 @@ struct EchoProblem {
 
 // Why `scenario` is not one scenario_to_json writes, or nullopt: a key it does not write, one it
 // always writes missing, or a value it cannot write: a count below 1 (tp, pp, cp past
-// kMaxDegree), a name outside the scenario reader's (precision, optimizer, pipeline_schedule,
-// sharding, recompute), a flag that is not true or false (the pipeline-split flags, written only
-// as true), a pipeline_layout that is not layer counts; and what the reader derives: dp is
-// gpus / (tp x pp x cp), or 0 where that is not a whole number; shard_group is written exactly
-// for hybrid_shard; sequence_parallel is false where tp is 1. The hardware, model and stack are
-// a name or an inline object; their own keys are their loaders' (not read here).
+// kMaxDegree, gpus and nodes past parallel::kMaxGpus, more nodes than GPUs), a name outside the
+// scenario reader's (precision, optimizer, pipeline_schedule, sharding, recompute), a flag that is
+// not true or false (the pipeline-split flags, written only as true), a pipeline_layout that is not
+// layer counts; and what the reader derives: dp is gpus / (tp x pp x cp), or 0 where that is not a
+// whole number; shard_group is written exactly for hybrid_shard; sequence_parallel is false where
+// tp is 1. The hardware, model and stack are a name or an inline object; their own keys are their
+// loaders' (not read here).
 [[nodiscard]] std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenario);
 
 }  // namespace trainsim::io

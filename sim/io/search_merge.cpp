@@ -375,6 +375,12 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
       throw ConfigError(o.source, "", std::string("not an object; ") + kExpected);
     }
     const auto [index, count] = parse_shard(require(doc, "shard", o.source), o.source);
+    // search writes the spec digest with --shard only: an unsharded document has none.
+    if (!doc.contains("spec") && doc.contains("plans")) {
+      throw ConfigError(o.source, "/spec",
+                        "missing: an unsharded search output, which needs no merge; expected "
+                        "the outputs of trainsim search --shard K/N --format json");
+    }
     shards.push_back({&o, &doc, index, count});
   }
   if (shards.empty()) throw ConfigError("merge", "", "no inputs; expected one or more files");
@@ -445,17 +451,22 @@ MergedSearch merge_search_outputs(const std::vector<SweepOutput>& outputs) {
       }
       const Json& scenario = require(plans[i], "scenario", src, at);
       if (!scenario.is_object()) throw ConfigError(src, at + "/scenario", "expected an object");
+      // One search has one hardware, model, stack, cluster and batch; and its model is a
+      // mixture of experts (every plan writes parallel.ep) or not (none does).
       Json shared = Json::object();
-      for (const char* key : {"hardware", "model", "cluster", "training"}) {
+      for (const char* key : {"hardware", "model", "stack", "cluster", "training"}) {
         shared[key] = require(scenario, key, src, at + "/scenario");
       }
       if (shared["training"].is_object()) shared["training"].erase("micro_batch");
+      const Json& parallel = require(scenario, "parallel", src, at + "/scenario");
+      shared["writes ep"] = parallel.is_object() && parallel.contains("ep");
       if (!common) {
         common.emplace(shared, src);
       } else if (!same_values(shared, common->first)) {
         throw ConfigError(src, at + "/scenario",
-                          "hardware, model, cluster or batch differ from " + common->second +
-                              "'s plans; expected shards of one search run");
+                          "hardware, model, stack, cluster or batch (or parallel.ep's "
+                          "presence, written for a mixture-of-experts model only) differ from " +
+                              common->second + "'s plans; expected shards of one search run");
       }
       ranked.push_back({score(plans[i], objective, src, at), index.get<std::int64_t>(), &plans[i]});
     }

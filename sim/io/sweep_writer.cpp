@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -358,7 +359,9 @@ namespace {
 // Longest line merge reads: far above any row (a JSON line is a few KiB), far below memory; a
 // sparse or binary file fails at its first line instead of being read whole.
 constexpr std::size_t kMaxLineBytes = std::size_t{4} << 20;
-constexpr std::size_t kReadChunkBytes = std::size_t{1} << 20;
+// Read at a time from each shard, or the shard's size where smaller: merge holds every shard
+// open at once, and 1 MiB each made 1,000 small shards take 1 GB.
+constexpr std::size_t kReadChunkBytes = std::size_t{64} << 10;
 
 // One merge input read line by line from its start, in bounded memory.
 class LineSource {
@@ -415,6 +418,10 @@ class FileSource final : public LineSource {
     pos_ = 0;
     eof_ = false;
     line_ = 0;
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(path_, ec);
+    chunk_ = ec ? kReadChunkBytes
+                : static_cast<std::size_t>(std::min<std::uintmax_t>(kReadChunkBytes, size + 1));
   }
   std::optional<std::string_view> next(bool& terminated) override {
     while (true) {
@@ -442,8 +449,8 @@ class FileSource final : public LineSource {
       buffer_.erase(0, pos_);
       pos_ = 0;
       const std::size_t old = buffer_.size();
-      buffer_.resize(old + kReadChunkBytes);
-      in_.read(buffer_.data() + old, static_cast<std::streamsize>(kReadChunkBytes));
+      buffer_.resize(old + chunk_);
+      in_.read(buffer_.data() + old, static_cast<std::streamsize>(chunk_));
       buffer_.resize(old + static_cast<std::size_t>(in_.gcount()));
       if (in_.bad()) {
         throw ConfigError(path_, "", "cannot read the file; expected a sweep or search output");
@@ -456,6 +463,7 @@ class FileSource final : public LineSource {
   std::string path_;
   std::ifstream in_;
   std::string buffer_;
+  std::size_t chunk_ = kReadChunkBytes;
   std::size_t pos_ = 0;
   bool eof_ = false;
   std::int64_t line_ = 0;

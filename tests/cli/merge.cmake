@@ -71,6 +71,12 @@ add_test(NAME cli.merge.search_scenario_values
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_search_scenario
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/merge_scenario.cmake)
 set_tests_properties(cli.merge.search_scenario_values PROPERTIES PASS_REGULAR_EXPRESSION "refused")
+add_test(NAME cli.merge.search_scenario_moe
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim> -DMOE=ON
+                 "-DRUN=search;--hardware;h100-dgx;--model;qwen3-30b-a3b;--gpus;16;--global-batch;64;--seq-len;4096;--tp;1;--pp;1;--format;json"
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_search_scenario_moe
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/merge_scenario.cmake)
+set_tests_properties(cli.merge.search_scenario_moe PROPERTIES PASS_REGULAR_EXPRESSION "refused")
 trainsim_bad_input(merge search_missing_shard "missing shard 1/2; expected every shard from 0 to 1"
   ${data}/search_0of2.json)
 trainsim_bad_input(merge search_duplicate_shard "search_0of2.json: /shard: shard 0/2 given twice"

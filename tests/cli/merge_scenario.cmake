@@ -22,7 +22,14 @@ set(edits
   "\"precision\": \"bf16\"|\"precision\": 5|/plans/0/scenario/training/precision: 'scenario.training.precision' is 5. expected one of bf16"
   "\"sequence_parallel\": false|\"sequence_parallel\": 0|'scenario.parallel.sequence_parallel' is 0. expected true or false"
   "\"pp\": 1,|\"pp\": null,|'scenario.parallel.pp' is null. expected a degree"
-  "\"tp\": 1,||/plans/0/scenario/parallel/tp: 'scenario.parallel.tp' missing. expected a value")
+  "\"tp\": 1,||/plans/0/scenario/parallel/tp: 'scenario.parallel.tp' missing. expected a value"
+  # One search runs one stack: a plan's edited stack differs from the other plans'.
+  "\"stack\": \"pytorch-2.3-fsdp\"|\"stack\": \"megatron-core\"|/plans/1/scenario: hardware, model, stack, cluster or batch [^\n]*differ from")
+if(MOE)
+  # A mixture-of-experts search: every plan writes parallel.ep; one without it (edited out) is
+  # not of the same search.
+  set(edits "\"ep\": 8,||/plans/1/scenario: hardware, model, stack, cluster or batch \\(or parallel\\.ep's presence")
+endif()
 foreach(edit IN LISTS edits)
   string(REPLACE "|" ";" parts "${edit}")
   list(GET parts 0 from)
@@ -43,4 +50,14 @@ foreach(edit IN LISTS edits)
     message(FATAL_ERROR "merge of a shard edited '${from}' -> '${to}': exit ${rc}, ${err}")
   endif()
 endforeach()
+# An unsharded search (no spec digest) needs no merge, and merge says so rather than that a key
+# of search's output is missing.
+if(NOT MOE)
+  execute_process(COMMAND ${TRAINSIM} ${RUN} OUTPUT_FILE ${WORK}-whole.json RESULT_VARIABLE rc)
+  execute_process(COMMAND ${TRAINSIM} merge ${WORK}-whole.json
+                  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "-whole\\.json: /spec: missing: an unsharded search output, which needs no merge")
+    message(FATAL_ERROR "merge of an unsharded search: exit ${rc}, ${err}")
+  endif()
+endif()
 message("refused")

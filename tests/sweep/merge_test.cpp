@@ -500,6 +500,11 @@ TEST_CASE("merge: a row's scenario holds only values the sweep writes, in both f
         std::tuple{",1,1,1,8,1,8,", ",1,1,1,999,1,8,",
                    "column dp is '999'; expected 8, gpus / (tp x pp x cp)"},
         std::tuple{",1,1,1,8,1,8,", ",0,1,1,8,1,8,", "column tp is '0'; expected a degree"},
+        // 8 GPUs on 9 nodes; more GPUs than a scenario may have (2^24).
+        std::tuple{",8,1,1,1,1,8,", ",8,9,1,1,1,8,",
+                   "column nodes is '9'; expected at most gpus, 8"},
+        std::tuple{",8,1,1,1,1,8,", ",16777217,1,1,1,1,8,",
+                   "column gpus is '16777217'; expected a count, an integer from 1 to 16777216"},
         std::tuple{",none,,", ",none,4,", "column shard_group is '4'; expected no shard_group"},
         std::tuple{",none,false,", ",none,true,",
                    "column sequence_parallel is 'true'; expected false where tp is 1"}}) {
