@@ -494,8 +494,9 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
   }
   if (p.account_for_loss_in_pipeline_split) parallel["account_for_loss_in_pipeline_split"] = true;
   if (!p.pipeline_layout.empty()) parallel["pipeline_layout"] = p.pipeline_layout;
-  // Only MoE scenarios carry ep, so a dense scenario's report keeps its keys.
-  if (model::is_moe(s.model)) parallel["ep"] = p.ep;
+  // Only MoE scenarios carry ep, so a dense scenario's report keeps its keys; and a dense one
+  // whose ep is not 1, so that its invalid row names the value that made it invalid.
+  if (model::is_moe(s.model) || p.ep != 1) parallel["ep"] = p.ep;
   nlohmann::json cluster = {{"gpus", s.gpus}, {"nodes", s.nodes()}};
   // Only a scenario that gives nodes_per_domain carries its key, likewise.
   if (s.nodes_per_domain > 0) cluster["nodes_per_domain"] = s.nodes_per_domain;

@@ -108,6 +108,10 @@ TEST_CASE("moe: ep is read, defaults to 1, and only MoE scenarios report it", "[
   const auto s = io::scenario_from_document(dense);
   REQUIRE(s.parallel.ep == 1);
   REQUIRE_FALSE(io::scenario_to_json(s)["parallel"].contains("ep"));
+  // A dense scenario with ep 2 is an invalid plan (ep needs experts); its resolved form keeps
+  // the value that makes it so (a sweep's JSON line dropped it where the CSV row had it).
+  io::set_path(dense, "parallel.ep", 2, "test");
+  CHECK(io::scenario_to_json(io::scenario_from_document(dense))["parallel"]["ep"] == 2);
   // Zero is out of range, named by its key.
   REQUIRE_THROWS_AS(moe_scenario(0), ConfigError);
   REQUIRE_THROWS_WITH(moe_scenario(0), Catch::Contains("/parallel/ep"));
