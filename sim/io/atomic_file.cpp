@@ -58,6 +58,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_
   if (path_.empty()) throw ConfigError("", "", "empty output path; expected a file path");
   struct stat st {};
   const bool exists = ::stat(path_.c_str(), &st) == 0;
+  // A loop of symbolic links leads to no file: refused as reading it is, not replaced.
+  if (!exists && errno == ELOOP) throw write_error(path_, "cannot write the file", ELOOP);
   if (exists && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) {
       throw ConfigError(path_, "", "is a folder; expected a file path to write");

@@ -146,10 +146,12 @@ std::vector<Problem> validate(const Scenario& s) {
       problem("/parallel/ep", "ep " + str(p.ep) + " does not divide the " + str(m.num_experts) +
                                   " experts; expected a divisor of " + str(m.num_experts));
     } else if (p.dp > 0 && p.dp % p.ep != 0) {
-      problem("/parallel/ep", "ep " + str(p.ep) + " does not divide dp " + str(p.dp) +
-                                  " (expert-parallel groups are carved out of the data-parallel "
-                                  "ranks); expected a divisor of " +
-                                  str(p.dp));
+      problem("/parallel/ep",
+              "ep " + str(p.ep) + " does not divide dp " + str(p.dp) +
+                  " (expert-parallel groups are carved out of the data-parallel ranks); "
+                  "expected a divisor of " +
+                  str(p.dp),
+              {"/cluster", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
     } else if (p.ep > 1 && p.cp > 1) {
       problem("/parallel/ep", "ep " + str(p.ep) + " with cp " + str(p.cp) +
                                   " is not modelled (EP groups are carved out of the "
@@ -285,11 +287,13 @@ std::vector<Problem> validate(const Scenario& s) {
   if (p.virtual_stages > 1 && p.schedule != PipelineSchedule::Interleaved) {
     problem("/parallel/virtual_stages",
             "virtual_stages " + str(p.virtual_stages) +
-                " needs pipeline_schedule \"interleaved\"; expected 1 for gpipe and 1f1b");
+                " needs pipeline_schedule \"interleaved\"; expected 1 for gpipe and 1f1b",
+            {"/parallel/pipeline_schedule"});
   }
   if (p.schedule == PipelineSchedule::Interleaved && p.pp < 2) {
     problem("/parallel/pipeline_schedule",
-            "the interleaved schedule needs pp >= 2; expected pp > 1 or schedule \"1f1b\"");
+            "the interleaved schedule needs pp >= 2; expected pp > 1 or schedule \"1f1b\"",
+            {"/parallel/pp"});
   } else if (p.schedule == PipelineSchedule::GPipe && p.pp < 2) {
     // With one stage no framework runs every forward before every backward: Megatron-Core's
     // forward_backward_no_pipelining (and PyTorch's gradient accumulation loop) runs each
@@ -297,14 +301,16 @@ std::vector<Problem> validate(const Scenario& s) {
     // every micro-batch's activations at once, in silence.
     problem("/parallel/pipeline_schedule",
             "the gpipe schedule needs pp >= 2 (one stage runs each micro-batch's forward and "
-            "backward in turn); expected pp > 1 or schedule \"1f1b\"");
+            "backward in turn); expected pp > 1 or schedule \"1f1b\"",
+            {"/parallel/pp"});
   } else if (p.schedule == PipelineSchedule::Interleaved && p.virtual_stages < 2) {
     // One model chunk per pipeline rank is 1F1B: the run was 1F1B's to the last bit while its
     // report said "interleaved" (search refuses --virtual-stages 1 with it too).
     problem("/parallel/virtual_stages",
             "the interleaved schedule needs 2 or more virtual stages per pipeline rank, got " +
                 str(p.virtual_stages) +
-                "; expected virtual_stages of 2 or more, or pipeline_schedule \"1f1b\"");
+                "; expected virtual_stages of 2 or more, or pipeline_schedule \"1f1b\"",
+            {"/parallel/pipeline_schedule"});
   }
   if (s.model.position_embedding == model::PositionEmbedding::Learned &&
       t.seq_len > s.model.max_positions) {

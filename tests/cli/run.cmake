@@ -35,9 +35,15 @@ trainsim_expect_exit(cli.run.flag_error 2 "^error: command line \\(--schedule\\)
   run ${CMAKE_CURRENT_SOURCE_DIR}/../data/scenario_tp2.json --schedule 1f2b)
 # GPipe on one stage: no framework runs every forward before every backward there; the plan was
 # simulated so (every micro-batch's activations held at once) without a word (exit 3, a plan
-# problem, as the interleaved schedule at pp 1 is).
-trainsim_expect_exit(cli.run.gpipe_one_stage 3 "^error: command line \\(--schedule\\): /parallel/pipeline_schedule: the gpipe schedule needs pp >= 2 [^\n]*; expected pp > 1 or schedule \"1f1b\"\n$"
-  run --hardware h100-dgx --model llama2-7b --gpus 8 --seq-len 4096 --global-batch 32 --schedule gpipe)
+# problem, as the interleaved schedule at pp 1 is). The error names the flags of both keys.
+trainsim_expect_exit(cli.run.gpipe_one_stage 3 "^error: command line \\(--schedule, --pp\\): /parallel/pipeline_schedule: the gpipe schedule needs pp >= 2 [^\n]*; expected pp > 1 or schedule \"1f1b\"\n$"
+  run --hardware h100-dgx --model llama2-7b --gpus 8 --seq-len 4096 --global-batch 32 --pp 1
+  --schedule gpipe)
+# ep must divide dp, which --gpus, --tp and --pp make: 144 / (2 x 2) = 36, which 8 does not
+# divide; the error named --ep alone.
+trainsim_expect_exit(cli.run.ep_dp_flags 3 "^error: command line \\(--gpus, --ep, --pp, --tp\\): /parallel/ep: ep 8 does not divide dp 36"
+  run --hardware gb200-nvl72 --model mixtral-8x7b --gpus 144 --tp 2 --pp 2 --ep 8 --seq-len 4096
+  --global-batch 288)
 # llama2-70b with plain DDP on 8 H100 needs ~16 B/param of model state: far over 80 GiB. The
 # error names where the scenario came from (here the flags that set it), lists the reserve and
 # where its headroom fraction came from (the default stack's).
@@ -177,7 +183,7 @@ trainsim_expect_exit(cli.run.gpipe_whole_bound_full 3
 # The interleaved schedule with one virtual stage ran 1F1B to the last bit under the name
 # "interleaved"; refused as search refuses --virtual-stages 1 with it.
 trainsim_expect_exit(cli.run.interleaved_one_stage 3
-  "^error: command line: /parallel/virtual_stages: the interleaved schedule needs 2 or more virtual stages per pipeline rank, got 1\; expected virtual_stages of 2 or more, or pipeline_schedule \"1f1b\"\n$"
+  "^error: command line \\(--schedule\\): /parallel/virtual_stages: the interleaved schedule needs 2 or more virtual stages per pipeline rank, got 1\; expected virtual_stages of 2 or more, or pipeline_schedule \"1f1b\"\n$"
   run --hardware h100-dgx --model llama2-7b --gpus 4 --pp 4 --global-batch 16 --seq-len 2048
       --schedule interleaved)
 # Blanks around the counts are allowed, as in search's lists (they were refused as text).

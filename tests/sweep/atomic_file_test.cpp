@@ -128,6 +128,17 @@ TEST_CASE("atomic file: a dangling link is followed, and stays a link", "[io]") 
   CHECK(fs::is_symlink(dir.path() / "middle.json"));
   CHECK(read(dir.path() / "real.json") == "new\n");
   CHECK(read(link) == "new\n");
+  // A loop of links leads to no file: an error, and the links stay as they were.
+  const fs::path a = dir.path() / "loop_a";
+  const fs::path b = dir.path() / "loop_b";
+  fs::create_symlink("loop_b", a);
+  fs::create_symlink("loop_a", b);
+  REQUIRE_THROWS_WITH(write_file_atomically(a.string(), "x"),
+                      a.string() +
+                          ": cannot write the file (Too many levels of symbolic links); "
+                          "expected a writable path with free space");
+  CHECK(fs::is_symlink(a));
+  CHECK(fs::is_symlink(b));
 }
 
 TEST_CASE("atomic file: devices are written in place, bad folders are ConfigErrors", "[io]") {
