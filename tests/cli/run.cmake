@@ -560,3 +560,7 @@ trainsim_expect_exit(cli.run.model_parallel_flags_named 3
   "^error: command line \\(--gpus, --pp, --tp\\): /parallel: tp x pp x cp = 8 x 8 x 1 exceeds the 8 gpus"
   run --model llama2-7b --hardware h100-dgx --gpus 8 --tp 8 --pp 8 --seq-len 4096
   --recompute full --sharding zero1)
+# nodes and gpus that disagree, counted in words that agree with their numbers: 8 GPUs of h100-dgx
+# fill 1 node ("1 nodes" before).
+trainsim_bad_input(run nodes_disagree "scenario_nodes_disagree\\.json: /cluster: nodes 2 and gpus 8 disagree: 8 GPUs fill 1 node of 8\\; expected"
+  ${CMAKE_CURRENT_SOURCE_DIR}/../data/scenario_nodes_disagree.json)
