@@ -392,6 +392,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   // layer that sharding gathers, then.
   const bool experts_sharded = expert_sharding_degree(s) > 1;
   std::int64_t largest_gathered_layer = layer;
+  std::int64_t moe_gathered = 0;  // what sharding gathers of one MoE layer
   if (model::is_moe(m)) {
     moe_layers = std::min(num_layers, moe_layers_in_stage(s, stage));
     const auto moe = model::moe_layer_parameters_per_rank(m, tp, plan.ep);
@@ -399,8 +400,9 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     expert_params = d(moe_layers * moe.expert);
     stage_layer_params = (num_layers - moe_layers) * layer + moe_layers * moe.total();
     if (moe_layers > 0) {
-      const std::int64_t gathered = experts_sharded ? moe.total() : moe.dense;
-      largest_gathered_layer = moe_layers == num_layers ? gathered : std::max(layer, gathered);
+      moe_gathered = experts_sharded ? moe.total() : moe.dense;
+      largest_gathered_layer =
+          moe_layers == num_layers ? moe_gathered : std::max(layer, moe_gathered);
     }
   }
 
@@ -455,14 +457,24 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   // root's reduction after the embedding's, the last: in FSDP1's flat parameter, in FSDP2's
   // unsharded .grad; tied to the embedding on one stage, the whole root's) and 2 layers'
   // (computing, reduce-scattering); at the end of backward the root's whole and the last
-  // layer's. The larger of the two.
+  // layer's. The larger of the two. The 2 layers are the stage's two largest: a stage of dense
+  // layers and one MoE layer gathers one MoE layer at most (two made full_shard need more than
+  // shard_grad_op).
   const double layer_unit = d(largest_gathered_layer);
+  const double two_layers = [&] {
+    // The larger kind of layer first, then the other, 2 layers in all at most.
+    const std::int64_t dense_layers = num_layers - moe_layers;
+    const bool moe_first = moe_gathered > layer;
+    const std::int64_t n1 = std::min<std::int64_t>(2, moe_first ? moe_layers : dense_layers);
+    const std::int64_t n2 = std::min<std::int64_t>(2 - n1, moe_first ? dense_layers : moe_layers);
+    return d(n1) * d(moe_first ? moe_gathered : layer) +
+           d(n2) * d(moe_first ? layer : moe_gathered);
+  }();
   const double root = d(embedding + head);
-  const double layer_units = std::min(2.0, d(num_layers));
   const double head_gradient = !last ? 0.0 : first && m.tied_embeddings ? root : d(head);
   const double unsharded_gradients =
-      d(grad_e) * std::max(head_gradient + layer_units * layer_unit,
-                           root + std::min(1.0, d(num_layers)) * layer_unit);
+      d(grad_e) *
+      std::max(head_gradient + two_layers, root + std::min(1.0, d(num_layers)) * layer_unit);
   if (shard_state && degree > 1.0) {
     if (plan.sharding == Sharding::ShardGradOp) {
       // SHARD_GRAD_OP keeps every unsharded parameter of the stage from its forward AllGather
@@ -502,7 +514,7 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
       // experts only where they are sharded (above). llama2-7b in bf16 on one stage (layer
       // 202,383,360 parameters, root 262,148,096 of which the head 131,076,096): 2 B x (root
       // + 2 layers) + 2 B x (head + 2 layers) = 2,405,515,264 B.
-      buffers += d(e) * (root + layer_units * layer_unit) + unsharded_gradients;
+      buffers += d(e) * (root + two_layers) + unsharded_gradients;
     }
   }
   if (fp8 && s.stack.fp8.weight_cache_bytes_per_param > 0.0) {
@@ -514,9 +526,8 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     // 2 layer units at most; routed experts that are not sharded (ep = dp, above) are never
     // gathered or freed, so their copies stay for the step, as under zero1.
     const bool frees_units = shard_state && degree > 1.0 && plan.sharding != Sharding::ShardGradOp;
-    const double held = frees_units
-                            ? layer_units * layer_unit + (experts_sharded ? 0.0 : expert_params)
-                            : d(stage_layer_params);
+    const double held =
+        frees_units ? two_layers + (experts_sharded ? 0.0 : expert_params) : d(stage_layer_params);
     buffers += fp8_weight_copy_bytes(s.stack.fp8, s.hardware.gpu.arch) * held;
   }
   out.buffers = Bytes(buffers);

@@ -68,13 +68,38 @@ TEST_CASE("moe memory: sharded state divides the experts over the dp / ep ranks 
   REQUIRE(m.parameters.value() == Approx(2.0 * (dense + experts)).epsilon(1e-12));
 }
 
+TEST_CASE("moe memory: full_shard gathers a stage's two largest layers, not two of its largest",
+          "[report][memory]") {
+  // pp 2 on 16 GPUs (dp 8), ep 1: stage 0 holds the dense layer (16,779,264 weights) and the
+  // first MoE layer, whose 16 experts are sharded over the 8 ranks and gathered with it
+  // (moe.total(), larger). full_shard gathers those two at most; it counted the MoE layer twice
+  // and needed more than shard_grad_op, which keeps the whole stage gathered.
+  const auto stage0 = [](const char* sharding) {
+    io::ScenarioDocument doc;
+    doc.json = nlohmann::json::parse(R"({
+      "hardware": "h100-dgx", "cluster": {"gpus": 16},
+      "training": {"seq_len": 4096, "micro_batch": 1},
+      "parallel": {"pp": 2, "pipeline_layout": [2, 2]}})");
+    doc.json["model"] = testing::small_moe_model();
+    io::set_path(doc, "parallel.sharding", sharding, "test");
+    return report::memory_per_gpu(io::scenario_from_document(doc), 0);
+  };
+  const auto full = stage0("full_shard");
+  const auto sgo = stage0("shard_grad_op");
+  REQUIRE(full.total <= sgo.total);
+  // Both gather the whole stage here (the root unit, the embedding, and its two layers) and count
+  // the same unsharded gradients.
+  CHECK(sgo.buffers.value() == Approx(full.buffers.value()).epsilon(1e-12));
+}
+
 TEST_CASE("moe memory: experts held whole at ep = dp are not gathered again", "[report][memory]") {
   // ep 16 on dp 16: each rank holds its one expert per MoE layer whole (expert-data-parallel
   // degree 1), so shard_grad_op gathers only the rest: 2 B x P_dense, where P_dense is as in the
   // test above with the ep 16 non-expert part, and the unsharded gradients of 2 units, the
-  // largest gathered unit being the dense layer (16,779,264 weights; an MoE layer's non-expert
-  // part is smaller): 2 x 2 B x 16,779,264. Counting the experts' 3 x 3,145,728 weights in the
-  // gathered copy too made shard_grad_op need more than zero1.
+  // stage's two largest gathered layers: its one dense layer (16,779,264 weights) and an MoE
+  // layer's non-expert part (smaller). Counting the experts' 3 x 3,145,728 weights in the
+  // gathered copy too made shard_grad_op need more than zero1; counting the dense layer twice
+  // counted a second dense layer the model does not have.
   const parallel::Scenario s = moe_scenario(16, "shard_grad_op");
   REQUIRE(report::expert_sharding_degree(s) == 1);
   const auto moe = model::moe_layer_parameters_per_rank(s.model, 1, 16);
@@ -84,15 +109,16 @@ TEST_CASE("moe memory: experts held whole at ep = dp are not gathered again", "[
       16'779'264.0 + 3.0 * static_cast<double>(moe.dense) + 2.0 * 262'144.0 + 1'024.0;
   const auto m = report::memory_per_gpu(s, 0);
   // The unsharded gradients at their largest: the LM head's (262,144 + the final norm's 1,024 =
-  // 263,168) while 2 dense layers' run backward, 2 B each.
-  REQUIRE(m.buffers.value() ==
-          Approx(2.0 * dense + 2.0 * (263'168.0 + 2.0 * 16'779'264.0)).epsilon(1e-12));
+  // 263,168) while those 2 layers' run backward, 2 B each.
+  const double two_layers = 16'779'264.0 + static_cast<double>(moe.dense);
+  REQUIRE(m.buffers.value() == Approx(2.0 * dense + 2.0 * (263'168.0 + two_layers)).epsilon(1e-12));
   // full_shard: the root unit (embedding, head and final norm, 2 x 262,144 + 1,024 = 525,312)
-  // held and 2 layer units gathered, and the same gradients, 2 B each.
+  // held and the same 2 layers gathered, and the same gradients, 2 B each; never more than
+  // shard_grad_op, which keeps the whole stage gathered.
   const auto full = report::memory_per_gpu(moe_scenario(16, "full_shard"), 0);
   REQUIRE(full.buffers.value() ==
-          Approx(2.0 * (525'312.0 + 2.0 * 16'779'264.0) + 2.0 * (263'168.0 + 2.0 * 16'779'264.0))
-              .epsilon(1e-12));
+          Approx(2.0 * (525'312.0 + two_layers) + 2.0 * (263'168.0 + two_layers)).epsilon(1e-12));
+  REQUIRE(full.total <= m.total);
 
   // On 2 GPUs at ep 2 an MoE layer holds 8 experts (25,165,824 weights) and outweighs the
   // dense layer, but its experts are still not gathered: the units stay the dense layer's (and
@@ -115,9 +141,10 @@ TEST_CASE("moe memory: experts held whole at ep = dp are not gathered again", "[
           Approx(m.buffers.value()).epsilon(1e-12));
 
   // Under FP8 with weight copies cached across the step (2 B per weight on Hopper: the FP8
-  // weight and its transpose), full_shard keeps the copies of 2 gathered units, the dense layer
-  // twice, and of every expert the rank holds whole (they are never gathered or freed): 2 B x
-  // (2 x 16,779,264 + 3 x 25,165,824) more than in bf16, where element bytes are the same 2.
+  // weight and its transpose), full_shard keeps the copies of 2 gathered units, the stage's two
+  // largest (its dense layer and an MoE layer's non-expert part), and of every expert the rank
+  // holds whole (they are never gathered or freed): 2 B x (16,779,264 + the non-expert part +
+  // 3 x 25,165,824) more than in bf16, where element bytes are the same 2.
   const auto fp8_two_gpus = [&](const char* precision) {
     io::ScenarioDocument doc;
     doc.json = nlohmann::json::parse(R"({
@@ -132,7 +159,8 @@ TEST_CASE("moe memory: experts held whole at ep = dp are not gathered again", "[
   };
   REQUIRE(moe2.expert == 8 * 3'145'728);
   REQUIRE(fp8_two_gpus("fp8") - fp8_two_gpus("bf16") ==
-          Approx(2.0 * (2.0 * 16'779'264.0 + 3.0 * 25'165'824.0)).epsilon(1e-12));
+          Approx(2.0 * (16'779'264.0 + static_cast<double>(moe2.dense) + 3.0 * 25'165'824.0))
+              .epsilon(1e-12));
 
   // On a released model, sharding more then never needs more memory: qwen3-30b-a3b on 16 H100
   // under megatron-core, ep 16 (shard_grad_op needed 68.15 GiB against zero1's 67.65).
