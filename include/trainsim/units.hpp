@@ -4,7 +4,9 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace trainsim {
 
@@ -164,5 +166,8 @@ std::string signed_fixed_text(double v, int decimals);
 // lie past those 12, or of 10^15 or more, prints as `digits` significant digits and a power of
 // ten ("1.0e-25"). Zero prints with `decimals`.
 std::string fixed_significant(double v, int decimals, int digits);
+
+// `n` and the noun, plural but for 1: "1 node", "4 nodes".
+std::string counted(std::int64_t n, std::string_view noun);
 
 }  // namespace trainsim

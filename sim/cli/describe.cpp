@@ -23,11 +23,6 @@
 namespace trainsim::cli {
 namespace {
 
-// "1 node", "4 nodes".
-std::string counted(std::int64_t n, const std::string& noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
-
 struct DescribeOptions {
   ScenarioFlags scenario;
   std::string format = "table";

@@ -357,9 +357,6 @@ std::string collective_text(const CollectiveDelta& c) {
     const bool is_new = c.a_calls == 0;
     const Seconds t = is_new ? c.b_time : c.a_time;
     const std::int64_t calls = is_new ? c.b_calls : c.a_calls;
-    const auto counted = [](std::int64_t n, const char* noun) {
-      return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-    };
     return name + (is_new ? " only in B: " : " only in A: ") + to_string(t) + " per step, " +
            counted(calls, "call") + ", " + counted(is_new ? c.b_ranks : c.a_ranks, "rank") +
            " on " + counted(is_new ? c.b_nodes : c.a_nodes, "node");

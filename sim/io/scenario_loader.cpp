@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "trainsim/parallel/placement.hpp"
+#include "trainsim/units.hpp"
 
 #include "sim/io/builtin_data.hpp"
 #include "sim/io/hardware_loader.hpp"
@@ -215,8 +216,8 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
         throw ConfigError(doc.source, "/cluster",
                           "nodes " + std::to_string(nodes) + " and gpus " + std::to_string(s.gpus) +
                               " disagree: " + std::to_string(s.gpus) + " GPUs fill " +
-                              std::to_string(s.nodes()) + (s.nodes() == 1 ? " node" : " nodes") +
-                              " of " + std::to_string(s.hardware.node.gpus_per_node) +
+                              counted(s.nodes(), "node") + " of " +
+                              std::to_string(s.hardware.node.gpus_per_node) +
                               "; expected one of them, or both agreeing");
       }
     }

@@ -79,9 +79,13 @@ std::string fixed_significant(double v, int decimals, int digits) {
       std::snprintf(buf.data(), buf.size(), "%.*e", std::max(digits - 1, 0), v);
       return buf.data();
     }
-    decimals = std::clamp(digits - 1 - e, decimals, std::max(decimals, 12));
+    decimals = std::max(digits - 1 - e, decimals);
   }
   return fixed_text(v, decimals);
+}
+
+std::string counted(std::int64_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
 }
 
 std::string to_string(Seconds t) {
