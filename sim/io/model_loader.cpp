@@ -825,10 +825,12 @@ void read_hf_mla(ObjectReader& r, const std::string& model_type, ModelSpec& m) {
   // qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128), and their attention has no
   // other form: a config without it was priced as multi-head attention of hidden / heads.
   if (hf_deepseek(model_type) && (!r.has("kv_lora_rank") || r.raw("kv_lora_rank").is_null())) {
-    throw r.error("kv_lora_rank", "missing required key; model_type '" + model_type +
-                                      "' is latent attention, its configuration class defaults "
-                                      "it to 512: expected kv_lora_rank, the rank of the "
-                                      "compressed keys and values");
+    throw r.error("kv_lora_rank",
+                  std::string(r.has("kv_lora_rank") ? "null" : "missing required key") +
+                      "; model_type '" + model_type +
+                      "' is latent attention, its configuration class defaults "
+                      "it to 512: expected kv_lora_rank, the rank of the "
+                      "compressed keys and values");
   }
   if (!r.has("kv_lora_rank") || r.raw("kv_lora_rank").is_null()) {
     for (const auto key : kHfMlaKeys) {
@@ -982,7 +984,10 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   //  - mistral/modeling_mistral.py: every projection bias=False; MistralConfig has no bias keys.
   //  - llama/modeling_llama.py (and the other families, whose configs copy LlamaConfig's keys:
   //    qwen3, gemma, olmo, granite): q/k/v/o_proj bias=config.attention_bias, gate/up/down_proj
-  //    bias=config.mlp_bias; both default False.
+  //    bias=config.mlp_bias; both default False. Only LlamaMLP and GraniteMLP read mlp_bias:
+  //    Qwen3MLP, GemmaMLP (Gemma 2's too), OlmoMLP (OLMo 2's too), Qwen3MoeMLP and
+  //    DeepseekV2/V3MLP build gate/up/down_proj with bias=False, and GPT-OSS's experts always
+  //    carry theirs (below): there the key is ignored.
   //  - qwen2_moe/modeling_qwen2_moe.py: Qwen2's attention biases; mixtral/modeling_mixtral.py:
   //    Mistral's (none).
   if (model_type == "qwen2" || model_type == "mistral" || model_type == "qwen2_moe" ||
@@ -1000,7 +1005,12 @@ ModelSpec from_hugging_face(ObjectReader& r) {
     const bool attention_bias = r.boolean_or("attention_bias", model_type == "gpt_oss");
     m.qkv_bias = attention_bias;
     m.out_proj_bias = attention_bias;
-    m.mlp_bias = r.boolean_or("mlp_bias", false);
+    if (model_type == "llama" || model_type == "granite") {
+      m.mlp_bias = r.boolean_or("mlp_bias", false);
+    } else if (r.has("mlp_bias")) {
+      (void)r.boolean("mlp_bias");
+      ignored.emplace_back("mlp_bias (" + model_type + "'s MLP reads no such key)");
+    }
   }
 
   read_hf_moe(r, model_type, m, ignored, uncounted);
@@ -1044,8 +1054,15 @@ ModelSpec from_hugging_face(ObjectReader& r) {
     ignored.push_back("sliding_window (" + model_type + " applies no window)");
     sliding = 0;
   }
-  const bool use_window =
-      r.boolean_or("use_sliding_window", !contains(kHfQwenWindowTypes, model_type));
+  // Only the Qwen config classes have use_sliding_window; the other families' attention reads
+  // sliding_window alone, so there the key changes nothing (noted).
+  bool use_window = true;
+  if (qwen_window) {
+    use_window = r.boolean_or("use_sliding_window", false);
+  } else if (r.has("use_sliding_window")) {
+    (void)r.boolean("use_sliding_window");
+    ignored.push_back("use_sliding_window (read by the Qwen families only)");
+  }
   const std::int64_t window = use_window ? sliding : 0;
   WindowLayers windowed = hf_window_layers(r, model_type, m.num_layers);
   // layer_types naming windowed layers with no window to give them contradicts itself (the

@@ -683,6 +683,59 @@ TEST_CASE("model_loader: OLMo 2's Q and K norms are named as not counted", "[mod
                              "the projections, 262144 parameters)"));
 }
 
+TEST_CASE("model_loader: mlp_bias counts only where the family's MLP reads it", "[model][io]") {
+  // LlamaMLP and GraniteMLP build gate/up/down_proj with bias=config.mlp_bias; GemmaMLP (and
+  // Qwen3MLP, OlmoMLP, ...) with bias=False whatever the config says (transformers/models/*/
+  // modeling_*.py; docs/models.md, "Biases by family").
+  auto gemma = nlohmann::json::parse(
+      io::read_text_file(data("hf_gemma_7b_config.json"), 1U << 20U, "a config.json"));
+  const auto plain = num_parameters(load_model_from_string(gemma.dump(), "gemma.json"));
+  gemma["mlp_bias"] = true;
+  NoteCapture notes;
+  const auto biased = load_model_from_string(gemma.dump(), "gemma-mlp-bias.json");
+  CHECK_FALSE(biased.mlp_bias);
+  CHECK(num_parameters(biased) == plain);
+  REQUIRE(notes.lines.size() == 1);
+  CHECK_THAT(notes.lines.back(), Catch::Contains("mlp_bias (gemma's MLP reads no such key)"));
+  // A Llama config's key is read: 32 layers x (2 x 14,336 + 4,096) = 1,048,576 more.
+  auto llama = nlohmann::json::parse(
+      io::read_text_file(data("hf_llama3_8b_config.json"), 1U << 20U, "a config.json"));
+  const auto llama_plain = num_parameters(load_model_from_string(llama.dump(), "llama.json"));
+  llama["mlp_bias"] = true;
+  const auto llama_biased = load_model_from_string(llama.dump(), "llama-mlp-bias.json");
+  CHECK(llama_biased.mlp_bias);
+  CHECK(num_parameters(llama_biased) - llama_plain == 32 * (2 * 14'336 + 4'096));
+}
+
+TEST_CASE("model_loader: use_sliding_window is read by the Qwen families only", "[model][io]") {
+  // MistralConfig has no use_sliding_window and MistralAttention reads sliding_window alone
+  // (modeling_mistral.py): the window stays, the key is noted as ignored.
+  auto mistral = nlohmann::json::parse(
+      io::read_text_file(data("hf_mistral_7b_config.json"), 1U << 20U, "a config.json"));
+  mistral["sliding_window"] = 4096;
+  mistral["use_sliding_window"] = false;
+  NoteCapture notes;
+  CHECK(load_model_from_string(mistral.dump(), "mistral-usw.json").attention_window == 4096);
+  REQUIRE(notes.lines.size() == 1);
+  CHECK_THAT(notes.lines.back(),
+             Catch::Contains("use_sliding_window (read by the Qwen families only)"));
+  // A damaged value is still refused with its key.
+  mistral["use_sliding_window"] = "no";
+  CHECK_THROWS_WITH(load_model_from_string(mistral.dump(), "mistral-usw2.json"),
+                    Catch::StartsWith("mistral-usw2.json: /use_sliding_window: "));
+}
+
+TEST_CASE("model_loader: a null kv_lora_rank on DeepSeek says null, not missing", "[model][io]") {
+  auto ds = nlohmann::json::parse(
+      io::read_text_file(data("hf_deepseek_v3_moe_config.json"), 1U << 20U, "a config.json"));
+  ds["kv_lora_rank"] = nullptr;
+  CHECK_THROWS_WITH(load_model_from_string(ds.dump(), "ds.json"),
+                    Catch::StartsWith("ds.json: /kv_lora_rank: null; model_type 'deepseek_v3'"));
+  ds.erase("kv_lora_rank");
+  CHECK_THROWS_WITH(load_model_from_string(ds.dump(), "ds.json"),
+                    Catch::StartsWith("ds.json: /kv_lora_rank: missing required key;"));
+}
+
 TEST_CASE("model_loader: Qwen3's head_dim defaults to Qwen3Config's 128", "[model][io]") {
   // Qwen/Qwen3-0.6B's config.json: hidden 1024 and 16 heads of 128 (2048 wide, not 1024).
   // Qwen3Config declares head_dim: int = 128 (transformers/models/qwen3/configuration_qwen3.py),
