@@ -383,6 +383,7 @@ int run_validate(const ValidateOptions& o) {
   keep_freed_memory();
   std::map<std::string, nlohmann::json> stacks;
   std::map<std::string, std::string> stack_files;
+  std::vector<std::string> base_files;  // the stack files each --stack file extends
   const auto ids = io::builtin_stack_ids();
   for (const std::string& spec : o.stacks) {
     const auto eq = spec.find('=');
@@ -406,15 +407,16 @@ int run_validate(const ValidateOptions& o) {
     const std::string file = spec.substr(eq + 1);
     // Resolved here, where its relative "extends" is found beside the file: the rows' scenarios
     // get the document inline, and would look for the base from the working directory.
-    nlohmann::json j = io::resolved_stack_json(io::read_json_file(file), file);
+    nlohmann::json j = io::resolved_stack_json(io::read_json_file(file), file, &base_files);
     (void)io::stack_from_json(j, file, "");  // a bad file fails here, naming itself
     stacks[id] = std::move(j);
     stack_files[id] = file;
   }
-  // No output may replace an input, the runs file or a stack file: the output-file rule of
-  // docs/sweep.md, checked before anything is simulated.
+  // No output may replace an input, the runs file or a stack file (or one it extends): the
+  // output-file rule of docs/sweep.md, checked before anything is simulated.
   std::vector<std::string> inputs{o.file};
   for (const auto& [id, file] : stack_files) inputs.push_back(file);
+  inputs.insert(inputs.end(), base_files.begin(), base_files.end());
   io::require_not_an_input(o.plot, "command line (--plot)", inputs);
   if (!o.scenarios.empty()) {
     // A row's scenario file, for every row the filter keeps (which of them compare is known

@@ -115,8 +115,9 @@ nlohmann::json resolve_extends(const nlohmann::json& json, const std::string& so
 
 }  // namespace
 
-nlohmann::json resolved_stack_json(const nlohmann::json& json, const std::string& source) {
-  return resolve_extends(json, source, "", 0);
+nlohmann::json resolved_stack_json(const nlohmann::json& json, const std::string& source,
+                                   std::vector<std::string>* files) {
+  return resolve_extends(json, source, "", 0, files);
 }
 
 namespace {

@@ -23,9 +23,11 @@ inline constexpr const char* kDefaultStack = "pytorch-2.3-fsdp";
 // The stack in `json`; `source` and `pointer` locate errors. Throws ConfigError.
 // `json` with its "extends" chain resolved, as stack_from_json reads it: a relative path looked
 // for beside `source` first. A stack document copied elsewhere (validate --stack inlines it into
-// each row's scenario) keeps the base it was checked with.
+// each row's scenario) keeps the base it was checked with. Each stack file the chain read is
+// added to `files` where given.
 [[nodiscard]] nlohmann::json resolved_stack_json(const nlohmann::json& json,
-                                                 const std::string& source);
+                                                 const std::string& source,
+                                                 std::vector<std::string>* files = nullptr);
 
 [[nodiscard]] stack::StackSpec stack_from_json(const nlohmann::json& json,
                                                const std::string& source,

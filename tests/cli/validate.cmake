@@ -171,6 +171,15 @@ trainsim_bad_input(validate scenarios_replace_runs "command line \\(--scenarios\
 trainsim_bad_input(validate scenarios_replace_stack "command line \\(--scenarios\\): '[^']*validate_clobber/bloom176b-384gpu\\.json' is the input file [^,]*, which the output would replace\\; expected another path"
   --source bloom --stack megatron-lm=${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/bloom176b-384gpu.json
   --scenarios ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber)
+# A stack file the --stack file extends is an input too: it was replaced by the row's scenario,
+# exit 0, and the --stack file no longer loaded.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/validate_extends_clobbered.json
+  "{\"extends\": \"${CMAKE_CURRENT_BINARY_DIR}/validate_clobber/bloom176b-384gpu.json\", \"id\": \"over\"}\n")
+trainsim_bad_input(validate scenarios_replace_extended_stack "command line \\(--scenarios\\): '[^']*validate_clobber/bloom176b-384gpu\\.json' is the input file [^,]*, which the output would replace\\; expected another path"
+  --source bloom --stack megatron-lm=${CMAKE_CURRENT_BINARY_DIR}/validate_extends_clobbered.json
+  --scenarios ${CMAKE_CURRENT_BINARY_DIR}/validate_clobber)
+set_tests_properties(cli.validate.bad.scenarios_replace_extended_stack PROPERTIES
+                     FIXTURES_REQUIRED validate_clobber)
 # --plot too (a path without an extension is drawn as PNG): it was checked against the runs
 # file only.
 trainsim_bad_input(validate plot_replace_stack "command line \\(--plot\\): '[^']*validate_clobber/stack_without_extension' is the input file [^,]*, which the output would replace\\; expected another path"
