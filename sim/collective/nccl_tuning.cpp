@@ -245,11 +245,13 @@ Seconds tuned_latency(const HardwareSpec& hw, Op op, const Geometry& g, Algorith
         return base + c.hw_latency[idx(hw_class)][ai][pi];
       }
       // base + (nsteps - nInter) x max(intraLat, netOverhead) + nInter x interLat, with
-      // nInter = 2(N-1) for AllReduce, N-1 for AllGather/ReduceScatter; the net overhead
-      // (x3 for Simple) only when the ring spans nodes.
+      // nInter = 2(N-1) for AllReduce (2N before NCCL 2.23), N-1 for AllGather/ReduceScatter;
+      // the net overhead (x3 for Simple) only when the ring spans nodes.
       const double steps = nsteps(op, n);
+      const std::int64_t allreduce_inter =
+          c.ring_allreduce_inter_steps_2n ? 2 * big_n : 2 * (big_n - 1);
       const double inter_steps =
-          big_n == 1 ? 0.0 : static_cast<double>(op == Op::AllReduce ? 2 * (big_n - 1) : big_n - 1);
+          big_n == 1 ? 0.0 : static_cast<double>(op == Op::AllReduce ? allreduce_inter : big_n - 1);
       Seconds hop = intra;
       if (big_n > 1) {
         const double f = p == Protocol::Simple ? c.simple_net_overhead_factor : 1.0;

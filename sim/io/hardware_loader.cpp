@@ -166,6 +166,7 @@ void read_nccl_constants(ObjectReader v, GpuArch arch, const std::string& host_c
   out.simple_net_overhead_factor = number_in(v, "simple_net_overhead_factor", 1.0, 100.0);
   out.net_plugin_latency = v.seconds("net_plugin_latency", /*allow_zero=*/true);
   out.one_ppn_uses_tree_net_latency = v.boolean("one_ppn_uses_tree_net_latency");
+  out.ring_allreduce_inter_steps_2n = v.boolean("ring_allreduce_inter_steps_2n");
   out.ring_ll_factor = v.fraction("ring_ll_factor");
   out.ring_ll128_low_ppn_factor = v.fraction("ring_ll128_low_ppn_factor");
   out.pat_enabled = v.boolean("pat_enabled");

@@ -157,6 +157,36 @@ TEST_CASE("collective: §A.5 worked latency table (Hopper, IB, Intel, current co
   }
 }
 
+TEST_CASE("collective: NCCL 2.20 counts 2N network steps in a Ring AllReduce, 2.23+ 2(N-1)",
+          "[collective]") {
+  // h100-dgx carries NCCL 2.20's constants, h200-dgx 2.28's; both Hopper DGX nodes with Intel
+  // hosts, so every other term below is equal. 64 B: below the ring plateau threshold.
+  // Ring Simple AllReduce latency = base 8.4 + (nsteps - nInter) x max(NVLink 3.4, net
+  // overhead 1 x 3) + nInter x (NET Ring Simple 14 + plugin 0); nsteps = 2(n-1) (§A.3).
+  const CollectiveModel v220(nccl_formula("h100-dgx"));
+  const CollectiveModel v228(nccl_formula("h200-dgx"));
+  const auto lat_us = [](const CollectiveModel& m, const GroupShape& g) {
+    const auto c = m.cost_with(Op::AllReduce, g, Bytes(64.0), Algorithm::Ring, Protocol::Simple);
+    REQUIRE(c.has_value());
+    return c->latency.value() * 1e6;
+  };
+  const GroupShape two{.ranks = 16, .nodes = 2, .ranks_per_node = 8};
+  const GroupShape four{.ranks = 32, .nodes = 4, .ranks_per_node = 8};
+  // 2.20, nInter = 2N: 2 nodes 8.4 + 26 x 3.4 + 4 x 14 = 152.8; 4 nodes 8.4 + 54 x 3.4 + 8 x 14
+  // = 304.0.
+  REQUIRE(lat_us(v220, two) == Approx(152.8).epsilon(1e-9));
+  REQUIRE(lat_us(v220, four) == Approx(304.0).epsilon(1e-9));
+  // 2.28, nInter = 2(N-1): 8.4 + 28 x 3.4 + 2 x 14 = 131.6; 8.4 + 56 x 3.4 + 6 x 14 = 282.8.
+  REQUIRE(lat_us(v228, two) == Approx(131.6).epsilon(1e-9));
+  REQUIRE(lat_us(v228, four) == Approx(282.8).epsilon(1e-9));
+  // AllGather keeps N-1 network steps in both: nsteps n-1 = 15, Simple 8.4 + 14 x 3.4 + 1 x 14
+  // = 70.0 on 2 nodes.
+  const auto ag =
+      v220.cost_with(Op::AllGather, two, Bytes(64.0), Algorithm::Ring, Protocol::Simple);
+  REQUIRE(ag.has_value());
+  REQUIRE(ag->latency.value() * 1e6 == Approx(70.0).epsilon(1e-9));
+}
+
 TEST_CASE("collective: the fastest eligible (algorithm, protocol) is chosen", "[collective]") {
   const CollectiveModel m(nccl_formula("h100-dgx"));
   const GroupShape node{.ranks = 8, .nodes = 1, .ranks_per_node = 8};

@@ -946,7 +946,7 @@ TEST_CASE(
   // llm-foundry-torch21's iteration_overhead is fitted to the 52 rows of llm-foundry's H100
   // 8-GPU table alone (scripts/refit-stacks, fit_apart); the 18 rows of its large-scale table
   // (128 to 512 GPUs, their framework text naming sweep.py) are not in that fit. They must come
-  // out better with it than without: docs/validation.md gives 6.9% (bias +5.4%) with it,
+  // out better with it than without: docs/validation.md gives 6.9% (bias +5.3%) with it,
   // 21.2% at 0 ms; the bounds below leave about 1.5 points either way. (3.5% and 12.3% while the
   // Hopper profiles slowed GEMMs 2x beside a collective, the measured 0.24 leaving more of each
   // step to the time per step; 7.5% (+3.4%) and 20.1% before llm-foundry's Triton attention

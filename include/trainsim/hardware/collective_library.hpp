@@ -106,6 +106,9 @@ struct CollectiveLibrarySpec {
   Seconds net_plugin_latency;
   // Since 2.23 a group with one rank per node uses Tree's network latency in every algorithm.
   bool one_ppn_uses_tree_net_latency = true;
+  // Network steps of a multi-node Ring AllReduce: 2N before 2.23 (tuning.cc `nInterSteps =
+  // 2*nNodes`), 2(N-1) since (docs/sources.md A.10).
+  bool ring_allreduce_inter_steps_2n = false;
 
   // --- Bandwidth refinements (tuning.cc ncclTopoTuneModel).
   double ring_ll_factor = 0.5;              // Ring LL keeps this share of the bus bandwidth
