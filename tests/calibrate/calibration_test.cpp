@@ -433,9 +433,13 @@ TEST_CASE("calibration: what the points do not determine keeps the base's value"
   }
   SECTION("the only parameter left free") {
     // The same factor alone (every other parameter frozen), on a base that gives it 0.9: there
-    // was no refit to try once a single parameter was left, and it ended at its start, 1.
+    // was no refit to try once a single parameter was left, and it ended at its start, 1. The
+    // base's Tree Simple factor is 0.3, so that LL128 is held by the bound of the measured
+    // Simple call (NCCL's ratio of the two) over the factor's whole range [0.3, 2]: the point
+    // does not determine it.
     hardware::HardwareSpec b = base;
     factor.set(b, 0.9);
+    find_parameter("/collective/measured/tree/Simple/bandwidth_factor_multi_node")->set(b, 0.3);
     const auto in = io::read_calibration_inputs(
         {calibration_file("nccl_tests/h100-ndr-2node-all_reduce.txt")}, false);
     FitOptions o = options();

@@ -187,6 +187,29 @@ TEST_CASE("collective: NCCL 2.20 counts 2N network steps in a Ring AllReduce, 2.
   REQUIRE(ag->latency.value() * 1e6 == Approx(70.0).epsilon(1e-9));
 }
 
+TEST_CASE("collective: with NCCL's model as is, Tree LL and LL128 keep NCCL's own times",
+          "[collective]") {
+  // The bound that keeps a measured LL or LL128 call from outrunning the measured Simple call
+  // divided by its payload factor took Tree Simple's time, whose per-size correction is not
+  // LL128's (§A.1 step 2), and so changed NCCL's own Tree times. v100-dgx (NCCL 2.20, Volta),
+  // 64 nodes of 8, 16 MiB AllReduce, Tree LL128 (§A.4): bus bandwidth min(0.92 x 4 x 12,
+  // 4 x 10) = 40, min(40 x 120/128, 4 x 20) = 37.5, x 0.5 = 18.75 GB/s, x the LL128 correction
+  // 0.9 at 16 MiB (i = 18) = 16.875 GB/s: 16,777,216 B in 994.2 us; latency 14 + 2 x (7 x 1.25
+  // + 6 x 8.5) = 133.5 us; 1,127.7 us in all (it was 1,436.1: Tree Simple's 1,198.4 us / 0.92).
+  const CollectiveModel m(nccl_formula("v100-dgx"));
+  const GroupShape g{.ranks = 512, .nodes = 64, .ranks_per_node = 8};
+  const Bytes bytes(16777216.0);
+  const auto c = m.cost_with(Op::AllReduce, g, bytes, Algorithm::Tree, Protocol::Ll128);
+  REQUIRE(c.has_value());
+  CHECK(c->latency.value() * 1e6 == Approx(133.5).epsilon(1e-9));
+  CHECK(c->transfer.value() * 1e6 == Approx(16777216.0 / 16.875e3).epsilon(1e-9));
+  // NCCL picks it itself there, and the call costs the same.
+  const CollectiveCost chosen = m.cost(Op::AllReduce, g, bytes);
+  CHECK(chosen.algorithm == Algorithm::Tree);
+  CHECK(chosen.protocol == Protocol::Ll128);
+  CHECK(chosen.time.value() == Approx(c->time.value()).epsilon(1e-12));
+}
+
 TEST_CASE("collective: the fastest eligible (algorithm, protocol) is chosen", "[collective]") {
   const CollectiveModel m(nccl_formula("h100-dgx"));
   const GroupShape node{.ranks = 8, .nodes = 1, .ranks_per_node = 8};
