@@ -753,15 +753,20 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
     // the largest below it that does: a micro-batch is a knob of the plan, and the best one's
     // (8 sequences at dp 8) made pure data parallelism at dp 16 'invalid', and --explain then
     // said model parallelism was needed to run at all.
+    // Out of memory there, the smaller micro-batches that divide it are tried in turn: a plan
+    // of micro-batch 2 that fit made 'model parallelism is needed' false where micro-batch 8
+    // did not fit.
     const std::int64_t per_rank =
         dp_only.training.global_batch % p.dp == 0 ? dp_only.training.global_batch / p.dp : 0;
+    bool tried = false;
     for (std::int64_t mb = std::min(dp_only.training.micro_batch, per_rank); mb >= 1; --mb) {
-      if (per_rank % mb == 0) {
-        dp_only.training.micro_batch = mb;
-        break;
-      }
+      if (per_rank % mb != 0) continue;
+      dp_only.training.micro_batch = mb;
+      own = sweep::evaluate(dp_only, mode);  // as the plans it is set against
+      tried = true;
+      if (own.status != sweep::Status::OutOfMemory) break;
     }
-    own = sweep::evaluate(dp_only, mode);  // as the plans it is set against
+    if (!tried) own = sweep::evaluate(dp_only, mode);
     if (!own.report) {
       out << "  Pure data parallelism (" << plan_text(dp_only)
           << ") cannot run: " << own.status_text() << ".\n";
@@ -769,8 +774,9 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
         out << "  Model parallelism is needed to split the model state and activations at this "
                "sharding ("
             << parallel::to_string(dp_only.parallel.sharding) << ") and recomputation ("
-            << parallel::to_string(dp_only.parallel.recompute) << "): the best plan needs "
-            << gib(rb.memory.total) << " of " << gib(rb.memory.usable) << " usable per GPU.\n";
+            << parallel::to_string(dp_only.parallel.recompute)
+            << ") at any micro-batch: the best plan needs " << gib(rb.memory.total) << " of "
+            << gib(rb.memory.usable) << " usable per GPU.\n";
       } else {
         // The plan itself (a global batch of fewer sequences than GPUs, say), found before any
         // memory check: memory is not named as the cause, and the best plan's is a figure.
