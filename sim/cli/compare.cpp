@@ -5,6 +5,7 @@
 // docs/compare.md.
 #include <array>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -275,10 +276,20 @@ int compare(const CompareOptions& o) {
   if (o.steps != "skip-first" && o.steps != "all") {
     throw ConfigError("--steps: unknown value '" + o.steps + "'; expected skip-first or all");
   }
-  const parallel::Scenario s = load_scenario(o.scenario);
-  require_simulable_plan(o.scenario, s);
-  require_bounded_full_simulation(s, "compare");
+  // Bad input (a scenario or a trace that cannot be read) is named before a plan that cannot
+  // run (exit 2 before 3, docs/compare.md): a plan error waits until the trace is read.
+  std::optional<parallel::Scenario> loaded;
+  std::exception_ptr plan_error;
+  try {
+    loaded = load_scenario(o.scenario);
+    require_simulable_plan(o.scenario, *loaded);
+    require_bounded_full_simulation(*loaded, "compare");
+  } catch (const PlanError&) {
+    plan_error = std::current_exception();
+  }
   const io::KinetoTrace trace = io::read_kineto_trace(o.trace);
+  if (plan_error) std::rethrow_exception(plan_error);
+  const parallel::Scenario s = std::move(*loaded);
   // A trace of a job of another size is compared all the same (a rank's kernels are what they
   // are), but its communication ran on other groups: say so.
   if (trace.world_size && *trace.world_size != s.gpus) {

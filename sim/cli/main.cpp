@@ -282,6 +282,17 @@ std::string cli11_message(const CLI::ParseError& e, const CLI::App& app,
                : "command line: missing argument '" + name + "'; expected it (see trainsim " +
                      "<command> --help)";
   }
+  // "--steps: 1 required TEXT missing": the flag was given without its value.
+  constexpr std::string_view kMissing = " missing";
+  if (const auto colon_at = text.find(": ");
+      colon_at != std::string::npos && text.ends_with(kMissing) &&
+      text.find(" required ", colon_at) != std::string::npos) {
+    const std::string name = text.substr(0, colon_at);
+    const std::string noun = option_value_noun(app, name);
+    return "command line (" + name + "): no value given; expected " +
+           (noun.empty() ? std::string("a value after it") : noun + " after it") +
+           " (see trainsim <command> --help)";
+  }
   constexpr std::string_view kAtMost = ": At Most 1 required but received ";
   if (const auto at = text.find(kAtMost); at != std::string::npos) {
     return "command line (" + text.substr(0, at) + "): given " + text.substr(at + kAtMost.size()) +

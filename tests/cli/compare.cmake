@@ -19,6 +19,12 @@ file(ARCHIVE_CREATE OUTPUT ${GZIP_TRACE} PATHS ${TRACE_DATA}/array_time.json FOR
 set(compare_scenario ${TRACE_DATA}/compare_scenario.json)
 trainsim_bad_input(compare missing_trace "--trace: missing; expected a PyTorch profiler trace"
   ${compare_scenario})
+# A trace that cannot be read is named before a plan that cannot run: bad input exits 2
+# (docs/compare.md), where the plan's exit 3 hid the trace. A readable trace with that plan: 3.
+trainsim_bad_input(compare bad_trace_before_plan "no_such_trace.json: cannot open file"
+  ${CMAKE_CURRENT_SOURCE_DIR}/../data/diff_paper_tp3.json --trace no_such_trace.json)
+trainsim_expect_exit(cli.compare.impossible_plan 3 "^error: [^\n]*diff_paper_tp3.json: /parallel: gpus 128 do not split"
+  compare ${CMAKE_CURRENT_SOURCE_DIR}/../data/diff_paper_tp3.json --trace ${TRACE_DATA}/tp2_overlap.json)
 trainsim_bad_input(compare no_such_file "no_such_trace.json: cannot open file"
   ${compare_scenario} --trace ${TRACE_DATA}/no_such_trace.json)
 trainsim_bad_input(compare gzip

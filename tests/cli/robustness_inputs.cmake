@@ -27,6 +27,11 @@ trainsim_expect_exit(cli.robust.option_not_a_number 2 "^error: .*--tp"
 trainsim_expect_exit(cli.robust.missing_required_option 2
   "^error: command line \\(--hardware\\): missing required option. expected it"
   search --model llama2-7b --gpus 8 --global-batch 8 --seq-len 4096)
+# A flag given last without its value: CLI11's "--gpus: 1 required INT missing", in the
+# project's shape, with what the value must be.
+trainsim_expect_exit(cli.robust.option_without_value 2
+  "^error: command line \\(--gpus\\): no value given. expected an integer after it \\(see"
+  run ${robust_base} --gpus)
 trainsim_expect_exit(cli.robust.no_command 2
   "^error: a subcommand is required; expected one of describe, run, collective, sweep")
 
