@@ -44,7 +44,8 @@ io::DiffSide side(const ScenarioFlags& flags, const std::string& file) {
   // The flags (applied to both sides) that set the first problem's key.
   if (!problems.empty()) d.problem_flags = problem_flags(f, problems.front());
   if (d.problems.empty()) {
-    if (const std::string excess = report::memory_excess(report::memory_peak(d.scenario));
+    if (const std::string excess =
+            report::memory_excess(report::memory_peak(d.scenario), d.scenario.parallel.pp);
         !excess.empty()) {
       d.problems.push_back(std::string(report::kMemoryExcessKey) + ": " + excess);
     }

@@ -67,9 +67,9 @@ int run(const RunOptions& o) {
     // key (the memory reads nearly all of them), or the command line alone.
     throw PlanError(
         problem_origin(o.scenario, parallel::Problem{.key = "", .message = "", .also = {}}) +
-        ": the plan needs " + to_string(r.memory.total) + " per GPU on stage " +
-        std::to_string(r.memory.stage) + ", more than the " + to_string(r.memory.usable) +
-        " usable of " + to_string(r.memory.capacity) + " of HBM (" +
+        ": the plan needs " + to_string(r.memory.total) + " per GPU" +
+        report::on_stage(r.memory, s.parallel.pp) + ", more than the " +
+        to_string(r.memory.usable) + " usable of " + to_string(r.memory.capacity) + " of HBM (" +
         reserve_terms(r.memory, s, o.scenario.memory_headroom.has_value()) +
         "); expected a plan that fits");
   }

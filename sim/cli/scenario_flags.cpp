@@ -9,6 +9,7 @@
 #include "trainsim/report/memory.hpp"
 #include "trainsim/report/simulate.hpp"
 
+#include "sim/io/builtin_data.hpp"
 #include "sim/io/json_reader.hpp"
 #include "sim/io/sweep_writer.hpp"
 
@@ -63,7 +64,8 @@ void add_scenario_flags(CLI::App& c, ScenarioFlags& f) {
 void add_memory_headroom_flag(CLI::App& c, std::optional<double>& headroom) {
   c.add_option("--memory-headroom", headroom,
                "Fraction of HBM kept free beside the CUDA context, NCCL buffers, workspace and "
-               "fragmentation, 0 to below 1 (default: the stack's memory.headroom_fraction)");
+               "fragmentation, from 0 to what those leave of the HBM (0.9898 of an 80 GiB H100; "
+               "default: the stack's memory.headroom_fraction)");
 }
 
 void apply_memory_headroom(const std::optional<double>& headroom, parallel::Scenario& s) {
@@ -88,11 +90,16 @@ void apply_memory_headroom(const std::optional<double>& headroom, parallel::Scen
   // The stack as the scenario wrote it (a path resolves beside the file that names it, as the
   // echoed name does), and named as the loader names an inline object without an id, so that
   // the scenario's run reports what this one does.
+  // A built-in stack keeps its id (the inline object carries it), so that the report's context
+  // and table still name the stack that ran ("megatron-core (inline)", not "inline").
   if (s.stack.memory.headroom_fraction == before) return;
+  const bool builtin = s.stack_inline.empty() && s.stack.id == s.stack_name &&
+                       io::builtin_file("stacks", s.stack_name).has_value();
   nlohmann::json stack = s.stack_inline.empty() ? nlohmann::json{{"extends", s.stack_name}}
                                                 : nlohmann::json::parse(s.stack_inline);
+  if (builtin) stack["id"] = s.stack_name;
   stack["memory"]["headroom_fraction"] = s.stack.memory.headroom_fraction;
-  if (s.stack_inline.empty()) s.stack_name = "inline";
+  if (s.stack_inline.empty() && !builtin) s.stack_name = "inline";
   s.stack_inline = stack.dump();
   s.stack_path.clear();
 }
@@ -205,7 +212,7 @@ void require_valid_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
 }
 
 void require_countable_memory(const ScenarioFlags& f, const parallel::Scenario& s) {
-  const std::string excess = report::memory_excess(report::memory_peak(s));
+  const std::string excess = report::memory_excess(report::memory_peak(s), s.parallel.pp);
   if (excess.empty()) return;
   const parallel::Problem p{.key = report::kMemoryExcessKey,
                             .message = excess,

@@ -649,10 +649,13 @@ void apply_memory_reserve(const parallel::Scenario& s, MemoryBreakdown& m) {
   m.fits = m.total <= m.usable;
 }
 
-std::string memory_excess(const MemoryBreakdown& peak) {
+std::string on_stage(const MemoryBreakdown& peak, std::int64_t pp) {
+  return pp > 1 ? " on stage " + std::to_string(peak.stage) : "";
+}
+
+std::string memory_excess(const MemoryBreakdown& peak, std::int64_t pp) {
   if (!(peak.total.value() > kMaxMemoryBytes)) return "";
-  return "the plan needs " + to_string(peak.total) + " per GPU on stage " +
-         std::to_string(peak.stage) +
+  return "the plan needs " + to_string(peak.total) + " per GPU" + on_stage(peak, pp) +
          ", past the 8 PiB (2^53 bytes) up to which trainsim counts bytes exactly; expected a "
          "plan that needs less (fewer tokens per micro-batch or in flight, more GPUs)";
 }

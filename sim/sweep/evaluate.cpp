@@ -121,7 +121,8 @@ Evaluation screen(const parallel::Scenario& scenario) {
     return e;
   }
   e.memory = report::memory_peak(scenario);
-  if (const std::string excess = report::memory_excess(e.memory); !excess.empty()) {
+  if (const std::string excess = report::memory_excess(e.memory, scenario.parallel.pp);
+      !excess.empty()) {
     e.status = Status::Invalid;
     e.problem = std::string(report::kMemoryExcessKey) + ": " + excess;
     return e;
@@ -129,9 +130,10 @@ Evaluation screen(const parallel::Scenario& scenario) {
   if (!e.memory.fits) {
     e.status = Status::OutOfMemory;
     // As `run --require-fit` says it: the bound is usable memory (report/memory.hpp), not HBM.
-    e.problem = "needs " + to_string(e.memory.total) + " per GPU on stage " +
-                std::to_string(e.memory.stage) + ", more than the " + to_string(e.memory.usable) +
-                " usable of " + to_string(e.memory.capacity) + " of HBM";
+    e.problem = "needs " + to_string(e.memory.total) + " per GPU" +
+                report::on_stage(e.memory, scenario.parallel.pp) + ", more than the " +
+                to_string(e.memory.usable) + " usable of " + to_string(e.memory.capacity) +
+                " of HBM";
   }
   return e;
 }

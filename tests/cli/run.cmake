@@ -47,8 +47,12 @@ trainsim_expect_exit(cli.run.ep_dp_flags 3 "^error: command line \\(--gpus, --ep
 # llama2-70b with plain DDP on 8 H100 needs ~16 B/param of model state: far over 80 GiB. The
 # error names where the scenario came from (here the flags that set it), lists the reserve and
 # where its headroom fraction came from (the default stack's).
-trainsim_expect_exit(cli.run.require_fit 3 "^error: command line \\(--gpus, --hardware, --model, --sharding, --seq-len\\): the plan needs .* per GPU .* \\(reserved [^:]*: CUDA context [^,]*, NCCL buffers [^,]*, workspace [^,]*, headroom 0\\.00 B \\(0 of HBM, stack 'pytorch-2\\.3-fsdp' memory\\.headroom_fraction\\), fragmentation [^)]*\\); expected a plan that fits"
+trainsim_expect_exit(cli.run.require_fit 3 "^error: command line \\(--gpus, --hardware, --model, --sharding, --seq-len\\): the plan needs .* per GPU, .* \\(reserved [^:]*: CUDA context [^,]*, NCCL buffers [^,]*, workspace [^,]*, headroom 0\\.00 B \\(0 of HBM, stack 'pytorch-2\\.3-fsdp' memory\\.headroom_fraction\\), fragmentation [^)]*\\); expected a plan that fits"
   run --hardware h100-dgx --model llama2-70b --gpus 8 --sharding none --seq-len 4096 --require-fit)
+# The stage is named only where the plan has stages: "on stage 0" at pp 1 named a stage the plan
+# does not split into.
+trainsim_expect_exit(cli.run.require_fit_stage 3 "the plan needs [^,]* per GPU on stage [01], more than"
+  run --hardware h100-dgx --model llama2-70b --gpus 8 --pp 2 --sharding none --seq-len 4096 --require-fit)
 # Without a scenario file, a missing key names the flag that sets it.
 trainsim_expect_exit(cli.run.missing_flag 2
   "^error: command line: /training: missing required key; expected --seq-len"
@@ -64,6 +68,15 @@ add_test(NAME cli.run.memory_headroom_json
          COMMAND trainsim run ${run_args} --memory-headroom 0.25 --format json)
 set_tests_properties(cli.run.memory_headroom_json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"headroom_fraction\": 0\\.25.*\"reserved_bytes\": [0-9]+,.*\"usable_bytes\": [0-9]+[,\n]")
+# The stack that ran keeps its name in the table and the context (the flag made it 'inline'),
+# and the echoed inline stack carries that id.
+add_test(NAME cli.run.memory_headroom_stack_named COMMAND trainsim run ${run_args} --memory-headroom 0.25)
+set_tests_properties(cli.run.memory_headroom_stack_named PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nstack +pytorch-2\\.3-fsdp \\(inline\\)\n")
+add_test(NAME cli.run.memory_headroom_stack_named_json
+         COMMAND trainsim run ${run_args} --memory-headroom 0.25 --format json)
+set_tests_properties(cli.run.memory_headroom_stack_named_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"context\": \\{[^}]*\"stack\": \"pytorch-2\\.3-fsdp\"")
 # The error names the flag: 0.5 x 80 GiB = 40.0 GiB kept free.
 trainsim_expect_exit(cli.run.memory_headroom_require_fit 3
   "^error: command line \\([^)]*\\): the plan needs .* usable of 80\\.0 GiB of HBM \\(reserved [^:]*:[^(]*headroom 40\\.0 GiB \\(0\\.5 of HBM, --memory-headroom\\)"

@@ -277,7 +277,7 @@ set_tests_properties(cli.search.explain_expert_all_to_all PROPERTIES PASS_REGULA
 # lack: mixtral-8x7b on 1 H100 has 972 invalid plans (tp x pp x cp past 1 GPU) and 36 that run
 # out of memory; the error named the invalid plans' problem, which no fix of the space can cure.
 trainsim_expect_exit(cli.search.no_fit_names_memory 3
-  "^error: no plan of the search space runs and fits in memory\\; 36 of 1008 plans run but do not fit, the least hungry \\(tp=1 pp=1 cp=1 dp=1 ep=1 mb=1 zero1 recompute=full\\) needs 697 GiB per GPU on stage 0, more than the 75\\.2 GiB usable of 80\\.0 GiB of HBM\\; expected a larger cluster, a smaller global batch or a wider search space\n$"
+  "^error: no plan of the search space runs and fits in memory\\; 36 of 1008 plans run but do not fit, the least hungry \\(tp=1 pp=1 cp=1 dp=1 ep=1 mb=1 zero1 recompute=full\\) needs 697 GiB per GPU, more than the 75\\.2 GiB usable of 80\\.0 GiB of HBM\\; expected a larger cluster, a smaller global batch or a wider search space\n$"
   search --hardware h100-dgx --model mixtral-8x7b --gpus 1 --global-batch 16 --seq-len 2048)
 # A headroom that leaves 3.40 MiB: the header said "0.0 GiB usable", and the error asked for a
 # larger cluster without naming the headroom the user set.
@@ -288,13 +288,13 @@ set_tests_properties(cli.search.headroom_leaves_little PROPERTIES
   PASS_REGULAR_EXPRESSION "Memory per GPU: 3\\.40 MiB usable of 80\\.0 GiB HBM \\(reserved 80\\.0 GiB, headroom 99\\.0 %\\)"
   WILL_FAIL FALSE)
 trainsim_expect_exit(cli.search.headroom_leaves_little_error 3
-  "the least hungry \\(tp=8 pp=1 cp=1 dp=128 sp mb=1 full_shard recompute=full\\) needs 212 MiB per GPU on stage 0, more than the 3\\.40 MiB usable of 80\\.0 GiB of HBM\\; expected a larger cluster, a smaller global batch or a wider search space, or less than the 99\\.0 % of HBM kept free \\(--memory-headroom\\)\n$"
+  "the least hungry \\(tp=8 pp=1 cp=1 dp=128 sp mb=1 full_shard recompute=full\\) needs 212 MiB per GPU, more than the 3\\.40 MiB usable of 80\\.0 GiB of HBM\\; expected a larger cluster, a smaller global batch or a wider search space, or less than the 99\\.0 % of HBM kept free \\(--memory-headroom\\)\n$"
   search --hardware h100-dgx --model llama3.2-1b --gpus 1024 --global-batch 1024 --seq-len 128
   --top 2 --memory-headroom 0.9898)
 # The headroom is named only where less of it would make room: mixtral-8x7b on 1 H100 needs
 # 698 GiB at least, more than the 80 GiB, whatever the 50% headroom.
 trainsim_expect_exit(cli.search.headroom_not_the_cure 3
-  "the least hungry [^\n]* needs 698 GiB per GPU on stage 0, more than the 37\\.2 GiB usable of 80\\.0 GiB of HBM\\; expected a larger cluster, a smaller global batch or a wider search space\n$"
+  "the least hungry [^\n]* needs 698 GiB per GPU, more than the 37\\.2 GiB usable of 80\\.0 GiB of HBM\\; expected a larger cluster, a smaller global batch or a wider search space\n$"
   search --hardware h100-dgx --model mixtral-8x7b --gpus 1 --global-batch 8 --seq-len 4096
   --memory-headroom 0.5)
 # ep = dp: each EP rank holds its routed experts whole, never gathered (report::

@@ -207,8 +207,10 @@ struct ActivationOptions {
 inline constexpr double kMaxMemoryBytes = 9007199254740992.0;
 // The key such a plan is refused at, as a problem of the plan: what it holds per micro-batch.
 inline constexpr const char* kMemoryExcessKey = "/training/micro_batch";
-// "the plan needs N per GPU on stage S, past ..." where `peak` (memory_peak's) counts more than
-// kMaxMemoryBytes, else "".
-[[nodiscard]] std::string memory_excess(const MemoryBreakdown& peak);
+// " on stage S", the stage `peak` is of, where the plan has stages (pp > 1); else "".
+[[nodiscard]] std::string on_stage(const MemoryBreakdown& peak, std::int64_t pp);
+// "the plan needs N per GPU[ on stage S], past ..." where `peak` (memory_peak's) counts more
+// than kMaxMemoryBytes, else "".
+[[nodiscard]] std::string memory_excess(const MemoryBreakdown& peak, std::int64_t pp);
 
 }  // namespace trainsim::report
