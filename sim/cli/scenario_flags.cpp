@@ -9,7 +9,6 @@
 #include "trainsim/report/memory.hpp"
 #include "trainsim/report/simulate.hpp"
 
-#include "sim/io/builtin_data.hpp"
 #include "sim/io/json_reader.hpp"
 #include "sim/io/sweep_writer.hpp"
 
@@ -88,18 +87,16 @@ void apply_memory_headroom(const std::optional<double>& headroom, parallel::Scen
   // echoed as an inline stack extending it. The report named the stack alone, and its scenario,
   // run again, had the stack's own headroom (0.1 -> 0: 72.6 GB usable -> 80.8 GB).
   // The stack as the scenario wrote it (a path resolves beside the file that names it, as the
-  // echoed name does), and named as the loader names an inline object without an id, so that
-  // the scenario's run reports what this one does.
-  // A built-in stack keeps its id (the inline object carries it), so that the report's context
-  // and table still name the stack that ran ("megatron-core (inline)", not "inline").
+  // echoed name does). A named stack keeps its name, which the inline object carries as its id
+  // (the loader names an inline object by its id), so that the report's context and table
+  // still name the stack that ran ("megatron-core (inline)", "mc.json (inline)", not "inline")
+  // and the scenario's run reports what this one does.
   if (s.stack.memory.headroom_fraction == before) return;
-  const bool builtin = s.stack_inline.empty() && s.stack.id == s.stack_name &&
-                       io::builtin_file("stacks", s.stack_name).has_value();
-  nlohmann::json stack = s.stack_inline.empty() ? nlohmann::json{{"extends", s.stack_name}}
-                                                : nlohmann::json::parse(s.stack_inline);
-  if (builtin) stack["id"] = s.stack_name;
+  const bool named = s.stack_inline.empty();
+  nlohmann::json stack =
+      named ? nlohmann::json{{"extends", s.stack_name}} : nlohmann::json::parse(s.stack_inline);
+  if (named) stack["id"] = s.stack_name;
   stack["memory"]["headroom_fraction"] = s.stack.memory.headroom_fraction;
-  if (s.stack_inline.empty() && !builtin) s.stack_name = "inline";
   s.stack_inline = stack.dump();
   s.stack_path.clear();
 }

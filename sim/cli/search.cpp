@@ -14,9 +14,11 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -758,15 +760,29 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
     // did not fit.
     const std::int64_t per_rank =
         dp_only.training.global_batch % p.dp == 0 ? dp_only.training.global_batch / p.dp : 0;
+    // A micro-batch past the bytes trainsim counts (report::kMemoryExcessKey) is a memory
+    // problem too; where a smaller one fails for another reason (more micro-batches than a step
+    // may hold), the largest one's memory is what is reported.
+    const auto memory_bound = [](const sweep::Evaluation& e) {
+      return e.status == sweep::Status::OutOfMemory ||
+             (e.status == sweep::Status::Invalid &&
+              e.problem.rfind(report::kMemoryExcessKey, 0) == 0);
+    };
     bool tried = false;
+    std::optional<std::pair<std::int64_t, sweep::Evaluation>> first_memory;
     for (std::int64_t mb = std::min(dp_only.training.micro_batch, per_rank); mb >= 1; --mb) {
       if (per_rank % mb != 0) continue;
       dp_only.training.micro_batch = mb;
       own = sweep::evaluate(dp_only, mode);  // as the plans it is set against
       tried = true;
-      if (own.status != sweep::Status::OutOfMemory) break;
+      if (!memory_bound(own)) break;
+      if (!first_memory) first_memory.emplace(mb, own);
     }
     if (!tried) own = sweep::evaluate(dp_only, mode);
+    if (!own.report && !memory_bound(own) && first_memory) {
+      dp_only.training.micro_batch = first_memory->first;
+      own = first_memory->second;
+    }
     if (!own.report) {
       out << "  Pure data parallelism (" << plan_text(dp_only)
           << ") cannot run: " << own.status_text() << ".\n";

@@ -199,11 +199,11 @@ TEST_CASE("calibration: the 128-node log, never fitted, follows the tuned cluste
   // bug), so no fit uses it. Its five rows reach 111.8, 215.8, 338.2, 365.6 and 367.4 GB/s
   // busbw (1 to 16 GiB, the larger column). Predicted without fitting:
   // - by h100-dgx (default NCCL: the ring keeps 0.907 of its bandwidth per doubling of nodes,
-  //   fitted to default 4- and 8-node logs against a tuned 2-node ring) at 98, 133, 162, 181
-  //   and 193 GB/s: -12% at 1 GiB, then 38-52% below from 2 GiB on;
+  //   fitted to default 4- and 8-node logs against a tuned 2-node ring) at 96, 132, 161, 181
+  //   and 193 GB/s: -14% at 1 GiB, then 39-52% below from 2 GiB on;
   // - by calibration/h100-ndr-min-ctas24.profile.json (fitted to one other cluster's tuned
-  //   2- and 8-node logs, NCCL_MIN_CTAS=24 and 2 QPs: no loss per doubling) at 125, 187, 250,
-  //   300 and 334 GB/s: +12%, -13%, -26%, -18%, -9%.
+  //   2- and 8-node logs, NCCL_MIN_CTAS=24 and 2 QPs: no loss per doubling) at 122, 184, 247,
+  //   298 and 332 GB/s: +9%, -15%, -27%, -18%, -10%.
   // docs/calibration.md ("The ring beyond 8 nodes") draws the conclusion: the built-in's loss
   // per doubling is what default settings lose on the fabrics measured, not what a ring
   // must lose.

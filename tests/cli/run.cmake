@@ -69,6 +69,12 @@ add_test(NAME cli.run.memory_headroom_json
          COMMAND trainsim run ${run_args} --memory-headroom 0.25 --format json)
 set_tests_properties(cli.run.memory_headroom_json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"context\": \\{[^}]*\"stack\": \"pytorch-2\\.3-fsdp\".*\"headroom_fraction\": 0\\.25.*\"reserved_bytes\": [0-9]+,.*\"usable_bytes\": [0-9]+[,\n]")
+# A stack given as a file keeps its path as its name too (it read 'inline').
+add_test(NAME cli.run.memory_headroom_stack_file
+         COMMAND trainsim run ${run_args} --stack ${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json
+                 --memory-headroom 0.25)
+set_tests_properties(cli.run.memory_headroom_stack_file PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nstack +[^\n]*stacks/megatron-lm\\.json \\(inline\\)\n")
 # The error names the flag: 0.5 x 80 GiB = 40.0 GiB kept free.
 trainsim_expect_exit(cli.run.memory_headroom_require_fit 3
   "^error: command line \\([^)]*\\): the plan needs .* usable of 80\\.0 GiB of HBM \\(reserved [^:]*:[^(]*headroom 40\\.0 GiB \\(0\\.5 of HBM, --memory-headroom\\)"
