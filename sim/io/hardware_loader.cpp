@@ -255,8 +255,12 @@ double read_parameter(ObjectReader& r, const std::string& key, const std::string
       if (p->lower < 0.0 && raw.is_string() && raw.get<std::string>().rfind('-', 0) == 0) {
         try {
           v = -parse_unit(raw.get<std::string>().substr(1), UnitKind::Time);
-        } catch (const ConfigError& e) {
-          throw r.error(key, e.problem());
+        } catch (const ConfigError&) {
+          // Named as written: the magnitude's own message quoted the value without its sign.
+          throw r.error(key,
+                        "expected a time like \"-20 us\" (a signed number and a unit: ns, "
+                        "us, ms, s), got " +
+                            describe_json(raw));
         }
       } else {
         v = r.unit(key, UnitKind::Time, /*allow_zero=*/true);
@@ -342,8 +346,14 @@ void read_collective(ObjectReader c, GpuArch arch, hardware::NodeSpec& node,
     const std::string source = std::string(kNcclFolder) + "/" + id + ".json";
     const nlohmann::json constants = parse_builtin_json(*text, source);
     read_nccl_constants(ObjectReader(constants, source, ""), arch, host_cpu, out);
-  } else {
+  } else if (version.is_object()) {
     read_nccl_constants(c.object("nccl"), arch, host_cpu, out);
+  } else {
+    // A number (2.20, read as 2.2) or null: the version is a string.
+    throw c.error("nccl",
+                  "expected a built-in NCCL version as a string (\"2.20\", \"2.28\") or "
+                  "an object of constants, got " +
+                      describe_json(version));
   }
 
   if (c.has("measured")) read_measured(c.object("measured"), out);
@@ -537,6 +547,23 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
       }
       if (hw.peak(Dtype::Fp16).value() <= 0.0 && hw.peak(Dtype::Bf16).value() <= 0.0) {
         throw peak.error("fp16", "expected fp16 or bf16 to be > 0; the GPU needs a 16-bit format");
+      }
+      // Tensor-core formats by architecture (NVIDIA's Volta, Ampere and Hopper whitepapers): TF32
+      // and BF16 came with Ampere, FP8 with Hopper. A peak for one the architecture lacks is a
+      // slip (a copied row): fp8 on an Ampere profile ran fp8 plans the built-in a100-dgx refuses.
+      const auto lacks = [&](const char* key, Dtype dtype, const char* since) {
+        if (hw.peak(dtype).value() > 0.0) {
+          throw peak.error(key, std::string("arch \"") + arch + "\" has no " + key +
+                                    " tensor cores (they came with " + since +
+                                    "); expected 0, got " + describe_json(peak.raw(key)));
+        }
+      };
+      if (hw.gpu.arch == GpuArch::Volta) {
+        lacks("tf32", Dtype::Tf32, "Ampere");
+        lacks("bf16", Dtype::Bf16, "Ampere");
+      }
+      if (hw.gpu.arch == GpuArch::Volta || hw.gpu.arch == GpuArch::Ampere) {
+        lacks("fp8", Dtype::Fp8, "Hopper");
       }
       peak.finish();
     }

@@ -584,3 +584,36 @@ TEST_CASE("hardware_loader: a price of -0 is zero", "[hardware][io]") {
   CHECK(price == 0.0);
   CHECK_FALSE(std::signbit(price));
 }
+
+TEST_CASE("hardware_loader: slips a profile could carry silently are named", "[hardware][io]") {
+  nlohmann::json j = small_profile();
+  SECTION("a tensor-core format the architecture lacks") {
+    // FP8 came with Hopper, TF32 and BF16 with Ampere (NVIDIA's architecture whitepapers): an
+    // FP8 peak on an Ampere profile ran FP8 plans that the built-in a100-dgx refuses.
+    j["gpu"]["arch"] = "ampere";
+    j["gpu"]["peak_dense"]["fp8"] = "624 TFLOP/s";
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /gpu/peak_dense/fp8: arch \"ampere\" has no fp8 "
+                        "tensor cores (they came with Hopper); expected 0, got \"624 "
+                        "TFLOP/s\"");
+    j = small_profile();
+    j["gpu"]["arch"] = "volta";
+    REQUIRE_THROWS_WITH(load(j), Catch::StartsWith("mem.json: /gpu/peak_dense/bf16: arch "
+                                                   "\"volta\" has no bf16 tensor cores"));
+  }
+  SECTION("an NCCL version written as a number") {
+    // 2.20 unquoted reads as 2.2: the message said "expected an object" only.
+    j["collective"]["nccl"] = 2.20;
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /collective/nccl: expected a built-in NCCL version as "
+                        "a string (\"2.20\", \"2.28\") or an object of constants, got 2.2");
+  }
+  SECTION("a signed time is quoted as written") {
+    j["collective"]["measured"] = {
+        {"ring", {{"Simple", {{"latency_offset_multi_node", "-5 GB"}}}}}};
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/collective/measured/ring/Simple/"
+                                                 "latency_offset_multi_node: expected a time like "
+                                                 "\"-20 us\"") &&
+                                     Catch::EndsWith("got \"-5 GB\""));
+  }
+}
