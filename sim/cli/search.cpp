@@ -754,15 +754,13 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
     // The best plan's micro-batch where dp x micro-batch still divides the global batch, else
     // the largest below it that does: a micro-batch is a knob of the plan, and the best one's
     // (8 sequences at dp 8) made pure data parallelism at dp 16 'invalid', and --explain then
-    // said model parallelism was needed to run at all.
-    // Out of memory there, the smaller micro-batches that divide it are tried in turn: a plan
-    // of micro-batch 2 that fit made 'model parallelism is needed' false where micro-batch 8
-    // did not fit.
+    // said model parallelism was needed to run at all. Out of memory there (or past the bytes
+    // trainsim counts, report::kMemoryExcessKey), the smaller micro-batches that divide it are
+    // tried in turn: micro-batch 2 fit where 8 did not, and 'model parallelism is needed' was
+    // false. Where a smaller one fails for another reason (more micro-batches than a step may
+    // hold), the largest one's memory is what is reported.
     const std::int64_t per_rank =
         dp_only.training.global_batch % p.dp == 0 ? dp_only.training.global_batch / p.dp : 0;
-    // A micro-batch past the bytes trainsim counts (report::kMemoryExcessKey) is a memory
-    // problem too; where a smaller one fails for another reason (more micro-batches than a step
-    // may hold), the largest one's memory is what is reported.
     const auto memory_bound = [](const sweep::Evaluation& e) {
       return e.status == sweep::Status::OutOfMemory ||
              (e.status == sweep::Status::Invalid &&

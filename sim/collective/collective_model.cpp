@@ -31,14 +31,13 @@ CollectiveCost tuned_cost(const hardware::HardwareSpec& hw, Op op, const detail:
   // or LL128 call is never faster per byte than the measured Simple call of the same algorithm
   // and group divided by a payload factor: the project's bound, taken from NCCL's Ring factors
   // (LL ring_ll_factor, LL128 120/128 ~ 0.92 of Simple's bus bandwidth, tuning.cc, §A.4) for
-  // every algorithm. This keeps protocol terms
-  // fitted on a few node counts from overtaking Simple where they extrapolate. Where NCCL's own
-  // estimates of the two calls are closer than that factor (Tree: each protocol has its own
-  // per-size correction, §A.1 step 2, and Tree LL keeps 1/3.8 of the bus bandwidth), their
-  // ratio is the bound instead, so that with every measured term at its default (NCCL's model)
-  // the bound never binds: a 16 MiB Tree LL128 AllReduce on 64 nodes of 8 V100 took 1,436 us
-  // where NCCL's model gives 1,128. (bytes > 0 here: restricted_cost returns before pricing an
-  // empty call, so the ratio is finite.)
+  // every algorithm. It keeps protocol terms fitted on a few node counts from overtaking Simple
+  // where they extrapolate. Where NCCL's own estimates of the two calls are closer than that
+  // factor (Tree: each protocol has its own per-size correction, §A.1 step 2, and Tree LL keeps
+  // 1/3.8 of the bus bandwidth), their ratio is the bound instead, so that with every measured
+  // term at its default (NCCL's model) it never binds: a 16 MiB Tree LL128 AllReduce on 64
+  // nodes of 8 V100 took 1,436 us where NCCL's model gives 1,128. bytes > 0 here
+  // (restricted_cost returns before pricing an empty call), so the ratio is finite.
   if (p != Protocol::Simple) {
     if (const auto simple = detail::tuned_entry(hw, op, g, a, Protocol::Simple)) {
       const detail::CallTime simple_estimate =

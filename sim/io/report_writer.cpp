@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "trainsim/report/memory.hpp"
 #include "trainsim/version.hpp"
 
 #include "sim/io/json_reader.hpp"
@@ -221,8 +222,7 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
   const auto& m = r.memory;
   // With a pipeline, the stage that needs most (the JSON's memory.stage).
   out << "memory/GPU   " << to_string(m.total) << " of " << to_string(m.usable) << " usable ("
-      << to_string(m.capacity) << " HBM)"
-      << (s.parallel.pp > 1 ? " on stage " + std::to_string(m.stage) : "")
+      << to_string(m.capacity) << " HBM)" << report::on_stage(m, s.parallel.pp)
       << (m.fits ? "" : "   DOES NOT FIT") << "\n"
       << "  reserved   " << to_string(m.reserved) << ": CUDA context " << to_string(m.cuda_context)
       << ", NCCL " << to_string(m.nccl_buffers) << ", workspace " << to_string(m.workspace)
