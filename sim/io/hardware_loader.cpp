@@ -115,6 +115,15 @@ double number_in(ObjectReader& r, const std::string& key, double lo, double hi) 
   return v;
 }
 
+// A rate or time read at `key`, within the range a profile may state (hardware_spec.hpp, "The
+// rates and times a profile may state"); outside it, the key's error with the value as written.
+void check_plausible(ObjectReader& r, const std::string& key, double value, double lo, double hi,
+                     const std::string& expected) {
+  if (!(value >= lo && value <= hi)) {
+    throw r.error(key, "expected " + expected + ", got " + describe_json(r.raw(key)));
+  }
+}
+
 // An array of fractions in (0, 1].
 std::vector<double> read_fractions(ObjectReader& r, const std::string& key) {
   const nlohmann::json& array = r.array(key);
@@ -539,8 +548,13 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
            {"bf16", Dtype::Bf16},
            {"fp8", Dtype::Fp8}}};
       for (const auto& [key, dtype] : keys) {
-        hw.gpu.peak_dense[static_cast<std::size_t>(dtype)] =
-            FlopsPerSecond(peak.unit(key, UnitKind::WorkRate, /*allow_zero=*/true));
+        const double rate = peak.unit(key, UnitKind::WorkRate, /*allow_zero=*/true);
+        if (rate > 0.0) {
+          check_plausible(peak, key, rate, hardware::kMinPeakFlops, hardware::kMaxPeakFlops,
+                          "a GPU's dense rate from 1 TFLOP/s to 100 PFLOP/s, or 0 for a format "
+                          "it lacks");
+        }
+        hw.gpu.peak_dense[static_cast<std::size_t>(dtype)] = FlopsPerSecond(rate);
       }
       if (hw.peak(Dtype::Fp32).value() <= 0.0) {
         throw peak.error("fp32", "expected a FLOP rate > 0, got 0");
@@ -577,6 +591,8 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
                         to_string(hw.gpu.hbm_capacity));
     }
     hw.gpu.hbm_bandwidth = g.bandwidth("hbm_bandwidth");
+    check_plausible(g, "hbm_bandwidth", hw.gpu.hbm_bandwidth.value(), hardware::kMinHbmBandwidth,
+                    hardware::kMaxHbmBandwidth, "a GPU's HBM bandwidth from 100 GB/s to 100 TB/s");
     // Optional: memory reserved before any tensor (hardware_spec.hpp gives the defaults).
     const Bytes default_context = hw.gpu.cuda_context;
     const Bytes default_buffers = hw.gpu.nccl_buffers;
@@ -642,7 +658,13 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
     hw.node.intra =
         intra == "nvswitch" ? hardware::IntraNodeKind::NvSwitch : hardware::IntraNodeKind::CubeMesh;
     hw.node.nvlink_bandwidth_per_direction = n.bandwidth("nvlink_bandwidth_per_direction");
+    check_plausible(n, "nvlink_bandwidth_per_direction",
+                    hw.node.nvlink_bandwidth_per_direction.value(), hardware::kMinNvlinkBandwidth,
+                    hardware::kMaxNvlinkBandwidth,
+                    "a GPU's bandwidth inside its node from 1 GB/s to 100 TB/s per direction");
     hw.node.nvlink_latency = n.seconds("nvlink_latency");
+    check_plausible(n, "nvlink_latency", hw.node.nvlink_latency.value(), 0.0,
+                    hardware::kMaxHopLatency, "a hop's latency of at most 1 ms");
     hw.node.nvswitch_sharp = n.boolean("nvswitch_sharp");
     if (hw.node.nvswitch_sharp && hw.node.intra != hardware::IntraNodeKind::NvSwitch) {
       throw n.error("nvswitch_sharp",
@@ -683,7 +705,11 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
     auto f = top.object("fabric");
     hw.fabric.nics_per_node = static_cast<int>(f.integer("nics_per_node", 1, kMaxSmallCount));
     hw.fabric.nic_bandwidth = f.bandwidth("nic_bandwidth");
+    check_plausible(f, "nic_bandwidth", hw.fabric.nic_bandwidth.value(), hardware::kMinNicBandwidth,
+                    hardware::kMaxNicBandwidth, "a NIC's bandwidth from 1 Gb/s to 100 Tb/s");
     hw.fabric.latency = f.seconds("latency");
+    check_plausible(f, "latency", hw.fabric.latency.value(), 0.0, hardware::kMaxHopLatency,
+                    "a hop's latency of at most 1 ms");
     const std::string topo = f.choice("topology", {"fat_tree", "rail_optimized"});
     hw.fabric.topology = topo == "fat_tree" ? hardware::FabricTopology::FatTree
                                             : hardware::FabricTopology::RailOptimized;
@@ -733,6 +759,8 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
     p.finish();
   }
   hw.usd_per_gpu_hour = top.unit("price_per_gpu_hour", UnitKind::Price, /*allow_zero=*/true);
+  check_plausible(top, "price_per_gpu_hour", hw.usd_per_gpu_hour, 0.0, hardware::kMaxUsdPerGpuHour,
+                  "at most 1000 USD/h per GPU");
   read_collective(top.object("collective"), hw.gpu.arch, hw.node, hw.collective);
   if (top.has("calibration")) check_calibration_record(top.object("calibration"));
   top.finish();

@@ -617,3 +617,83 @@ TEST_CASE("hardware_loader: slips a profile could carry silently are named", "[h
                                      Catch::EndsWith("got \"-5 GB\""));
   }
 }
+
+TEST_CASE("hardware_loader: a rate, a latency or a price out of what hardware has is a slip",
+          "[hardware][io]") {
+  // The ranges (hardware_spec.hpp) reach an order of magnitude or more past every built-in part
+  // either way; a 1000x unit slip outside them ran silently ("989 GFLOP/s" of bf16 made a 140 s
+  // step, a "1e-30 TB/s" HBM reported no communication beside the calls it listed).
+  auto j = small_profile();
+  SECTION("the ends of each range load") {
+    j["gpu"]["peak_dense"]["fp32"] = "1 TFLOP/s";
+    j["gpu"]["peak_dense"]["fp8"] = "100 PFLOP/s";
+    j["gpu"]["hbm_bandwidth"] = "100 GB/s";
+    j["node"]["nvlink_bandwidth_per_direction"] = "100 TB/s";
+    j["node"]["nvlink_latency"] = "1 ms";
+    j["fabric"]["nic_bandwidth"] = "100 Tb/s";
+    j["fabric"]["latency"] = "1000 us";
+    j["price_per_gpu_hour"] = "1000 USD/h";
+    const HardwareSpec hw = load(j);
+    CHECK(hw.gpu.hbm_bandwidth.value() == 1e11);
+    CHECK(hw.fabric.nic_bandwidth.value() == 1.25e13);
+    CHECK(hw.usd_per_gpu_hour == 1000.0);
+    j["gpu"]["hbm_bandwidth"] = "100 TB/s";
+    CHECK(load(j).gpu.hbm_bandwidth.value() == 1e14);
+    // The low ends of the links and NICs: a value just below is refused by its range, not by the
+    // collective graphs' check that the links carry them (which 1 GB/s of NVLink would fail).
+    j["node"]["nvlink_bandwidth_per_direction"] = "999 MB/s";
+    REQUIRE_THROWS_WITH(load(j), Catch::StartsWith("mem.json: /node/"
+                                                   "nvlink_bandwidth_per_direction: expected a "
+                                                   "GPU's bandwidth inside its node from 1 GB/s"));
+    j["node"]["nvlink_bandwidth_per_direction"] = "450 GB/s";
+    j["fabric"]["nic_bandwidth"] = "0.999 Gb/s";
+    REQUIRE_THROWS_WITH(load(j), Catch::StartsWith("mem.json: /fabric/nic_bandwidth: expected a "
+                                                   "NIC's bandwidth from 1 Gb/s"));
+  }
+  SECTION("a FLOP rate") {
+    j["gpu"]["peak_dense"]["bf16"] = "989 GFLOP/s";
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /gpu/peak_dense/bf16: expected a GPU's dense rate from 1 "
+                        "TFLOP/s to 100 PFLOP/s, or 0 for a format it lacks, got \"989 GFLOP/s\"");
+    j["gpu"]["peak_dense"]["bf16"] = "989 PFLOP/s";
+    REQUIRE_THROWS_WITH(load(j), Catch::StartsWith("mem.json: /gpu/peak_dense/bf16: expected a "
+                                                   "GPU's dense rate from 1 TFLOP/s"));
+  }
+  SECTION("HBM") {
+    j["gpu"]["hbm_bandwidth"] = "3.35 GB/s";
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /gpu/hbm_bandwidth: expected a GPU's HBM bandwidth from 100 "
+                        "GB/s to 100 TB/s, got \"3.35 GB/s\"");
+    j["gpu"]["hbm_bandwidth"] = "1e-30 TB/s";
+    REQUIRE_THROWS_WITH(load(j), Catch::EndsWith("got \"1e-30 TB/s\""));
+    j["gpu"]["hbm_bandwidth"] = "3350 TB/s";
+    REQUIRE_THROWS_WITH(load(j), Catch::StartsWith("mem.json: /gpu/hbm_bandwidth: expected"));
+  }
+  SECTION("links, NICs and hops") {
+    j["node"]["nvlink_bandwidth_per_direction"] = "450 MB/s";
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /node/nvlink_bandwidth_per_direction: expected a GPU's "
+                        "bandwidth inside its node from 1 GB/s to 100 TB/s per direction, got "
+                        "\"450 MB/s\"");
+    j = small_profile();
+    j["fabric"]["nic_bandwidth"] = "400 Mb/s";
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /fabric/nic_bandwidth: expected a NIC's bandwidth from 1 "
+                        "Gb/s to 100 Tb/s, got \"400 Mb/s\"");
+    j = small_profile();
+    j["fabric"]["latency"] = "2.7 ms";
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /fabric/latency: expected a hop's latency of at most 1 ms, "
+                        "got \"2.7 ms\"");
+    j = small_profile();
+    j["node"]["nvlink_latency"] = "0.6 s";
+    REQUIRE_THROWS_WITH(load(j), Catch::StartsWith("mem.json: /node/nvlink_latency: expected a "
+                                                   "hop's latency of at most 1 ms"));
+  }
+  SECTION("the price") {
+    j["price_per_gpu_hour"] = "2990 USD/h";
+    REQUIRE_THROWS_WITH(load(j),
+                        "mem.json: /price_per_gpu_hour: expected at most 1000 USD/h per GPU, got "
+                        "\"2990 USD/h\"");
+  }
+}

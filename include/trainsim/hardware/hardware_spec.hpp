@@ -155,6 +155,23 @@ struct FabricSpec {
 inline constexpr double kMinGpuWatts = 1.0;
 inline constexpr double kMaxGpuWatts = 5000.0;
 
+// The rates and times a profile may state, in SI units (FLOP/s, B/s, s): an order of magnitude or
+// more beyond every part of the built-in profiles either way (docs/sources.md C.1, C.2: V100's
+// 15.7 TFLOP/s fp32 to GB200's 5 PFLOP/s fp8; HBM 0.9 to 8 TB/s; NVLink 150 to 900 GB/s per
+// direction; NICs 100 to 400 Gb/s). A value outside is a unit slip ("989 GFLOP/s", "3.35 GB/s"),
+// which ran every plan a thousand times slower, or faster, without a word; a "1e-30 TB/s" HBM
+// reported no communication beside the calls it listed.
+inline constexpr double kMinPeakFlops = 1e12;        // 1 TFLOP/s
+inline constexpr double kMaxPeakFlops = 1e17;        // 100 PFLOP/s
+inline constexpr double kMinHbmBandwidth = 1e11;     // 100 GB/s
+inline constexpr double kMaxHbmBandwidth = 1e14;     // 100 TB/s
+inline constexpr double kMinNvlinkBandwidth = 1e9;   // 1 GB/s (a PCIe-only node's links)
+inline constexpr double kMaxNvlinkBandwidth = 1e14;  // 100 TB/s
+inline constexpr double kMinNicBandwidth = 1.25e8;   // 1 Gb/s
+inline constexpr double kMaxNicBandwidth = 1.25e13;  // 100 Tb/s
+inline constexpr double kMaxHopLatency = 1e-3;       // 1 ms (NCCL's tables: 0.6 to 2.7 us a hop)
+inline constexpr double kMaxUsdPerGpuHour = 1000.0;  // list prices are 0.5 to 11 USD/h
+
 // Power draw of one GPU by activity (board power, what nvidia-smi reports).
 struct PowerSpec {
   Watts idle;           // nothing running
