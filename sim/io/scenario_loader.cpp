@@ -240,15 +240,13 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
 
   ObjectReader training = top.object("training");
   s.training.seq_len = training.integer("seq_len", 1, parallel::kMaxSeqLen);
-  s.training.micro_batch = training.integer_or("micro_batch", 1, 1);
-  if (s.training.micro_batch > parallel::kMaxMicroBatchTokens / s.training.seq_len) {
-    // micro_batch * seq_len would overflow the products of the workload (tokens x widths).
-    throw training.error("micro_batch",
-                         std::to_string(s.training.micro_batch) + " sequences of " +
-                             std::to_string(s.training.seq_len) +
-                             " tokens: out of range; expected micro_batch x seq_len at most " +
-                             std::to_string(parallel::kMaxMicroBatchTokens) + " tokens");
-  }
+  // At most kMaxMicroBatchTokens sequences, the most a micro-batch holds at seq_len 1; its
+  // tokens with the seq_len (micro_batch x seq_len) are a plan's bound (parallel::validate), so
+  // that a sweep pairing a long sequence with a large micro-batch gets a row, not an error
+  // after the rows before it.
+  s.training.micro_batch = training.has("micro_batch")
+                               ? training.integer("micro_batch", 1, parallel::kMaxMicroBatchTokens)
+                               : 1;
   s.training.precision = precision_from(training.choice_or("precision", kPrecisions, "bf16"));
   s.training.optimizer =
       pick<Optimizer>(training.choice_or("optimizer", kOptimizers, "adamw"), kOptimizers);

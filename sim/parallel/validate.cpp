@@ -339,6 +339,16 @@ std::vector<Problem> validate(const Scenario& s) {
                 str(p.tp * p.cp),
             {"/parallel/tp", "/parallel/cp", "/parallel/sequence_parallel"});
   }
+  // A micro-batch's tokens times any width fit an int64 (scenario.hpp); the loader bounds each
+  // factor, so the product is at most 2^56 here.
+  if (t.micro_batch > kMaxMicroBatchTokens / t.seq_len) {
+    problem("/training/micro_batch",
+            "micro_batch " + str(t.micro_batch) + " sequences of " + str(t.seq_len) +
+                " tokens = " + str(t.micro_batch * t.seq_len) +
+                " tokens; expected micro_batch x seq_len at most " + str(kMaxMicroBatchTokens) +
+                " tokens",
+            {"/training/seq_len"});
+  }
   const std::int64_t per_step = p.dp * t.micro_batch;
   if (t.global_batch % per_step == 0 && t.global_batch / per_step > kMaxMicrobatches) {
     // Each micro-batch is simulated: millions of them would run for hours.

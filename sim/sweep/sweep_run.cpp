@@ -84,8 +84,8 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
   s.nodes_per_domain = *nodes_per_domain;
 
   const auto seq_len = int_at(training, "seq_len", 1, 1, true, parallel::kMaxSeqLen);
-  const auto micro_batch = int_at(training, "micro_batch", 1, 1, false,
-                                  parallel::kMaxMicroBatchTokens / seq_len.value_or(1));
+  const auto micro_batch =
+      int_at(training, "micro_batch", 1, 1, false, parallel::kMaxMicroBatchTokens);
   const auto precision = enum_at(
       training, "precision", hardware::Dtype::Bf16,
       {hardware::Dtype::Bf16, hardware::Dtype::Fp16, hardware::Dtype::Fp32, hardware::Dtype::Fp8});

@@ -79,9 +79,12 @@ trainsim_expect_exit(cli.robust.too_many_microbatches 3
 trainsim_expect_exit(cli.robust.global_batch_times_seq_len 2
   "^error: command line \\(--global-batch\\): /training/global_batch: 9223372036854775807: out of range"
   run ${robust_base} --gpus 8 --global-batch 9223372036854775807)
-trainsim_expect_exit(cli.robust.micro_batch_tokens 2
-  "^error: command line \\(--micro-batch\\): /training/micro_batch: 4294967296 sequences of 4096 tokens: out of range"
-  run ${robust_base} --gpus 8 --micro-batch 4294967296)
+trainsim_expect_exit(cli.robust.micro_batch_tokens 3
+  "^error: command line \\(--micro-batch, --seq-len\\): /training/micro_batch: micro_batch 4294967296 sequences of 4096 tokens = 17592186044416 tokens. expected micro_batch x seq_len at most 4294967296 tokens"
+  run ${robust_base} --gpus 8 --micro-batch 4294967296 --global-batch 8)
+trainsim_expect_exit(cli.robust.micro_batch_above_bound 2
+  "^error: command line \\(--micro-batch\\): /training/micro_batch: 4294967297: out of range. expected at most 4294967296"
+  run ${robust_base} --gpus 8 --micro-batch 4294967297)
 trainsim_expect_exit(cli.robust.search_degree_overflow 2
   "^error: --tp: 9223372036854775807: out of range; expected at most 1048576"
   search ${robust_base} --gpus 8 --global-batch 8 --tp 9223372036854775807)

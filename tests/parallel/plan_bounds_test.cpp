@@ -1,6 +1,7 @@
 // Scenario counts whose products would overflow int64, and plans too large to simulate: refused
 // by the loader (ConfigError naming the key) or reported by validate (a plan problem).
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -56,14 +57,24 @@ TEST_CASE("scenario_loader: counts above their bounds are out of range", "[paral
                       "most 16777216");
 }
 
-TEST_CASE("scenario_loader: micro_batch x seq_len above 2^32 tokens is out of range",
-          "[parallel][io]") {
+TEST_CASE("validate: micro_batch x seq_len above 2^32 tokens is a plan problem", "[parallel][io]") {
+  // Each factor is read within its own bound (micro_batch at most 2^32, seq_len 2^24); their
+  // product is the plan's, so that a sweep pairing them gets an invalid row.
+  REQUIRE_THROWS_WITH(load(R"({"training": {"micro_batch": 4294967297}})"),
+                      "s.json: /training/micro_batch: 4294967297: out of range; expected at most "
+                      "4294967296");
   // 2^9 sequences of 2^24 tokens = 2^33 tokens > kMaxMicroBatchTokens = 2^32 = 4294967296.
-  REQUIRE_THROWS_WITH(load(R"({"training": {"seq_len": 16777216, "micro_batch": 512}})"),
-                      "s.json: /training/micro_batch: 512 sequences of 16777216 tokens: out of "
-                      "range; expected micro_batch x seq_len at most 4294967296 tokens");
+  const Scenario over = load(R"({"training": {"seq_len": 16777216, "micro_batch": 512}})");
+  const auto problems = parallel::validate(over);
+  REQUIRE_FALSE(problems.empty());
+  CHECK(problems.front().key == "/training/micro_batch");
+  CHECK(problems.front().message ==
+        "micro_batch 512 sequences of 16777216 tokens = 8589934592 tokens; expected micro_batch "
+        "x seq_len at most 4294967296 tokens");
+  CHECK(problems.front().also == std::vector<std::string>{"/training/seq_len"});
   // 2^8 sequences of 2^24 tokens is exactly the bound.
-  REQUIRE_NOTHROW(load(R"({"training": {"seq_len": 16777216, "micro_batch": 256}})"));
+  const Scenario at = load(R"({"training": {"seq_len": 16777216, "micro_batch": 256}})");
+  for (const auto& p : parallel::validate(at)) CHECK(p.key != "/training/micro_batch");
 }
 
 TEST_CASE("scenario_loader: tp, pp and cp are at most 2^20 each", "[parallel][io]") {

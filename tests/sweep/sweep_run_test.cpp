@@ -93,6 +93,26 @@ TEST_CASE("sweep run: one row per scenario in spec order, invalid plans as rows"
   CHECK(csv.find(",ok,pytorch-2.3-fsdp,") != std::string::npos);
 }
 
+TEST_CASE("sweep run: a micro-batch too many tokens long for its seq_len is an invalid row",
+          "[sweep]") {
+  // Each value alone is in range; 8192 sequences of 2^20 tokens are 2^33 tokens, above the 2^32
+  // of a micro-batch (scenario.hpp). The sweep wrote the rows before it and stopped with exit 2
+  // (only in the shard holding that row); it is the plan's problem, as for run (exit 3).
+  const SweepSpec spec = parse_sweep_spec(
+      R"({"base": {"hardware": "h100-dgx", "model": "llama3.2-1b", "cluster": {"gpus": 8},
+                  "training": {"seq_len": 1, "global_batch": 65536, "micro_batch": 1}},
+         "axes": {"training.seq_len": [1, 1048576], "training.micro_batch": [1, 8192]}})",
+      "spec.json", "");
+  const std::string csv = run(spec, 2);
+  REQUIRE(count_lines(csv) == 5);
+  CHECK(csv.find("\n3,") != std::string::npos);
+  CHECK(csv.find(",invalid: /training/micro_batch: micro_batch 8192 sequences of 1048576 "
+                 "tokens = 8589934592 tokens; expected micro_batch x seq_len at most 4294967296 "
+                 "tokens,") != std::string::npos);
+  // Only row 3: row 2 (seq_len 2^20, micro-batch 1) is not refused for its tokens.
+  CHECK(csv.find("micro_batch x seq_len") == csv.rfind("micro_batch x seq_len"));
+}
+
 TEST_CASE("sweep run: parallel.ep is an axis, and ep and recompute_layers end each CSV row",
           "[sweep]") {
   // mixtral-8x7b (8 experts) on 16 GPUs, tp 1: dp 16. ep 1, 2, 4 and 8 divide both; ep 3
