@@ -54,6 +54,13 @@ Shard parse_shard(std::string_view text, const std::string& origin) {
 
 Shard shard_from_environment(const ShardEnvironment& env) {
   const std::string origin = "--shard auto";
+  // The count a flag gives is named as the flag: "--shard auto (SLURM_ARRAY_TASK_ID): shard
+  // index out of range; ... got '1/0'" never said which of the two was wrong.
+  if (env.shard_count && (*env.shard_count < 1 || *env.shard_count > kMaxSweepSize)) {
+    throw ConfigError("--shard-count", "",
+                      "expected a number of shards from 1 to " + std::to_string(kMaxSweepSize) +
+                          ", got " + std::to_string(*env.shard_count));
+  }
   if (env.slurm_array_task_id) {
     std::optional<std::int64_t> count = env.shard_count;
     std::string count_text = count ? std::to_string(*count) : "";
@@ -66,7 +73,9 @@ Shard shard_from_environment(const ShardEnvironment& env) {
       count_text = *env.slurm_array_task_count;
       count = parse_count(count_text);
     }
-    return checked(parse_count(*env.slurm_array_task_id), count, origin + " (SLURM_ARRAY_TASK_ID)",
+    return checked(parse_count(*env.slurm_array_task_id), count,
+                   origin + (env.shard_count ? " (SLURM_ARRAY_TASK_ID, --shard-count)"
+                                             : " (SLURM_ARRAY_TASK_ID)"),
                    *env.slurm_array_task_id + "/" + count_text);
   }
   if (env.job_completion_index) {
@@ -76,7 +85,7 @@ Shard shard_from_environment(const ShardEnvironment& env) {
                         "--shard-count N (the job's completions), got nothing");
     }
     return checked(parse_count(*env.job_completion_index), env.shard_count,
-                   origin + " (JOB_COMPLETION_INDEX)",
+                   origin + " (JOB_COMPLETION_INDEX, --shard-count)",
                    *env.job_completion_index + "/" + std::to_string(*env.shard_count));
   }
   throw ConfigError(origin, "",

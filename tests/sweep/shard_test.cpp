@@ -1,10 +1,14 @@
+#include "trainsim/sweep/shard.hpp"
+
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include <catch2/catch.hpp>
 
 #include "trainsim/error.hpp"
-#include "trainsim/sweep/shard.hpp"
+
+#include "sim/sweep/sweep_spec.hpp"
 
 using namespace trainsim;
 using namespace trainsim::sweep;
@@ -65,6 +69,21 @@ TEST_CASE("shard: auto reads Slurm, then Kubernetes, else fails", "[sweep]") {
     REQUIRE_THROWS_WITH(
         shard_from_environment({.slurm_array_task_id = "x", .slurm_array_task_count = "4"}),
         Catch::Contains("malformed shard"));
+  }
+  SECTION("a bad --shard-count is named as the flag") {
+    // It said "--shard auto (SLURM_ARRAY_TASK_ID): shard index out of range; ... got '1/0'".
+    REQUIRE_THROWS_WITH(
+        shard_from_environment(
+            {.slurm_array_task_id = "1", .slurm_array_task_count = "3", .shard_count = 0}),
+        "--shard-count: expected a number of shards from 1 to " + std::to_string(kMaxSweepSize) +
+            ", got 0");
+    REQUIRE_THROWS_WITH(shard_from_environment({.job_completion_index = "0", .shard_count = -2}),
+                        Catch::StartsWith("--shard-count: expected a number of shards from 1"));
+    // An index past a count the flag gave names both.
+    REQUIRE_THROWS_WITH(
+        shard_from_environment({.slurm_array_task_id = "3", .shard_count = 3}),
+        "--shard auto (SLURM_ARRAY_TASK_ID, --shard-count): shard index out of range; expected "
+        "K/N with 0 <= K < N, got '3/3'");
   }
   SECTION("flags") {
     CHECK(shard_from_flags("", {}).count == 1);
