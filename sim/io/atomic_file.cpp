@@ -1,10 +1,15 @@
 #include "sim/io/atomic_file.hpp"
 
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
 #include <random>
 
 #include <fcntl.h>
@@ -50,6 +55,89 @@ void sync_folder(const std::string& path) {
   if (fd < 0) return;
   (void)::fsync(fd);
   (void)::close(fd);
+}
+
+// The temporaries alive, for a signal handler to remove: the handler may only call
+// async-signal-safe functions (signal-safety(7): unlink, signal and raise are), so the paths sit
+// in fixed slots. A slot's generation is odd while its path is written or being cleared; the
+// handler copies a live path and removes it only if the generation did not move meanwhile
+// (another thread may reuse the slot while the handler runs on this one). A temporary that finds
+// no free slot (more than kSignalSlots open at once, or a longer path) is left to the
+// destructor alone, as every temporary was before.
+constexpr std::size_t kSignalSlots = 1024;    // validate --scenarios holds 290 at once
+constexpr std::size_t kSlotPathBytes = 4096;  // PATH_MAX
+
+struct SignalSlot {
+  std::atomic<std::uint64_t> generation{0};  // odd: being written or cleared
+  std::atomic<bool> claimed{false};
+  std::atomic<bool> live{false};
+  std::array<char, kSlotPathBytes> path{};
+};
+
+std::array<SignalSlot, kSignalSlots> g_signal_slots;
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
+                  std::atomic<bool>::is_always_lock_free,
+              "the signal handler reads the slots without locks");
+
+extern "C" void remove_temporaries_and_end(int signal_number) {
+  std::array<char, kSlotPathBytes> copy{};
+  for (SignalSlot& slot : g_signal_slots) {
+    const std::uint64_t before = slot.generation.load(std::memory_order_acquire);
+    if ((before & 1U) != 0 || !slot.live.load(std::memory_order_acquire)) continue;
+    std::memcpy(copy.data(), slot.path.data(), copy.size());
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot.generation.load(std::memory_order_relaxed) != before) continue;
+    copy.back() = '\0';
+    (void)::unlink(copy.data());
+  }
+  // SA_RESETHAND restored the default action on entry: the signal, blocked until the handler
+  // returns, then ends the process as it would have without the handler (exit status 128 + n).
+  (void)std::raise(signal_number);
+}
+
+// Installs the handler for the signals still at their default action (a signal ignored, as
+// nohup ignores SIGHUP, or handled by an embedding program, is left alone). Once per process.
+void install_signal_cleanup() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction current {};
+      if (::sigaction(signal_number, nullptr, &current) != 0) continue;
+      if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) continue;
+      struct sigaction action {};
+      action.sa_handler = remove_temporaries_and_end;
+      sigemptyset(&action.sa_mask);
+      action.sa_flags = SA_RESETHAND;
+      (void)::sigaction(signal_number, &action, nullptr);
+    }
+  });
+}
+
+// Puts `path` in a free slot; returns its index, or -1 when none is free or the path is too long.
+int register_temporary(const std::string& path) {
+  if (path.size() >= kSlotPathBytes) return -1;
+  install_signal_cleanup();
+  for (std::size_t i = 0; i < g_signal_slots.size(); ++i) {
+    SignalSlot& slot = g_signal_slots[i];
+    bool expected = false;
+    if (!slot.claimed.compare_exchange_strong(expected, true, std::memory_order_acquire)) continue;
+    slot.generation.fetch_add(1, std::memory_order_acq_rel);  // odd
+    std::memcpy(slot.path.data(), path.c_str(), path.size() + 1);
+    slot.live.store(true, std::memory_order_release);
+    slot.generation.fetch_add(1, std::memory_order_release);  // even: live
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void release_temporary(int index) {
+  if (index < 0) return;
+  SignalSlot& slot = g_signal_slots[static_cast<std::size_t>(index)];
+  slot.generation.fetch_add(1, std::memory_order_acq_rel);  // odd
+  slot.live.store(false, std::memory_order_release);
+  slot.generation.fetch_add(1, std::memory_order_release);
+  slot.claimed.store(false, std::memory_order_release);
 }
 
 }  // namespace
@@ -107,6 +195,7 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_
     temp_.clear();
     throw write_error(path_, "cannot write the file", error);
   }
+  slot_ = register_temporary(temp_);
   // Replacing a file keeps its permissions, as truncating it in place would.
   if (exists) (void)::fchmod(fd_, st.st_mode & 07777);
   buffer_.reserve(kBufferBytes);
@@ -115,6 +204,7 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) (void)::close(fd_);
   if (!committed_ && !in_place_ && !temp_.empty()) (void)::unlink(temp_.c_str());
+  release_temporary(slot_);
 }
 
 void AtomicFile::fail(const std::string& what, int error) {
@@ -162,6 +252,9 @@ void AtomicFile::commit() {
     fail("cannot replace the file", errno);
   }
   committed_ = true;
+  // Renamed: the temporary's name is free again, and no handler may remove it.
+  release_temporary(slot_);
+  slot_ = -1;
   // The rename is a change to the folder, which reaches the disk only when the folder is synced
   // (fsync(2): "Calling fsync() does not necessarily ensure that the entry in the directory
   // containing the file has also reached disk. For that an explicit fsync() on a file

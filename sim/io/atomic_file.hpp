@@ -17,8 +17,11 @@ namespace trainsim::io {
 //
 // Lifetime: the constructor creates the temporary; commit() renames it onto the target; the
 // destructor removes the temporary unless commit() succeeded (so an exception anywhere before
-// commit leaves no trace). A process killed by SIGKILL cannot clean up: its temporary
-// ".<name>.tmp.XXXXXX" stays, and is never taken for the output since its name differs.
+// commit leaves no trace). SIGINT, SIGTERM (what a batch system's time limit sends first) and
+// SIGHUP, where the process has not set them otherwise, remove every temporary alive and then
+// end the process by the same signal. A process killed by SIGKILL cannot clean up: its
+// temporary ".<name>.tmp.XXXXXX" stays, and is never taken for the output since its name
+// differs.
 //
 // A target that exists and is not a regular file (/dev/null, /dev/stdout, a FIFO) cannot be
 // replaced; it is written in place, without atomicity. A symbolic link to a regular file is
@@ -61,6 +64,7 @@ class AtomicFile {
   int fd_ = -1;
   bool in_place_ = false;  // target is a device or FIFO: no temporary, no rename
   bool committed_ = false;
+  int slot_ = -1;  // where the signal handlers find the temporary (atomic_file.cpp); -1: nowhere
   std::string buffer_;
 };
 

@@ -4,7 +4,8 @@
 #   1. `trainsim merge` of a killed shard's partial file and the other shard exits 2 with one
 #      `error:` line and writes nothing;
 #   2. a killed `-o` run leaves no file at the target (its temporary .out.csv.tmp.XXXXXX stays:
-#      nothing can clean up after SIGKILL, and merge refuses it too);
+#      nothing can clean up after SIGKILL, and merge refuses it too); one stopped by SIGTERM or
+#      SIGINT removes its temporary and ends by the signal;
 #   3. rerunning the shard and merging gives exactly the unsharded run's bytes.
 # Usage: crash_consistency.sh <trainsim executable> <scratch folder>
 set -u
@@ -83,6 +84,33 @@ for temp in .out.csv.tmp.*; do
   "$trainsim" merge "$temp" shard1.csv > /dev/null 2>&1
   rc=$?
   [ "$rc" -eq 2 ] || fail "merge took the temporary $temp (exit $rc)"
+done
+
+# 2b. SIGTERM (a batch system's time limit), SIGINT (Ctrl-C) and SIGHUP remove the temporary
+# before the process ends by the signal: they left .out.csv.tmp.XXXXXX behind, as SIGKILL must.
+rm -f .out.csv.tmp.*
+# SIGHUP stands for SIGINT, which a non-interactive shell's background job ignores (POSIX, 2.11)
+# and the handler then leaves alone. POSIX fixes their numbers: SIGHUP 1, SIGTERM 15; a shell
+# reports an end by signal n as 128 + n.
+for pair in TERM:143 HUP:129; do
+  sig=${pair%%:*}
+  expected=${pair#*:}
+  "$trainsim" sweep spec.json --jobs 2 --shard 0/2 -o out.csv &
+  pid=$!
+  tries=0
+  until ls .out.csv.tmp.* > /dev/null 2>&1; do
+    kill -0 "$pid" 2> /dev/null || fail "the -o run ended before SIG$sig"
+    tries=$((tries + 1))
+    [ "$tries" -lt 600 ] || fail "no temporary file after 30 s"
+    sleep 0.05
+  done
+  sleep 0.3
+  kill -s "$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  [ "$rc" -eq "$expected" ] || fail "SIG$sig: exit $rc, expected $expected (ended by the signal)"
+  [ -e out.csv ] && fail "SIG$sig: a stopped -o run left out.csv"
+  ls .out.csv.tmp.* > /dev/null 2>&1 && fail "SIG$sig left its temporary: $(ls -a)"
 done
 
 # 3. Rerun the shard (with -o this time) and merge: the unsharded bytes.
