@@ -125,6 +125,9 @@ namespace {
 stack::StackSpec read_stack(const nlohmann::json& json, const std::string& source,
                             const std::string& pointer) {
   ObjectReader r(json, source, pointer);
+  // Resolved away by now; asked for so that an unknown key's line lists it, and a near miss
+  // ("extnds") is told of it.
+  (void)r.has("extends");
   stack::StackSpec s;
   s.id = r.string("id");
   // As a hardware profile's: an empty id names nothing in reports and messages.
@@ -207,6 +210,9 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
   if (r.has("gradient_reduce_dtype") && r.raw("gradient_reduce_dtype").is_object()) {
     ObjectReader by = r.object("gradient_reduce_dtype");
     for (std::size_t d = 0; d < precisions.size(); ++d) {
+      // No scenario trains in tf32 (scenario_loader's precisions: bf16, fp16, fp32, fp8): an
+      // entry for it never applied, and was taken without a word.
+      if (precisions[d] == "tf32") continue;
       if (by.has(precisions[d])) {
         s.gradient_reduce_dtype[d] = reduce_dtype(by.choice(precisions[d], reduce_names));
       }
@@ -382,6 +388,15 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
 stack::StackSpec stack_from_json(const nlohmann::json& document, const std::string& source,
                                  const std::string& pointer) {
   require_document_kind(document, DocumentKind::Stack, source, pointer);
+  // A misspelt "extends" ("extend") left a file of a few keys to fail on the first key it
+  // lacks ('/name: missing required key'), which the stack it meant to extend would have given.
+  if (document.is_object() && !document.contains("extends")) {
+    for (const auto& [key, value] : document.items()) {
+      if (key.rfind('_', 0) == 0 || !closest(key, {"extends"})) continue;
+      throw ConfigError(source, pointer + (nlohmann::json::json_pointer() / key).to_string(),
+                        "unknown key" + did_you_mean(key, {"extends"}));
+    }
+  }
   nlohmann::json json;
   std::vector<std::string> files;
   try {

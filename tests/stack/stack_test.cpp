@@ -151,6 +151,10 @@ TEST_CASE("stack: bad stacks get one error naming the key", "[stack][io]") {
                                "integer in [1, 64]"));
   REQUIRE_THAT(load_error(stack_json({{"gradient_reduce_dtype", {{"bf16", "int8"}}}})),
                Catch::Contains("/gradient_reduce_dtype/bf16"));
+  // No scenario trains in tf32 (its precisions are bf16, fp16, fp32, fp8): an entry for it never
+  // applied and was taken without a word.
+  REQUIRE_THAT(load_error(stack_json({{"gradient_reduce_dtype", {{"tf32", "bf16"}}}})),
+               Catch::StartsWith("s.json: /gradient_reduce_dtype/tf32: unknown key"));
   REQUIRE_THAT(
       load_error(stack_json({{"data_parallel", {{"gradient_buffer", "fp32"}}}})),
       Catch::Contains("s.json: /data_parallel/gradient_buffer") && Catch::Contains("reduce_dtype"));
@@ -550,6 +554,18 @@ TEST_CASE("stack: extends merges a stack over its base, and a bad base is one er
                    Catch::Contains("megatron-lm"));
   REQUIRE_THAT(load_error(nlohmann::json::parse(R"({"extends": 3})")),
                Catch::Contains("/extends") && Catch::Contains("built-in stack"));
+  // A misspelt "extends" is named before a key the stack it meant would have given: it said
+  // "/name: missing required key". In a whole stack it is listed and suggested too.
+  REQUIRE(load_error(nlohmann::json::parse(R"({"extend": "pytorch-2.3-fsdp", "id": "z"})")) ==
+          "s.json: /extend: unknown key; did you mean 'extends'?");
+  nlohmann::json whole = stack_json({});
+  whole["extnds"] = "pytorch-2.3-fsdp";
+  REQUIRE(load_error(whole) == "s.json: /extnds: unknown key; did you mean 'extends'?");
+  whole.erase("extnds");
+  whole["zzz"] = 1;
+  REQUIRE_THAT(load_error(whole),
+               Catch::StartsWith("s.json: /zzz: unknown key; expected one of ") &&
+                   Catch::Contains(" extends, "));
   // A file that extends itself: the chain is cut with one error, not a stack overflow, and named
   // a cycle with its loop (it was reported as a chain of more than 8 links).
   const std::string path = "stack_extends_itself.json";
