@@ -461,15 +461,23 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   // layers and one MoE layer gathers one MoE layer at most (two made full_shard need more than
   // shard_grad_op).
   const double layer_unit = d(largest_gathered_layer);
-  const double two_layers = [&] {
-    // The larger kind of layer first, then the other, 2 layers in all at most.
+  // The stage's n largest layer units: the larger kind of layer first, then the other.
+  const auto largest_layers = [&](std::int64_t n) {
     const std::int64_t dense_layers = num_layers - moe_layers;
     const bool moe_first = moe_gathered > layer;
-    const std::int64_t n1 = std::min<std::int64_t>(2, moe_first ? moe_layers : dense_layers);
-    const std::int64_t n2 = std::min<std::int64_t>(2 - n1, moe_first ? dense_layers : moe_layers);
+    const std::int64_t n1 = std::min<std::int64_t>(n, moe_first ? moe_layers : dense_layers);
+    const std::int64_t n2 = std::min<std::int64_t>(n - n1, moe_first ? dense_layers : moe_layers);
     return d(n1) * d(moe_first ? moe_gathered : layer) +
            d(n2) * d(moe_first ? layer : moe_gathered);
-  }();
+  };
+  const double two_layers = largest_layers(2);
+  // Forward holds the units of the stack's gathers in flight, d = fsdp.forward_prefetch (the
+  // gather of layer l issued as layer l - d ends: layers l - d + 1 to l, iteration_builder), one
+  // under a blocking fetch. PyTorch's rate limiter keeps d = 2, the 2 units backward holds too;
+  // a deeper prefetch gathered every unit ahead and counted 2 (llama2-7b on 8 GPUs at d = 64:
+  // 24 units of 386 MiB held at once, 2.24 GiB counted).
+  const double forward_layers = largest_layers(
+      s.stack.fsdp_blocking_fetch ? 1 : std::max<std::int64_t>(1, s.stack.fsdp_forward_prefetch));
   const double root = d(embedding + head);
   const double head_gradient = !last ? 0.0 : first && m.tied_embeddings ? root : d(head);
   const double unsharded_gradients =
@@ -513,8 +521,10 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
       // fully_shard leaves the root's reshard_after_forward False). Of an MoE layer, its routed
       // experts only where they are sharded (above). llama2-7b in bf16 on one stage (layer
       // 202,383,360 parameters, root 262,148,096 of which the head 131,076,096): 2 B x (root
-      // + 2 layers) + 2 B x (head + 2 layers) = 2,405,515,264 B.
-      buffers += d(e) * (root + two_layers) + unsharded_gradients;
+      // + 2 layers) + 2 B x (head + 2 layers) = 2,405,515,264 B. Forward's units in flight
+      // where they are more (forward_layers, above): forward has no unsharded gradients.
+      buffers +=
+          d(e) * root + std::max(d(e) * two_layers + unsharded_gradients, d(e) * forward_layers);
     }
   }
   if (fp8 && s.stack.fp8.weight_cache_bytes_per_param > 0.0) {
@@ -523,11 +533,13 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     // "Performance considerations", "Handling transposes"; fp8_weight_copy_bytes for the GPU and
     // the recipe). Layers only: the embedding and the LM head run in bf16 (Megatron-LM keeps the
     // output layer out of FP8). With full_shard the copies live only while a unit is gathered:
-    // 2 layer units at most; routed experts that are not sharded (ep = dp, above) are never
-    // gathered or freed, so their copies stay for the step, as under zero1.
+    // the units held at once (two_layers, forward_layers above); routed experts that are not
+    // sharded (ep = dp, above) are never gathered or freed, so their copies stay for the step, as
+    // under zero1.
     const bool frees_units = shard_state && degree > 1.0 && plan.sharding != Sharding::ShardGradOp;
     const double held =
-        frees_units ? two_layers + (experts_sharded ? 0.0 : expert_params) : d(stage_layer_params);
+        frees_units ? std::max(two_layers, forward_layers) + (experts_sharded ? 0.0 : expert_params)
+                    : d(stage_layer_params);
     buffers += fp8_weight_copy_bytes(s.stack.fp8, s.hardware.gpu.arch) * held;
   }
   out.buffers = Bytes(buffers);

@@ -280,6 +280,34 @@ TEST_CASE("memory: sharding modes order the persistent state", "[report][memory]
               .epsilon(1e-12));
 }
 
+TEST_CASE("memory: full_shard holds the units of the forward gathers in flight",
+          "[report][memory]") {
+  // fsdp.forward_prefetch d issues layer l's gather as layer l - d ends (iteration_builder), so
+  // forward holds layers l - d + 1 to l: d units, each allocated as its gather is issued. Up to
+  // d = 2 (PyTorch's rate limiter) and past it while backward's 2 units and the unsharded
+  // gradients are more, the buffers are the 2,405,515,264 B of the test above; llama2-7b (32
+  // layers of 202,383,360 parameters, root 262,148,096) at d = 64 gathers all 32 ahead: 2 B x
+  // (262,148,096 + 32 x 202,383,360) = 13,476,831,232 B (2,405,515,264 counted before).
+  auto s = paper_scenario(64);
+  s.parallel.sharding = Sharding::FullShard;
+  const double backward =
+      2.0 * (262'148'096 + 2 * 202'383'360) + 2.0 * (131'076'096 + 2 * 202'383'360);
+  const auto buffers_at = [&s](int depth) {
+    s.stack.fsdp_forward_prefetch = depth;
+    return memory_per_gpu(s, 0).buffers.value();
+  };
+  CHECK(buffers_at(1) == Approx(backward).epsilon(1e-12));
+  CHECK(buffers_at(2) == Approx(backward).epsilon(1e-12));
+  // d = 4: 2 B x 4 layers = 1,619,066,880 < backward's 2 B x (2 layers + head + 2 layers).
+  CHECK(buffers_at(4) == Approx(backward).epsilon(1e-12));
+  // d = 8: 2 B x (root + 8 layers) = 3,762,429,952 B, more than backward's.
+  CHECK(buffers_at(8) == Approx(2.0 * (262'148'096.0 + 8 * 202'383'360.0)).epsilon(1e-12));
+  CHECK(buffers_at(64) == Approx(2.0 * (262'148'096.0 + 32 * 202'383'360.0)).epsilon(1e-12));
+  // A blocking fetch gathers one unit at a time whatever the depth.
+  s.stack.fsdp_blocking_fetch = true;
+  CHECK(buffers_at(64) == Approx(backward).epsilon(1e-12));
+}
+
 TEST_CASE("memory: a stage of one layer gathers one layer unit", "[report][memory]") {
   // llama2-7b on 24 H100, pp 3, layers 1, 30, 1 per stage (--pipeline-layout 1,30,1): the last
   // stage holds one layer (202,383,360 parameters) and the final norm and LM head (131,076,096).
