@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "trainsim/model/model_spec.hpp"
 #include "trainsim/report/memory.hpp"
 #include "trainsim/version.hpp"
 
@@ -161,9 +162,11 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
       << shown_name(s.hardware_name, s.hardware_inline) << " (" << s.nodes()
       << (s.nodes() == 1 ? " node)\n" : " nodes)\n") << "stack        "
       << shown_name(s.stack_name, s.stack_inline) << "\n"
-      << "plan         tp " << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp " << p.dp
-      << ", sharding " << parallel::to_string(p.sharding) << ", schedule "
-      << parallel::to_string(p.schedule)
+      << "plan         tp " << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp "
+      << p.dp
+      // As describe gives it: a mixture-of-experts plan's table never said its ep.
+      << (model::is_moe(s.model) ? ", ep " + std::to_string(p.ep) : std::string()) << ", sharding "
+      << parallel::to_string(p.sharding) << ", schedule " << parallel::to_string(p.schedule)
       << (p.virtual_stages > 1 ? " x" + std::to_string(p.virtual_stages) : "") << ", recompute "
       << parallel::to_string(p.recompute)
       << (p.recompute_layers > 0 ? " (" + std::to_string(p.recompute_layers) + " layers per chunk)"

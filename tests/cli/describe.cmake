@@ -112,6 +112,17 @@ add_test(NAME cli.run.moe_ep COMMAND trainsim run --hardware h100-dgx --model mi
          --sharding zero1 --format json)
 set_tests_properties(cli.run.moe_ep PROPERTIES
   PASS_REGULAR_EXPRESSION "\"op\": \"all_to_all\"")
+# The table's plan line gives ep for a mixture-of-experts model, as describe does (ep 1 and 8
+# printed the same header); a dense model's gives none.
+add_test(NAME cli.run.moe_ep_table COMMAND trainsim run --hardware h100-dgx --model mixtral-8x7b
+         --gpus 64 --seq-len 4096 --global-batch 256 --tp 2 --sequence-parallel --ep 8
+         --sharding zero1)
+set_tests_properties(cli.run.moe_ep_table PROPERTIES
+  PASS_REGULAR_EXPRESSION "\nplan         tp 2, pp 1, cp 1, dp 32, ep 8, sharding zero1,")
+add_test(NAME cli.run.dense_no_ep COMMAND trainsim run --hardware h100-dgx --model llama2-7b
+         --gpus 8 --seq-len 4096 --global-batch 8)
+set_tests_properties(cli.run.dense_no_ep PROPERTIES
+  PASS_REGULAR_EXPRESSION "\nplan         tp 1, pp 1, cp 1, dp 8, sharding ")
 # Expert and tensor parallelism without sequence parallelism: the flags that set ep and tp are
 # named (it said "command line:" alone). Megatron-Core's TransformerConfig
 # refuses it ("When using expert parallelism and tensor parallelism, sequence parallelism must

@@ -121,7 +121,8 @@ inline constexpr const char* kGpipeExcessKey = "/parallel/pipeline_schedule";
 // Power of one GPU over a window from its activity: idle time at idle watts, time with compute
 // running at compute watts, time with only communication at communication watts; capped at TDP.
 // `contention_stretch` (DeviceActivity::gemm_contention_stretch), the time a collective added
-// to GEMM kernels of the profile's own GEMM contention, is billed at communication watts, out of
+// to GEMM kernels, by the profile's gemm_comm_contention or, where it gives none (a100-dgx,
+// v100-dgx), by its comm_compute_contention, is billed at communication watts, out of
 // compute_busy. Other kernels' slowdown stays at compute watts (SMs and HBM shared, not idle).
 [[nodiscard]] Watts average_power(const hardware::PowerSpec& power, Seconds compute_busy,
                                   Seconds exposed_communication, Seconds idle,
