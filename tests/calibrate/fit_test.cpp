@@ -364,6 +364,29 @@ TEST_CASE("calibrate: a point faster than the hardware allows is refused, naming
                       Catch::Contains("the most lenient algorithm NCCL runs there, nvls_tree "
                                       "(516.7 busbw GB/s)"));
 
+  // A Broadcast's root sends the whole buffer (a Reduce's receives it), so 1 GiB from one GPU
+  // of an H100 node takes at least 2^30 / 450e9 = 2.386 ms over its NVLink, a busbw (nccl-tests:
+  // algbw, factor 1) of 450 GB/s, for 2 ranks as for 8. The bound averaged over the ranks
+  // allowed 900 and 514.3 GB/s (8/7 x 450): a 1.3 ms Broadcast (826 GB/s) was fitted and moved
+  // the ring's single-node bandwidth factor to its bound of 2.
+  for (const Op root_op : {Op::Broadcast, Op::Reduce}) {
+    for (const std::int64_t ranks : {2, 8}) {
+      MeasurementSet rooted;
+      CollectivePoint b = c;
+      b.op = root_op;
+      b.group = parallel::GroupShape{.ranks = ranks, .nodes = 1, .ranks_per_node = ranks};
+      b.algorithm = Algorithm::Ring;
+      b.time = Seconds(1.3e-3);
+      rooted.collectives.push_back(b);
+      REQUIRE_THROWS_WITH(fit(base, rooted, FitOptions{}),
+                          Catch::Contains("above what its NVLink and NICs carry for NCCL's ring "
+                                          "(450 busbw GB/s)"));
+      // At 440 GB/s (2.440 ms) it is no mistake.
+      rooted.collectives[0].time = Seconds(1024.0 * kMiB / 440e9);
+      REQUIRE_NOTHROW(fit(base, rooted, FitOptions{}));
+    }
+  }
+
   // Memory: 1 GiB streamed in 10 us is 107 TB/s against 3.35 TB/s of HBM.
   MeasurementSet memory;
   memory.memory.push_back(
