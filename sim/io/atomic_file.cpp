@@ -265,10 +265,25 @@ void AtomicFile::commit() {
 
 void require_file_path(const std::string& output, const std::string& origin,
                        const std::string& stdout_carries, const std::string& expected) {
-  if (output != "-") return;
-  throw ConfigError(
-      origin, "",
-      "'-' would be standard output, which carries " + stdout_carries + "; expected " + expected);
+  if (output == "-") {
+    throw ConfigError(
+        origin, "",
+        "'-' would be standard output, which carries " + stdout_carries + "; expected " + expected);
+  }
+  // A path to the file or pipe standard output is (/dev/stdout, /proc/self/fd/1, the file it is
+  // redirected to): `run --trace /dev/stdout > out.txt` renamed the trace onto out.txt, and the
+  // report written to the replaced file was lost; through a pipe the two ran together. A
+  // terminal or /dev/null (character devices) loses nothing.
+  struct stat out {};
+  struct stat std_out {};
+  if (output.empty() || ::stat(output.c_str(), &out) != 0 ||
+      ::fstat(STDOUT_FILENO, &std_out) != 0 || S_ISCHR(out.st_mode) ||
+      out.st_dev != std_out.st_dev || out.st_ino != std_out.st_ino) {
+    return;
+  }
+  throw ConfigError(origin, "",
+                    "'" + output + "' is standard output, which carries " + stdout_carries +
+                        "; expected " + expected);
 }
 
 void require_not_an_input(const std::string& output, const std::string& origin,

@@ -70,7 +70,9 @@ class AtomicFile {
 
 // Throws ConfigError located at `origin` (as "command line (--trace)") when the output path is
 // "-", which other commands take for standard output, where this one writes `stdout_carries`
-// ("the report"): written as a file, it left a file named '-' in the working directory.
+// ("the report"): written as a file, it left a file named '-' in the working directory. So is a
+// path naming the file or pipe standard output is (/dev/stdout, the file it is redirected to),
+// which the output would replace or run into.
 void require_file_path(const std::string& output, const std::string& origin,
                        const std::string& stdout_carries,
                        const std::string& expected = "a file path");
