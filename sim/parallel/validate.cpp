@@ -190,9 +190,10 @@ std::vector<Problem> validate(const Scenario& s) {
   // Stages may hold unequal layer counts (Megatron's uneven first/last stage), but each model
   // chunk needs at least one layer.
   if (p.pp * p.virtual_stages > m.num_layers) {
-    problem("/parallel/pp", "pp x virtual_stages = " + str(p.pp * p.virtual_stages) +
-                                " exceeds the model's " + str(m.num_layers) +
-                                " layers; expected at most one chunk per layer");
+    problem("/parallel/pp",
+            "pp x virtual_stages = " + str(p.pp * p.virtual_stages) + " exceeds the model's " +
+                str(m.num_layers) + " layers; expected at most one chunk per layer",
+            {"/parallel/virtual_stages", "/parallel/pipeline_schedule", "/model"});
   }
   const std::int64_t counted = (p.account_for_embedding_in_pipeline_split ? 1 : 0) +
                                (p.account_for_loss_in_pipeline_split ? 1 : 0);
@@ -231,28 +232,30 @@ std::vector<Problem> validate(const Scenario& s) {
     const char* key = p.account_for_embedding_in_pipeline_split
                           ? "/parallel/account_for_embedding_in_pipeline_split"
                           : "/parallel/account_for_loss_in_pipeline_split";
+    // The loss's flag too where both are counted: the message counts both.
+    std::vector<std::string> inputs = {"/parallel/pp", "/parallel/virtual_stages",
+                                       "/parallel/pipeline_schedule", "/model"};
+    if (counted == 2) inputs.emplace_back("/parallel/account_for_loss_in_pipeline_split");
     const std::int64_t slots = m.num_layers + counted;
     if (slots % chunks != 0) {
       split_ok = false;
       const char* what = counted == 2                                ? "the embedding and loss"
                          : p.account_for_embedding_in_pipeline_split ? "the embedding"
                                                                      : "the loss";
-      problem(
-          key,
-          "the " + str(m.num_layers) + " layers plus " + str(counted) + " counted for " + what +
-              ", " + str(slots) + ", do not split evenly over pp x virtual_stages = " +
-              str(chunks) + " model chunks; expected a multiple of " + str(chunks),
-          {"/parallel/pp", "/parallel/virtual_stages", "/parallel/pipeline_schedule", "/model"});
+      problem(key,
+              "the " + str(m.num_layers) + " layers plus " + str(counted) + " counted for " + what +
+                  ", " + str(slots) + ", do not split evenly over pp x virtual_stages = " +
+                  str(chunks) + " model chunks; expected a multiple of " + str(chunks),
+              inputs);
     } else if (chunk_layers(p, m.num_layers, 0).count < 1 ||
                chunk_layers(p, m.num_layers, chunks - 1).count < 1) {
       split_ok = false;
-      problem(
-          key,
-          "with " + str(slots / chunks) +
-              " layer per model chunk, the chunk that holds the embedding or the loss "
-              "keeps no transformer layer; expected pp x virtual_stages of at most " +
-              str(slots / 2),
-          {"/parallel/pp", "/parallel/virtual_stages", "/parallel/pipeline_schedule", "/model"});
+      problem(key,
+              "with " + str(slots / chunks) +
+                  " layer per model chunk, the chunk that holds the embedding or the loss "
+                  "keeps no transformer layer; expected pp x virtual_stages of at most " +
+                  str(slots / 2),
+              inputs);
     }
   }
   if (p.recompute_layers > 0 && p.recompute != Recompute::Full) {
@@ -272,7 +275,8 @@ std::vector<Problem> validate(const Scenario& s) {
     if (p.recompute_layers > largest) {
       problem("/parallel/recompute_layers",
               "recompute_layers " + str(p.recompute_layers) + " exceeds the " + str(largest) +
-                  " layers of a model chunk; expected at most " + str(largest));
+                  " layers of a model chunk; expected at most " + str(largest),
+              {"/parallel/pp", "/parallel/virtual_stages", "/parallel/pipeline_layout", "/model"});
     }
   }
   if (p.recompute == Recompute::Selective &&
