@@ -117,8 +117,18 @@ trainsim_expect_exit(cli.run.recompute_layers_without_full 3
   "^error: command line \\(--recompute-layers\\): /parallel/recompute_layers: recompute_layers 4 applies only with recompute \"full\""
   run ${run_args} --recompute-layers 4)
 trainsim_expect_exit(cli.run.recompute_layers_too_many 3
-  "^error: command line \\(--recompute-layers\\): /parallel/recompute_layers: recompute_layers 17 exceeds the 16 layers of a model chunk"
+  "^error: command line \\(--model, --pp, --recompute-layers\\): /parallel/recompute_layers: recompute_layers 17 exceeds the 16 layers of a model chunk"
   run ${run_args} --pp 2 --global-batch 512 --recompute full --recompute-layers 17)
+# The flags that set a pipeline check's keys, all of them: --virtual-stages was left out of the
+# chunk count's line, --account-for-loss-in-pipeline-split out of the split's that counts it.
+trainsim_expect_exit(cli.run.pp_chunks_name_every_flag 3
+  "^error: command line \\(--model, --schedule, --pp, --virtual-stages\\): /parallel/pp: pp x virtual_stages = 64 exceeds the model's 32 layers"
+  run --hardware h100-dgx --model llama2-7b --seq-len 4096 --gpus 4 --pp 4 --global-batch 8
+  --schedule interleaved --virtual-stages 16)
+trainsim_expect_exit(cli.run.pp_split_names_both_counts 3
+  "^error: command line \\(--model, --account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split, --pp\\): /parallel/account_for_embedding_in_pipeline_split: the 32 layers plus 2 counted"
+  run --hardware h100-dgx --model llama2-7b --seq-len 4096 --gpus 3 --pp 3 --global-batch 3
+  --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split)
 # An impossible plan names where it came from: the scenario file, and the flags that set the
 # offending keys.
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/plan_tp3.json [=[
@@ -492,6 +502,10 @@ set_tests_properties(cli.run.mxfp8_on_blackwell PROPERTIES PASS_REGULAR_EXPRESSI
 # (it wrote a file named '-' in the working directory).
 trainsim_bad_input(run trace_dash "command line \\(--trace\\): '-' would be standard output, which carries the report\\; expected a file path"
   ${PROJECT_SOURCE_DIR}/examples/paper_fsdp_128.json --trace -)
+# So is a path to the pipe standard output is here (the test captures it): the trace ran into the
+# report, and redirected to a file, replaced it with the trace.
+trainsim_bad_input(run trace_stdout_path "command line \\(--trace\\): '/dev/stdout' is standard output, which carries the report\\; expected a file path"
+  ${PROJECT_SOURCE_DIR}/examples/paper_fsdp_128.json --trace /dev/stdout)
 # Block scaling (Float8BlockScaling, Megatron's --fp8-recipe blockwise) runs on Hopper.
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/stack_blockwise.json
   "{\"extends\": \"megatron-core\", \"id\": \"mc-blockwise\", \"fp8\": {\"recipe\": \"blockwise\"}}\n")

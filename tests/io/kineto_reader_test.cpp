@@ -464,6 +464,15 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
                         Contains("t.json: /traceEvents: no GPU kernels (events with cat "
                                  "\"kernel\"); expected a trace recorded with "
                                  "ProfilerActivity.CUDA, got 1 events"));
+    // Copies and fills alone are no step's GPU work: one memset was compared with a whole
+    // simulated step.
+    const std::string memset =
+        R"j({"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "ts": 10, "dur": 10,)j"
+        R"j( "pid": 0, "tid": 7})j";
+    REQUIRE_THROWS_WITH(parse_kineto_trace(trace_of(kStep + ", " + memset), "t.json"),
+                        "t.json: /traceEvents: no GPU kernels (events with cat \"kernel\"); "
+                        "expected a trace recorded with ProfilerActivity.CUDA, got 2 events and "
+                        "1 GPU copies or fills, no kernel");
   }
   SECTION("steps repeated or overlapping") {
     // kStep (ProfilerStep#1 over [0, 100) us) and a cpu_op copy of it over [ts, ts + dur).
