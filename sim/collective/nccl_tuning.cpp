@@ -332,10 +332,18 @@ Geometry make_geometry(const HardwareSpec& hw, const parallel::GroupShape& group
   // ring AllReduce busbw over three NVLink partitions 197 GB/s with one 4-GPU tray each, 394 with
   // two, NVIDIA/nccl#1801, sources.md B.2).
   const std::int64_t nics = hw.fabric.nics_per_node;
+  // Where other GPUs of the hosts call at the same moment (GroupShape::host_active, a training
+  // step's groups of one kind), the NICs are split by GPU: per_host of the host_active GPUs'
+  // share, no more than the group alone would take. A DGX-1's DP group of one rank per host got
+  // a whole NIC of the 4 for each of the host's 8 groups, twice what the host has.
   const auto domain_side = [&](std::int64_t ranks, double& nic_share, std::int64_t& hosts) {
     const std::int64_t per_host = std::min(host_ranks, ranks);
     const std::int64_t used = std::min(nics, (per_host * nics + gpus - 1) / gpus);
     nic_share = static_cast<double>(used) / static_cast<double>(nics);
+    if (group.host_active > per_host) {
+      nic_share = std::min(nic_share,
+                           static_cast<double>(per_host) / static_cast<double>(group.host_active));
+    }
     hosts = std::max<std::int64_t>(1, std::min(group.nodes, (ranks + per_host - 1) / per_host));
   };
   domain_side(g.ppn, g.nic_share, g.hosts);

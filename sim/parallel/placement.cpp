@@ -83,6 +83,13 @@ bool worse(const GroupShape& a, const GroupShape& b) {
 // The worst shape (`worse`) among a kind's groups of `size` ranks `stride` apart, with
 // `gpus_per_node` ranks per node and `domain_gpus` per NVLink domain. The groups start at ranks
 // base + i + size x stride x o for i < `starts` and o < `repeats`: for a dimension of the rank
+// `shape` and its variants with `active` GPUs of each host calling beside it (GroupShape::
+// host_active).
+void set_host_active(GroupShape& shape, std::int64_t active) {
+  shape.host_active = active;
+  for (GroupShape& v : shape.variants) v.host_active = active;
+}
+
 // order, the ranks inside its stride and the groups of the dimensions outside it (from `base`,
 // the first rank of the block they tile: 0 for the whole job, a pipeline stage's first rank for
 // that stage's groups).
@@ -253,6 +260,13 @@ Placement place_ranks(const Scenario& s, std::int64_t first, std::int64_t count)
   out.expert_shard = p.ep > 1 ? shape(p.dp * p.cp / p.ep, p.tp * p.cp * p.ep) : out.shard;
   // The embedding groups pair each rank of the first stage with its peer on the last.
   out.embedding = p.pp > 1 ? pipeline_pair(s, p.pp - 1) : GroupShape{};
+  // Every rank is in one group of each kind, and a kind's groups call together: each host's
+  // GPUs of the job share its NICs among the groups (GroupShape::host_active). The pairs of the
+  // pipeline's sends and of the embedding are a stage's (pipeline_pair).
+  for (GroupShape* kind : {&out.tp, &out.cp, &out.dp, &out.pp, &out.shard, &out.replicate, &out.ep,
+                           &out.expert_shard}) {
+    set_host_active(*kind, g);
+  }
   return out;
 }
 
@@ -266,8 +280,13 @@ GroupShape pipeline_pair(const Scenario& s, std::int64_t stage) {
   const std::int64_t ranks = p.tp * p.cp * p.dp;
   // A pair from each rank of the stage: `ranks` starts from the stage's first rank, one group;
   // from the last stage back to the first, from each rank of the first (the embedding group).
-  if (stage + 1 == p.pp) return worst_group_shape(2, stage * ranks, u.node, u.domain, ranks, 1);
-  return worst_group_shape(2, ranks, u.node, u.domain, ranks, 1, stage * ranks);
+  GroupShape pair = stage + 1 == p.pp
+                        ? worst_group_shape(2, stage * ranks, u.node, u.domain, ranks, 1)
+                        : worst_group_shape(2, ranks, u.node, u.domain, ranks, 1, stage * ranks);
+  // The stage's ranks send together: those of each host it holds (all of it where a stage fills
+  // hosts; a host shared with another stage sends from this one's ranks only).
+  set_host_active(pair, std::min(u.node, ranks));
+  return pair;
 }
 
 Placement place(const Scenario& s, std::int64_t stage) {

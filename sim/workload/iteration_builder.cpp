@@ -1558,7 +1558,8 @@ class Builder {
                                     .nodes = across_hosts ? 2 : 1,
                                     .ranks_per_node = across_hosts ? 1 : 2,
                                     .domains = across_domains ? 2 : 1,
-                                    .ranks_per_domain = across_domains ? 1 : 2};
+                                    .ranks_per_domain = across_domains ? 1 : 2,
+                                    .host_active = between.host_active};
     const auto call = collective(stage, Op::SendRecv, "pp", pair, pp_bytes_);
     const OpId id = comm(st.pp, call, backward ? "pp_send_grad" : "pp_send_activation", info);
     dep(after, id);

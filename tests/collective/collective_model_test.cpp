@@ -363,6 +363,40 @@ TEST_CASE("collective: AllToAll and SendRecv from link bandwidths", "[collective
   }
 }
 
+TEST_CASE("collective: groups calling together split their hosts' NICs by GPU", "[collective]") {
+  // v100-dgx, a DGX-1: 4 NICs for 8 GPUs; the multi-node ring graph's 4 channels at bw_inter
+  // carry a whole NIC's share per rank pair. A pair of one rank per host alone (nccl-tests) takes
+  // ceil(1 x 4 / 8) = 1 NIC; with the host's 8 GPUs sending at once (a pipeline stage's pairs, a
+  // step's DP groups: GroupShape::host_active = 8) each pair gets 1/8 of the 4, half a NIC, so its
+  // transfer takes twice as long.
+  const CollectiveModel v100(nccl_formula("v100-dgx"));
+  const double bytes = 1 << 30;
+  GroupShape alone{2, 2, 1};
+  GroupShape together = alone;
+  together.host_active = 8;
+  const double t_alone = v100.cost(Op::SendRecv, alone, Bytes(bytes)).transfer.value();
+  REQUIRE(v100.cost(Op::SendRecv, together, Bytes(bytes)).transfer.value() ==
+          Approx(2.0 * t_alone).epsilon(1e-12));
+  // A ring AllGather of 16 ranks, one per host: the same halving of its network share.
+  GroupShape ring_alone{16, 16, 1};
+  GroupShape ring_together = ring_alone;
+  ring_together.host_active = 8;
+  const auto ring = [&](const GroupShape& g) {
+    return v100.cost_with(Op::AllGather, g, Bytes(bytes), Algorithm::Ring, Protocol::Simple)
+        ->transfer.value();
+  };
+  REQUIRE(ring(ring_together) == Approx(2.0 * ring(ring_alone)).epsilon(1e-12));
+  // Four ranks per host take ceil(4 x 4 / 8) = 2 NICs alone, 4/8 of the 4 together: the same.
+  GroupShape four{8, 2, 4};
+  GroupShape four_together = four;
+  four_together.host_active = 8;
+  REQUIRE(ring(four_together) == Approx(ring(four)).epsilon(1e-12));
+  // One NIC per GPU (h100-dgx): a rank's NIC is its own either way.
+  const CollectiveModel h100(nccl_formula("h100-dgx"));
+  REQUIRE(h100.cost(Op::SendRecv, together, Bytes(bytes)).transfer.value() ==
+          Approx(h100.cost(Op::SendRecv, alone, Bytes(bytes)).transfer.value()).epsilon(1e-12));
+}
+
 TEST_CASE("collective: fabric oversubscription and efficiency at scale slow large groups",
           "[collective]") {
   auto j = builtin_json("h100-dgx");

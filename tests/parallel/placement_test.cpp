@@ -147,3 +147,22 @@ TEST_CASE("placement: a pipeline send joins two neighbouring stages, priced wher
   REQUIRE(pair.variants.size() == 1);
   CHECK(pair.variants[0].nodes == 1);
 }
+
+TEST_CASE("placement: a kind's groups call together, every GPU of a host beside them",
+          "[parallel]") {
+  // 64 GPUs, tp 8, pp 2: each host's 8 GPUs are in 8 DP groups (one rank per host each), all
+  // reducing at once (GroupShape::host_active = 8, the host's GPUs); the pipeline's send pairs
+  // are a stage's 32 ranks, 8 on each of its hosts.
+  const Scenario s = scenario(64, 8, 2, 1);
+  const Placement p = place(s);
+  REQUIRE(p.dp.ranks_per_node == 1);
+  CHECK(p.dp.host_active == 8);
+  CHECK(p.tp.host_active == 8);
+  CHECK(p.shard.host_active == 8);
+  CHECK(pipeline_pair(s, 0).host_active == 8);
+  // tp 2, pp 8 on 16 GPUs: a stage holds 2 ranks, so a host's pairs send from 2 GPUs at a time.
+  const Scenario small = scenario(16, 2, 8, 1);
+  CHECK(pipeline_pair(small, 3).host_active == 2);
+  // Fewer GPUs than a host: the job's only.
+  CHECK(place(scenario(4, 1, 1, 1)).dp.host_active == 4);
+}

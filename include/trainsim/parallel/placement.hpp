@@ -26,6 +26,14 @@ struct GroupShape {
   // The fewest ranks of the group in one of its domains (the least-held domain, whose hosts'
   // NICs carry all of its traffic to the others). 0: ranks_per_domain, an even split.
   std::int64_t min_ranks_per_domain = 0;
+  // The GPUs of each of the group's hosts that run a call of this kind at the same moment as it,
+  // its own ranks there included: a training step's groups of one kind all reduce, gather or send
+  // together (parallel::place: every GPU of a full host; a pipeline's send pairs: the stage's
+  // ranks on the host). They split the host's NICs by GPU: a DP group of one rank per DGX-1
+  // (4 NICs for 8 GPUs) gets half a NIC, its 7 peers on the host the rest. 0: the group alone
+  // on its hosts (nccl-tests), where one rank may drive a whole NIC (collective::detail::
+  // make_geometry).
+  std::int64_t host_active = 0;
   // The other shapes the groups of the same kind take, where they do not all lie alike
   // (parallel::place; empty otherwise, and in each of them). A stage waits for the slowest of
   // its groups, so a collective is priced on every shape of its stage's groups and the slowest
