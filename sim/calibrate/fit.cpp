@@ -1163,4 +1163,38 @@ std::string size_text(double bytes) {
   return buf.data();
 }
 
+std::optional<LineRateExcess> line_rate_excess(const HardwareSpec& hw) {
+  namespace detail = collective::detail;
+  const std::int64_t per_node = hw.node.gpus_per_node;
+  const Bytes bytes(1024.0 * 1024.0 * 1024.0);
+  std::optional<LineRateExcess> worst;
+  for (std::int64_t nodes = 2; nodes <= 64; nodes *= 2) {
+    const parallel::GroupShape group{
+        .ranks = nodes * per_node, .nodes = nodes, .ranks_per_node = per_node};
+    for (const Op op : {Op::AllReduce, Op::AllGather}) {
+      const auto cost =
+          collective::restricted_cost(hw, op, group, bytes, std::nullopt, std::nullopt);
+      if (!cost || cost->algorithm == Algorithm::None || !(cost->time.value() > 0.0)) continue;
+      const detail::Geometry g = detail::make_geometry(hw, group);
+      const double floor =
+          detail::line_rate_transfer(hw, g, cost->algorithm,
+                                     detail::tuned_traffic(op, g, cost->algorithm, bytes))
+              .value();
+      if (!(floor > cost->time.value())) continue;
+      const double factor = collective::bus_factor(op, group.ranks);
+      const double excess = floor / cost->time.value() - 1.0;
+      if (worst && worst->excess >= excess) continue;
+      worst = LineRateExcess{.call = std::string(collective::to_string(op)) + " " +
+                                     std::to_string(nodes) + "x" + std::to_string(per_node) + " " +
+                                     size_text(bytes.value()),
+                             .algorithm = std::string(collective::to_string(cost->algorithm)) +
+                                          "/" + std::string(collective::to_string(cost->protocol)),
+                             .busbw_gbs = bytes.value() * factor / cost->time.value() / 1e9,
+                             .limit_gbs = bytes.value() * factor / floor / 1e9,
+                             .excess = excess};
+    }
+  }
+  return worst;
+}
+
 }  // namespace trainsim::calibrate

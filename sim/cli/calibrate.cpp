@@ -583,6 +583,30 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     }
     err << "; do not use this profile for predictions\n";
   }
+  // Multi-node terms fitted to some node counts price the others by extrapolation: a fit whose
+  // profile prices calls above its links, beyond what the base did, says so (a ring factor fitted
+  // to one 8-node log priced 2 nodes at 507 GB/s of busbw over 400 GB/s of NICs, silently).
+  if (!in.points.collectives.empty()) {
+    const auto fitted = calibrate::line_rate_excess(result.fitted);
+    const auto before = calibrate::line_rate_excess(base);
+    const double was = before ? before->excess : 0.0;
+    if (fitted && fitted->excess > 0.05 && fitted->excess > was + 0.01) {
+      std::set<std::int64_t> node_counts;
+      for (const auto& p : in.points.collectives) node_counts.insert(p.group.nodes);
+      std::string counts;
+      for (const std::int64_t n : node_counts) {
+        counts += (counts.empty() ? "" : ", ") + std::to_string(n);
+      }
+      err << "warning: the fitted profile prices " << fitted->call << " (" << fitted->algorithm
+          << ") at " << fmt("%.1f", fitted->busbw_gbs) << " busbw GB/s, "
+          << fmt("%.1f", 100.0 * fitted->excess) << "% above what its NVLink and NICs carry ("
+          << fmt("%.1f", fitted->limit_gbs) << "; the base: "
+          << (was >= 0.0005 ? fmt("%.1f", 100.0 * was) + "% above" : std::string("within"))
+          << "); the points are of " << counts
+          << (node_counts.size() == 1 && *node_counts.begin() == 1 ? " node" : " nodes")
+          << ": measure the node counts you will simulate, or --freeze the multi-node terms\n";
+    }
+  }
   const bool no_dof = result.residuals.size() <= result.values.size();
   if (no_dof) {
     err << "warning: " << result.residuals.size() << " points for " << result.values.size()

@@ -81,6 +81,23 @@ struct FitResult {
 // A message size as the fit's points name it: "16 MiB", "1 GiB", "8 B" (binary units, %g).
 [[nodiscard]] std::string size_text(double bytes);
 
+// A call a profile prices faster than its NVLink and NICs carry it
+// (collective::detail::line_rate_transfer): `call` as the fit's rows name one ("all_gather
+// 2x8 1 GiB"), its busbw and the links' in GB/s, and `excess`, busbw / limit - 1.
+struct LineRateExcess {
+  std::string call;
+  std::string algorithm;  // "ring/Simple": NCCL's choice as the model makes it
+  double busbw_gbs = 0.0;
+  double limit_gbs = 0.0;
+  double excess = 0.0;
+};
+
+// The furthest above the line rate of the calls AllReduce and AllGather of 1 GiB on 2 to 64
+// full nodes (the model's own algorithm and protocol), or nothing when none is above it. A fit
+// to points of some node counts extrapolates its multi-node terms to the others: a ring factor
+// fitted to 8 nodes alone priced 2 nodes 27% above their NICs.
+[[nodiscard]] std::optional<LineRateExcess> line_rate_excess(const hardware::HardwareSpec& hw);
+
 // Fits `base` to `points`. Throws ConfigError when a point cannot be modelled on this profile
 // (a forced algorithm NCCL could not run there, a dtype the GPU lacks, a group larger than the
 // node allows) and when the points inform no parameter.
