@@ -217,6 +217,10 @@ const std::vector<SourceProfile>& source_profiles() {
        .group_contains = "NVIDIA NeMo / Megatron-Bridge performance summar",
        .stack = "megatron-core",
        .convention = FlopConvention::MegatronCore2024,
+       .flops_not_compared =
+           "the summaries' TFLOP/s halve the causal attention term (and count MoE layers their "
+           "own way), which no convention here makes; tokens/s/GPU or the iteration time is "
+           "compared",
        .style = kLlama,
        .sequence_parallel_default = true,
        .sequence_parallel_default_why =
@@ -541,7 +545,9 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     // An A100 measured in 2020 with its memory unstated is a 40GB one: DGX A100 shipped with
     // A100 SXM4 40GB from May 2020, and NVIDIA announced the 80GB A100 on 16 November 2020
     // (the Megatron-LM README 2020 tables are of September 2020).
-    const bool a100_of_2020 = !run.memory_gb && contains(gpu, "2020");
+    // A GPU text that names the 80GB part says its memory ("A100 (80GB) 2020" ran as 40GB).
+    const bool a100_of_2020 = !run.memory_gb && contains(gpu, "2020") && !contains(gpu, "80gb") &&
+                              !contains(gpu, "80 gb");
     if ((run.memory_gb && *run.memory_gb == 40.0) || contains(gpu, "40gb") || a100_of_2020) {
       // A100 SXM4 40GB (NVIDIA A100 datasheet, 2020): 40 GB HBM2 at 1,555 GB/s, against the
       // profile's 80 GB HBM2e at 2,039 GB/s; compute, NVLink and network are the same.
@@ -642,14 +648,17 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
 std::vector<std::int64_t> micro_batch_candidates(const PublishedRun& run,
                                                  std::int64_t per_replica) {
   if (run.micro_batch) return {*run.micro_batch};
+  // A stated gradient accumulation is the micro-batch's count (map_run has checked it divides
+  // the replica's sequences): it was one candidate among the searched, and a row of grad_accum
+  // 32 ran at the micro-batch of 4 steps.
+  if (run.grad_accum && per_replica % *run.grad_accum == 0) {
+    return {per_replica / *run.grad_accum};
+  }
   std::vector<std::int64_t> out;
   for (std::int64_t m = 1; m <= per_replica; m *= 2) {
     if (per_replica % m == 0) out.push_back(m);
   }
   out.push_back(per_replica);  // no gradient accumulation
-  if (run.grad_accum && per_replica % *run.grad_accum == 0) {
-    out.push_back(per_replica / *run.grad_accum);
-  }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -807,6 +816,16 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
       reason = text.str();
       return std::nullopt;
     }
+  }
+  // MFU counts the model's FLOPs, HFU those and the recomputed ones: MFU <= HFU. Printed to 2-3
+  // digits, a row whose MFU is more than 1% above its HFU contradicts itself (a swapped or
+  // mistyped figure); comparing either would be a guess.
+  if (run.mfu && run.hfu && *run.mfu > *run.hfu * 1.01) {
+    std::ostringstream text;
+    text << "mfu " << *run.mfu << " above hfu " << *run.hfu
+         << ": the hardware FLOPs include the model's, so MFU <= HFU";
+    reason = text.str();
+    return std::nullopt;
   }
   // A stated gradient accumulation divides each replica's sequences, and with a stated
   // micro-batch it is their quotient: grad_accum 3 with micro-batch 6 and 768 sequences per
@@ -980,7 +999,7 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     m.search_virtual_stages = m.virtual_stages.size() > 1;
   }
   m.micro_batches = micro_batch_candidates(run, *run.global_batch / dp);
-  m.search_micro_batch = !run.micro_batch;
+  m.search_micro_batch = !run.micro_batch && !run.grad_accum;
   if (!src.caveat.empty()) m.assumptions.emplace_back(src.caveat);
   if (!run.derived_fields.empty()) {
     m.assumptions.push_back("derived by the transcriber, not printed by the source: " +
@@ -988,7 +1007,8 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   }
 
   // The measured metric, in order of preference (docs/validation.md, "Metric").
-  const bool convention_known = src.convention != FlopConvention::Unstated;
+  const bool convention_known =
+      src.convention != FlopConvention::Unstated && src.flops_not_compared.empty();
   if (run.tokens_per_s_per_gpu) {
     m.metric = Metric::TokensPerSecondPerGpu;
     m.measured = *run.tokens_per_s_per_gpu;
@@ -1005,8 +1025,9 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     m.metric = Metric::Hfu;
     m.measured = *run.hfu;
   } else {
-    reason = convention_known
-                 ? "no measured throughput, iteration time, TFLOP/s, MFU or HFU"
+    reason = convention_known ? "no measured throughput, iteration time, TFLOP/s, MFU or HFU"
+             : !src.flops_not_compared.empty()
+                 ? "only TFLOP/s, MFU or HFU measured: " + std::string(src.flops_not_compared)
                  : "only TFLOP/s, MFU or HFU measured, and the source does not state how it "
                    "counts FLOPs";
     return std::nullopt;

@@ -36,6 +36,9 @@ struct SourceProfile {
   std::string_view model_contains{};
   std::string_view stack{};  // built-in software-stack profile
   FlopConvention convention = FlopConvention::Unstated;
+  // Non-empty: the source's FLOP count is one the model does not make (why); a row that gives
+  // only TFLOP/s, MFU or HFU is skipped with it, as for an unstated count.
+  std::string_view flops_not_compared{};
   ModelStyle style{};
   // Defaults for values the source's code fixes but the row leaves null; each with its reason.
   std::optional<parallel::Recompute> recompute_default{};

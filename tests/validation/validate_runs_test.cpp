@@ -316,13 +316,14 @@ TEST_CASE("validate: interleaving candidates are the divisors of layers per stag
   CHECK(virtual_stage_candidates(70, 12) == std::vector<std::int64_t>{1});
 }
 
-TEST_CASE("validate: micro-batch candidates include the row's implied values", "[validation]") {
+TEST_CASE("validate: micro-batch candidates are searched unless the row implies one",
+          "[validation]") {
   PublishedRun run;
   // Per-replica batch 96 (Narayanan 145.6B: 2304 / 24): powers of two dividing 96 and 96 itself.
   CHECK(micro_batch_candidates(run, 96) == std::vector<std::int64_t>{1, 2, 4, 8, 16, 32, 96});
-  // grad_accum 4 implies 96 / 4 = 24.
+  // grad_accum 4 pins 96 / 4 = 24: the row states it.
   run.grad_accum = 4;
-  CHECK(micro_batch_candidates(run, 96) == std::vector<std::int64_t>{1, 2, 4, 8, 16, 24, 32, 96});
+  CHECK(micro_batch_candidates(run, 96) == std::vector<std::int64_t>{24});
   run.micro_batch = 3;
   CHECK(micro_batch_candidates(run, 96) == std::vector<std::int64_t>{3});
 }
@@ -378,6 +379,16 @@ TEST_CASE("validate: rows that cannot be mapped are skipped with the reason", "[
   CHECK(skip_reason(run) ==
         "memory_gb 1 is not the 80 GiB of profile 'a100-dgx' within 10%: a GPU the profile does "
         "not model");
+  // A GPU text naming the 80GB part in 2020 is the 80GB part: it ran as the 40GB one.
+  run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
+  run.memory_gb.reset();
+  run.gpu = "A100 (80GB) 2020";
+  {
+    std::string why;
+    const auto mapped = map_run(run, why);
+    REQUIRE(mapped.has_value());
+    CHECK(mapped->hardware == "a100-dgx");
+  }
   // Interleaving with one pipeline stage contradicts itself; it used to run as pp 1 silently.
   run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
   REQUIRE(*run.pp == 1);
@@ -402,6 +413,34 @@ TEST_CASE("validate: rows that cannot be mapped are skipped with the reason", "[
   CHECK(skip_reason(run) ==
         "extra_metrics.grad_accum 3 does not fit the 6 sequences per replica (global batch 768 "
         "over dp 128) at micro-batch 6");
+  // Without a micro-batch, a stated grad_accum pins it: 6 sequences over 3 steps is micro-batch
+  // 2, not searched (grad_accum 32 of 32 sequences ran at micro-batch 8, 4 steps).
+  run = row(id);
+  run.micro_batch.reset();
+  run.grad_accum = 3;
+  const auto pinned = map_run(run, reason);
+  REQUIRE(pinned.has_value());
+  CHECK(pinned->micro_batches == std::vector<std::int64_t>{2});
+  CHECK_FALSE(pinned->search_micro_batch);
+  // MFU counts the model's FLOPs and HFU those with the recomputed ones: MFU 0.9 over HFU 0.5
+  // contradicts itself (it was compared on MFU without a word).
+  run = row(id);
+  run.mfu = 0.9;
+  run.hfu = 0.5;
+  CHECK(skip_reason(run) ==
+        "mfu 0.9 above hfu 0.5: the hardware FLOPs include the model's, so "
+        "MFU <= HFU");
+  // The Megatron-Bridge summaries' TFLOP/s halve the causal attention term: a row giving only
+  // them is skipped (it was compared in Megatron-Core's full count, 7% off on Llama 3 70B).
+  run = row("mbridge-2602-h100-llama3-70b-fp8-64gpu");
+  run.tokens_per_s_per_gpu.reset();
+  run.iteration_time_s.reset();
+  run.mfu.reset();
+  run.hfu.reset();
+  REQUIRE(run.tflops_per_gpu.has_value());
+  CHECK_THAT(skip_reason(run),
+             Catch::StartsWith("only TFLOP/s, MFU or HFU measured: the summaries' "
+                               "TFLOP/s halve the causal attention term"));
 }
 
 TEST_CASE("validate: mixture-of-experts rows map to the built-in model with ep from the row",
