@@ -59,6 +59,9 @@ std::string placement_line(const parallel::Scenario& s, const parallel::Placemen
                                  : std::string();
   std::string line = "dp group: " + where(pl.dp) + ", " + fewest +
                      std::to_string(pl.dp.ranks_per_node) + " per node; tp group: " + where(pl.tp);
+  // The CP group where there is one: the line left it out, while the notes on groups that
+  // straddle NVLink domains named it.
+  if (s.parallel.cp > 1) line += "; cp group: " + where(pl.cp);
   if (model::is_moe(s.model)) {
     line += "; ep group: " + where(pl.ep) + "; expert_dp group: " + where(pl.expert_shard);
   }

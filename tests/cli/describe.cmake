@@ -187,7 +187,7 @@ set_tests_properties(cli.describe.nvl72_straddle_note PROPERTIES PASS_REGULAR_EX
 add_test(NAME cli.describe.dgx_uneven_dp COMMAND trainsim describe --hardware h100-dgx
          --model llama2-7b --seq-len 4096 --gpus 144 --tp 2 --cp 2 --pp 4)
 set_tests_properties(cli.describe.dgx_uneven_dp PROPERTIES PASS_REGULAR_EXPRESSION
-  "placement +dp group: 9 ranks on 5 nodes, 1 to 2 per node\; tp group: 2 ranks on 1 node\n")
+  "placement +dp group: 9 ranks on 5 nodes, 1 to 2 per node\; tp group: 2 ranks on 1 node\; cp group: 2 ranks on 1 node\n")
 add_test(NAME cli.describe.nvl72_segment COMMAND trainsim describe ${nvl72_args}
          --nodes-per-domain 16 --format json)
 set_tests_properties(cli.describe.nvl72_segment PROPERTIES PASS_REGULAR_EXPRESSION
@@ -300,3 +300,9 @@ trainsim_expect_exit(cli.describe.headroom_flag_names_workspace 3
   describe --model llama2-7b --hardware v100-dgx --nodes 4 --seq-len 1024 --micro-batch 1
   --sharding full_shard --stack ${CMAKE_CURRENT_BINARY_DIR}/workspace_40g_stack.json
   --memory-headroom 0.1)
+# The placement line gives the CP group where cp > 1 (8 ranks of stride 2 on trays of 4 GPUs: 4
+# trays; 144 GPUs in racks of 72: 2 NVLink domains), as the note on straddling groups names it.
+add_test(NAME cli.describe.cp_group COMMAND trainsim describe --model llama2-7b
+         --hardware gb200-nvl72 --gpus 144 --cp 8 --tp 2 --seq-len 8192)
+set_tests_properties(cli.describe.cp_group PROPERTIES PASS_REGULAR_EXPRESSION
+  "tp group: 2 ranks on 1 node in 1 NVLink domain. cp group: 8 ranks on 4 nodes in 2 NVLink domains")
