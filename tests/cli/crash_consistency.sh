@@ -66,17 +66,23 @@ grep -q '^error: shard0.csv: line [0-9]*: incomplete' merge.err ||
   fail "unexpected message: $(cat merge.err)"
 [ -e merged.csv ] && fail "a failed merge wrote merged.csv"
 
+# Waits until the -o run `pid` has its temporary, and 0.3 s more for rows to reach it; `what` is
+# the stop it must not end before.
+await_temporary() {
+  tries=0
+  until ls .out.csv.tmp.* > /dev/null 2>&1; do
+    kill -0 "$1" 2> /dev/null || fail "the -o run ended before $2"
+    tries=$((tries + 1))
+    [ "$tries" -lt 600 ] || fail "no temporary file after 30 s"
+    sleep 0.05
+  done
+  sleep 0.3
+}
+
 # 2. The same shard with -o, killed: the target never appears.
 "$trainsim" sweep spec.json --jobs 1 --shard 0/2 -o out.csv &
 pid=$!
-tries=0
-until ls .out.csv.tmp.* > /dev/null 2>&1; do
-  kill -0 "$pid" 2> /dev/null || fail "the -o run ended before it could be killed"
-  tries=$((tries + 1))
-  [ "$tries" -lt 600 ] || fail "no temporary file after 30 s"
-  sleep 0.05
-done
-sleep 0.3
+await_temporary "$pid" "it could be killed"
 kill -9 "$pid"
 wait "$pid" 2> /dev/null
 [ -e out.csv ] && fail "a killed -o run left out.csv"
@@ -97,14 +103,7 @@ for pair in TERM:143 HUP:129; do
   expected=${pair#*:}
   "$trainsim" sweep spec.json --jobs 2 --shard 0/2 -o out.csv &
   pid=$!
-  tries=0
-  until ls .out.csv.tmp.* > /dev/null 2>&1; do
-    kill -0 "$pid" 2> /dev/null || fail "the -o run ended before SIG$sig"
-    tries=$((tries + 1))
-    [ "$tries" -lt 600 ] || fail "no temporary file after 30 s"
-    sleep 0.05
-  done
-  sleep 0.3
+  await_temporary "$pid" "SIG$sig"
   kill -s "$sig" "$pid"
   wait "$pid"
   rc=$?
