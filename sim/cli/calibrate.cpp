@@ -585,7 +585,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   }
   // Multi-node terms fitted to some node counts price the others by extrapolation: a fit whose
   // profile prices calls above its links, beyond what the base did, says so (a ring factor fitted
-  // to one 8-node log priced 2 nodes at 507 GB/s of busbw over 400 GB/s of NICs, silently).
+  // to one 8-node log priced 2 nodes at 501.7 GB/s of busbw over 400 GB/s of NICs, silently).
   if (!in.points.collectives.empty()) {
     const auto fitted = calibrate::line_rate_excess(result.fitted);
     const auto before = calibrate::line_rate_excess(base);

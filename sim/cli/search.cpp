@@ -178,7 +178,8 @@ sweep::SearchSpace space_of(const SearchOptions& o) {
   if (o.pp) space.pp = int_list("--pp", *o.pp, io::kMaxDegree);
   if (o.cp) space.cp = int_list("--cp", *o.cp, io::kMaxDegree);
   if (o.micro_batch) {
-    // micro_batch x seq_len tokens, as the scenario loader bounds them.
+    // micro_batch x seq_len tokens, the bound validate gives a plan: a --micro-batch value past
+    // it for the search's one seq_len would make every plan of it invalid, so it is refused.
     const std::int64_t seq_len = std::clamp<std::int64_t>(o.seq_len.value_or(1), 1,
                                                           parallel::kMaxSeqLen);
     space.micro_batch =

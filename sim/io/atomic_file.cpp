@@ -13,6 +13,7 @@
 #include <random>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -91,9 +92,16 @@ extern "C" void remove_temporaries_and_end(int signal_number) {
     copy.back() = '\0';
     (void)::unlink(copy.data());
   }
-  // SA_RESETHAND restored the default action on entry: the signal, blocked until the handler
-  // returns, then ends the process as it would have without the handler (exit status 128 + n).
+  // SA_RESETHAND restored the default action on entry: the signal raised again and unblocked
+  // ends the process as it would have without the handler (exit status 128 + n). Where the
+  // kernel drops a default action (PID 1 of a container), the process ends all the same: its
+  // temporaries are gone, and the run it was told to stop would fail at its commit.
   (void)std::raise(signal_number);
+  sigset_t self;
+  sigemptyset(&self);
+  sigaddset(&self, signal_number);
+  (void)::pthread_sigmask(SIG_UNBLOCK, &self, nullptr);
+  ::_exit(128 + signal_number);
 }
 
 // Installs the handler for the signals still at their default action (a signal ignored, as
@@ -114,7 +122,8 @@ void install_signal_cleanup() {
   });
 }
 
-// Puts `path` in a free slot; returns its index, or -1 when none is free or the path is too long.
+// Puts `path` in a free slot, not yet live (the file is not created); returns its index, or -1
+// when none is free or the path is too long.
 int register_temporary(const std::string& path) {
   if (path.size() >= kSlotPathBytes) return -1;
   install_signal_cleanup();
@@ -124,11 +133,16 @@ int register_temporary(const std::string& path) {
     if (!slot.claimed.compare_exchange_strong(expected, true, std::memory_order_acquire)) continue;
     slot.generation.fetch_add(1, std::memory_order_acq_rel);  // odd
     std::memcpy(slot.path.data(), path.c_str(), path.size() + 1);
-    slot.live.store(true, std::memory_order_release);
-    slot.generation.fetch_add(1, std::memory_order_release);  // even: live
+    slot.generation.fetch_add(1, std::memory_order_release);  // even, not live
     return static_cast<int>(i);
   }
   return -1;
+}
+
+// The slot's file exists now and is ours: the handlers remove it from here on.
+void arm_temporary(int index) {
+  if (index < 0) return;
+  g_signal_slots[static_cast<std::size_t>(index)].live.store(true, std::memory_order_release);
 }
 
 void release_temporary(int index) {
@@ -186,16 +200,25 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(path_
   int error = 0;
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
     temp_ = prefix + random_suffix();
+    // Its slot is filled before the file exists and armed as soon as it does, so that a signal
+    // between the two finds the file unknown to the handler for one store at most (filling the
+    // slot took a search of 1,024); a name another file holds (EEXIST) is never armed.
+    slot_ = register_temporary(temp_);
     // 0666 less the umask, as a plain open of the target would create it.
     fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     error = errno;
+    if (fd_ >= 0) {
+      arm_temporary(slot_);
+    } else {
+      release_temporary(slot_);
+      slot_ = -1;
+    }
     if (fd_ < 0 && error != EEXIST) break;
   }
   if (fd_ < 0) {
     temp_.clear();
     throw write_error(path_, "cannot write the file", error);
   }
-  slot_ = register_temporary(temp_);
   // Replacing a file keeps its permissions, as truncating it in place would.
   if (exists) (void)::fchmod(fd_, st.st_mode & 07777);
   buffer_.reserve(kBufferBytes);

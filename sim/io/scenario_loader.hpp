@@ -65,9 +65,9 @@ void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json val
 // virtual_stages 1; sharding none; recompute none; stack pytorch-2.3-fsdp (kDefaultStack).
 // Counts are bounded (parallel::kMaxGpus, kMaxSeqLen, kMaxGlobalBatch, kMaxMicroBatchTokens
 // in scenario.hpp): a larger one is "out of range; expected at most ...", so no product of
-// counts overflows. Throws ConfigError for bad input. Plan problems (tp not dividing heads, ...)
-// are not checked here: call parallel::validate. A gpus count not divisible by tp*pp*cp leaves dp =
-// 0.
+// counts overflows; micro_batch x seq_len is bounded by parallel::validate, a plan problem. Throws
+// ConfigError for bad input. Plan problems (tp not dividing heads, ...) are not checked here: call
+// parallel::validate. A gpus count not divisible by tp*pp*cp leaves dp = 0.
 [[nodiscard]] parallel::Scenario scenario_from_document(const ScenarioDocument& doc);
 
 // The resolved scenario as JSON, dp included: the report's "scenario" object.

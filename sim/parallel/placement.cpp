@@ -80,9 +80,6 @@ bool worse(const GroupShape& a, const GroupShape& b) {
   return a.ranks_per_node < b.ranks_per_node;
 }
 
-// The worst shape (`worse`) among a kind's groups of `size` ranks `stride` apart, with
-// `gpus_per_node` ranks per node and `domain_gpus` per NVLink domain. The groups start at ranks
-// base + i + size x stride x o for i < `starts` and o < `repeats`: for a dimension of the rank
 // `shape` and its variants with `active` GPUs of each host calling beside it (GroupShape::
 // host_active).
 void set_host_active(GroupShape& shape, std::int64_t active) {
@@ -90,6 +87,9 @@ void set_host_active(GroupShape& shape, std::int64_t active) {
   for (GroupShape& v : shape.variants) v.host_active = active;
 }
 
+// The worst shape (`worse`) among a kind's groups of `size` ranks `stride` apart, with
+// `gpus_per_node` ranks per node and `domain_gpus` per NVLink domain. The groups start at ranks
+// base + i + size x stride x o for i < `starts` and o < `repeats`: for a dimension of the rank
 // order, the ranks inside its stride and the groups of the dimensions outside it (from `base`,
 // the first rank of the block they tile: 0 for the whole job, a pipeline stage's first rank for
 // that stage's groups).
@@ -261,11 +261,12 @@ Placement place_ranks(const Scenario& s, std::int64_t first, std::int64_t count)
   // The embedding groups pair each rank of the first stage with its peer on the last.
   out.embedding = p.pp > 1 ? pipeline_pair(s, p.pp - 1) : GroupShape{};
   // Every rank is in one group of each kind, and a kind's groups call together: each host's
-  // GPUs of the job share its NICs among the groups (GroupShape::host_active). The pairs of the
-  // pipeline's sends and of the embedding are a stage's (pipeline_pair).
+  // GPUs of the ranks placed (the job's, or a stage's) share its NICs among the groups
+  // (GroupShape::host_active). The pairs of the pipeline's sends and of the embedding are a
+  // stage's (pipeline_pair).
   for (GroupShape* kind : {&out.tp, &out.cp, &out.dp, &out.pp, &out.shard, &out.replicate, &out.ep,
                            &out.expert_shard}) {
-    set_host_active(*kind, g);
+    set_host_active(*kind, std::min(g, count));
   }
   return out;
 }

@@ -5,7 +5,7 @@
 #      `error:` line and writes nothing;
 #   2. a killed `-o` run leaves no file at the target (its temporary .out.csv.tmp.XXXXXX stays:
 #      nothing can clean up after SIGKILL, and merge refuses it too); one stopped by SIGTERM or
-#      SIGINT removes its temporary and ends by the signal;
+#      SIGHUP (standing for SIGINT, below) removes its temporary and ends by the signal;
 #   3. rerunning the shard and merging gives exactly the unsharded run's bytes.
 # Usage: crash_consistency.sh <trainsim executable> <scratch folder>
 set -u

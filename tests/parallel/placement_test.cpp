@@ -165,4 +165,6 @@ TEST_CASE("placement: a kind's groups call together, every GPU of a host beside 
   CHECK(pipeline_pair(small, 3).host_active == 2);
   // Fewer GPUs than a host: the job's only.
   CHECK(place(scenario(4, 1, 1, 1)).dp.host_active == 4);
+  // A stage's groups: dp 3, pp 8 on 24 GPUs: a stage's 3 ranks call beside each other only.
+  CHECK(place(scenario(24, 1, 8, 1), 2).dp.host_active == 3);
 }

@@ -95,7 +95,7 @@ struct LineRateExcess {
 // The furthest above the line rate of the calls AllReduce and AllGather of 1 GiB on 2 to 64
 // full nodes (the model's own algorithm and protocol), or nothing when none is above it. A fit
 // to points of some node counts extrapolates its multi-node terms to the others: a ring factor
-// fitted to 8 nodes alone priced 2 nodes 27% above their NICs.
+// fitted to 8 nodes alone priced 2 nodes 25% above their NICs.
 [[nodiscard]] std::optional<LineRateExcess> line_rate_excess(const hardware::HardwareSpec& hw);
 
 // Fits `base` to `points`. Throws ConfigError when a point cannot be modelled on this profile

@@ -121,7 +121,9 @@ struct ChunkLayers {
 // 2^24 GPUs, contexts of 2^24 tokens and 2^30 sequences per step are far beyond any training
 // run; within them, with the model's bounds (model_spec.hpp), every product the simulation
 // forms fits an int64: tokens per step (global_batch * seq_len <= 2^54), tokens of a
-// micro-batch (micro_batch * seq_len, at most kMaxMicroBatchTokens) times any width.
+// micro-batch (micro_batch * seq_len, at most kMaxMicroBatchTokens) times any width. The
+// micro-batch's tokens are the plan's bound (parallel::validate, before anything forms such a
+// product); the loader bounds the micro-batch alone by kMaxMicroBatchTokens.
 inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 24U;  // also nodes * gpus_per_node
 inline constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 24U;
 inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 30U;
