@@ -158,13 +158,12 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
   const parallel::ParallelPlan& p = s.parallel;
   const double t = r.iteration_time.value();
   auto share = [t](Seconds x) { return t > 0.0 ? percent(x.value() / t) : std::string("-"); };
+  // The plan line gives ep as describe does: a mixture-of-experts plan's table never said it.
   out << "scenario     " << shown_name(s.model_name, s.model_inline) << " on " << s.gpus << " x "
       << shown_name(s.hardware_name, s.hardware_inline) << " (" << s.nodes()
       << (s.nodes() == 1 ? " node)\n" : " nodes)\n") << "stack        "
       << shown_name(s.stack_name, s.stack_inline) << "\n"
-      << "plan         tp " << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp "
-      << p.dp
-      // As describe gives it: a mixture-of-experts plan's table never said its ep.
+      << "plan         tp " << p.tp << ", pp " << p.pp << ", cp " << p.cp << ", dp " << p.dp
       << (model::is_moe(s.model) ? ", ep " + std::to_string(p.ep) : std::string()) << ", sharding "
       << parallel::to_string(p.sharding) << ", schedule " << parallel::to_string(p.schedule)
       << (p.virtual_stages > 1 ? " x" + std::to_string(p.virtual_stages) : "") << ", recompute "

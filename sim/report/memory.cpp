@@ -475,7 +475,8 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   // gather of layer l issued as layer l - d ends: layers l - d + 1 to l, iteration_builder), one
   // under a blocking fetch. PyTorch's rate limiter keeps d = 2, the 2 units backward holds too;
   // a deeper prefetch gathered every unit ahead and counted 2 (llama2-7b on 8 GPUs at d = 64:
-  // 24 units of 386 MiB held at once, 2.24 GiB counted).
+  // its 32 gathers issued at the step's start, each unit of 386 MiB allocated as its gather is
+  // issued, where 2.24 GiB in all was counted).
   const double forward_layers = largest_layers(
       s.stack.fsdp_blocking_fetch ? 1 : std::max<std::int64_t>(1, s.stack.fsdp_forward_prefetch));
   const double root = d(embedding + head);
