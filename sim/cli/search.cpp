@@ -967,8 +967,8 @@ void write_expert_explanation(std::ostream& out, sweep::SearchResult& result,
 // What identifies a sharded search for trainsim merge: a digest of every plan of the space, in
 // enumeration order (sweep::fnv1a64, an identity check rather than security), and the memory
 // headroom, which a scenario's JSON does not hold but which decides what fits (shards run with
-// different --memory-headroom merged into one document with wrong out_of_memory counts), and
-// --full-simulation.
+// different --memory-headroom merged into one document with wrong out_of_memory counts),
+// --full-simulation, and the content of the hardware, model and stack files.
 // Shards of searches with different spaces or scenarios then never merge, even with equal plan
 // counts.
 std::string search_digest(const parallel::Scenario& base, const sweep::SearchSpace& space,
@@ -978,6 +978,12 @@ std::string search_digest(const parallel::Scenario& base, const sweep::SearchSpa
   // --full-simulation too (sweep::run_digest): its figures differ in their last digits, and
   // plans past the whole-iteration bound are invalid there. Unchanged without it.
   if (mode == report::SimulationMode::Full) text += "full simulation\n";
+  // The hardware, model and stack files by content: shards run against an edited copy of one
+  // merged into a document whose plans had been priced on two different inputs.
+  std::vector<std::string> references = {base.hardware_path, base.model_path, base.stack_path};
+  references.insert(references.end(), base.stack.extends_files.begin(),
+                    base.stack.extends_files.end());
+  text += sweep::reference_file_digests(references);
   for (const parallel::Scenario& s : sweep::enumerate_plans(base, space)) {
     text += io::scenario_to_json(s).dump();
     text += '\n';

@@ -104,13 +104,13 @@ void check_one_split(const std::vector<Shard>& shards) {
                        require(*first.doc, key, first.source->source))) {
         // The spec digests the plans and the memory headroom (search's search_digest): say so,
         // since the documents show neither.
-        throw ConfigError(s.source->source, std::string("/") + key,
-                          "differs from " + first.source->source +
-                              "'s; expected shards of one search run by one trainsim version" +
-                              (std::string_view(key) == "spec"
-                                   ? " (the same scenario, search space, --memory-headroom "
-                                     "and --full-simulation or not)"
-                                   : ""));
+        throw ConfigError(
+            s.source->source, std::string("/") + key,
+            "differs from " + first.source->source +
+                "'s; expected shards of one search run by one trainsim version" +
+                (std::string_view(key) == "spec" ? " (the same scenario and files, search space, "
+                                                   "--memory-headroom and --full-simulation or not)"
+                                                 : ""));
       }
     }
   }

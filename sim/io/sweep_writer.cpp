@@ -1199,12 +1199,12 @@ void merge_sources(const std::vector<LineSource*>& sources, std::optional<std::i
     if (first != nullptr) {
       const ShardTrailer& a = first->trailer;
       if (t.spec_digest != a.spec_digest) {
-        throw ConfigError(
-            src->name(), where,
-            "a shard of another sweep (spec " + hex16(t.spec_digest) + ", but " +
-                first->source->name() + "'s is " + hex16(a.spec_digest) +
-                "); expected the shards of one sweep spec, all run with --full-simulation or all "
-                "without");
+        throw ConfigError(src->name(), where,
+                          "a shard of another sweep (spec " + hex16(t.spec_digest) + ", but " +
+                              first->source->name() + "'s is " + hex16(a.spec_digest) +
+                              "); expected the shards of one sweep spec and the same hardware, "
+                              "model and stack files, "
+                              "all run with --full-simulation or all without");
       }
       if (t.shard_count != a.shard_count || t.scenarios != a.scenarios) {
         throw ConfigError(src->name(), where,

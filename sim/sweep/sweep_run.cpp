@@ -1,10 +1,14 @@
 #include "sim/sweep/sweep_run.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <set>
 
 #include "trainsim/error.hpp"
+
+#include "sim/io/builtin_data.hpp"
+#include "sim/io/json_reader.hpp"
 
 namespace trainsim::sweep {
 namespace {
@@ -265,6 +269,8 @@ std::uint64_t spec_digest(const SweepSpec& spec) {
     groups.push_back(json{{"keys", g.keys}, {"values", g.values}});
   }
   canonical["groups"] = std::move(groups);
+  // Specs naming only built-ins keep the digest they had before files counted.
+  if (!spec.reference_files.empty()) canonical["files"] = spec.reference_files;
   return fnv1a64(canonical.dump());
 }
 
@@ -275,6 +281,17 @@ std::uint64_t run_digest(const SweepSpec& spec, report::SimulationMode mode) {
   // the whole-iteration bound invalid): its shards never merge with the others. The default
   // run's digest is the spec's alone, as before the mode counted.
   return fnv1a64(std::to_string(digest) + " full simulation");
+}
+
+std::string reference_file_digests(const std::vector<std::string>& references) {
+  std::string out;
+  for (const std::string& path : references) {
+    std::error_code ec;
+    if (!io::names_a_file(path) || !std::filesystem::is_regular_file(path, ec)) continue;
+    const std::string text = io::read_text_file(path, io::kMaxJsonBytes, "an input file");
+    out += path + " " + io::digest_text(fnv1a64(text)) + "\n";
+  }
+  return out;
 }
 
 std::uint64_t fnv1a64(std::string_view text) {

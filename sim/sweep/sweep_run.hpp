@@ -79,12 +79,19 @@ void write_sweep(const SweepSpec& spec, const SweepRunOptions& options, const Si
 
 // An identity check for shards, not a security measure: FNV-1a 64-bit over a canonical dump of
 // the expanded spec (the base document and every axis group's keys and values, in sweep order;
-// object keys sorted). Two specs with the same digest expand into the same scenarios (barring
-// a collision); references to profile or model files are compared by name, not by content.
+// object keys sorted) and of SweepSpec::reference_files. Two specs with the same digest expand
+// into the same scenarios (barring a collision): a hardware, model or stack file is compared by
+// name and content as the spec's reading found it; a built-in id by name (its content is the
+// binary's).
 [[nodiscard]] std::uint64_t spec_digest(const SweepSpec& spec);
 // The digest a shard's end record carries: spec_digest, and for SimulationMode::Full a digest
 // of it and the mode, so that shards run with and without --full-simulation never merge.
 [[nodiscard]] std::uint64_t run_digest(const SweepSpec& spec, report::SimulationMode mode);
+
+// A line "<path> <digest>" per reference that names a regular file (io::names_a_file, and not a
+// pipe or /dev/stdin, which cannot be read twice), with the fnv1a64 digest of its content; ""
+// when none does. Built-in ids are left out. Throws ConfigError where a file cannot be read.
+[[nodiscard]] std::string reference_file_digests(const std::vector<std::string>& references);
 
 // FNV-1a, 64-bit (Fowler, Noll and Vo; the reference offset basis and prime) of `text`: a fast,
 // well-spread identity digest, not a cryptographic one.

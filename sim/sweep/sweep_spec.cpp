@@ -14,6 +14,7 @@
 #include "sim/io/json_reader.hpp"
 #include "sim/io/spellcheck.hpp"
 #include "sim/sweep/scenario_resolver.hpp"
+#include "sim/sweep/sweep_run.hpp"
 
 namespace trainsim::sweep {
 namespace {
@@ -695,6 +696,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source,
   }
   if (out.groups.empty()) note_references(resolve(resolver, out.document(0), source, inline_base));
   out.references.assign(references.begin(), references.end());
+  out.reference_files = reference_file_digests(out.references);
   check_shard_group(out, source, inline_base);
   return out;
 }

@@ -117,3 +117,8 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/merge_bom.jsonl "${merge_bom}{\"index\": 
 trainsim_bad_input(merge byte_order_mark
   "merge_bom.jsonl: starts with a UTF-8 byte-order mark \\(bytes EF BB BF\\)\\; expected a sweep or search output as trainsim writes it, without one"
   ${CMAKE_CURRENT_BINARY_DIR}/merge_bom.jsonl)
+add_test(NAME cli.merge.file_content
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_file_content
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/merge_file_content.cmake)
+set_tests_properties(cli.merge.file_content PROPERTIES PASS_REGULAR_EXPRESSION "refused")

@@ -1,11 +1,14 @@
 #include "sim/sweep/sweep_run.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <stdlib.h>
 
 #include "sim/io/scenario_loader.hpp"
 #include "sim/io/sweep_writer.hpp"
@@ -267,6 +270,31 @@ TEST_CASE("sweep run: the spec digest follows the expanded scenarios, not the sp
   // (0xcbf29ce484222325 ^ 0x61) * 0x100000001b3 mod 2^64 = 0xaf63dc4c8601ec8c.
   CHECK(fnv1a64("") == 0xcbf29ce484222325ULL);
   CHECK(fnv1a64("a") == 0xaf63dc4c8601ec8cULL);
+}
+
+TEST_CASE("sweep run: the spec digest follows the content of the files it names", "[sweep]") {
+  std::string folder = (std::filesystem::temp_directory_path() / "trainsim-digest-XXXXXX").string();
+  REQUIRE(mkdtemp(folder.data()) != nullptr);
+  const std::string model = folder + "/tiny.json";
+  const auto write_model = [&model](int layers) {
+    std::ofstream(model) << R"({"layers": )" << layers << R"(, "hidden": 1024, "heads": 8,
+      "kv_heads": 8, "ffn_hidden": 4096, "vocab": 32000, "activation": "swiglu",
+      "norm": "rmsnorm", "tied_embeddings": false, "position_embedding": "rope"})";
+  };
+  const std::string text = R"({"base": {"hardware": "h100-dgx", "model": "tiny.json",
+      "cluster": {"gpus": 8}, "training": {"seq_len": 1024, "micro_batch": 1, "global_batch": 8}},
+      "axes": {"parallel.tp": [1, 2]}})";
+  write_model(8);
+  const SweepSpec before = parse_sweep_spec(text, "spec.json", folder);
+  REQUIRE(before.reference_files.find("tiny.json ") != std::string::npos);
+  CHECK(spec_digest(parse_sweep_spec(text, "spec.json", folder)) == spec_digest(before));
+  // The same spec text, the model file edited between two shards: 16 layers, not 8.
+  write_model(16);
+  const SweepSpec after = parse_sweep_spec(text, "spec.json", folder);
+  CHECK(spec_digest(after) != spec_digest(before));
+  std::filesystem::remove_all(folder);
+  // Built-in ids only: no file line, and the digest of the spec alone.
+  CHECK(small_spec().reference_files.empty());
 }
 
 TEST_CASE("sweep run: a recompute_layers axis is told apart by its CSV column", "[sweep]") {
