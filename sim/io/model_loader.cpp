@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -286,13 +287,14 @@ double read_imbalance(ObjectReader& r, const ModelSpec& m) {
   const double most =
       static_cast<double>(m.num_experts) / static_cast<double>(m.num_experts_per_token);
   if (!(v >= 1.0 && v <= most)) {
-    char got[32];
+    // The value in the shortest text that reads back as it (4.0000001, not %g's 4).
+    char got[64];
+    const auto end = std::to_chars(got, got + sizeof got, v).ptr;
     char bound[32];
-    (void)std::snprintf(got, sizeof got, "%g", v);
     (void)std::snprintf(bound, sizeof bound, "%g", most);
     throw r.error(key, std::string("the most-loaded expert's tokens over the mean; expected 1 "
                                    "(balanced) to experts / experts_per_token = ") +
-                           bound + ", got " + got);
+                           bound + ", got " + std::string(got, end));
   }
   return v;
 }
@@ -422,6 +424,10 @@ void check_mla(ObjectReader& r, const ModelSpec& m, const std::string& kv_key,
 ModelSpec from_trainsim_keys(ObjectReader& r) {
   ModelSpec m;
   m.id = r.string_or("name", r.source());
+  // The name stands for the model in messages and reports: a blank one names nothing.
+  if (m.id.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw r.error("name", "expected a name with a visible character, got \"" + m.id + "\"");
+  }
   m.num_layers = r.integer("layers", 1, model::kMaxLayers);
   m.hidden = r.integer("hidden", 1, model::kMaxHidden);
   m.num_heads = r.integer("heads", 1, model::kMaxHeads);
@@ -1024,8 +1030,15 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   // DeepSeek-V3 §2.2: D multi-token-prediction modules (ModelSpec::mtp_layers), trained with the
   // model and dropped at inference; not part of the 671B (README_WEIGHTS.md: 671B main model +
   // 14B MTP, whose checkpoint also stores copies of the shared embedding and head).
+  // Only DeepseekV3Config has the key: another family's modelling code builds no such module,
+  // so transformers would train the plain model (a Llama config given one is noted, not priced).
   if (r.has("num_nextn_predict_layers")) {
-    m.mtp_layers = r.integer("num_nextn_predict_layers", 0, model::kMaxLayers);
+    const std::int64_t mtp = r.integer("num_nextn_predict_layers", 0, model::kMaxLayers);
+    if (model_type == "deepseek_v3") {
+      m.mtp_layers = mtp;
+    } else {
+      ignored.emplace_back("num_nextn_predict_layers (not a " + model_type + " key)");
+    }
   }
 
   // Sliding window: sliding_window (null: none), switched off by use_sliding_window false

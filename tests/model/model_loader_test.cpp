@@ -707,6 +707,35 @@ TEST_CASE("model_loader: mlp_bias counts only where the family's MLP reads it", 
   CHECK(num_parameters(llama_biased) - llama_plain == 32 * (2 * 14'336 + 4'096));
 }
 
+TEST_CASE("model_loader: num_nextn_predict_layers is read for DeepSeek-V3 only", "[model][io]") {
+  // DeepseekV3Config has the key; LlamaConfig has none and LlamaForCausalLM builds no
+  // multi-token-prediction module, so a Llama config given one trains the plain model.
+  auto llama = nlohmann::json::parse(
+      io::read_text_file(data("hf_llama3_8b_config.json"), 1U << 20U, "a config.json"));
+  const auto plain = load_model_from_string(llama.dump(), "llama.json");
+  llama["num_nextn_predict_layers"] = 1;
+  NoteCapture notes;
+  const auto with_key = load_model_from_string(llama.dump(), "llama-nextn.json");
+  CHECK(with_key.mtp_layers == 0);
+  CHECK(num_parameters(with_key) == num_parameters(plain));
+  REQUIRE(notes.lines.size() == 1);
+  CHECK_THAT(notes.lines.back(), Catch::Contains("num_nextn_predict_layers (not a llama key)"));
+  // Its value is still checked.
+  llama["num_nextn_predict_layers"] = "1";
+  REQUIRE_THROWS_WITH(load_model_from_string(llama.dump(), "llama-nextn.json"),
+                      Catch::StartsWith("llama-nextn.json: /num_nextn_predict_layers: expected"));
+}
+
+TEST_CASE("model_loader: a blank model name is refused", "[model][io]") {
+  // The name stands for the model in messages ("'' is dense"): it must show something.
+  for (const char* name : {R"("")", R"("  ")"}) {
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(llama3_8b_keys(std::string(R"(, "name": )") + name), "m.json"),
+        std::string("m.json: /name: expected a name with a visible character, got ") + name);
+  }
+  CHECK(load_model_from_string(llama3_8b_keys(R"(, "name": "my 8b")"), "m.json").id == "my 8b");
+}
+
 TEST_CASE("model_loader: use_sliding_window is read by the Qwen families only", "[model][io]") {
   // MistralConfig has no use_sliding_window and MistralAttention reads sliding_window alone
   // (modeling_mistral.py): the window stays, the key is noted as ignored.

@@ -137,6 +137,12 @@ TEST_CASE("moe loader: bad mixture-of-experts keys name the key", "[model][io]")
         load_model_from_string(
             mixtral_keys(R"(, "experts_per_token": 2, "expert_load_imbalance": 4.5)"), "m.json"),
         Catch::EndsWith("= 4, got 4.5"));
+    // Just past the bound: the value as written, not %g's "4", which reads as inside it.
+    REQUIRE_THROWS_WITH(
+        load_model_from_string(
+            mixtral_keys(R"(, "experts_per_token": 2, "expert_load_imbalance": 4.0000001)"),
+            "m.json"),
+        Catch::EndsWith("= 4, got 4.0000001"));
     REQUIRE_THROWS_WITH(
         load_model_from_string(
             mixtral_keys(R"(, "experts_per_token": 2, "expert_load_imbalance": "1.3")"), "m.json"),
