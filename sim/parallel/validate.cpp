@@ -42,8 +42,12 @@ std::string headroom_problem(const Scenario& s) {
   const Bytes headroom = Bytes(std::round((capacity * fraction).value()));
   // No headroom is never the fault, even where the fixed terms alone fill the HBM.
   if (fraction <= 0.0 || headroom <= left) return "";
-  // The largest fraction that fits, rounded down at 4 decimals so that it passes this check.
-  const double most = std::max(std::floor(left.value() / capacity.value() * 1e4) / 1e4, 0.0);
+  // The largest fraction that passes this check, exactly (81088 of 81920 MiB: 0.98984375): a
+  // 4-decimal 0.9898 was named as the bound while 0.98984 passed.
+  double most = std::max(left.value() / capacity.value(), 0.0);
+  while (most > 0.0 && std::round((capacity * most).value()) > left.value()) {
+    most = std::nextafter(most, 0.0);
+  }
   // The fraction as given (shortest round trip: 0.9999999 is not "1"), the two amounts in MiB
   // with a decimal, so that they never read alike (0.99 of 80 GiB is 81100.8 MiB against the
   // 81088.0 MiB left; both are "79.2 GiB").

@@ -265,9 +265,16 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
     // the attention kernel's output (q) and fp32 log-sum-exp, and with SwiGLU w1's (f) and
     // w2's (h, each TP rank's partial sum) or with a GELU MLP w1's (f) alone; norms, RoPE, the
     // activation and wk, wo, w3 (GELU: w2) are recomputed. Latent attention keeps its
-    // latents as well.
-    const double mm_outputs = m.activation == model::Activation::SwiGlu ? f_local + h : f_local;
-    return Bytes(residual * e * h + tokens * e * (2.0 * q_local + kv_local + mm_outputs) +
+    // latents as well, and its attention output is V's width (v_head_dim per head, kv_local
+    // here), not the query's. A layer without a dense MLP (the attention half of a
+    // mixture-of-experts layer, ffn_hidden 0) has no w1 or w2 output: its experts' tensors are
+    // counted by activation_bytes_per_moe_layer.
+    const double mm_outputs = f_local == 0.0                              ? 0.0
+                              : m.activation == model::Activation::SwiGlu ? f_local + h
+                                                                          : f_local;
+    const double attention_output = model::has_mla(m) ? kv_local : q_local;
+    return Bytes(residual * e * h +
+                 tokens * e * (q_local + attention_output + kv_local + mm_outputs) +
                  tokens * heads_local * 4.0 + latents);
   }
   // Bytes of a saved GEMM input: the FP8 cast (1 byte) when the stack saves those, else e.
@@ -417,7 +424,25 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   const double expert_degree = d(expert_sharding_degree(s));
   // Zero for a dense model (x + 0.0 == x exactly).
   const double expert_state = expert_params / (shard_state ? expert_degree : 1.0);
-  out.parameters = Bytes(d(e) * params / (shard_state ? degree : 1.0) + d(e) * expert_state);
+  // One weight tensor gathered at a time (DeepSpeed ZeRO-3 before v0.6): the layers' tensors
+  // under fsdp.persistence_threshold (biases and norms; GPT-3 175B's 13h = 159,744 elements a
+  // layer) are never partitioned (ds_persist, stage3.py), so every rank holds them whole, and
+  // their gradients, which the workload reduces with one AllReduce per layer
+  // (iteration_builder's layer_replicated_elements_). DeepSpeed partitions their fp32 optimizer
+  // state with the rest.
+  double replicated = 0.0;
+  if (shard_state && degree > 1.0 && plan.sharding != Sharding::ShardGradOp &&
+      s.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter && moe_layers == 0 &&
+      num_layers > 0) {
+    double gathered = 0.0;
+    for (const double elements : model::weight_tensor_elements(
+             model::layer_kernels(m, layer_shape(s)), s.stack.fsdp_persistence_threshold)) {
+      gathered += elements;
+    }
+    replicated = d(num_layers) * std::max(0.0, d(layer) - gathered) * (1.0 - 1.0 / degree);
+  }
+  out.parameters =
+      Bytes(d(e) * (params / (shard_state ? degree : 1.0) + replicated) + d(e) * expert_state);
   const bool fp8 = s.training.precision == hardware::Dtype::Fp8;
   if (layers_held_in_fp8(s)) {
     // --fp8-param-gather: the layers' weights live in their FP8 copies (counted in the buffers
@@ -433,8 +458,8 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   const std::int64_t grad_e = s.stack.grads_in_reduce_dtype
                                   ? element_bytes(s.stack.reduce_dtype_for(s.training.precision))
                                   : e;
-  out.gradients =
-      Bytes(d(grad_e) * params / (shard_state ? degree : 1.0) + d(grad_e) * expert_state);
+  out.gradients = Bytes(d(grad_e) * (params / (shard_state ? degree : 1.0) + replicated) +
+                        d(grad_e) * expert_state);
   // Megatron-Core's precision-aware optimizer runs only as Adam under the distributed optimizer
   // (OptimizerConfig's checks); elsewhere the flag has no optimizer to change, and the copy stays.
   const bool precision_aware = s.stack.precision_aware_optimizer && shard_optimizer &&
@@ -626,6 +651,15 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
     const double head_in_flight =
         plan.schedule == PipelineSchedule::GPipe ? in_flight_microbatches(s, stage) : 1.0;
     activations += head_activation_bytes(m, shape, eager_norm_extra_bytes(m, act)) * head_in_flight;
+  }
+  if (stage == 0 && act.dropout) {
+    // The input embedding's dropout mask, 1 byte per element of the embedding output (/ t with
+    // SP), kept by every micro-batch the first stage holds (Korthikanti et al. 2022 §4.3:
+    // s b h p / t under 1F1B). Under interleaving the stage's average over its chunks' layers
+    // stands in for its first chunk's count.
+    const double tokens = d(model::local_tokens(shape));
+    const double residual = shape.sequence_parallel ? tokens / d(shape.tp) : tokens;
+    activations += residual * d(m.hidden) * in_flight_microbatches(s, 0);
   }
   out.activations = Bytes(activations);
 

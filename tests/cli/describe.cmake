@@ -306,3 +306,23 @@ add_test(NAME cli.describe.cp_group COMMAND trainsim describe --model llama2-7b
          --hardware gb200-nvl72 --gpus 144 --cp 8 --tp 2 --seq-len 8192)
 set_tests_properties(cli.describe.cp_group PROPERTIES PASS_REGULAR_EXPRESSION
   "tp group: 2 ranks on 1 node in 1 NVLink domain. cp group: 8 ranks on 4 nodes in 2 NVLink domains")
+# Korthikanti et al. 2022 §4.3 on GPT-3 175B (s 2048, b 1, h 12288, a 96, L 96, t 8, p 8, SP,
+# megatron-lm's unfused attention with dropout): the first stage of 1F1B holds p micro-batches
+# of its L/p layers, sbhL/t (34 + 5as/h) = 2048 x 12288 x 96 / 8 x (34 + 80) = 34,426,847,232 B,
+# and the input embedding's dropout mask, sbhp/t = 25,165,824 B: 34,452,013,056.
+add_test(NAME cli.describe.first_stage_embedding_dropout COMMAND trainsim describe
+         --hardware a100-dgx --model gpt3-175b --stack megatron-lm --gpus 512 --tp 8 --pp 8
+         --sequence-parallel --seq-len 2048 --micro-batch 1 --global-batch 512 --sharding none
+         --format json)
+set_tests_properties(cli.describe.first_stage_embedding_dropout PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"activations_bytes\": 34452013056,")
+# DeepSpeed ZeRO-3 (deepspeed-zero3-2021) gathers GPT-3 175B one weight tensor at a time; the
+# tensors under its persistence threshold of 1e5 elements, each layer's biases and LayerNorms
+# (3h + h + 4h + h + 2 x 2h = 13h = 159,744 elements), stay whole on every rank: bf16 parameters
+# 2 x (174,604,259,328 / 64 + 96 x 159,744 x 63/64) = 5,456,383,104 + 30,191,616 B, and the
+# same for their gradients, which an AllReduce leaves whole.
+add_test(NAME cli.describe.zero3_persistent_tensors COMMAND trainsim describe
+         --hardware a100-dgx --model gpt3-175b --stack deepspeed-zero3-2021 --gpus 64
+         --seq-len 2048 --micro-batch 1 --sharding full_shard --format json)
+set_tests_properties(cli.describe.zero3_persistent_tensors PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"gradients_bytes\": 5486574720,.*\"parameters_bytes\": 5486574720,")

@@ -88,16 +88,16 @@ trainsim_expect_exit(cli.run.require_fit_file 3
   run ${CMAKE_CURRENT_SOURCE_DIR}/../data/scenario_tp2.json --model llama2-70b --sharding none
   --require-fit)
 # A headroom that keeps more free than the CUDA context (512 MiB), NCCL buffers (256 MiB) and
-# workspace (64 MiB) leave of the H100's 80 GiB, 81920 - 832 = 81088 MiB or 0.98984 of it (0.99999
+# workspace (64 MiB) leave of the H100's 80 GiB, 81920 - 832 = 81088 MiB or 0.98984375 of it (0.99999
 # keeps 81919.2 MiB, 0.995 81510.4), is refused with the most it may be (it was cut to that in silence, the report giving the
 # fraction asked beside the bytes kept). From a stack file, it is a plan problem naming the stack.
 trainsim_expect_exit(cli.run.memory_headroom_above_reserve 2
-  "^error: command line \\(--memory-headroom\\): 0\\.99999 of HBM keeps 81919\\.2 MiB free, more than the 81088\\.0 MiB the CUDA context \\(512 MiB\\), NCCL buffers \\(256 MiB\\) and workspace \\(64\\.0 MiB\\) leave of the 80\\.0 GiB HBM; expected at most 0\\.9898\n$"
+  "^error: command line \\(--memory-headroom\\): 0\\.99999 of HBM keeps 81919\\.2 MiB free, more than the 81088\\.0 MiB the CUDA context \\(512 MiB\\), NCCL buffers \\(256 MiB\\) and workspace \\(64\\.0 MiB\\) leave of the 80\\.0 GiB HBM; expected at most 0\\.98984375\n$"
   run ${run_args} --memory-headroom 0.99999)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/run_tight_stack.json
   "{\"id\": \"tight\", \"extends\": \"pytorch-2.3-fsdp\", \"memory\": {\"headroom_fraction\": 0.995}}\n")
 trainsim_expect_exit(cli.run.stack_headroom_above_reserve 3
-  "^error: command line \\(--hardware, --stack\\): /stack: stack '[^']*run_tight_stack\\.json' memory\\.headroom_fraction 0\\.995 of HBM keeps 81510\\.4 MiB free, more than the 81088\\.0 MiB [^;]*; expected at most 0\\.9898\n$"
+  "^error: command line \\(--hardware, --stack\\): /stack: stack '[^']*run_tight_stack\\.json' memory\\.headroom_fraction 0\\.995 of HBM keeps 81510\\.4 MiB free, more than the 81088\\.0 MiB [^;]*; expected at most 0\\.98984375\n$"
   run ${run_args} --stack ${CMAKE_CURRENT_BINARY_DIR}/run_tight_stack.json)
 trainsim_expect_exit(cli.run.memory_headroom_bad 2
   "^error: command line \\(--memory-headroom\\): expected a fraction of HBM from 0 to below 1, got 1.5\n$"

@@ -219,7 +219,7 @@ set_tests_properties(cli.search.explain_bubble PROPERTIES
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/search_tight_stack.json
   "{\"id\": \"tight\", \"extends\": \"pytorch-2.3-fsdp\", \"memory\": {\"headroom_fraction\": 0.995}}\n")
 trainsim_expect_exit(cli.search.stack_headroom 3
-  "^error: command line \\(--hardware, --stack\\): /stack: stack '[^']*search_tight_stack\\.json' memory\\.headroom_fraction 0\\.995 of HBM keeps 81510\\.4 MiB free[^\n]*; expected at most 0\\.9898\n$"
+  "^error: command line \\(--hardware, --stack\\): /stack: stack '[^']*search_tight_stack\\.json' memory\\.headroom_fraction 0\\.995 of HBM keeps 81510\\.4 MiB free[^\n]*; expected at most 0\\.98984375\n$"
   search --hardware h100-dgx --model llama2-7b --gpus 16 --global-batch 64 --seq-len 4096
   --stack ${CMAKE_CURRENT_BINARY_DIR}/search_tight_stack.json)
 # Mixture of experts under a stack that launches each local expert's GEMM apart (megatron-core,

@@ -778,6 +778,39 @@ TEST_CASE("memory: op-level selective recomputation keeps the block input and th
         activation_bytes_per_layer(m, shape, Recompute::None, megatron).value());
 }
 
+TEST_CASE(
+    "memory: op-level selective recomputation of a mixture-of-experts layer and of latent "
+    "attention",
+    "[report][memory]") {
+  ActivationOptions op;
+  op.selective = model::SelectiveRecompute::OpLevel;
+  const ActivationOptions megatron;
+  // Mixtral-8x7b at tp 8 with SP, 4,096 tokens: the attention half keeps per token the block's
+  // input (h / 8), wq's output and the attention output (q = 32 x 128 / 8 = 512 each), wv's
+  // (kv = 8 x 128 / 8 = 128) and the log-sum-exp (4 heads x 4 B); it has no dense MLP, so no
+  // w2 output (h = 4096, which TP does not split: counting it put selective above none).
+  // 2 x (512 + 512 + 128 + 4096 / 8) + 16 = 3,344 B per token beside the experts' tensors,
+  // which are the same under either policy.
+  const model::ModelSpec mixtral = io::load_model("mixtral-8x7b");
+  const model::LayerShape tp8{
+      .micro_batch = 1, .seq_len = 4096, .tp = 8, .sequence_parallel = true};
+  model::ModelSpec attention_only = mixtral;
+  attention_only.ffn_hidden = 0;
+  CHECK(activation_bytes_per_layer(attention_only, tp8, Recompute::Selective, op).value() ==
+        4096.0 * 3344.0);
+  CHECK(activation_bytes_per_moe_layer(mixtral, tp8, Recompute::Selective, op).value() <
+        activation_bytes_per_moe_layer(mixtral, tp8, Recompute::None, megatron).value());
+  // DeepSeek-V3's latent attention, no TP, one token position: the attention output is V's
+  // width, 128 heads x 128 (v_head_dim), not the query's 128 x (128 + 64). Per token: the
+  // block's input 7168, wq's output 24,576, the attention output 16,384, wv's 16,384, the
+  // dense MLP's w1 and w2 outputs 18,432 + 7168, in bf16, the log-sum-exp 128 x 4 B and the
+  // latents' norm and up-projection inputs 2 x 2 B x (1536 + 512): 2 x 90,112 + 512 + 8192 =
+  // 188,928 B.
+  const model::ModelSpec v3 = io::load_model("deepseek-v3");
+  const model::LayerShape one{.micro_batch = 1, .seq_len = 1};
+  CHECK(activation_bytes_per_layer(v3, one, Recompute::Selective, op).value() == 188928.0);
+}
+
 TEST_CASE("memory: mla_up_proj recomputation frees latent attention's query, key and value",
           "[report][memory]") {
   // Megatron-Core frees the checkpointed up-projections' outputs once the attention kernel has

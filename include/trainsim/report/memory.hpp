@@ -183,8 +183,11 @@ struct ActivationOptions {
 // (flash attention, no dropout) times layers times in-flight micro-batches; with full
 // recompute, plus the largest recomputed layer's full activations, less its stored input,
 // during its recomputed backward (nothing where a kept layer was freed first); the last stage
-// adds the final norm's and the LM head's inputs and the fp32 logits of the loss, 4 b s V / t
-// (Korthikanti et al. 2022 §4.3). fp8 training (stack::Fp8Spec): activations with
+// adds the final norm's and the LM head's inputs and the fp32 logits of the loss, 4 b s V / t,
+// and with dropout the first stage the input embedding's dropout mask of each micro-batch it
+// holds, s b h p / t under 1F1B (Korthikanti et al. 2022 §4.3). Tensors under a per-tensor
+// gather's persistence threshold (DeepSpeed ZeRO-3) are held whole, parameters and gradients,
+// on every rank. fp8 training (stack::Fp8Spec): activations with
 // ActivationOptions::fp8_gemm_inputs when the stack saves FP8 inputs, and buffers add
 // weight_cache_bytes_per_param per layer parameter held unsharded (all the stage's layers; with
 // full_shard/hybrid_shard the 2 gathered units), at most 1 B on Blackwell for the per-tensor
