@@ -14,6 +14,7 @@ whose suffix names no image format, no matplotlib) are one line on stderr and ex
 """
 import argparse
 import csv
+import math
 import os
 import sys
 from collections import defaultdict
@@ -26,10 +27,29 @@ def fail(message):
 
 
 def number(text):
+    """The cell's value, or None for text or an empty cell. nan and inf, which no sweep writes,
+    are refused by check_rows before."""
     try:
         return float(text)
-    except ValueError:
+    except (TypeError, ValueError):
         return None
+
+
+def check_rows(path, rows, columns):
+    """Fails naming the first row with fewer or more cells than the header, or a non-finite
+    number in a plotted column: a file cut short or edited by hand, which would otherwise be
+    drawn without its last point or with a gap."""
+    for line, row in enumerate(rows, start=2):
+        if None in row or any(value is None for value in row.values()):
+            header = [key for key in row if key is not None]
+            cells = sum(row[key] is not None for key in header) + len(row.get(None) or [])
+            fail(f"error: {path}: line {line}: {cells} cells where the header has "
+                 f"{len(header)}; expected a whole trainsim sweep row")
+        for column in columns:
+            value = number(row[column])
+            if value is not None and not math.isfinite(value):
+                fail(f"error: {path}: line {line}: column '{column}' holds '{row[column]}'; "
+                     "expected a finite number (trainsim writes none other)")
 
 
 def main(argv=None):
@@ -68,6 +88,7 @@ def main(argv=None):
         if rows and column not in rows[0]:
             fail(f"error: {args.csv}: no column '{column}'; expected one of "
                      f"{', '.join(rows[0].keys())}")
+    check_rows(args.csv, rows, list(filter(None, [args.x, args.y])))
     points = defaultdict(lambda: defaultdict(list))
     ok_rows = [row for row in rows if row.get("status", "ok") == "ok"]
     for row in ok_rows:

@@ -30,6 +30,13 @@ foreach(f share/trainsim/hardware_profiles/h100-dgx.json share/trainsim/models/l
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
+# The plotting script runs by its #! line, as in the source tree (it was installed 0644).
+# (if(IS_EXECUTABLE) needs CMake 3.29.)
+execute_process(COMMAND test -x ${PREFIX}/share/trainsim/examples/plot_sweep.py
+                RESULT_VARIABLE not_executable)
+if(NOT not_executable EQUAL 0)
+  message(FATAL_ERROR "share/trainsim/examples/plot_sweep.py is installed without execute permission")
+endif()
 # Every docs/ link of the installed README resolves beside it.
 file(READ ${PREFIX}/share/doc/trainsim/README.md readme)
 # (Matched from the parenthesis: a ']' in a list element stops CMake splitting the list there.)

@@ -246,6 +246,24 @@ if(TRAINSIM_NO_MATPLOTLIB EQUAL 0)
            COMMAND python3 ${PROJECT_SOURCE_DIR}/examples/plot_sweep.py ${plot_rows} --x gpus
                    --y tokens_per_s --ideal -o ${CMAKE_CURRENT_BINARY_DIR}/plot_sweep.png)
 endif()
+# A row cut short or a nan cell (no sweep writes either) is one line naming the line, checked
+# before anything is drawn: an empty stand-in matplotlib package lets the check run where the
+# real one is missing. A short row raised a TypeError; nan was drawn as a gap.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/plot_stub/matplotlib/__init__.py "")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/plot_sweep_short.csv "tp,tokens_per_s\n1,5\n2\n")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/plot_sweep_nan.csv "tp,tokens_per_s\n1,5\n2,nan\n")
+foreach(case "short;line 3: 1 cells where the header has 2. expected a whole trainsim sweep row"
+             "nan;line 3: column 'tokens_per_s' holds 'nan'. expected a finite number")
+  list(GET case 0 name)
+  list(GET case 1 regex)
+  add_test(NAME cli.plot_sweep.${name}_row
+           COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2
+                   "-DEXPECTED_STDERR=^error: [^\n]*plot_sweep_${name}\\.csv: ${regex}[^\n]*\n$"
+                   "-DCOMMAND=python3;${PROJECT_SOURCE_DIR}/examples/plot_sweep.py;${CMAKE_CURRENT_BINARY_DIR}/plot_sweep_${name}.csv;--x;tp;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/p.png"
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+  set_tests_properties(cli.plot_sweep.${name}_row PROPERTIES
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_CURRENT_BINARY_DIR}/plot_stub")
+endforeach()
 # An axis value given twice, or a zip group's row given twice, would give the same rows twice:
 # refused at the repeat. Zipped axes may repeat a value alone.
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_repeat.json
