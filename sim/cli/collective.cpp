@@ -84,7 +84,8 @@ std::vector<std::int64_t> parse_nodes(const std::string& text) {
       item += text[i];
       continue;
     }
-    if (item.empty()) throw bad();
+    // "04" is refused, as every numeric flag refuses a zero before its first digit.
+    if (item.empty() || (item.size() > 1 && item[0] == '0')) throw bad();
     // Digits only, so a long item is a large count: out of range, not malformed.
     if (item.size() > 9 || std::stoll(item) > parallel::kMaxGpus) {
       throw ConfigError("--nodes: " + item + " is out of range; expected at most " +

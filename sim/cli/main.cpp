@@ -137,6 +137,9 @@ void strict_option_values(CLI::App& app) {
             },
             ""));
       } else if (opt->get_expected_max() == 0 && opt != sub->get_help_ptr()) {
+        // Once, as a value option: "--require-fit --require-fit=false" kept the last in silence
+        // (and ran a plan that does not fit with exit 0).
+        opt->multi_option_policy(CLI::MultiOptionPolicy::Throw);
         opt->check(CLI::Validator(
             [](std::string& text) -> std::string {
               if (text == "true" || text == "false") return {};
@@ -411,7 +414,9 @@ int main(int argc, char** argv) {
     exit_code = check_stdout(exit_code);
   } catch (const CLI::ParseError& e) {
     // CLI11 uses exit code 0 for --help and --version: print them as CLI11 does.
-    if (e.get_exit_code() == 0) return app.exit(e);
+    // A help or version text that did not reach stdout (/dev/full) is a failure like any
+    // other output's.
+    if (e.get_exit_code() == 0) return check_stdout(app.exit(e));
     return report("error: ", cli11_message(e, app, command_list(app)), 2);
   } catch (const trainsim::ConfigError& e) {
     // The file's name as given, its newlines escaped ("bad\u000anl.json") as the notes and

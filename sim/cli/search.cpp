@@ -110,9 +110,14 @@ std::vector<std::int64_t> int_list(const std::string& flag, const std::string& t
       used = digits ? item.size() : 0;
       v = std::numeric_limits<std::int64_t>::max();
     }
-    if (item.empty() || used != item.size() || v < 1) {
-      throw ConfigError(flag, "", "not a list of positive integers; expected e.g. 1,2,4,8, got '" +
-                                      text + "'");
+    // A zero before the first digit is refused, as every numeric flag refuses it ("010" read
+    // as 10 here, where a single-value flag says why it takes decimal text only).
+    const bool leading_zero = item.size() > 1 && item[0] == '0';
+    if (item.empty() || used != item.size() || v < 1 || leading_zero) {
+      throw ConfigError(flag, "",
+                        "not a list of positive integers; expected e.g. 1,2,4,8 (decimal, no zero "
+                        "before the first digit), got '" +
+                            text + "'");
     }
     if (v > max_value) {
       throw ConfigError(flag, "", item + ": out of range; expected at most " +

@@ -464,7 +464,9 @@ std::optional<std::vector<std::int64_t>> parse_layer_counts(std::string_view tex
     item.remove_suffix(item.size() - (item.find_last_not_of(" \t") + 1));
     std::int64_t value = 0;
     const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size()) {
+    // "016" is refused, as every numeric flag refuses a zero before its first digit.
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() ||
+        (item.size() > 1 && item[0] == '0')) {
       return std::nullopt;
     }
     out.push_back(value);

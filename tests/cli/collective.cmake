@@ -95,3 +95,5 @@ trainsim_bad_input(collective negative_min_bytes
 trainsim_bad_input(collective nodes_twice
   "--nodes: 2 given twice\\; expected each node count once, got '2,1,2'"
   --hardware h100-dgx --op all_reduce --nodes 2,1,2)
+trainsim_bad_input(collective nodes_leading_zero "--nodes: expected a comma-separated list of positive integers like 4,8,16, got '04'"
+  --hardware h100-dgx --op all_reduce --nodes 04)

@@ -589,3 +589,15 @@ trainsim_expect_exit(cli.run.model_parallel_flags_named 3
 # fill 1 node ("1 nodes" before).
 trainsim_bad_input(run nodes_disagree "scenario_nodes_disagree\\.json: /cluster: nodes 2 and gpus 8 disagree: 8 GPUs fill 1 node of 8\\; expected"
   ${CMAKE_CURRENT_SOURCE_DIR}/../data/scenario_nodes_disagree.json)
+# An option given twice is refused, an on/off flag as a value option: "--require-fit
+# --require-fit=false" kept the last in silence and ran a plan that does not fit with exit 0.
+trainsim_bad_input(run repeated_value "command line .--tp.: given 2 times. expected it once"
+  ${run_args} --tp 2 --tp 4)
+trainsim_bad_input(run repeated_flag "command line .--require-fit.: given 2 times. expected it once"
+  ${run_args} --require-fit --require-fit=false)
+trainsim_bad_input(run repeated_switch
+  "command line .--sequence-parallel.: given 2 times. expected it once"
+  ${run_args} --sequence-parallel=true --sequence-parallel=false)
+trainsim_bad_input(run pipeline_layout_leading_zero
+  "command line .--pipeline-layout.: expected comma-separated layer counts like 7,9,9,7, got '016,16'"
+  --hardware h100-dgx --model llama2-7b --gpus 8 --seq-len 4096 --pp 2 --pipeline-layout 016,16)

@@ -142,9 +142,9 @@ set_tests_properties(cli.search.moe_ep_list PROPERTIES PASS_REGULAR_EXPRESSION
 set(search_base --hardware h100-dgx --model llama2-7b --global-batch 32 --seq-len 2048)
 trainsim_bad_input(search ep_dense "--ep: ep 2 needs a mixture-of-experts model, and 'llama2-7b' is dense; expected 1"
   ${search_base} --gpus 16 --ep 1,2)
-trainsim_bad_input(search ep_list "--ep: not a list of positive integers; expected e.g. 1,2,4,8, got '0'"
+trainsim_bad_input(search ep_list "--ep: not a list of positive integers; expected e.g. 1,2,4,8 .decimal, no zero before the first digit., got '0'"
   --hardware h100-dgx --model mixtral-8x7b --global-batch 32 --seq-len 2048 --gpus 16 --ep 0)
-trainsim_bad_input(search tp_list "--tp: not a list of positive integers; expected e.g. 1,2,4,8, got '1,x'"
+trainsim_bad_input(search tp_list "--tp: not a list of positive integers; expected e.g. 1,2,4,8 .decimal, no zero before the first digit., got '1,x'"
   ${search_base} --gpus 16 --tp 1,x)
 trainsim_bad_input(search sharding "--sharding: unknown value 'shard_grad'; did you mean 'shard_grad_op'\\?"
   ${search_base} --gpus 16 --sharding shard_grad)
@@ -316,3 +316,6 @@ add_test(NAME cli.search.explain_one_microbatch COMMAND trainsim search --hardwa
 set_tests_properties(cli.search.explain_one_microbatch PROPERTIES
   PASS_REGULAR_EXPRESSION "Gradient accumulation: 1 -> 1 micro-batch per step per data-parallel rank"
   FAIL_REGULAR_EXPRESSION "1 -> 1 micro-batches")
+# A list item with a zero before its first digit is refused, as every numeric flag refuses one.
+trainsim_bad_input(search leading_zero_list "--tp.*not a list of positive integers. expected e.g. 1,2,4,8 .decimal, no zero before the first digit., got '01,2'"
+  --hardware h100-dgx --model llama2-7b --gpus 16 --global-batch 32 --seq-len 2048 --tp 01,2)

@@ -933,6 +933,13 @@ trainsim_robust(corrupt.stdout_full_search 2
 trainsim_robust(corrupt.stdout_closed_sweep 2
   "^error: standard output: .*\\bexpected a writable stdout"
   STDOUT closed INPUT ${IN}/sweep4.json -- sweep sweep4.json --jobs 1)
+# --help and --version too: their text lost to a full disk exited 0.
+trainsim_robust(corrupt.stdout_full_help 2
+  "^error: standard output: .*\\bexpected a writable stdout"
+  STDOUT full -- run --help)
+trainsim_robust(corrupt.stdout_full_version 2
+  "^error: standard output: .*\\bexpected a writable stdout"
+  STDOUT full -- --version)
 
 # A JSON document under the size limit whose values alone would take gigabytes once parsed:
 # 2,000,001 empty objects (6 MB of text) and 8,000,001 zeros (16 MB).
