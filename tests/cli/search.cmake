@@ -319,3 +319,18 @@ set_tests_properties(cli.search.explain_one_microbatch PROPERTIES
 # A list item with a zero before its first digit is refused, as every numeric flag refuses one.
 trainsim_bad_input(search leading_zero_list "--tp.*not a list of positive integers. expected e.g. 1,2,4,8 .decimal, no zero before the first digit., got '01,2'"
   --hardware h100-dgx --model llama2-7b --gpus 16 --global-batch 32 --seq-len 2048 --tp 01,2)
+# --explain says what the best plan gains where it is not time: llama3-70b on 1,024 H100 under
+# tokens_per_joule prefers tp 2, pp 8, 4.483 -> 4.727 s a step, for its lower power per GPU
+# (652 -> 466 W); it said "the rest of the iteration gains more" of the slower plan.
+add_test(NAME cli.search.explain_slower_by_objective COMMAND trainsim search --hardware h100-dgx
+         --model llama3-70b --gpus 1024 --global-batch 1024 --seq-len 4096
+         --objective tokens_per_joule --explain --top 1)
+set_tests_properties(cli.search.explain_slower_by_objective PROPERTIES PASS_REGULAR_EXPRESSION
+  "More communication is exposed and the iteration is slower \\(4\\.483 -> 4\\.727 s\\), but the plan draws less power per GPU \\(652 -> 466 W\\)")
+# A mixture of experts whose best plan saves most in the expert all-to-all (qwen3-30b-a3b on 16
+# H100, global batch 1,024: 4.154 -> 3.581 s of all-to-all, 0.131 s of data-parallel calls) is
+# credited with it, not with the smaller data-parallel group.
+add_test(NAME cli.search.explain_expert_all_to_all_saved COMMAND trainsim search --hardware h100-dgx
+         --model qwen3-30b-a3b --gpus 16 --global-batch 1024 --seq-len 4096 --explain --top 1)
+set_tests_properties(cli.search.explain_expert_all_to_all_saved PROPERTIES PASS_REGULAR_EXPRESSION
+  "The expert all-to-all falls by 0\\.573 s, more than the data-parallel collectives \\(-0\\.131 s\\)")
