@@ -238,9 +238,13 @@ void check_scenarios_folder(const std::string& dir) {
   }
   const std::filesystem::path parent = folder.parent_path().empty() ? "." : folder.parent_path();
   if (!std::filesystem::is_directory(parent, ec)) {
+    // Missing, or something else than a folder: said as it is ("is not a folder" of a parent
+    // that does not exist).
+    const bool missing = !std::filesystem::exists(parent, ec);
     throw ConfigError(flag, "",
                       "cannot create the folder: its parent " + parent.string() +
-                          " is not a folder; expected a path whose parent folder exists");
+                          (missing ? " does not exist" : " is not a folder") +
+                          "; expected a path whose parent folder exists");
   }
 }
 

@@ -88,8 +88,11 @@ set_tests_properties(cli.validate.scenarios_few_descriptors PROPERTIES
 # ... and its folder must be one: a file there, or a missing parent, is one error line.
 trainsim_bad_input(validate scenarios_not_a_folder "--scenarios [^\n]*README.md: expected a folder"
                    --source BLOOM --scenarios ${PROJECT_SOURCE_DIR}/README.md)
-trainsim_bad_input(validate scenarios_no_parent "--scenarios [^\n]*: cannot create the folder: its parent"
+trainsim_bad_input(validate scenarios_no_parent "--scenarios [^\n]*: cannot create the folder: its parent [^\n]*no-such-parent does not exist. expected"
                    --source BLOOM --scenarios ${CMAKE_CURRENT_BINARY_DIR}/no-such-parent/scenarios)
+# A parent that is a file is named as one.
+trainsim_bad_input(validate scenarios_file_parent "--scenarios [^\n]*: cannot create the folder: its parent [^\n]*README.md is not a folder. expected"
+                   --source BLOOM --scenarios ${PROJECT_SOURCE_DIR}/README.md/scenarios)
 
 # scripts/split-rows (standard Python only) on torchtitan's 8 rows: each row's scenario from
 # --scenarios, its trace split by kind, the two free weights fitted with the others held.
