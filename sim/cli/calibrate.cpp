@@ -219,7 +219,9 @@ void print_residuals(std::ostream& out, const std::vector<calibrate::PointResidu
     const std::string line_number = r.origin.line > 0 ? std::to_string(r.origin.line) : "-";
     std::array<char, 512> line{};
     std::snprintf(line.data(), line.size(), "  %s %5s  %-25s %-16.16s %9.4g %9.4g %9.4g %6s%%%s",
-                  io::column_text(io::escape_control(r.origin.label), 44).c_str(),
+                  // Whole, as the point's description: two sets whose names differ past
+                  // the column's 44 characters read as one when cut.
+                  io::column_text(io::escape_control(r.origin.label), 44, false).c_str(),
                   line_number.c_str(), r.what.c_str(), r.algorithm.c_str(), r.measured, r.before,
                   r.after, percent.c_str(),
                   r.origin.reported_problem ? "  (reported problem)" : "");
@@ -263,7 +265,7 @@ void print_summary(std::ostream& out, const std::vector<SetSummary>& sets, const
       << after << "  max|err| " << after << "\n";
   for (const auto& s : sets) {
     std::array<char, 256> line{};
-    std::snprintf(line.data(), line.size(), "  %-44.44s %7d  %15.1f%%  %14.1f%%  %13.1f%%%s",
+    std::snprintf(line.data(), line.size(), "  %-44s %7d  %15.1f%%  %14.1f%%  %13.1f%%%s",
                   io::escape_control(s.label).c_str(), s.points, 100.0 * s.mean_before,
                   100.0 * s.mean_after, 100.0 * s.max_after,
                   s.problem ? "  (reported problem)" : "");

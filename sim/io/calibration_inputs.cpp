@@ -264,12 +264,16 @@ namespace {
 // of place and in place, with a row of 1 MiB or more among them. Below that the times are
 // latency, printed to 0.01 us, and two runs on one cluster can print the same few; from 1 MiB
 // they are bandwidth, and vary in their fourth digit from run to run.
+// Whether one table is the other, or its first rows (a copy of the log cut short: a job killed
+// mid-run, a paste that stopped early), with a row of 1 MiB or more among the rows they share,
+// where two runs never print the same times.
 bool same_table(const std::vector<calibrate::NcclTestsRow>& a,
                 const std::vector<calibrate::NcclTestsRow>& b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  const auto shared_end = a.begin() + static_cast<std::ptrdiff_t>(n);
   const bool large = std::any_of(
-      a.begin(), a.end(), [](const auto& row) { return row.size >= Bytes(1024.0 * 1024.0); });
-  return large &&
-         std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+      a.begin(), shared_end, [](const auto& row) { return row.size >= Bytes(1024.0 * 1024.0); });
+  return large && std::equal(a.begin(), shared_end, b.begin(), [](const auto& x, const auto& y) {
            return x.size == y.size && x.count == y.count && x.type == y.type &&
                   x.redop == y.redop && x.root == y.root &&
                   x.time_out_of_place == y.time_out_of_place && x.time_in_place == y.time_in_place;
@@ -353,10 +357,16 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     // same run too: two runs do not print one time for every size, in both columns.
     for (const auto& [earlier, rows] : tables) {
       if (!log.rows.empty() && same_table(rows, log.rows)) {
-        const std::string problem = "the nccl-tests log " + ref.path + " has the same table as " +
-                                    earlier +
-                                    " (every size and time); expected each run once, or its "
-                                    "points count twice";
+        const std::string how =
+            rows.size() == log.rows.size()
+                ? " has the same table as " + earlier + " (every size and time)"
+            : rows.size() > log.rows.size()
+                ? " holds the first " + std::to_string(log.rows.size()) + " rows of " + earlier +
+                      "'s table, every size and time (a copy cut short)"
+                : "'s table begins with " + earlier + "'s " + std::to_string(rows.size()) +
+                      " rows, every size and time (that one a copy cut short)";
+        const std::string problem = "the nccl-tests log " + ref.path + how +
+                                    "; expected each run once, or its points count twice";
         if (ref.origin.source.empty()) throw ConfigError(ref.path, "", problem);
         throw ConfigError(ref.origin.source, ref.origin.label + "/file", problem);
       }

@@ -157,6 +157,17 @@ trainsim_bad_input(calibrate log_copy_crlf "log_copy_crlf.txt: the nccl-tests lo
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt ${CMAKE_CURRENT_BINARY_DIR}/log_copy_crlf.txt)
 trainsim_bad_input(calibrate log_copy_cut "log_copy_cut.txt: the nccl-tests log [^\n]*log_copy_cut.txt has the same table as [^\n]*log_copy_a.txt"
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt ${CMAKE_CURRENT_BINARY_DIR}/log_copy_cut.txt)
+# A copy cut short in its table (a job killed mid-run: the rows of the 2-node H100 log up to
+# 128 MiB, sizes from 1 MiB among them), in either order: its points were fitted twice without a
+# word.
+file(READ ${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt h100_log_text)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_whole.txt "${h100_log_text}")
+string(REGEX REPLACE "\n +268435456 [^\n]*\n.*$" "\n" h100_log_short "${h100_log_text}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_copy_short.txt "${h100_log_short}")
+trainsim_bad_input(calibrate log_copy_short "log_copy_short.txt: the nccl-tests log [^\n]*log_copy_short.txt holds the first [0-9]+ rows of [^\n]*log_whole.txt's table, every size and time \\(a copy cut short\\)"
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_whole.txt ${CMAKE_CURRENT_BINARY_DIR}/log_copy_short.txt)
+trainsim_bad_input(calibrate log_copy_short_first "log_whole.txt: the nccl-tests log [^\n]*log_whole.txt's table begins with [^\n]*log_copy_short.txt's [0-9]+ rows"
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copy_short.txt ${CMAKE_CURRENT_BINARY_DIR}/log_whole.txt)
 # A log faster than the algorithm its document declares names the declaration: the NVLS-tree
 # 2-node log of nccl-tests#309 declared ring (the documentation's example did this) was blamed
 # on the time's unit, sizes and dtype only.
