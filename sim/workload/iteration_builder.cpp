@@ -646,6 +646,35 @@ class Builder {
     return id;
   }
 
+  // A kernel beside its share of a layer's CP ring exchange `kv` (none: kernel()). Ring
+  // attention works a block at a time: step i attends to block i while block i + 1 arrives, and
+  // the last block received is attended to once it is there (Liu et al. 2023, Ring Attention,
+  // §3; Transformer Engine's AttnFuncWithCPAndKVP2P runs cp steps of attention for cp - 1 P2P
+  // exchanges). So the kernel's first cp - 1 blocks run beside the exchange and its last block,
+  // 1/cp of it, waits for the exchange: the pair takes max((cp - 1)/cp x kernel, exchange) +
+  // kernel / cp. Run as one op beside the exchange, the last block's attention ended with the
+  // exchange where the exchange was the longer (llama2-7b, cp 8, sequence 16,384: 36 us of
+  // forward and 104 us of backward a layer off the path).
+  OpId ring_kernel(const StageStreams& st, const TimedKernel& k, bool backward, bool recompute,
+                   OpInfo info, OpId wait, OpId kv) {
+    if (kv == kNone) return kernel(st, k, backward, recompute, info, wait);
+    const double last_block = 1.0 / static_cast<double>(p_.cp);
+    info.backward = backward;
+    info.recompute = info.recompute || recompute;
+    info.kernel_kind = k.kind;
+    const engine::NameId name = recompute ? k.recompute_name : (backward ? k.bwd_name : k.fwd_name);
+    const Seconds time = backward ? k.bwd : k.fwd;
+    const Flops flops = backward ? k.bwd_flops : k.fwd_flops;
+    const engine::ContentionClass contention = backward ? k.bwd_class : k.fwd_class;
+    info.flops = flops * (1.0 - last_block);
+    const OpId blocks = op(st.compute, time * (1.0 - last_block), name, info, contention);
+    dep(wait, blocks);
+    info.flops = flops * last_block;
+    const OpId last = op(st.compute, time * last_block, name, info, contention);
+    dep(kv, last);
+    return last;
+  }
+
   // A TP collective between compute ops: waits for `after_op`, the next compute op waits for it.
   // `input_gather`: the forward AllGather of a column-parallel GEMM's input.
   // `width`: the tensor's width in hidden sizes (2 for the 2h input of a multi-token-prediction
@@ -756,15 +785,15 @@ class Builder {
           lk.ep[i].dispatch_before ? moe_exchange_in(stage, st, info, last, "moe_dispatch") : kNone;
       // Context parallelism: the ring exchange of K/V blocks (cp - 1 steps) runs beside the
       // kernels that take them (the fused attention core; unfused, the scores GEMM the keys
-      // and the context GEMM the values: KernelSpec::cp_kv_share), and the next kernel cannot
-      // start before the last block has arrived (Liu et al. 2023, Ring Attention; Megatron-LM
-      // context parallelism).
+      // and the context GEMM the values: KernelSpec::cp_kv_share), and the kernel's last block
+      // runs once the last block has arrived (ring_kernel; Liu et al. 2023, Ring Attention;
+      // Megatron-LM context parallelism).
       const OpId kv =
           k.cp_share > 0.0 ? cp_exchange(stage, st, info, last, false, k.cp_share) : kNone;
       const OpId previous = last;
-      last = kernel(st, k, false, recompute, info, pending);
+      last = ring_kernel(st, k, false, recompute, info, pending, kv);
       dep(dispatched, last);
-      pending = kv;
+      pending = kNone;
       if (lk.tp[i].after) {
         pending =
             tp_collective(stage, st, *lk.tp[i].after, info, tp_after_issue(previous, last));
@@ -977,9 +1006,9 @@ class Builder {
       const OpId kv =
           k.cp_share > 0.0 ? cp_exchange(stage, st, info, last, true, k.cp_share) : kNone;
       const OpId previous = last;
-      last = kernel(st, k, true, false, info, pending);
+      last = ring_kernel(st, k, true, false, info, pending, kv);
       dep(returned, last);
-      pending = kv;
+      pending = kNone;
       if (lk.tp[r].backward_after) {
         pending = tp_collective(stage, st, *lk.tp[r].backward_after, info,
                                 tp_after_issue(previous, last));
@@ -1353,8 +1382,8 @@ class Builder {
               const OpId kv = k.cp_share > 0.0
                                   ? cp_exchange(stage, st, rinfo, previous, false, k.cp_share)
                                   : kNone;
-              previous = kernel(st, k, false, true, info, wait);
-              wait = kv;
+              previous = ring_kernel(st, k, false, true, info, wait, kv);
+              wait = kNone;
             }
           }
           last_compute = layer_backward(stage, st, info, wait);

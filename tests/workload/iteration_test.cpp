@@ -1,16 +1,21 @@
 // Properties of the simulated iteration (workload builder + engine + report), on built-in
 // profiles and models loaded the way `trainsim run` loads them.
-#include <catch2/catch.hpp>
+#include "trainsim/workload/iteration.hpp"
 
 #include <algorithm>
 #include <vector>
 
-#include "sim/io/scenario_loader.hpp"
-#include "tests/paper_scenario.hpp"
+#include <catch2/catch.hpp>
+
 #include "trainsim/collective/collective_model.hpp"
+#include "trainsim/engine/simulator.hpp"
 #include "trainsim/parallel/validate.hpp"
 #include "trainsim/report/simulate.hpp"
-#include "trainsim/workload/iteration.hpp"
+
+#include "sim/io/scenario_loader.hpp"
+
+#include "tests/build_iteration.hpp"
+#include "tests/paper_scenario.hpp"
 
 using namespace trainsim;
 
@@ -253,6 +258,46 @@ TEST_CASE("iteration: context parallelism's ring sends K and V as wide as they a
   REQUIRE(mla.size() == 2);
   CHECK(mla[0] == 41'943'040.0);
   CHECK(mla[1] == 2.0 * 41'943'040.0);
+}
+
+TEST_CASE("iteration: ring attention's last block waits for the CP exchange",
+          "[workload][report]") {
+  // Ring attention attends to block i while block i + 1 arrives; the last block received is
+  // attended to after the exchange. llama2-7b, tp 2, cp 8, sequence 16,384 (micro-batches of 2:
+  // 4,096 local tokens), megatron-core's fused core: each forward attention core is two ops, 7/8
+  // of the kernel beside the exchange and 1/8 after it. Here the exchange (7 steps of 32 MiB)
+  // outlasts 7/8 of the kernel, so the last block starts as the exchange ends; before, the
+  // kernel ran whole beside it and the layer went on when the exchange ended.
+  const parallel::Scenario s =
+      scenario(64, R"({"stack": "megatron-core", "parallel.tp": 2, "parallel.cp": 8,
+              "training.seq_len": 16384, "parallel.sharding": "zero1"})");
+  const workload::Iteration it = testing::build_iteration(s);
+  const engine::Timeline t = engine::simulate(it.graph, engine::EngineOptions{});
+  const auto at = [](engine::OpId op) { return static_cast<std::size_t>(op); };
+  int checked = 0;
+  for (engine::OpId x = 0; x < it.graph.num_ops(); ++x) {
+    const workload::OpInfo& xi = it.ops[at(x)];
+    if (it.graph.op_name(x) != "cp_kv_exchange" || xi.recompute) continue;
+    std::vector<engine::OpId> cores;
+    for (engine::OpId op = 0; op < it.graph.num_ops(); ++op) {
+      const workload::OpInfo& oi = it.ops[at(op)];
+      if (it.graph.op_name(op) == "attn_core" && oi.stage == xi.stage &&
+          oi.microbatch == xi.microbatch && oi.layer == xi.layer && !oi.recompute) {
+        cores.push_back(op);
+      }
+    }
+    REQUIRE(cores.size() == 2);
+    const double blocks = it.graph.op_duration(cores[0]).value();
+    const double last = it.graph.op_duration(cores[1]).value();
+    CHECK(blocks == Approx(7.0 * last).epsilon(1e-12));
+    CHECK(it.ops[at(cores[0])].flops.value() ==
+          Approx(7.0 * it.ops[at(cores[1])].flops.value()).epsilon(1e-12));
+    CHECK(t.ops[at(x)].start == t.ops[at(cores[0])].start);
+    REQUIRE(t.ops[at(x)].end > t.ops[at(cores[0])].end);
+    CHECK(t.ops[at(cores[1])].start == t.ops[at(x)].end);
+    if (++checked == 4) break;
+  }
+  CHECK(checked == 4);
 }
 
 TEST_CASE("iteration: unfused attention passes K and V round the CP ring too",
