@@ -520,11 +520,34 @@ double expert_all_to_all_seconds(const report::Report& r) {
   return critical_stage_seconds(r, [](const std::string& g) { return g == "ep"; });
 }
 
-// The data-parallel collectives of the critical stage, or the others but the expert all-to-alls.
+bool is_expert_data_parallel_group(const std::string& group) {
+  return group == "expert_dp" || group == "expert_shard";
+}
+
+// The data-parallel collectives of the critical stage but the routed experts' (their own
+// groups, dp / ep ranks: expert_data_parallel_seconds), or the others but the expert
+// all-to-alls.
 double collective_seconds(const report::Report& r, bool data_parallel) {
   return critical_stage_seconds(r, [data_parallel](const std::string& g) {
-    return g != "ep" && is_data_parallel_group(g) == data_parallel;
+    return g != "ep" && !is_expert_data_parallel_group(g) &&
+           is_data_parallel_group(g) == data_parallel;
   });
+}
+
+// The routed experts' gradient reductions and gathers on the critical stage.
+double expert_data_parallel_seconds(const report::Report& r) {
+  return critical_stage_seconds(r, is_expert_data_parallel_group);
+}
+
+// The ranks of the critical stage's expert data-parallel group (0 when it has no call).
+std::int64_t expert_data_parallel_ranks(const report::Report& r) {
+  std::int64_t ranks = 0;
+  for (const report::CollectiveSummary& c : r.collectives) {
+    if (c.stage == r.critical_stage && is_expert_data_parallel_group(c.group)) {
+      ranks = std::max(ranks, c.ranks);
+    }
+  }
+  return ranks;
 }
 
 // Data-parallel collective calls per iteration on the report's critical stage (the counts of the
@@ -588,10 +611,20 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
   // sends), and the sentence below named only the latter as the cause.
   const double ep_d = expert_all_to_all_seconds(rd);
   const double ep_b = expert_all_to_all_seconds(rb);
+  // The routed experts' own data-parallel groups (dp / ep ranks), apart: they can be most of
+  // the data-parallel time and of its saving (qwen3-30b-a3b on 32 H100: 0.358 of 0.397 s on 4
+  // ranks), which the line gave to the 32-rank group.
+  const double xdp_d = expert_data_parallel_seconds(rd);
+  const double xdp_b = expert_data_parallel_seconds(rb);
   out << "  - Collective time per iteration (overlapped or not): data-parallel " << fixed(dp_d, 3)
       << " s on " << groups_d << " ranks -> " << fixed(dp_b, 3) << " s on " << groups_b
-      << " ranks (" << (dp_b <= dp_d ? "" : "+") << fixed(dp_b - dp_d, 3)
-      << " s); tensor/context/pipeline " << fixed(mp_d, 3) << " s -> " << fixed(mp_b, 3) << " s";
+      << " ranks (" << (dp_b <= dp_d ? "" : "+") << fixed(dp_b - dp_d, 3) << " s)";
+  if (xdp_d > 0.0 || xdp_b > 0.0) {
+    out << "; the routed experts' data-parallel " << fixed(xdp_d, 3) << " s on "
+        << expert_data_parallel_ranks(rd) << " ranks -> " << fixed(xdp_b, 3) << " s on "
+        << expert_data_parallel_ranks(rb) << " ranks";
+  }
+  out << "; tensor/context/pipeline " << fixed(mp_d, 3) << " s -> " << fixed(mp_b, 3) << " s";
   if (ep_d > 0.0 || ep_b > 0.0) {
     out << "; expert all-to-all " << fixed(ep_d, 3) << " s -> " << fixed(ep_b, 3) << " s";
   }
@@ -610,26 +643,37 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
   const double added = std::max(0.0, mp_b + ep_b - mp_d - ep_d);
   const bool more_hidden =
       all_b - rb.exposed_communication.value() > all_d - rd.exposed_communication.value();
-  if (exposed < 0 && dp_b > dp_d && more_hidden) {
+  // The data-parallel collectives in all, the routed experts' included.
+  const double all_dp_d = dp_d + xdp_d;
+  const double all_dp_b = dp_b + xdp_b;
+  if (exposed < 0 && all_dp_b > all_dp_d && more_hidden) {
     // The data-parallel calls take longer, so a shorter ring is not the cause: more of the
     // communication runs beside compute.
-    out << "The data-parallel collectives take longer, but more of the communication runs "
-           "beside compute: "
+    out << "The data-parallel collectives take longer in all (" << fixed(all_dp_d, 3) << " -> "
+        << fixed(all_dp_b, 3) << " s), but more of the communication runs beside compute: "
         << fixed(all_b - rb.exposed_communication.value(), 3) << " of " << fixed(all_b, 3)
         << " s hidden, against " << fixed(all_d - rd.exposed_communication.value(), 3) << " of "
         << fixed(all_d, 3) << " s.\n";
-  } else if (exposed < 0 && dp_b > dp_d) {
-    out << "The data-parallel collectives take longer, but the plan's communication in all "
-           "falls, from "
+  } else if (exposed < 0 && all_dp_b > all_dp_d) {
+    out << "The data-parallel collectives take longer in all (" << fixed(all_dp_d, 3) << " -> "
+        << fixed(all_dp_b, 3) << " s), but the plan's communication in all falls, from "
         << fixed(all_d, 3) << " to " << fixed(all_b, 3) << " s.\n";
-  } else if (exposed < 0 && ep_d - ep_b > dp_d - dp_b) {
+  } else if (exposed < 0 && ep_d - ep_b > all_dp_d - all_dp_b) {
     // A mixture of experts whose plan saves most in the expert all-to-all (fewer tokens cross
     // the EP group, or over faster links): the sentence below credited the smaller DP group
     // (qwen3-30b-a3b: all-to-all 2.077 -> 1.790 s, data-parallel 0.05 s less).
     out << "The expert all-to-all falls by " << fixed(ep_d - ep_b, 3)
-        << " s, more than the data-parallel collectives (" << (dp_b <= dp_d ? "-" : "+")
-        << fixed(std::fabs(dp_d - dp_b), 3) << " s); the other model-parallel traffic stays "
+        << " s, more than the data-parallel collectives (" << (all_dp_b <= all_dp_d ? "-" : "+")
+        << fixed(std::fabs(all_dp_d - all_dp_b), 3)
+        << " s); the other model-parallel traffic stays "
         << "inside fast links or overlaps with compute.\n";
+  } else if (exposed < 0 && xdp_d - xdp_b > dp_d - dp_b) {
+    out << "The routed experts' data-parallel group shrinks from " << expert_data_parallel_ranks(rd)
+        << " to " << expert_data_parallel_ranks(rb)
+        << " ranks, and their gradient and parameter collectives save " << fixed(xdp_d - xdp_b, 3)
+        << " s, more than the other data-parallel collectives (" << (dp_b <= dp_d ? "-" : "+")
+        << fixed(std::fabs(dp_d - dp_b), 3)
+        << " s); the TP/PP traffic stays inside fast links or overlaps with compute.\n";
   } else if (exposed < 0) {
     out << "The data-parallel group shrinks from " << groups_d << " to " << groups_b
         << " ranks, so the gradient and parameter collectives run on shorter rings and carry "
@@ -653,7 +697,7 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
         << " -> " << fixed(rb.power.per_gpu.value(), 0)
         << " W), which the objective weighs more.\n";
   } else {
-    const double saved = std::max(0.0, dp_d - dp_b);
+    const double saved = std::max(0.0, all_dp_d - all_dp_b);
     out << "The " << fixed(saved, 3) << " s of data-parallel collective time saved "
         << (saved < added ? "is less than" : "was mostly hidden behind compute anyway, unlike")
         << " the " << fixed(added, 3) << " s of model-parallel communication added"
@@ -789,20 +833,48 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
              (e.status == sweep::Status::Invalid &&
               e.problem.rfind(report::kMemoryExcessKey, 0) == 0);
     };
-    bool tried = false;
-    std::optional<std::pair<std::int64_t, sweep::Evaluation>> first_memory;
-    for (std::int64_t mb = std::min(dp_only.training.micro_batch, per_rank); mb >= 1; --mb) {
-      if (per_rank % mb != 0) continue;
-      dp_only.training.micro_batch = mb;
-      own = sweep::evaluate(dp_only, mode);  // as the plans it is set against
-      tried = true;
-      if (!memory_bound(own)) break;
-      if (!first_memory) first_memory.emplace(mb, own);
-    }
-    if (!tried) own = sweep::evaluate(dp_only, mode);
-    if (!own.report && !memory_bound(own) && first_memory) {
-      dp_only.training.micro_batch = first_memory->first;
-      own = first_memory->second;
+    const std::int64_t best_micro_batch = dp_only.training.micro_batch;
+    // Pure data parallelism at expert parallelism `ep`, the micro-batches tried in turn as
+    // above; leaves dp_only and `own` at the plan that runs or at the one reported, and says
+    // whether it runs.
+    const auto try_ep = [&](std::int64_t ep) {
+      p.ep = ep;
+      bool tried = false;
+      std::optional<std::pair<std::int64_t, sweep::Evaluation>> first_memory;
+      for (std::int64_t mb = std::min(best_micro_batch, per_rank); mb >= 1; --mb) {
+        if (per_rank % mb != 0) continue;
+        dp_only.training.micro_batch = mb;
+        own = sweep::evaluate(dp_only, mode);  // as the plans it is set against
+        tried = true;
+        if (!memory_bound(own)) break;
+        if (!first_memory) first_memory.emplace(mb, own);
+      }
+      if (!tried) own = sweep::evaluate(dp_only, mode);
+      if (!own.report && !memory_bound(own) && first_memory) {
+        dp_only.training.micro_batch = first_memory->first;
+        own = first_memory->second;
+      }
+      return own.report.has_value();
+    };
+    // A mixture of experts that does not fit at the best plan's ep: every other ep pure data
+    // parallelism can take (dividing dp and the experts), the largest first, as each spreads the
+    // experts further. DeepSeek-V3 on 256 GB200 did not fit at the best plan's ep 8, and
+    // "model parallelism is needed" was said where ep 256 fits. None running, the best plan's
+    // ep is the one reported.
+    if (!try_ep(p.ep) && memory_bound(own) && model::is_moe(dp_only.model)) {
+      const parallel::Scenario at_best_ep = dp_only;
+      const sweep::Evaluation at_best_ep_eval = own;
+      bool runs = false;
+      for (std::int64_t ep = p.dp; ep >= 1 && !runs; --ep) {
+        if (ep == at_best_ep.parallel.ep || p.dp % ep != 0 || dp_only.model.num_experts % ep != 0) {
+          continue;
+        }
+        runs = try_ep(ep);
+      }
+      if (!runs) {
+        dp_only = at_best_ep;
+        own = at_best_ep_eval;
+      }
     }
     if (!own.report) {
       out << "  Pure data parallelism (" << plan_text(dp_only)
@@ -811,9 +883,10 @@ void write_explanation(std::ostream& out, sweep::SearchResult& result, sweep::Ob
         out << "  Model parallelism is needed to split the model state and activations at this "
                "sharding ("
             << parallel::to_string(dp_only.parallel.sharding) << ") and recomputation ("
-            << parallel::to_string(dp_only.parallel.recompute)
-            << ") at any micro-batch: the best plan needs " << gib(rb.memory.total) << " of "
-            << gib(rb.memory.usable) << " usable per GPU.\n";
+            << parallel::to_string(dp_only.parallel.recompute) << ") at any micro-batch"
+            << (model::is_moe(dp_only.model) ? " and expert parallelism" : "")
+            << ": the best plan needs " << gib(rb.memory.total) << " of " << gib(rb.memory.usable)
+            << " usable per GPU.\n";
       } else {
         // The plan itself (a global batch of fewer sequences than GPUs, say), found before any
         // memory check: memory is not named as the cause, and the best plan's is a figure.
