@@ -26,9 +26,25 @@ std::string parameters_note(const parallel::Scenario& s) {
   return report::layers_held_in_fp8(s) ? " (layers' weights in FP8, in buffers)" : "";
 }
 
-// The plan's pipeline layout, layers per model chunk in model order, when it has one.
-std::string layout_text(const parallel::ParallelPlan& p) {
-  if (p.pipeline_layout.empty()) return "";
+// The plan's pipeline layout, layers per model chunk in model order, when it has one; else the
+// split parallel::chunk_layers makes where the chunks do not hold as many layers each (11|11|10
+// of 32 layers on pp 3, which the line did not say).
+std::string layout_text(const parallel::Scenario& s) {
+  const parallel::ParallelPlan& p = s.parallel;
+  if (p.pipeline_layout.empty()) {
+    const std::int64_t chunks = p.pp * p.virtual_stages;
+    if (chunks <= 1) return "";
+    std::string counts;
+    bool uneven = false;
+    const std::int64_t first = parallel::chunk_layers(s, 0).count;
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::int64_t n = parallel::chunk_layers(s, c).count;
+      uneven = uneven || n != first;
+      if (c > 0) counts += '|';
+      counts += std::to_string(n);
+    }
+    return uneven ? ", layers " + counts + " per chunk" : "";
+  }
   std::string out = ", layout";
   for (std::size_t c = 0; c < p.pipeline_layout.size(); ++c) {
     out += c == 0 ? ' ' : '|';
@@ -176,7 +192,7 @@ void write_report_table(std::ostream& out, const parallel::Scenario& s, const re
           : p.account_for_embedding_in_pipeline_split ? ", embedding counted in the pipeline split"
           : p.account_for_loss_in_pipeline_split      ? ", loss counted in the pipeline split"
                                                       : "")
-      << layout_text(p) << "\n"
+      << layout_text(s) << "\n"
       << "training     seq " << s.training.seq_len << ", global batch " << s.training.global_batch
       << ", micro-batch " << s.training.micro_batch << " (" << s.num_microbatches()
       << " per step), " << parallel::to_string(s.training.precision) << "\n\n";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -292,14 +293,19 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
       }
       for (std::size_t i = 0; i < layout.size(); ++i) {
         const auto& v = layout[i];
-        if (!v.is_number_integer() || v.get<std::int64_t>() < 1 ||
-            v.get<std::int64_t>() > model::kMaxLayers) {
+        // A whole number written 8.0 is 8, as every other integer key reads it
+        // (ObjectReader::integer).
+        const bool whole =
+            v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                      std::floor(v.get<double>()) == v.get<double>());
+        const double value = whole ? v.get<double>() : 0.0;
+        if (!whole || value < 1.0 || value > static_cast<double>(model::kMaxLayers)) {
           throw ConfigError(par.source(),
                             par.pointer_of("pipeline_layout") + "/" + std::to_string(i),
                             "expected an integer from 1 to " + std::to_string(model::kMaxLayers) +
                                 " (a model chunk's transformer layers), got " + describe_json(v));
         }
-        p.pipeline_layout.push_back(v.get<std::int64_t>());
+        p.pipeline_layout.push_back(static_cast<std::int64_t>(value));
       }
     }
     if (par.has("dp")) given_dp = par.integer("dp", 1, parallel::kMaxGpus);

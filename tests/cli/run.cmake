@@ -601,3 +601,24 @@ trainsim_bad_input(run repeated_switch
 trainsim_bad_input(run pipeline_layout_leading_zero
   "command line .--pipeline-layout.: expected comma-separated layer counts like 7,9,9,7, got '016,16'"
   --hardware h100-dgx --model llama2-7b --gpus 8 --seq-len 4096 --pp 2 --pipeline-layout 016,16)
+# In a scenario file a whole number written 8.0 is 8 in pipeline_layout, as in pp, cp and every
+# other integer key (it was refused there alone); 8.5 is not.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/layout_float.json
+  "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 4096}, \"parallel\": {\"pp\": 4.0, \"pipeline_layout\": [8, 8, 8, 8.0]}}\n")
+add_test(NAME cli.run.pipeline_layout_whole_float
+  COMMAND trainsim run ${CMAKE_CURRENT_BINARY_DIR}/layout_float.json)
+set_tests_properties(cli.run.pipeline_layout_whole_float PROPERTIES PASS_REGULAR_EXPRESSION
+  "plan [^\n]*, layout 8\\|8\\|8\\|8 layers per chunk")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/layout_fraction.json
+  "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 4096}, \"parallel\": {\"pp\": 4, \"pipeline_layout\": [8, 8, 8, 8.5]}}\n")
+trainsim_bad_input(run pipeline_layout_fraction
+  "layout_fraction.json: /parallel/pipeline_layout/3: expected an integer from 1 to [0-9]+ .a model chunk's transformer layers., got 8.5"
+  ${CMAKE_CURRENT_BINARY_DIR}/layout_fraction.json)
+# Layers the chunks do not divide are split as evenly as they can, the first chunks taking one
+# more (parallel::chunk_layers): llama2-7b's 32 layers on pp 3 run as 11, 11 and 10, which the
+# plan line now says (Megatron-LM would refuse the plan; nothing said it ran uneven).
+add_test(NAME cli.run.uneven_layers
+  COMMAND trainsim run --hardware h100-dgx --model llama2-7b --seq-len 4096 --gpus 3 --pp 3
+          --global-batch 12)
+set_tests_properties(cli.run.uneven_layers PROPERTIES PASS_REGULAR_EXPRESSION
+  "plan [^\n]*, recompute none, layers 11\\|11\\|10 per chunk\n")
