@@ -682,15 +682,33 @@ void write_diff_table(std::ostream& out, const DiffSide& a, const DiffSide& b,
   }
   if (!d.deltas.empty()) {
     out << "\n";
-    std::snprintf(line.data(), line.size(), "%-26s %14s %14s %14s %10s\n", "metric", "A", "B",
-                  "delta", "relative");
-    out << line.data();
+    // The cells first, so that each column is as wide as its widest cell (at least the widths
+    // below): a relative change past +9,999.9 % ran into the delta beside it.
+    struct Row {
+      std::string a, b, delta, relative;
+    };
+    std::vector<Row> rows;
+    std::array<std::size_t, 4> width = {14, 14, 14, 10};
     for (const auto& m : d.deltas) {
-      const std::string delta = m.kind == MetricKind::Flag ? (m.a == m.b ? "" : "changed")
-                                                           : format_delta(m.kind, m.delta);
-      std::snprintf(line.data(), line.size(), "%-26s %14s %14s %14s %10s\n", m.label.c_str(),
-                    format(m.kind, m.a).c_str(), format(m.kind, m.b).c_str(), delta.c_str(),
-                    relative_text(m.relative).c_str());
+      Row r{format(m.kind, m.a), format(m.kind, m.b),
+            m.kind == MetricKind::Flag ? (m.a == m.b ? "" : "changed")
+                                       : format_delta(m.kind, m.delta),
+            relative_text(m.relative)};
+      width[0] = std::max(width[0], r.a.size());
+      width[1] = std::max(width[1], r.b.size());
+      width[2] = std::max(width[2], r.delta.size());
+      width[3] = std::max(width[3], r.relative.size());
+      rows.push_back(std::move(r));
+    }
+    const auto w = [&width](std::size_t i) { return static_cast<int>(width[i]); };
+    std::snprintf(line.data(), line.size(), "%-26s %*s %*s %*s %*s\n", "metric", w(0), "A", w(1),
+                  "B", w(2), "delta", w(3), "relative");
+    out << line.data();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      std::snprintf(line.data(), line.size(), "%-26s %*s %*s %*s %*s\n", d.deltas[i].label.c_str(),
+                    w(0), r.a.c_str(), w(1), r.b.c_str(), w(2), r.delta.c_str(), w(3),
+                    r.relative.c_str());
       out << line.data();
     }
     out << "\nstep time = compute + exposed communication + GPU idle + host overhead\n";

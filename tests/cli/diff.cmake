@@ -152,3 +152,14 @@ add_test(NAME cli.diff.inline_stack_key_named COMMAND trainsim diff
          ${CMAKE_CURRENT_BINARY_DIR}/diff_inline_stack_b.json)
 set_tests_properties(cli.diff.inline_stack_key_named PROPERTIES PASS_REGULAR_EXPRESSION
   "1\\. host overhead \\+50\\.0 ms \\([^)]*\\): stack iteration_overhead none -> \"50 ms\"\n")
+# Each column of the metrics table is as wide as its widest cell: llama2-7b on 8 against 16,384
+# H100 (global batch 16,384) changes tokens/s by +121167.1 %, 11 characters, where the column
+# had 10 and the cell pushed the rest of its row out of line.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_small.json
+  "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 4096}}\n")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_huge.json
+  "{\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 16384}, \"training\": {\"seq_len\": 4096, \"global_batch\": 16384}}\n")
+add_test(NAME cli.diff.column_widths COMMAND trainsim diff ${CMAKE_CURRENT_BINARY_DIR}/diff_small.json
+         ${CMAKE_CURRENT_BINARY_DIR}/diff_huge.json)
+set_tests_properties(cli.diff.column_widths PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nmetric +A +B +delta    relative\nstep time +[^\n]* +\\+68\\.9 %\ntokens/s +79942\\.1 +96943485\\.0 +\\+96863543\\.0 \\+121167\\.1 %\n")
