@@ -284,13 +284,24 @@ std::uint64_t run_digest(const SweepSpec& spec, report::SimulationMode mode) {
 }
 
 std::string reference_file_digests(const std::vector<std::string>& references) {
-  std::string out;
+  // The loaders read a name as a file wherever it is no built-in id of their folder (a file
+  // named "myhw" beside the spec included); a reference that is a built-in id of any folder is
+  // the binary's. Each file by its content alone, sorted: the path it resolved to depends on
+  // the folder the shard ran from (specs/hw.json, /jobs/specs/hw.json), and shards run from
+  // two folders must merge.
+  std::vector<std::string> digests;
   for (const std::string& path : references) {
+    const bool builtin = !io::names_a_file(path) &&
+                         (io::builtin_file("hardware_profiles", path) ||
+                          io::builtin_file("models", path) || io::builtin_file("stacks", path));
     std::error_code ec;
-    if (!io::names_a_file(path) || !std::filesystem::is_regular_file(path, ec)) continue;
+    if (builtin || !std::filesystem::is_regular_file(path, ec)) continue;
     const std::string text = io::read_text_file(path, io::kMaxJsonBytes, "an input file");
-    out += path + " " + io::digest_text(fnv1a64(text)) + "\n";
+    digests.push_back(io::digest_text(fnv1a64(text)));
   }
+  std::sort(digests.begin(), digests.end());
+  std::string out;
+  for (const std::string& d : digests) out += "file " + d + "\n";
   return out;
 }
 

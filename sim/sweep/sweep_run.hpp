@@ -88,9 +88,10 @@ void write_sweep(const SweepSpec& spec, const SweepRunOptions& options, const Si
 // of it and the mode, so that shards run with and without --full-simulation never merge.
 [[nodiscard]] std::uint64_t run_digest(const SweepSpec& spec, report::SimulationMode mode);
 
-// A line "<path> <digest>" per reference that names a regular file (io::names_a_file, and not a
-// pipe or /dev/stdin, which cannot be read twice), with the fnv1a64 digest of its content; ""
-// when none does. Built-in ids are left out. Throws ConfigError where a file cannot be read.
+// A line "file <digest>" per reference that is a regular file (not a pipe or /dev/stdin, which
+// cannot be read twice) and no built-in id, the fnv1a64 digest of its content, sorted, so that
+// the text does not depend on the folder the paths were resolved from; "" when there is none.
+// Throws ConfigError where a file cannot be read.
 [[nodiscard]] std::string reference_file_digests(const std::vector<std::string>& references);
 
 // FNV-1a, 64-bit (Fowler, Noll and Vo; the reference offset basis and prime) of `text`: a fast,

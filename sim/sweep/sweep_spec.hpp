@@ -47,9 +47,9 @@ struct SweepSpec {
   // (Scenario::hardware_path: a file's path, or a built-in id), sorted and once each: the files
   // an output path must not replace.
   std::vector<std::string> references;
-  // One line per reference that names a regular file: its path and the FNV-1a digest of its
-  // content when the spec was read (sweep::reference_file_digests), so that shards run against
-  // edited copies of one file never merge (spec_digest).
+  // The FNV-1a digests of the content of the references that are files, when the spec was read
+  // (sweep::reference_file_digests), so that shards run against edited copies of one file never
+  // merge (spec_digest).
   std::string reference_files;
 
   // Scenarios in the sweep: the product of the group sizes.
