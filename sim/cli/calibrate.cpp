@@ -217,15 +217,17 @@ void print_residuals(std::ostream& out, const std::vector<calibrate::PointResidu
     // A point's description is written whole ("gemm 16384x16384x16384 bf16" was cut at 25
     // characters), pushing the columns after it on that row; a document's point has no line.
     const std::string line_number = r.origin.line > 0 ? std::to_string(r.origin.line) : "-";
-    std::array<char, 512> line{};
-    std::snprintf(line.data(), line.size(), "  %s %5s  %-25s %-16.16s %9.4g %9.4g %9.4g %6s%%%s",
-                  // Whole, as the point's description: two sets whose names differ past
-                  // the column's 44 characters read as one when cut.
-                  io::column_text(io::escape_control(r.origin.label), 44, false).c_str(),
-                  line_number.c_str(), r.what.c_str(), r.algorithm.c_str(), r.measured, r.before,
-                  r.after, percent.c_str(),
+    // The set and the description whole, outside the fixed buffer: two sets whose names
+    // differ past the column's 44 characters read as one when cut, and a long path (two logs
+    // of one file name are labelled by path) ran past the buffer.
+    std::array<char, 256> line{};
+    std::snprintf(line.data(), line.size(), " %5s  ", line_number.c_str());
+    std::array<char, 256> figures{};
+    std::snprintf(figures.data(), figures.size(), " %-16.16s %9.4g %9.4g %9.4g %6s%%%s",
+                  r.algorithm.c_str(), r.measured, r.before, r.after, percent.c_str(),
                   r.origin.reported_problem ? "  (reported problem)" : "");
-    out << line.data() << "  " << r.unit << '\n';
+    out << "  " << io::column_text(io::escape_control(r.origin.label), 44, false) << line.data()
+        << io::column_text(r.what, 25, false) << figures.data() << "  " << r.unit << '\n';
   }
 }
 
@@ -265,11 +267,10 @@ void print_summary(std::ostream& out, const std::vector<SetSummary>& sets, const
       << after << "  max|err| " << after << "\n";
   for (const auto& s : sets) {
     std::array<char, 256> line{};
-    std::snprintf(line.data(), line.size(), "  %-44s %7d  %15.1f%%  %14.1f%%  %13.1f%%%s",
-                  io::escape_control(s.label).c_str(), s.points, 100.0 * s.mean_before,
-                  100.0 * s.mean_after, 100.0 * s.max_after,
+    std::snprintf(line.data(), line.size(), " %7d  %15.1f%%  %14.1f%%  %13.1f%%%s", s.points,
+                  100.0 * s.mean_before, 100.0 * s.mean_after, 100.0 * s.max_after,
                   s.problem ? "  (reported problem)" : "");
-    out << line.data() << '\n';
+    out << "  " << io::column_text(io::escape_control(s.label), 44, false) << line.data() << '\n';
   }
 }
 
