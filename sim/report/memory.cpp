@@ -266,7 +266,9 @@ Bytes activation_bytes_per_layer(const model::ModelSpec& m, const model::LayerSh
     // w2's (h, each TP rank's partial sum) or with a GELU MLP w1's (f) alone; norms, RoPE, the
     // activation and wk, wo, w3 (GELU: w2) are recomputed. Latent attention keeps its
     // latents as well, and its attention output is V's width (v_head_dim per head, kv_local
-    // here), not the query's. A layer without a dense MLP (the attention half of a
+    // here), not the query's; its saved projections are counted as the Llama layout's (wq's
+    // and wv's outputs), an approximation: every second mm of its own chain (q_a, q_b, kv_a,
+    // kv_b, o) would keep other widths. A layer without a dense MLP (the attention half of a
     // mixture-of-experts layer, ffn_hidden 0) has no w1 or w2 output: its experts' tensors are
     // counted by activation_bytes_per_moe_layer.
     const double mm_outputs = f_local == 0.0                              ? 0.0
@@ -430,19 +432,23 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   // their gradients, which the workload reduces with one AllReduce per layer
   // (iteration_builder's layer_replicated_elements_). DeepSpeed partitions their fp32 optimizer
   // state with the rest.
+  // Dense layers only: MoE layers stay per unit (iteration_builder). Under SHARD_GRAD_OP the
+  // whole parameters are in the buffers already (all gathered): only their gradients add.
   double replicated = 0.0;
-  if (shard_state && degree > 1.0 && plan.sharding != Sharding::ShardGradOp &&
-      s.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter && moe_layers == 0 &&
-      num_layers > 0) {
+  if (shard_state && degree > 1.0 &&
+      s.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter &&
+      num_layers > moe_layers) {
     double gathered = 0.0;
     for (const double elements : model::weight_tensor_elements(
              model::layer_kernels(m, layer_shape(s)), s.stack.fsdp_persistence_threshold)) {
       gathered += elements;
     }
-    replicated = d(num_layers) * std::max(0.0, d(layer) - gathered) * (1.0 - 1.0 / degree);
+    replicated =
+        d(num_layers - moe_layers) * std::max(0.0, d(layer) - gathered) * (1.0 - 1.0 / degree);
   }
-  out.parameters =
-      Bytes(d(e) * (params / (shard_state ? degree : 1.0) + replicated) + d(e) * expert_state);
+  const double replicated_parameters = plan.sharding == Sharding::ShardGradOp ? 0.0 : replicated;
+  out.parameters = Bytes(d(e) * (params / (shard_state ? degree : 1.0) + replicated_parameters) +
+                         d(e) * expert_state);
   const bool fp8 = s.training.precision == hardware::Dtype::Fp8;
   if (layers_held_in_fp8(s)) {
     // --fp8-param-gather: the layers' weights live in their FP8 copies (counted in the buffers

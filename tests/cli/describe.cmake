@@ -326,3 +326,10 @@ add_test(NAME cli.describe.zero3_persistent_tensors COMMAND trainsim describe
          --seq-len 2048 --micro-batch 1 --sharding full_shard --format json)
 set_tests_properties(cli.describe.zero3_persistent_tensors PROPERTIES
   PASS_REGULAR_EXPRESSION "\"gradients_bytes\": 5486574720,.*\"parameters_bytes\": 5486574720,")
+# Under shard_grad_op the whole parameters are in the buffers already; the persistent tensors'
+# gradients, reduced whole, add 30,191,616 B as under full_shard.
+add_test(NAME cli.describe.zero3_persistent_tensors_shard_grad_op COMMAND trainsim describe
+         --hardware a100-dgx --model gpt3-175b --stack deepspeed-zero3-2021 --gpus 64
+         --seq-len 2048 --micro-batch 1 --sharding shard_grad_op --format json)
+set_tests_properties(cli.describe.zero3_persistent_tensors_shard_grad_op PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"gradients_bytes\": 5486574720,.*\"parameters_bytes\": 5456383104,")
