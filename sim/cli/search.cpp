@@ -95,7 +95,14 @@ void require_distinct(const std::string& flag, const std::vector<std::string>& i
 std::vector<std::int64_t> int_list(const std::string& flag, const std::string& text,
                                    std::int64_t max_value) {
   std::vector<std::int64_t> out;
-  for (const std::string& item : split(text)) {
+  for (std::string item : split(text)) {
+    // Blanks around an item are allowed on both sides, as --pipeline-layout allows them ("2 "
+    // was refused where " 2" passed); a sign is not, as no numeric flag takes "+2".
+    const std::size_t first = item.find_first_not_of(" \t");
+    item = first == std::string::npos
+               ? ""
+               : item.substr(first, item.find_last_not_of(" \t") + 1 - first);
+    if (!item.empty() && (item[0] == '+' || item[0] == '-')) item.clear();
     std::size_t used = 0;
     std::int64_t v = 0;
     try {
@@ -539,15 +546,11 @@ double expert_data_parallel_seconds(const report::Report& r) {
   return critical_stage_seconds(r, is_expert_data_parallel_group);
 }
 
-// The ranks of the critical stage's expert data-parallel group (0 when it has no call).
-std::int64_t expert_data_parallel_ranks(const report::Report& r) {
-  std::int64_t ranks = 0;
-  for (const report::CollectiveSummary& c : r.collectives) {
-    if (c.stage == r.critical_stage && is_expert_data_parallel_group(c.group)) {
-      ranks = std::max(ranks, c.ranks);
-    }
-  }
-  return ranks;
+// The ranks of a plan's expert data-parallel group: its data-parallel and CP ranks over ep
+// (1 where each routed expert lies whole on one rank, with no call; the report's calls said 0).
+std::int64_t expert_data_parallel_ranks(const parallel::Scenario& s) {
+  const parallel::ParallelPlan& p = s.parallel;
+  return std::max<std::int64_t>(1, p.dp * p.cp / std::max<std::int64_t>(1, p.ep));
 }
 
 // Data-parallel collective calls per iteration on the report's critical stage (the counts of the
@@ -621,8 +624,8 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
       << " ranks (" << (dp_b <= dp_d ? "" : "+") << fixed(dp_b - dp_d, 3) << " s)";
   if (xdp_d > 0.0 || xdp_b > 0.0) {
     out << "; the routed experts' data-parallel " << fixed(xdp_d, 3) << " s on "
-        << expert_data_parallel_ranks(rd) << " ranks -> " << fixed(xdp_b, 3) << " s on "
-        << expert_data_parallel_ranks(rb) << " ranks";
+        << expert_data_parallel_ranks(d) << " ranks -> " << fixed(xdp_b, 3) << " s on "
+        << expert_data_parallel_ranks(b) << " ranks";
   }
   out << "; tensor/context/pipeline " << fixed(mp_d, 3) << " s -> " << fixed(mp_b, 3) << " s";
   if (ep_d > 0.0 || ep_b > 0.0) {
@@ -668,8 +671,8 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
         << " s); the other model-parallel traffic stays "
         << "inside fast links or overlaps with compute.\n";
   } else if (exposed < 0 && xdp_d - xdp_b > dp_d - dp_b) {
-    out << "The routed experts' data-parallel group shrinks from " << expert_data_parallel_ranks(rd)
-        << " to " << expert_data_parallel_ranks(rb)
+    out << "The routed experts' data-parallel group shrinks from " << expert_data_parallel_ranks(d)
+        << " to " << expert_data_parallel_ranks(b)
         << " ranks, and their gradient and parameter collectives save " << fixed(xdp_d - xdp_b, 3)
         << " s, more than the other data-parallel collectives (" << (dp_b <= dp_d ? "-" : "+")
         << fixed(std::fabs(dp_d - dp_b), 3)

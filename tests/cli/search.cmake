@@ -353,3 +353,11 @@ set_tests_properties(cli.search.explain_moe_baseline_other_ep PROPERTIES PASS_RE
   "Against pure data parallelism \\(tp=1 pp=1 cp=1 dp=256 ep=256 mb=1 zero1 recompute=full, 271459 tokens/s\\)")
 set_tests_properties(cli.search.explain_moe_baseline_other_ep PROPERTIES FAIL_REGULAR_EXPRESSION
   "Model parallelism is needed")
+# Blanks around a list item are allowed on both sides ("2 " was refused where " 2" passed); a
+# sign is not.
+add_test(NAME cli.search.list_blanks COMMAND trainsim search --hardware h100-dgx --model llama2-7b
+         --gpus 16 --global-batch 32 --seq-len 2048 --tp "2 " --pp " 1" --micro-batch 1
+         --sharding zero1 --recompute none --top 1)
+set_tests_properties(cli.search.list_blanks PROPERTIES PASS_REGULAR_EXPRESSION "\n +1 +2 +1 +1 +8 ")
+trainsim_bad_input(search list_sign "--tp: not a list of positive integers.*got '\\+2'"
+  --hardware h100-dgx --model llama2-7b --gpus 16 --global-batch 32 --seq-len 2048 --tp +2)
