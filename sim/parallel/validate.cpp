@@ -57,10 +57,13 @@ std::string headroom_problem(const Scenario& s) {
     return std::string(buf.data(), result.ptr);
   };
   const auto mib = [](Bytes b) { return fixed_text(b.value() / (1024.0 * 1024.0), 1) + " MiB"; };
-  return shortest(fraction) + " of HBM keeps " + mib(headroom) + " free, more than the " +
-         mib(Bytes(std::max(left.value(), 0.0))) + " the CUDA context (" +
-         to_string(s.hardware.gpu.cuda_context) + "), NCCL buffers (" +
-         to_string(s.hardware.gpu.nccl_buffers) + ") and workspace (" +
+  // Bytes where the two round to one MiB figure (0.98984376 keeps 81088.0 "more than" 81088.0).
+  const Bytes free_left(std::max(left.value(), 0.0));
+  const bool alike = mib(headroom) == mib(free_left);
+  const auto amount = [&](Bytes b) { return alike ? fixed_text(b.value(), 0) + " bytes" : mib(b); };
+  return shortest(fraction) + " of HBM keeps " + amount(headroom) + " free, more than the " +
+         amount(free_left) + " the CUDA context (" + to_string(s.hardware.gpu.cuda_context) +
+         "), NCCL buffers (" + to_string(s.hardware.gpu.nccl_buffers) + ") and workspace (" +
          to_string(s.stack.memory.workspace) + ") leave of the " + to_string(capacity) +
          " HBM; expected at most " + shortest(most);
 }

@@ -68,7 +68,7 @@ trainsim_bad_input(diff bad_key_in_b "bad_scenario.json: /parallel/sharding: unk
 
 # The compute reason names the inputs that set the kernels' time where they changed: here only
 # recompute_layers (full recomputation of every layer -> of 16 per chunk), which the inputs table
-# prints as none -> 16.
+# prints as "all" -> 16 (every layer, the default, against 16; it read none -> 16).
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_all.json [=[
 {"hardware": "h100-dgx", "cluster": {"gpus": 128}, "model": "llama2-7b",
  "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 2},
@@ -83,7 +83,19 @@ add_test(NAME cli.diff.compute_reason_names_recompute_layers COMMAND trainsim di
          ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_all.json
          ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_16.json)
 set_tests_properties(cli.diff.compute_reason_names_recompute_layers PROPERTIES
-  PASS_REGULAR_EXPRESSION "/parallel/recompute_layers +none -> 16\n.*  1\\. compute -[^\n]*MFU [^\n]*, recompute layers none -> 16\n")
+  PASS_REGULAR_EXPRESSION "/parallel/recompute_layers +\"all\" -> 16\n.*  1\\. compute -[^\n]*MFU [^\n]*, recompute layers \"all\" -> 16\n")
+# Every layer recomputed is one plan, whether recompute_layers is left out or gives the layers of
+# the largest chunk (32 of llama2-7b's 32 on one stage): no input changed (it listed "none -> 32").
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_32.json [=[
+{"hardware": "h100-dgx", "cluster": {"gpus": 128}, "model": "llama2-7b",
+ "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 2},
+ "parallel": {"sharding": "shard_grad_op", "recompute": "full", "recompute_layers": 32}}
+]=])
+add_test(NAME cli.diff.recompute_layers_all COMMAND trainsim diff
+         ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_all.json
+         ${CMAKE_CURRENT_BINARY_DIR}/diff_recompute_32.json)
+set_tests_properties(cli.diff.recompute_layers_all PROPERTIES
+  PASS_REGULAR_EXPRESSION "inputs changed \\(A -> B\\)\n  none\n.*the step time did not move")
 # Only the usable memory moved (h100-dgx -> h200-dgx: the same plan needs the same bytes, the
 # capacity grows from 80 to 141 GB): the memory reason says the need is unchanged, where it read
 # "memory per GPU 0.00 B (47.3 GiB -> 47.3 GiB)".

@@ -622,3 +622,9 @@ add_test(NAME cli.run.uneven_layers
           --global-batch 12)
 set_tests_properties(cli.run.uneven_layers PROPERTIES PASS_REGULAR_EXPRESSION
   "plan [^\n]*, recompute none, layers 11\\|11\\|10 per chunk\n")
+# Where the headroom and what is left round to one MiB figure, the message gives bytes: 0.98984376
+# of 80 GiB keeps 85,026,931,547 B, 859 more than the 85,026,930,688 left (it read "keeps 81088.0
+# MiB free, more than the 81088.0 MiB").
+trainsim_bad_input(run headroom_bytes
+  "0\\.98984376 of HBM keeps 85026931547 bytes free, more than the 85026930688 bytes the CUDA context"
+  ${run_args} --memory-headroom 0.98984376)
