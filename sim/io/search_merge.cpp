@@ -337,7 +337,31 @@ OutputKind output_kind(std::string_view head) {
   // JSON tool wrote the row again); a search document is indented ("{\n  ...").
   ++at;
   while (at < head.size() && (head[at] == ' ' || head[at] == '\t')) ++at;
-  if (head.substr(at, 1) != "\"") return OutputKind::Search;
+  if (head.substr(at, 1) != "\"") {
+    // An indented document: a search's by its first key, or after its "context" object (no
+    // object inside) by the next one. A run or describe report, a scenario or a sweep spec is
+    // none ("a run report beside sweep shards" called the shards the odd ones out).
+    const auto key_at = [&head, &skip_space](std::size_t from) -> std::string_view {
+      from = skip_space(from);
+      if (head.substr(from, 1) != "\"") return {};
+      const std::size_t close = head.find('"', from + 1);
+      return close == std::string_view::npos ? std::string_view{}
+                                             : head.substr(from + 1, close - from - 1);
+    };
+    const std::string_view key = key_at(at);
+    // No key to read (an array, damaged text): checked as a search document, which names it.
+    if (key.empty()) return OutputKind::Search;
+    if (key == "context") {
+      const std::size_t end = head.find('}', at);
+      const std::size_t comma = end == std::string_view::npos ? end : head.find(',', end);
+      const std::string_view next =
+          comma == std::string_view::npos ? std::string_view{} : key_at(comma + 1);
+      // The next key past the head (a context cut at the 256 bytes read): a search document.
+      return next.empty() || document_keys().count(next) != 0 ? OutputKind::Search
+                                                              : OutputKind::Other;
+    }
+    return document_keys().count(key) != 0 ? OutputKind::Search : OutputKind::Other;
+  }
   // The first key, up to its closing quote (a key of a search document has no escapes).
   const std::string_view first = head.substr(at + 1);
   const std::size_t close = first.find('"');

@@ -122,3 +122,10 @@ add_test(NAME cli.merge.file_content
                  -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_file_content
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/merge_file_content.cmake)
 set_tests_properties(cli.merge.file_content PROPERTIES PASS_REGULAR_EXPRESSION "refused")
+# A run report given beside sweep shards is the file named: it was taken for a search output,
+# and the line called the first sweep shard the odd one out.
+add_test(NAME cli.merge.run_report_beside_shards COMMAND ${CMAKE_COMMAND}
+         -DEXPECTED_EXIT=2 "-DEXPECTED_STDERR=^error: [^\n]*run_report\\.json: "
+         "-DCOMMAND=$<TARGET_FILE:trainsim>;merge;${CMAKE_CURRENT_BINARY_DIR}/run_report.json;${data}/header_a.csv;${data}/shard_1of2.csv"
+         -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/run_report.json "{\n  \"bubble_s\": 0.0,\n  \"collectives\": []\n}\n")

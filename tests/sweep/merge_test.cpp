@@ -537,8 +537,14 @@ TEST_CASE("merge: a search document is told from sweep rows by its first key, ho
   // A row written again with a space after its "{" is still a row on its line (it was taken for
   // a search document, which starts "{" and a line break).
   CHECK(output_kind("{ \"index\": 1, \"scenario\": {}}\n") == OutputKind::Sweep);
-  // Neither: a search's table.
+  // Neither: a search's table; an indented run or describe report (a run report beside sweep
+  // shards was taken for a search document, and the shards named as the odd ones out).
   CHECK(output_kind("Plans for llama2-7b on 16 x h100-dgx GPUs") == OutputKind::Other);
+  CHECK(output_kind("{\n  \"bubble_s\": 0.0,\n  \"collectives\": [") == OutputKind::Other);
+  CHECK(output_kind("{\n  \"context\": {\n    \"hardware\": \"h100-dgx\"\n  },\n  "
+                    "\"matmul_parameters\": 1") == OutputKind::Other);
+  CHECK(output_kind("{\n  \"context\": {\n    \"schema_version\": 1\n  },\n  "
+                    "\"objective\": \"tokens_per_s\"") == OutputKind::Search);
   // Nothing to tell by: the merge of the other inputs' kind names the file as empty.
   CHECK(output_kind("") == OutputKind::Empty);
   CHECK(output_kind(" \n\t\r\n") == OutputKind::Empty);
