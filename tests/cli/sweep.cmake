@@ -232,14 +232,10 @@ if(TRAINSIM_NO_MATPLOTLIB EQUAL 0)
                "unwritable;--x;gpus;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/no-such-dir/p.png;^error: -o: cannot write '[^']*no-such-dir/p\\.png'"
                "no_format;--x;gpus;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/p.xyz;^error: -o: '[^']*p\\.xyz' names no image format matplotlib writes"
                "text_column;--x;hardware;--y;tokens_per_s;-o;${CMAKE_CURRENT_BINARY_DIR}/p.png;^error: [^\n]*plot_sweep_rows\\.csv: no row with status ok has numbers in both --x 'hardware' and --y 'tokens_per_s' \\(column 'hardware' holds 'h100-dgx'\\)")
-    list(GET case 0 name)
-    list(GET case -1 regex)
-    list(LENGTH case n)
-    math(EXPR n_args "${n} - 2")
-    list(SUBLIST case 1 ${n_args} args)
-    add_test(NAME cli.plot_sweep.${name}
-             COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2 "-DEXPECTED_STDERR=${regex}[^\n]*\n$"
-                     "-DCOMMAND=python3;${PROJECT_SOURCE_DIR}/examples/plot_sweep.py;${plot_rows};${args}"
+    trainsim_split_case("${case}")
+    add_test(NAME cli.plot_sweep.${case_name}
+             COMMAND ${CMAKE_COMMAND} -DEXPECTED_EXIT=2 "-DEXPECTED_STDERR=${case_regex}[^\n]*\n$"
+                     "-DCOMMAND=python3;${PROJECT_SOURCE_DIR}/examples/plot_sweep.py;${plot_rows};${case_args}"
                      -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
   endforeach()
   add_test(NAME cli.plot_sweep.draws
