@@ -36,6 +36,14 @@ std::int64_t range_integer(const ordered_json& range, const std::string& key,
                           describe(range));
   }
   if (!it->is_number_integer()) {
+    // A whole number past 64 bits is read as a double: out of range, not "not an integer".
+    const bool past_int64 = it->is_number_float() && std::isfinite(it->get<double>()) &&
+                            std::fabs(it->get<double>()) >= 0x1p63;
+    if (past_int64) {
+      throw ConfigError(source, pointer + "/" + key,
+                        describe(*it) + ": out of range; expected at most " +
+                            std::to_string(std::numeric_limits<std::int64_t>::max()));
+    }
     throw ConfigError(source, pointer + "/" + key,
                       "range bound not an integer; expected an integer, got " + describe(*it));
   }
@@ -296,6 +304,17 @@ std::vector<nlohmann::json> axis_values(const std::string& key, const ordered_js
       values.emplace_back(nlohmann::json(v));
     } else if (v.is_object() && !is_reference_key(key)) {
       expand_range(v, source, at, values);
+    } else if (v.is_object() && v.contains("from") && v.contains("to") &&
+               std::all_of(v.items().begin(), v.items().end(), [](const auto& item) {
+                 return item.key() == "from" || item.key() == "to" || item.key() == "step" ||
+                        item.key() == "times";
+               })) {
+      // A range where the axis takes documents: said as such (it was read as an inline object
+      // and refused for its missing id, "a misspelling of 'id'?").
+      throw ConfigError(source, at,
+                        "a range on the " + key + " axis; expected " + reference_noun(key) +
+                            " (built-in names, file paths or inline objects), which no range "
+                            "counts");
     } else if (v.is_array() || v.is_null()) {
       throw ConfigError(source, at,
                         "axis value not a scalar; expected a number, string, boolean or range "

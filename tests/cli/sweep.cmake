@@ -290,3 +290,16 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_base_folder.json
   "{\"base\": \".\", \"axes\": {\"parallel.tp\": [1]}}\n")
 trainsim_bad_input(sweep base_folder "sweep_base_folder.json: /base: '[^']*' is a directory; expected a scenario object or a scenario file"
   ${CMAKE_CURRENT_BINARY_DIR}/sweep_base_folder.json)
+# A range bound past 64 bits is out of range (JSON reads it as a double: it was "not an
+# integer"), and a range on an axis of documents is named as such (it was read as an inline
+# stack and refused for its missing id, "a misspelling of 'id'?").
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_range_huge.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"training\": {\"seq_len\": 1024}}, \"axes\": {\"cluster.gpus\": {\"from\": 8, \"to\": 92233720368547758070, \"times\": 2}}}\n")
+trainsim_bad_input(sweep range_past_int64
+  "sweep_range_huge.json: /axes/cluster.gpus/to: 9.223372036854776e\\+19: out of range. expected at most 9223372036854775807"
+  ${CMAKE_CURRENT_BINARY_DIR}/sweep_range_huge.json --list)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_range_stack.json
+  "{\"base\": {\"hardware\": \"h100-dgx\", \"model\": \"llama2-7b\", \"cluster\": {\"gpus\": 8}, \"training\": {\"seq_len\": 1024}}, \"axes\": {\"stack\": [{\"from\": 1, \"to\": 2, \"step\": 1}]}}\n")
+trainsim_bad_input(sweep range_on_stack
+  "sweep_range_stack.json: /axes/stack/0: a range on the stack axis. expected software stacks"
+  ${CMAKE_CURRENT_BINARY_DIR}/sweep_range_stack.json --list)
