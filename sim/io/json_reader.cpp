@@ -569,6 +569,11 @@ double ObjectReader::fraction(const std::string& key, double lowest) {
   return v;
 }
 
+bool is_whole_number(const nlohmann::json& v) {
+  return v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                   std::floor(v.get<double>()) == v.get<double>());
+}
+
 std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_value) {
   // Counts above 2^53 are not exact as JSON doubles and far beyond any cluster or batch.
   return integer(key, min_value, std::int64_t{1} << 53U);
@@ -581,10 +586,7 @@ std::int64_t ObjectReader::integer(const std::string& key, std::int64_t min_valu
                                                : "an integer in [" + std::to_string(min_value) +
                                                      ", " + std::to_string(max_value) + "]";
   });
-  const bool whole =
-      v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
-                                std::floor(v.get<double>()) == v.get<double>());
-  if (!whole) throw error(key, "expected an integer, got " + describe_json(v));
+  if (!is_whole_number(v)) throw error(key, "expected an integer, got " + describe_json(v));
   // Compared as doubles first: 1e30 or -1e30 do not fit an int64 at all.
   const double d = v.get<double>();
   if (d > static_cast<double>(max_value) ||

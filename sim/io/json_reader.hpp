@@ -248,4 +248,8 @@ std::string pointer_token(const std::string& key);
 // A short rendering of a JSON value for "got ..." in messages (strings quoted, long ones cut).
 std::string describe_json(const nlohmann::json& value);
 
+// Whether `v` is a whole number: an integer, or a finite float without a fraction (8.0), as
+// every integer key of an input reads it.
+bool is_whole_number(const nlohmann::json& v);
+
 }  // namespace trainsim::io

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -293,11 +292,8 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
       }
       for (std::size_t i = 0; i < layout.size(); ++i) {
         const auto& v = layout[i];
-        // A whole number written 8.0 is 8, as every other integer key reads it
-        // (ObjectReader::integer).
-        const bool whole =
-            v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
-                                      std::floor(v.get<double>()) == v.get<double>());
+        // A whole number written 8.0 is 8, as every other integer key reads it.
+        const bool whole = is_whole_number(v);
         const double value = whole ? v.get<double>() : 0.0;
         if (!whole || value < 1.0 || value > static_cast<double>(model::kMaxLayers)) {
           throw ConfigError(par.source(),

@@ -434,15 +434,19 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   // state with the rest.
   // Dense layers only: MoE layers stay per unit (iteration_builder). Under SHARD_GRAD_OP the
   // whole parameters are in the buffers already (all gathered): only their gradients add.
+  const auto shape = layer_shape(s);
+  // A dense layer's weight tensors gathered one at a time: those of the threshold or more.
+  const std::vector<double> gathered_tensors =
+      s.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter
+          ? model::weight_tensor_elements(model::layer_kernels(m, shape),
+                                          s.stack.fsdp_persistence_threshold)
+          : std::vector<double>{};
   double replicated = 0.0;
   if (shard_state && degree > 1.0 &&
       s.stack.fsdp_gather_granularity == stack::GatherGranularity::Parameter &&
       num_layers > moe_layers) {
     double gathered = 0.0;
-    for (const double elements : model::weight_tensor_elements(
-             model::layer_kernels(m, layer_shape(s)), s.stack.fsdp_persistence_threshold)) {
-      gathered += elements;
-    }
+    for (const double elements : gathered_tensors) gathered += elements;
     replicated =
         d(num_layers - moe_layers) * std::max(0.0, d(layer) - gathered) * (1.0 - 1.0 / degree);
   }
@@ -477,7 +481,6 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
   out.optimizer = Bytes(state_bytes * params / (shard_optimizer ? degree : 1.0) +
                         state_bytes * expert_params / (shard_optimizer ? expert_degree : 1.0));
 
-  const auto shape = layer_shape(s);
   double buffers = 0.0;
   // FSDP's units (FULL_SHARD and SHARD_GRAD_OP alike): the stage's layers, each a unit, and the
   // root unit (the stage's embedding, final norm and LM head, which no layer's unit holds). A
@@ -537,12 +540,10 @@ MemoryBreakdown memory_per_gpu(const parallel::Scenario& s, std::int64_t stage) 
       // out: the two contiguous-gradient buffers of reduce_bucket_size elements allocated for
       // backward (stage3.py:2931-2943; 40 to 200 MB at the 1e7 and 5e7 of the DeepSpeedExamples
       // recipe's config and script).
-      const auto tensors = model::weight_tensor_elements(model::layer_kernels(m, shape),
-                                                         s.stack.fsdp_persistence_threshold);
       const std::int64_t words =
           first ? model::lm_head_parameters_per_tp_rank(m, tp, model::LmHeadCopy::Separate) : 0;
       double largest = d(std::max({words, embedding - words, head}));
-      for (const double elements : tensors) largest = std::max(largest, elements);
+      for (const double elements : gathered_tensors) largest = std::max(largest, elements);
       buffers += (d(e) + d(grad_e)) * largest;
     } else {
       // FULL_SHARD frees each layer's unit after use (2 gathered at most, above) and keeps the

@@ -633,15 +633,16 @@ class Builder {
   }
 
   // Emits kernel `k` on the compute stream after `wait` (an op the kernel depends on).
+  // `share` of the kernel's time and FLOPs (ring_kernel's blocks; 1 elsewhere, exact).
   OpId kernel(const StageStreams& st, const TimedKernel& k, bool backward, bool recompute,
-              OpInfo info, OpId wait) {
+              OpInfo info, OpId wait, double share = 1.0) {
     info.backward = backward;
     info.recompute = info.recompute || recompute;
-    info.flops = backward ? k.bwd_flops : k.fwd_flops;
+    info.flops = (backward ? k.bwd_flops : k.fwd_flops) * share;
     info.kernel_kind = k.kind;
     const engine::NameId name = recompute ? k.recompute_name : (backward ? k.bwd_name : k.fwd_name);
-    const OpId id =
-        op(st.compute, backward ? k.bwd : k.fwd, name, info, backward ? k.bwd_class : k.fwd_class);
+    const OpId id = op(st.compute, (backward ? k.bwd : k.fwd) * share, name, info,
+                       backward ? k.bwd_class : k.fwd_class);
     dep(wait, id);
     return id;
   }
@@ -659,20 +660,8 @@ class Builder {
                    OpInfo info, OpId wait, OpId kv) {
     if (kv == kNone) return kernel(st, k, backward, recompute, info, wait);
     const double last_block = 1.0 / static_cast<double>(p_.cp);
-    info.backward = backward;
-    info.recompute = info.recompute || recompute;
-    info.kernel_kind = k.kind;
-    const engine::NameId name = recompute ? k.recompute_name : (backward ? k.bwd_name : k.fwd_name);
-    const Seconds time = backward ? k.bwd : k.fwd;
-    const Flops flops = backward ? k.bwd_flops : k.fwd_flops;
-    const engine::ContentionClass contention = backward ? k.bwd_class : k.fwd_class;
-    info.flops = flops * (1.0 - last_block);
-    const OpId blocks = op(st.compute, time * (1.0 - last_block), name, info, contention);
-    dep(wait, blocks);
-    info.flops = flops * last_block;
-    const OpId last = op(st.compute, time * last_block, name, info, contention);
-    dep(kv, last);
-    return last;
+    (void)kernel(st, k, backward, recompute, info, wait, 1.0 - last_block);
+    return kernel(st, k, backward, recompute, info, kv, last_block);
   }
 
   // A TP collective between compute ops: waits for `after_op`, the next compute op waits for it.
