@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace trainsim {
 
@@ -152,6 +153,14 @@ std::string to_string(BytesPerSecond r);
 std::string to_string(FlopsPerSecond r);
 std::string to_string(Watts w);
 std::string to_string(Joules e);
+
+// A draw as read, for errors about a bound: the shortest decimal text that reads back as the
+// same double, without an exponent ("5001 W", where to_string's three digits give "5.00 kW").
+std::string exact_to_string(Watts w);
+// Two draws an error sets against each other: to_string's, or in watts with the fewest decimals
+// that tell them apart where those read alike ("700.4 W above the TDP 700 W", where to_string
+// gave "700 W above the TDP 700 W").
+std::pair<std::string, std::string> to_strings_apart(Watts a, Watts b);
 
 // `v` with `decimals` digits after the point ("%.*f"), never "-0.0": a value that rounds to zero
 // prints without a sign, whichever side of zero it came from.

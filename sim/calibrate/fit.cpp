@@ -728,14 +728,16 @@ void check_power(const HardwareSpec& fitted, const MeasurementSet& m) {
         return std::string(measured ? " (fitted from the power records)"
                                     : " (the base profile's own: no power record informs it)");
       };
+      const auto [idle, other] = to_strings_apart(w.idle, draw);
       refuse(PowerActivity::Idle, activity,
-             "idle draw " + to_string(w.idle) + source(PowerActivity::Idle) + " above the " + name +
-                 " draw " + to_string(draw) + source(activity) +
+             "idle draw " + idle + source(PowerActivity::Idle) + " above the " + name + " draw " +
+                 other + source(activity) +
                  "; expected idle at most the compute and communication draws");
     }
     if (draw > w.tdp) {
+      const auto [fitted_draw, tdp] = to_strings_apart(draw, w.tdp);
       refuse(activity, activity,
-             std::string(name) + " draw " + to_string(draw) + " above the TDP " + to_string(w.tdp) +
+             std::string(name) + " draw " + fitted_draw + " above the TDP " + tdp +
                  " of profile '" + fitted.id +
                  "' (fitted from the power records); expected at most the TDP");
     }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -91,18 +90,6 @@ PerNodeClass<BytesPerSecond> read_per_node_class(ObjectReader r) {
   }
   r.finish();
   return out;
-}
-
-// A draw in watts as read, for errors about a bound: the shortest decimal text that reads back
-// as the same double, without an exponent. to_string's three digits showed "5001 W" as
-// "5.00 kW", inside the "1 W to 5 kW" it was refused for (and seven digits "5000.00001 W" as
-// "5000 W").
-std::string exact_watts(Watts w) {
-  std::array<char, 512> buf{};  // a double past 1e308 W in fixed notation, and its digits
-  const auto [end, ec] =
-      std::to_chars(buf.data(), buf.data() + buf.size(), w.value(), std::chars_format::fixed);
-  if (ec != std::errc()) return to_string(w);
-  return std::string(buf.data(), end) + " W";
 }
 
 // A number in [lo, hi].
@@ -736,16 +723,15 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
           std::pair{"communication", hw.power.communication}, std::pair{"tdp", hw.power.tdp}}) {
       if (value.value() < hardware::kMinGpuWatts || value.value() > hardware::kMaxGpuWatts) {
         // The value as read, not to_string's three digits: "5001 W" showed as "5.00 kW".
-        throw p.error(key, "expected a GPU's draw from 1 W to 5 kW, got " + exact_watts(value));
+        throw p.error(key, "expected a GPU's draw from 1 W to 5 kW, got " + exact_to_string(value));
       }
     }
-    if (hw.power.compute > hw.power.tdp) {
-      throw p.error("compute", "expected at most the tdp (" + to_string(hw.power.tdp) + "), got " +
-                                   to_string(hw.power.compute));
-    }
-    if (hw.power.communication > hw.power.tdp) {
-      throw p.error("communication", "expected at most the tdp (" + to_string(hw.power.tdp) +
-                                         "), got " + to_string(hw.power.communication));
+    for (const auto& [key, value] : {std::pair{"compute", hw.power.compute},
+                                     std::pair{"communication", hw.power.communication}}) {
+      if (value > hw.power.tdp) {
+        const auto [tdp, draw] = to_strings_apart(hw.power.tdp, value);
+        throw p.error(key, "expected at most the tdp (" + tdp + "), got " + draw);
+      }
     }
     // A draw below idle names its own key, the one a unit slip ("0.067 kW") most likely hit,
     // with the idle draw it is below.
@@ -753,7 +739,7 @@ hardware::HardwareSpec read_hardware(const nlohmann::json& json, const std::stri
                                      std::pair{"communication", hw.power.communication}}) {
       if (value < hw.power.idle) {
         throw p.error(key, std::string("expected at least the idle draw (") +
-                               exact_watts(hw.power.idle) + "), got " + exact_watts(value));
+                               exact_to_string(hw.power.idle) + "), got " + exact_to_string(value));
       }
     }
     p.finish();

@@ -196,6 +196,13 @@ double parse_unit(std::string_view text, UnitKind kind) {
     throw ConfigError(expected + " with a finite number, got " + quoted(text));
   }
   std::string_view unit(end);
+  // A digit group separator ("1,000 W", "1_000 W") or a second point ("1.2.3 W") continues the
+  // number: refused as a number, not as an unknown unit ",000 W".
+  if (unit.size() > 1 && (unit[0] == ',' || unit[0] == '_' || unit[0] == '.') &&
+      std::isdigit(static_cast<unsigned char>(unit[1])) != 0) {
+    throw ConfigError(expected + " with a plain decimal number (no digit separators), got " +
+                      quoted(text));
+  }
   while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front())) != 0) {
     unit.remove_prefix(1);
   }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 namespace trainsim {
@@ -31,7 +33,13 @@ std::string scaled(double v, const std::array<Prefix, N>& prefixes, const char* 
   }
   const double x = v / prefixes[pick].factor;
   const double ax = std::fabs(x);
-  const int decimals = ax >= 100.0 ? 0 : (ax >= 10.0 ? 1 : 2);
+  int decimals = ax >= 100.0 ? 0 : (ax >= 10.0 ? 1 : 2);
+  // A value that rounds up to the next decade at its decimals takes one fewer, so that it keeps
+  // three significant digits: 99.96 us is "100 us", not "100.0 us" (and 9.996 "10.0").
+  if (decimals > 0 && std::fabs(std::strtod(fixed_text(x, decimals).c_str(), nullptr)) >=
+                          (decimals == 1 ? 100.0 : 10.0)) {
+    --decimals;
+  }
   std::array<char, 64> buf{};
   if (ax >= 1e6) {
     // Past the largest prefix by six digits or more ("1000000000000000 PW"): the base unit in
@@ -97,5 +105,36 @@ std::string to_string(BytesPerSecond r) { return scaled(r.value(), kDecimalUpper
 std::string to_string(FlopsPerSecond r) { return scaled(r.value(), kDecimalUpper, "FLOP/s"); }
 std::string to_string(Watts w) { return scaled(w.value(), kDecimal, "W"); }
 std::string to_string(Joules e) { return scaled(e.value(), kDecimal, "J"); }
+
+std::string exact_to_string(Watts w) {
+  std::array<char, 512> buf{};  // a double past 1e308 W in fixed notation, and its digits
+  const auto [end, ec] =
+      std::to_chars(buf.data(), buf.data() + buf.size(), w.value(), std::chars_format::fixed);
+  if (ec != std::errc()) return to_string(w);
+  return std::string(buf.data(), end) + " W";
+}
+
+std::pair<std::string, std::string> to_strings_apart(Watts a, Watts b) {
+  std::string ta = to_string(a);
+  std::string tb = to_string(b);
+  if (ta != tb) return {std::move(ta), std::move(tb)};
+  // In watts, with one decimal more than the fewest that tell them apart (rounding can part them
+  // at the last: 1234.6 and 1234.5 read "1235" and "1234"), trailing zeros dropped ("700.3 W"
+  // for a fitted 700.2999999999998 W beside "700 W").
+  const auto trimmed = [](std::string text) {
+    if (text.find('.') != std::string::npos) {
+      text.erase(text.find_last_not_of('0') + 1);
+      if (text.back() == '.') text.pop_back();
+    }
+    return text + " W";
+  };
+  for (int decimals = 0; decimals <= 15; ++decimals) {
+    if (fixed_text(a.value(), decimals) != fixed_text(b.value(), decimals)) {
+      return {trimmed(fixed_text(a.value(), decimals + 1)),
+              trimmed(fixed_text(b.value(), decimals + 1))};
+    }
+  }
+  return {exact_to_string(a), exact_to_string(b)};
+}
 
 }  // namespace trainsim

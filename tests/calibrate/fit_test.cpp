@@ -458,6 +458,16 @@ TEST_CASE("calibrate: power records that break the profile's ordering are named 
   REQUIRE_THROWS_WITH(fit(base, m, FitOptions{}),
                       Catch::StartsWith("doc.json: /power/1/power: compute draw 900 W above the "
                                         "TDP 700 W of profile 'h100-dgx'"));
+  // Just above: both draws with the digits that tell them apart (three digits read "compute
+  // draw 700 W above the TDP 700 W", "idle draw 555 W ... above the communication draw 555 W").
+  m.power = {point(PowerActivity::Idle, 90.0, 0), point(PowerActivity::Compute, 700.3, 1)};
+  REQUIRE_THROWS_WITH(fit(base, m, FitOptions{}),
+                      Catch::StartsWith("doc.json: /power/1/power: compute draw 700.3 W above the "
+                                        "TDP 700 W of profile 'h100-dgx'"));
+  m.power = {point(PowerActivity::Idle, 555.3, 0)};
+  REQUIRE_THROWS_WITH(fit(base, m, FitOptions{}),
+                      Catch::StartsWith("doc.json: /power/0/power: idle draw 555.3 W (fitted from "
+                                        "the power records) above the communication draw 555 W "));
   // In order: fitted.
   m.power = {point(PowerActivity::Idle, 90.0, 0), point(PowerActivity::Compute, 650.0, 1)};
   REQUIRE_NOTHROW(fit(base, m, FitOptions{}));

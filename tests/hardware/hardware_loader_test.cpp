@@ -343,7 +343,15 @@ TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and 
   }
   SECTION("power above the TDP") {
     j["power"]["compute"] = "800 W";
-    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/power/compute: expected at most the tdp"));
+    REQUIRE_THROWS_WITH(load(j),
+                        Catch::Contains("/power/compute: expected at most the tdp (700 W), "
+                                        "got 800 W"));
+  }
+  SECTION("power just above the TDP: both draws with the digits that tell them apart") {
+    // Three digits read "expected at most the tdp (700 W), got 700 W".
+    j["power"]["communication"] = "700.4 W";
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/power/communication: expected at most the tdp "
+                                                 "(700 W), got 700.4 W"));
   }
   SECTION("unknown NCCL version with a suggestion") {
     j["collective"]["nccl"] = "2.2";

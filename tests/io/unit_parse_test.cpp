@@ -1,6 +1,9 @@
+#include "sim/io/unit_parse.hpp"
+
+#include <string>
+
 #include <catch2/catch.hpp>
 
-#include "sim/io/unit_parse.hpp"
 #include "trainsim/error.hpp"
 
 using namespace trainsim;
@@ -49,6 +52,17 @@ TEST_CASE("unit_parse: bad strings are rejected with the expected form", "[io][u
   SECTION("an unknown unit") {
     REQUIRE_THROWS_WITH(parse_watts("700 horsepower"),
                         Catch::Contains("unknown unit \"horsepower\""));
+  }
+  SECTION("a number with digit separators or a second point: the number is at fault") {
+    // It read "(unknown unit ",000 W")".
+    for (const char* text : {"1,000 W", "1_000 W", "1.2.5 W"}) {
+      REQUIRE_THROWS_WITH(parse_watts(text),
+                          "expected a power like \"700 W\" with a plain decimal number (no digit "
+                          "separators), got \"" +
+                              std::string(text) + "\"");
+    }
+    // A unit that starts with a letter is still a unit.
+    REQUIRE_THROWS_WITH(parse_watts("1 ,W"), Catch::Contains("unknown unit"));
   }
   SECTION("not finite") {
     REQUIRE_THROWS_WITH(parse_seconds("inf s"), Catch::Contains("finite"));

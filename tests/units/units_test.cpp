@@ -52,6 +52,25 @@ TEST_CASE("units: to_string scales to a readable prefix", "[units]") {
   REQUIRE(to_string(Seconds(-(1e-6 - 4e-13))) == "-1.00 us");
   REQUIRE(to_string(Bytes(1023.6 * 1024)) == "1.00 MiB");
   REQUIRE(to_string(Seconds(999.4e-9)) == "999 ns");  // rounds down: stays
+  // Within a prefix, a value that rounds up to the next decade keeps three significant digits:
+  // 99.99999999 us printed "100.0 us" (compare's communication row), 9.996 ms "10.00 ms".
+  REQUIRE(to_string(Seconds(9.999999999e-5)) == "100 us");
+  REQUIRE(to_string(Seconds(-9.999999999e-5)) == "-100 us");
+  REQUIRE(to_string(Seconds(9.996e-3)) == "10.0 ms");
+  REQUIRE(to_string(Seconds(99.94e-6)) == "99.9 us");  // rounds down: stays
+  REQUIRE(to_string(Seconds(9.994e-3)) == "9.99 ms");
+}
+
+TEST_CASE("units: two draws an error compares are written with the digits that tell them apart",
+          "[units]") {
+  // Three digits where they differ, the exact value where they read alike.
+  REQUIRE(to_strings_apart(Watts(800.0), Watts(700.0)) ==
+          std::pair<std::string, std::string>{"800 W", "700 W"});
+  REQUIRE(to_strings_apart(Watts(700.4), Watts(700.0)) ==
+          std::pair<std::string, std::string>{"700.4 W", "700 W"});
+  REQUIRE(to_strings_apart(Watts(1234.6), Watts(1234.5)) ==
+          std::pair<std::string, std::string>{"1234.6 W", "1234.5 W"});
+  REQUIRE(exact_to_string(Watts(5001.0)) == "5001 W");
   REQUIRE(to_string(Watts(999.6e15)) == "1000 PW");   // no larger prefix
   // Past the largest prefix the number grows digits ("999999 PW" is still read as one); from
   // six more digits on, the base unit in scientific notation, three significant digits.
