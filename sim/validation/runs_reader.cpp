@@ -51,12 +51,23 @@ void read_hardware(io::ObjectReader& row, PublishedRun& run) {
   io::ObjectReader hw = row.object("hardware");
   run.gpu = hw.string("gpu");
   run.memory_gb = opt_number(hw, "memory_gb");
+  // As the measured values below: bounds with decades of margin around every GPU made, outside
+  // which the figure is a unit mistake (80,000 for 80 GB, 3.12e14 for 312 TFLOP/s), not another
+  // GPU to skip.
+  if (run.memory_gb && !(*run.memory_gb >= 1.0 && *run.memory_gb <= 1e4)) {
+    throw hw.error("memory_gb", "expected a GPU's memory from 1 to 1e4 GB, got " +
+                                    io::describe_json(hw.raw("memory_gb")));
+  }
   std::string peak_key;  // the key the peak was read from
   for (const auto& [key, value] : row.raw("hardware").items()) {
     if (key == "gpu" || key == "memory_gb") continue;
     if (key.rfind("peak_tflops", 0) == 0) {
       const auto peak = opt_number(hw, key);
       if (!peak) continue;
+      if (!(*peak >= 1.0 && *peak <= 1e5)) {
+        throw hw.error(
+            key, "expected a GPU's peak from 1 to 1e5 TFLOP/s, got " + io::describe_json(value));
+      }
       if (!run.peak_tflops) {
         run.peak_tflops = peak;
         peak_key = key;

@@ -101,6 +101,56 @@ std::optional<std::string> peak_mismatch(const PublishedRun& run, const parallel
   return std::string(text.data());
 }
 
+// A measured throughput above the GPU's peak, which no run reaches: a unit mistake (the whole
+// cluster's tokens/s in the per-GPU key, an iteration time in milliseconds, FLOP/s for TFLOP/s)
+// that was compared as a row 90% off. Tokens/s (or the time's) are priced at trainsim's model
+// FLOPs per token, 6N plus attention, which counts no recomputation and which real runs stay
+// well below the peak at (the shipped rows' MFU is at most 0.8); TFLOP/s as the source counts
+// them, recomputation included. The peak is the profile's for the training dtype, or the
+// source's stated one where higher (an FP8 run's TFLOP/s against its 16-bit peak). Skipped with
+// the figures, as the rows whose measurements contradict each other are (mapping.cpp).
+std::optional<std::string> beyond_peak(const PublishedRun& run, const Mapping& m,
+                                       const parallel::Scenario& s, const report::Report& r) {
+  double peak = s.hardware.peak(s.training.precision).value();
+  if (run.peak_tflops) peak = std::max(peak, *run.peak_tflops * 1e12);
+  const double per_token = r.model_flops_per_token.value();
+  double rate = 0.0;
+  std::array<char, 128> what{};
+  switch (m.metric) {
+    case Metric::TokensPerSecondPerGpu:
+      rate = m.measured * per_token;
+      (void)std::snprintf(what.data(), what.size(), "tokens_per_sec_per_gpu %.6g", m.measured);
+      break;
+    case Metric::IterationTime:
+      rate = static_cast<double>(s.training.global_batch) *
+             static_cast<double>(s.training.seq_len) / (m.measured * static_cast<double>(s.gpus)) *
+             per_token;
+      (void)std::snprintf(what.data(), what.size(), "iteration_time_s %.6g", m.measured);
+      break;
+    case Metric::FlopRatePerGpu:
+      rate = m.measured;
+      (void)std::snprintf(what.data(), what.size(), "tflops_per_gpu %.6g", m.measured / 1e12);
+      break;
+    case Metric::Mfu:
+    case Metric::Hfu:
+      return std::nullopt;  // a fraction of the peak, at most 1 (runs_reader.cpp)
+  }
+  if (!(rate > peak)) return std::nullopt;
+  std::array<char, 512> text{};
+  if (m.metric == Metric::FlopRatePerGpu) {
+    (void)std::snprintf(text.data(), text.size(),
+                        "%s is above the GPU's peak of %.4g TFLOP/s: a unit mistake?", what.data(),
+                        peak / 1e12);
+  } else {
+    (void)std::snprintf(text.data(), text.size(),
+                        "%s is %.4g TFLOP/s per GPU at trainsim's %.4g GFLOP per token, above the "
+                        "GPU's peak of %.4g TFLOP/s: a unit mistake (the whole cluster's tokens/s, "
+                        "a time in another unit)?",
+                        what.data(), rate / 1e12, per_token / 1e9, peak / 1e12);
+  }
+  return std::string(text.data());
+}
+
 void compare(RowResult& row, const Mapping& mapping, const PublishedRun& run,
              const report::Report& r) {
   row.compared = true;
@@ -281,7 +331,14 @@ ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
       continue;
     }
     const Candidate& c = candidates[use_best ? best[i] : smallest[i]];
+    // Taken before any skip below, so that each fallback row takes its own report.
+    const report::Report& predicted =
+        use_best ? *c.evaluation.report : *fallback_reports[next_fallback++];
     if (auto why = peak_mismatch(*kept[i], *c.scenario)) {
+      row.skip_reason = std::move(*why);
+      continue;
+    }
+    if (auto why = beyond_peak(*kept[i], m, *c.scenario, predicted)) {
       row.skip_reason = std::move(*why);
       continue;
     }
@@ -292,10 +349,8 @@ ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
     if (m.search_micro_batch) row.choices.micro_batch = c.micro_batch;
     if (m.search_virtual_stages) row.choices.virtual_stages = c.virtual_stages;
     if (m.search_recompute) row.choices.recompute = c.recompute;
-    if (use_best) {
-      compare(row, m, *kept[i], *c.evaluation.report);
-    } else {
-      compare(row, m, *kept[i], *fallback_reports[next_fallback++]);
+    compare(row, m, *kept[i], predicted);
+    if (!use_best) {
       row.assumptions.push_back(
           count[i] > 1 ? "no searched plan fits in trainsim's memory model; the one needing the "
                          "least memory was simulated"

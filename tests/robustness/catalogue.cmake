@@ -992,6 +992,17 @@ trainsim_robust(reader.validate_mfu_zeroish 2
   "^error: published_runs\\.json: /[0-9]+/mfu: expected a measured value from"
   INPUT ${runs} PREP "set published_runs.json mfu 1e-300"
   -- validate published_runs.json --jobs 1)
+# The GPU's own figures in the wrong unit (bytes or MB for GB, FLOP/s for TFLOP/s) were skipped
+# as "a GPU the profile does not model" with exit 0, where a measured value in the wrong unit is
+# refused.
+trainsim_robust(reader.validate_memory_gb_in_mb 2
+  "^error: published_runs\\.json: /0/hardware/memory_gb: expected a GPU's memory from 1 to 1e4 GB, got 80000$"
+  INPUT ${runs} PREP "set published_runs.json memory_gb 80000"
+  -- validate published_runs.json --jobs 1)
+trainsim_robust(reader.validate_peak_in_flops 2
+  "^error: published_runs\\.json: /0/hardware/peak_tflops_16bit: expected a GPU's peak from 1 to 1e5 TFLOP/s, got 312000000000000\\.0$"
+  INPUT ${runs} PREP "set published_runs.json peak_tflops_16bit 3.12e14"
+  -- validate published_runs.json --jobs 1)
 
 # Whole-iteration simulations of the largest allowed step (65,536 micro-batches): 23.6 million
 # ops for llama3.2-1b on 8 GPUs, minutes and gigabytes, where the report alone extrapolates.

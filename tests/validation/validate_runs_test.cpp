@@ -1057,6 +1057,33 @@ TEST_CASE("validate: llm-foundry's A100 error does not grow with the sequence le
   CHECK(std::abs(gap) < 0.03);
 }
 
+TEST_CASE("validate: a measured throughput above the GPU's peak is skipped as a unit mistake",
+          "[validation]") {
+  const ValidationOptions options{.jobs = 1, .source_filter = "", .stacks = {}, .stack_files = {}};
+  // narayanan21-t1-1.7B-32gpu measured 137 TFLOP/s on an A100 (312 peak): compared. Ten times
+  // that, 1,370, is above any A100's peak; it was compared as a row 89.6% slow.
+  PublishedRun flops = row("narayanan21-t1-1.7B-32gpu");
+  REQUIRE(validate_runs({flops}, options).rows.front().compared);
+  flops.tflops_per_gpu = 1370.0;
+  flops.hfu.reset();
+  const RowResult over = validate_runs({flops}, options).rows.front();
+  CHECK_FALSE(over.compared);
+  CHECK(over.skip_reason ==
+        "tflops_per_gpu 1370 is above the GPU's peak of 312 TFLOP/s: a unit mistake?");
+  // torchtitan's Llama 3 8B on 64 A100 measured 2,973 tokens/s per GPU; the whole cluster's
+  // 190,272 in the per-GPU key is 190,272 x trainsim's ~60 GFLOP per token (6N + attention at
+  // sequence 8,192), about 11 PFLOP/s per GPU.
+  PublishedRun tokens = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
+  REQUIRE(validate_runs({tokens}, options).rows.front().compared);
+  tokens.tokens_per_s_per_gpu = *tokens.tokens_per_s_per_gpu * 64.0;
+  const RowResult cluster = validate_runs({tokens}, options).rows.front();
+  CHECK_FALSE(cluster.compared);
+  CHECK_THAT(cluster.skip_reason,
+             Catch::StartsWith("tokens_per_sec_per_gpu 190272 is ") &&
+                 Catch::Contains("above the GPU's peak of 312 TFLOP/s: a unit mistake (the "
+                                 "whole cluster's tokens/s, a time in another unit)?"));
+}
+
 TEST_CASE("validate: a stack replaced with --stack keeps a row's fp32 gradient reduction",
           "[validation]") {
   // foundry-h100-80g-mpt-13b-s2048-g8-mb2 ran Composer's DEFAULT mixed precision: map_run
