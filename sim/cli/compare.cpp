@@ -3,6 +3,7 @@
 // communication, idle and bubble, busy time per kernel category and per collective op, with
 // the difference. Definitions: report/kernel_breakdown.hpp; reader: io/kineto_reader.hpp;
 // docs/compare.md.
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <exception>
@@ -77,8 +78,14 @@ std::vector<Row> rows_of(const report::StepBreakdown& m, const report::StepBreak
                      m.overlapped_communication, s.overlapped_communication));
   rows.push_back(row("idle", "GPU idle (nothing runs)", m.idle, st.bubble,
                      "measured: launch gaps, host stalls and waits alike"));
-  rows.push_back(row("bubble", "pipeline bubble", std::nullopt, st.bubble,
-                     "not measurable from one rank's trace"));
+  // The stage's idle time less the stack's host time per step (iteration_overhead), which is in
+  // every stage's bubble_s: with pp 1 the row showed that host time as a pipeline bubble.
+  rows.push_back(row("bubble", "pipeline bubble", std::nullopt,
+                     std::max(Seconds(0.0), st.bubble - r.host_overhead),
+                     r.host_overhead > Seconds(0.0)
+                         ? "not measurable from one rank's trace; simulated: idle less the "
+                           "stack's host time per step"
+                         : "not measurable from one rank's trace"));
   using report::KernelCategory;
   const std::array<std::pair<KernelCategory, const char*>, 5> categories = {{
       {KernelCategory::Gemm, "GEMM"},
@@ -117,9 +124,21 @@ std::vector<Row> rows_of(const report::StepBreakdown& m, const report::StepBreak
 
 std::string fixed(double v, int decimals) { return fixed_text(v, decimals); }
 
+// At most kShownSteps numbers, then how many more: a trace of 30,000 steps of which three held
+// kernels printed a note of 199 KB.
+constexpr std::size_t kShownSteps = 10;
+
 std::string join(const std::vector<std::int64_t>& v) {
   std::string out;
-  for (const auto x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
+  for (std::size_t i = 0; i < v.size() && i < kShownSteps; ++i) {
+    if (!out.empty()) out += ", ";
+    out += std::to_string(v[i]);
+  }
+  if (v.size() > kShownSteps) {
+    out += " and ";
+    out += std::to_string(v.size() - kShownSteps);
+    out += " more";
+  }
   return out.empty() ? "none" : out;
 }
 
@@ -287,6 +306,14 @@ int compare(const CompareOptions& o) {
   } catch (const PlanError&) {
     plan_error = std::current_exception();
   }
+  // The stage is the command line's to get right: named before the trace is read and the plan
+  // simulated (it came last, below the notes those print).
+  if (o.stage && loaded && (*o.stage < 0 || *o.stage >= loaded->parallel.pp)) {
+    throw ConfigError("command line (--stage)", "",
+                      "no such pipeline stage; expected 0 to " +
+                          std::to_string(loaded->parallel.pp - 1) + ", got " +
+                          std::to_string(*o.stage));
+  }
   const io::KinetoTrace trace = io::read_kineto_trace(o.trace);
   if (plan_error) std::rethrow_exception(plan_error);
   const parallel::Scenario s = std::move(*loaded);
@@ -309,8 +336,9 @@ int compare(const CompareOptions& o) {
                  "(docs/compare.md)\n";
   }
   if (trace.duplicate_gpu_events > 0) {
-    std::cerr << "note: " << io::escape_control(o.trace) << ": " << trace.duplicate_gpu_events
-              << " GPU events recorded twice (the same name, category, device, stream, start, "
+    std::cerr << "note: " << io::escape_control(o.trace) << ": "
+              << counted(trace.duplicate_gpu_events, "GPU event")
+              << " recorded twice (the same name, category, device, stream, start, "
                  "duration and correlation) were read once: one stream runs one kernel at a "
                  "time (docs/compare.md)\n";
   }
@@ -325,14 +353,16 @@ int compare(const CompareOptions& o) {
               << resolution << " us: kernel times and gaps are that coarse (docs/compare.md)\n";
   }
   if (trace.skipped_gpu_events > 0) {
-    std::cerr << "note: " << io::escape_control(o.trace) << ": " << trace.skipped_gpu_events
-              << " GPU events (cat kernel, memcpy or memset) that are not complete (\"ph\": "
+    std::cerr << "note: " << io::escape_control(o.trace) << ": "
+              << counted(trace.skipped_gpu_events, "GPU event")
+              << " (cat kernel, memcpy or memset) that are not complete (\"ph\": "
                  "\"X\") events were skipped; compare reads complete events only, as Kineto "
                  "writes them (docs/compare.md)\n";
   }
   if (trace.skipped_step_events > 0) {
-    std::cerr << "note: " << io::escape_control(o.trace) << ": " << trace.skipped_step_events
-              << " events named ProfilerStep#N that are not complete (\"ph\": \"X\") events of "
+    std::cerr << "note: " << io::escape_control(o.trace) << ": "
+              << counted(trace.skipped_step_events, "event")
+              << " named ProfilerStep#N that are not complete (\"ph\": \"X\") events of "
                  "cat user_annotation or cpu_op were not read as steps (docs/compare.md)\n";
   }
   const io::TraceSummary sum = io::summarize(

@@ -28,6 +28,7 @@ constexpr int kMaxDepth = 64;
 // Largest ts and dur read, in microseconds (time_field).
 constexpr double kMaxTimestampUs = 1e17;
 constexpr double kMaxDurationUs = 1e12;
+constexpr double kMinStepUs = 1e-3;
 const std::string kExpectTrace =
     "expected a PyTorch profiler trace (a JSON file from prof.export_chrome_trace() or "
     "tensorboard_trace_handler)";
@@ -229,10 +230,14 @@ class TraceParser {
                             std::to_string(events->size()) + " events and " + unread_steps_text());
     }
     KinetoTrace trace = build();
-    // Kernels and steps that never meet: every measured figure would be 0.
-    if (static_cast<std::size_t>(trace.num_unassigned) == trace.kernels.size()) {
+    // Kernels and steps that never meet: every measured figure would be 0, or a step's copies
+    // alone would be set beside the whole simulated step.
+    const auto is_kernel = [](const KinetoKernel& k) { return k.trace_category == "kernel"; };
+    const auto kernels = std::count_if(trace.kernels.begin(), trace.kernels.end(), is_kernel);
+    if (std::none_of(trace.kernels.begin(), trace.kernels.end(),
+                     [&](const KinetoKernel& k) { return is_kernel(k) && k.step >= 0; })) {
       throw ConfigError(source_, where,
-                        "none of the " + std::to_string(trace.kernels.size()) +
+                        "none of the " + std::to_string(kernels) +
                             " GPU kernels falls in a ProfilerStep#N range (each starts before "
                             "the first step, or was launched outside every step); expected a "
                             "trace whose steps hold its kernels");
@@ -464,11 +469,14 @@ class TraceParser {
               "bad profiler step name; expected \"ProfilerStep#<N>\", got " + describe_json(*name));
         }
         r.step = *n;
-        if (!(r.dur_us > 0.0)) {
-          // A step that lasts no time holds no kernel: every figure compared would be 0.
+        if (!(r.dur_us >= kMinStepUs)) {
+          // A step that lasts no time holds no kernel: every figure compared would be 0. Kineto
+          // writes times to the nanosecond (0.001 us); a shorter step is no measurement, and
+          // 1e-306 us made every difference of the table +inf%.
           throw ConfigError(source_, pointer + "/dur",
                             "profiler step " + r.name + " lasts " + describe_json(r.dur_us) +
-                                " us; expected a step of positive duration");
+                                " us; expected a step of at least 1 ns (0.001 us), the "
+                                "resolution Kineto writes");
         }
         // PyTorch may record a step both as cpu_op and as user_annotation: keep the first. The
         // same number over a range that does not overlap the first is another step, mislabelled
@@ -584,8 +592,10 @@ class TraceParser {
     trace_.streams.assign(streams.begin(), streams.end());
 
     std::vector<std::vector<report::TimedKernel>> per_step(trace_.steps.size());
+    trace_.step_kernels.assign(trace_.steps.size(), 0);
     for (const auto& k : trace_.kernels) {
       if (k.step < 0) continue;
+      if (k.trace_category == "kernel") ++trace_.step_kernels[static_cast<std::size_t>(k.step)];
       per_step[static_cast<std::size_t>(k.step)].push_back(report::TimedKernel{
           .category = k.category, .op = k.op, .start = k.start, .end = k.start + k.duration});
     }
@@ -615,30 +625,36 @@ class TraceParser {
   // run after step N+1 has begun on the CPU. Without a launch event, a kernel belongs to the
   // step in which it starts, [start of step i, start of step i+1), the last step open-ended.
   void assign_step(KinetoKernel& k, const RawEvent& g) {
+    // Steps are sorted by start and do not overlap (build): the last step starting at or
+    // before a time is the only one that may hold it, found by bisection (a linear scan made a
+    // trace of 220,000 steps and kernels take two minutes).
+    const auto last_starting_by = [this](double ts) -> std::optional<std::size_t> {
+      const auto after = std::upper_bound(steps_.begin(), steps_.end(), ts,
+                                          [](double t, const RawEvent& s) { return t < s.ts_us; });
+      if (after == steps_.begin()) return std::nullopt;
+      return static_cast<std::size_t>(after - steps_.begin() - 1);
+    };
     const auto launch = g.correlation >= 0 ? launch_ts_.find(g.correlation) : launch_ts_.end();
     if (launch != launch_ts_.end()) {
       const double ts = launch->second.first;
-      for (std::size_t i = 0; i < steps_.size(); ++i) {
-        // Half-open, as the time rule below: a launch at the instant one step ends and the next
-        // begins belongs to the next (it went to the earlier one, a kernel without a launch
-        // starting then to the later).
-        if (ts >= steps_[i].ts_us && ts < steps_[i].ts_us + steps_[i].dur_us) {
-          k.step = static_cast<std::int64_t>(i);
-          k.assignment = StepAssignment::Correlation;
-          ++trace_.num_by_correlation;
-          return;
-        }
+      // Half-open, as the time rule below: a launch at the instant one step ends and the next
+      // begins belongs to the next (it went to the earlier one, a kernel without a launch
+      // starting then to the later).
+      const auto i = last_starting_by(ts);
+      if (i && ts < steps_[*i].ts_us + steps_[*i].dur_us) {
+        k.step = static_cast<std::int64_t>(*i);
+        k.assignment = StepAssignment::Correlation;
+        ++trace_.num_by_correlation;
+        return;
       }
       ++trace_.num_unassigned;
       return;
     }
-    for (std::size_t i = steps_.size(); i-- > 0;) {
-      if (g.ts_us >= steps_[i].ts_us) {
-        k.step = static_cast<std::int64_t>(i);
-        k.assignment = StepAssignment::Time;
-        ++trace_.num_by_time;
-        return;
-      }
+    if (const auto i = last_starting_by(g.ts_us)) {
+      k.step = static_cast<std::int64_t>(*i);
+      k.assignment = StepAssignment::Time;
+      ++trace_.num_by_time;
+      return;
     }
     ++trace_.num_unassigned;
   }
@@ -720,8 +736,11 @@ KinetoTrace read_kineto_trace(const std::string& path) {
 TraceSummary summarize(const KinetoTrace& trace, StepSelection selection) {
   TraceSummary s;
   std::vector<report::StepBreakdown> with_kernels;
-  for (const auto& b : trace.step_breakdowns) {
-    if (b.num_kernels == 0) {
+  for (std::size_t i = 0; i < trace.step_breakdowns.size(); ++i) {
+    const report::StepBreakdown& b = trace.step_breakdowns[i];
+    // Copies or fills alone are no step to compare (a 10 us memset was set beside the whole
+    // simulated step).
+    if (trace.step_kernels[i] == 0) {
       s.empty.push_back(b.step);
     } else {
       with_kernels.push_back(b);

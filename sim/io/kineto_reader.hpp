@@ -77,6 +77,9 @@ struct KinetoTrace {
   // One breakdown per step, in `steps` order, over the kernels assigned to it. A step with no
   // kernels has a zero span.
   std::vector<report::StepBreakdown> step_breakdowns;
+  // Kernels (cat "kernel", not copies or fills) per step, in `steps` order: a step that holds
+  // copies alone holds no kernel, and is left out as one that holds nothing (summarize).
+  std::vector<std::int64_t> step_kernels;
 };
 
 // Parses trace text; `source` names it in errors.

@@ -298,6 +298,64 @@ TEST_CASE("kineto_reader: a step without kernels is left out of the summary", "[
   }
 }
 
+TEST_CASE("kineto_reader: a step that holds copies or fills alone holds no kernel", "[io]") {
+  // ProfilerStep#1 [0, 100) holds the GEMM [10, 30); #2 [100, 200) a memset [150, 160) alone.
+  // #2 is left out as a step without kernels: it was averaged in, its 10 us memset set beside
+  // the whole simulated step.
+  const std::string step2 = R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2",
+        "pid": 1, "tid": 1, "ts": 100, "dur": 100})";
+  const std::string memset = R"J({"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)",
+        "pid": 0, "tid": 7, "ts": 150, "dur": 10, "args": {"stream": 7, "device": 0}})J";
+  const auto t =
+      parse_kineto_trace(trace_of(kStep + "," + step2 + "," + kKernel + "," + memset), "m.json");
+  CHECK(t.step_kernels == std::vector<std::int64_t>{1, 0});
+  const auto sum = summarize(t, StepSelection::All);
+  CHECK(sum.used == std::vector<std::int64_t>{1});
+  CHECK(sum.empty == std::vector<std::int64_t>{2});
+  // The only kernel before every step, a memset inside one: no step holds a kernel.
+  const std::string early = R"({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
+        "ts": 0, "dur": 10, "args": {"stream": 7, "device": 0}})";
+  const std::string late_step = R"({"ph": "X", "cat": "user_annotation",
+        "name": "ProfilerStep#0", "pid": 1, "tid": 1, "ts": 100, "dur": 100})";
+  REQUIRE_THROWS_WITH(
+      parse_kineto_trace(trace_of(late_step + "," + early + "," + memset), "m.json"),
+      "m.json: /traceEvents: none of the 1 GPU kernels falls in a ProfilerStep#N range (each "
+      "starts before the first step, or was launched outside every step); expected a trace "
+      "whose steps hold its kernels");
+}
+
+TEST_CASE("kineto_reader: kernels go to their steps among many", "[io]") {
+  // 1,000 steps of 10 us from 0, one kernel starting 1 us into each, and one launched (by
+  // correlation) 2 us into step 500 that runs 3 us into step 501: each by time to its own step,
+  // the launched one to 500 (the bisection that replaced a linear scan keeps both rules).
+  std::string events;
+  for (int i = 0; i < 1000; ++i) {
+    events +=
+        (i == 0 ? "" : ",") +
+        std::string(R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#)") +
+        std::to_string(i) + R"(", "pid": 1, "tid": 1, "ts": )" + std::to_string(10 * i) +
+        R"(, "dur": 10}, {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" +
+        std::to_string(10 * i + 1) + R"(, "dur": 1})";
+  }
+  events += R"(, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                  "ts": 5002, "dur": 1, "args": {"correlation": 77}},
+               {"ph": "X", "cat": "kernel", "name": "late", "pid": 0, "tid": 8, "ts": 5013,
+                "dur": 1, "args": {"correlation": 77, "stream": 8, "device": 0}})";
+  const auto t = parse_kineto_trace(trace_of(events), "many.json");
+  REQUIRE(t.kernels.size() == 1001);
+  std::int64_t late_step = -1;
+  for (const auto& k : t.kernels) {
+    if (k.name == "late") {
+      late_step = k.step;
+    } else {
+      CHECK(k.step == static_cast<std::int64_t>(k.start.value() * 1e5 + 1e-6));
+    }
+  }
+  CHECK(late_step == 500);
+  CHECK(t.num_by_correlation == 1);
+  CHECK(t.num_by_time == 1000);
+}
+
 TEST_CASE("kineto_reader: a correlation id on two launches that do not overlap is refused",
           "[io]") {
   // The runtime call and the driver call inside it may carry one id over one range: read once,
@@ -571,7 +629,22 @@ TEST_CASE("kineto_reader: bad input", "[io]") {
                                      "ts": 0, "dur": 0})"),
             "t.json"),
         Contains("t.json: /traceEvents/1/dur: profiler step ProfilerStep#1 lasts 0") &&
-            Contains("expected a step of positive duration"));
+            Contains("expected a step of at least 1 ns (0.001 us), the resolution Kineto writes"));
+    // Shorter than Kineto's nanosecond: 1e-306 us made every difference of compare's table
+    // +inf% and its JSON fraction null.
+    REQUIRE_THROWS_WITH(
+        parse_kineto_trace(
+            trace_of(kKernel + R"(, {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1",
+                                     "ts": 0, "dur": 1e-306})"),
+            "t.json"),
+        Contains("t.json: /traceEvents/1/dur: profiler step ProfilerStep#1 lasts 1e-306 us; "
+                 "expected a step of at least 1 ns"));
+    // One nanosecond is a step.
+    CHECK_NOTHROW(parse_kineto_trace(
+        trace_of(
+            R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 0, "dur": 0.001},
+                 {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "ts": 0, "dur": 0.001})"),
+        "t.json"));
   }
   SECTION("ts and dur") {
     const std::string head = R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, )";
