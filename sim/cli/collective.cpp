@@ -218,8 +218,11 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
   }
 
   // nccl-tests byte accounting (docs/sources.md A.11/A.12): the per-rank count of AllGather,
-  // ReduceScatter and AllToAll is size / (n x element), and the printed size is count x n x
-  // element; other ops count the whole buffer. Sizes whose count rounds to 0 are skipped.
+  // ReduceScatter and AllToAll is size / (n x element) rounded down to a multiple of 16 bytes
+  // (all_gather.cu's `(count/nranks) & -(16/eltSize)`, NVIDIA/nccl-tests#128), and the printed
+  // size is count x n x element; other ops count the whole buffer. nccl-tests prints a size
+  // whose count rounds to 0 as a row of 0 bytes, an empty call the model has no cost for: such
+  // sizes are left out.
   const bool per_rank = op == collective::Op::AllGather || op == collective::Op::ReduceScatter ||
                         op == collective::Op::AllToAll;
   std::vector<std::vector<Row>> blocks;
@@ -234,8 +237,10 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
     std::vector<Row> rows;
     // Bytes per counted element: one element per rank, or one in all.
     const std::int64_t divisor = dtype->size * (per_rank ? group.ranks : 1);
+    // Per-rank counts come in whole 16-byte units.
+    const std::int64_t align = per_rank ? 16 / dtype->size : 1;
     for (std::int64_t size = min_bytes; size <= max_bytes; size *= o.step_factor) {
-      const std::int64_t count = size / divisor;
+      const std::int64_t count = size / divisor / align * align;
       if (count > 0) {
         const std::int64_t bytes = count * divisor;
         const auto cost =
@@ -254,15 +259,17 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
       if (size > max_bytes / o.step_factor) break;
     }
     if (rows.empty()) {
-      // nccl-tests skips such sizes; a table with no size at all answers nothing. The first size
-      // of the sequence that holds one is the --max-bytes to ask for: `divisor` itself is not
-      // on the sequence unless --min-bytes times a power of the factor hits it (from 3 bytes by
-      // 2, 64 is skipped and 96 is the first). divisor is at most 8 x kMaxGpus: no overflow.
+      // A table with no size at all answers nothing. The first size of the sequence that holds
+      // a counted unit is the --max-bytes to ask for: `divisor x align` itself is not on the
+      // sequence unless --min-bytes times a power of the factor hits it (from 3 bytes by 2 over
+      // 16 ranks, 256 is skipped and 384 is the first). divisor x align is at most 16 x
+      // kMaxGpus: no overflow.
       std::int64_t first = min_bytes;
-      while (first < divisor) first *= o.step_factor;
+      while (first < divisor * align) first *= o.step_factor;
       throw ConfigError("--max-bytes: no size from " + o.min_bytes + " to " + o.max_bytes +
-                        " holds one " + o.dtype + " element" + (per_rank ? " per rank" : "") +
-                        " on " + std::to_string(group.ranks) + " ranks; expected --max-bytes " +
+                        " holds " + (per_rank ? "16 bytes of " : "one ") + o.dtype +
+                        (per_rank ? " elements per rank" : " element") + " on " +
+                        std::to_string(group.ranks) + " ranks; expected --max-bytes " +
                         "of at least " + std::to_string(first) + " bytes");
     }
     blocks.push_back(std::move(rows));

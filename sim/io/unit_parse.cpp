@@ -237,7 +237,19 @@ double parse_byte_count_or_size(std::string_view text) {
   const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
     return std::isdigit(c) != 0;
   });
-  if (digits) return std::stod(std::string(text));
+  if (digits) {
+    // Read as a double, a count past 2^53 rounds: 8999999999999999999 was taken (and echoed) as
+    // 9000000000000000000. No size comes near 2^53 bytes (8 PiB).
+    constexpr double kMaxExact = 9007199254740992.0;  // 2^53
+    const double count = std::stod(std::string(text));
+    if (count > kMaxExact) {
+      throw ConfigError(
+          "out of range; expected a count of bytes of at most 9007199254740992 "
+          "(2^53), got " +
+          quoted(text));
+    }
+    return count;
+  }
   // A number with nothing after it that is no count in digits ("1e30", "1.5", "-5"): what is
   // wrong is the number, not a missing unit.
   const std::string s(text);

@@ -31,8 +31,12 @@ trainsim_bad_input(collective exponent_size "--max-bytes: expected a count of by
 trainsim_bad_input(collective negative_size "--max-bytes: expected a size of at least 1 byte like 8, 1MiB or 8GiB, got '-1MiB'"
   --hardware h100-dgx --op all_reduce --nodes 4 --max-bytes=-1MiB)
 # 10^23 bytes is a size, but past int64: out of range, not "at least 1 byte".
-trainsim_bad_input(collective huge_size "--max-bytes: out of range; expected at most 9e18 bytes, got '99999999999999999999999'"
+trainsim_bad_input(collective huge_size "--max-bytes: out of range; expected a count of bytes of at most 9007199254740992 \\(2\\^53\\), got \"99999999999999999999999\""
   --hardware h100-dgx --op all_reduce --nodes 4 --max-bytes 99999999999999999999999)
+# A count of bytes past 2^53 rounds as a double: 8999999999999999999 was taken, and echoed in the
+# header, as 9000000000000000000. 2^53 itself is exact.
+trainsim_bad_input(collective inexact_size "--max-bytes: out of range; expected a count of bytes of at most 9007199254740992 \\(2\\^53\\), got \"8999999999999999999\""
+  --hardware h100-dgx --op all_reduce --nodes 1 --max-bytes 8999999999999999999)
 # Past kMaxGpus = 2^24 ranks: out of range, not malformed (11 digits read as "not a list of
 # positive integers"; 10^8 nodes x 8 GPUs passed); 2^21 nodes x 8 GPUs = 2^24 is the last that runs.
 trainsim_bad_input(collective nodes_out_of_range "--nodes: 99999999999 is out of range; expected at most 16777216 ranks in all"
@@ -68,16 +72,25 @@ trainsim_bad_input(collective bad_proto "--proto: unknown protocol 'll64'; did y
 trainsim_bad_input(collective ineligible_algo "--algo: NCCL cannot run all_reduce with NCCL_ALGO=nvls on 16 ranks over 2 nodes"
   --hardware h100-dgx --op all_reduce --nodes 2 --algo nvls)
 
-# A range that holds no whole element (per rank for AllGather) gives no table: an error, where
-# nccl-tests would print an empty one. AllGather of 32 B over 16 ranks: 2 B per rank, under one
-# 4-byte float.
-trainsim_bad_input(collective no_size "--max-bytes: no size from 8 to 32 holds one float element per rank on 16 ranks; expected --max-bytes of at least 64 bytes"
+# A range that holds no whole counted unit (16 bytes per rank for AllGather, as nccl-tests counts
+# it) gives no table: an error, where nccl-tests would print rows of 0 bytes. AllGather of 32 B
+# over 16 ranks: 2 B per rank; 16 B per rank over 16 ranks is 256 B.
+trainsim_bad_input(collective no_size "--max-bytes: no size from 8 to 32 holds 16 bytes of float elements per rank on 16 ranks; expected --max-bytes of at least 256 bytes"
   --hardware h100-dgx --op all_gather --nodes 2 --max-bytes 32)
 # The size to ask for is the first of the sequence that holds one: from 3 bytes by 2 the sizes
-# are 3, 6, 12, 24, 48, 96, so 64 bytes (16 ranks x 4 B) is never printed and 96 is the first
-# that holds a float per rank. The message said 'at least 64 bytes' to a --max-bytes of 64.
-trainsim_bad_input(collective no_size_off_sequence "--max-bytes: no size from 3 to 64 holds one float element per rank on 16 ranks; expected --max-bytes of at least 96 bytes"
+# are 3, 6, ..., 192, 384, so 256 bytes (16 ranks x 16 B) is never printed and 384 is the first.
+# The message said 'at least 64 bytes' to a --max-bytes of 64.
+trainsim_bad_input(collective no_size_off_sequence "--max-bytes: no size from 3 to 64 holds 16 bytes of float elements per rank on 16 ranks; expected --max-bytes of at least 384 bytes"
   --hardware h100-dgx --op all_gather --nodes 2 --min-bytes 3 --max-bytes 64)
+# Per-rank counts in whole 16-byte units, as nccl-tests' all_gather.cu takes them
+# (`(count/nranks) & -(16/eltSize)`): on 24 ranks, 512 B is 5 floats a rank, 4 counted (384 B),
+# 1 KiB 10, 8 counted (768 B), 1 GiB 11,184,810, 11,184,808 counted (1,073,741,568 B). The table
+# printed 480 B (5) and 960 B (10) and 1,073,741,760 B, rows no all_gather_perf log holds.
+add_test(NAME cli.collective.per_rank_16_bytes
+         COMMAND trainsim collective --hardware h100-dgx --op all_gather --nodes 3
+                 --max-bytes 1GiB)
+set_tests_properties(cli.collective.per_rank_16_bytes PROPERTIES PASS_REGULAR_EXPRESSION
+  "\n +384 +4 +float +none +-1 [^\n]*\n +768 +8 +float [^\n]*\n.*\n +1073741568 +11184808 +float ")
 # On GB200 NVL72 a rack (18 trays of 4) is one NVLink domain: 19 trays put 72 ranks in the first
 # rack and 4 in the second, whose 4 NICs carry the all-to-all between them, as run prices such a
 # group (docs/placement.md). The table said 109 us for 64 MiB, faster than 18 trays in one rack;
