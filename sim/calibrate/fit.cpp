@@ -197,12 +197,19 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
       std::string forced;
       if (p.algorithm) forced += " NCCL_ALGO=" + std::string(collective::to_string(*p.algorithm));
       if (p.protocol) forced += " NCCL_PROTO=" + std::string(collective::to_string(*p.protocol));
-      throw ConfigError(p.origin.source, origin_text(p.origin),
-                        "NCCL could not run " + std::string(collective::to_string(p.op)) + " on " +
-                            std::to_string(p.group.ranks) + " ranks over " +
-                            std::to_string(p.group.nodes) + " nodes with" + forced +
-                            " on profile '" + hw.id +
-                            "'; expected an algorithm and protocol it has");
+      const std::string problem = "NCCL could not run " + std::string(collective::to_string(p.op)) +
+                                  " on " + std::to_string(p.group.ranks) + " ranks over " +
+                                  std::to_string(p.group.nodes) + " nodes with" + forced +
+                                  " on profile '" + hw.id + "'";
+      const std::string expected = "; expected an algorithm and protocol it has";
+      // An algorithm a document declares for a log is the declaration's fault, not the log
+      // line's (which the error named alone).
+      if (!p.algorithm_declared_at.empty()) {
+        throw ConfigError(
+            p.algorithm_declared_at, "",
+            problem + " (" + p.origin.source + ", " + origin_text(p.origin) + ")" + expected);
+      }
+      throw ConfigError(p.origin.source, origin_text(p.origin), problem + expected);
     }
     const Algorithm chosen = nccl->algorithm;
     const Protocol chosen_protocol = nccl->protocol;

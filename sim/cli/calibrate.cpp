@@ -426,6 +426,7 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
   std::ostringstream early;
   for (const auto& s : in.skipped) early << "note: skipped " << io::escape_control(s) << '\n';
   for (const auto& r : in.repeated) early << "warning: " << io::escape_control(r) << '\n';
+  for (const auto& r : in.inferred) early << "note: " << io::escape_control(r) << '\n';
   // Points of another NCCL release are priced with the profile's NCCL choices: where the
   // algorithm or protocol NCCL picks changed between the two, the fit absorbs the change.
   {
@@ -446,6 +447,27 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
             << io::escape_control(*p.nccl_version) << "; profile '" << io::escape_control(base.id)
             << "' prices NCCL " << io::escape_control(profile_nccl)
             << "'s algorithm and protocol choices, so where they differ the fit absorbs it\n";
+    }
+  }
+  // A log whose every size is below --min-bytes gives the fit nothing: said, where it was left
+  // out in silence beside other inputs (alone, it is the error of no point to fit).
+  {
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> kept;  // source -> (kept, all)
+    std::vector<std::string> order;
+    for (const auto& p : in.points.collectives) {
+      auto [it, added] = kept.try_emplace(p.origin.source, 0, 0);
+      if (added) order.push_back(p.origin.source);
+      ++it->second.second;
+      if (p.bytes >= options.min_collective_bytes) ++it->second.first;
+    }
+    for (const auto& source : order) {
+      const auto [fitted, all] = kept[source];
+      if (fitted > 0) continue;
+      early << "note: " << io::escape_control(source) << ": "
+            << (all == 1 ? "its one collective size is"
+                         : "all its " + std::to_string(all) + " collective sizes are")
+            << " below --min-bytes (" << io::escape_control(o.min_bytes)
+            << "), so none is fitted\n";
     }
   }
   // Points of another GPU are fitted as this profile's, and its rates land in the profile: say

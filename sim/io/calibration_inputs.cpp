@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <utility>
 
 #include "trainsim/collective/collective_model.hpp"
@@ -267,17 +268,29 @@ namespace {
 // Whether one table is the other, or its first rows (a copy of the log cut short: a job killed
 // mid-run, a paste that stopped early), with a row of 1 MiB or more among the rows they share,
 // where two runs never print the same times.
-bool same_table(const std::vector<calibrate::NcclTestsRow>& a,
-                const std::vector<calibrate::NcclTestsRow>& b) {
-  const std::size_t n = std::min(a.size(), b.size());
-  const auto shared_end = a.begin() + static_cast<std::ptrdiff_t>(n);
-  const bool large = std::any_of(
-      a.begin(), shared_end, [](const auto& row) { return row.size >= Bytes(1024.0 * 1024.0); });
-  return large && std::equal(a.begin(), shared_end, b.begin(), [](const auto& x, const auto& y) {
-           return x.size == y.size && x.count == y.count && x.type == y.type &&
-                  x.redop == y.redop && x.root == y.root &&
-                  x.time_out_of_place == y.time_out_of_place && x.time_in_place == y.time_in_place;
-         });
+// Where the shorter of two tables runs inside the longer, every size and time alike: the offset
+// of its first row in the longer one, or nullopt. A copy may be cut at either end (its first rows
+// kept, or its last: a paste of the large sizes alone counted them twice). The shared rows must
+// hold one of 1 MiB or more, whose two times two runs do not print alike by chance.
+std::optional<std::size_t> table_inside(const std::vector<calibrate::NcclTestsRow>& shorter,
+                                        const std::vector<calibrate::NcclTestsRow>& longer) {
+  if (shorter.empty() || shorter.size() > longer.size()) return std::nullopt;
+  const bool large = std::any_of(shorter.begin(), shorter.end(), [](const auto& row) {
+    return row.size >= Bytes(1024.0 * 1024.0);
+  });
+  if (!large) return std::nullopt;
+  const auto same = [](const auto& x, const auto& y) {
+    return x.size == y.size && x.count == y.count && x.type == y.type && x.redop == y.redop &&
+           x.root == y.root && x.time_out_of_place == y.time_out_of_place &&
+           x.time_in_place == y.time_in_place;
+  };
+  for (std::size_t at = 0; at + shorter.size() <= longer.size(); ++at) {
+    if (std::equal(shorter.begin(), shorter.end(), longer.begin() + static_cast<std::ptrdiff_t>(at),
+                   same)) {
+      return at;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -328,7 +341,16 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     }
     // The same bytes under another name are the same run: its points would count twice. The
     // logs are told apart by size and hash (a log is up to 64 MiB; its text is not kept).
-    const std::string text = read_nccl_tests_text(ref.path);
+    std::string text;
+    try {
+      text = read_nccl_tests_text(ref.path);
+    } catch (const ConfigError& e) {
+      // A document's entry that names no readable log is the entry's fault: named at its key,
+      // with the path (".", a folder, said "error: .: cannot read: it is a directory" alone).
+      if (ref.origin.source.empty()) throw;
+      throw ConfigError(ref.origin.source, ref.origin.label + "/file",
+                        "the nccl-tests log " + ref.path + ": " + e.problem());
+    }
     const auto content = std::pair{text.size(), std::hash<std::string>{}(text)};
     for (const auto& [earlier, earlier_content] : log_contents) {
       if (!text.empty() && earlier_content == content) {
@@ -356,15 +378,23 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
     // The same table in other bytes (line endings, MPI's chatter, the footer cut off) is the
     // same run too: two runs do not print one time for every size, in both columns.
     for (const auto& [earlier, rows] : tables) {
-      if (!log.rows.empty() && same_table(rows, log.rows)) {
-        const std::string how =
-            rows.size() == log.rows.size()
-                ? " has the same table as " + earlier + " (every size and time)"
-            : rows.size() > log.rows.size()
-                ? " holds the first " + std::to_string(log.rows.size()) + " rows of " + earlier +
-                      "'s table, every size and time (a copy cut short)"
-                : "'s table begins with " + earlier + "'s " + std::to_string(rows.size()) +
-                      " rows, every size and time (that one a copy cut short)";
+      const bool this_shorter = log.rows.size() <= rows.size();
+      const auto at = this_shorter ? table_inside(log.rows, rows) : table_inside(rows, log.rows);
+      if (at) {
+        const auto& part = this_shorter ? log.rows : rows;
+        const bool first = *at == 0;
+        const bool last = *at + part.size() == (this_shorter ? rows : log.rows).size();
+        const std::string which = first ? "first" : last ? "last" : "middle";
+        const std::string how = rows.size() == log.rows.size()
+                                    ? " has the same table as " + earlier + " (every size and time)"
+                                : this_shorter
+                                    ? " holds the " + which + " " + std::to_string(part.size()) +
+                                          " rows of " + earlier +
+                                          "'s table, every size and time (a copy cut short)"
+                                    : "'s table holds " + earlier + "'s " +
+                                          std::to_string(part.size()) + " rows as its " + which +
+                                          " ones, every size and time (that one a copy cut "
+                                          "short)";
         const std::string problem = "the nccl-tests log " + ref.path + how +
                                     "; expected each run once, or its points count twice";
         if (ref.origin.source.empty()) throw ConfigError(ref.path, "", problem);
@@ -372,6 +402,19 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
       }
     }
     tables.emplace_back(ref.path, log.rows);
+    if (!log.also_fits.empty()) {
+      std::string others;
+      for (std::size_t i = 0; i < log.also_fits.size(); ++i) {
+        if (i > 0) others += i + 1 == log.also_fits.size() ? " or " : ", ";
+        others += collective::to_string(log.also_fits[i]);
+      }
+      in.inferred.push_back(
+          ref.path + ": no '# Collective test starting:' line, and its table fits " + others +
+          " as well as " + std::string(collective::to_string(log.op)) + ": read as " +
+          std::string(collective::to_string(log.op)) + "; where it measured " + others +
+          ", say \"op\" in its entry of a measurements document "
+          "(docs/calibration-measurements.md)");
+    }
     // Every GPU its rank lines name, each once (a log of a mixed cluster names several).
     std::vector<std::string> named;
     for (const auto& device : log.devices) {

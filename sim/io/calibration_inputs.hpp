@@ -17,6 +17,9 @@ struct CalibrationInputs {
   std::vector<std::string> skipped;  // one line per log left out (reported problem), for stderr
   // "<document>: <pointer> repeats <pointer> ...": records given twice in a document, for stderr.
   std::vector<std::string> repeated;
+  // "<log>: ... read as all_gather ...": logs whose op was inferred where another fits the table
+  // as well, for stderr.
+  std::vector<std::string> inferred;
   std::vector<std::string> files;    // every input file: documents and the logs they name
   // (file, GPU it was measured on): a document's environment.device and each record's that
   // differs ("doc.json (/gemm/3)"), every device a log's rank lines name.

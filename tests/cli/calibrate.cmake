@@ -157,6 +157,41 @@ trainsim_bad_input(calibrate log_copy_crlf "log_copy_crlf.txt: the nccl-tests lo
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt ${CMAKE_CURRENT_BINARY_DIR}/log_copy_crlf.txt)
 trainsim_bad_input(calibrate log_copy_cut "log_copy_cut.txt: the nccl-tests log [^\n]*log_copy_cut.txt has the same table as [^\n]*log_copy_a.txt"
   --base a100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copy_a.txt ${CMAKE_CURRENT_BINARY_DIR}/log_copy_cut.txt)
+# An all_gather table without the test line fits all_to_all's columns too (nccl-tests before
+# 2.16.7 prints no test line): read as all_gather with a note, where an alltoall_perf log was
+# fitted as all_gather without a word; a file named for all_to_all is read as that, whose points
+# calibration refuses.
+configure_file(${CALIBRATION_DIR}/nccl_tests/b200-roce-2node-all_gather.txt
+               ${CMAKE_CURRENT_BINARY_DIR}/gather_or_a2a.txt COPYONLY)
+configure_file(${CALIBRATION_DIR}/nccl_tests/b200-roce-2node-all_gather.txt
+               ${CMAKE_CURRENT_BINARY_DIR}/alltoall_perf.txt COPYONLY)
+add_test(NAME cli.calibrate.op_inferred_note
+         COMMAND trainsim calibrate --base b200-dgx ${CMAKE_CURRENT_BINARY_DIR}/gather_or_a2a.txt)
+set_tests_properties(cli.calibrate.op_inferred_note PROPERTIES PASS_REGULAR_EXPRESSION
+  "note: [^\n]*gather_or_a2a.txt: no '# Collective test starting:' line, and its table fits all_to_all as well as all_gather: read as all_gather. where it measured all_to_all, say \"op\" in its entry of a measurements document")
+trainsim_bad_input(calibrate op_from_file_name "alltoall_perf.txt: line 35: all_to_all is priced from link bandwidths, which calibration does not fit"
+  --base b200-dgx ${CMAKE_CURRENT_BINARY_DIR}/alltoall_perf.txt)
+# A log whose every size is below --min-bytes (the 4-node H100 VM log's rows to 512 KiB) beside a
+# whole one: said, where it was left out in silence ("15 points from 1 measurement sets").
+file(READ ${CALIBRATION_DIR}/nccl_tests/h100-ndr-4node-vm-all_reduce.txt h100_4node_text)
+string(REGEX REPLACE "\n +1048576 [^\n]*\n.*$" "\n" h100_4node_small "${h100_4node_text}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/small_sizes.txt "${h100_4node_small}")
+add_test(NAME cli.calibrate.all_below_min_bytes_note
+         COMMAND trainsim calibrate --base h100-dgx ${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt
+                 ${CMAKE_CURRENT_BINARY_DIR}/small_sizes.txt)
+set_tests_properties(cli.calibrate.all_below_min_bytes_note PROPERTIES PASS_REGULAR_EXPRESSION
+  "note: [^\n]*small_sizes.txt: all its 17 collective sizes are below --min-bytes \\(1MiB\\), so none is fitted\n")
+# A document's entry at fault is named at its key: a folder for a log ("error: .: cannot read:
+# it is a directory" named neither the document nor the entry), an algorithm NCCL cannot run
+# there (named at the log's line 44).
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/entry_folder.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"}, \"nccl_tests\": [{\"file\": \".\", \"status\": \"healthy\"}]}\n")
+trainsim_bad_input(calibrate entry_folder "entry_folder.json: /nccl_tests/0/file: the nccl-tests log [^\n]*: cannot read: it is a directory"
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/entry_folder.json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/entry_nvls.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"}, \"nccl_tests\": [{\"file\": \"${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt\", \"status\": \"healthy\", \"algorithm\": \"nvls\"}]}\n")
+trainsim_bad_input(calibrate entry_algorithm "entry_nvls.json: /nccl_tests/0/algorithm: NCCL could not run all_reduce on 16 ranks over 2 nodes with NCCL_ALGO=nvls on profile 'h100-dgx' \\([^\n]*h100-ndr-2node-all_reduce.txt, line 44\\). expected an algorithm and protocol it has"
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/entry_nvls.json)
 # A copy cut short in its table (a job killed mid-run: the rows of the 2-node H100 log up to
 # 128 MiB, sizes from 1 MiB among them), in either order: its points were fitted twice without a
 # word.
@@ -166,8 +201,16 @@ string(REGEX REPLACE "\n +268435456 [^\n]*\n.*$" "\n" h100_log_short "${h100_log
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_copy_short.txt "${h100_log_short}")
 trainsim_bad_input(calibrate log_copy_short "log_copy_short.txt: the nccl-tests log [^\n]*log_copy_short.txt holds the first [0-9]+ rows of [^\n]*log_whole.txt's table, every size and time \\(a copy cut short\\)"
   --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_whole.txt ${CMAKE_CURRENT_BINARY_DIR}/log_copy_short.txt)
-trainsim_bad_input(calibrate log_copy_short_first "log_whole.txt: the nccl-tests log [^\n]*log_whole.txt's table begins with [^\n]*log_copy_short.txt's [0-9]+ rows"
+trainsim_bad_input(calibrate log_copy_short_first "log_whole.txt: the nccl-tests log [^\n]*log_whole.txt's table holds [^\n]*log_copy_short.txt's [0-9]+ rows as its first ones"
   --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_copy_short.txt ${CMAKE_CURRENT_BINARY_DIR}/log_whole.txt)
+# A copy cut to its tail (the rows from 1 MiB to 16 GiB of the same log, a paste of the large
+# sizes without the footer, whose mean busbw would not hold): "30 points from 2 measurement
+# sets", the same 15 twice.
+string(REGEX REPLACE "\n +(8|16|32|64|128|256|512|1024|2048|4096|8192|16384|32768|65536|131072|262144|524288) +[0-9]+ +float[^\n]*" "" h100_log_tail "${h100_log_text}")
+string(REGEX REPLACE "# Out of bounds[^\n]*\n.*$" "" h100_log_tail "${h100_log_tail}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/log_copy_tail.txt "${h100_log_tail}")
+trainsim_bad_input(calibrate log_copy_tail "log_copy_tail.txt: the nccl-tests log [^\n]*log_copy_tail.txt holds the last 15 rows of [^\n]*log_whole.txt's table, every size and time \\(a copy cut short\\)"
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/log_whole.txt ${CMAKE_CURRENT_BINARY_DIR}/log_copy_tail.txt)
 # A log faster than the algorithm its document declares names the declaration: the NVLS-tree
 # 2-node log of nccl-tests#309 declared ring (the documentation's example did this) was blamed
 # on the time's unit, sizes and dtype only.

@@ -304,6 +304,18 @@ TEST_CASE("nccl_tests_reader: the op comes from the table when no test line name
   REQUIRE(parse_nccl_tests(one_row_log(c.row), "t.txt").op == c.inferred);
   REQUIRE(parse_nccl_tests(one_row_log(c.row, c.test_line), "t.txt").op == c.named);
   REQUIRE(parse_nccl_tests(one_row_log(c.row), "t.txt", c.named).op == c.named);
+  // Inferred where another op fits too: that one is kept with the log, for calibrate's note;
+  // a test line, a claimed op or a file named for one of them leaves nothing to say.
+  const auto inferred = parse_nccl_tests(one_row_log(c.row), "t.txt");
+  if (c.named == Op::AllToAll) {
+    CHECK(inferred.also_fits == std::vector<Op>{Op::AllToAll});
+    CHECK(parse_nccl_tests(one_row_log(c.row), "run/alltoall_perf.log").op == Op::AllToAll);
+    CHECK(parse_nccl_tests(one_row_log(c.row), "run/alltoall_perf.log").also_fits.empty());
+  } else if (c.named != Op::AllGather) {
+    CHECK(inferred.also_fits.empty());
+  }
+  CHECK(parse_nccl_tests(one_row_log(c.row, c.test_line), "t.txt").also_fits.empty());
+  CHECK(parse_nccl_tests(one_row_log(c.row), "t.txt", c.named).also_fits.empty());
 }
 
 TEST_CASE("nccl_tests_reader: the pre-2.13 per-test table (no redop, no root, error column)",

@@ -53,6 +53,10 @@ struct NcclTestsRow {
 struct NcclTestsLog {
   std::string source;  // file name as given
   collective::Op op = collective::Op::AllReduce;
+  // Other ops the table fits as well as `op`, which was inferred from the table (no test line,
+  // no claimed op, no file name of one of them): all_to_all beside all_gather, send_recv beside
+  // all_reduce on 2 ranks. Empty where the op is known.
+  std::vector<collective::Op> also_fits;
   // Ranks and nodes from the "#  Rank" lines (distinct host names); nullopt when the log has no
   // rank lines (a partial paste), so the caller must say them.
   std::optional<std::int64_t> ranks;
