@@ -958,8 +958,15 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   m.ffn_hidden = r.integer("intermediate_size", 1, model::kMaxFfnHidden);
   m.vocab = r.integer("vocab_size", 1, model::kMaxVocab);
 
-  const std::vector<std::string> activations = {"silu",     "swish",     "gelu",
-                                                "gelu_new", "gelu_fast", "gelu_pytorch_tanh"};
+  // The names transformers' ACT2CLS maps (transformers/activations.py): each an elementwise
+  // function of the MLP's hidden, priced alike (a memory-bound kernel over the same tensor), so
+  // a ReLU fine-tune of Llama has the shapes and FLOPs of its base. Only the gated layout moves
+  // cost (below). relu, relu2, quick_gelu and the others were refused as unknown.
+  const std::vector<std::string> activations = {
+      "silu",        "swish",      "gelu",          "gelu_new",   "gelu_fast", "gelu_pytorch_tanh",
+      "gelu_python", "gelu_10",    "gelu_accurate", "quick_gelu", "relu",      "relu2",
+      "relu6",       "leaky_relu", "laplace",       "linear",     "mish",      "sigmoid",
+      "tanh",        "prelu"};
   std::string act = r.choice_or("hidden_act", activations, "silu");
   // GemmaConfig and Gemma2Config name the MLP's activation hidden_activation (GemmaMLP and
   // Gemma2MLP read it; GemmaConfig's hidden_act is its older name and null hidden_activation

@@ -540,10 +540,17 @@ TEST_CASE("model_loader: Gemma's hidden_activation is read, other families' refu
   std::string null_activation = text.str();
   null_activation.insert(null_activation.rfind('}'), R"(, "hidden_activation": null)");
   REQUIRE(num_parameters(load_model_from_string(null_activation, "null.json")) == 8'537'680'896);
-  std::string relu = text.str();
-  relu.insert(relu.rfind('}'), R"(, "hidden_activation": "relu")");
-  REQUIRE_THROWS_WITH(load_model_from_string(relu, "relu.json"),
-                      Catch::Contains("relu.json: /hidden_activation: unknown value 'relu'"));
+  // Any name transformers' ACT2CLS maps is an elementwise function priced alike: relu and
+  // quick_gelu were refused as unknown ("did you mean 'gelu'?"); a name it does not map still is.
+  for (const char* name : {"relu", "quick_gelu", "relu2"}) {
+    std::string other = text.str();
+    other.insert(other.rfind('}'), std::string(R"(, "hidden_activation": ")") + name + "\"");
+    REQUIRE(num_parameters(load_model_from_string(other, "other.json")) == 8'537'680'896);
+  }
+  std::string unknown = text.str();
+  unknown.insert(unknown.rfind('}'), R"(, "hidden_activation": "relu7")");
+  REQUIRE_THROWS_WITH(load_model_from_string(unknown, "relu7.json"),
+                      Catch::Contains("relu7.json: /hidden_activation: unknown value 'relu7'"));
   // Not a Llama key.
   std::string llama = gemma;
   llama.replace(llama.find(R"("model_type": "gemma")"), 21, R"("model_type": "llama")");
