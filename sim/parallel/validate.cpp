@@ -126,19 +126,25 @@ std::vector<Problem> validate(const Scenario& s) {
   // (megatron/core/transformer/attention.py asserts num_query_groups % tp == 0); trainsim does
   // not model replicating key/value heads across TP ranks.
   if (m.num_heads % p.tp != 0) {
-    problem("/parallel/tp", "tp " + str(p.tp) + " does not divide heads " + str(m.num_heads) +
-                                "; expected a divisor of " + str(m.num_heads));
+    problem("/parallel/tp",
+            "tp " + str(p.tp) + " does not divide heads " + str(m.num_heads) +
+                "; expected a divisor of " + str(m.num_heads),
+            {"/model"});
   } else if (m.num_kv_heads % p.tp != 0) {
-    problem("/parallel/tp", "tp " + str(p.tp) + " does not divide kv_heads " + str(m.num_kv_heads) +
-                                " (grouped-query attention heads are split, not replicated, "
-                                "across TP ranks); expected a divisor of " +
-                                str(m.num_kv_heads));
+    problem("/parallel/tp",
+            "tp " + str(p.tp) + " does not divide kv_heads " + str(m.num_kv_heads) +
+                " (grouped-query attention heads are split, not replicated, across TP ranks); "
+                "expected a divisor of " +
+                str(m.num_kv_heads),
+            {"/model"});
   }
   // ffn_hidden is the dense layers' MLP: unused by a mixture-of-experts model without leading
   // dense layers (docs/models.md), whose multi-token-prediction layers are MoE layers too.
   if ((!model::is_moe(m) || m.num_dense_layers > 0) && m.ffn_hidden % p.tp != 0) {
-    problem("/parallel/tp", "tp " + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden) +
-                                "; expected a divisor of " + str(m.ffn_hidden));
+    problem("/parallel/tp",
+            "tp " + str(p.tp) + " does not divide ffn_hidden " + str(m.ffn_hidden) +
+                "; expected a divisor of " + str(m.ffn_hidden),
+            {"/model"});
   }
   if (p.ep > 1 || model::is_moe(m)) {
     // Expert parallelism: EP groups of ep data-parallel ranks each hold num_experts / ep routed
@@ -160,13 +166,17 @@ std::vector<Problem> validate(const Scenario& s) {
                   str(p.dp),
               {"/cluster", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
     } else if (p.ep > 1 && p.cp > 1) {
-      problem("/parallel/ep", "ep " + str(p.ep) + " with cp " + str(p.cp) +
-                                  " is not modelled (EP groups are carved out of the "
-                                  "data-parallel ranks only); expected ep 1 or cp 1");
+      problem("/parallel/ep",
+              "ep " + str(p.ep) + " with cp " + str(p.cp) +
+                  " is not modelled (EP groups are carved out of the data-parallel ranks only); "
+                  "expected ep 1 or cp 1",
+              {"/parallel/cp"});
     } else if (p.ep > 1 && p.sharding == Sharding::HybridShard) {
-      problem("/parallel/ep", "ep " + str(p.ep) +
-                                  " with sharding hybrid_shard is not modelled; expected ep 1 "
-                                  "or sharding none, zero1, shard_grad_op or full_shard");
+      problem("/parallel/ep",
+              "ep " + str(p.ep) +
+                  " with sharding hybrid_shard is not modelled; expected ep 1 or sharding none, "
+                  "zero1, shard_grad_op or full_shard",
+              {"/parallel/sharding"});
     } else if (p.ep > 1 && p.tp > 1 && !p.sequence_parallel) {
       // Megatron-Core's TransformerConfig refuses it: "When using expert parallelism and
       // tensor parallelism, sequence parallelism must be used" (docs/models.md). Without it
@@ -334,9 +344,10 @@ std::vector<Problem> validate(const Scenario& s) {
   if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0) {
     // Load-balanced causal context parallelism cuts the sequence into 2*cp chunks
     // (Megatron-LM context_parallel docs).
-    problem("/training/seq_len", "seq_len " + str(t.seq_len) +
-                                     " does not split into 2 x cp = " + str(2 * p.cp) +
-                                     " chunks; expected a multiple of " + str(2 * p.cp));
+    problem("/training/seq_len",
+            "seq_len " + str(t.seq_len) + " does not split into 2 x cp = " + str(2 * p.cp) +
+                " chunks; expected a multiple of " + str(2 * p.cp),
+            {"/parallel/cp"});
   } else if (p.sequence_parallel && p.tp > 1 && (t.seq_len / p.cp) % p.tp != 0) {
     // Sequence parallelism splits each rank's sequence (its seq_len / cp tokens) over the TP
     // ranks: Megatron-Core's reduce-scatter to the sequence-parallel region asserts "First
@@ -398,9 +409,19 @@ std::vector<Problem> validate(const Scenario& s) {
   }
   if (p.sharding == Sharding::HybridShard) {
     const std::int64_t shard = hybrid_shard_size(s);
-    if (p.dp % shard != 0) {
+    if (p.dp % shard != 0 && p.shard_group > 0) {
       problem("/parallel/shard_group", "shard_group " + str(shard) + " does not divide dp " +
                                            str(p.dp) + "; expected a divisor of " + str(p.dp));
+    } else if (p.dp % shard != 0) {
+      // The default, which the user never set: said as such, with the keys it comes from (the
+      // message blamed a shard_group of 4 on a plan that gave none).
+      problem("/parallel/sharding",
+              "hybrid_shard's default shard_group, one node's data-parallel ranks (" +
+                  str(s.hardware.node.gpus_per_node) + " GPUs per node / (tp " + str(p.tp) +
+                  " x cp " + str(p.cp) + ") = " + str(shard) + "), does not divide dp " +
+                  str(p.dp) + "; expected dp a multiple of " + str(shard) +
+                  ", or a shard_group that divides " + str(p.dp),
+              {"/cluster", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
     }
   }
   if (s.hardware.peak(t.precision).value() <= 0.0) {

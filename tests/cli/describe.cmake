@@ -60,7 +60,7 @@ trainsim_expect_exit(cli.describe.unknown_model 2
   "^error: .*unknown model 'llama2-7'; did you mean 'llama2-7b'"
   describe --hardware h100-dgx --model llama2-7 --gpus 8 --seq-len 4096)
 trainsim_expect_exit(cli.describe.tp_over_heads 3
-  "^error: command line \\(--tp\\): /parallel/tp: tp 64 does not divide heads 32"
+  "^error: command line \\(--model, --tp\\): /parallel/tp: tp 64 does not divide heads 32"
   describe --hardware h100-dgx --model llama2-7b --gpus 64 --tp 64 --seq-len 4096)
 trainsim_expect_exit(cli.describe.misspelled_model 2
   "^error: .*misspelled_model.json: /position_embedding: missing required key"
