@@ -202,11 +202,20 @@ void add_collectives(const MeasurementSet& m, const FitOptions& options, const H
                                   std::to_string(p.group.nodes) + " nodes with" + forced +
                                   " on profile '" + hw.id + "'";
       const std::string expected = "; expected an algorithm and protocol it has";
-      // An algorithm a document declares for a log is the declaration's fault, not the log
-      // line's (which the error named alone).
-      if (!p.algorithm_declared_at.empty()) {
+      // An algorithm or protocol a document declares for a log is the declaration's fault, not
+      // the log line's (which the error named alone): the protocol where the algorithm runs
+      // without it (nvls with LL), else the algorithm.
+      const bool algorithm_runs =
+          p.algorithm &&
+          collective::restricted_cost(nccl_only, p.op, p.group, p.bytes, p.algorithm, std::nullopt)
+              .has_value();
+      const std::string& declared =
+          !p.protocol_declared_at.empty() && (algorithm_runs || p.algorithm_declared_at.empty())
+              ? p.protocol_declared_at
+              : p.algorithm_declared_at;
+      if (!declared.empty()) {
         throw ConfigError(
-            p.algorithm_declared_at, "",
+            declared, "",
             problem + " (" + p.origin.source + ", " + origin_text(p.origin) + ")" + expected);
       }
       throw ConfigError(p.origin.source, origin_text(p.origin), problem + expected);

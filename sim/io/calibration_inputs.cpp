@@ -247,6 +247,9 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
     if (ref.algorithm && !ref.origin.source.empty()) {
       p.algorithm_declared_at = ref.origin.source + ": " + ref.origin.label + "/algorithm";
     }
+    if (ref.protocol && !ref.origin.source.empty()) {
+      p.protocol_declared_at = ref.origin.source + ": " + ref.origin.label + "/protocol";
+    }
     p.nccl_version = version;
     p.origin =
         calibrate::Origin{.source = log.source,

@@ -237,18 +237,33 @@ double parse_byte_count_or_size(std::string_view text) {
   const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
     return std::isdigit(c) != 0;
   });
+  // Read as a double, a count past 2^53 rounds: 8999999999999999999 was taken (and echoed) as
+  // 9000000000000000000. No size comes near 2^53 bytes (8 PiB). Compared as digits, before any
+  // rounding, bare or with the unit B.
+  const auto past_exact = [](std::string_view count) {
+    count.remove_prefix(std::min(count.find_first_not_of('0'), count.size()));
+    constexpr std::string_view kMaxExact = "9007199254740992";  // 2^53
+    return count.size() > kMaxExact.size() ||
+           (count.size() == kMaxExact.size() && count > kMaxExact);
+  };
+  const auto refuse_past_exact = [&text]() {
+    return ConfigError(
+        "out of range; expected a count of bytes of at most 9007199254740992 (2^53), got " +
+        quoted(text));
+  };
   if (digits) {
-    // Read as a double, a count past 2^53 rounds: 8999999999999999999 was taken (and echoed) as
-    // 9000000000000000000. No size comes near 2^53 bytes (8 PiB).
-    constexpr double kMaxExact = 9007199254740992.0;  // 2^53
-    const double count = std::stod(std::string(text));
-    if (count > kMaxExact) {
-      throw ConfigError(
-          "out of range; expected a count of bytes of at most 9007199254740992 "
-          "(2^53), got " +
-          quoted(text));
+    if (past_exact(text)) throw refuse_past_exact();
+    return std::stod(std::string(text));
+  }
+  {
+    const auto end_digits = text.find_first_not_of("0123456789");
+    if (end_digits > 0 && end_digits != std::string_view::npos) {
+      std::string_view unit = text.substr(end_digits);
+      while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front())) != 0) {
+        unit.remove_prefix(1);
+      }
+      if (unit == "B" && past_exact(text.substr(0, end_digits))) throw refuse_past_exact();
     }
-    return count;
   }
   // A number with nothing after it that is no count in digits ("1e30", "1.5", "-5"): what is
   // wrong is the number, not a missing unit.

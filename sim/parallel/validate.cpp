@@ -416,11 +416,11 @@ std::vector<Problem> validate(const Scenario& s) {
       // The default, which the user never set: said as such, with the keys it comes from (the
       // message blamed a shard_group of 4 on a plan that gave none).
       problem("/parallel/sharding",
-              "hybrid_shard's default shard_group, one node's data-parallel ranks (" +
-                  str(s.hardware.node.gpus_per_node) + " GPUs per node / (tp " + str(p.tp) +
-                  " x cp " + str(p.cp) + ") = " + str(shard) + "), does not divide dp " +
-                  str(p.dp) + "; expected dp a multiple of " + str(shard) +
-                  ", or a shard_group that divides " + str(p.dp),
+              "hybrid_shard's default shard_group, one node's data-parallel ranks (" + str(shard) +
+                  " of " + str(s.hardware.node.gpus_per_node) + " GPUs per node at tp " +
+                  str(p.tp) + " x cp " + str(p.cp) + "), does not divide dp " + str(p.dp) +
+                  "; expected dp a multiple of " + str(shard) + ", or a shard_group that divides " +
+                  str(p.dp),
               {"/cluster", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
     }
   }

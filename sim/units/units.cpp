@@ -129,10 +129,15 @@ std::pair<std::string, std::string> to_strings_apart(Watts a, Watts b) {
     return text + " W";
   };
   for (int decimals = 0; decimals <= 15; ++decimals) {
-    if (fixed_text(a.value(), decimals) != fixed_text(b.value(), decimals)) {
-      return {trimmed(fixed_text(a.value(), decimals + 1)),
-              trimmed(fixed_text(b.value(), decimals + 1))};
+    if (fixed_text(a.value(), decimals) == fixed_text(b.value(), decimals)) continue;
+    // Parted at these decimals, perhaps by rounding alone (700.25 and 700.2500001 read 700.2
+    // and 700.3, then alike at 700.25): the first more that parts them too.
+    for (int more = decimals + 1; more <= 16; ++more) {
+      std::string xa = trimmed(fixed_text(a.value(), more));
+      std::string xb = trimmed(fixed_text(b.value(), more));
+      if (xa != xb) return {std::move(xa), std::move(xb)};
     }
+    break;
   }
   return {exact_to_string(a), exact_to_string(b)};
 }

@@ -192,6 +192,12 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/entry_nvls.json
   "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"}, \"nccl_tests\": [{\"file\": \"${CALIBRATION_DIR}/nccl_tests/h100-ndr-2node-all_reduce.txt\", \"status\": \"healthy\", \"algorithm\": \"nvls\"}]}\n")
 trainsim_bad_input(calibrate entry_algorithm "entry_nvls.json: /nccl_tests/0/algorithm: NCCL could not run all_reduce on 16 ranks over 2 nodes with NCCL_ALGO=nvls on profile 'h100-dgx' \\([^\n]*h100-ndr-2node-all_reduce.txt, line 44\\). expected an algorithm and protocol it has"
   --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/entry_nvls.json)
+# A protocol the declared algorithm does not run with (NVLS with LL) is the protocol key's fault,
+# where the algorithm key was named.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/entry_nvls_ll.json
+  "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1, \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"}, \"nccl_tests\": [{\"file\": \"${CALIBRATION_DIR}/nccl_tests/h100-1node-all_reduce-nvls.txt\", \"status\": \"healthy\", \"algorithm\": \"nvls\", \"protocol\": \"ll\"}]}\n")
+trainsim_bad_input(calibrate entry_protocol "entry_nvls_ll.json: /nccl_tests/0/protocol: NCCL could not run all_reduce on 8 ranks over 1 nodes with NCCL_ALGO=nvls NCCL_PROTO=LL"
+  --base h100-dgx ${CMAKE_CURRENT_BINARY_DIR}/entry_nvls_ll.json)
 # A copy cut short in its table (a job killed mid-run: the rows of the 2-node H100 log up to
 # 128 MiB, sizes from 1 MiB among them), in either order: its points were fitted twice without a
 # word.

@@ -37,6 +37,11 @@ trainsim_bad_input(collective huge_size "--max-bytes: out of range; expected a c
 # header, as 9000000000000000000. 2^53 itself is exact.
 trainsim_bad_input(collective inexact_size "--max-bytes: out of range; expected a count of bytes of at most 9007199254740992 \\(2\\^53\\), got \"8999999999999999999\""
   --hardware h100-dgx --op all_reduce --nodes 1 --max-bytes 8999999999999999999)
+# Compared as digits: 2^53 + 1 rounds to 2^53 as a double, and the unit B took the same path.
+trainsim_bad_input(collective inexact_size_by_one "--min-bytes: out of range; expected a count of bytes of at most 9007199254740992 \\(2\\^53\\), got \"9007199254740993\""
+  --hardware h100-dgx --op all_reduce --nodes 1 --min-bytes 9007199254740993 --max-bytes 9007199254740993)
+trainsim_bad_input(collective inexact_size_unit "--max-bytes: out of range; expected a count of bytes of at most 9007199254740992 \\(2\\^53\\), got \"8999999999999999999B\""
+  --hardware h100-dgx --op all_reduce --nodes 1 --max-bytes 8999999999999999999B)
 # Past kMaxGpus = 2^24 ranks: out of range, not malformed (11 digits read as "not a list of
 # positive integers"; 10^8 nodes x 8 GPUs passed); 2^21 nodes x 8 GPUs = 2^24 is the last that runs.
 trainsim_bad_input(collective nodes_out_of_range "--nodes: 99999999999 is out of range; expected at most 16777216 ranks in all"

@@ -39,12 +39,10 @@ trainsim_expect_exit(cli.run.flag_error 2 "^error: command line \\(--schedule\\)
 trainsim_expect_exit(cli.run.gpipe_one_stage 3 "^error: command line \\(--schedule, --pp\\): /parallel/pipeline_schedule: the gpipe schedule needs pp >= 2 [^\n]*; expected pp > 1 or schedule \"1f1b\"\n$"
   run --hardware h100-dgx --model llama2-7b --gpus 8 --seq-len 4096 --global-batch 32 --pp 1
   --schedule gpipe)
-# ep must divide dp, which --gpus, --tp and --pp make: 144 / (2 x 2) = 36, which 8 does not
-# divide; the error named --ep alone.
 # hybrid_shard's default shard_group (one node's data-parallel ranks, 8 / tp 2 = 4) against dp
 # 72 / (2 x 2) = 18: said as the default, with the flags it comes from. It read "shard_group 4
 # does not divide dp 18" naming no flag, for a key the command line never set.
-trainsim_expect_exit(cli.run.hybrid_default_group 3 "^error: command line \\(--gpus, --pp, --sharding, --tp\\): /parallel/sharding: hybrid_shard's default shard_group, one node's data-parallel ranks \\(8 GPUs per node / \\(tp 2 x cp 1\\) = 4\\), does not divide dp 18. expected dp a multiple of 4, or a shard_group that divides 18"
+trainsim_expect_exit(cli.run.hybrid_default_group 3 "^error: command line \\(--gpus, --pp, --sharding, --tp\\): /parallel/sharding: hybrid_shard's default shard_group, one node's data-parallel ranks \\(4 of 8 GPUs per node at tp 2 x cp 1\\), does not divide dp 18. expected dp a multiple of 4, or a shard_group that divides 18"
   run --hardware h100-dgx --model llama2-7b --gpus 72 --tp 2 --pp 2 --seq-len 4096 --sharding hybrid_shard)
 # Checks of two keys name both flags: a tp from a file that --model makes wrong named neither
 # --model, nor --cp its chunks of the sequence, nor --sharding its hybrid_shard beside ep.
@@ -52,6 +50,8 @@ trainsim_expect_exit(cli.run.cp_seq_flags 3 "^error: command line \\(--cp, --seq
   run --hardware h100-dgx --model llama2-7b --gpus 8 --cp 4 --seq-len 4100)
 trainsim_expect_exit(cli.run.ep_hybrid_flags 3 "^error: command line \\(--ep, --sharding\\): /parallel/ep: ep 8 with sharding hybrid_shard is not modelled"
   run --hardware h100-dgx --model mixtral-8x7b --gpus 64 --ep 8 --sharding hybrid_shard --seq-len 4096)
+# ep must divide dp, which --gpus, --tp and --pp make: 144 / (2 x 2) = 36, which 8 does not
+# divide; the error named --ep alone.
 trainsim_expect_exit(cli.run.ep_dp_flags 3 "^error: command line \\(--gpus, --ep, --pp, --tp\\): /parallel/ep: ep 8 does not divide dp 36"
   run --hardware gb200-nvl72 --model mixtral-8x7b --gpus 144 --tp 2 --pp 2 --ep 8 --seq-len 4096
   --global-batch 288)

@@ -71,6 +71,9 @@ TEST_CASE("units: two draws an error compares are written with the digits that t
   REQUIRE(to_strings_apart(Watts(1234.6), Watts(1234.5)) ==
           std::pair<std::string, std::string>{"1234.6 W", "1234.5 W"});
   REQUIRE(exact_to_string(Watts(5001.0)) == "5001 W");
+  // Parted by rounding at one decimal, alike at two: more until they differ.
+  REQUIRE(to_strings_apart(Watts(700.25), Watts(700.2500001)) ==
+          std::pair<std::string, std::string>{"700.25 W", "700.2500001 W"});
   REQUIRE(to_string(Watts(999.6e15)) == "1000 PW");   // no larger prefix
   // Past the largest prefix the number grows digits ("999999 PW" is still read as one); from
   // six more digits on, the base unit in scientific notation, three significant digits.

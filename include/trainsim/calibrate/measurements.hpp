@@ -95,6 +95,8 @@ struct CollectivePoint {
   // Where a log's forced algorithm was declared, "doc.json: /nccl_tests/0/algorithm", for the
   // errors the point draws; empty for a record's own key or a log on the command line.
   std::string algorithm_declared_at;
+  // The same for a log's forced protocol ("doc.json: /nccl_tests/0/protocol").
+  std::string protocol_declared_at;
 };
 
 // A GEMM timed on one GPU: C[m,n] = A[m,k] B[k,n] in `dtype`.
