@@ -276,7 +276,8 @@ int describe_unsimulated(const DescribeOptions& o, const parallel::Scenario& s,
             << m.num_kv_heads << " kv), ffn " << m.ffn_hidden << ", vocab " << m.vocab << "\n"
             << attention_lines(m) << (model::is_moe(m) ? experts_line(m) : "") << "parameters   "
             << params << " total, " << active << " active per token (N = " << matmul
-            << ", the active ones less the input embedding)\n"
+            << ": the active parameters a token is multiplied by, the LM head in, the input "
+               "embedding's lookup out)\n"
             << "model FLOPs  " << std::llround(per_token.value()) << " per token ("
             << to_string(per_token) << ", 6N + attention)\n"
             << "cluster      " << s.gpus << (s.gpus == 1 ? " GPU of " : " GPUs of ")
@@ -330,7 +331,9 @@ int describe(const DescribeOptions& o) {
             << (model::is_moe(m) ? " total, " + std::to_string(model::num_active_parameters(m)) +
                                        " active per token"
                                  : std::string())
-            << " (N = " << matmul << ", less the input embedding)\n"
+            << " (N = " << matmul
+            << ": the parameters a token is multiplied by, the LM head in, the input embedding's "
+               "lookup out)\n"
             << "model FLOPs  " << std::llround(per_token.value()) << " per token ("
             << to_string(per_token) << ", 6N + attention)\n"
             << "cluster      " << s.gpus << (s.gpus == 1 ? " GPU of " : " GPUs of ")

@@ -1037,17 +1037,20 @@ Op LogParser::decide_op() const {
     if (!fit_problem(op, ref)) fitting.push_back(op);
   }
   if (fitting.size() > 1) {
-    // A file named for one of the ops that fit ("alltoall.txt", "x-all_gather.log") is that one,
-    // and nothing is left to say.
+    // A file named for one of the ops that fit, and for no other of them ("alltoall.txt",
+    // "x-all_gather.log"), is that one, and nothing is left to say; a name that spells two
+    // ("all_gather_vs_alltoall.txt") decides nothing.
     const std::string name = std::filesystem::path(source_).filename().string();
+    std::vector<Op> named;
     for (const Op op : fitting) {
       const auto test = std::find_if(kTests.begin(), kTests.end(),
                                      [op](const auto& t) { return t.second == op; });
       if (name.find(test->first) != std::string::npos ||
           name.find(op_name(op)) != std::string::npos) {
-        return op;
+        named.push_back(op);
       }
     }
+    if (named.size() == 1) return named.front();
     also_fits_.assign(fitting.begin() + 1, fitting.end());
   }
   if (!fitting.empty()) return fitting.front();

@@ -333,3 +333,11 @@ add_test(NAME cli.describe.zero3_persistent_tensors_shard_grad_op COMMAND trains
          --seq-len 2048 --micro-batch 1 --sharding shard_grad_op --format json)
 set_tests_properties(cli.describe.zero3_persistent_tensors_shard_grad_op PROPERTIES
   PASS_REGULAR_EXPRESSION "\"gradients_bytes\": 5486574720,.*\"parameters_bytes\": 5456383104,")
+
+# N is what a token is multiplied by: with tied embeddings (llama3.2-1b) it equals the total, the
+# one matrix counted once as the LM head; "N = 1235814400, less the input embedding" read as a
+# subtraction that was not made.
+add_test(NAME cli.describe.n_wording
+         COMMAND trainsim describe --hardware h100-dgx --model llama3.2-1b --gpus 8 --seq-len 4096)
+set_tests_properties(cli.describe.n_wording PROPERTIES PASS_REGULAR_EXPRESSION
+  "parameters +1235814400 \\(N = 1235814400: the parameters a token is multiplied by, the LM head in, the input embedding's lookup out\\)")

@@ -311,6 +311,10 @@ TEST_CASE("nccl_tests_reader: the op comes from the table when no test line name
     CHECK(inferred.also_fits == std::vector<Op>{Op::AllToAll});
     CHECK(parse_nccl_tests(one_row_log(c.row), "run/alltoall_perf.log").op == Op::AllToAll);
     CHECK(parse_nccl_tests(one_row_log(c.row), "run/alltoall_perf.log").also_fits.empty());
+    // A name that spells both decides nothing: the first, with the other kept for the note.
+    const auto both = parse_nccl_tests(one_row_log(c.row), "all_gather_vs_alltoall.txt");
+    CHECK(both.op == Op::AllGather);
+    CHECK(both.also_fits == std::vector<Op>{Op::AllToAll});
   } else if (c.named != Op::AllGather) {
     CHECK(inferred.also_fits.empty());
   }
