@@ -218,13 +218,12 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
   }
 
   // nccl-tests byte accounting (docs/sources.md A.11/A.12): the per-rank count of AllGather,
-  // ReduceScatter and AllToAll is size / (n x element) rounded down to a multiple of 16 bytes
-  // (current nccl-tests: all_gather.cu's `(count/nranks) & -(16/eltSize)`; older releases
-  // rounded all_gather and reduce_scatter to whole groups of 4 elements and alltoall not at all,
-  // so small rows of their logs differ), and the printed
-  // size is count x n x element; other ops count the whole buffer. nccl-tests prints a size
-  // whose count rounds to 0 as a row of 0 bytes, an empty call the model has no cost for: such
-  // sizes are left out.
+  // ReduceScatter and AllToAll is size / (n x element) rounded down to a multiple of 16 bytes,
+  // and the printed size is count x n x element; other ops count the whole buffer. The rounding
+  // is current nccl-tests' (all_gather.cu's `(count/nranks) & -(16/eltSize)`); older releases
+  // rounded all_gather and reduce_scatter to whole groups of 4 elements and alltoall not at
+  // all, so small rows of their logs differ. nccl-tests prints a size whose count rounds to 0 as
+  // a row of 0 bytes, an empty call the model has no cost for: such sizes are left out.
   const bool per_rank = op == collective::Op::AllGather || op == collective::Op::ReduceScatter ||
                         op == collective::Op::AllToAll;
   std::vector<std::vector<Row>> blocks;

@@ -380,13 +380,8 @@ int compare(const CompareOptions& o) {
   const report::Report& r = sim.report;
   // Timings of a plan that cannot run, set beside a real trace: said, as `run` says it.
   warn_unfit(r.memory, std::cerr);
-  const auto num_stages = static_cast<std::int64_t>(r.stages.size());
+  // A --stage was checked against pp before the trace was read.
   const std::int64_t stage = o.stage.value_or(r.critical_stage);
-  if (stage < 0 || stage >= num_stages) {
-    throw ConfigError("command line (--stage)", "",
-                      "no such pipeline stage; expected 0 to " + std::to_string(num_stages - 1) +
-                          ", got " + std::to_string(stage));
-  }
   const report::StepBreakdown simulated = report::simulated_breakdown(sim, stage);
   const std::vector<Row> rows = rows_of(sum.mean, simulated, r, stage);
   if (o.format == "json") {

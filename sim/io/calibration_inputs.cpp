@@ -264,17 +264,13 @@ std::vector<calibrate::CollectivePoint> log_points(const calibrate::NcclTestsLog
 
 namespace {
 
-// Whether two logs print the same rows: every size, count, type, operation, root and time, out
-// of place and in place, with a row of 1 MiB or more among them. Below that the times are
-// latency, printed to 0.01 us, and two runs on one cluster can print the same few; from 1 MiB
-// they are bandwidth, and vary in their fourth digit from run to run.
-// Whether one table is the other, or its first rows (a copy of the log cut short: a job killed
-// mid-run, a paste that stopped early), with a row of 1 MiB or more among the rows they share,
-// where two runs never print the same times.
-// Where the shorter of two tables runs inside the longer, every size and time alike: the offset
-// of its first row in the longer one, or nullopt. A copy may be cut at either end (its first rows
-// kept, or its last: a paste of the large sizes alone counted them twice). The shared rows must
-// hold one of 1 MiB or more, whose two times two runs do not print alike by chance.
+// Where the shorter of two tables runs inside the longer, every size, count, type, operation,
+// root and time (out of place and in place) alike: the offset of its first row in the longer
+// one, or nullopt. A copy may be cut at either end (a job killed mid-run keeps the first rows, a
+// paste of the large sizes the last, which counted them twice). The shared rows must hold one of
+// 1 MiB or more: below that the times are latency, printed to 0.01 us, and two runs on one
+// cluster can print the same few; from 1 MiB they are bandwidth, and vary in their fourth digit
+// from run to run.
 std::optional<std::size_t> table_inside(const std::vector<calibrate::NcclTestsRow>& shorter,
                                         const std::vector<calibrate::NcclTestsRow>& longer) {
   if (shorter.empty() || shorter.size() > longer.size()) return std::nullopt;

@@ -232,10 +232,11 @@ class TraceParser {
     KinetoTrace trace = build();
     // Kernels and steps that never meet: every measured figure would be 0, or a step's copies
     // alone would be set beside the whole simulated step.
-    const auto is_kernel = [](const KinetoKernel& k) { return k.trace_category == "kernel"; };
-    const auto kernels = std::count_if(trace.kernels.begin(), trace.kernels.end(), is_kernel);
-    if (std::none_of(trace.kernels.begin(), trace.kernels.end(),
-                     [&](const KinetoKernel& k) { return is_kernel(k) && k.step >= 0; })) {
+    if (std::all_of(trace.step_kernels.begin(), trace.step_kernels.end(),
+                    [](std::int64_t n) { return n == 0; })) {
+      const auto kernels =
+          std::count_if(trace.kernels.begin(), trace.kernels.end(),
+                        [](const KinetoKernel& k) { return k.trace_category == "kernel"; });
       throw ConfigError(source_, where,
                         "none of the " + std::to_string(kernels) +
                             " GPU kernels falls in a ProfilerStep#N range (each starts before "
