@@ -3,6 +3,8 @@
 // moved. Comparison logic: io/report_diff.hpp; docs/diff.md.
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +15,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/scenario_flags.hpp"
+#include "sim/io/json_reader.hpp"
 #include "sim/io/report_diff.hpp"
 
 namespace trainsim::cli {
@@ -31,14 +34,7 @@ io::DiffSide side(const ScenarioFlags& flags, const std::string& file) {
   f.file = file;
   io::DiffSide d;
   d.source = file;
-  try {
-    d.scenario = load_scenario(f);
-  } catch (const ConfigError& e) {
-    // The headroom flag is checked against each side's hardware: name the side it does not fit
-    // (a headroom an 80 GiB H100 cannot keep may suit a B200 on the other side).
-    if (e.source() != "command line (--memory-headroom)") throw;
-    throw ConfigError(file + ", " + e.source(), e.pointer(), e.problem());
-  }
+  d.scenario = load_scenario(f);
   const auto problems = parallel::validate(d.scenario);
   for (const auto& p : problems) d.problems.push_back(p.key + ": " + p.message);
   // The flags (applied to both sides) that set the first problem's key.
@@ -60,22 +56,52 @@ io::DiffSide side(const ScenarioFlags& flags, const std::string& file) {
   return d;
 }
 
+// Both sides, or the first error loading them. Flags apply to both sides, so an error one
+// side alone gives (a headroom an 80 GiB H100 cannot keep beside a B200, --shard-group against
+// the side that is not hybrid_shard) names that side's file before the flags; one both give
+// alike is the flags' own, named as run names it.
+std::pair<io::DiffSide, io::DiffSide> sides(const DiffOptions& o) {
+  std::optional<io::DiffSide> a, b;
+  std::optional<ConfigError> ea, eb;
+  try {
+    a = side(o.scenario, o.a);
+  } catch (const ConfigError& e) {
+    ea = e;
+  }
+  try {
+    b = side(o.scenario, o.b);
+  } catch (const ConfigError& e) {
+    eb = e;
+  }
+  if (ea && eb && ea->message() == eb->message()) throw *ea;
+  for (const auto& [e, file] : {std::pair{&ea, &o.a}, std::pair{&eb, &o.b}}) {
+    if (!*e) continue;
+    // An error in the file itself names it already.
+    if ((*e)->source().rfind(*file, 0) == 0) throw **e;
+    throw ConfigError(*file + ", " + (*e)->source(), (*e)->pointer(), (*e)->problem());
+  }
+  return {std::move(*a), std::move(*b)};
+}
+
 int diff(const DiffOptions& o) {
-  const io::DiffSide a = side(o.scenario, o.a);
-  const io::DiffSide b = side(o.scenario, o.b);
+  const auto [a, b] = sides(o);
   // With neither side simulated there is nothing to compare: fail as `run` does on one.
   if (!a.report && !b.report) {
     // Each side: its file, then the flags that set the problem's key. The same problem from
     // the same flags (a flag applied to both) is said once, naming both files.
+    // The files' names escaped as run's are (problem_origin): the error line joins lines with
+    // "; ", and a name holding a newline read as two files.
     const auto origin = [](const std::string& files, const io::DiffSide& d) {
       return d.problem_flags.empty() ? files : files + ", " + d.problem_flags;
     };
+    const std::string fa = io::escape_control(a.source);
+    const std::string fb = io::escape_control(b.source);
     if (a.problems.front() == b.problems.front() && a.problem_flags == b.problem_flags) {
-      throw PlanError(origin(a.source == b.source ? a.source : a.source + ", " + b.source, a) +
-                      ": " + a.problems.front());
+      throw PlanError(origin(a.source == b.source ? fa : fa + ", " + fb, a) + ": " +
+                      a.problems.front());
     }
-    throw PlanError(origin(a.source, a) + ": " + a.problems.front() + "; " + origin(b.source, b) +
-                    ": " + b.problems.front());
+    throw PlanError(origin(fa, a) + ": " + a.problems.front() + "; " + origin(fb, b) + ": " +
+                    b.problems.front());
   }
   const io::ReportDiff d = io::diff_reports(a, b);
   if (o.format == "json") {

@@ -137,7 +137,9 @@ std::vector<InputChange> input_changes(const parallel::Scenario& a, const parall
   }
   // Full recomputation of every layer, the default (no recompute_layers) or as many layers as
   // the largest model chunk holds, is one plan: "all". recompute_layers 32 against none on
-  // llama2-7b was listed as a change, and 16 against none read "none -> 16".
+  // llama2-7b was listed as a change, and 16 against none read "none -> 16". More layers than
+  // a chunk holds is no plan (parallel::validate) and stays a number: 41 on llama2-13b's 40
+  // read "all", and the diff listed no input changed beside B's impossible plan.
   for (const auto& [f, s] : {std::pair{&fa, &a}, std::pair{&fb, &b}}) {
     const parallel::ParallelPlan& p = s->parallel;
     if (p.recompute != parallel::Recompute::Full) continue;
@@ -145,7 +147,7 @@ std::vector<InputChange> input_changes(const parallel::Scenario& a, const parall
     for (std::int64_t c = 0; c < p.pp * p.virtual_stages; ++c) {
       largest = std::max(largest, parallel::chunk_layers(*s, c).count);
     }
-    if (p.recompute_layers == 0 || p.recompute_layers >= largest) {
+    if (p.recompute_layers == 0 || p.recompute_layers == largest) {
       (*f)["/parallel/recompute_layers"] = "all";
     }
   }
@@ -357,9 +359,11 @@ std::vector<CollectiveDelta> collective_deltas(const report::Report& a, const re
   return out;
 }
 
+// Two decimals, and the significant digits a ratio below 0.1 needs: 7.54 s -> 18.2 ms read
+// "(0.00x)", as if the call had gone.
 std::string ratio_text(double a, double b) {
   if (a <= 0.0) return "new";
-  return fixed(b / a, 2) + "x";
+  return fixed_significant(b / a, 2, 2) + "x";
 }
 
 // "shard all_gather per step 85.2 ms -> 170 ms (2.00x): calls 33 -> 33, per call 2.58 ms ->
@@ -524,6 +528,19 @@ ReportDiff diff_reports(const DiffSide& a, const DiffSide& b) {
   const report::Report& ra = *a.report;
   const report::Report& rb = *b.report;
   d.deltas = metric_deltas(ra, rb);
+  // mfu_bf16 is against the fp16 peak on a GPU without bf16 (V100; report::simulate), as run's
+  // table names it.
+  const auto no_bf16 = [](const DiffSide& side) {
+    return !(side.scenario.hardware.peak(hardware::Dtype::Bf16).value() > 0.0);
+  };
+  if (no_bf16(a) || no_bf16(b)) {
+    for (MetricDelta& m : d.deltas) {
+      if (m.pointer != "/mfu_bf16") continue;
+      m.label = no_bf16(a) && no_bf16(b) ? "MFU (fp16 peak, no bf16)"
+                : no_bf16(a)             ? "MFU (bf16 peak; A's fp16, no bf16)"
+                                         : "MFU (bf16 peak; B's fp16, no bf16)";
+    }
+  }
 
   // Step time = compute + exposed communication + bubble on the critical stage; the bubble
   // holds the stack's host overhead (report/simulate.cpp, derive()).
@@ -676,7 +693,7 @@ nlohmann::json diff_to_json(const DiffSide& a, const DiffSide& b, const ReportDi
 
 void write_diff_table(std::ostream& out, const DiffSide& a, const DiffSide& b,
                       const ReportDiff& d) {
-  out << "A  " << a.source << "\nB  " << b.source << "\n\n";
+  out << "A  " << escape_control(a.source) << "\nB  " << escape_control(b.source) << "\n\n";
   out << "inputs changed (A -> B)\n";
   if (d.inputs_changed.empty()) out << "  none\n";
   std::array<char, 512> line{};

@@ -113,9 +113,11 @@ void emit_trace(const workload::Iteration& it, const engine::Timeline& timeline,
     nlohmann::json args = nlohmann::json::object();
     if (info.microbatch >= 0) args["microbatch"] = info.microbatch;
     if (info.layer >= 0) args["layer"] = info.layer;
-    args["pass"] = info.backward    ? "backward"
+    // A recompute op may be issued in the backward pass (the gather ahead of a recomputed
+    // layer, workload/iteration_builder.cpp): recompute first.
+    args["pass"] = info.recompute   ? "recompute"
+                   : info.backward  ? "backward"
                    : info.optimizer ? "optimizer"
-                   : info.recompute ? "recompute"
                                     : "forward";
     if (info.collective >= 0) {
       const auto& c = it.collectives[static_cast<std::size_t>(info.collective)];

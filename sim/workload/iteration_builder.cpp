@@ -1316,10 +1316,19 @@ class Builder {
         // stack does not reshard it (fsdp_reshard_last_layer false).
         const bool kept =
             !s_.stack.fsdp_reshard_last_layer && l0 + nl == m_.num_layers + m_.mtp_layers;
+        // Where the recomputed forward gathers a layer's weights apart from its backward
+        // (RecomputeGather::Separate, DeepSpeed ZeRO-3), the gather ahead of a recomputed layer
+        // feeds the recomputation: the trace's args.pass says "recompute" (the backward's call
+        // still, as it is issued in the backward pass).
+        const auto gather_info = [&](OpInfo i) {
+          i.recompute = s_.stack.fsdp_recompute_gather == stack::RecomputeGather::Separate &&
+                        parallel::recomputes_whole_layer(p_, i.layer - l0);
+          return i;
+        };
         if (resharded && !blocking && !kept) {
           // FULL_SHARD resharded after forward: gather the last layer again before backward.
           info.layer = static_cast<std::int32_t>(l0 + nl - 1);
-          pending_gather = gather_layer(stage, st, info, kNone, true);
+          pending_gather = gather_layer(stage, st, gather_info(info), kNone, true);
         }
         for (std::int64_t l = l0 + nl - 1; l >= l0; --l) {
           info.layer = static_cast<std::int32_t>(l);
@@ -1332,7 +1341,8 @@ class Builder {
           if (resharded && blocking) {
             // A blocking fetch, issued after every kernel and (on the DP stream) every
             // reduction before it: nothing is prefetched.
-            wait = unit_ready(st, gather_layer(stage, st, info, last_compute, true), info, true);
+            wait = unit_ready(st, gather_layer(stage, st, gather_info(info), last_compute, true),
+                              info, true);
           }
           const bool regather = resharded && !blocking && l > l0;
           OpInfo next = info;
@@ -1349,7 +1359,7 @@ class Builder {
             // the one NCCL stream of the process group runs the gather after the previous
             // layer's ReduceScatter, which waits for that layer's backward. So the stack key
             // fsdp.backward_prefetch changes nothing here (docs/stacks.md).
-            pending_gather = gather_layer(stage, st, next, prev_layer_end, true);
+            pending_gather = gather_layer(stage, st, gather_info(next), prev_layer_end, true);
           }
           if (parallel::recomputes_whole_layer(p_, l - l0)) {
             const OpId recomputed = layer_forward(stage, st, info, wait, true);

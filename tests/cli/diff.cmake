@@ -175,3 +175,64 @@ add_test(NAME cli.diff.column_widths COMMAND trainsim diff ${CMAKE_CURRENT_BINAR
          ${CMAKE_CURRENT_BINARY_DIR}/diff_huge.json)
 set_tests_properties(cli.diff.column_widths PROPERTIES PASS_REGULAR_EXPRESSION
   "\nmetric +A +B +delta    relative\nstep time +[^\n]* +\\+68\\.9 %\ntokens/s +79942\\.1 +96943485\\.0 +\\+96863543\\.0 \\+121167\\.1 %\n")
+# More recomputed layers than a model chunk holds is no plan and stays a number: llama2-13b's
+# 40 layers on one stage, recompute_layers 41 against the default (every layer). It read
+# "all", and the diff listed no input changed beside B's impossible plan.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_rl_all.json [=[
+{"hardware": "h100-dgx", "cluster": {"gpus": 64}, "model": "llama2-13b",
+ "training": {"seq_len": 4096, "global_batch": 128, "micro_batch": 1},
+ "parallel": {"tp": 2, "sharding": "shard_grad_op", "recompute": "full"}}
+]=])
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_rl_41.json [=[
+{"hardware": "h100-dgx", "cluster": {"gpus": 64}, "model": "llama2-13b",
+ "training": {"seq_len": 4096, "global_batch": 128, "micro_batch": 1},
+ "parallel": {"tp": 2, "sharding": "shard_grad_op", "recompute": "full", "recompute_layers": 41}}
+]=])
+add_test(NAME cli.diff.recompute_layers_past_chunk COMMAND trainsim diff
+         ${CMAKE_CURRENT_BINARY_DIR}/diff_rl_all.json ${CMAKE_CURRENT_BINARY_DIR}/diff_rl_41.json)
+set_tests_properties(cli.diff.recompute_layers_past_chunk PROPERTIES PASS_REGULAR_EXPRESSION
+  "inputs changed \\(A -> B\\)\n  /parallel/recompute_layers +\"all\" -> 41\n\nB is an impossible plan")
+# On a V100 (no bf16) the report's mfu_bf16 is against the fp16 peak, as run's table names it;
+# the row read "MFU (bf16 peak)".
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_v100_a.json [=[
+{"hardware": "v100-dgx", "cluster": {"gpus": 64}, "model": "llama2-7b",
+ "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1, "precision": "fp16"},
+ "parallel": {"sharding": "full_shard", "recompute": "full"}}
+]=])
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_v100_b.json [=[
+{"hardware": "v100-dgx", "cluster": {"gpus": 64}, "model": "llama2-7b",
+ "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1, "precision": "fp16"},
+ "parallel": {"sharding": "full_shard", "recompute": "selective"}}
+]=])
+add_test(NAME cli.diff.mfu_fp16_peak_on_v100 COMMAND trainsim diff
+         ${CMAKE_CURRENT_BINARY_DIR}/diff_v100_a.json ${CMAKE_CURRENT_BINARY_DIR}/diff_v100_b.json)
+set_tests_properties(cli.diff.mfu_fp16_peak_on_v100 PROPERTIES
+  PASS_REGULAR_EXPRESSION "\nMFU \\(fp16 peak, no bf16\\) +[0-9.]+ %"
+  FAIL_REGULAR_EXPRESSION "bf16 peak\\)")
+# A flag applied to both sides that only one side refuses names that side's file: --shard-group
+# with A hybrid_shard and B shard_grad_op (the message gave B's sharding, not B).
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_hybrid.json [=[
+{"hardware": "h100-dgx", "cluster": {"gpus": 128}, "model": "llama2-7b",
+ "training": {"seq_len": 4096, "global_batch": 256, "micro_batch": 2},
+ "parallel": {"sharding": "hybrid_shard"}}
+]=])
+trainsim_bad_input(diff flag_refused_by_one_side
+  "examples/paper_fsdp_128\\.json, command line \\(--shard-group\\): /parallel/shard_group: shard_group applies only with sharding \"hybrid_shard\", and the sharding is \"shard_grad_op\""
+  ${CMAKE_CURRENT_BINARY_DIR}/diff_hybrid.json ${diff_a} --shard-group 4)
+# A ratio below 0.1 keeps two significant digits: the TP AllReduce of seq 16,384 against 128
+# shrinks to 4.74 / 101 ms = 0.047 of itself, written "(0.05x)" before, and a drop of 7.54 s to
+# 18.2 ms "(0.00x)", as if the call had gone.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_seq16k.json [=[
+{"hardware": "h100-dgx", "cluster": {"gpus": 16}, "model": "llama2-7b",
+ "training": {"seq_len": 16384, "global_batch": 16, "micro_batch": 1},
+ "parallel": {"tp": 2, "sharding": "shard_grad_op"}}
+]=])
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_seq128.json [=[
+{"hardware": "h100-dgx", "cluster": {"gpus": 16}, "model": "llama2-7b",
+ "training": {"seq_len": 128, "global_batch": 16, "micro_batch": 1},
+ "parallel": {"tp": 2, "sharding": "shard_grad_op"}}
+]=])
+add_test(NAME cli.diff.small_ratio_digits COMMAND trainsim diff
+         ${CMAKE_CURRENT_BINARY_DIR}/diff_seq16k.json ${CMAKE_CURRENT_BINARY_DIR}/diff_seq128.json)
+set_tests_properties(cli.diff.small_ratio_digits PROPERTIES PASS_REGULAR_EXPRESSION
+  "tp all_reduce per step 101 ms -> 4\\.74 ms \\(0\\.047x\\)")

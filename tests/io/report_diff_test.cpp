@@ -369,3 +369,15 @@ TEST_CASE("report_diff: small plain numbers keep three significant digits in the
   CHECK_THAT(text, Catch::Matches("(.|\n)*tokens per joule +82\\.804 +70\\.327 +-12\\.477 "
                                   "(.|\n)*"));
 }
+
+TEST_CASE("report_diff: file names in the table's head keep their control characters escaped",
+          "[io]") {
+  // A file named "a<newline>b.json" printed "A  a" and "b.json" on a line of its own; the
+  // notes and errors write it "a\u000ab.json" (io::escape_control).
+  const parallel::Scenario s = scenario(1, 1, "shard_grad_op");
+  const io::DiffSide a = side("a\nb.json", s, hand_report(1.0, 0.0, 0.0));
+  const io::DiffSide b = side("c\x1b[31m.json", s, hand_report(1.0, 0.0, 0.0));
+  std::ostringstream out;
+  io::write_diff_table(out, a, b, io::diff_reports(a, b));
+  CHECK(out.str().rfind("A  a\\u000ab.json\nB  c\\u001b[31m.json\n\n", 0) == 0);
+}

@@ -234,3 +234,33 @@ TEST_CASE("trace: recomputed forward ops are in the recompute pass", "[io]") {
   }
   REQUIRE(recomputed > 0);
 }
+
+TEST_CASE(
+    "trace: a gather ahead of a recomputed layer is in the recompute pass where it feeds "
+    "the recomputation alone",
+    "[io]") {
+  // deepspeed-zero3-2021 gathers a recomputed layer's weights for its recomputed forward and
+  // again for its backward (fsdp.recompute_gather "separate"): of each layer's two backward-pass
+  // gathers the first feeds the recomputation, so as many are "recompute" as "backward". They
+  // were all "backward". PyTorch FSDP gathers once for both, in the backward pass.
+  const auto gathers = [](const std::string& stack) {
+    const report::Simulation sim = report::simulate(
+        scenario(stack, "full_shard", "full"),
+        report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
+    std::map<std::string, int> by_pass;
+    const nlohmann::json trace = trace_of(sim);
+    for (const auto& e : trace["traceEvents"]) {
+      if (e["ph"] == "X" && e["name"] == "fsdp_all_gather_bwd") {
+        ++by_pass[e["args"]["pass"].get<std::string>()];
+      }
+    }
+    return by_pass;
+  };
+  const auto separate = gathers("deepspeed-zero3-2021");
+  REQUIRE(separate.size() == 2);
+  CHECK(separate.at("recompute") > 0);
+  CHECK(separate.at("recompute") == separate.at("backward"));
+  const auto once = gathers("pytorch-2.3-fsdp");
+  REQUIRE(once.size() == 1);
+  CHECK(once.at("backward") > 0);
+}

@@ -1084,6 +1084,33 @@ TEST_CASE("validate: a measured throughput above the GPU's peak is skipped as a 
                                  "whole cluster's tokens/s, a time in another unit)?"));
 }
 
+TEST_CASE("validate: each row that fits nowhere takes its own least-memory report",
+          "[validation]") {
+  const ValidationOptions options{.jobs = 1, .source_filter = "", .stacks = {}, .stack_files = {}};
+  // At sequence 65,536 no searched plan of narayanan21-t1-1.7B-32gpu or -3.6B-64gpu fits an
+  // A100 (the activations of one sequence alone exceed 80 GB), so each is simulated at its
+  // least-memory plan (fallback). The first, skipped by the peak check (1,370 TFLOP/s), used
+  // to leave its report to the next fallback row: the 3.6B row then showed the 1.7B plan's.
+  PublishedRun skipped = row("narayanan21-t1-1.7B-32gpu");
+  PublishedRun compared = row("narayanan21-t1-3.6B-64gpu");
+  skipped.seq_len = 65536;
+  compared.seq_len = 65536;
+  const RowResult own = validate_runs({compared}, options).rows.front();
+  REQUIRE(own.compared);
+  REQUIRE_THAT(own.assumptions.back(), Catch::Contains("the one needing the least memory"));
+  // The two plans differ, so a report taken from the wrong row shows.
+  const RowResult other = validate_runs({skipped}, options).rows.front();
+  REQUIRE(other.compared);
+  REQUIRE(other.predicted != own.predicted);
+  skipped.tflops_per_gpu = 1370.0;
+  skipped.hfu.reset();
+  const ValidationReport both = validate_runs({skipped, compared}, options);
+  REQUIRE(both.rows.size() == 2);
+  CHECK_FALSE(both.rows[0].compared);
+  REQUIRE(both.rows[1].compared);
+  CHECK(both.rows[1].predicted == own.predicted);
+}
+
 TEST_CASE("validate: a stack replaced with --stack keeps a row's fp32 gradient reduction",
           "[validation]") {
   // foundry-h100-80g-mpt-13b-s2048-g8-mb2 ran Composer's DEFAULT mixed precision: map_run
