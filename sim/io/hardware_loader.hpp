@@ -47,8 +47,10 @@ void check_network_carries_graphs(const hardware::HardwareSpec& hw, const std::s
                                   const std::string& pointer);
 
 // Where a profile's NICs carry well beyond its multi-node ring graph (the graph under 0.9 of the
-// NICs: the built-in profiles' are at 0.96), the note the loader writes once per profile on
-// stderr: the fabric keys do not set collective times, the graphs do. nullopt otherwise.
+// NICs: the built-in profiles' are at 0.96), or its NVLink beyond its single-node ring graph
+// (under 0.7 of it: the built-ins' are at 0.8), the note the loader writes once per profile on
+// stderr: the fabric and NVLink keys do not set collective times, the graphs do. nullopt
+// otherwise.
 [[nodiscard]] std::optional<std::string> network_beyond_graphs(const hardware::HardwareSpec& hw);
 
 // Ids of the built-in hardware profiles, sorted.

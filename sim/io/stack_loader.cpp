@@ -233,6 +233,21 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
     s.optimizer_state.exp_avg_bytes = bytes("exp_avg_dtype");
     s.optimizer_state.exp_avg_sq_bytes = bytes("exp_avg_sq_dtype");
     s.precision_aware_optimizer = opt.boolean_or("precision_aware", false);
+    // Megatron-Core keeps the state in fp32 unless its precision-aware optimizer is on
+    // (OptimizerConfig.__post_init__: "main_params_dtype can only be fp32 when not using
+    // precision-aware optimizer", and the same for exp_avg_dtype and exp_avg_sq_dtype): a
+    // 16-bit state without it halved optimizer_bytes for a configuration Megatron refuses.
+    if (!s.precision_aware_optimizer) {
+      for (const char* key : {"main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype"}) {
+        if (opt.has(key) && opt.choice(key, dtypes) != "fp32") {
+          throw opt.error(key,
+                          "a 16-bit optimizer state needs the precision-aware optimizer "
+                          "(Megatron-Core keeps it in fp32 otherwise); expected fp32, or "
+                          "optimizer.precision_aware true, got " +
+                              describe_json(opt.raw(key)));
+        }
+      }
+    }
     opt.finish();
   }
 
@@ -322,19 +337,22 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
     s.moe_a2a_overlap = moe.boolean_or("a2a_overlap", false);
     if (moe.has("expert_gemm_launch")) {
       s.moe_expert_launch = moe.seconds("expert_gemm_launch", true);
-    }
-    if (s.moe_expert_launch.value() > 1e-3) {
-      throw moe.error("expert_gemm_launch", "expected at most 1 ms per expert GEMM launch");
+      if (s.moe_expert_launch.value() > 1e-3) {
+        throw moe.error("expert_gemm_launch", "expected at most 1 ms per expert GEMM launch, got " +
+                                                  describe_json(moe.raw("expert_gemm_launch")));
+      }
     }
     moe.finish();
   }
   s.kernel_dispatch = r.seconds("kernel_dispatch", true);
   s.iteration_overhead = r.seconds("iteration_overhead", true);
   if (s.kernel_dispatch.value() > 1e-2) {
-    throw r.error("kernel_dispatch", "expected at most 10 ms per kernel");
+    throw r.error("kernel_dispatch", "expected at most 10 ms per kernel, got " +
+                                         describe_json(r.raw("kernel_dispatch")));
   }
   if (s.iteration_overhead.value() > 3600.0) {
-    throw r.error("iteration_overhead", "expected at most 1 hour per optimizer step");
+    throw r.error("iteration_overhead", "expected at most 1 hour per optimizer step, got " +
+                                            describe_json(r.raw("iteration_overhead")));
   }
   if (r.has("fp8")) {
     ObjectReader f = r.object("fp8");
@@ -368,9 +386,10 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
     }
     if (m.has("workspace")) {
       s.memory.workspace = Bytes(m.unit("workspace", UnitKind::Data, /*allow_zero=*/true));
-    }
-    if (s.memory.workspace.value() > 64.0 * 1024 * 1024 * 1024) {
-      throw m.error("workspace", "expected at most 64 GiB of workspace per GPU");
+      if (s.memory.workspace.value() > 64.0 * 1024 * 1024 * 1024) {
+        throw m.error("workspace", "expected at most 64 GiB of workspace per GPU, got " +
+                                       describe_json(m.raw("workspace")));
+      }
     }
     s.memory.headroom_fraction = m.number_or("headroom_fraction", defaults.headroom_fraction);
     if (!(s.memory.headroom_fraction >= 0.0 && s.memory.headroom_fraction < 1.0)) {
@@ -388,6 +407,16 @@ stack::StackSpec read_stack(const nlohmann::json& json, const std::string& sourc
 stack::StackSpec stack_from_json(const nlohmann::json& document, const std::string& source,
                                  const std::string& pointer) {
   require_document_kind(document, DocumentKind::Stack, source, pointer);
+  // An extending stack's id may be left out (docs/stacks.md), and null is how a merge patch
+  // leaves a key out: it removed the inherited id, and the stack failed on a missing id.
+  if (document.is_object() && document.contains("extends")) {
+    const auto id = document.find("id");
+    if (id != document.end() && id->is_null()) {
+      nlohmann::json without = document;
+      without.erase("id");
+      return stack_from_json(without, source, pointer);
+    }
+  }
   // A misspelt "extends" ("extend") left a file of a few keys to fail on the first key it
   // lacks ('/name: missing required key'), which the stack it meant to extend would have given.
   if (document.is_object() && !document.contains("extends")) {

@@ -21,7 +21,8 @@ struct PrefixEntry {
 
 // Decimal prefixes are exact powers of ten, binary ones powers of 1024 (IEC 80000-13). "K" is
 // accepted for kilo as spec sheets write "KB"; "Ki" is always binary.
-constexpr std::array<PrefixEntry, 11> kDataPrefixes = {{{"", 1.0},
+// "Pi" too: the HBM bound's message names 1 PiB.
+constexpr std::array<PrefixEntry, 12> kDataPrefixes = {{{"", 1.0},
                                                         {"k", 1e3},
                                                         {"K", 1e3},
                                                         {"M", 1e6},
@@ -31,7 +32,8 @@ constexpr std::array<PrefixEntry, 11> kDataPrefixes = {{{"", 1.0},
                                                         {"Ki", 1024.0},
                                                         {"Mi", 1048576.0},
                                                         {"Gi", 1073741824.0},
-                                                        {"Ti", 1099511627776.0}}};
+                                                        {"Ti", 1099511627776.0},
+                                                        {"Pi", 1125899906842624.0}}};
 constexpr std::array<PrefixEntry, 7> kDecimalPrefixes = {
     {{"", 1.0}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}}};
 // Microseconds in both of Unicode's mus, which look alike: the micro sign U+00B5 and the Greek

@@ -492,6 +492,16 @@ TEST_CASE("hardware loader: the NICs bound the multi-node graphs, and the built-
   more.fabric.nics_per_node = 16;
   REQUIRE_NOTHROW(io::check_network_carries_graphs(more, "h.json", ""));
   REQUIRE(io::network_beyond_graphs(more).has_value());
+  // With 900 GB/s of NVLink its single-node ring graph's 12 x 30 = 360 GB/s is under 0.7 x 900:
+  // the note names the NVLink (the what-if ran as the stock profile without a word).
+  hardware::HardwareSpec faster = io::load_hardware("h100-dgx");
+  faster.node.nvlink_bandwidth_per_direction = BytesPerSecond(900e9);
+  REQUIRE_NOTHROW(io::check_network_carries_graphs(faster, "h.json", ""));
+  REQUIRE(io::network_beyond_graphs(faster) ==
+          "the GPU's NVLink carries 900 GB/s one way, its single-node ring graph 360 GB/s (12 "
+          "channels x 30.0 GB/s): collective times inside a node follow the graphs, so raise "
+          "/collective/graphs/*/single_node/bw_intra with the NVLink to model a faster one "
+          "(docs/calibration.md)");
   // Inside a node the NVLink bounds the single-node graphs: h100-dgx's ring graph sends 12 x 30
   // = 360 GB/s out of each GPU, under 450 GB/s of NVLink; at 300 GB/s it is refused, where the
   // graphs priced a ring AllGather at 355.6 GB/s over 100 GB/s of NVLink.
@@ -623,6 +633,19 @@ TEST_CASE("hardware_loader: slips a profile could carry silently are named", "[h
                                                  "latency_offset_multi_node: expected a time like "
                                                  "\"-20 us\"") &&
                                      Catch::EndsWith("got \"-5 GB\""));
+  }
+  SECTION("a signed time has one sign, before its first digit") {
+    // "--415.7 us" read as +415.7 us (the unit reader took the second sign), "- 415.7 us" and
+    // "-+415.7 us" as -415.7 us; a sign the bounds allow is one minus before the digits.
+    for (const char* text : {"--415.7 us", "- 415.7 us", "-+415.7 us", "-"}) {
+      j["collective"]["measured"] = {{"ring", {{"Simple", {{"latency_offset_multi_node", text}}}}}};
+      REQUIRE_THROWS_WITH(load(j), Catch::Contains("latency_offset_multi_node: expected a time "
+                                                   "like \"-20 us\"") &&
+                                       Catch::EndsWith("got \"" + std::string(text) + "\""));
+    }
+    j["collective"]["measured"] = {
+        {"ring", {{"Simple", {{"latency_offset_multi_node", "-.5 us"}}}}}};
+    REQUIRE_NOTHROW(load(j));
   }
 }
 

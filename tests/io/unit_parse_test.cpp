@@ -17,6 +17,8 @@ TEST_CASE("unit_parse: spec-sheet strings become SI values", "[io][units]") {
   // Binary prefixes are powers of 1024: 80 GiB = 80 * 2^30 B.
   REQUIRE(parse_bytes("80 GiB").value() == Approx(85899345920.0).epsilon(1e-12));
   REQUIRE(parse_bytes("80 GB").value() == Approx(80e9).epsilon(1e-12));
+  // 1 PiB = 2^50 B, the HBM bound a hardware profile's error names; it was an unknown unit.
+  REQUIRE(parse_bytes("1 PiB").value() == 1125899906842624.0);
   REQUIRE(parse_flop_rate("989 TFLOP/s").value() == Approx(989e12).epsilon(1e-12));
   REQUIRE(parse_watts("700 W").value() == Approx(700.0).epsilon(1e-12));
   REQUIRE(parse_seconds("5 us").value() == Approx(5e-6).epsilon(1e-12));

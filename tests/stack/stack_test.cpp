@@ -162,6 +162,21 @@ TEST_CASE("stack: bad stacks get one error naming the key", "[stack][io]") {
                Catch::Contains("s.json: /optimizer/precision_aware"));
   REQUIRE_THAT(load_error(stack_json({{"tensor_parallel", {{"overlapp", true}}}})),
                Catch::Contains("overlapp") && Catch::Contains("unknown key"));
+  // A bound's message ends with the value given, as its neighbours' do ("expected at most 10
+  // ms per kernel" alone left the user to find which of a stack's times it was).
+  REQUIRE_THAT(
+      load_error(stack_json({{"kernel_dispatch", "11 ms"}})),
+      Catch::EndsWith("/kernel_dispatch: expected at most 10 ms per kernel, got \"11 ms\""));
+  REQUIRE_THAT(
+      load_error(stack_json({{"iteration_overhead", "2 h"}})),
+      Catch::EndsWith("/iteration_overhead: expected at most 1 hour per optimizer step, got "
+                      "\"2 h\""));
+  REQUIRE_THAT(load_error(stack_json({{"moe", {{"expert_gemm_launch", "2 ms"}}}})),
+               Catch::EndsWith("/moe/expert_gemm_launch: expected at most 1 ms per expert GEMM "
+                               "launch, got \"2 ms\""));
+  REQUIRE_THAT(load_error(stack_json({{"memory", {{"workspace", "65 GiB"}}}})),
+               Catch::EndsWith("/memory/workspace: expected at most 64 GiB of workspace per GPU, "
+                               "got \"65 GiB\""));
   nlohmann::json missing = stack_json({});
   missing.erase("iteration_overhead");
   REQUIRE_THAT(load_error(missing), Catch::Contains("/iteration_overhead"));
@@ -628,6 +643,11 @@ TEST_CASE("stack: a stack file is named for its own values and by its own path",
   // of the stack it extends, and errors about its values named that built-in.
   const std::string unnamed = write("unnamed.json", R"({"extends": "megatron-lm", "name": "x"})");
   CHECK(io::load_stack(unnamed).id == unnamed);
+  // "id": null is a merge patch's way of leaving the key out: it removed the inherited id and
+  // the stack failed with "/id: missing required key".
+  const std::string null_id =
+      write("null_id.json", R"({"extends": "megatron-lm", "name": "x", "id": null})");
+  CHECK(io::load_stack(null_id).id == null_id);
   fs::remove_all(dir);
 }
 
@@ -1252,8 +1272,10 @@ TEST_CASE("stack: the optimizer state's dtypes and FP8 parameters are read, and 
   CHECK(plain.optimizer_state.exp_avg_sq_bytes == 4.0);
   CHECK_FALSE(plain.fp8.param_gather);
   const stack::StackSpec aware = io::stack_from_json(
-      stack_json({{"optimizer", {{"exp_avg_dtype", "bf16"}, {"exp_avg_sq_dtype", "fp16"}}},
-                  {"fp8", {{"param_gather", true}}}}),
+      stack_json(
+          {{"optimizer",
+            {{"exp_avg_dtype", "bf16"}, {"exp_avg_sq_dtype", "fp16"}, {"precision_aware", true}}},
+           {"fp8", {{"param_gather", true}}}}),
       "s.json", "");
   CHECK(aware.optimizer_state.main_params_bytes == 4.0);
   CHECK(aware.optimizer_state.exp_avg_bytes == 2.0);
@@ -1262,6 +1284,13 @@ TEST_CASE("stack: the optimizer state's dtypes and FP8 parameters are read, and 
   // Megatron-Core also allows 8-bit moments, which trainsim does not model: refused by name.
   REQUIRE_THAT(load_error(stack_json({{"optimizer", {{"exp_avg_dtype", "uint8"}}}})),
                Catch::Contains("/optimizer/exp_avg_dtype"));
+  // A 16-bit state needs the precision-aware optimizer, as in Megatron-Core's OptimizerConfig
+  // (it halved optimizer_bytes for a configuration Megatron refuses).
+  REQUIRE_THAT(load_error(stack_json({{"optimizer", {{"main_params_dtype", "bf16"}}}})),
+               Catch::EndsWith("s.json: /optimizer/main_params_dtype: a 16-bit optimizer state "
+                               "needs the precision-aware optimizer (Megatron-Core keeps it in "
+                               "fp32 otherwise); expected fp32, or optimizer.precision_aware "
+                               "true, got \"bf16\""));
   REQUIRE_THAT(load_error(stack_json({{"optimizer", {{"momentum_dtype", "bf16"}}}})),
                Catch::Contains("momentum_dtype"));
   REQUIRE_THAT(load_error(stack_json({{"fp8", {{"param_gather", "yes"}}}})),
