@@ -224,6 +224,14 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
   // rounded all_gather and reduce_scatter to whole groups of 4 elements and alltoall not at
   // all, so small rows of their logs differ. nccl-tests prints a size whose count rounds to 0 as
   // a row of 0 bytes, an empty call the model has no cost for: such sizes are left out.
+  // NCCL runs all-to-all and send/receive as point-to-point transfers, which NCCL_ALGO does not
+  // select (it names the collective algorithms): "NCCL cannot run all_to_all with
+  // NCCL_ALGO=ring" said the opposite of what nccl-tests' alltoall_perf does under it.
+  if (algo && (op == collective::Op::AllToAll || op == collective::Op::SendRecv)) {
+    throw ConfigError("--algo: NCCL runs " + std::string(collective::to_string(op)) +
+                      " as point-to-point sends and receives, which NCCL_ALGO does not select; "
+                      "expected no --algo for all_to_all and send_recv");
+  }
   const bool per_rank = op == collective::Op::AllGather || op == collective::Op::ReduceScatter ||
                         op == collective::Op::AllToAll;
   std::vector<std::vector<Row>> blocks;

@@ -150,8 +150,13 @@ std::vector<E> enum_list(const std::string& flag, const std::string& text,
   for (const std::string& item : split(text)) {
     const auto it = std::find(names.begin(), names.end(), item);
     if (it == names.end()) {
-      throw ConfigError(flag, "", "unknown value '" + item + "'" + io::did_you_mean(item, names) +
-                                      "; expected a comma-separated list of " + all);
+      // Another tool's name for a sharding mode is said as the mode it is (scenario_loader).
+      const auto alias = flag == "--sharding" ? io::sharding_alias(item) : std::nullopt;
+      throw ConfigError(
+          flag, "",
+          "unknown value '" + item + "'" +
+              (alias ? "; it is '" + *alias + "' here" : io::did_you_mean(item, names)) +
+              "; expected a comma-separated list of " + all);
     }
     out.push_back(*(choices.begin() + (it - names.begin())));
   }
@@ -333,6 +338,14 @@ parallel::Scenario base_of(const SearchOptions& o) {
   // came first in more plans ('the commonest problem (432 plans) ...: /parallel: tp x pp x cp =
   // 2 x 8 x 1 exceeds the 8 gpus' for fp8 on A100), depending on the cluster's size.
   for (const parallel::Problem& p : parallel::validate(s)) {
+    // So does a cluster the hardware cannot hold (12 GPUs of 8-GPU nodes, more hosts per
+    // NVLink domain than it has): "1008 of 1008 plans are invalid", where run names the flag.
+    if (p.key == "/cluster/gpus" || p.key == "/cluster/nodes_per_domain") {
+      const bool gpus = p.key == "/cluster/gpus";
+      throw PlanError(std::string("command line (") +
+                      (gpus ? (o.gpus ? "--gpus" : "--nodes") : "--nodes-per-domain") +
+                      "): " + p.key + ": " + p.message);
+    }
     const bool precision = p.key == "/training/precision" ||
                            (p.key == "/stack" && std::find(p.also.begin(), p.also.end(),
                                                            "/training/precision") != p.also.end());
@@ -623,9 +636,15 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
       << " s on " << groups_d << " ranks -> " << fixed(dp_b, 3) << " s on " << groups_b
       << " ranks (" << (dp_b <= dp_d ? "" : "+") << fixed(dp_b - dp_d, 3) << " s)";
   if (xdp_d > 0.0 || xdp_b > 0.0) {
-    out << "; the routed experts' data-parallel " << fixed(xdp_d, 3) << " s on "
-        << expert_data_parallel_ranks(d) << " ranks -> " << fixed(xdp_b, 3) << " s on "
-        << expert_data_parallel_ranks(b) << " ranks";
+    // A plan with ep 1 has no group of its own for the experts: their calls are among the
+    // data-parallel ones above (it read "0.000 s on 8 ranks", a saving the plan did not make).
+    const auto expert_side = [](const parallel::Scenario& s, double seconds) {
+      if (s.parallel.ep <= 1) return std::string("with the data-parallel calls (ep 1)");
+      return fixed(seconds, 3) + " s on " + std::to_string(expert_data_parallel_ranks(s)) +
+             " ranks";
+    };
+    out << "; the routed experts' data-parallel " << expert_side(d, xdp_d) << " -> "
+        << expert_side(b, xdp_b);
   }
   out << "; tensor/context/pipeline " << fixed(mp_d, 3) << " s -> " << fixed(mp_b, 3) << " s";
   if (ep_d > 0.0 || ep_b > 0.0) {
@@ -670,10 +689,32 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
         << fixed(std::fabs(all_dp_d - all_dp_b), 3)
         << " s); the other model-parallel traffic stays "
         << "inside fast links or overlaps with compute.\n";
-  } else if (exposed < 0 && xdp_d - xdp_b > dp_d - dp_b) {
-    out << "The routed experts' data-parallel group shrinks from " << expert_data_parallel_ranks(d)
-        << " to " << expert_data_parallel_ranks(b)
-        << " ranks, and their gradient and parameter collectives save " << fixed(xdp_d - xdp_b, 3)
+  } else if (exposed < 0 && d.parallel.ep > 1 && bp.ep > 1 && xdp_d - xdp_b > dp_d - dp_b) {
+    // Both plans have the experts' own group (with ep 1 their calls are data-parallel ones,
+    // compared above in all). It may keep its ranks and leave nodes instead: qwen3-30b-a3b on
+    // 16 H100, 2 ranks on 2 nodes -> 2 ranks on 1, "shrinks from 2 to 2 ranks" before.
+    const std::int64_t ranks_d = expert_data_parallel_ranks(d);
+    const std::int64_t ranks_b = expert_data_parallel_ranks(b);
+    const auto nodes = [](const report::Report& r) {
+      std::int64_t n = 0;
+      for (const report::CollectiveSummary& c : r.collectives) {
+        if (c.stage == r.critical_stage && is_expert_data_parallel_group(c.group)) {
+          n = std::max(n, c.nodes);
+        }
+      }
+      return n;
+    };
+    const std::int64_t nodes_d = nodes(rd);
+    const std::int64_t nodes_b = nodes(rb);
+    out << "The routed experts' data-parallel group "
+        << (ranks_b < ranks_d ? "shrinks from " + std::to_string(ranks_d) + " to " +
+                                    std::to_string(ranks_b) + " ranks"
+            : nodes_b < nodes_d
+                ? "keeps its " + std::to_string(ranks_b) + " ranks on fewer nodes (" +
+                      counted(nodes_d, "node") + " -> " + std::to_string(nodes_b) + ")"
+                : "goes from " + std::to_string(ranks_d) + " to " + std::to_string(ranks_b) +
+                      " ranks")
+        << ", and their gradient and parameter collectives save " << fixed(xdp_d - xdp_b, 3)
         << " s, more than the other data-parallel collectives (" << (dp_b <= dp_d ? "-" : "+")
         << fixed(std::fabs(dp_d - dp_b), 3)
         << " s); the TP/PP traffic stays inside fast links or overlaps with compute.\n";

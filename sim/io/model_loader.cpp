@@ -773,6 +773,15 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
   if (has("shared_expert_intermediate_size")) {
     const std::int64_t width =
         r.integer("shared_expert_intermediate_size", 0, model::kMaxFfnHidden);
+    // Two descriptions of the shared experts, DeepSeek's count of moe_intermediate_size
+    // and Qwen2-MoE's one gated expert of its own width: the second replaced the first.
+    if (width > 0 && m.num_shared_experts > 0) {
+      throw r.error("shared_expert_intermediate_size",
+                    "the shared experts are already given by n_shared_experts (" +
+                        std::to_string(m.num_shared_experts) +
+                        " of moe_intermediate_size); expected one of n_shared_experts and "
+                        "shared_expert_intermediate_size, got both");
+    }
     if (width > 0) {
       m.num_shared_experts = 1;
       m.shared_expert_ffn_hidden = width;
@@ -789,6 +798,17 @@ void read_hf_moe(ObjectReader& r, const std::string& model_type, ModelSpec& m,
                   "layers (0 for none)");
   }
   if (has("first_k_dense_replace") || has("moe_layer_freq")) {
+    // Qwen's keys for the dense layers beside DeepSeek's: two descriptions of one thing, which
+    // the check of unread keys called unknown though both are read.
+    for (const char* qwen : {"mlp_only_layers", "decoder_sparse_step"}) {
+      if (!has(qwen)) continue;
+      const char* deepseek =
+          has("first_k_dense_replace") ? "first_k_dense_replace" : "moe_layer_freq";
+      throw r.error(qwen, std::string("the dense layers are already given by ") + deepseek +
+                              " (DeepSeek's keys); expected DeepSeek's first_k_dense_replace "
+                              "and moe_layer_freq or Qwen's mlp_only_layers and "
+                              "decoder_sparse_step, got both");
+    }
     // DeepseekV3DecoderLayer: an MoE block when layer_idx >= first_k_dense_replace and
     // layer_idx % moe_layer_freq == 0 (DeepSeek's own modeling_deepseek.py; transformers'
     // classes have no moe_layer_freq, DeepSeek-V3's released config.json writes 1).

@@ -1,9 +1,11 @@
 #include "sim/io/scenario_loader.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <system_error>
 #include <tuple>
@@ -34,6 +36,24 @@ const std::vector<std::string> kRecomputes = {"none", "selective", "full"};
 const std::vector<std::string> kSchedules = {"gpipe", "1f1b", "interleaved"};
 const std::vector<std::string> kPrecisions = {"bf16", "fp16", "fp32", "fp8"};
 const std::vector<std::string> kOptimizers = {"adamw", "sgd"};
+
+}  // namespace
+
+std::optional<std::string> sharding_alias(const std::string& value) {
+  std::string key;
+  for (const char c : value) {
+    if (c == '-' || c == '_' || c == ' ') continue;
+    key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  static const std::map<std::string, std::string> kAliases = {
+      {"zero0", "none"},       {"ddp", "none"},        {"zero2", "shard_grad_op"},
+      {"zero3", "full_shard"}, {"fsdp", "full_shard"}, {"hsdp", "hybrid_shard"}};
+  const auto it = kAliases.find(key);
+  if (it == kAliases.end()) return std::nullopt;
+  return it->second;
+}
+
+namespace {
 
 template <class E>
 E pick(const std::string& name, const std::vector<std::string>& names) {
@@ -272,6 +292,15 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
     p.schedule =
         pick<PipelineSchedule>(par.choice_or("pipeline_schedule", kSchedules, "1f1b"), kSchedules);
     p.virtual_stages = degree("virtual_stages", 1, parallel::kMaxGpus);
+    if (par.has("sharding") && par.raw("sharding").is_string()) {
+      const std::string given = par.raw("sharding").get<std::string>();
+      if (const auto alias = sharding_alias(given)) {
+        std::string list;
+        for (const auto& k : kShardings) list += (list.empty() ? "" : ", ") + k;
+        throw par.error("sharding", "unknown value '" + given + "'; it is '" + *alias +
+                                        "' here; expected one of " + list);
+      }
+    }
     p.sharding = pick<Sharding>(par.choice_or("sharding", kShardings, "none"), kShardings);
     p.shard_group = degree("shard_group", 0, parallel::kMaxGpus);
     p.recompute = pick<Recompute>(par.choice_or("recompute", kRecomputes, "none"), kRecomputes);

@@ -49,6 +49,11 @@ struct ScenarioDocument {
 void set_path(ScenarioDocument& doc, std::string_view dotted, nlohmann::json value,
               const std::string& origin);
 
+// The sharding mode another tool's name for it is ("zero2", "ZeRO-3", "DDP", "FSDP", "HSDP":
+// DeepSpeed's ZeRO stages and PyTorch's wrappers, compared in lower case without '-', '_' or
+// spaces), or nullopt. For the error that names it: "did you mean" took "zero2" for "zero1".
+[[nodiscard]] std::optional<std::string> sharding_alias(const std::string& value);
+
 // The keys a scenario accepts, as dotted paths (for sweep axes and "did you mean").
 [[nodiscard]] const std::vector<std::string>& scenario_paths();
 

@@ -151,13 +151,17 @@ std::vector<Problem> validate(const Scenario& s) {
     // experts (Megatron-Core: expert_model_parallel_size divides the data-parallel size and
     // num_moe_experts). Carving EP out of CP ranks too, as Megatron-Core may, is not modelled.
     if (!model::is_moe(m)) {
-      problem("/parallel/ep", "ep " + str(p.ep) + " needs a mixture-of-experts model, and '" +
-                                  m.id + "' is dense; expected ep 1");
+      problem("/parallel/ep",
+              "ep " + str(p.ep) + " needs a mixture-of-experts model, and '" + m.id +
+                  "' is dense; expected ep 1",
+              {"/model"});
     } else if (m.num_experts % p.ep != 0) {
       // Before dp: a property of the model and ep alone, which no cluster size mends (search
       // --ep 3 on an 8-expert model named dp in every plan).
-      problem("/parallel/ep", "ep " + str(p.ep) + " does not divide the " + str(m.num_experts) +
-                                  " experts; expected a divisor of " + str(m.num_experts));
+      problem("/parallel/ep",
+              "ep " + str(p.ep) + " does not divide the " + str(m.num_experts) +
+                  " experts; expected a divisor of " + str(m.num_experts),
+              {"/model"});
     } else if (p.dp > 0 && p.dp % p.ep != 0) {
       problem("/parallel/ep",
               "ep " + str(p.ep) + " does not divide dp " + str(p.dp) +
@@ -188,20 +192,22 @@ std::vector<Problem> validate(const Scenario& s) {
               {"/parallel/ep", "/parallel/tp"});
     }
     if (m.expert_ffn_hidden % p.tp != 0) {
-      problem("/parallel/tp", "tp " + str(p.tp) + " does not divide expert_ffn_hidden " +
-                                  str(m.expert_ffn_hidden) + " (experts are split over tp); "
-                                  "expected a divisor of " + str(m.expert_ffn_hidden));
+      problem("/parallel/tp",
+              "tp " + str(p.tp) + " does not divide expert_ffn_hidden " + str(m.expert_ffn_hidden) +
+                  " (experts are split over tp); expected a divisor of " + str(m.expert_ffn_hidden),
+              {"/model"});
     }
     // The shared experts run as one MLP of their summed width, split over tp (Megatron-Core's
     // SharedExpertMLP, moe_shared_expert_intermediate_size); a width tp does not divide was
     // priced at the next multiple.
     const std::int64_t shared = m.num_shared_experts * m.shared_expert_ffn_hidden;
     if (shared % p.tp != 0) {
-      problem("/parallel/tp", "tp " + str(p.tp) + " does not divide the shared experts' width " +
-                                  str(shared) +
-                                  " (num_shared_experts x shared_expert_ffn_hidden, "
-                                  "split over tp); expected a divisor of " +
-                                  str(shared));
+      problem("/parallel/tp",
+              "tp " + str(p.tp) + " does not divide the shared experts' width " + str(shared) +
+                  " (num_shared_experts x shared_expert_ffn_hidden, "
+                  "split over tp); expected a divisor of " +
+                  str(shared),
+              {"/model"});
     }
   }
   // Stages may hold unequal layer counts (Megatron's uneven first/last stage), but each model
@@ -409,7 +415,16 @@ std::vector<Problem> validate(const Scenario& s) {
   }
   if (p.sharding == Sharding::HybridShard) {
     const std::int64_t shard = hybrid_shard_size(s);
-    if (p.dp % shard != 0 && p.shard_group > 0) {
+    const std::int64_t node = s.hardware.node.gpus_per_node;
+    if (p.shard_group == 0 && p.tp * p.cp > node) {
+      // One node holds no whole data-parallel rank: its default, one node's ranks, is none
+      // (hybrid_shard_size took 1, a replica per rank, which is DDP under another name).
+      problem("/parallel/sharding",
+              "hybrid_shard's default shard_group, one node's data-parallel ranks, is none: tp " +
+                  str(p.tp) + " x cp " + str(p.cp) + " spans more than a node's " + str(node) +
+                  " GPUs; expected a shard_group (sharding none keeps a replica per rank)",
+              {"/parallel/tp", "/parallel/cp"});
+    } else if (p.dp % shard != 0 && p.shard_group > 0) {
       problem("/parallel/shard_group", "shard_group " + str(shard) + " does not divide dp " +
                                            str(p.dp) + "; expected a divisor of " + str(p.dp));
     } else if (p.dp % shard != 0) {

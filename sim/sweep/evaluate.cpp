@@ -144,6 +144,15 @@ int default_jobs() {
 
 int parse_jobs(std::string_view text, const std::string& origin) {
   const std::string got = "got '" + std::string(text) + "'";
+  // As every number flag reads its value (cli/main.cpp): spaces around it dropped, decimal
+  // digits only, no zero before the first ("-j 007" ran where "--top 007" was refused).
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  if (text.size() > 1 && text.front() == '0') {
+    throw ConfigError(origin, "",
+                      "a zero before the first digit; expected 0 (all cores) or 1 to " +
+                          std::to_string(kMaxJobs) + " in decimal, " + got);
+  }
   std::int64_t v = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, v);

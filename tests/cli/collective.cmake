@@ -76,6 +76,10 @@ trainsim_bad_input(collective bad_proto "--proto: unknown protocol 'll64'; did y
 # Multi-node NVLS needs IB SHARP, which h100-dgx does not have.
 trainsim_bad_input(collective ineligible_algo "--algo: NCCL cannot run all_reduce with NCCL_ALGO=nvls on 16 ranks over 2 nodes"
   --hardware h100-dgx --op all_reduce --nodes 2 --algo nvls)
+# All-to-all and send/receive are point-to-point transfers, which NCCL_ALGO does not select:
+# "NCCL cannot run all_to_all with NCCL_ALGO=ring" said alltoall_perf fails under it.
+trainsim_bad_input(collective algo_for_p2p "--algo: NCCL runs all_to_all as point-to-point sends and receives, which NCCL_ALGO does not select. expected no --algo for all_to_all and send_recv"
+  --hardware h100-dgx --op all_to_all --nodes 2 --algo ring)
 
 # A range that holds no whole counted unit (16 bytes per rank for AllGather, as nccl-tests counts
 # it) gives no table: an error, where nccl-tests would print rows of 0 bytes. AllGather of 32 B

@@ -131,8 +131,10 @@ trainsim_expect_exit(cli.run.moe_ep_tp_without_sp 3
   "^error: command line \\(--ep, --tp\\): /parallel/sequence_parallel: ep 8 with tp 2 needs sequence parallelism[^\n]*expected sequence_parallel true, or ep 1 or tp 1\n$"
   run --hardware h100-dgx --model mixtral-8x7b --gpus 64 --seq-len 4096 --global-batch 256
   --tp 2 --ep 8 --sharding zero1)
+# The experts are the model's: --model is named beside --ep, as for the dense checks of tp
+# against heads or ffn_hidden (it named --ep alone).
 trainsim_expect_exit(cli.run.moe_ep_not_dividing 3
-  "^error: command line \\(--ep\\): /parallel/ep: ep 3 does not divide the 8 experts"
+  "^error: command line \\(--model, --ep\\): /parallel/ep: ep 3 does not divide the 8 experts"
   run --hardware h100-dgx --model mixtral-8x7b --gpus 64 --seq-len 4096 --tp 2 --ep 3)
 # deepseek-v3 (latent attention, 256 experts) on 1,024 H800s with pp 16 and ep 64 simulates.
 add_test(NAME cli.run.deepseek_v3_ep COMMAND trainsim run --hardware h800-dgx --model deepseek-v3

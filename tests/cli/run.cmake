@@ -44,6 +44,11 @@ trainsim_expect_exit(cli.run.gpipe_one_stage 3 "^error: command line \\(--schedu
 # does not divide dp 18" naming no flag, for a key the command line never set.
 trainsim_expect_exit(cli.run.hybrid_default_group 3 "^error: command line \\(--gpus, --pp, --sharding, --tp\\): /parallel/sharding: hybrid_shard's default shard_group, one node's data-parallel ranks \\(4 of 8 GPUs per node at tp 2 x cp 1\\), does not divide dp 18. expected dp a multiple of 4, or a shard_group that divides 18"
   run --hardware h100-dgx --model llama2-7b --gpus 72 --tp 2 --pp 2 --seq-len 4096 --sharding hybrid_shard)
+# With tp 16 a node of 8 GPUs holds no whole data-parallel rank, so the default has none to
+# take: it took 1, a replica per rank (sharding none's memory, 7.0 GB per GPU against
+# full_shard's 3.8), without a word.
+trainsim_expect_exit(cli.run.hybrid_default_group_none 3 "^error: command line \\(--sharding, --tp\\): /parallel/sharding: hybrid_shard's default shard_group, one node's data-parallel ranks, is none: tp 16 x cp 1 spans more than a node's 8 GPUs. expected a shard_group"
+  run --hardware h100-dgx --model llama2-7b --gpus 32 --tp 16 --sequence-parallel --seq-len 1024 --sharding hybrid_shard)
 # Checks of two keys name both flags: a tp from a file that --model makes wrong named neither
 # --model, nor --cp its chunks of the sequence, nor --sharding its hybrid_shard beside ep.
 trainsim_expect_exit(cli.run.cp_seq_flags 3 "^error: command line \\(--cp, --seq-len\\): /training/seq_len: seq_len 4100 does not split into 2 x cp = 8 chunks"
@@ -639,3 +644,7 @@ set_tests_properties(cli.run.uneven_layers PROPERTIES PASS_REGULAR_EXPRESSION
 trainsim_bad_input(run headroom_bytes
   "0\\.98984376 of HBM keeps 85026931547 bytes free, more than the 85026930688 bytes the CUDA context"
   ${run_args} --memory-headroom 0.98984376)
+# The same in a scenario, through the flag or a file: DeepSpeed's and PyTorch's names for the
+# modes (README, `sharding`) are said as trainsim's.
+trainsim_expect_exit(cli.run.sharding_alias 2 "^error: command line \\(--sharding\\): /parallel/sharding: unknown value 'ZeRO-3'. it is 'full_shard' here. expected one of none, zero1, shard_grad_op, full_shard, hybrid_shard\n$"
+  run --hardware h100-dgx --model llama2-7b --gpus 16 --seq-len 4096 --sharding ZeRO-3)

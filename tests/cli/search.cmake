@@ -361,3 +361,26 @@ add_test(NAME cli.search.list_blanks COMMAND trainsim search --hardware h100-dgx
 set_tests_properties(cli.search.list_blanks PROPERTIES PASS_REGULAR_EXPRESSION "\n +1 +2 +1 +1 +8 ")
 trainsim_bad_input(search list_sign "--tp: not a list of positive integers.*got '\\+2'"
   --hardware h100-dgx --model llama2-7b --gpus 16 --global-batch 32 --seq-len 2048 --tp +2)
+# Another tool's name for a sharding mode is said as the mode it is: "zero2" got "did you mean
+# 'zero1'?", a mode with every gradient whole on every rank.
+trainsim_bad_input(search sharding_alias "--sharding: unknown value 'zero2'. it is 'shard_grad_op' here. expected a comma-separated list of"
+  ${search_base} --gpus 16 --sharding full_shard,zero2)
+# The routed experts' group keeps its 2 ranks from the best plan to the model-parallel one and
+# leaves a node instead (ep 8 -> ep 4 with pp 2 on 16 H100): it said "shrinks from 2 to 2 ranks".
+add_test(NAME cli.search.explain_expert_group_nodes COMMAND trainsim search --hardware h100-dgx
+         --model qwen3-30b-a3b --gpus 16 --global-batch 64 --seq-len 4096 --explain)
+set_tests_properties(cli.search.explain_expert_group_nodes PROPERTIES
+  PASS_REGULAR_EXPRESSION "The routed experts' data-parallel group keeps its 2 ranks on fewer nodes \\(2 nodes -> 1\\)"
+  FAIL_REGULAR_EXPRESSION "shrinks from 2 to 2 ranks")
+# A plan with ep 1 has no expert group: its experts' calls are data-parallel ones, not 0 s on
+# 8 ranks credited as a saving.
+add_test(NAME cli.search.explain_expert_group_ep1 COMMAND trainsim search --hardware h100-dgx
+         --model qwen3-30b-a3b --gpus 32 --global-batch 128 --seq-len 4096 --ep 1,8 --explain)
+set_tests_properties(cli.search.explain_expert_group_ep1 PROPERTIES
+  PASS_REGULAR_EXPRESSION "the routed experts' data-parallel [0-9.]+ s on 4 ranks -> with the data-parallel calls \\(ep 1\\)"
+  FAIL_REGULAR_EXPRESSION "group shrinks from 4 to 8 ranks")
+# A cluster the hardware cannot hold fails every plan: one line naming the flag, as run gives
+# it ("1008 of 1008 plans are invalid" before).
+trainsim_expect_exit(cli.search.cluster_not_whole_nodes 3
+  "^error: command line \\(--gpus\\): /cluster/gpus: gpus 12 is not a whole number of 8-GPU nodes. expected a multiple of 8\n$"
+  search ${search_base} --gpus 12)

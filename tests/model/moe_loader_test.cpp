@@ -254,6 +254,31 @@ TEST_CASE("moe loader: Hugging Face keys that are refused", "[model][io]") {
         Catch::StartsWith("config.json: /moe_intermediate_size: moe_intermediate_size describes "
                           "experts; expected it with an expert count"));
   }
+  SECTION("two descriptions of the shared experts or of the dense layers") {
+    // A model type that reads every family's keys (llama) with DeepSeek's and Qwen's keys for
+    // one thing: the Qwen2-MoE shared expert replaced DeepSeek's 3 without a word, and Qwen's
+    // dense-layer keys beside DeepSeek's were called unknown though both are read.
+    std::string shared = hf_mixtral(
+        R"(, "num_experts_per_tok": 2, "moe_intermediate_size": 1024, "n_shared_experts": 3,
+        "shared_expert_intermediate_size": 512)");
+    shared.replace(shared.find("\"mixtral\""), 9, "\"llama\"");
+    REQUIRE_THROWS_WITH(load_model_from_string(shared, "config.json"),
+                        "config.json: /shared_expert_intermediate_size: the shared experts are "
+                        "already given by n_shared_experts (3 of moe_intermediate_size); expected "
+                        "one of n_shared_experts and shared_expert_intermediate_size, got both");
+    std::string dense = hf_mixtral(
+        R"(, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "mlp_only_layers": [0])");
+    dense.replace(dense.find("\"mixtral\""), 9, "\"llama\"");
+    REQUIRE_THROWS_WITH(load_model_from_string(dense, "config.json"),
+                        Catch::StartsWith("config.json: /mlp_only_layers: the dense layers are "
+                                          "already given by first_k_dense_replace"));
+    std::string sparse =
+        hf_mixtral(R"(, "num_experts_per_tok": 2, "moe_layer_freq": 1, "decoder_sparse_step": 1)");
+    sparse.replace(sparse.find("\"mixtral\""), 9, "\"llama\"");
+    REQUIRE_THROWS_WITH(load_model_from_string(sparse, "config.json"),
+                        Catch::StartsWith("config.json: /decoder_sparse_step: the dense layers "
+                                          "are already given by moe_layer_freq"));
+  }
   SECTION("a mixture-of-experts family without its expert count") {
     // transformers would fill the family's default (MixtralConfig: 8 experts, top 2; 46.7B):
     // priced as a dense 7.2B model in silence before.

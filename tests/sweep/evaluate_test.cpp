@@ -104,6 +104,13 @@ TEST_CASE("parse_jobs: 0 means all cores, 1 to kMaxJobs as given, anything else 
   CHECK(default_jobs() >= 1);
   CHECK(default_jobs() <= kMaxJobs);
   CHECK(parse_jobs("4", "--jobs") == 4);
+  // As the number flags read theirs: spaces around dropped, no zero before the first digit
+  // ("007" ran as 7 where --top 007 was refused).
+  CHECK(parse_jobs(" 2 ", "--jobs") == 2);
+  REQUIRE_THROWS_WITH(parse_jobs("007", "--jobs"),
+                      "--jobs: a zero before the first digit; expected 0 (all cores) or 1 to "
+                      "1024 in decimal, got '007'");
+  REQUIRE_THROWS_AS(parse_jobs("00", "--jobs"), ConfigError);
   CHECK(parse_jobs("1024", "--jobs") == kMaxJobs);
   REQUIRE_THROWS_AS(parse_jobs("1025", "--jobs"), ConfigError);
   REQUIRE_THROWS_WITH(parse_jobs("1025", "--jobs"),

@@ -175,9 +175,12 @@ struct ActivationOptions {
 //   shard_grad_op  parameters, gradients, optimizer / D; the stage's unsharded parameters stay
 //                  gathered from forward to backward (FSDP SHARD_GRAD_OP), plus the unsharded
 //                  gradients of 2 layers (the one computing, the one being reduce-scattered)
-//   full_shard     everything / D; unsharded parameters and gradients of 2 units (current and
-//                  prefetched / being reduce-scattered), a unit being a layer or the embedding
-//                  or the LM head, whichever is largest on the stage
+//   full_shard     everything / D; PyTorch FSDP's root unit (embedding, final norm, LM head)
+//                  held gathered from forward to the end of backward, plus two layer units
+//                  gathered (current and prefetched) and two units' unsharded gradients (one
+//                  computing, one being reduce-scattered); per-tensor gathers (DeepSpeed
+//                  ZeRO-3) hold the largest weight tensor and its gradient instead
+//                  (docs/stacks.md)
 //   hybrid_shard   as full_shard with D = the shard group's ranks
 // D = sharding_degree(s); with D = 1 nothing is gathered. Activations: activation_bytes_per_layer
 // (flash attention, no dropout) times layers times in-flight micro-batches; with full
