@@ -379,7 +379,7 @@ int compare(const CompareOptions& o) {
       s, report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
   const report::Report& r = sim.report;
   // Timings of a plan that cannot run, set beside a real trace: said, as `run` says it.
-  warn_unfit(r.memory, std::cerr);
+  warn_unfit(r.memory, s.parallel.pp, std::cerr);
   // A --stage was checked against pp before the trace was read.
   const std::int64_t stage = o.stage.value_or(r.critical_stage);
   const report::StepBreakdown simulated = report::simulated_breakdown(sim, stage);

@@ -97,7 +97,7 @@ int run(const RunOptions& o) {
               << fixed_text(100.0 * attention / per_token, 1) << "% of them at sequence "
               << s.training.seq_len << "\n";
   }
-  warn_unfit(r.memory, std::cerr);
+  warn_unfit(r.memory, s.parallel.pp, std::cerr);
   return 0;
 }
 

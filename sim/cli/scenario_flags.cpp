@@ -307,10 +307,12 @@ void note_straddling(const parallel::Scenario& scenario, std::ostream& out) {
   }
 }
 
-void warn_unfit(const report::MemoryBreakdown& memory, std::ostream& out) {
+void warn_unfit(const report::MemoryBreakdown& memory, std::int64_t pp, std::ostream& out) {
   if (memory.fits) return;
+  // With a pipeline, the stage that needs most, as --require-fit's error names it.
   out << "warning: the plan does not fit in memory (" << to_string(memory.total) << " of "
-      << to_string(memory.usable) << " usable per GPU)\n";
+      << to_string(memory.usable) << " usable per GPU"
+      << (pp > 1 ? " on stage " + std::to_string(memory.stage) : std::string()) << ")\n";
 }
 
 }  // namespace trainsim::cli

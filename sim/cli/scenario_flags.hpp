@@ -88,7 +88,8 @@ void require_bounded_full_simulation(const parallel::Scenario& scenario, const s
 void note_straddling(const parallel::Scenario& scenario, std::ostream& out);
 
 // Writes the "warning:" line of a plan that does not fit in GPU memory (`run`, `compare`), with
-// the memory it needs and the usable HBM; nothing when it fits.
-void warn_unfit(const report::MemoryBreakdown& memory, std::ostream& out);
+// the memory it needs and the usable HBM (and with pp > 1 the stage that needs it); nothing when
+// it fits.
+void warn_unfit(const report::MemoryBreakdown& memory, std::int64_t pp, std::ostream& out);
 
 }  // namespace trainsim::cli

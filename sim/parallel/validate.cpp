@@ -77,11 +77,18 @@ std::vector<Problem> validate(const Scenario& s) {
   // What the micro-batch count is made of: dp (gpus / (tp x pp x cp), derived by
   // scenario_loader) and the micro-batch; under the interleaved schedule the schedule too.
   // Static: validate() runs once per sweep scenario, and only a problem copies them.
-  static const std::vector<std::string> kBatchInputs = {"/cluster", "/parallel/tp", "/parallel/pp",
-                                                        "/parallel/cp", "/training/micro_batch"};
-  static const std::vector<std::string> kInterleavedBatchInputs = {
-      "/cluster",     "/parallel/tp",          "/parallel/pp",
-      "/parallel/cp", "/training/micro_batch", "/parallel/pipeline_schedule"};
+  // The cluster's size, not where its ranks sit: /cluster named --nodes-per-domain too, which
+  // changes no degree (docs/placement.md).
+  static const std::vector<std::string> kBatchInputs = {"/cluster/gpus", "/cluster/nodes",
+                                                        "/parallel/tp",  "/parallel/pp",
+                                                        "/parallel/cp",  "/training/micro_batch"};
+  static const std::vector<std::string> kInterleavedBatchInputs = {"/cluster/gpus",
+                                                                   "/cluster/nodes",
+                                                                   "/parallel/tp",
+                                                                   "/parallel/pp",
+                                                                   "/parallel/cp",
+                                                                   "/training/micro_batch",
+                                                                   "/parallel/pipeline_schedule"};
   const ParallelPlan& p = s.parallel;
   const model::ModelSpec& m = s.model;
   const TrainingSpec& t = s.training;
@@ -110,7 +117,7 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/parallel",
             "tp x pp x cp = " + str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) +
                 " exceeds the " + str(s.gpus) + " gpus; expected a product that divides the gpus",
-            {"/cluster", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
+            {"/cluster/gpus", "/cluster/nodes", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
     return out;
   }
   const std::int64_t model_parallel = *model_parallel_or;
@@ -119,7 +126,7 @@ std::vector<Problem> validate(const Scenario& s) {
             "gpus " + str(s.gpus) + " do not split into tp x pp x cp = " + str(p.tp) + " x " +
                 str(p.pp) + " x " + str(p.cp) + " = " + str(model_parallel) +
                 "; expected gpus divisible by " + str(model_parallel),
-            {"/cluster", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
+            {"/cluster/gpus", "/cluster/nodes", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
     return out;  // dp is meaningless below
   }
   // Megatron-LM splits attention heads and query groups evenly over TP ranks
@@ -168,7 +175,7 @@ std::vector<Problem> validate(const Scenario& s) {
                   " (expert-parallel groups are carved out of the data-parallel ranks); "
                   "expected a divisor of " +
                   str(p.dp),
-              {"/cluster", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
+              {"/cluster/gpus", "/cluster/nodes", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
     } else if (p.ep > 1 && p.cp > 1) {
       problem("/parallel/ep",
               "ep " + str(p.ep) + " with cp " + str(p.cp) +
@@ -436,7 +443,7 @@ std::vector<Problem> validate(const Scenario& s) {
                   str(p.tp) + " x cp " + str(p.cp) + "), does not divide dp " + str(p.dp) +
                   "; expected dp a multiple of " + str(shard) + ", or a shard_group that divides " +
                   str(p.dp),
-              {"/cluster", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
+              {"/cluster/gpus", "/cluster/nodes", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
     }
   }
   if (s.hardware.peak(t.precision).value() <= 0.0) {

@@ -94,6 +94,8 @@ struct TpComm {
   std::optional<Op> after;            // forward: issued after it, the next kernel waits for it
   std::optional<Op> backward_before;  // backward: before this kernel's backward
   std::optional<Op> backward_after;   // backward: after this kernel's backward
+  // backward: the forward's AllGather of this kernel's input again, beside its backward (SP)
+  bool backward_regather = false;
 };
 
 // Where an MoE layer's all-to-all sits (ep > 1): the dispatch before the first expert GEMM and
@@ -404,10 +406,22 @@ class Builder {
         if (p_.sequence_parallel) {
           // SP: AllGather the sequence-split norm output before the column-parallel GEMMs,
           // ReduceScatter after the row-parallel ones; backward mirrors them (the gradient of
-          // a ReduceScatter is an AllGather and the reverse).
+          // a ReduceScatter is an AllGather and the reverse). A column-parallel GEMM keeps only
+          // its rank's sequence shard of its input (the 34 sbh / t of the memory model), so its
+          // backward gathers the input again for the weight gradient, issued beside the input
+          // gradient's GEMM (Korthikanti et al. 2022 §4.2.2; Megatron-LM's
+          // LinearWithGradAccumulationAndAsyncCommunication.backward, megatron/core/
+          // tensor_parallel/layers.py, and Transformer Engine's LayerNormLinear and
+          // LayerNormMLP do the same): two more AllGathers per dense layer backward. The
+          // column-parallel linears of a layer (QKV, MLP up, and where each TP rank routes its
+          // own tokens the shared experts' up projection, Megatron-Core's SharedExpertMLP);
+          // latent attention's down projections and an MoE block's router entry keep their
+          // collectives as the model has them.
           if (column_parallel) {
             c.before = Op::AllGather;
             c.backward_after = Op::ReduceScatter;
+            c.backward_regather = n == "qkv_proj" || n == "mlp_up_gate" || n == "mlp_up" ||
+                                  n == "shared_expert_up_gate" || n == "shared_expert_up";
           }
           if (row_parallel) {
             c.after = Op::ReduceScatter;
@@ -987,6 +1001,12 @@ class Builder {
       if (lk.tp[r].backward_before) {
         tp_before(tp_collective(stage, st, *lk.tp[r].backward_before, info, last), pending,
                   beside);
+      }
+      if (lk.tp[r].backward_regather) {
+        // Issued as the backward reaches this GEMM, beside it on the TP stream; the input
+        // gradient's ReduceScatter after the GEMM follows it there, so what waits for that
+        // ReduceScatter waits for the gather too (the fused backward op holds both GEMMs).
+        (void)tp_collective(stage, st, Op::AllGather, info, last);
       }
       // The combine's gradient comes back to the experts before their backward.
       const OpId returned = lk.ep[r].combine_after

@@ -17,6 +17,7 @@ PassStep interleaved_step(std::int64_t k, std::int64_t pp, std::int64_t chunks, 
 
 std::int64_t interleaved_warmup(std::int64_t pp, std::int64_t stage, std::int64_t chunks,
                                 std::int64_t total) {
+  if (total == pp * chunks) return total;  // as many micro-batches as stages (schedule.hpp)
   return std::min((pp - stage - 1) * 2 + (chunks - 1) * pp, total);
 }
 

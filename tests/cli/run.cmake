@@ -648,3 +648,21 @@ trainsim_bad_input(run headroom_bytes
 # modes (README, `sharding`) are said as trainsim's.
 trainsim_expect_exit(cli.run.sharding_alias 2 "^error: command line \\(--sharding\\): /parallel/sharding: unknown value 'ZeRO-3'. it is 'full_shard' here. expected one of none, zero1, shard_grad_op, full_shard, hybrid_shard\n$"
   run --hardware h100-dgx --model llama2-7b --gpus 16 --seq-len 4096 --sharding ZeRO-3)
+# With a pipeline the warning names the stage that needs most, as --require-fit's error does.
+add_test(NAME cli.run.unfit_warning_stage COMMAND trainsim run --hardware h100-dgx --model llama2-70b
+         --gpus 8 --pp 2 --seq-len 4096 --global-batch 16)
+set_tests_properties(cli.run.unfit_warning_stage PROPERTIES PASS_REGULAR_EXPRESSION
+  "warning: the plan does not fit in memory \\([0-9.]+ GiB of 75.2 GiB usable per GPU on stage 0\\)")
+# --nodes-per-domain changes where ranks sit, not the degrees: a global batch that dp x
+# micro-batch does not divide named it among the flags that set the problem.
+trainsim_expect_exit(cli.run.batch_flags_without_placement 3 "^error: command line \\(--gpus, --pp, --tp, --global-batch\\): /training/global_batch: global_batch 64 is not divisible by dp x micro_batch = 12 x 1 = 12"
+  run --hardware gb200-nvl72 --model llama2-7b --gpus 96 --tp 2 --pp 4 --nodes-per-domain 16 --seq-len 4096 --global-batch 64)
+# Under sequence parallelism the backward gathers each column-parallel GEMM's input again
+# (Korthikanti et al. 2022 §4.2.2; Megatron-LM's linear layers): llama2-7b, tp 8, one
+# micro-batch, 32 layers x (2 forward + 2 row-parallel backward + 2 input re-gathers) + the LM
+# head's input gather and the embedding's backward gather = 194 AllGathers of 4096 x 4096 x 2 B
+# = 32 MiB, against 130 ReduceScatters (32 x 4 + the embedding's and the head's).
+add_test(NAME cli.run.sp_backward_regather COMMAND trainsim run --hardware h100-dgx --model llama2-7b
+         --gpus 8 --seq-len 4096 --tp 8 --sequence-parallel --stack megatron-lm)
+set_tests_properties(cli.run.sp_backward_regather PROPERTIES PASS_REGULAR_EXPRESSION
+  "reduce_scatter +tp +8 +1 +32.0 MiB +130 [^\n]*\n +all_gather +tp +8 +1 +32.0 MiB +194 ")

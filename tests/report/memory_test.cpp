@@ -392,6 +392,18 @@ TEST_CASE("memory: pipeline schedules hold their in-flight micro-batches", "[rep
     REQUIRE(report::in_flight_microbatches(s, 0) == Approx(5.5).epsilon(1e-12));
     REQUIRE(report::in_flight_microbatches(s, 3) == Approx(2.5).epsilon(1e-12));
   }
+  SECTION("interleaved with as many micro-batches as stages: every stage holds all of them") {
+    // Megatron runs every forward, then every backward, when micro-batches equal pp
+    // (workload::interleaved_warmup): 4 micro-batches on pp 4 hold 4 on every stage. The last
+    // stage was given (0 + 4 + 1) / 2 = 2.5 by the general warm-up count.
+    s.parallel.schedule = PipelineSchedule::Interleaved;
+    s.parallel.virtual_stages = 2;
+    s.training.global_batch = 64;  // 64 / (8 x 2) = 4 micro-batches
+    REQUIRE(s.num_microbatches() == 4);
+    for (std::int64_t stage = 0; stage < 4; ++stage) {
+      REQUIRE(report::in_flight_microbatches(s, stage) == Approx(4.0).epsilon(1e-12));
+    }
+  }
   SECTION("interleaved with the embedding and the loss counted in the split") {
     // Llama 3.1 405B's shape of split (126 layers + 2 = 128 slots over pp 16 x 4 chunks) on
     // a 126-layer model, 384 micro-batches. Stage 0 holds 2 x 15 + 3 x 16 + 1 = 79 chunk

@@ -58,6 +58,22 @@ TEST_CASE("schedule: interleaved 1F1B visits every chunk of every micro-batch on
   REQUIRE(first_b->chunk == 1);
 }
 
+TEST_CASE("schedule: interleaved with as many micro-batches as stages runs every forward first",
+          "[workload]") {
+  // Megatron-LM's forward_backward_pipelining_with_interleaving: "Run all forward passes and
+  // then all backward passes if number of microbatches is just the number of pipeline stages"
+  // (num_warmup_microbatches = total_num_microbatches). pp 2, 2 micro-batches, 2 chunks: the
+  // last stage ran F0 F1 F0c1 B0c1 F1c1 ... by the general count (2 - 1 - 1) x 2 + (2 - 1) x 2.
+  for (std::int64_t stage = 0; stage < 2; ++stage) {
+    INFO("stage " << stage);
+    CHECK(interleaved_warmup(2, stage, 2, 4) == 4);
+    CHECK(render(pipeline_order(PipelineSchedule::Interleaved, 2, stage, 2, 2)) ==
+          "F0 F1 F0c1 F1c1 B0c1 B1c1 B0 B1 ");
+  }
+  // With more micro-batches the general count holds: stage 1 of pp 2 at 4 micro-batches.
+  CHECK(interleaved_warmup(2, 1, 2, 8) == 2);
+}
+
 TEST_CASE("schedule: a backward never precedes its own forward", "[workload]") {
   for (auto sched : {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB}) {
     for (std::int64_t stage = 0; stage < 4; ++stage) {

@@ -23,8 +23,11 @@ struct PassStep {
                                         bool backward);
 
 // The forward steps `stage` of the interleaved schedule runs before its first backward, of
-// `total` (micro-batches x chunks): (pp - stage - 1) x 2 + (chunks - 1) x pp (Megatron-LM's
-// get_num_warmup_microbatches), at most `total`.
+// `total` (micro-batches x chunks): (pp - stage - 1) x 2 + (chunks - 1) x pp, at most `total`;
+// with as many micro-batches as stages, `total`: every forward, then every backward
+// (Megatron-LM's forward_backward_pipelining_with_interleaving: "Run all forward passes and then
+// all backward passes if number of microbatches is just the number of pipeline stages",
+// all_warmup_microbatches).
 [[nodiscard]] std::int64_t interleaved_warmup(std::int64_t pp, std::int64_t stage,
                                               std::int64_t chunks, std::int64_t total);
 
@@ -36,7 +39,8 @@ struct PassStep {
 //     then alternating forward/backward, then the remaining backwards.
 //   Interleaved 1F1B (Narayanan et al. 2021 §2.2; Megatron-LM schedules.py): forwards of
 //     chunk c of micro-batches in groups of pp, warm-up (pp - stage - 1) * 2 + (chunks - 1) * pp
-//     steps, then one forward one backward; requires microbatches % pp == 0.
+//     steps (every step where microbatches == pp), then one forward one backward; requires
+//     microbatches % pp == 0.
 [[nodiscard]] std::vector<PassStep> pipeline_order(parallel::PipelineSchedule schedule,
                                                    std::int64_t pp, std::int64_t stage,
                                                    std::int64_t microbatches, std::int64_t chunks);
