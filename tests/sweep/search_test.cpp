@@ -161,7 +161,8 @@ TEST_CASE("search: enumeration skips combinations that cannot differ", "[sweep][
 // and fails the day the claim holds, so whoever closes the gap has to turn it into a plain test.
 // What the model gives (README, "Calibration status"): the best plan is TP = PP = 1 with
 // micro-batch 2, 2,686,846 tokens/s, 0.011 s exposed; the best TP x PP > 1 plan is TP = 2,
-// micro-batch 4, sequence parallel, at 0.94x. Why, by the numbers of the collective model:
+// micro-batch 4, sequence parallel, at 0.93x (0.94x before its backward gathered the
+// column-parallel inputs again). Why, by the numbers of the collective model:
 // - The per-layer FSDP AllGather (405 MB) takes 2.5 ms on 256 ranks (32 nodes) and 2.25 ms on
 //   the 128 ranks left by TP = 2 (half the bytes per rank, half the NICs per group: every node
 //   still moves the same bytes, so only ring latency is saved): the 64 calls save about 17 ms,
