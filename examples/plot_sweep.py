@@ -78,7 +78,13 @@ def main(argv=None):
     try:
         with open(args.csv, newline="") as f:
             # A sharded output ends with a '#' trailer line; it is not a row.
-            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+            lines = [line for line in f if not line.startswith("#")]
+        # `sweep --format json` writes JSON lines: its header "cells" were quoted whole as the
+        # columns it has.
+        if lines and lines[0].lstrip().startswith("{"):
+            fail(f"error: {args.csv}: JSON lines (sweep --format json), not a CSV; expected "
+                 "a trainsim sweep CSV (sweep --format csv, the default)")
+        rows = list(csv.DictReader(lines))
     except OSError as e:
         fail(f"error: {args.csv}: cannot read the file ({e.strerror}); expected a trainsim "
                  "sweep CSV")

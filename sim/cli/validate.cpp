@@ -506,9 +506,14 @@ void register_validate(CLI::App& app, int& exit_code) {
   c->add_option(
       "--source", o->source,
       "Only rows whose source (the report's column) or source_group contains this text (any case)");
+  // One value per --stack, repeated for more: a vector option took every argument after it,
+  // the runs file included ("expected ID=FILE, ... got 'runs.json'").
   c->add_option("--stack", o->stacks,
                 "ID=FILE: run the rows mapped to built-in stack ID with the stack in FILE "
-                "instead (repeatable)");
+                "instead (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   c->add_option("--plot", o->plot,
                 "Also draw predicted against measured to this PNG (python3 "
                 "and matplotlib)");

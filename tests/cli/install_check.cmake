@@ -17,7 +17,7 @@ if(NOT page)
 endif()
 file(READ ${page} text)
 # Every subcommand of the top-level help has its section (cmake/man_page.cmake).
-foreach(c describe run collective sweep search merge calibrate compare validate)
+foreach(c describe run collective sweep search merge calibrate compare validate diff)
   if(NOT text MATCHES "\\.SH \"trainsim ${c}\"\n")
     message(FATAL_ERROR "the man page has no section for '${c}'")
   endif()

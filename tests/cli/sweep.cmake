@@ -248,8 +248,11 @@ endif()
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/plot_stub/matplotlib/__init__.py "")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/plot_sweep_short.csv "tp,tokens_per_s\n1,5\n2\n")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/plot_sweep_nan.csv "tp,tokens_per_s\n1,5\n2,nan\n")
+# sweep --format json's lines: their first line's cells were quoted as 2 KB of column names.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/plot_sweep_jsonl.csv "{\"index\":0,\"scenario\":{\"cluster\":{\"gpus\":8}}}\n")
 foreach(case "short;line 3: 1 cells where the header has 2. expected a whole trainsim sweep row"
-             "nan;line 3: column 'tokens_per_s' holds 'nan'. expected a finite number")
+             "nan;line 3: column 'tokens_per_s' holds 'nan'. expected a finite number"
+             "jsonl;JSON lines \\(sweep --format json\\), not a CSV. expected a trainsim sweep CSV")
   list(GET case 0 name)
   list(GET case 1 regex)
   add_test(NAME cli.plot_sweep.${name}_row

@@ -216,3 +216,10 @@ add_test(NAME cli.validate.plot_stub_python
                  "-DEXPECTED_STDERR=^error: --plot [^\n]*plot\\.png: python3 exited without drawing a PNG\; expected python3 with matplotlib[^\n]*\n$"
                  "-DCOMMAND=${CMAKE_COMMAND};-E;env;PATH=${CMAKE_CURRENT_BINARY_DIR}/validate_stub_python:$ENV{PATH};$<TARGET_FILE:trainsim>;validate;--source;bloom;--plot;${CMAKE_CURRENT_BINARY_DIR}/validate_stub_python/plot.png"
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
+# --stack takes one ID=FILE per flag: a runs file after it was read as another stack ("expected
+# ID=FILE, ... got '.../published_runs.json'").
+add_test(NAME cli.validate.stack_then_runs
+         COMMAND trainsim validate --source bloom --stack megatron-lm=${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json
+                 ${PROJECT_SOURCE_DIR}/validation/published_runs.json)
+set_tests_properties(cli.validate.stack_then_runs PROPERTIES PASS_REGULAR_EXPRESSION
+  "\nstack 'megatron-lm' replaced by [^\n]*stacks/megatron-lm\\.json \\(--stack\\)\nerror = ")
