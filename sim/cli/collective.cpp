@@ -232,6 +232,14 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
                       " as point-to-point sends and receives, which NCCL_ALGO does not select; "
                       "expected no --algo for all_to_all and send_recv");
   }
+  // The model prices those transfers with the Simple protocol alone (collective/cost_model):
+  // "NCCL cannot run all_to_all with NCCL_PROTO=ll128" blamed NCCL for the model's scope.
+  if (proto && *proto != collective::Protocol::Simple &&
+      (op == collective::Op::AllToAll || op == collective::Op::SendRecv)) {
+    throw ConfigError("--proto: trainsim prices " + std::string(collective::to_string(op)) +
+                      "'s point-to-point transfers with NCCL's Simple protocol only; expected "
+                      "--proto simple or no --proto");
+  }
   const bool per_rank = op == collective::Op::AllGather || op == collective::Op::ReduceScatter ||
                         op == collective::Op::AllToAll;
   std::vector<std::vector<Row>> blocks;

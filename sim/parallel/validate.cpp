@@ -424,8 +424,9 @@ std::vector<Problem> validate(const Scenario& s) {
     const std::int64_t shard = hybrid_shard_size(s);
     const std::int64_t node = s.hardware.node.gpus_per_node;
     if (p.shard_group == 0 && p.tp * p.cp > node) {
-      // One node holds no whole data-parallel rank: its default, one node's ranks, is none
-      // (hybrid_shard_size took 1, a replica per rank, which is DDP under another name).
+      // One node holds no whole data-parallel rank, so its default, one node's ranks, names
+      // none (hybrid_shard_size took 1 without a word). Where tp x cp fills a node exactly the
+      // default is that node's one rank: defined, and as replicated as DDP, so it runs.
       problem("/parallel/sharding",
               "hybrid_shard's default shard_group, one node's data-parallel ranks, is none: tp " +
                   str(p.tp) + " x cp " + str(p.cp) + " spans more than a node's " + str(node) +

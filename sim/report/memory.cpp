@@ -334,8 +334,9 @@ double in_flight_microbatches(const parallel::Scenario& s, std::int64_t stage) {
     case PipelineSchedule::Interleaved:
       if (v > 1) {
         // The stage's passes in the schedule's order (workload::pipeline_order: Megatron-LM's
-        // get_num_warmup_microbatches, 2 (p - i - 1) + (v - 1) p warm-up forwards, then one
-        // forward and one backward): a forward holds its chunk's layers until its backward.
+        // get_num_warmup_microbatches, 2 (p - i - 1) + (v - 1) p warm-up forwards, every one
+        // where m = p, then one forward and one backward): a forward holds its chunk's layers
+        // until its backward.
         // The peak of the layers held, over the layers of all chunks: chunks differ when the
         // split counts the embedding or the loss, leaves a remainder or follows a layout, and
         // the steady state then shifts between them (p 2, v 2, chunks of 10 and 2 layers: 4

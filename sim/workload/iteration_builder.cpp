@@ -844,6 +844,11 @@ class Builder {
     const OpId gathered = p_.tp > 1 && p_.sequence_parallel
                               ? tp_collective(stage, st, Op::AllGather, info, after)
                               : kNone;
+    // The projection's 2h-wide input, kept sequence-split, gathered again beside its backward
+    // (layer_backward's backward_regather).
+    if (p_.tp > 1 && p_.sequence_parallel) {
+      (void)tp_collective(stage, st, Op::AllGather, info, gathered, false, 2.0);
+    }
     OpId last = kernel(st, mtp_.back(), true, false, info, gathered);
     OpId wait = p_.tp > 1 ? tp_collective(stage, st,
                                           p_.sequence_parallel ? Op::ReduceScatter : Op::AllReduce,
@@ -939,6 +944,11 @@ class Builder {
     OpId last = kNone;
     OpId wait = kNone;
     for (auto k = head_.rbegin(); k != head_.rend(); ++k) {
+      if (p_.tp > 1 && p_.sequence_parallel && k->name == "lm_head") {
+        // The head's input, kept sequence-split (a column-parallel linear: memory.cpp counts
+        // it / t), gathered again beside its backward (layer_backward's backward_regather).
+        (void)tp_collective(stage, st, Op::AllGather, info, last);
+      }
       last = kernel(st, *k, true, false, info, wait);
       wait = kNone;
       if (p_.tp > 1 && k->name == "lm_head") {
@@ -1005,8 +1015,10 @@ class Builder {
       if (lk.tp[r].backward_regather) {
         // Issued as the backward reaches this GEMM, beside it on the TP stream; the input
         // gradient's ReduceScatter after the GEMM follows it there, so what waits for that
-        // ReduceScatter waits for the gather too (the fused backward op holds both GEMMs).
-        (void)tp_collective(stage, st, Op::AllGather, info, last);
+        // ReduceScatter waits for the gather too (the fused backward op holds both GEMMs). The
+        // saved input is the forward's gathered one: its FP8 cast where the stack gathers FP8
+        // (Transformer Engine gathers ln_out again with the input quantizer).
+        (void)tp_collective(stage, st, Op::AllGather, info, last, /*input_gather=*/true);
       }
       // The combine's gradient comes back to the experts before their backward.
       const OpId returned = lk.ep[r].combine_after

@@ -660,9 +660,29 @@ trainsim_expect_exit(cli.run.batch_flags_without_placement 3 "^error: command li
 # Under sequence parallelism the backward gathers each column-parallel GEMM's input again
 # (Korthikanti et al. 2022 §4.2.2; Megatron-LM's linear layers): llama2-7b, tp 8, one
 # micro-batch, 32 layers x (2 forward + 2 row-parallel backward + 2 input re-gathers) + the LM
-# head's input gather and the embedding's backward gather = 194 AllGathers of 4096 x 4096 x 2 B
-# = 32 MiB, against 130 ReduceScatters (32 x 4 + the embedding's and the head's).
+# head's input gather, forward and again backward, and the embedding's backward gather = 195
+# AllGathers of 4096 x 4096 x 2 B = 32 MiB, against 130 ReduceScatters (32 x 4 + the
+# embedding's and the head's).
 add_test(NAME cli.run.sp_backward_regather COMMAND trainsim run --hardware h100-dgx --model llama2-7b
          --gpus 8 --seq-len 4096 --tp 8 --sequence-parallel --stack megatron-lm)
 set_tests_properties(cli.run.sp_backward_regather PROPERTIES PASS_REGULAR_EXPRESSION
-  "reduce_scatter +tp +8 +1 +32.0 MiB +130 [^\n]*\n +all_gather +tp +8 +1 +32.0 MiB +194 ")
+  "reduce_scatter +tp +8 +1 +32.0 MiB +130 [^\n]*\n +all_gather +tp +8 +1 +32.0 MiB +195 ")
+# Under FP8 with the stack's FP8 TP communication (megatron-core) the layers' input gathers move
+# the 1-byte cast, 16 MiB, the second one too (Transformer Engine gathers ln_out again with the
+# input quantizer): 32 x (2 + 2) = 128 of 16 MiB; the row-parallel backward gathers, the head's
+# two and the embedding's stay 16-bit: 32 x 2 + 3 = 67 of 32 MiB. The second gathers moved
+# 32 MiB (64 forward gathers of 16 MiB and 130 of 32 MiB).
+add_test(NAME cli.run.sp_backward_regather_fp8 COMMAND trainsim run --hardware h100-dgx
+         --model llama2-7b --gpus 8 --seq-len 4096 --tp 8 --sequence-parallel --stack megatron-core
+         --precision fp8)
+set_tests_properties(cli.run.sp_backward_regather_fp8 PROPERTIES PASS_REGULAR_EXPRESSION
+  "all_gather +tp +8 +1 +16.0 MiB +128 [^\n]*\n +all_gather +tp +8 +1 +32.0 MiB +67 ")
+# A multi-token-prediction module's projection is column-parallel too: its 2h-wide input (1024
+# tokens / 2 x 2048 x 2 B x 2 ranks = 4 MiB gathered) is gathered in forward and again beside
+# its backward, 2 calls, against 1 ReduceScatter of its input gradient (tests/data/
+# window_mtp_model.json, tp 2, one micro-batch).
+add_test(NAME cli.run.sp_backward_regather_mtp COMMAND trainsim run --hardware h100-dgx
+         --model ${CMAKE_CURRENT_SOURCE_DIR}/../data/window_mtp_model.json --gpus 2 --tp 2
+         --sequence-parallel --seq-len 1024 --global-batch 1)
+set_tests_properties(cli.run.sp_backward_regather_mtp PROPERTIES PASS_REGULAR_EXPRESSION
+  "all_gather +tp +2 +1 +4.00 MiB +2 [^\n]*\n[^\n]*\n[^\n]*\n +reduce_scatter +tp +2 +1 +4.00 MiB +1 ")

@@ -160,14 +160,15 @@ TEST_CASE("search: enumeration skips combinations that cannot differ", "[sweep][
 // A known gap, so the case is tagged [!shouldfail]: it passes while the model misses the claim
 // and fails the day the claim holds, so whoever closes the gap has to turn it into a plain test.
 // What the model gives (README, "Calibration status"): the best plan is TP = PP = 1 with
-// micro-batch 2, 2,686,846 tokens/s, 0.011 s exposed; the best TP x PP > 1 plan is TP = 2,
+// micro-batch 2, 3,113,569 tokens/s, 0.014 s exposed; the best TP x PP > 1 plan is TP = 2,
 // micro-batch 4, sequence parallel, at 0.93x (0.94x before its backward gathered the
 // column-parallel inputs again). Why, by the numbers of the collective model:
 // - The per-layer FSDP AllGather (405 MB) takes 2.5 ms on 256 ranks (32 nodes) and 2.25 ms on
 //   the 128 ranks left by TP = 2 (half the bytes per rank, half the NICs per group: every node
 //   still moves the same bytes, so only ring latency is saved): the 64 calls save about 17 ms,
 //   and they hide behind 7.9 ms of forward and 15.8 ms of backward compute per layer anyway.
-// - TP = 2 adds 8 blocking 134 MB collectives per layer over NVLink, about 50 ms per iteration.
+// - TP = 2 adds 8 blocking 134 MB collectives per layer over NVLink, and 2 more AllGathers
+//   beside the backward's GEMMs (sequence parallelism's second gather): 0.064 s per iteration.
 // Even with every FSDP collective serialized with compute (tried by hand, not an option of the
 // model), TP = 1 stays ahead: 0.921 s against 0.957 s per iteration. The claim needs a mechanism
 // that makes large FSDP groups costly at 256 GPUs, which no measurement here supports.

@@ -541,11 +541,12 @@ TEST_CASE("moe: tensor-parallel collectives of an MoE layer with sequence parall
     // Dense layer: qkv_proj, mlp_up_gate in, attn_out_proj, mlp_down out: 2 + 2 of each. MoE
     // layers: qkv_proj, moe_router in; attn_out_proj, moe_unpermute, shared_expert_down out:
     // 2 + 3. 1 x 4 + 3 x 5 + 2 = 21 ReduceScatters; the AllGathers add the backward's second
-    // gather of the dense layer's qkv_proj and mlp_up_gate inputs and of each MoE layer's
-    // qkv_proj input (the router's is not): 21 + 2 + 3 = 26. Nothing routed moves.
+    // gather of the dense layer's qkv_proj and mlp_up_gate inputs, of each MoE layer's
+    // qkv_proj input (the router's is not) and of the LM head's: 21 + 2 + 3 + 1 = 27. Nothing
+    // routed moves.
     const workload::Iteration it =
         build(moe_scenario(1, {{"parallel.tp", 2}, {"parallel.sequence_parallel", true}}));
-    REQUIRE(calls(it, "all_gather", block) == 26);
+    REQUIRE(calls(it, "all_gather", block) == 27);
     REQUIRE(calls(it, "reduce_scatter", block) == 21);
     REQUIRE(calls(it, "all_gather", routed) == 0);
     REQUIRE(calls(it, "reduce_scatter", routed) == 0);
@@ -554,13 +555,14 @@ TEST_CASE("moe: tensor-parallel collectives of an MoE layer with sequence parall
     // tp 2 with SP (dp 8, ep 4). The MoE block's TP region of T x hidden is its shared expert's
     // MLP alone (shared_expert_up_gate in, shared_expert_down out): MoE layers 2 + 2, so
     // 1 x 4 + 3 x 4 + 2 = 18 ReduceScatters, and the AllGathers the backward's second gather
-    // of qkv_proj and mlp_up_gate (dense) and qkv_proj and shared_expert_up_gate (each MoE
-    // layer): 18 + 2 + 3 x 2 = 26. The routed rows: gathered over TP after the dispatch
+    // of qkv_proj and mlp_up_gate (dense), qkv_proj and shared_expert_up_gate (each MoE layer)
+    // and the LM head's input: 18 + 2 + 3 x 2 + 1 = 27. The routed rows: gathered over TP
+    // after the dispatch
     // (forward) and after the combine's gradient (backward), scattered before the combine and
     // before the dispatch's gradient: 2 of each per MoE layer, 3 x 2 = 6.
     const workload::Iteration it =
         build(moe_scenario(4, {{"parallel.tp", 2}, {"parallel.sequence_parallel", true}}));
-    REQUIRE(calls(it, "all_gather", block) == 26);
+    REQUIRE(calls(it, "all_gather", block) == 27);
     REQUIRE(calls(it, "reduce_scatter", block) == 18);
     REQUIRE(calls(it, "all_gather", routed) == 6);
     REQUIRE(calls(it, "reduce_scatter", routed) == 6);

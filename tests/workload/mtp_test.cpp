@@ -90,21 +90,22 @@ TEST_CASE("mtp: a module runs on the last stage: its lookup, projection, layer a
 
 TEST_CASE("mtp: the projection's TP collectives", "[workload][mtp]") {
   // tp 2 with sequence parallelism, 2 micro-batches. Stage 1 holds layers 2 and 3, both MoE,
-  // and the LM head, whose input is gathered over TP (forward) and whose input gradient is
-  // scattered (backward) once per micro-batch; with MTP the module's MoE layer too, whose TP
-  // collectives are those of either: half of what stage 1's layers have without MTP. Beside
-  // them the module adds per micro-batch: its projection, forward the gathers of its 2h-wide
-  // input and of its h-wide output, backward the gather of the incoming gradient and the
-  // ReduceScatter of the input gradient (multi_token_prediction.py, _concat_embeddings); its
-  // embedding lookup, a ReduceScatter forward and a gather backward; its pass through the
-  // shared head, a gather forward and a ReduceScatter backward: 5 gathers and 3
-  // ReduceScatters, times 2 micro-batches.
+  // and the LM head, whose input is gathered over TP (forward), gathered again beside its
+  // backward (sequence parallelism's second gather) and whose input gradient is scattered
+  // (backward) once per micro-batch; with MTP the module's MoE layer too, whose TP collectives
+  // are those of either: half of what stage 1's layers have without MTP. Beside them the
+  // module adds per micro-batch: its projection, forward the gathers of its 2h-wide input and
+  // of its h-wide output, backward the gather of the incoming gradient, the second gather of
+  // its input and the ReduceScatter of the input gradient (multi_token_prediction.py,
+  // _concat_embeddings); its embedding lookup, a ReduceScatter forward and a gather backward;
+  // its pass through the shared head, a gather forward, the second gather and a ReduceScatter
+  // backward: 7 gathers and 3 ReduceScatters, times 2 micro-batches.
   const workload::Iteration base = build(scenario(0, 2));
   const workload::Iteration it = build(scenario(1, 2));
-  const std::int64_t gathers_per_layer = (count(base, "tp_all_gather", 1) - 2) / 2;
+  const std::int64_t gathers_per_layer = (count(base, "tp_all_gather", 1) - 2 * 2) / 2;
   const std::int64_t scatters_per_layer = (count(base, "tp_reduce_scatter", 1) - 2) / 2;
   CHECK(count(it, "tp_all_gather", 1) ==
-        count(base, "tp_all_gather", 1) + gathers_per_layer + 2 * 5);
+        count(base, "tp_all_gather", 1) + gathers_per_layer + 2 * 7);
   CHECK(count(it, "tp_reduce_scatter", 1) ==
         count(base, "tp_reduce_scatter", 1) + scatters_per_layer + 2 * 3);
 }

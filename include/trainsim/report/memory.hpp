@@ -160,8 +160,9 @@ struct ActivationOptions {
 // (Huang et al. 2019); interleaved 1F1B with v chunks counts chunk passes, each holding
 // layers/(pp v) layers: min(2 (pp - stage - 1) + (v - 1) pp + 1, m v) (Megatron-LM's warm-up
 // count plus the one in steady state; for stage 0 this is Korthikanti et al. 2022 §4.2.3's
-// factor 1 + (pp - 1) / (pp v) of the layers). Returned as layer-equivalents over the stage's
-// layers: a multiple of one micro-batch of all the stage's layers.
+// factor 1 + (pp - 1) / (pp v) of the layers), and all m v where m = pp, whose forwards all run
+// first (workload::interleaved_warmup). Returned as layer-equivalents over the stage's layers: a
+// multiple of one micro-batch of all the stage's layers.
 [[nodiscard]] double in_flight_microbatches(const parallel::Scenario& s, std::int64_t stage);
 
 // Memory of one GPU of pipeline stage `stage`. Stage 0 also holds the embedding, the last stage
