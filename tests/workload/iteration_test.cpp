@@ -3,6 +3,9 @@
 #include "trainsim/workload/iteration.hpp"
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -415,4 +418,72 @@ TEST_CASE("iteration: a window on some layers runs those layers windowed and the
   };
   REQUIRE(recomputed(ra) < recomputed(rn));  // selective recomputation redoes the attention core
   REQUIRE(recomputed(rh) == Approx((recomputed(ra) + recomputed(rn)) / 2.0).epsilon(1e-9));
+}
+
+TEST_CASE(
+    "sequence parallelism's second gather runs beside its GEMM's backward, before the "
+    "ReduceScatter",
+    "[workload][collective]") {
+  // Megatron-LM's column-parallel linear under sequence parallelism gathers its saved input
+  // again while the input gradient's GEMM runs, and reduce-scatters that gradient after it
+  // (LinearWithGradAccumulationAndAsyncCommunication.backward). In the simulated timeline of
+  // the paper's setting on 16 H100 with tp 2 and SP: on the TP stream, each backward
+  // ReduceScatter of a layer follows that layer's second AllGather, which overlaps the
+  // GEMM's backward (mlp_up_gate_bwd, then qkv_proj_bwd) and ends before the ReduceScatter
+  // starts: two per layer and micro-batch.
+  const parallel::Scenario s =
+      scenario(16, R"({"parallel.tp": 2, "parallel.sequence_parallel": true})");
+  const report::Simulation sim = report::simulate(
+      s, report::SimulateOptions{.build = {}, .mode = report::SimulationMode::Full});
+  const engine::Graph& g = sim.iteration.graph;
+  const auto info = [&](engine::OpId op) -> const workload::OpInfo& {
+    return sim.iteration.ops[static_cast<std::size_t>(g.op_tag(op))];
+  };
+  const auto& t = sim.timeline.ops;
+  // The backward GEMMs by (micro-batch, layer, name).
+  std::map<std::tuple<std::int64_t, std::int32_t, std::string>, engine::OpId> gemm;
+  for (engine::OpId op = 0; op < g.num_ops(); ++op) {
+    const std::string& name = g.op_name(op);
+    if (name == "mlp_up_gate_bwd" || name == "qkv_proj_bwd") {
+      gemm[{info(op).microbatch, info(op).layer, name}] = op;
+    }
+  }
+  std::int64_t pairs = 0;
+  for (engine::StreamId st = 0; st < g.num_streams(); ++st) {
+    const auto ops = g.stream_ops(st);
+    for (std::size_t k = 1; k < ops.size(); ++k) {
+      const engine::OpId gather = ops[k - 1];
+      const engine::OpId scatter = ops[k];
+      if (g.op_name(scatter) != "tp_reduce_scatter" || !info(scatter).backward ||
+          info(scatter).layer < 0) {
+        continue;
+      }
+      REQUIRE(g.op_name(gather) == "tp_all_gather");
+      const workload::OpInfo& gi = info(gather);
+      REQUIRE(gi.backward);
+      REQUIRE(gi.layer == info(scatter).layer);
+      REQUIRE(gi.microbatch == info(scatter).microbatch);
+      // The GEMM the pair belongs to: of the layer's two, the one that ended last before the
+      // ReduceScatter (the MLP's first in backward, then the attention's).
+      engine::OpId c = -1;
+      for (const char* name : {"mlp_up_gate_bwd", "qkv_proj_bwd"}) {
+        const engine::OpId op = gemm.at({gi.microbatch, gi.layer, name});
+        const auto& to = t[static_cast<std::size_t>(op)];
+        if (to.end <= t[static_cast<std::size_t>(scatter)].start &&
+            (c < 0 || t[static_cast<std::size_t>(c)].end < to.end)) {
+          c = op;
+        }
+      }
+      REQUIRE(c >= 0);
+      const auto& tg = t[static_cast<std::size_t>(gather)];
+      const auto& tc = t[static_cast<std::size_t>(c)];
+      CHECK(tg.start < tc.end);  // beside the GEMM's backward
+      CHECK(tc.start < tg.end);
+      CHECK(tg.end <= t[static_cast<std::size_t>(scatter)].start);  // before the ReduceScatter
+      ++pairs;
+    }
+  }
+  // llama2-7b's 32 layers, 2 GEMMs each, in every micro-batch of the step.
+  REQUIRE(s.num_microbatches() >= 1);
+  CHECK(pairs == 2 * 32 * s.num_microbatches());
 }
