@@ -217,6 +217,22 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
     }
   }
 
+  // NCCL runs all-to-all and send/receive as point-to-point transfers, which NCCL_ALGO does not
+  // select (it names the collective algorithms): "NCCL cannot run all_to_all with
+  // NCCL_ALGO=ring" said the opposite of what nccl-tests' alltoall_perf does under it. The model
+  // prices those transfers with the Simple protocol alone (collective/cost_model): "NCCL cannot
+  // run all_to_all with NCCL_PROTO=ll128" blamed NCCL for the model's scope.
+  const bool p2p = op == collective::Op::AllToAll || op == collective::Op::SendRecv;
+  if (p2p && algo) {
+    throw ConfigError("--algo: NCCL runs " + std::string(collective::to_string(op)) +
+                      " as point-to-point sends and receives, which NCCL_ALGO does not select; "
+                      "expected no --algo for all_to_all and send_recv");
+  }
+  if (p2p && proto && *proto != collective::Protocol::Simple) {
+    throw ConfigError("--proto: trainsim prices " + std::string(collective::to_string(op)) +
+                      "'s point-to-point transfers with NCCL's Simple protocol only; expected "
+                      "--proto simple or no --proto");
+  }
   // nccl-tests byte accounting (docs/sources.md A.11/A.12): the per-rank count of AllGather,
   // ReduceScatter and AllToAll is size / (n x element) rounded down to a multiple of 16 bytes,
   // and the printed size is count x n x element; other ops count the whole buffer. The rounding
@@ -224,22 +240,6 @@ int run_collective(const CollectiveOptions& o, std::ostream& out) {
   // rounded all_gather and reduce_scatter to whole groups of 4 elements and alltoall not at
   // all, so small rows of their logs differ. nccl-tests prints a size whose count rounds to 0 as
   // a row of 0 bytes, an empty call the model has no cost for: such sizes are left out.
-  // NCCL runs all-to-all and send/receive as point-to-point transfers, which NCCL_ALGO does not
-  // select (it names the collective algorithms): "NCCL cannot run all_to_all with
-  // NCCL_ALGO=ring" said the opposite of what nccl-tests' alltoall_perf does under it.
-  if (algo && (op == collective::Op::AllToAll || op == collective::Op::SendRecv)) {
-    throw ConfigError("--algo: NCCL runs " + std::string(collective::to_string(op)) +
-                      " as point-to-point sends and receives, which NCCL_ALGO does not select; "
-                      "expected no --algo for all_to_all and send_recv");
-  }
-  // The model prices those transfers with the Simple protocol alone (collective/cost_model):
-  // "NCCL cannot run all_to_all with NCCL_PROTO=ll128" blamed NCCL for the model's scope.
-  if (proto && *proto != collective::Protocol::Simple &&
-      (op == collective::Op::AllToAll || op == collective::Op::SendRecv)) {
-    throw ConfigError("--proto: trainsim prices " + std::string(collective::to_string(op)) +
-                      "'s point-to-point transfers with NCCL's Simple protocol only; expected "
-                      "--proto simple or no --proto");
-  }
   const bool per_rank = op == collective::Op::AllGather || op == collective::Op::ReduceScatter ||
                         op == collective::Op::AllToAll;
   std::vector<std::vector<Row>> blocks;

@@ -250,21 +250,24 @@ double read_parameter(ObjectReader& r, const std::string& key, const std::string
       // A signed time where the bounds allow one ("-20 us"): the unit reader takes magnitudes.
       const nlohmann::json& raw = r.raw(key);
       if (p->lower < 0.0 && raw.is_string() && raw.get<std::string>().rfind('-', 0) == 0) {
+        // Named as written: the magnitude's own message quoted the value without its sign.
+        const auto signed_time_error = [&] {
+          return r.error(key,
+                         "expected a time like \"-20 us\" (a signed number and a unit: ns, "
+                         "us, ms, s), got " +
+                             describe_json(raw));
+        };
+        // The magnitude starts with its first digit: the unit reader takes a sign and spaces
+        // of its own, so "--415.7 us" read as +415.7 us and "- 415.7 us" as -415.7 us.
+        const std::string magnitude = raw.get<std::string>().substr(1);
+        if (magnitude.empty() ||
+            !(std::isdigit(static_cast<unsigned char>(magnitude[0])) || magnitude[0] == '.')) {
+          throw signed_time_error();
+        }
         try {
-          // The magnitude starts with its first digit: the unit reader takes a sign and spaces
-          // of its own, so "--415.7 us" read as +415.7 us and "- 415.7 us" as -415.7 us.
-          const std::string magnitude = raw.get<std::string>().substr(1);
-          if (magnitude.empty() ||
-              !(std::isdigit(static_cast<unsigned char>(magnitude[0])) || magnitude[0] == '.')) {
-            throw ConfigError("", "", "not a magnitude");
-          }
           v = -parse_unit(magnitude, UnitKind::Time);
         } catch (const ConfigError&) {
-          // Named as written: the magnitude's own message quoted the value without its sign.
-          throw r.error(key,
-                        "expected a time like \"-20 us\" (a signed number and a unit: ns, "
-                        "us, ms, s), got " +
-                            describe_json(raw));
+          throw signed_time_error();
         }
       } else {
         v = r.unit(key, UnitKind::Time, /*allow_zero=*/true);

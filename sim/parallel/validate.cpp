@@ -75,20 +75,22 @@ std::vector<Problem> validate(const Scenario& s) {
         Problem{.key = std::move(key), .message = std::move(message), .also = std::move(also)});
   };
   // What the micro-batch count is made of: dp (gpus / (tp x pp x cp), derived by
-  // scenario_loader) and the micro-batch; under the interleaved schedule the schedule too.
-  // Static: validate() runs once per sweep scenario, and only a problem copies them.
-  // The cluster's size, not where its ranks sit: /cluster named --nodes-per-domain too, which
-  // changes no degree (docs/placement.md).
-  static const std::vector<std::string> kBatchInputs = {"/cluster/gpus", "/cluster/nodes",
-                                                        "/parallel/tp",  "/parallel/pp",
-                                                        "/parallel/cp",  "/training/micro_batch"};
-  static const std::vector<std::string> kInterleavedBatchInputs = {"/cluster/gpus",
-                                                                   "/cluster/nodes",
-                                                                   "/parallel/tp",
-                                                                   "/parallel/pp",
-                                                                   "/parallel/cp",
-                                                                   "/training/micro_batch",
-                                                                   "/parallel/pipeline_schedule"};
+  // scenario_loader: kDegreeInputs) and the micro-batch; under the interleaved schedule the
+  // schedule too. The cluster's size, not where its ranks sit: /cluster named
+  // --nodes-per-domain too, which changes no degree (docs/placement.md). Static: validate() runs
+  // once per sweep scenario, and only a problem copies them.
+  static const std::vector<std::string> kDegreeInputs = {
+      "/cluster/gpus", "/cluster/nodes", "/parallel/tp", "/parallel/pp", "/parallel/cp"};
+  static const std::vector<std::string> kBatchInputs = [] {
+    std::vector<std::string> v = kDegreeInputs;
+    v.emplace_back("/training/micro_batch");
+    return v;
+  }();
+  static const std::vector<std::string> kInterleavedBatchInputs = [] {
+    std::vector<std::string> v = kBatchInputs;
+    v.emplace_back("/parallel/pipeline_schedule");
+    return v;
+  }();
   const ParallelPlan& p = s.parallel;
   const model::ModelSpec& m = s.model;
   const TrainingSpec& t = s.training;
@@ -117,7 +119,7 @@ std::vector<Problem> validate(const Scenario& s) {
     problem("/parallel",
             "tp x pp x cp = " + str(p.tp) + " x " + str(p.pp) + " x " + str(p.cp) +
                 " exceeds the " + str(s.gpus) + " gpus; expected a product that divides the gpus",
-            {"/cluster/gpus", "/cluster/nodes", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
+            kDegreeInputs);
     return out;
   }
   const std::int64_t model_parallel = *model_parallel_or;
@@ -126,7 +128,7 @@ std::vector<Problem> validate(const Scenario& s) {
             "gpus " + str(s.gpus) + " do not split into tp x pp x cp = " + str(p.tp) + " x " +
                 str(p.pp) + " x " + str(p.cp) + " = " + str(model_parallel) +
                 "; expected gpus divisible by " + str(model_parallel),
-            {"/cluster/gpus", "/cluster/nodes", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
+            kDegreeInputs);
     return out;  // dp is meaningless below
   }
   // Megatron-LM splits attention heads and query groups evenly over TP ranks
@@ -175,7 +177,7 @@ std::vector<Problem> validate(const Scenario& s) {
                   " (expert-parallel groups are carved out of the data-parallel ranks); "
                   "expected a divisor of " +
                   str(p.dp),
-              {"/cluster/gpus", "/cluster/nodes", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
+              kDegreeInputs);
     } else if (p.ep > 1 && p.cp > 1) {
       problem("/parallel/ep",
               "ep " + str(p.ep) + " with cp " + str(p.cp) +
@@ -444,7 +446,7 @@ std::vector<Problem> validate(const Scenario& s) {
                   str(p.tp) + " x cp " + str(p.cp) + "), does not divide dp " + str(p.dp) +
                   "; expected dp a multiple of " + str(shard) + ", or a shard_group that divides " +
                   str(p.dp),
-              {"/cluster/gpus", "/cluster/nodes", "/parallel/tp", "/parallel/pp", "/parallel/cp"});
+              kDegreeInputs);
     }
   }
   if (s.hardware.peak(t.precision).value() <= 0.0) {
