@@ -282,13 +282,18 @@ std::optional<Sharding> parse_sharding(std::string_view text) {
     return Sharding::ShardGradOp;
   }
   if (contains(t, "full_shard") || contains(t, "full shard") || contains(t, "zero-3") ||
-      contains(t, "zero3") || contains(t, "fsdp")) {
-    // FSDP's default ShardingStrategy is FULL_SHARD (metaseq's "FSDP (full sharding)", FSDP2).
+      contains(t, "zero3")) {
     return Sharding::FullShard;
   }
-  if (contains(t, "zero-1") || contains(t, "zero1") || contains(t, "distributed optimizer")) {
+  // A named ZeRO stage, or Megatron's distributed optimizer (ZeRO-1 inside its DDP class:
+  // "use_distributed_optimizer=True"), before the bare words "fsdp" and "ddp": "ZeRO-1 (not
+  // FSDP)" read as FULL_SHARD, and "Megatron DDP with use_distributed_optimizer=True" as DDP.
+  if (contains(t, "zero-1") || contains(t, "zero1") || contains(t, "distributed optimizer") ||
+      contains(t, "use_distributed_optimizer=true")) {
     return Sharding::Zero1;
   }
+  // FSDP's default ShardingStrategy is FULL_SHARD (metaseq's "FSDP (full sharding)", FSDP2).
+  if (contains(t, "fsdp")) return Sharding::FullShard;
   if (t.rfind("none", 0) == 0 || contains(t, "ddp") || contains(t, "plain dp")) {
     return Sharding::None;
   }
@@ -506,11 +511,33 @@ bool names_model(const std::string& text, std::string_view model) {
   return false;
 }
 
+// The memory a GPU's text (lower case) states, in GB: "a100 40gb", "a100 40 gb",
+// "v100-sxm2-16gb" (a number of whole GB, not part of a longer number, before "gb"); none when
+// it states none or two different ones.
+std::optional<double> memory_in_name(const std::string& text) {
+  std::optional<double> stated;
+  for (std::size_t at = text.find("gb"); at != std::string::npos; at = text.find("gb", at + 1)) {
+    std::size_t end = at;
+    while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '-')) --end;
+    std::size_t begin = end;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1])) != 0) --begin;
+    if (begin == end || end - begin > 4 || (begin > 0 && text[begin - 1] == '.')) continue;
+    const double gb = std::stod(text.substr(begin, end - begin));
+    if (stated && *stated != gb) return std::nullopt;
+    stated = gb;
+  }
+  return stated;
+}
+
 }  // namespace
 
 std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::string& reason) {
   const std::string gpu = lower(run.gpu);
   HardwareChoice choice;
+  // The row's memory, else the memory its GPU text states ("A100 40 GB", "V100-SXM2-16GB"):
+  // either names the part.
+  const std::optional<double> memory_gb = run.memory_gb ? run.memory_gb : memory_in_name(gpu);
+  const std::string memory_key = run.memory_gb ? "memory_gb" : "the GPU's memory";
   if (names_model(gpu, "gb200")) {
     // GB200 NVL72 (DGX GB200): 72 GPUs in one NVLink domain, 4 per compute tray.
     choice.id = "gb200-nvl72";
@@ -546,9 +573,8 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     // A100 SXM4 40GB from May 2020, and NVIDIA announced the 80GB A100 on 16 November 2020
     // (the Megatron-LM README 2020 tables are of September 2020).
     // A GPU text that names the 80GB part says its memory ("A100 (80GB) 2020" ran as 40GB).
-    const bool a100_of_2020 = !run.memory_gb && contains(gpu, "2020") && !contains(gpu, "80gb") &&
-                              !contains(gpu, "80 gb");
-    if ((run.memory_gb && *run.memory_gb == 40.0) || contains(gpu, "40gb") || a100_of_2020) {
+    const bool a100_of_2020 = !memory_gb && contains(gpu, "2020");
+    if ((memory_gb && *memory_gb == 40.0) || a100_of_2020) {
       // A100 SXM4 40GB (NVIDIA A100 datasheet, 2020): 40 GB HBM2 at 1,555 GB/s, against the
       // profile's 80 GB HBM2e at 2,039 GB/s; compute, NVLink and network are the same.
       static const nlohmann::json k40gb = [] {
@@ -568,7 +594,7 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
               ? "A100 40GB (memory unstated, measured in 2020, before the 80GB A100 of November "
                 "2020): a100-dgx with HBM 40 GiB at 1.555 TB/s (A100 datasheet), inline"
               : "A100 40GB: a100-dgx with HBM 40 GiB at 1.555 TB/s (A100 datasheet), inline");
-    } else if (!run.memory_gb && !contains(gpu, "80gb")) {
+    } else if (!memory_gb) {
       // Neither the row's memory nor its GPU text says which A100: the profile's 80GB part,
       // said so as the 2020 rows' 40GB is.
       choice.assumptions.push_back(
@@ -614,7 +640,8 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     return std::nullopt;
   }
   if (choice.document.is_null()) choice.document = choice.id;
-  if (run.gpus_per_node && !names_model(gpu, "v100")) {
+  // (A V100 row of 16 per node has its DGX-2 said above.)
+  if (run.gpus_per_node && !(names_model(gpu, "v100") && *run.gpus_per_node == 16)) {
     const auto profile_gpn = profile_value<std::int64_t>(choice, "node", "gpus_per_node");
     if (*run.gpus_per_node != profile_gpn) {
       choice.assumptions.push_back("the source's " + str(*run.gpus_per_node) +
@@ -622,7 +649,7 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
                                    str(profile_gpn));
     }
   }
-  if (run.memory_gb) {
+  if (memory_gb) {
     // The stated memory names the GPU too: an A100 row of 1 GB used to run as the 80GB part.
     // Sources print capacities as marketed, "GB" for what the profiles hold in GiB (the H100's
     // 80, the B200's 180), so either unit matches, within 10%: the B200's 192 GB physical
@@ -632,11 +659,11 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
     const auto capacity = profile_value<std::string>(choice, "gpu", "hbm_capacity");
     const double bytes = io::parse_bytes(capacity).value();
     const auto near = [&](double unit) {
-      return std::abs(*run.memory_gb * unit / bytes - 1.0) <= 0.10;
+      return std::abs(*memory_gb * unit / bytes - 1.0) <= 0.10;
     };
     if (!near(1e9) && !near(1073741824.0)) {
       std::ostringstream text;
-      text << "memory_gb " << *run.memory_gb << " is not the " << capacity << " of profile '"
+      text << memory_key << " " << *memory_gb << " is not the " << capacity << " of profile '"
            << choice.id << "' within 10%: a GPU the profile does not model";
       reason = text.str();
       return std::nullopt;
@@ -1007,8 +1034,13 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
   }
 
   // The measured metric, in order of preference (docs/validation.md, "Metric").
+  // The sources' FLOP counts (validation::source_flops) are dense models' formulas: for a
+  // mixture-of-experts row they would count every expert as used by every token (the 6N of
+  // torchtitan and llm-foundry counts Mixtral 8x7B's 46.7B parameters where 12.9B are active,
+  // and an MFU of 151% came out) or one expert's MLP per layer (Megatron-Core's count without
+  // its moe_router_topk factor). Only a throughput or an iteration time is compared for them.
   const bool convention_known =
-      src.convention != FlopConvention::Unstated && src.flops_not_compared.empty();
+      src.convention != FlopConvention::Unstated && src.flops_not_compared.empty() && !moe;
   if (run.tokens_per_s_per_gpu) {
     m.metric = Metric::TokensPerSecondPerGpu;
     m.measured = *run.tokens_per_s_per_gpu;
@@ -1028,6 +1060,10 @@ std::optional<Mapping> map_run(const PublishedRun& run, std::string& reason) {
     reason = convention_known ? "no measured throughput, iteration time, TFLOP/s, MFU or HFU"
              : !src.flops_not_compared.empty()
                  ? "only TFLOP/s, MFU or HFU measured: " + std::string(src.flops_not_compared)
+             : moe
+                 ? "only TFLOP/s, MFU or HFU measured, and the source counts FLOPs with a "
+                   "dense model's formula, not by the experts each token of '" +
+                       run.model + "' is routed to; tokens/s/GPU or the iteration time is compared"
                  : "only TFLOP/s, MFU or HFU measured, and the source does not state how it "
                    "counts FLOPs";
     return std::nullopt;

@@ -344,6 +344,11 @@ TEST_CASE("validate: free-text fields", "[validation]") {
   // FSDP's NO_SHARD is DDP's layout (torch ShardingStrategy.NO_SHARD), not FSDP's default
   // FULL_SHARD: it read as full_shard and fitted where DDP did not.
   CHECK(parse_sharding("FSDP NO_SHARD") == Sharding::None);
+  // A named ZeRO stage or Megatron's distributed optimizer before the bare words "fsdp" and
+  // "ddp": these read as full_shard and none.
+  CHECK(parse_sharding("ZeRO-1 (not FSDP)") == Sharding::Zero1);
+  CHECK(parse_sharding("Megatron DDP with use_distributed_optimizer=True") == Sharding::Zero1);
+  CHECK(parse_sharding("Megatron DDP") == Sharding::None);
   CHECK_FALSE(parse_sharding("something else").has_value());
   CHECK(parse_recompute("full (activation checkpointing on)") == Recompute::Full);
   CHECK(parse_recompute("selective (op)") == Recompute::Selective);
@@ -443,6 +448,61 @@ TEST_CASE("validate: rows that cannot be mapped are skipped with the reason", "[
   CHECK_THAT(skip_reason(run),
              Catch::StartsWith("only TFLOP/s, MFU or HFU measured: the summaries' "
                                "TFLOP/s halve the causal attention term"));
+}
+
+TEST_CASE("validate: a mixture-of-experts row measured in FLOPs alone is skipped",
+          "[validation][moe]") {
+  // The sources' counts are dense models' formulas: torchtitan's 6N takes every parameter, so
+  // Mixtral 8x7B counted 46.7B where a token uses 12.9B, and a predicted MFU of 151% came out;
+  // Megatron-Core's count without its moe_router_topk factor prices one expert's MLP per layer.
+  PublishedRun run = row("torchtitan-2024-a100-llama2-13b-64gpu-lbs2-none");
+  run.model = "Mixtral 8x7B";
+  run.ep = 8;
+  run.tokens_per_s_per_gpu.reset();
+  run.iteration_time_s.reset();
+  run.tflops_per_gpu.reset();
+  run.mfu = 0.3;
+  CHECK_THAT(skip_reason(run),
+             Catch::StartsWith("only TFLOP/s, MFU or HFU measured, and the source counts FLOPs "
+                               "with a dense model's formula, not by the experts each token of "
+                               "'Mixtral 8x7B' is routed to"));
+  run.model = "Llama 2 13B";  // the dense row itself is compared on its MFU
+  run.ep.reset();
+  CHECK(mapped(run).metric == Metric::Mfu);
+}
+
+TEST_CASE("validate: the memory a GPU's text states names the part", "[validation]") {
+  // "A100 40 GB", spaced, ran as the 80GB part, with an assumption calling its memory unstated;
+  // "A100 40GB" ran as the 40GB part.
+  PublishedRun run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
+  run.memory_gb.reset();
+  for (const char* gpu : {"A100 40 GB", "A100 40GB", "A100-SXM4-40GB"}) {
+    run.gpu = gpu;
+    INFO(gpu);
+    CHECK(mapped(run).hardware == "a100-dgx-40gb");
+  }
+  // "A100 80 GB 2020" is the 80GB part, its memory stated: no assumption says otherwise.
+  run.gpu = "A100 80 GB 2020";
+  const Mapping m = mapped(run);
+  CHECK(m.hardware == "a100-dgx");
+  for (const auto& a : m.assumptions) CHECK_THAT(a, !Contains("memory unstated"));
+  // A V100 of 16 GB is not the 32 GB part of v100-dgx: skipped, as memory_gb 16 is.
+  run = row("megatron2020-v100-dgx2-8B-8gpu");  // "V100 (DGX-2)", memory not stated
+  REQUIRE_FALSE(run.memory_gb.has_value());
+  run.gpu = "V100-SXM2-16GB";
+  CHECK(skip_reason(run) ==
+        "the GPU's memory 16 is not the 32 GiB of profile 'v100-dgx' within 10%: a GPU the "
+        "profile does not model");
+  run.gpu = "V100-SXM2";
+  run.memory_gb = 16.0;
+  CHECK_THAT(skip_reason(run), Catch::StartsWith("memory_gb 16 is not the 32 GiB"));
+  // A V100 row's own node size is said as any other's; only DGX-2's 16 has its own sentence.
+  run = row("megatron2020-v100-dgx2-8B-8gpu");
+  run.gpu = "V100-SXM2";
+  run.gpus_per_node = 4;
+  CHECK_THAT(
+      mapped(run).assumptions,
+      Catch::VectorContains(std::string("the source's 4 GPUs per node simulated as v100-dgx's 8")));
 }
 
 TEST_CASE("validate: mixture-of-experts rows map to the built-in model with ep from the row",
