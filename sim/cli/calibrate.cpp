@@ -191,6 +191,16 @@ void annotate_changed_notes(const nlohmann::ordered_json& base_json,
       }
       break;
     }
+    // The value's own source (`sources` beside it, keyed by its name) cites what gave the value
+    // before: marked the same way, whatever its text says.
+    const std::string name = p.pointer.substr(p.pointer.rfind('/') + 1);
+    const Pointer source = at.parent_pointer() / "sources" / name;
+    if (profile.contains(source) && profile.at(source).is_string()) {
+      const auto [earlier, below] = split_mark(profile.at(source).get<std::string>());
+      const auto kept = earlier.find(name);
+      changes[source.to_string()][name] = {
+          kept != earlier.end() ? kept->second.first : text(before), text(now)};
+    }
   }
   for (const auto& [pointer, items] : changes) {
     nlohmann::ordered_json& notes = profile.at(Pointer(pointer));
@@ -649,12 +659,13 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
     }
     if (v.at_bound) {
       err << "warning: " << v.parameter->pointer << " = " << display(*v.parameter, v.value)
-          << " is at a bound of [" << display(*v.parameter, v.parameter->lower) << ", "
+          << " is at a bound (within 0.1% of the span) of ["
+          << display(*v.parameter, v.parameter->lower) << ", "
           << display(*v.parameter, v.parameter->upper) << "]\n";
     }
     // A latency the points cannot tell from the fill (docs/calibration.md, "The fit"), which
     // then prices the smaller messages they do not hold.
-    if (v.smallest_bytes) {
+    if (v.smallest_bytes && !v.held) {
       const std::string& pointer = v.parameter->pointer;
       const calibrate::Parameter* saturation =
           calibrate::find_parameter(pointer.substr(0, pointer.rfind('/')) + "/fill_saturation");
@@ -752,9 +763,11 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       // --reset too, but for the collective terms --reset drops (a frozen one stays). A
       // gemm_comm_contention kept by --reset used to lose its record.
       for (const auto& [pointer, record] : doc.json["calibration"]["fitted"].items()) {
-        const bool refitted = std::any_of(
-            result.values.begin(), result.values.end(),
-            [&pointer = pointer](const auto& v) { return v.parameter->pointer == pointer; });
+        // A held value (not determined by the points) keeps the base's value and its record.
+        const bool refitted = std::any_of(result.values.begin(), result.values.end(),
+                                          [&pointer = pointer](const auto& v) {
+                                            return v.parameter->pointer == pointer && !v.held;
+                                          });
         const bool pinned = std::find(frozen.begin(), frozen.end(), pointer) != frozen.end();
         const bool dropped = o.reset && !pinned && pointer.rfind("/collective/", 0) == 0;
         if (!refitted && !dropped) {
@@ -768,6 +781,9 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
       const auto& p = *v.parameter;
       set_at(profile, p.pointer, profile_value(p, v.value));
       collective_fitted = collective_fitted || p.pointer.rfind("/collective/", 0) == 0;
+      // Held: the base's value, so the base's record (kept above) or none; the points did not
+      // determine it, so it is fitted to none of them.
+      if (v.held) continue;
       nlohmann::ordered_json record;
       record["value"] = v.value;
       record["sigma"] = v.sigma ? nlohmann::ordered_json(*v.sigma) : nullptr;
@@ -803,8 +819,14 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
         if (i.is_string()) inputs.push_back(i.get<std::string>());
       }
     }
+    // Each by its file name, or by the path as given where another input has that name, as the
+    // sets' labels in fitted_to are (io::read_calibration_inputs): two logs both called
+    // all_reduce.txt were one input here.
+    std::vector<std::string> names;
     for (const auto& i : o.inputs) {
-      const std::string name = std::filesystem::path(i).filename().string();
+      std::string name = std::filesystem::path(i).filename().string();
+      if (std::find(names.begin(), names.end(), name) != names.end()) name = i;
+      names.push_back(std::filesystem::path(i).filename().string());
       if (std::find(inputs.begin(), inputs.end(), name) == inputs.end()) inputs.push_back(name);
     }
     profile["calibration"] = {{"tool", std::string("trainsim ") + kVersion + " calibrate"},

@@ -317,7 +317,7 @@ add_test(NAME cli.calibrate.notes_marked
          COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
                  -DOUT=${CMAKE_CURRENT_BINARY_DIR}/notes_marked
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/calibrate_notes.cmake)
-set_tests_properties(cli.calibrate.notes_marked PROPERTIES PASS_REGULAR_EXPRESSION "notes marked once")
+set_tests_properties(cli.calibrate.notes_marked PROPERTIES PASS_REGULAR_EXPRESSION "notes marked once\n[^\n]*sources marked")
 # A record's own environment may name another GPU than its document's: the GPU check reads it
 # (it read the document's device only), one line for the first record of that device.
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/record_device.json
@@ -448,3 +448,22 @@ add_test(NAME cli.calibrate.extrapolated_past_line_rate COMMAND trainsim calibra
          ${CALIBRATION_DIR}/nccl_tests/h100-ndr-8node-all_reduce-min_ctas24-qps2.txt)
 set_tests_properties(cli.calibrate.extrapolated_past_line_rate PROPERTIES PASS_REGULAR_EXPRESSION
   "warning: the fitted profile prices all_gather 2x8 1 GiB \\(ring/Simple\\) at 501.7 busbw GB/s, 25.4% above what its NVLink and NICs carry \\(400.0. the base: within\\). the points are of 8 nodes")
+
+# A held value keeps the base's record; two inputs of one file name are named apart
+# (calibrate_held.cmake).
+add_test(NAME cli.calibrate.held_record
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DOUT=${CMAKE_CURRENT_BINARY_DIR}/held_record
+                 -DLOGS=${CALIBRATION_DIR}/nccl_tests
+                 -DPROFILES=${PROJECT_SOURCE_DIR}/hardware_profiles
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/calibrate_held.cmake)
+set_tests_properties(cli.calibrate.held_record PROPERTIES PASS_REGULAR_EXPRESSION
+  "held records kept, inputs named apart")
+# A held value gets one warning: the fill-saturation one said it was fitted to large messages
+# and to keep the base's value, which it already was (a 4-node ReduceScatter log of 1 MiB and
+# up, whose ring latency offset the points cannot determine).
+add_test(NAME cli.calibrate.held_one_warning COMMAND trainsim calibrate --base h100-dgx
+         ${PROJECT_SOURCE_DIR}/tests/data/calibration/synthetic-4node-reduce_scatter.txt)
+set_tests_properties(cli.calibrate.held_one_warning PROPERTIES
+  PASS_REGULAR_EXPRESSION "warning: /collective/measured/ring/Simple/latency_offset_multi_node is not determined by the points \\(no standard error\\)\; it keeps the base's value"
+  FAIL_REGULAR_EXPRESSION "ring/Simple/latency_offset_multi_node = [^\n]* is fitted to messages from")
