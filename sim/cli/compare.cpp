@@ -162,9 +162,12 @@ void write_table(std::ostream& out, const parallel::Scenario& s, const io::Kinet
       << "steps        averaged " << join(sum.used) << "; skipped " << join(sum.skipped)
       << (sum.skipped.empty() ? "" : " (warm-up)")
       << (sum.empty.empty() ? "" : "; without kernels " + join(sum.empty)) << "\n"
-      << "kernels      " << t.kernels.size() << " on " << t.streams.size()
-      << " streams; to steps by correlation " << t.num_by_correlation << ", by time "
-      << t.num_by_time << ", unassigned " << t.num_unassigned << "\n"
+      << "kernels      " << static_cast<std::int64_t>(t.kernels.size()) - t.num_copies_and_fills
+      << (t.num_copies_and_fills > 0
+              ? " and " + std::to_string(t.num_copies_and_fills) + " copies and fills"
+              : std::string())
+      << " on " << t.num_streams << " streams; to steps by correlation " << t.num_by_correlation
+      << ", by time " << t.num_by_time << ", unassigned " << t.num_unassigned << "\n"
       << "scenario     " << io::shown_name(s.model_name, s.model_inline) << " on " << s.gpus
       << " x " << io::shown_name(s.hardware_name, s.hardware_inline) << ", tp " << p.tp << ", pp "
       << p.pp << ", cp " << p.cp << ", dp " << p.dp << "\n\n";
@@ -267,7 +270,9 @@ nlohmann::json compare_json(const parallel::Scenario& s, const io::KinetoTrace& 
             {"note", "one rank's trace"},
             {"devices", t.devices},
             {"streams", t.streams},
-            {"kernels", t.kernels.size()},
+            {"kernels", static_cast<std::int64_t>(t.kernels.size()) - t.num_copies_and_fills},
+            {"copies_and_fills", t.num_copies_and_fills},
+            {"stream_count", t.num_streams},
             {"kernels_by_correlation", t.num_by_correlation},
             {"kernels_by_time", t.num_by_time},
             {"kernels_unassigned", t.num_unassigned},

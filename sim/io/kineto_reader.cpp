@@ -220,8 +220,12 @@ class TraceParser {
           "no GPU kernels (events with cat \"kernel\"); expected a trace recorded "
           "with ProfilerActivity.CUDA, got " +
               std::to_string(events->size()) + " events and " +
-              (gpu_.empty() ? std::string("none on the GPU")
-                            : std::to_string(gpu_.size()) + " GPU copies or fills, no kernel"));
+              (gpu_.empty() ? std::string("no complete (\"ph\" \"X\") event on the GPU")
+                            : std::to_string(gpu_.size()) + " GPU copies or fills, no kernel") +
+              (trace_.skipped_gpu_events > 0
+                   ? "; " + std::to_string(trace_.skipped_gpu_events) +
+                         " GPU events in another phase (\"ph\" other than \"X\") were skipped"
+                   : std::string()));
     }
     if (steps_.empty()) {
       throw ConfigError(source_, where,
@@ -439,6 +443,16 @@ class TraceParser {
           if (const auto tid = e.find("tid"); tid != e.end())
             r.stream = integer_of(*tid).value_or(-1);
         }
+        // Kineto writes the device as pid and the stream as tid on every GPU event: one with
+        // neither would count as a GPU and a stream of its own, "-1".
+        if (r.device < 0 || r.stream < 0) {
+          const bool device = r.device < 0;
+          throw ConfigError(source_, pointer + (device ? "/pid" : "/tid"),
+                            std::string("a GPU event without its ") +
+                                (device ? "device" : "stream") + "; expected " +
+                                (device ? "args.device or pid" : "args.stream or tid") +
+                                ", an integer >= 0, as Kineto writes on every GPU event");
+        }
         r.collective_name = arg_string(args, "Collective name", source_, pointer);
         if (cat == "kernel") has_kernel_ = true;
         gpu_.push_back(std::move(r));
@@ -571,6 +585,7 @@ class TraceParser {
     }
     std::set<std::int64_t> devices;
     std::set<std::int64_t> streams;
+    std::set<std::pair<std::int64_t, std::int64_t>> device_streams;
     for (const auto& g : gpu_) {
       KinetoKernel k;
       k.name = g.name;
@@ -587,16 +602,21 @@ class TraceParser {
       assign_step(k, g);
       devices.insert(k.device);
       streams.insert(k.stream);
+      device_streams.emplace(k.device, k.stream);
+      if (report::is_copy_or_fill(k.category)) ++trace_.num_copies_and_fills;
       trace_.kernels.push_back(std::move(k));
     }
     trace_.devices.assign(devices.begin(), devices.end());
     trace_.streams.assign(streams.begin(), streams.end());
+    trace_.num_streams = static_cast<std::int64_t>(device_streams.size());
 
     std::vector<std::vector<report::TimedKernel>> per_step(trace_.steps.size());
     trace_.step_kernels.assign(trace_.steps.size(), 0);
     for (const auto& k : trace_.kernels) {
       if (k.step < 0) continue;
-      if (k.trace_category == "kernel") ++trace_.step_kernels[static_cast<std::size_t>(k.step)];
+      if (!report::is_copy_or_fill(k.category)) {
+        ++trace_.step_kernels[static_cast<std::size_t>(k.step)];
+      }
       per_step[static_cast<std::size_t>(k.step)].push_back(report::TimedKernel{
           .category = k.category, .op = k.op, .start = k.start, .end = k.start + k.duration});
     }
@@ -611,11 +631,14 @@ class TraceParser {
         }
         span = last - first;
       }
-      // Times were read to timestamp_resolution_us; an end (ts + dur) and a start at one
-      // instant can differ by about twice that.
+      // Times were read to timestamp_resolution_us (one spacing of doubles, u): a start is
+      // within u / 2 of its decimal, an end (ts + dur, rounded again) within u, so an end and a
+      // start at one instant differ by at most 1.5 u, and in practice by a whole spacing at
+      // most (at Unix-epoch times both fall on multiples of u). 1.5 u is rounding; an overlap of
+      // two spacings (0.5 us at 1.7e15 us) is an overlap (at 2 u it was dropped).
       trace_.step_breakdowns.push_back(
           report::breakdown(per_step[i], span, trace_.steps[i].duration, trace_.steps[i].number,
-                            Seconds(2.0 * trace_.timestamp_resolution_us * 1e-6)));
+                            Seconds(1.5 * trace_.timestamp_resolution_us * 1e-6)));
     }
     trace_.source = source_;
     return std::move(trace_);

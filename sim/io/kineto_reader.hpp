@@ -53,7 +53,11 @@ struct KinetoTrace {
   std::optional<std::int64_t> rank;        // distributedInfo.rank, if the trace has it
   std::optional<std::int64_t> world_size;  // distributedInfo.world_size
   std::vector<std::int64_t> devices;       // distinct GPU devices of the kernels, ascending
-  std::vector<std::int64_t> streams;       // distinct streams of the kernels, ascending
+  std::vector<std::int64_t> streams;       // distinct stream ids of the kernels, ascending
+  // Streams counted per device: stream 7 of two GPUs is two streams.
+  std::int64_t num_streams = 0;
+  // Of `kernels`, the copies and fills (gpu_memcpy, gpu_memset), which are no kernel.
+  std::int64_t num_copies_and_fills = 0;
   std::vector<KinetoKernel> kernels;       // by start time (then trace order)
   std::vector<ProfilerStep> steps;         // by start time; one per N
   std::int64_t num_by_correlation = 0;     // kernels per StepAssignment

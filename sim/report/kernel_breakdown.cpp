@@ -257,7 +257,9 @@ StepBreakdown breakdown(const std::vector<TimedKernel>& kernels, Seconds span, S
   b.cpu_duration = cpu_duration;
   b.span = span;
   b.num_kernels = 0;
-  for (const TimedKernel& k : kernels) b.num_kernels += k.count;
+  for (const TimedKernel& k : kernels) {
+    if (!is_copy_or_fill(k.category)) b.num_kernels += k.count;
+  }
   std::vector<KernelInterval> all;
   std::vector<KernelInterval> compute;
   std::vector<KernelInterval> communication;
@@ -283,13 +285,20 @@ StepBreakdown breakdown(const std::vector<TimedKernel>& kernels, Seconds span, S
     b.categories[category].busy = union_length(std::move(intervals));
   }
   for (auto& [op, intervals] : by_op) b.collectives[op].busy = union_length(std::move(intervals));
-  b.busy = union_length(all);
   b.compute = union_length(compute);
   b.communication = union_length(communication);
   // TraceLens gpu_event_analyser.py: exposed_comm = |comm_union \ comp_union|
   //                                              = |comm_union| - |comm_union ∩ comp_union|.
   b.overlapped_communication = intersection_length(communication, compute, resolution);
   b.exposed_communication = b.communication - b.overlapped_communication;
+  // The union of all of them, |compute ∪ comm| = |compute| + |comm| - |compute ∩ comm|, from
+  // the same overlap: where an overlap within the timestamps' resolution is dropped as
+  // rounding, the busy time drops it too, so that compute + exposed + idle = span still holds
+  // (the union taken apart kept slivers the intersection had dropped). Elsewhere the two agree
+  // to rounding.
+  b.busy = rounding(union_length(all) - (b.compute + b.exposed_communication), span, resolution)
+               ? b.compute + b.exposed_communication
+               : union_length(all);
   // HTA breakdown_analysis.py get_temporal_breakdown: idle = span - |union of all GPU events|.
   b.idle = rounding(span - b.busy, span, resolution) ? Seconds(0.0) : span - b.busy;
   return b;

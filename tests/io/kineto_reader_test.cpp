@@ -116,7 +116,8 @@ TEST_CASE("kineto_reader: two streams with overlapping NCCL and GEMM, by correla
     REQUIRE(copy != t.kernels.end());
     CHECK(copy->step == 0);
     CHECK(copy->assignment == StepAssignment::Correlation);
-    CHECK(t.step_breakdowns[0].num_kernels == 6);
+    // Its six GPU events, the copy among them: five kernels (copies and fills are no kernel).
+    CHECK(t.step_breakdowns[0].num_kernels == 5);
   }
 
   SECTION("a steady step: overlap, exposed communication, idle") {
@@ -809,4 +810,70 @@ TEST_CASE("kineto: a kernel that starts where another ends does not overlap it, 
   CHECK(t.step_breakdowns[0].overlapped_communication.value() == 0.0);
   CHECK(t.step_breakdowns[0].idle.value() == 0.0);
   CHECK(t.step_breakdowns[0].exposed_communication.value() == Approx(100e-6).epsilon(1e-6));
+}
+
+TEST_CASE("kineto: an overlap of two timestamp spacings counts, at epoch times", "[io]") {
+  // Unix-epoch microseconds near 1.7e15 read to 0.25 us: a GEMM of [T+10, T+110) and an
+  // AllReduce of [T+109.5, T+159.5) overlap by 0.5 us, two spacings. The intersection dropped
+  // it as rounding (below twice the spacing) while the union kept it: compute 100 + exposed 50
+  // + idle 0 made 150 us of a 149.5 us span. An end and a start at one instant differ by at
+  // most 1.5 spacings: 0.5 us is an overlap, and the sum is the span.
+  const std::string events =
+      R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 1, "tid": 1,
+          "ts": 1700000000000000, "dur": 1000},
+         {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm", "pid": 0, "tid": 7,
+          "ts": 1700000000000010, "dur": 100, "args": {"device": 0, "stream": 7}},
+         {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+          "pid": 0, "tid": 20, "ts": 1700000000000109.5, "dur": 50,
+          "args": {"device": 0, "stream": 20}})";
+  const auto t = parse_kineto_trace(trace_of(events), "t.json");
+  REQUIRE(t.timestamp_resolution_us == 0.25);
+  REQUIRE(t.step_breakdowns.size() == 1);
+  const auto& b = t.step_breakdowns[0];
+  CHECK(b.overlapped_communication.value() == Approx(us(0.5)).margin(1e-15));
+  CHECK(b.exposed_communication.value() == Approx(us(49.5)).margin(1e-15));
+  CHECK(b.idle.value() == 0.0);
+  CHECK(b.span.value() == Approx(us(149.5)).margin(1e-15));
+  CHECK((b.compute + b.exposed_communication + b.idle).value() ==
+        Approx(b.span.value()).margin(1e-15));
+}
+
+TEST_CASE("kineto: streams are counted per device, copies apart from kernels", "[io]") {
+  // Stream 7 of device 0 and stream 7 of device 1 are two streams (the count merged them: "6
+  // kernels on 1 streams"); a memcpy is a GPU event but no kernel.
+  const std::string events = kStep + "," + kKernel + R"J(,
+      {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16", "pid": 1, "tid": 7,
+       "ts": 40, "dur": 20, "args": {"stream": 7, "device": 1}},
+      {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0,
+       "tid": 7, "ts": 70, "dur": 5, "args": {"stream": 7, "device": 0}})J";
+  const auto t = parse_kineto_trace(trace_of(events), "t.json");
+  CHECK(t.kernels.size() == 3);
+  CHECK(t.num_copies_and_fills == 1);
+  CHECK(t.num_streams == 2);
+  CHECK(t.streams == std::vector<std::int64_t>{7});
+  REQUIRE(t.step_breakdowns.size() == 1);
+  CHECK(t.step_breakdowns[0].num_kernels == 2);
+}
+
+TEST_CASE("kineto: a GPU event without a device or a stream is refused", "[io]") {
+  // It was counted as a GPU of its own, "devices -1, 0", and a stream "-1".
+  const std::string no_device =
+      R"({"ph": "X", "cat": "kernel", "name": "gemm2", "ts": 40, "dur": 10})";
+  REQUIRE_THROWS_WITH(
+      parse_kineto_trace(trace_of(kStep + "," + kKernel + "," + no_device), "t.json"),
+      "t.json: /traceEvents/2/pid: a GPU event without its device; expected "
+      "args.device or pid, an integer >= 0, as Kineto writes on every GPU event");
+  const std::string no_stream =
+      R"({"ph": "X", "cat": "kernel", "name": "gemm2", "pid": 0, "ts": 40, "dur": 10})";
+  REQUIRE_THROWS_WITH(
+      parse_kineto_trace(trace_of(kStep + "," + kKernel + "," + no_stream), "t.json"),
+      Contains("/traceEvents/2/tid: a GPU event without its stream"));
+  // Kernels in begin/end pairs only: the error says they were skipped, not that the GPU ran
+  // nothing.
+  REQUIRE_THROWS_WITH(
+      parse_kineto_trace(trace_of(kStep + R"(,
+          {"ph": "B", "cat": "kernel", "name": "gemm_b", "pid": 0, "tid": 7, "ts": 40},
+          {"ph": "E", "cat": "kernel", "name": "gemm_b", "pid": 0, "tid": 7, "ts": 50})"),
+                         "t.json"),
+      Contains("2 GPU events in another phase (\"ph\" other than \"X\") were skipped"));
 }

@@ -32,6 +32,11 @@ inline constexpr std::array<KernelCategory, 6> kKernelCategories = {
     KernelCategory::Gemm,   KernelCategory::Attention, KernelCategory::MemoryBound,
     KernelCategory::Memcpy, KernelCategory::Memset,    KernelCategory::Communication};
 
+// Copies and fills are GPU events but no kernel: not counted as kernels.
+[[nodiscard]] constexpr bool is_copy_or_fill(KernelCategory c) {
+  return c == KernelCategory::Memcpy || c == KernelCategory::Memset;
+}
+
 // "gemm", "attention", "memory_bound", "memcpy", "memset", "communication".
 [[nodiscard]] std::string_view to_string(KernelCategory category);
 
