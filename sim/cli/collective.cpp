@@ -85,7 +85,13 @@ std::vector<std::int64_t> parse_nodes(const std::string& text) {
       continue;
     }
     // "04" is refused, as every numeric flag refuses a zero before its first digit.
-    if (item.empty() || (item.size() > 1 && item[0] == '0')) throw bad();
+    if (item.empty()) throw bad();
+    if (item.size() > 1 && item[0] == '0') {
+      throw ConfigError("--nodes: '" + item +
+                        "' has a zero before its first digit; expected a comma-separated list of "
+                        "positive integers like 4,8,16, got '" +
+                        text + "'");
+    }
     // Digits only, so a long item is a large count: out of range, not malformed.
     if (item.size() > 9 || std::stoll(item) > parallel::kMaxGpus) {
       throw ConfigError("--nodes: " + item + " is out of range; expected at most " +

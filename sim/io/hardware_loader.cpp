@@ -186,6 +186,16 @@ void read_nccl_constants(ObjectReader v, GpuArch arch, const std::string& host_c
     auto tc = v.object("tree_correction");
     for (std::size_t p = 0; p < kProtocolKeys.size(); ++p) {
       out.tree_correction[p] = read_fractions(tc, kProtocolKeys[p]);
+      // NCCL's treeCorrectionFactor[protocol][23]: one factor per power of two from 64 B to
+      // 256 MiB (tuning.cc). A short table left the larger sizes uncorrected in silence.
+      constexpr std::size_t kTreeCorrectionEntries = 23;
+      if (out.tree_correction[p].size() != kTreeCorrectionEntries) {
+        throw tc.error(std::string(kProtocolKeys[p]),
+                       "expected " + std::to_string(kTreeCorrectionEntries) +
+                           " factors (NCCL's treeCorrectionFactor: one per power of two from 64 B "
+                           "to 256 MiB), got " +
+                           std::to_string(out.tree_correction[p].size()));
+      }
     }
     tc.finish();
   }

@@ -117,7 +117,7 @@ trainsim_bad_input(collective negative_min_bytes
 trainsim_bad_input(collective nodes_twice
   "--nodes: 2 given twice\\; expected each node count once, got '2,1,2'"
   --hardware h100-dgx --op all_reduce --nodes 2,1,2)
-trainsim_bad_input(collective nodes_leading_zero "--nodes: expected a comma-separated list of positive integers like 4,8,16, got '04'"
-  --hardware h100-dgx --op all_reduce --nodes 04)
+trainsim_bad_input(collective nodes_leading_zero "--nodes: '04' has a zero before its first digit\\; expected a comma-separated list of positive integers like 4,8,16, got '1,04'"
+  --hardware h100-dgx --op all_reduce --nodes 1,04)
 trainsim_bad_input(collective proto_for_p2p "--proto: trainsim prices all_to_all's point-to-point transfers with NCCL's Simple protocol only. expected --proto simple or no --proto"
   --hardware h100-dgx --op all_to_all --nodes 2 --proto ll128)

@@ -7,6 +7,7 @@
 
 #include "trainsim/error.hpp"
 
+#include "sim/io/builtin_data.hpp"
 #include "sim/io/json_reader.hpp"
 
 using namespace trainsim;
@@ -358,6 +359,22 @@ TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and 
     REQUIRE_THROWS_AS(load(j), ConfigError);
     REQUIRE_THROWS_WITH(load(j), Catch::Contains("/collective/nccl: unknown NCCL version '2.2'; "
                                                  "did you mean '2.20'?"));
+  }
+  SECTION("a tree correction table of another length") {
+    // NCCL's treeCorrectionFactor has one factor per power of two from 64 B to 256 MiB (23): a
+    // table of 22 left 256 MiB uncorrected in silence, one of 100 was taken as well.
+    const auto text = io::builtin_file("hardware_profiles/nccl", "nccl-2.20");
+    REQUIRE(text.has_value());
+    nlohmann::json nccl = io::parse_json(std::string(*text), "nccl-2.20.json");
+    REQUIRE(nccl["tree_correction"]["LL"].size() == 23);
+    nccl["tree_correction"]["LL"].erase(22);
+    j["collective"]["nccl"] = nccl;
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/collective/nccl/tree_correction/LL: expected 23 "
+                                                 "factors (NCCL's treeCorrectionFactor: one per "
+                                                 "power of two from 64 B to 256 MiB), got 22"));
+    j["collective"]["nccl"]["tree_correction"]["LL"] = nlohmann::json::array();
+    REQUIRE_THROWS_WITH(load(j), Catch::Contains("/collective/nccl/tree_correction/LL: expected 23 "
+                                                 "factors"));
   }
   SECTION("NVLS graph without in-switch reductions") {
     j["node"]["nvswitch_sharp"] = false;
