@@ -1104,6 +1104,17 @@ ModelSpec from_hugging_face(ObjectReader& r) {
     ignored.push_back("use_sliding_window (read by the Qwen families only)");
   }
   const std::int64_t window = use_window ? sliding : 0;
+  // A Qwen config's window switched off: its size, and the layers it would cover, change
+  // nothing (noted, as a Llama config's sliding_window is).
+  if (qwen_window && !use_window) {
+    if (sliding > 0 && r.has("sliding_window")) {
+      ignored.emplace_back("sliding_window (use_sliding_window false)");
+    }
+    if (contains(kHfMaxWindowTypes, model_type) && r.has("max_window_layers") &&
+        !(r.has("layer_types") && !r.raw("layer_types").is_null())) {
+      ignored.emplace_back("max_window_layers (use_sliding_window false)");
+    }
+  }
   WindowLayers windowed = hf_window_layers(r, model_type, m.num_layers);
   // layer_types naming windowed layers with no window to give them contradicts itself (the
   // config classes derive the list from the window: Qwen2Config's "sliding_attention" only
@@ -1241,6 +1252,13 @@ ModelSpec from_hugging_face(ObjectReader& r) {
   // post-attention and post-feedforward RMSNorm (modeling_gemma2.py, Gemma2DecoderLayer:
   // four norms of hidden), OLMo 2's Q and K RMSNorm over the whole projections
   // (modeling_olmo2.py: q_norm of heads * head_dim, k_norm of kv_heads * head_dim).
+  // GemmaModel and Gemma2Model scale the embeddings by sqrt(hidden_size) in every forward
+  // (modeling_gemma.py, modeling_gemma2.py: `normalizer`), the elementwise pass a Granite config
+  // names with its embedding_multiplier.
+  if (model_type == "gemma" || model_type == "gemma2") {
+    uncounted.push_back("a scaling of the embeddings (" + model_type +
+                        ": by the square root of hidden_size in every forward)");
+  }
   if (model_type == "gemma2") {
     uncounted.push_back(
         "two more norms per layer (gemma2: post-attention and post-feedforward "
@@ -1309,6 +1327,26 @@ model::ModelSpec model_from_json(const nlohmann::json& json, const std::string& 
     }
   }
   if (hugging_face) return from_hugging_face(r);
+  // None of trainsim's shape keys and no model_type (a nanoGPT or GPT-2 style file: n_layer,
+  // n_embd, n_head): "/layers: missing required key" named a key the file never meant to use.
+  if (json.is_object() && !json.empty() && !json.contains("layers") && !json.contains("hidden") &&
+      !json.contains("heads")) {
+    std::string keys;
+    int shown = 0;
+    for (const auto& [key, value] : json.items()) {
+      if (shown++ == 4) {
+        keys += ", ...";
+        break;
+      }
+      keys += (keys.empty() ? "" : ", ") + key;
+    }
+    throw r.error("layers",
+                  "missing required key; the file has none of trainsim's model keys "
+                  "(layers, hidden, heads) and no Hugging Face model_type (its keys: " +
+                      keys +
+                      "): expected a trainsim model or a Hugging Face config.json of "
+                      "a family docs/models.md lists");
+  }
   // Only trainsim's keys: a Hugging Face config notes the keys it does not read, and a second
   // read would note them for a document the user did not write.
   ModelSpec m;

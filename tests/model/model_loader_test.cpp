@@ -645,14 +645,17 @@ TEST_CASE("model_loader: OLMo, Granite and Gemma 2 configs load with their class
         "torch_dtype": "float32", "use_cache": true, "vocab_size": 256000})";
     REQUIRE(num_parameters(load_model_from_string(gemma2, "gemma2.json")) == 2'614'222'080);
     REQUIRE(notes.lines.size() == 1);
-    CHECK_THAT(notes.lines.back(),
-               Catch::Contains(", cache_implementation, ") &&
-                   Catch::Contains(", query_pre_attn_scalar, ") &&
-                   Catch::Contains("not counted (would add cost): attn_logit_softcapping 50.0 (a "
-                                   "tanh on the attention scores in each layer), "
-                                   "final_logit_softcapping 30.0 (a tanh on the logits), two "
-                                   "more norms per layer (gemma2: post-attention and "
-                                   "post-feedforward RMSNorm, 119808 parameters)"));
+    CHECK_THAT(
+        notes.lines.back(),
+        Catch::Contains(", cache_implementation, ") &&
+            Catch::Contains(", query_pre_attn_scalar, ") &&
+            Catch::Contains("not counted (would add cost): a scaling of the embeddings (gemma2: "
+                            "by the square root of hidden_size in every forward), "
+                            "attn_logit_softcapping 50.0 (a "
+                            "tanh on the attention scores in each layer), "
+                            "final_logit_softcapping 30.0 (a tanh on the logits), two "
+                            "more norms per layer (gemma2: post-attention and "
+                            "post-feedforward RMSNorm, 119808 parameters)"));
     // The note names the 2,614,341,888 - 2,614,222,080 = 119,808 = 2 x 2304 x 26 left out.
     // google/gemma-2-9b's released config carries sliding_window_size beside sliding_window
     // (read by no Gemma 2 code): noted as ignored, where it was refused as an unknown key.
@@ -815,6 +818,16 @@ TEST_CASE("model_loader: a config.json of another family is refused by its model
                              "tm.json"),
       Catch::StartsWith("tm.json: /model_type: a Hugging Face key in a model that has the "
                         "trainsim key 'layers'"));
+  // Without model_type (a nanoGPT-style file) it has none of trainsim's keys either: the line
+  // says so and lists its keys, where it said only "/layers: missing required key".
+  REQUIRE_THROWS_WITH(
+      load_model_from_string(R"({"n_layer": 12, "n_embd": 768, "n_head": 12, "vocab_size": 50257,
+                                 "n_positions": 1024, "activation_function": "gelu_new"})",
+                             "nanogpt.json"),
+      "nanogpt.json: /layers: missing required key; the file has none of trainsim's model keys "
+      "(layers, hidden, heads) and no Hugging Face model_type (its keys: activation_function, "
+      "n_embd, n_head, n_layer, ...): expected a trainsim model or a Hugging Face "
+      "config.json of a family docs/models.md lists");
   // And a config.json given where a profile is expected is called a model.
   REQUIRE_THROWS_WITH(io::load_hardware_from_string(gpt2, "gpt2.json"),
                       "gpt2.json: the file is a model, not a hardware profile; expected a "
@@ -1003,6 +1016,9 @@ TEST_CASE("model_loader: one note line names the ignored Hugging Face keys", "[m
   SECTION("Qwen2's bias keys are not Qwen2Config's: ignored, and said so") {
     (void)load_model_from_string(qwen2(R"(, "attention_bias": false)"), "qwen-bias.json");
     REQUIRE(notes.lines.size() == 1);
-    REQUIRE_THAT(notes.lines[0], Catch::Contains("): attention_bias; docs/models.md"));
+    // Its sliding_window (4096; use_sliding_window absent, false) changes nothing either: named, as
+    // a Llama config's sliding_window is.
+    REQUIRE_THAT(notes.lines[0], Catch::Contains("): attention_bias, sliding_window "
+                                                 "(use_sliding_window false); docs/models.md"));
   }
 }
