@@ -440,9 +440,11 @@ int run_validate(const ValidateOptions& o) {
   // A replaced stack that no validated row runs changes nothing: most likely a misread id or a
   // --source that leaves its rows out, so stderr says so (a note, not an error: a script that
   // replaces every stack it refits, scripts/refit-stacks, passes stacks without rows).
+  // (Compared rows only: a row skipped after its mapping chose a stack ran nothing, and the
+  // header said the stack was replaced where no row had run it.)
   std::set<std::string> used;  // the stacks the validated rows run
   for (const auto& row : report.rows) {
-    if (!row.stack.empty()) used.insert(row.stack);
+    if (!row.stack.empty() && row.compared) used.insert(row.stack);
   }
   std::string list;
   for (const auto& u : used) list += (list.empty() ? "" : ", ") + u;

@@ -140,6 +140,8 @@ nlohmann::json validation_to_json(const ValidationReport& report, const RunsInfo
                         {"status", r.compared ? "compared" : "skipped"}};
     if (!r.compared) {
       j["reason"] = r.skip_reason;
+      // What the mapping assumed before the row was skipped, as the CSV gives it.
+      j["assumptions"] = r.assumptions;
       rows.push_back(std::move(j));
       continue;
     }

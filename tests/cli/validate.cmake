@@ -223,3 +223,12 @@ add_test(NAME cli.validate.stack_then_runs
                  ${PROJECT_SOURCE_DIR}/validation/published_runs.json)
 set_tests_properties(cli.validate.stack_then_runs PROPERTIES PASS_REGULAR_EXPRESSION
   "\nstack 'megatron-lm' replaced by [^\n]*stacks/megatron-lm\\.json \\(--stack\\)\nerror = ")
+# A stack only a skipped row chose is no replaced stack (validate_skipped_stack.cmake).
+add_test(NAME cli.validate.stack_of_skipped_row
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DOUT=${CMAKE_CURRENT_BINARY_DIR}/validate_skipped_stack
+                 -DRUNS=${PROJECT_SOURCE_DIR}/validation/published_runs.json
+                 -DSTACK=${PROJECT_SOURCE_DIR}/stacks/megatron-lm.json
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/validate_skipped_stack.cmake)
+set_tests_properties(cli.validate.stack_of_skipped_row PROPERTIES PASS_REGULAR_EXPRESSION
+  "skipped row's stack not replaced")
