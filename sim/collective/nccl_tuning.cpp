@@ -147,6 +147,13 @@ bool eligible(const HardwareSpec& hw, Op op, const Geometry& g, Algorithm a, Pro
       }
       if (a == Algorithm::NvlsTree) return op == Op::AllReduce && g.nodes > 1;
       if (op != Op::AllReduce && !ag_rs) return false;
+      // AllGather and ReduceScatter over NVLS take at most NCCL_MAX_NVLS_ARITY (32) local ranks
+      // (enqueue.cc, the algorithm loop: "info->func != ncclFuncAllReduce && comm->localRanks >
+      // NCCL_MAX_NVLS_ARITY"). An MNNVL clique is one node there (its ring graph spans the
+      // NVLink domain, init.cc's rankToNode), so a GB200 group of 36 to 72 ranks in a rack has
+      // no NVLS AllGather or ReduceScatter.
+      constexpr std::int64_t kMaxNvlsArity = 32;
+      if (ag_rs && g.ppn > kMaxNvlsArity) return false;
       // Multi-node NVLS needs CollNet (IB SHARP); for AllGather/ReduceScatter also its plugin
       // collectives, which we take to come with it.
       return g.nodes == 1 || c.ib_sharp;

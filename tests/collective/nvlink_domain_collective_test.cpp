@@ -77,6 +77,24 @@ TEST_CASE("nvlink_domain: AllReduce over 16 or 64 GPUs of one NVL72 domain runs 
   }
 }
 
+TEST_CASE("nvlink_domain: AllGather and ReduceScatter over NVLS take at most 32 ranks of a domain",
+          "[collective]") {
+  // NCCL_MAX_NVLS_ARITY (32) bounds the local ranks of an NVLS AllGather or ReduceScatter
+  // (enqueue.cc), and an MNNVL clique is one NCCL node (docs/sources.md A.6): 32 ranks of a
+  // rack may run NVLS, 36 may not; AllReduce has no such bound.
+  const CollectiveModel m(io::load_hardware("gb200-nvl72"));
+  for (const Op op : {Op::AllGather, Op::ReduceScatter}) {
+    REQUIRE(m.cost_with(op, nvl72_group(32), Bytes(kGiB), Algorithm::Nvls, Protocol::Simple));
+    for (const std::int64_t n : {36, 64, 72}) {
+      REQUIRE_FALSE(
+          m.cost_with(op, nvl72_group(n), Bytes(kGiB), Algorithm::Nvls, Protocol::Simple));
+      REQUIRE(m.cost(op, nvl72_group(n), Bytes(16.0 * 1024 * 1024)).algorithm != Algorithm::Nvls);
+    }
+  }
+  REQUIRE(
+      m.cost_with(Op::AllReduce, nvl72_group(72), Bytes(kGiB), Algorithm::Nvls, Protocol::Simple));
+}
+
 TEST_CASE("nvlink_domain: 72 GPUs of one domain stay on NVLink; 144 cross the fabric",
           "[collective]") {
   const CollectiveModel m(io::load_hardware("gb200-nvl72"));
