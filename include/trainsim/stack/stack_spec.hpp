@@ -351,8 +351,9 @@ struct StackSpec {
   Seconds moe_expert_launch;
 
   // HBM bytes of memory-bound kernels relative to the fused kernels the model counts (norm,
-  // activation, residual, RoPE): eager frameworks launch several kernels per op and keep
-  // fp32 intermediates under autocast. 1 = fused.
+  // activation, residual, RoPE, the embedding's gather and the loss; not the optimizer step or
+  // FSDP's copies): eager frameworks launch several kernels per op and keep fp32 intermediates
+  // under autocast. 1 = fused.
   double elementwise_traffic = 1.0;
 
   // Host time to dispatch one kernel: a kernel never takes less wall time than this, since
