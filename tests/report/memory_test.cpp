@@ -885,7 +885,7 @@ TEST_CASE("memory: DeepSpeed ZeRO-3 holds one weight tensor and its gradient, no
   // were 1,090,519,040 elements.
   // The paper ran this plan on 640 GPUs; PyTorch FSDP's rule of two whole layers gathered and
   // two layers' gradients (4 x 2 B x 12 h^2 ~ 37.5 GiB) made it 100 GiB, over the 75.2 usable.
-  // Now 68.6 GiB.
+  // Now 68.8 GiB.
   REQUIRE(mem.fits);
 }
 
@@ -913,8 +913,8 @@ TEST_CASE("memory: the 530B under ZeRO-3 did not fit on 560 GPUs (documented gap
   // Narayanan et al. 2021, Table 2, note: the 530B "did not fit on 560 GPUs with micro-batch 4
   // under ZeRO-3", so its first row ran on 640. The sharded states differ by 16 B x 529.6e9 x
   // (1/560 - 1/640) = 1.76 GiB, so the real peak at 640 GPUs is within 1.76 GiB of the 80 GiB
-  // HBM. The model puts it at 68.6 + 4.8 (context, NCCL, workspace, fragmentation) = 73.4 GiB
-  // and 560 GPUs at 75.1 GiB, which fits: 4.9 GiB or more is missing, most likely the caching
+  // HBM. The model puts it at 68.8 + 4.8 (context, NCCL, workspace, fragmentation) = 73.6 GiB
+  // and 560 GPUs at 75.4 GiB, which fits: 4.6 GiB or more is missing, most likely the caching
   // allocator's fragmentation under DeepSpeed's 0.8-3.4 GB tensors gathered and freed about
   // 1,261 gathers a step (the stack keeps PyTorch's 5%), which nothing here measures
   // (docs/validation.md).
