@@ -211,10 +211,14 @@ void require_valid_plan(const ScenarioFlags& f, const parallel::Scenario& s) {
 void require_countable_memory(const ScenarioFlags& f, const parallel::Scenario& s) {
   const std::string excess = report::memory_excess(report::memory_peak(s), s.parallel.pp);
   if (excess.empty()) return;
-  const parallel::Problem p{.key = report::kMemoryExcessKey,
-                            .message = excess,
-                            .also = {"/training/seq_len", "/training/global_batch",
-                                     "/parallel/pipeline_schedule", "/model"}};
+  // Everything the activations' bytes depend on: the stack too (megatron-lm's unfused attention
+  // keeps the s x s scores, where a fused kernel keeps none) and the recomputation; a command
+  // line of --stack megatron-lm was not named.
+  const parallel::Problem p{
+      .key = report::kMemoryExcessKey,
+      .message = excess,
+      .also = {"/training/seq_len", "/training/global_batch", "/parallel/pipeline_schedule",
+               "/parallel/recompute", "/parallel/tp", "/parallel/cp", "/model", "/stack"}};
   throw PlanError(problem_origin(f, p) + ": " + p.key + ": " + p.message);
 }
 

@@ -130,10 +130,13 @@ std::vector<InputChange> input_changes(const parallel::Scenario& a, const parall
   std::map<std::string, nlohmann::json> fb;
   flatten(scenario_to_json(a), "", fa);
   flatten(scenario_to_json(b), "", fb);
-  // dp is derived, and an impossible plan has none (0): null, not a degree of 0.
+  // dp is derived, and an impossible plan has none (0): null, not a degree of 0; so has the
+  // global batch derived from it where the scenario gives none.
   for (auto* f : {&fa, &fb}) {
-    const auto dp = f->find("/parallel/dp");
-    if (dp != f->end() && dp->second == 0) dp->second = nullptr;
+    for (const char* key : {"/parallel/dp", "/training/global_batch"}) {
+      const auto v = f->find(key);
+      if (v != f->end() && v->second == 0) v->second = nullptr;
+    }
   }
   // Full recomputation of every layer, the default (no recompute_layers) or as many layers as
   // the largest model chunk holds, is one plan: "all". recompute_layers 32 against none on

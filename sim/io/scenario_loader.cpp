@@ -358,8 +358,10 @@ parallel::Scenario parse(const ScenarioDocument& doc) {
                           "; expected it or no dp (dp is derived)");
   }
   if (!has_global_batch) {
-    // dp x micro_batch <= 2^24 x 2^32 fits; past kMaxGlobalBatch the plan is out of range.
-    s.training.global_batch = std::max<std::int64_t>(1, p.dp) * s.training.micro_batch;
+    // dp x micro_batch <= 2^24 x 2^32 fits; past kMaxGlobalBatch the plan is out of range. An
+    // impossible plan (dp 0) has no default global batch either: 0, shown as none, as its dp
+    // (it was micro_batch, as if dp were 1, and diff listed it as an input that changed).
+    s.training.global_batch = p.dp * s.training.micro_batch;
     if (s.training.global_batch > parallel::kMaxGlobalBatch) {
       throw training.error(
           "micro_batch",

@@ -55,11 +55,15 @@ constexpr std::array<Prefix, 6> kDecimal = {
     {{1.0, ""}, {1e3, "k"}, {1e6, "M"}, {1e9, "G"}, {1e12, "T"}, {1e15, "P"}}};
 constexpr std::array<Prefix, 6> kDecimalUpper = {
     {{1.0, ""}, {1e3, "K"}, {1e6, "M"}, {1e9, "G"}, {1e12, "T"}, {1e15, "P"}}};
-constexpr std::array<Prefix, 5> kBinary = {{{1.0, ""},
-                                             {1024.0, "Ki"},
-                                             {1048576.0, "Mi"},
-                                             {1073741824.0, "Gi"},
-                                             {1099511627776.0, "Ti"}}};
+// Up to EiB: a plan past the 8 PiB trainsim counts exactly is refused naming its size, which
+// read "1.44e+18 B" in the base unit where smaller sizes read in binary prefixes.
+constexpr std::array<Prefix, 7> kBinary = {{{1.0, ""},
+                                            {1024.0, "Ki"},
+                                            {1048576.0, "Mi"},
+                                            {1073741824.0, "Gi"},
+                                            {1099511627776.0, "Ti"},
+                                            {1125899906842624.0, "Pi"},
+                                            {1152921504606846976.0, "Ei"}}};
 
 }  // namespace
 

@@ -255,11 +255,11 @@ set_tests_properties(cli.describe.one_gpu PROPERTIES PASS_REGULAR_EXPRESSION
 # (describe, run, a sweep's row, which merge then refused as damaged). Refused as a problem of
 # the plan at the key it grows with, naming the flags behind it; run says the same.
 trainsim_expect_exit(cli.describe.memory_past_exact_bytes 3
-  "^error: command line \\(--model, --schedule, --global-batch, --micro-batch, --seq-len\\): /training/micro_batch: the plan needs 1\\.93e\\+19 B per GPU on stage 1, past the 8 PiB \\(2\\^53 bytes\\) up to which trainsim counts bytes exactly\\; expected a plan that needs less[^\n]*\n$"
+  "^error: command line \\(--model, --schedule, --global-batch, --micro-batch, --seq-len\\): /training/micro_batch: the plan needs 16\\.8 EiB per GPU on stage 1, past the 8 PiB \\(2\\^53 bytes\\) up to which trainsim counts bytes exactly\\; expected a plan that needs less[^\n]*\n$"
   describe --hardware h100-dgx --model llama2-7b --gpus 2 --pp 2 --schedule gpipe
   --seq-len 16777216 --micro-batch 256 --global-batch 512000 --format json)
 trainsim_expect_exit(cli.run.memory_past_exact_bytes 3
-  "^error: command line [^\n]*: /training/micro_batch: the plan needs 1\\.93e\\+19 B per GPU on stage 1, past the 8 PiB"
+  "^error: command line [^\n]*: /training/micro_batch: the plan needs 16\\.8 EiB per GPU on stage 1, past the 8 PiB"
   run --hardware h100-dgx --model llama2-7b --gpus 2 --pp 2 --schedule gpipe
   --seq-len 16777216 --micro-batch 256 --global-batch 512000 --format json)
 # In a sweep the plan is an invalid row with no memory, which merge reads back.
@@ -272,7 +272,7 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/memory_past_exact.json [=[
 add_test(NAME cli.sweep.memory_past_exact_bytes
          COMMAND trainsim sweep ${CMAKE_CURRENT_BINARY_DIR}/memory_past_exact.json)
 set_tests_properties(cli.sweep.memory_past_exact_bytes PROPERTIES PASS_REGULAR_EXPRESSION
-  "\n0,h100-dgx,llama2-7b,2,1,1,2,1,1,256,512000,16777216,bf16,adamw,none,,gpipe,1,none,false,,+\"invalid: /training/micro_batch: the plan needs 1\\.93e\\+19 B per GPU on stage 1, past the 8 PiB")
+  "\n0,h100-dgx,llama2-7b,2,1,1,2,1,1,256,512000,16777216,bf16,adamw,none,,gpipe,1,none,false,,+\"invalid: /training/micro_batch: the plan needs 16\\.8 EiB per GPU on stage 1, past the 8 PiB")
 # The text's FLOPs per token is the JSON's value rounded: gpt-oss-120b at seq 4096 has
 # 34,643,888,358.54 (model_flops_per_token), which the text truncated to ...358.
 add_test(NAME cli.describe.flops_rounded COMMAND trainsim describe --hardware h100-dgx
@@ -343,3 +343,9 @@ add_test(NAME cli.describe.n_wording
          COMMAND trainsim describe --hardware h100-dgx --model llama3.2-1b --gpus 8 --seq-len 4096)
 set_tests_properties(cli.describe.n_wording PROPERTIES PASS_REGULAR_EXPRESSION
   "parameters +1235814400 \\(N = 1235814400: the parameters a token is multiplied by, the LM head in, the input embedding's lookup out\\)")
+# The stack is among what the activations' bytes depend on: megatron-lm's unfused attention keeps
+# the s x s scores (pytorch-2.3-fsdp's fused kernel runs the same plan, 66.6 TiB, not fitting),
+# and a command line's --stack was not named.
+trainsim_expect_exit(cli.run.memory_past_exact_bytes_stack 3
+  "^error: command line \\(--model, --stack, --seq-len\\): /training/micro_batch: the plan needs 1\\.25 EiB per GPU, past the 8 PiB"
+  run --hardware h100-dgx --model llama2-7b --gpus 1 --seq-len 16777216 --stack megatron-lm)

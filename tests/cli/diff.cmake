@@ -44,6 +44,24 @@ add_test(NAME cli.diff.one_impossible COMMAND trainsim diff ${diff_a} ${diff_tp3
 set_tests_properties(cli.diff.one_impossible PROPERTIES PASS_REGULAR_EXPRESSION
   "/parallel/dp +128 -> none\n  /parallel/tp +1 -> 3\n\nB is an impossible plan:\n  /parallel: ")
 trainsim_expect_exit(cli.diff.one_impossible_exit 0 "" diff ${diff_a} ${diff_tp3})
+# Without a global batch, the default dp x micro_batch has no value for B either: it was
+# micro_batch, as if dp were 1 ("128 -> 2"), a change the user never made.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_no_gbs.json [=[
+{"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 64},
+ "training": {"seq_len": 4096, "micro_batch": 2}}
+]=])
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/diff_no_gbs_tp3.json [=[
+{"hardware": "h100-dgx", "model": "llama2-7b", "cluster": {"gpus": 64},
+ "training": {"seq_len": 4096, "micro_batch": 2}, "parallel": {"tp": 3}}
+]=])
+add_test(NAME cli.diff.one_impossible_default_batch
+         COMMAND trainsim diff ${CMAKE_CURRENT_BINARY_DIR}/diff_no_gbs.json
+                 ${CMAKE_CURRENT_BINARY_DIR}/diff_no_gbs_tp3.json)
+set_tests_properties(cli.diff.one_impossible_default_batch PROPERTIES PASS_REGULAR_EXPRESSION
+  "/parallel/dp +64 -> none
+  /parallel/tp +1 -> 3
+  /training/global_batch +128 -> none
+")
 # Both impossible: nothing to compare, exit 3 with one line naming both files and the flag
 # that made the plan impossible, the problem said once.
 trainsim_expect_exit(cli.diff.both_impossible 3

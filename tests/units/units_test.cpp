@@ -79,7 +79,11 @@ TEST_CASE("units: two draws an error compares are written with the digits that t
   // six more digits on, the base unit in scientific notation, three significant digits.
   REQUIRE(to_string(Watts(999999e15)) == "999999 PW");
   REQUIRE(to_string(Watts(1e30)) == "1.00e+30 W");
-  REQUIRE(to_string(Bytes(2.5e21)) == "2.50e+21 B");
+  // Bytes up to EiB (a plan's memory past the 8 PiB counted exactly is named in them), then
+  // the base unit past 999999 EiB.
+  REQUIRE(to_string(Bytes(1.44e18)) == "1.25 EiB");
+  REQUIRE(to_string(Bytes(2.5e21)) == "2168 EiB");
+  REQUIRE(to_string(Bytes(2.5e24)) == "2.50e+24 B");
   REQUIRE(to_string(Seconds(3600.0)) == "3600 s");
   REQUIRE(to_string(Seconds(-1e7)) == "-1.00e+07 s");
   // A value that rounds to zero prints without a sign (a tiny negative delta, -0 itself).
