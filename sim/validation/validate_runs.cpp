@@ -23,6 +23,32 @@
 namespace trainsim::validation {
 namespace {
 
+// The runs file's key behind a scenario key the mapping wrote, for a skip reason that quotes
+// the loader's pointer (validation/README.md's schema; docs/validation.md, "Mapping a row to a
+// scenario"): " (the row's global_batch_sequences)". Empty for a key of no one field.
+std::string runs_key_of(const std::string& pointer) {
+  static const std::array<std::pair<std::string_view, std::string_view>, 14> kKeys = {{
+      {"/training/global_batch", "global_batch_sequences"},
+      {"/training/micro_batch", "micro_batch"},
+      {"/training/seq_len", "seq_len"},
+      {"/cluster/gpus", "gpus"},
+      {"/parallel/tp", "tp"},
+      {"/parallel/pp", "pp"},
+      {"/parallel/cp", "cp"},
+      {"/parallel/virtual_stages", "virtual_pp"},
+      {"/model/layers", "n_layers"},
+      {"/model/hidden", "hidden"},
+      {"/model/heads", "n_heads"},
+      {"/model/kv_heads", "n_kv_heads"},
+      {"/model/ffn_hidden", "ffn_hidden"},
+      {"/model/vocab", "vocab"},
+  }};
+  for (const auto& [scenario_key, row_key] : kKeys) {
+    if (pointer == scenario_key) return " (the row's " + std::string(row_key) + ")";
+  }
+  return "";
+}
+
 // One candidate plan of one row: its scenario document and, after evaluation, the outcome.
 struct Candidate {
   std::size_t row = 0;  // index into the rows being validated
@@ -274,7 +300,7 @@ ValidationReport validate_runs(const std::vector<PublishedRun>& runs,
         try {
           c.scenario = io::scenario_from_document(doc);
         } catch (const ConfigError& e) {
-          c.load_error = e.message();
+          c.load_error = e.message() + runs_key_of(e.pointer());
           return;
         }
         c.evaluation = sweep::evaluate(*c.scenario);

@@ -1465,3 +1465,20 @@ TEST_CASE(
   CHECK(check_table("docs/validation.md", "## Accuracy", 6, 2, docs) ==
         static_cast<int>(docs.size()));
 }
+
+TEST_CASE("validate: a scenario the loader refuses names the runs file's key", "[validation]") {
+  // A global batch of 2^40 sequences is past the loader's 2^30: the reason quoted the scenario's
+  // /training/global_batch, a key the runs file does not have; it names the row's
+  // global_batch_sequences now.
+  PublishedRun run = row("narayanan21-t1-1.7B-32gpu");
+  run.global_batch = std::int64_t{1} << 40;
+  const ValidationReport report =
+      validate_runs({run}, {.jobs = 1, .source_filter = "", .stacks = {}, .stack_files = {}});
+  REQUIRE(report.rows.size() == 1);
+  REQUIRE_FALSE(report.rows[0].compared);
+  CHECK_THAT(
+      report.rows[0].skip_reason,
+      Catch::StartsWith("scenario refused: narayanan21-t1-1.7B-32gpu: /training/global_batch: "
+                        "1099511627776: out of range; expected at most 1073741824 (the "
+                        "row's global_batch_sequences)"));
+}
