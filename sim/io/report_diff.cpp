@@ -130,10 +130,10 @@ std::vector<InputChange> input_changes(const parallel::Scenario& a, const parall
   std::map<std::string, nlohmann::json> fb;
   flatten(scenario_to_json(a), "", fa);
   flatten(scenario_to_json(b), "", fb);
-  // dp is derived, and an impossible plan has none (0): null, not a degree of 0; so has the
-  // global batch derived from it where the scenario gives none.
+  // dp is derived, and an impossible plan has none (0): null, not a degree of 0; so have the
+  // global batch and the hybrid shard group derived from it where the scenario gives none.
   for (auto* f : {&fa, &fb}) {
-    for (const char* key : {"/parallel/dp", "/training/global_batch"}) {
+    for (const char* key : {"/parallel/dp", "/training/global_batch", "/parallel/shard_group"}) {
       const auto v = f->find(key);
       if (v != f->end() && v->second == 0) v->second = nullptr;
     }

@@ -519,7 +519,12 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
                              {"virtual_stages", p.virtual_stages},
                              {"sharding", parallel::to_string(p.sharding)},
                              {"recompute", parallel::to_string(p.recompute)}};
-  if (p.sharding == Sharding::HybridShard) parallel["shard_group"] = parallel::hybrid_shard_size(s);
+  // An impossible plan (dp 0) has no default shard group: 0, shown as none, as its dp and the
+  // sweep CSV's blank (hybrid_shard_size's floor of 1 wrote a group of 1 no one gave).
+  if (p.sharding == Sharding::HybridShard) {
+    parallel["shard_group"] =
+        p.dp > 0 || p.shard_group > 0 ? parallel::hybrid_shard_size(s) : std::int64_t{0};
+  }
   // Only a partial recomputation carries recompute_layers, so other reports keep their keys.
   if (p.recompute_layers > 0) parallel["recompute_layers"] = p.recompute_layers;
   // Only a split that counts the embedding or the loss carries its keys, likewise.
@@ -577,7 +582,7 @@ std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenari
         {"nodes_per_domain", Kind::Count, false}}},
       {"training",
        {{"seq_len", Kind::Count, true},
-        {"global_batch", Kind::Count, true},
+        {"global_batch", Kind::Dp, true},  // 0 for an impossible plan's default, as dp
         {"micro_batch", Kind::Count, true},
         {"precision", Kind::Name, true, &kPrecisions},
         {"optimizer", Kind::Name, true, &kOptimizers}}},
@@ -591,7 +596,7 @@ std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenari
         {"virtual_stages", Kind::Count, true},
         {"sharding", Kind::Name, true, &kShardings},
         {"recompute", Kind::Name, true, &kRecomputes},
-        {"shard_group", Kind::Count, false},
+        {"shard_group", Kind::Dp, false},  // 0: an impossible plan's default
         {"recompute_layers", Kind::Count, false},
         {"account_for_embedding_in_pipeline_split", Kind::True, false},
         {"account_for_loss_in_pipeline_split", Kind::True, false},
@@ -690,6 +695,17 @@ std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenari
     return EchoProblem{"parallel.dp", shown(par["dp"]),
                        std::to_string(dp) + ", gpus / (tp x pp x cp)" +
                            (dp == 0 ? " where that is not a whole number" : "")};
+  }
+  // A global batch or shard group of 0 is the default of an impossible plan only.
+  if (scenario["training"]["global_batch"] == 0 && dp != 0) {
+    return EchoProblem{"training.global_batch", "0",
+                       "a count, an integer >= 1 (0 only where dp is 0, an impossible plan's "
+                       "default)"};
+  }
+  if (par.contains("shard_group") && par["shard_group"] == 0 && dp != 0) {
+    return EchoProblem{"parallel.shard_group", "0",
+                       "a count, an integer >= 1 (0 only where dp is 0, an impossible plan's "
+                       "default)"};
   }
   const bool hybrid = par["sharding"] == "hybrid_shard";
   if (par.contains("shard_group") != hybrid) {

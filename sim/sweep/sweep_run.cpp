@@ -148,8 +148,17 @@ std::optional<parallel::Scenario> fast_parse(const json& j, const hardware::Hard
   const std::optional<std::int64_t> model_parallel = parallel::model_parallel_size(p);
   if (!model_parallel) return std::nullopt;
   p.dp = s.gpus % *model_parallel == 0 ? s.gpus / *model_parallel : 0;
-  s.training.global_batch =
-      has_global_batch ? *global_batch : std::max<std::int64_t>(1, p.dp) * s.training.micro_batch;
+  // The loader's default (io::scenario_from_document): dp x micro_batch, 0 for an impossible
+  // plan (dp 0), and past kMaxGlobalBatch the loader's error, so the fast path leaves it to the
+  // loader. Rows of one spec went through either path by which thread came first, so the two
+  // must agree byte for byte.
+  if (!has_global_batch) {
+    const std::int64_t default_batch = p.dp * s.training.micro_batch;
+    if (default_batch > parallel::kMaxGlobalBatch) return std::nullopt;
+    s.training.global_batch = default_batch;
+  } else {
+    s.training.global_batch = *global_batch;
+  }
   return s;
 }
 

@@ -129,3 +129,11 @@ add_test(NAME cli.merge.run_report_beside_shards COMMAND ${CMAKE_COMMAND}
          "-DCOMMAND=$<TARGET_FILE:trainsim>;merge;${CMAKE_CURRENT_BINARY_DIR}/run_report.json;${data}/header_a.csv;${data}/shard_1of2.csv"
          -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.cmake)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/run_report.json "{\n  \"bubble_s\": 0.0,\n  \"collectives\": []\n}\n")
+# An impossible plan's default global batch, 0, through both of the sweep's paths, its shards
+# and merge (tests/cli/merge_impossible_batch.cmake).
+add_test(NAME cli.merge.impossible_default_batch
+         COMMAND ${CMAKE_COMMAND} -DTRAINSIM=$<TARGET_FILE:trainsim>
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/merge_impossible_batch
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/merge_impossible_batch.cmake)
+set_tests_properties(cli.merge.impossible_default_batch PROPERTIES PASS_REGULAR_EXPRESSION
+  "impossible rows agree")

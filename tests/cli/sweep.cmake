@@ -306,3 +306,13 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_range_stack.json
 trainsim_bad_input(sweep range_on_stack
   "sweep_range_stack.json: /axes/stack/0: a range on the stack axis. expected software stacks"
   ${CMAKE_CURRENT_BINARY_DIR}/sweep_range_stack.json --list)
+# The default global batch past 2^30 is refused at its axis value in either order: the fast
+# path took micro_batch 2048 on 1,048,576 GPUs (2^31 sequences) as an "ok" row that run refuses,
+# and the loader refused it only where it came first.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sweep_default_batch_bound.json [=[
+{"base": {"hardware": "h100-dgx", "model": "llama3.2-1b", "cluster": {"gpus": 1048576},
+          "training": {"seq_len": 8}},
+ "axes": {"training.micro_batch": [1, 2048]}}
+]=])
+trainsim_bad_input(sweep default_batch_bound "sweep_default_batch_bound\\.json: /axes/training\\.micro_batch/1: the default global_batch dp x micro_batch = 2147483648: out of range"
+  ${CMAKE_CURRENT_BINARY_DIR}/sweep_default_batch_bound.json)
