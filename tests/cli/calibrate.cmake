@@ -467,3 +467,9 @@ add_test(NAME cli.calibrate.held_one_warning COMMAND trainsim calibrate --base h
 set_tests_properties(cli.calibrate.held_one_warning PROPERTIES
   PASS_REGULAR_EXPRESSION "warning: /collective/measured/ring/Simple/latency_offset_multi_node is not determined by the points \\(no standard error\\)\; it keeps the base's value"
   FAIL_REGULAR_EXPRESSION "ring/Simple/latency_offset_multi_node = [^\n]* is fitted to messages from")
+# A dtype's GEMM ceiling reports its own dtype's points: the suite's 6 FP8 GEMMs of 62 (each
+# ceiling was listed by every GEMM, 62 points and the document's error for each).
+add_test(NAME cli.calibrate.ceiling_points COMMAND trainsim calibrate --base h200-sxm
+         ${CALIBRATION_DIR}/h200-sxm/suite.json --format json)
+set_tests_properties(cli.calibrate.ceiling_points PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"pointer\": \"/gpu/gemm/max_efficiency_by_dtype/fp8\",[^}]*\"points\": 6,")
