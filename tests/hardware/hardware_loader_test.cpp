@@ -76,6 +76,14 @@ TEST_CASE("hardware_loader: every built-in profile loads", "[hardware][io]") {
     REQUIRE(hw.usd_per_gpu_hour > 0.0);
     REQUIRE(hw.power.compute <= hw.power.tdp);
   }
+  // h200-dgx draws what the measured H200 SXM drew (h200-sxm, calibration/h200-sxm/suite.json):
+  // idle 129 W and 684.1 W under back-to-back GEMMs, where it had taken h100-dgx's assumed
+  // 100 W and chosen 670 W.
+  const HardwareSpec h200 = io::load_hardware("h200-dgx");
+  const HardwareSpec measured = io::load_hardware("h200-sxm");
+  CHECK(h200.power.idle.value() == measured.power.idle.value());
+  CHECK(h200.power.compute.value() == measured.power.compute.value());
+  CHECK(h200.power.idle.value() == 129.0);
 }
 
 TEST_CASE("hardware_loader: built-ins match the paper's Table 1 (P13)",
