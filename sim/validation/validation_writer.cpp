@@ -99,6 +99,14 @@ nlohmann::json plan_json(const parallel::Scenario& s) {
           {"recompute", parallel::to_string(p.recompute)},
           {"precision", parallel::to_string(s.training.precision)}};
   if (p.recompute_layers > 0) plan["recompute_layers"] = p.recompute_layers;
+  // What a mixture-of-experts row or a recipe's split ran, as its scenario file gives it (the
+  // plan left out the experts' degree of every Megatron-Bridge MoE row).
+  if (p.ep > 1) plan["ep"] = p.ep;
+  if (p.account_for_embedding_in_pipeline_split) {
+    plan["account_for_embedding_in_pipeline_split"] = true;
+  }
+  if (p.account_for_loss_in_pipeline_split) plan["account_for_loss_in_pipeline_split"] = true;
+  if (!p.pipeline_layout.empty()) plan["pipeline_layout"] = p.pipeline_layout;
   return plan;
 }
 

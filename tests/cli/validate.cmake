@@ -232,3 +232,8 @@ add_test(NAME cli.validate.stack_of_skipped_row
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/validate_skipped_stack.cmake)
 set_tests_properties(cli.validate.stack_of_skipped_row PROPERTIES PASS_REGULAR_EXPRESSION
   "skipped row's stack not replaced")
+# A compared row's plan names the experts' degree and a recipe's split where the row ran them
+# (the Megatron-Bridge DeepSeek-V3 rows: ep 64 and the recipe's layout; the plan had neither).
+add_test(NAME cli.validate.plan_ep COMMAND trainsim validate --source Megatron-Bridge --format json)
+set_tests_properties(cli.validate.plan_ep PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"dp\": 64,\n +\"ep\": 64,\n +\"global_batch\": 4096,[^}]*\"pipeline_layout\": \\[\n +4,")
