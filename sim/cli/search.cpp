@@ -668,7 +668,16 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
   // The data-parallel collectives in all, the routed experts' included.
   const double all_dp_d = dp_d + xdp_d;
   const double all_dp_b = dp_b + xdp_b;
-  if (exposed < 0 && all_dp_b > all_dp_d && more_hidden) {
+  if (std::fabs(exposed) < 0.0005) {
+    // No change at the printed precision, either way (a difference of -1e-16 went to the
+    // branches below and read "the data-parallel group shrinks from 16 to 16 ranks"). What the
+    // plan adds is not newly exposed: it runs beside compute, or beside communication that was
+    // exposed already (pytorch-2.3-fsdp's blocking TP calls over exposed data-parallel time).
+    out << "The exposed communication does not change at the printed precision: the "
+        << fixed(added, 3)
+        << " s of model-parallel communication added runs beside compute or beside "
+           "communication already exposed.\n";
+  } else if (exposed < 0 && all_dp_b > all_dp_d && more_hidden) {
     // The data-parallel calls take longer, so a shorter ring is not the cause: more of the
     // communication runs beside compute.
     out << "The data-parallel collectives take longer in all (" << fixed(all_dp_d, 3) << " -> "
@@ -717,18 +726,23 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
         << ", and their gradient and parameter collectives save " << fixed(xdp_d - xdp_b, 3)
         << " s, more than the other data-parallel collectives (" << (dp_b <= dp_d ? "-" : "+")
         << fixed(std::fabs(dp_d - dp_b), 3)
-        << " s); the TP/PP traffic stays inside fast links or overlaps with compute.\n";
-  } else if (exposed < 0) {
+        << " s); the tensor/context/pipeline traffic stays inside fast links or overlaps with "
+           "compute.\n";
+  } else if (exposed < 0 && groups_b < groups_d) {
     out << "The data-parallel group shrinks from " << groups_d << " to " << groups_b
         << " ranks, so the gradient and parameter collectives run on shorter rings and carry "
         << (bp.tp * bp.pp > 1 ? "1/" + std::to_string(bp.tp * bp.pp) + " of the state each"
                               : "less")
-        << "; the TP/PP traffic stays inside fast links or overlaps with compute.\n";
-  } else if (exposed < 0.0005) {
-    // No change at the printed precision: what the plan adds runs beside compute. (The branch
-    // below said the compute stream waited for 0.019 s of cp traffic that stayed hidden.)
-    out << "No more communication is exposed: the " << fixed(added, 3)
-        << " s of model-parallel communication added runs beside compute.\n";
+        << "; the tensor/context/pipeline traffic stays inside fast links or overlaps with "
+           "compute.\n";
+  } else if (exposed < 0) {
+    // The group keeps its ranks (or grows): the saving is in what overlaps, not in the ring.
+    out << "The data-parallel group keeps " << groups_d << (groups_b == groups_d ? "" : " -> ")
+        << (groups_b == groups_d ? "" : std::to_string(groups_b)) << " ranks; "
+        << fixed(all_b - rb.exposed_communication.value(), 3) << " of the plan's "
+        << fixed(all_b, 3) << " s of communication runs hidden, against "
+        << fixed(all_d - rd.exposed_communication.value(), 3) << " of " << fixed(all_d, 3)
+        << " s.\n";
   } else if (b_wins && rb.iteration_time < rd.iteration_time) {
     out << "More communication is exposed, but the rest of the iteration gains more.\n";
   } else if (b_wins) {
@@ -772,11 +786,28 @@ void write_differences(std::ostream& out, const parallel::Scenario& d, const rep
       << " s per iteration on the busiest GPU (MFU " << fixed(100 * rd.mfu, 1) << "% -> "
       << fixed(100 * rb.mfu, 1) << "%).\n";
   write_causes(out, d, rd, b, rb);
+  // The part that moved most, in the total's direction (it said "more in-flight activations or
+  // gathered buffers" where activations fell and the weights of 128 experts at ep 1 rose).
+  const auto state = [](const report::MemoryBreakdown& m) {
+    return (m.parameters + m.gradients + m.optimizer).value();
+  };
+  const double d_state = state(rb.memory) - state(rd.memory);
+  const double d_act = (rb.memory.activations - rd.memory.activations).value();
+  const double d_buf = (rb.memory.buffers - rd.memory.buffers).value();
+  const bool more = rb.memory.total > rd.memory.total;
+  const double sign = more ? 1.0 : -1.0;
+  std::string cause;
+  if (sign * d_state >= sign * d_act && sign * d_state >= sign * d_buf) {
+    cause = std::string(more ? "more" : "less") + " weights, gradients and optimizer state per GPU";
+  } else if (sign * d_act >= sign * d_buf) {
+    cause = std::string(more ? "more" : "fewer") + " in-flight activations";
+  } else {
+    cause = std::string(more ? "larger" : "smaller") + " gathered buffers";
+  }
   out << "  - Memory: " << gib(rd.memory.total) << " -> " << gib(rb.memory.total) << " per GPU of "
       << gib(rb.memory.usable) << " usable ("
       << (gib(rb.memory.total) == gib(rd.memory.total) ? "the same at the printed precision"
-          : rb.memory.total < rd.memory.total ? "model parallelism splits weights and activations"
-                                              : "more in-flight activations or gathered buffers")
+                                                       : "mostly " + cause)
       << ").\n";
 }
 
@@ -1093,7 +1124,9 @@ void write_expert_explanation(std::ostream& out, sweep::SearchResult& result,
     out << "  Expert parallelism: the best plan keeps ep=1; the best plan with ep > 1 ("
         << plan_text(with_ep->scenario) << ") ";
     // Ranks are exact down to the bounded search's threshold (sweep::SearchResult).
-    if (with_ep->evaluation.report->tokens_per_s >= result.threshold) {
+    // Exact everywhere when no plan was bounded out (it said "ranks below the plans that
+    // bounded the search" of a search that bounded none).
+    if (result.bounded == 0 || with_ep->evaluation.report->tokens_per_s >= result.threshold) {
       out << "ranks " << *found + 1;
     } else {
       out << "ranks below the plans that bounded the search";

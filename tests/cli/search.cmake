@@ -265,7 +265,28 @@ add_test(NAME cli.search.explain_hidden_cp COMMAND trainsim search --hardware h1
          --model llama3-8b --gpus 16 --global-batch 32 --seq-len 8192 --tp 1 --pp 1 --cp 1,2
          --top 2 --explain)
 set_tests_properties(cli.search.explain_hidden_cp PROPERTIES PASS_REGULAR_EXPRESSION
-  "\\(0\\.000 s\\)\\. No more communication is exposed: the 0\\.019 s of model-parallel communication added runs beside compute\\.\n.*\\(the same at the printed precision\\)")
+  "\\(0\\.000 s\\)\\. The exposed communication does not change at the printed precision: the 0\\.019 s of model-parallel communication added runs beside compute or beside communication already exposed\\.\n.*\\(the same at the printed precision\\)")
+# A difference below the printed precision either way is no change: -1.1e-16 s read "The
+# data-parallel group shrinks from 16 to 16 ranks" (llama3.2-1b on 16 H100, cp 2, dp 8: 16
+# groups both ways). A memory change names the part that moved: qwen3-30b-a3b's best plan at
+# ep 1 holds every expert (weights, gradients and optimizer state up; activations down), where
+# it read "more in-flight activations or gathered buffers"; with no plan bounded out, a rank is
+# exact (it read "ranks below the plans that bounded the search").
+add_test(NAME cli.search.explain_no_change_either_way COMMAND trainsim search --hardware h100-dgx
+         --model llama3.2-1b --gpus 16 --global-batch 64 --seq-len 16384 --tp 1 --pp 1 --cp 1,2,4
+         --sharding shard_grad_op --explain --top 3)
+set_tests_properties(cli.search.explain_no_change_either_way PROPERTIES
+  PASS_REGULAR_EXPRESSION "The exposed communication does not change at the printed precision"
+  FAIL_REGULAR_EXPRESSION "shrinks from 16 to 16 ranks")
+add_test(NAME cli.search.explain_memory_cause COMMAND trainsim search --hardware h200-dgx
+         --model qwen3-30b-a3b --gpus 16 --global-batch 128 --seq-len 2048 --top 4 --explain)
+set_tests_properties(cli.search.explain_memory_cause PROPERTIES PASS_REGULAR_EXPRESSION
+  "Memory: [0-9.]+ GiB -> [0-9.]+ GiB per GPU of [0-9.]+ GiB usable \\(mostly more weights, gradients and optimizer state per GPU\\)")
+add_test(NAME cli.search.explain_rank_unbounded COMMAND trainsim search --hardware h100-dgx
+         --model qwen3-30b-a3b --gpus 64 --global-batch 32 --seq-len 4096 --explain --top 3)
+set_tests_properties(cli.search.explain_rank_unbounded PROPERTIES
+  PASS_REGULAR_EXPRESSION "\\) ranks 5"
+  FAIL_REGULAR_EXPRESSION "ranks below the plans that bounded the search")
 # With a mixture of experts the expert all-to-alls are named: qwen3-30b-a3b on 32 H100, the
 # best plan (dp 32, ep 2) and the best model-parallel plan (pp 2, ep 2) both run them; the latter
 # adds 0.009 s of pipeline sends and 0.005 s more all-to-all, and the explanation named the
