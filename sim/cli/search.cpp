@@ -1197,7 +1197,9 @@ int run_search(const SearchOptions& o) {
                                              o.exhaustive || !o.shard.empty() ? 0 : o.top);
   if (o.format == "json") {
     nlohmann::ordered_json doc;
-    doc["context"] = io::report_context();
+    // What was searched, as run's context names it (it gave the versions alone, and a search in
+    // which no plan fits left a document naming no model, hardware or stack).
+    doc["context"] = io::scenario_context(base);
     doc["objective"] = sweep::to_string(objective);
     doc["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
     // Only with --shard, so that an unsharded document keeps its bytes (merge drops the key).

@@ -407,3 +407,11 @@ set_tests_properties(cli.search.explain_expert_group_ep1 PROPERTIES
 trainsim_expect_exit(cli.search.cluster_not_whole_nodes 3
   "^error: command line \\(--gpus\\): /cluster/gpus: gpus 12 is not a whole number of 8-GPU nodes. expected a multiple of 8\n$"
   search ${search_base} --gpus 12)
+# The JSON names what was searched, as run's context does, also where no plan fits (the
+# document held the versions alone and "plans": []).
+trainsim_expect_exit(cli.search.json_context_no_plan 3 ""
+  search --hardware h100-dgx --model llama2-70b --gpus 1 --global-batch 8 --seq-len 4096 --format json)
+add_test(NAME cli.search.json_context COMMAND trainsim search --hardware h100-dgx
+         --model llama2-70b --gpus 1 --global-batch 8 --seq-len 4096 --format json)
+set_tests_properties(cli.search.json_context PROPERTIES WILL_FAIL FALSE
+  PASS_REGULAR_EXPRESSION "\"context\": \\{\n +\"hardware\": \"h100-dgx\",\n +\"model\": \"llama2-70b\",\n +\"schema_version\": 1,\n +\"stack\": \"pytorch-2.3-fsdp\",")
