@@ -819,14 +819,14 @@ int run_calibrate(const CalibrateOptions& o, std::ostream& out, std::ostream& er
         if (i.is_string()) inputs.push_back(i.get<std::string>());
       }
     }
-    // Each by its file name, or by the path as given where another input has that name, as the
-    // sets' labels in fitted_to are (io::read_calibration_inputs): two logs both called
-    // all_reduce.txt were one input here.
-    std::vector<std::string> names;
+    // Each by the label its measurement set has in fitted_to (io::read_calibration_inputs: its
+    // file name, or the path as given where another file read, a document's log included, has
+    // that name): two logs both called all_reduce.txt were one input here.
     for (const auto& i : o.inputs) {
       std::string name = std::filesystem::path(i).filename().string();
-      if (std::find(names.begin(), names.end(), name) != names.end()) name = i;
-      names.push_back(std::filesystem::path(i).filename().string());
+      for (const auto& [path, label] : in.labels) {
+        if (path == i) name = label;
+      }
       if (std::find(inputs.begin(), inputs.end(), name) == inputs.end()) inputs.push_back(name);
     }
     profile["calibration"] = {{"tool", std::string("trainsim ") + kVersion + " calibrate"},

@@ -218,7 +218,9 @@ void require_countable_memory(const ScenarioFlags& f, const parallel::Scenario& 
       .key = report::kMemoryExcessKey,
       .message = excess,
       .also = {"/training/seq_len", "/training/global_batch", "/parallel/pipeline_schedule",
-               "/parallel/recompute", "/parallel/tp", "/parallel/cp", "/model", "/stack"}};
+               "/parallel/virtual_stages", "/parallel/recompute", "/parallel/sequence_parallel",
+               "/parallel/tp", "/parallel/pp", "/parallel/cp", "/parallel/sharding", "/cluster",
+               "/model", "/stack"}};
   throw PlanError(problem_origin(f, p) + ": " + p.key + ": " + p.message);
 }
 

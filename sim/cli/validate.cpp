@@ -103,8 +103,9 @@ for ax, metric in zip(axes[0], metrics):
         pts = [(x, y) for x, y, r in zip(xs, ys, sel) if r["source"] == s]
         if pts:
             ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=18, color=colour[s], label=s)
-    # Logarithmic axes over more than a decade; over less, matplotlib labels the minor ticks
-    # (2x10^2, 3x10^2, ...), which ran into each other: linear axes there.
+    # Logarithmic axes where the panel (the points and a 1.3x margin each side) spans more
+    # than a decade; over less, matplotlib labels the minor ticks (2x10^2, 3x10^2, ...), which
+    # ran into each other: linear axes there.
     if hi / lo > 10.0:
         ax.set_xscale("log")
         ax.set_yscale("log")

@@ -477,6 +477,7 @@ CalibrationInputs read_calibration_inputs(const std::vector<std::string>& paths,
       add_log(ref);
     }
   }
+  in.labels = seen;
   return in;
 }
 

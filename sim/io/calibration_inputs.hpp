@@ -21,6 +21,9 @@ struct CalibrationInputs {
   // as well, for stderr.
   std::vector<std::string> inferred;
   std::vector<std::string> files;    // every input file: documents and the logs they name
+  // (path, label) of every file read: its measurement set's label (its file name, or the path
+  // as given where another file read has that name), as the points' origins carry it.
+  std::vector<std::pair<std::string, std::string>> labels;
   // (file, GPU it was measured on): a document's environment.device and each record's that
   // differs ("doc.json (/gemm/3)"), every device a log's rank lines name.
   std::vector<std::pair<std::string, std::string>> devices;

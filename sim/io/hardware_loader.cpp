@@ -187,14 +187,14 @@ void read_nccl_constants(ObjectReader v, GpuArch arch, const std::string& host_c
     for (std::size_t p = 0; p < kProtocolKeys.size(); ++p) {
       out.tree_correction[p] = read_fractions(tc, kProtocolKeys[p]);
       // NCCL's treeCorrectionFactor[protocol][23]: one factor per power of two from 64 B to
-      // 256 MiB (tuning.cc). A short table left the larger sizes uncorrected in silence.
-      constexpr std::size_t kTreeCorrectionEntries = 23;
-      if (out.tree_correction[p].size() != kTreeCorrectionEntries) {
+      // 256 MiB (tuning.cc); 24 since 2.29, whose last column only NVLSTree reads (sources.md
+      // A.1). A short table left the larger sizes uncorrected in silence.
+      const std::size_t entries = out.tree_correction[p].size();
+      if (entries != 23 && entries != 24) {
         throw tc.error(std::string(kProtocolKeys[p]),
-                       "expected " + std::to_string(kTreeCorrectionEntries) +
-                           " factors (NCCL's treeCorrectionFactor: one per power of two from 64 B "
-                           "to 256 MiB), got " +
-                           std::to_string(out.tree_correction[p].size()));
+                       "expected 23 factors (NCCL's treeCorrectionFactor: one per power of two "
+                       "from 64 B to 256 MiB), or 24 as NCCL 2.29 and later write it, got " +
+                           std::to_string(entries));
       }
     }
     tc.finish();

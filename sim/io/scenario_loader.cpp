@@ -652,7 +652,11 @@ std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenari
           break;
         case Kind::Dp:
           if (!v->is_number_integer() || v->get<std::int64_t>() < 0) {
-            return EchoProblem{path, shown(*v), "a count, an integer >= 0"};
+            return EchoProblem{path, shown(*v),
+                               std::string_view(k.name) == "dp"
+                                   ? "a count, an integer >= 0"
+                                   : "a count, an integer >= 1 (0 only where dp is 0, "
+                                     "an impossible plan's default)"};
           }
           break;
         case Kind::Flag:

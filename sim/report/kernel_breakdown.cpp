@@ -157,6 +157,12 @@ KernelCategory classify_kernel(std::string_view name, std::string_view trace_cat
   const std::string n = lowercase(name);
   const std::string c = lowercase(trace_category);
   for (const Rule& r : kRules) {
+    // A kernel is no copy or fill whatever its name ("memset_zero_kernel", cat kernel): the
+    // names "Memcpy ..." and "Memset ..." are those of events of the copy and fill categories.
+    if (r.match == Match::Prefix && c == "kernel" &&
+        (r.category == KernelCategory::Memcpy || r.category == KernelCategory::Memset)) {
+      continue;
+    }
     const bool hit = r.match == Match::Prefix     ? n.starts_with(r.pattern)
                      : r.match == Match::Contains ? n.find(r.pattern) != std::string::npos
                                                   : c == r.pattern;

@@ -288,12 +288,22 @@ std::optional<Sharding> parse_sharding(std::string_view text) {
   // A named ZeRO stage, or Megatron's distributed optimizer (ZeRO-1 inside its DDP class:
   // "use_distributed_optimizer=True"), before the bare words "fsdp" and "ddp": "ZeRO-1 (not
   // FSDP)" read as FULL_SHARD, and "Megatron DDP with use_distributed_optimizer=True" as DDP.
+  // Megatron's flag in any spelling: "--use-distributed-optimizer", "use_distributed_optimizer:
+  // True", "use_distributed_optimizer = True" (not "=False").
+  std::string squashed;
+  for (const char ch : t) {
+    if (ch != ' ') squashed += ch == '-' ? '_' : ch;
+  }
+  const bool megatron_flag = contains(squashed, "use_distributed_optimizer") &&
+                             !contains(squashed, "use_distributed_optimizer=false") &&
+                             !contains(squashed, "use_distributed_optimizer:false");
   if (contains(t, "zero-1") || contains(t, "zero1") || contains(t, "distributed optimizer") ||
-      contains(t, "use_distributed_optimizer=true")) {
+      megatron_flag) {
     return Sharding::Zero1;
   }
-  // FSDP's default ShardingStrategy is FULL_SHARD (metaseq's "FSDP (full sharding)", FSDP2).
-  if (contains(t, "fsdp")) return Sharding::FullShard;
+  // FSDP's default ShardingStrategy is FULL_SHARD (metaseq's "FSDP (full sharding)", FSDP2);
+  // "not FSDP" names what the run did not use.
+  if (contains(t, "fsdp") && !contains(t, "not fsdp")) return Sharding::FullShard;
   if (t.rfind("none", 0) == 0 || contains(t, "ddp") || contains(t, "plain dp")) {
     return Sharding::None;
   }
@@ -512,18 +522,28 @@ bool names_model(const std::string& text, std::string_view model) {
 }
 
 // The memory a GPU's text (lower case) states, in GB: "a100 40gb", "a100 40 gb",
-// "v100-sxm2-16gb" (a number of whole GB, not part of a longer number, before "gb"); none when
-// it states none or two different ones.
-std::optional<double> memory_in_name(const std::string& text) {
+// "v100-sxm2-16gb" (a number of whole GB, not part of a longer number, before "gb"); not a
+// link's rate ("200 gb/s", "200 gbps", "100 gbit"). None when it states none; nullopt too, with
+// `conflict` set, when it states two different ones.
+std::optional<double> memory_in_name(const std::string& text, bool& conflict) {
+  conflict = false;
   std::optional<double> stated;
   for (std::size_t at = text.find("gb"); at != std::string::npos; at = text.find("gb", at + 1)) {
+    const std::size_t after = at + 2;
+    if (after < text.size() &&
+        (text[after] == '/' || text[after] == 'p' || text.compare(after, 2, "it") == 0)) {
+      continue;
+    }
     std::size_t end = at;
     while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '-')) --end;
     std::size_t begin = end;
     while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1])) != 0) --begin;
     if (begin == end || end - begin > 4 || (begin > 0 && text[begin - 1] == '.')) continue;
     const double gb = std::stod(text.substr(begin, end - begin));
-    if (stated && *stated != gb) return std::nullopt;
+    if (stated && *stated != gb) {
+      conflict = true;
+      return std::nullopt;
+    }
     stated = gb;
   }
   return stated;
@@ -536,7 +556,23 @@ std::optional<HardwareChoice> choose_hardware(const PublishedRun& run, std::stri
   HardwareChoice choice;
   // The row's memory, else the memory its GPU text states ("A100 40 GB", "V100-SXM2-16GB"):
   // either names the part.
-  const std::optional<double> memory_gb = run.memory_gb ? run.memory_gb : memory_in_name(gpu);
+  bool conflict = false;
+  const std::optional<double> named = memory_in_name(gpu, conflict);
+  // The row's memory and its GPU text disagreeing, or the text naming two: which part ran is
+  // not known (memory_gb 80 beside "A100 (40GB)" ran as the 80GB part without a word).
+  if (conflict || (run.memory_gb && named && *run.memory_gb != *named)) {
+    std::ostringstream text;
+    text << "the GPU '" << run.gpu << "' ";
+    if (conflict) {
+      text << "states two memory sizes";
+    } else {
+      text << "states " << *named << " GB where memory_gb is " << *run.memory_gb;
+    }
+    text << "; expected one memory size for the row's GPU";
+    reason = text.str();
+    return std::nullopt;
+  }
+  const std::optional<double> memory_gb = run.memory_gb ? run.memory_gb : named;
   const std::string memory_key = run.memory_gb ? "memory_gb" : "the GPU's memory";
   if (names_model(gpu, "gb200")) {
     // GB200 NVL72 (DGX GB200): 72 GPUs in one NVLink domain, 4 per compute tray.

@@ -255,7 +255,7 @@ set_tests_properties(cli.describe.one_gpu PROPERTIES PASS_REGULAR_EXPRESSION
 # (describe, run, a sweep's row, which merge then refused as damaged). Refused as a problem of
 # the plan at the key it grows with, naming the flags behind it; run says the same.
 trainsim_expect_exit(cli.describe.memory_past_exact_bytes 3
-  "^error: command line \\(--model, --schedule, --global-batch, --micro-batch, --seq-len\\): /training/micro_batch: the plan needs 16\\.8 EiB per GPU on stage 1, past the 8 PiB \\(2\\^53 bytes\\) up to which trainsim counts bytes exactly\\; expected a plan that needs less[^\n]*\n$"
+  "^error: command line \\(--gpus, --model, --schedule, --pp, --global-batch, --micro-batch, --seq-len\\): /training/micro_batch: the plan needs 16\\.8 EiB per GPU on stage 1, past the 8 PiB \\(2\\^53 bytes\\) up to which trainsim counts bytes exactly\\; expected a plan that needs less[^\n]*\n$"
   describe --hardware h100-dgx --model llama2-7b --gpus 2 --pp 2 --schedule gpipe
   --seq-len 16777216 --micro-batch 256 --global-batch 512000 --format json)
 trainsim_expect_exit(cli.run.memory_past_exact_bytes 3
@@ -347,5 +347,5 @@ set_tests_properties(cli.describe.n_wording PROPERTIES PASS_REGULAR_EXPRESSION
 # the s x s scores (pytorch-2.3-fsdp's fused kernel runs the same plan, 66.6 TiB, not fitting),
 # and a command line's --stack was not named.
 trainsim_expect_exit(cli.run.memory_past_exact_bytes_stack 3
-  "^error: command line \\(--model, --stack, --seq-len\\): /training/micro_batch: the plan needs 1\\.25 EiB per GPU, past the 8 PiB"
+  "^error: command line \\(--gpus, --model, --stack, --seq-len\\): /training/micro_batch: the plan needs 1\\.25 EiB per GPU, past the 8 PiB"
   run --hardware h100-dgx --model llama2-7b --gpus 1 --seq-len 16777216 --stack megatron-lm)

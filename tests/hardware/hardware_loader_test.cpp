@@ -379,7 +379,14 @@ TEST_CASE("hardware_loader: each bad-input kind is a ConfigError naming key and 
     j["collective"]["nccl"] = nccl;
     REQUIRE_THROWS_WITH(load(j), Catch::Contains("/collective/nccl/tree_correction/LL: expected 23 "
                                                  "factors (NCCL's treeCorrectionFactor: one per "
-                                                 "power of two from 64 B to 256 MiB), got 22"));
+                                                 "power of two from 64 B to 256 MiB), or 24 as "
+                                                 "NCCL 2.29 and later write it, got 22"));
+    // NCCL 2.29's table of 24 (its last column NVLSTree's) loads.
+    nccl["tree_correction"]["LL"] = nccl["tree_correction"]["Simple"];
+    nccl["tree_correction"]["LL"].push_back(1.0);
+    REQUIRE(nccl["tree_correction"]["LL"].size() == 24);
+    j["collective"]["nccl"] = nccl;
+    CHECK_NOTHROW(load(j));
     j["collective"]["nccl"]["tree_correction"]["LL"] = nlohmann::json::array();
     REQUIRE_THROWS_WITH(load(j), Catch::Contains("/collective/nccl/tree_correction/LL: expected 23 "
                                                  "factors"));

@@ -877,3 +877,18 @@ TEST_CASE("kineto: a GPU event without a device or a stream is refused", "[io]")
                          "t.json"),
       Contains("2 GPU events in another phase (\"ph\" other than \"X\") were skipped"));
 }
+
+TEST_CASE("kineto: a kernel named memset is a kernel", "[io]") {
+  // The names "Memcpy ..." and "Memset ..." are those of the copy and fill categories; a kernel
+  // of cat "kernel" named memset_zero_kernel counted as a fill, and a step holding it alone was
+  // left out as holding no kernel.
+  const std::string events = kStep + R"(,
+      {"ph": "X", "cat": "kernel", "name": "memset_zero_kernel", "pid": 0, "tid": 7,
+       "ts": 10, "dur": 20, "args": {"stream": 7, "device": 0}})";
+  const auto t = parse_kineto_trace(trace_of(events), "t.json");
+  REQUIRE(t.kernels.size() == 1);
+  CHECK(t.kernels[0].category == KernelCategory::MemoryBound);
+  CHECK(t.num_copies_and_fills == 0);
+  REQUIRE(t.step_breakdowns.size() == 1);
+  CHECK(t.step_breakdowns[0].num_kernels == 1);
+}

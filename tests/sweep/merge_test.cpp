@@ -473,7 +473,8 @@ TEST_CASE("merge: a row's scenario holds only values the sweep writes, in both f
         std::tuple{"\"tp\":1,", "", "'scenario.parallel.tp' missing; expected a value"},
         std::tuple{"\"tp\":1", "\"tp\":0", "'scenario.parallel.tp' is 0; expected a degree"},
         std::tuple{"\"global_batch\":8", "\"global_batch\":-8",
-                   "'scenario.training.global_batch' is -8; expected a count, an integer >= 0"},
+                   "'scenario.training.global_batch' is -8; expected a count, an integer >= 1 (0 "
+                   "only where dp is 0"},
         // 0 is an impossible plan's default global batch (dp 0), not a plan's of dp 8.
         std::tuple{"\"global_batch\":8", "\"global_batch\":0",
                    "'scenario.training.global_batch' is 0; expected a count, an integer >= 1 (0 "

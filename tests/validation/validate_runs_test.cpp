@@ -349,6 +349,11 @@ TEST_CASE("validate: free-text fields", "[validation]") {
   CHECK(parse_sharding("ZeRO-1 (not FSDP)") == Sharding::Zero1);
   CHECK(parse_sharding("Megatron DDP with use_distributed_optimizer=True") == Sharding::Zero1);
   CHECK(parse_sharding("Megatron DDP") == Sharding::None);
+  CHECK(parse_sharding("Megatron DDP with --use-distributed-optimizer") == Sharding::Zero1);
+  CHECK(parse_sharding("use_distributed_optimizer: True") == Sharding::Zero1);
+  CHECK(parse_sharding("(use_distributed_optimizer = True)") == Sharding::Zero1);
+  CHECK(parse_sharding("DDP, use_distributed_optimizer=False") == Sharding::None);
+  CHECK(parse_sharding("DDP, not FSDP") == Sharding::None);
   CHECK_FALSE(parse_sharding("something else").has_value());
   CHECK(parse_recompute("full (activation checkpointing on)") == Recompute::Full);
   CHECK(parse_recompute("selective (op)") == Recompute::Selective);
@@ -496,6 +501,24 @@ TEST_CASE("validate: the memory a GPU's text states names the part", "[validatio
   run.gpu = "V100-SXM2";
   run.memory_gb = 16.0;
   CHECK_THAT(skip_reason(run), Catch::StartsWith("memory_gb 16 is not the 32 GiB"));
+  // A link's rate is no memory ("200 Gb/s HDR" read as a second size made the 40GB part's text
+  // "memory unstated"), and a text that contradicts memory_gb, or names two sizes, is skipped
+  // (memory_gb 80 beside "A100 (40GB)" ran as the 80GB part without a word).
+  run = row("torchtitan-2024-a100-llama3-8b-64gpu-selective-op");
+  run.memory_gb.reset();
+  run.gpu = "A100 40GB with 200 Gb/s HDR";
+  CHECK(mapped(run).hardware == "a100-dgx-40gb");
+  run.gpu = "A100 80GB, 200 Gbps HDR";
+  for (const auto& a : mapped(run).assumptions) CHECK_THAT(a, !Contains("memory unstated"));
+  run.gpu = "A100 (40GB)";
+  run.memory_gb = 80.0;
+  CHECK(skip_reason(run) ==
+        "the GPU 'A100 (40GB)' states 40 GB where memory_gb is 80; expected one memory size for "
+        "the row's GPU");
+  run.memory_gb.reset();
+  run.gpu = "A100 40GB or 80GB";
+  CHECK_THAT(skip_reason(run),
+             Catch::StartsWith("the GPU 'A100 40GB or 80GB' states two memory sizes"));
   // A V100 row's own node size is said as any other's; only DGX-2's 16 has its own sentence.
   run = row("megatron2020-v100-dgx2-8B-8gpu");
   run.gpu = "V100-SXM2";
