@@ -41,4 +41,23 @@ string(JSON inputs GET "${two}" calibration inputs)
 if(NOT inputs MATCHES "\"all_reduce\\.txt\"" OR NOT inputs MATCHES "\"${OUT}-b/all_reduce\\.txt\"")
   message(FATAL_ERROR "the inputs do not name both logs: ${inputs}")
 endif()
+# A document's log counts: doc.json names logs/all_reduce.txt (labelled all_reduce.txt), so
+# the command line's b/all_reduce.txt is labelled by its path, and /calibration/inputs names it
+# so (it named it all_reduce.txt, the document's log's label).
+file(MAKE_DIRECTORY ${OUT}-doc/logs)
+configure_file(${LOGS}/h100-ndr-2node-all_reduce.txt ${OUT}-doc/logs/all_reduce.txt COPYONLY)
+file(WRITE ${OUT}-doc/doc.json "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1,
+ \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
+ \"nccl_tests\": [{\"file\": \"logs/all_reduce.txt\", \"status\": \"healthy\"}]}")
+execute_process(COMMAND ${TRAINSIM} calibrate --base h100-dgx --reset ${OUT}-doc/doc.json
+                        ${OUT}-b/all_reduce.txt -o ${OUT}-doc.json
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "calibrate failed (${rc}): ${err}")
+endif()
+file(READ ${OUT}-doc.json withdoc)
+string(JSON inputs GET "${withdoc}" calibration inputs)
+if(NOT inputs MATCHES "\"doc\\.json\"" OR NOT inputs MATCHES "\"${OUT}-b/all_reduce\\.txt\"")
+  message(FATAL_ERROR "the inputs do not name the log by its label: ${inputs}")
+endif()
 message("held records kept, inputs named apart")
