@@ -430,6 +430,22 @@ Case kernel_case(hardware::Dtype dtype, compute::KernelWork work, Seconds measur
   return c;
 }
 
+// The GEMM ceiling a dtype's points inform.
+std::size_t gemm_ceiling_of(hardware::Dtype dtype) {
+  switch (dtype) {
+    case hardware::Dtype::Fp32:
+      return index_of("/gpu/gemm/max_efficiency_by_dtype/fp32");
+    case hardware::Dtype::Tf32:
+      return index_of("/gpu/gemm/max_efficiency_by_dtype/tf32");
+    case hardware::Dtype::Fp8:
+      return index_of("/gpu/gemm/max_efficiency_by_dtype/fp8");
+    case hardware::Dtype::Fp16:
+    case hardware::Dtype::Bf16:
+      break;
+  }
+  return index_of("/gpu/gemm/max_efficiency");
+}
+
 // Which GEMM terms the GEMM points inform (compute/kernel_cost.hpp): a dtype's K-loop maximum
 // from any point of that dtype (fp16 and bf16 share max_efficiency); the fixed time per tile
 // (half_size) when the points' K differ by 4x or more (else it is not separable from the
@@ -440,21 +456,7 @@ std::vector<std::size_t> gemm_parameters(const MeasurementSet& m, const Hardware
   std::int64_t k_min = 0;
   std::int64_t k_max = 0;
   for (const auto& g : m.gemms) {
-    switch (g.dtype) {
-      case hardware::Dtype::Fp32:
-        out.insert(index_of("/gpu/gemm/max_efficiency_by_dtype/fp32"));
-        break;
-      case hardware::Dtype::Tf32:
-        out.insert(index_of("/gpu/gemm/max_efficiency_by_dtype/tf32"));
-        break;
-      case hardware::Dtype::Fp8:
-        out.insert(index_of("/gpu/gemm/max_efficiency_by_dtype/fp8"));
-        break;
-      case hardware::Dtype::Fp16:
-      case hardware::Dtype::Bf16:
-        out.insert(index_of("/gpu/gemm/max_efficiency"));
-        break;
-    }
+    out.insert(gemm_ceiling_of(g.dtype));
     k_min = k_min == 0 ? g.k : std::min(k_min, g.k);
     k_max = std::max(k_max, g.k);
     const double one_wave =
@@ -491,22 +493,6 @@ std::vector<std::size_t> attention_parameters(const MeasurementSet& m) {
 std::string gemm_text(std::int64_t m, std::int64_t n, std::int64_t k, hardware::Dtype dtype) {
   return "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " +
          parallel::to_string(dtype);
-}
-
-// The GEMM ceiling a dtype's points inform.
-std::size_t gemm_ceiling_of(hardware::Dtype dtype) {
-  switch (dtype) {
-    case hardware::Dtype::Fp32:
-      return index_of("/gpu/gemm/max_efficiency_by_dtype/fp32");
-    case hardware::Dtype::Tf32:
-      return index_of("/gpu/gemm/max_efficiency_by_dtype/tf32");
-    case hardware::Dtype::Fp8:
-      return index_of("/gpu/gemm/max_efficiency_by_dtype/fp8");
-    case hardware::Dtype::Fp16:
-    case hardware::Dtype::Bf16:
-      break;
-  }
-  return index_of("/gpu/gemm/max_efficiency");
 }
 
 void add_compute(const MeasurementSet& m, const HardwareSpec& hw, std::vector<Case>& cases) {

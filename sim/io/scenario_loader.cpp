@@ -558,6 +558,10 @@ nlohmann::json scenario_to_json(const parallel::Scenario& s) {
 
 std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenario) {
   using Json = nlohmann::json;
+  // The global batch and a hybrid shard group a report writes: counts, 0 only as the default of
+  // an impossible plan (dp 0), which has none.
+  constexpr const char* kZeroOnlyWhereDpIsZero =
+      "a count, an integer >= 1 (0 only where dp is 0, an impossible plan's default)";
   const auto shown = [](const Json& v) { return v.dump().substr(0, 40); };
   if (!scenario.is_object()) return EchoProblem{"", shown(scenario), "an object (the scenario)"};
   for (const char* k : {"hardware", "model", "stack"}) {
@@ -653,10 +657,8 @@ std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenari
         case Kind::Dp:
           if (!v->is_number_integer() || v->get<std::int64_t>() < 0) {
             return EchoProblem{path, shown(*v),
-                               std::string_view(k.name) == "dp"
-                                   ? "a count, an integer >= 0"
-                                   : "a count, an integer >= 1 (0 only where dp is 0, "
-                                     "an impossible plan's default)"};
+                               std::string_view(k.name) == "dp" ? "a count, an integer >= 0"
+                                                                : kZeroOnlyWhereDpIsZero};
           }
           break;
         case Kind::Flag:
@@ -701,15 +703,14 @@ std::optional<EchoProblem> echoed_scenario_problem(const nlohmann::json& scenari
                            (dp == 0 ? " where that is not a whole number" : "")};
   }
   // A global batch or shard group of 0 is the default of an impossible plan only.
-  if (scenario["training"]["global_batch"] == 0 && dp != 0) {
-    return EchoProblem{"training.global_batch", "0",
-                       "a count, an integer >= 1 (0 only where dp is 0, an impossible plan's "
-                       "default)"};
-  }
-  if (par.contains("shard_group") && par["shard_group"] == 0 && dp != 0) {
-    return EchoProblem{"parallel.shard_group", "0",
-                       "a count, an integer >= 1 (0 only where dp is 0, an impossible plan's "
-                       "default)"};
+  if (dp != 0) {
+    for (const auto& [object, key] :
+         {std::pair{"training", "global_batch"}, std::pair{"parallel", "shard_group"}}) {
+      const Json& o = scenario[object];
+      if (o.contains(key) && o[key] == 0) {
+        return EchoProblem{std::string(object) + "." + key, "0", kZeroOnlyWhereDpIsZero};
+      }
+    }
   }
   const bool hybrid = par["sharding"] == "hybrid_shard";
   if (par.contains("shard_group") != hybrid) {

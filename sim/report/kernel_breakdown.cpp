@@ -302,9 +302,9 @@ StepBreakdown breakdown(const std::vector<TimedKernel>& kernels, Seconds span, S
   // rounding, the busy time drops it too, so that compute + exposed + idle = span still holds
   // (the union taken apart kept slivers the intersection had dropped). Elsewhere the two agree
   // to rounding.
-  b.busy = rounding(union_length(all) - (b.compute + b.exposed_communication), span, resolution)
-               ? b.compute + b.exposed_communication
-               : union_length(all);
+  const Seconds all_busy = union_length(std::move(all));
+  const Seconds split = b.compute + b.exposed_communication;
+  b.busy = rounding(all_busy - split, span, resolution) ? split : all_busy;
   // HTA breakdown_analysis.py get_temporal_breakdown: idle = span - |union of all GPU events|.
   b.idle = rounding(span - b.busy, span, resolution) ? Seconds(0.0) : span - b.busy;
   return b;

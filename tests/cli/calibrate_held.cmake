@@ -2,13 +2,23 @@
 # in /calibration/fitted: h100-dgx's record of /collective/measured/nvls_tree/Simple/fill_saturation
 # names the six sets it was fitted to, and a fit to the 2-node ring log alone (no NVLS tree
 # point) rewrote it as fitted to that log, with no standard error.
+# Runs calibrate on h100-dgx with the given arguments, writing ${OUT}-<name>.json; fails the
+# test on a non-zero exit; leaves stderr in `err` and the written profile's /calibration/inputs
+# in `inputs`.
+function(calibrate name)
+  execute_process(COMMAND ${TRAINSIM} calibrate --base h100-dgx ${ARGN} -o ${OUT}-${name}.json
+                  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE e)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "calibrate failed (${rc}): ${e}")
+  endif()
+  file(READ ${OUT}-${name}.json written)
+  string(JSON listed GET "${written}" calibration inputs)
+  set(err "${e}" PARENT_SCOPE)
+  set(inputs "${listed}" PARENT_SCOPE)
+endfunction()
+
 set(pointer /collective/measured/nvls_tree/Simple/fill_saturation)
-execute_process(COMMAND ${TRAINSIM} calibrate --base h100-dgx
-                        ${LOGS}/h100-ndr-2node-all_reduce-ring.txt -o ${OUT}-held.json
-                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "calibrate failed (${rc}): ${err}")
-endif()
+calibrate(held ${LOGS}/h100-ndr-2node-all_reduce-ring.txt)
 if(NOT err MATCHES "warning: ${pointer} is not determined by the points \\(no standard error\\); it keeps the base's value")
   message(FATAL_ERROR "the held value was not reported held: ${err}")
 endif()
@@ -30,14 +40,7 @@ endif()
 file(MAKE_DIRECTORY ${OUT}-a ${OUT}-b)
 configure_file(${LOGS}/h100-ndr-2node-all_reduce.txt ${OUT}-a/all_reduce.txt COPYONLY)
 configure_file(${LOGS}/h100-ndr-2node-all_reduce-ring.txt ${OUT}-b/all_reduce.txt COPYONLY)
-execute_process(COMMAND ${TRAINSIM} calibrate --base h100-dgx --reset ${OUT}-a/all_reduce.txt
-                        ${OUT}-b/all_reduce.txt -o ${OUT}-two.json
-                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "calibrate failed (${rc}): ${err}")
-endif()
-file(READ ${OUT}-two.json two)
-string(JSON inputs GET "${two}" calibration inputs)
+calibrate(two --reset ${OUT}-a/all_reduce.txt ${OUT}-b/all_reduce.txt)
 if(NOT inputs MATCHES "\"all_reduce\\.txt\"" OR NOT inputs MATCHES "\"${OUT}-b/all_reduce\\.txt\"")
   message(FATAL_ERROR "the inputs do not name both logs: ${inputs}")
 endif()
@@ -49,14 +52,7 @@ configure_file(${LOGS}/h100-ndr-2node-all_reduce.txt ${OUT}-doc/logs/all_reduce.
 file(WRITE ${OUT}-doc/doc.json "{\"schema\": \"trainsim-measurements\", \"schema_version\": 1,
  \"environment\": {\"device\": \"NVIDIA H100 80GB HBM3\"},
  \"nccl_tests\": [{\"file\": \"logs/all_reduce.txt\", \"status\": \"healthy\"}]}")
-execute_process(COMMAND ${TRAINSIM} calibrate --base h100-dgx --reset ${OUT}-doc/doc.json
-                        ${OUT}-b/all_reduce.txt -o ${OUT}-doc.json
-                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "calibrate failed (${rc}): ${err}")
-endif()
-file(READ ${OUT}-doc.json withdoc)
-string(JSON inputs GET "${withdoc}" calibration inputs)
+calibrate(doc --reset ${OUT}-doc/doc.json ${OUT}-b/all_reduce.txt)
 if(NOT inputs MATCHES "\"doc\\.json\"" OR NOT inputs MATCHES "\"${OUT}-b/all_reduce\\.txt\"")
   message(FATAL_ERROR "the inputs do not name the log by its label: ${inputs}")
 endif()
